@@ -1,0 +1,45 @@
+// The op table (ops.def) as an enum and a constexpr array of rows.
+// Every layer that needs per-op facts (importer, verifier, printer, lowering) indexes
+// this table by OpCode. Pure data; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace stablert::ir {
+
+enum class OpCode : uint16_t {
+#define OP(name, mnemonic, operands, results, regions, cls) k##name,
+#include "ir/ops.def"
+#undef OP
+};
+
+inline constexpr int kNumOps = 0
+#define OP(name, mnemonic, operands, results, regions, cls) +1
+#include "ir/ops.def"
+#undef OP
+    ;
+static_assert(kNumOps == 126, "ops.def changed: update this count deliberately");
+
+enum class OpClass : uint8_t {
+  kUnary,       // elementwise, one operand, result shape = operand shape
+  kBinary,      // elementwise, two operands of one shape, result shape = operand shape
+  kTerminator,  // ends a block; its operands are the block's results
+  kOther,
+};
+
+struct OpInfo {
+  std::string_view mnemonic;  // "stablehlo.add"
+  int num_operands;           // -1: variadic
+  int num_results;            // -1: variadic
+  int num_regions;            // -1: variadic
+  OpClass op_class;
+};
+
+const OpInfo& GetOpInfo(OpCode code);
+inline std::string_view OpName(OpCode code) { return GetOpInfo(code).mnemonic; }
+// Looks up "stablehlo.add" (full mnemonic); nullopt if unknown.
+std::optional<OpCode> OpCodeFromName(std::string_view mnemonic);
+
+}  // namespace stablert::ir
