@@ -20,7 +20,7 @@ inline constexpr int kNumOps = 0
 #include "ir/ops.def"
 #undef OP
     ;
-static_assert(kNumOps == 126, "ops.def changed: update this count deliberately");
+static_assert(kNumOps == 125, "ops.def changed: update this count deliberately");
 
 enum class OpClass : uint8_t {
   kUnary,       // elementwise, one operand, result shape = operand shape
