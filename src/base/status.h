@@ -110,9 +110,9 @@ class [[nodiscard]] StatusOr {
 #define STABLERT_CONCAT_INNER(a, b) a##b
 #define STABLERT_CONCAT(a, b) STABLERT_CONCAT_INNER(a, b)
 
-#define STABLERT_RETURN_IF_ERROR(expr)            \
-  do {                                            \
-    ::stablert::Status _stablert_status = (expr); \
+#define STABLERT_RETURN_IF_ERROR(...)                    \
+  do {                                                   \
+    ::stablert::Status _stablert_status = (__VA_ARGS__); \
     if (!_stablert_status.ok()) return _stablert_status; \
   } while (0)
 
@@ -121,8 +121,8 @@ class [[nodiscard]] StatusOr {
   if (!tmp.ok()) return tmp.status();                  \
   lhs = std::move(tmp).value()
 
-#define STABLERT_ASSIGN_OR_RETURN(lhs, expr) \
-  STABLERT_ASSIGN_OR_RETURN_IMPL(STABLERT_CONCAT(_stablert_or_, __LINE__), lhs, expr)
+#define STABLERT_ASSIGN_OR_RETURN(lhs, ...) \
+  STABLERT_ASSIGN_OR_RETURN_IMPL(STABLERT_CONCAT(_stablert_or_, __LINE__), lhs, (__VA_ARGS__))
 
 // Internal invariant: aborts with file and line. Never for conditions user input can cause.
 #define STABLERT_CHECK(cond) \
