@@ -25,10 +25,11 @@ StatusOr<Field> WireReader::Next() {
   if (field.number == 0 || (key >> 3) > 0x1fffffff)
     return InvalidArgument("invalid field number at byte " + std::to_string(start));
   switch (wire) {
-    case 0:
+    case 0: {
       field.wire_type = WireType::kVarint;
       STABLERT_ASSIGN_OR_RETURN(field.varint, ReadVarint());
       return field;
+    }
     case 1:
     case 5: {
       size_t width = wire == 1 ? 8 : 4;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# StableRT set-up: installs everything, builds, and runs a JAX program on `stablert`.
+#   bash setup.sh
+# Idempotent; safe to re-run after pulling changes.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+JAX_VERSION=0.10.2   # pinned; see docs/decisions.md
+DEBIAN_PACKAGES=(build-essential cmake ninja-build python3-venv python3-dev libgtest-dev libgmock-dev
+                 libbenchmark-dev binutils)
+
+echo "== Debian packages"
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+echo "== Python environment (.venv) with jax==${JAX_VERSION}"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q "jax==${JAX_VERSION}" "jaxlib==${JAX_VERSION}" numpy pytest scikit-build-core
+
+echo "== C++ build (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null
+cmake --build build
+
+echo "== Python package (pip install .)"
+.venv/bin/pip install -q --no-build-isolation .
+
+echo "== A JAX program on stablert"
+JAX_PLATFORMS=stablert .venv/bin/python examples/hello.py

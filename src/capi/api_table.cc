@@ -1,0 +1,58 @@
+// GetPjrtApi: the one exported symbol. Fills every slot of PJRT_Api from api_slots.def.
+#include <string>
+
+#include "capi/api.h"
+#include "capi/error.h"
+
+namespace stablert::capi {
+namespace {
+
+PJRT_Error* UnimplementedSlot(const char* name) {
+  return ToPjrtError(Unimplemented(std::string(name) + " is not implemented by the StableRT plugin"));
+}
+
+// The error slots have their own implementations in error.cc under these names.
+constexpr auto PJRT_Error_Destroy = &ErrorDestroy;
+constexpr auto PJRT_Error_Message = &ErrorMessage;
+constexpr auto PJRT_Error_GetCode = &ErrorGetCode;
+constexpr auto PJRT_Error_ForEachPayload = &ErrorForEachPayload;
+
+PJRT_Api BuildApi() {
+  PJRT_Api api{};
+  api.struct_size = PJRT_Api_STRUCT_SIZE;
+  api.extension_start = nullptr;
+  api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
+  api.pjrt_api_version.extension_start = nullptr;
+  api.pjrt_api_version.major_version = PJRT_API_MAJOR;
+  api.pjrt_api_version.minor_version = PJRT_API_MINOR;
+#define IMPL(name) api.name = name;
+#define STUB(name)                                \
+  api.name = [](name##_Args* args) -> PJRT_Error* { \
+    STABLERT_CAPI_ARGS(name, args);                 \
+    return UnimplementedSlot(#name);                \
+  };
+#include "capi/api_slots.def"
+#undef IMPL
+#undef STUB
+  return api;
+}
+
+// The slot list must cover the struct exactly: 138 function pointers after the version.
+constexpr size_t kNumSlots = 0
+#define IMPL(name) +1
+#define STUB(name) +1
+#include "capi/api_slots.def"
+#undef IMPL
+#undef STUB
+    ;
+static_assert(kNumSlots == 138, "api_slots.def must list every PJRT_Api slot of the 0.114 header");
+static_assert(offsetof(PJRT_Api, PJRT_Error_Destroy) + kNumSlots * sizeof(void*) == PJRT_Api_STRUCT_SIZE,
+              "api_slots.def and PJRT_Api disagree");
+
+}  // namespace
+}  // namespace stablert::capi
+
+extern "C" __attribute__((visibility("default"))) const PJRT_Api* GetPjrtApi() {
+  static const PJRT_Api api = stablert::capi::BuildApi();
+  return &api;
+}

@@ -1,0 +1,230 @@
+// PJRT_Buffer_* entry points.
+#include <cstring>
+
+#include "capi/api.h"
+#include "capi/error.h"
+#include "capi/handles.h"
+#include "capi/layout.h"
+
+namespace stablert::capi {
+namespace {
+
+PJRT_Error* CopyTo(PJRT_Buffer* buffer, runtime::MemorySpace* memory, PJRT_Buffer** out) {
+  STABLERT_CAPI_ASSIGN_OR_RETURN(auto copy, buffer->client->client->CopyBuffer(*buffer->buffer, memory));
+  *out = NewBufferHandle(std::move(copy), buffer->client);
+  return nullptr;
+}
+
+}  // namespace
+
+PJRT_Error* PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_Destroy, args);
+  delete args->buffer;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_ElementType, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_ElementType, args->buffer);
+  args->type = static_cast<PJRT_Buffer_Type>(args->buffer->buffer->dtype());
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_Dimensions, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Dimensions, args->buffer);
+  args->dims = args->buffer->dims.data();
+  args->num_dims = args->buffer->dims.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_UnpaddedDimensions, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_UnpaddedDimensions, args->buffer);
+  args->unpadded_dims = args->buffer->dims.data();
+  args->num_dims = args->buffer->dims.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_DynamicDimensionIndices(PJRT_Buffer_DynamicDimensionIndices_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_DynamicDimensionIndices, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_DynamicDimensionIndices, args->buffer);
+  args->dynamic_dim_indices = nullptr;  // StableRT arrays are always static
+  args->num_dynamic_dims = 0;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_GetMemoryLayout, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_GetMemoryLayout, args->buffer);
+  return ToPjrtError(Unimplemented(
+      "PJRT_Buffer_GetMemoryLayout is deprecated and not implemented; buffers are dense row-major"));
+}
+
+PJRT_Error* PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_OnDeviceSizeInBytes, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_OnDeviceSizeInBytes, args->buffer);
+  args->on_device_size_in_bytes = args->buffer->buffer->size_in_bytes();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_Device(PJRT_Buffer_Device_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_Device, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Device, args->buffer);
+  args->device = args->buffer->client->Wrap(args->buffer->buffer->device());
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_Memory, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Memory, args->buffer);
+  args->memory = args->buffer->client->Wrap(args->buffer->buffer->memory());
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_Delete(PJRT_Buffer_Delete_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_Delete, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Delete, args->buffer);
+  args->buffer->buffer->Delete();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_IsDeleted, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_IsDeleted, args->buffer);
+  args->is_deleted = args->buffer->buffer->IsDeleted();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_CopyToDevice, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToDevice, args->buffer);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToDevice, args->dst_device);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToDevice,
+                      { return CopyTo(args->buffer, args->dst_device->device->default_memory(), &args->dst_buffer); })
+}
+
+PJRT_Error* PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_CopyToMemory, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToMemory, args->buffer);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToMemory, args->dst_memory);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToMemory,
+                      { return CopyTo(args->buffer, AsMemoryHandle(args->dst_memory)->memory, &args->dst_buffer); })
+}
+
+PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Buffer_ToHostBuffer";
+  STABLERT_CAPI_ARGS(PJRT_Buffer_ToHostBuffer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_ToHostBuffer, args->src);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_ToHostBuffer, {
+    const runtime::Buffer& buffer = *args->src->buffer;
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                                   HostByteStrides(kFn, args->host_layout, buffer.dims(), buffer.dtype()));
+    size_t needed = buffer.size_in_bytes();
+    if (!strides.empty()) {
+      size_t extent = DTypeByteSize(buffer.dtype());
+      for (size_t d = 0; d < strides.size(); ++d)
+        if (buffer.dims()[d] > 0) extent += static_cast<size_t>(strides[d]) * (buffer.dims()[d] - 1);
+      if (ElementCount(buffer.dims()) == 0) extent = 0;
+      needed = extent;
+    }
+    if (!args->dst) {  // size query
+      args->dst_size = needed;
+      args->event = nullptr;
+      return nullptr;
+    }
+    if (args->dst_size < needed)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": dst_size " + std::to_string(args->dst_size) +
+                                         " is smaller than the " + std::to_string(needed) + " bytes needed"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage, buffer.storage(kFn));
+    runtime::EventRef done = runtime::Event::Create();
+    void* dst = args->dst;
+    Dims dims = buffer.dims();
+    size_t element_size = DTypeByteSize(buffer.dtype());
+    runtime::EventRef ready = buffer.ready_event();
+    auto copy = [storage, dst, dims, strides, element_size, done](const Status& status) {
+      if (status.ok() && ElementCount(dims) > 0)
+        runtime::CopyDenseToStrided(storage->data(), dims, strides, element_size, dst);
+      done->Set(status).IgnoreError();
+    };
+    ready->OnReady(copy);
+    args->event = NewEvent(done);
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_IsOnCpu, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_IsOnCpu, args->buffer);
+  args->is_on_cpu = true;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_ReadyEvent, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_ReadyEvent, args->buffer);
+  args->event = NewEvent(args->buffer->buffer->ready_event());
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_UnsafePointer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_UnsafePointer, args->buffer);
+  STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage, args->buffer->buffer->storage("PJRT_Buffer_UnsafePointer"));
+  args->buffer_pointer = reinterpret_cast<uintptr_t>(storage->data());
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExternalReferenceCount_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_IncreaseExternalReferenceCount, args->buffer);
+  STABLERT_CAPI_RETURN_IF_ERROR(
+      args->buffer->buffer->storage("PJRT_Buffer_IncreaseExternalReferenceCount").status());
+  args->buffer->buffer->IncreaseExternalReferenceCount();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseExternalReferenceCount_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_DecreaseExternalReferenceCount, args->buffer);
+  return ToPjrtError(args->buffer->buffer->DecreaseExternalReferenceCount());
+}
+
+PJRT_Error* PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args->buffer);
+  STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage,
+                                 args->buffer->buffer->storage("PJRT_Buffer_OpaqueDeviceMemoryDataPointer"));
+  args->device_memory_ptr = storage->data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
+  constexpr const char* kFn = "PJRT_Buffer_CopyRawToHost";
+  STABLERT_CAPI_ARGS(PJRT_Buffer_CopyRawToHost, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyRawToHost, args->buffer);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyRawToHost, {
+    const runtime::Buffer& buffer = *args->buffer->buffer;
+    int64_t size = static_cast<int64_t>(buffer.size_in_bytes());
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage, buffer.storage(kFn));
+    if (args->transfer_size > 0 && !args->dst) return ToPjrtError(InvalidArgument(std::string(kFn) + ": dst is null"));
+    runtime::EventRef done = runtime::Event::Create();
+    args->event = NewEvent(done);
+    if (args->offset < 0 || args->transfer_size < 0 || args->offset > size || args->transfer_size > size - args->offset) {
+      done->Set(InvalidArgument(std::string("Copy raw buffer called on buffer size ") + std::to_string(size) +
+                                " with invalid offset " + std::to_string(args->offset) + ", transfer size " +
+                                std::to_string(args->transfer_size)))
+          .IgnoreError();
+      return nullptr;
+    }
+    void* dst = args->dst;
+    int64_t offset = args->offset, count = args->transfer_size;
+    buffer.ready_event()->OnReady([storage, dst, offset, count, done](const Status& status) {
+      if (status.ok() && count > 0) std::memcpy(dst, static_cast<const char*>(storage->data()) + offset, count);
+      done->Set(status).IgnoreError();
+    });
+    return nullptr;
+  })
+}
+
+}  // namespace stablert::capi

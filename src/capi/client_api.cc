@@ -1,0 +1,325 @@
+// PJRT_Client_* entry points.
+#include <cstring>
+
+#include "capi/api.h"
+#include "capi/error.h"
+#include "capi/handles.h"
+#include "capi/layout.h"
+
+namespace stablert::capi {
+namespace {
+
+StatusOr<std::vector<std::pair<std::string, runtime::ClientOptions::Value>>> ReadCreateOptions(
+    const PJRT_NamedValue* options, size_t count) {
+  std::vector<std::pair<std::string, runtime::ClientOptions::Value>> values;
+  if (count > 0 && !options) return InvalidArgument("PJRT_Client_Create: create_options is null");
+  for (size_t i = 0; i < count; ++i) {
+    const PJRT_NamedValue& option = options[i];
+    if (!option.name) return InvalidArgument("PJRT_Client_Create: create option " + std::to_string(i) + " has no name");
+    std::string name(option.name, option.name_size);
+    switch (option.type) {
+      case PJRT_NamedValue_kString:
+        values.emplace_back(name, std::string(option.string_value ? option.string_value : "", option.value_size));
+        break;
+      case PJRT_NamedValue_kInt64:
+        values.emplace_back(name, option.int64_value);
+        break;
+      case PJRT_NamedValue_kInt64List:
+        values.emplace_back(name, std::vector<int64_t>(option.int64_array_value,
+                                                       option.int64_array_value + option.value_size));
+        break;
+      case PJRT_NamedValue_kFloat:
+        values.emplace_back(name, option.float_value);
+        break;
+      case PJRT_NamedValue_kBool:
+        values.emplace_back(name, option.bool_value);
+        break;
+      default:
+        return InvalidArgument("PJRT_Client_Create: create option '" + name + "' has unknown type " +
+                               std::to_string(option.type));
+    }
+  }
+  return values;
+}
+
+PJRT_DeviceDescription MakeDescription(const runtime::Device& device) {
+  PJRT_DeviceDescription description;
+  description.id = device.id();
+  description.process_index = device.process_index();
+  description.kind = device.kind();
+  description.debug_string = device.debug_string();
+  description.to_string = device.to_string();
+  description.attributes.AddInt64List("coords", {device.local_hardware_id()});
+  description.attributes.AddString("device_vendor", "StableRT");
+  return description;
+}
+
+}  // namespace
+
+PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client) {
+  auto* handle = new PJRT_Client;
+  for (runtime::MemorySpace* memory : client->memories()) {
+    auto memory_handle = NewMemoryHandle();
+    memory_handle->memory = memory;
+    memory_handle->client = handle;
+    memory_handle->debug_string = memory->DebugString();
+    memory_handle->to_string = memory->ToString();
+    handle->memories.push_back(&memory_handle->base);
+    handle->owned_memories.push_back(std::move(memory_handle));
+  }
+  for (runtime::Device* device : client->devices()) {
+    auto device_handle = std::make_unique<PJRT_Device>();
+    device_handle->device = device;
+    device_handle->client = handle;
+    device_handle->description = MakeDescription(*device);
+    for (runtime::MemorySpace* memory : device->memories()) device_handle->memories.push_back(handle->memories[memory->id()]);
+    handle->devices.push_back(device_handle.get());
+    if (device->is_addressable()) handle->addressable_devices.push_back(device_handle.get());
+    handle->owned_devices.push_back(std::move(device_handle));
+  }
+  for (auto& memory : handle->owned_memories)
+    for (runtime::Device* device : memory->memory->devices()) memory->devices.push_back(handle->Wrap(device));
+  auto topology = std::make_unique<PJRT_TopologyDescription>();
+  topology->client = handle;
+  for (PJRT_Device* device : handle->devices) topology->descriptions.push_back(&device->description);
+  topology->platform_version = client->platform_version();
+  topology->attributes.AddInt64("num_devices", static_cast<int64_t>(handle->devices.size()));
+  topology->serialized = "stablert-topology:" + std::to_string(handle->devices.size());
+  handle->topology = std::move(topology);
+  handle->client = std::move(client);
+  return handle;
+}
+
+PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Client_Create, args, client);
+  STABLERT_CAPI_GUARD(PJRT_Client_Create, {
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto values, ReadCreateOptions(args->create_options, args->num_options));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::ClientOptions options, runtime::ClientOptions::FromNamedValues(values));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Client> client, runtime::Client::Create(options));
+    args->client = WrapClient(std::move(client));
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_Destroy(PJRT_Client_Destroy_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_Destroy, args);
+  delete args->client;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_PlatformName, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_PlatformName, args->client);
+  args->platform_name = runtime::kPlatformName;
+  args->platform_name_size = std::strlen(runtime::kPlatformName);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_ProcessIndex, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_ProcessIndex, args->client);
+  args->process_index = args->client->client->process_index();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_PlatformVersion, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_PlatformVersion, args->client);
+  const std::string& version = args->client->client->platform_version();
+  args->platform_version = version.c_str();
+  args->platform_version_size = version.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_Devices(PJRT_Client_Devices_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_Devices, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_Devices, args->client);
+  args->devices = args->client->devices.data();
+  args->num_devices = args->client->devices.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_AddressableDevices, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_AddressableDevices, args->client);
+  args->addressable_devices = args->client->addressable_devices.data();
+  args->num_addressable_devices = args->client->addressable_devices.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_LookupDevice, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_LookupDevice, args->client);
+  STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::Device * device, args->client->client->LookupDevice(args->id));
+  args->device = args->client->Wrap(device);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_LookupAddressableDevice(PJRT_Client_LookupAddressableDevice_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_LookupAddressableDevice, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_LookupAddressableDevice, args->client);
+  STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::Device * device,
+                                 args->client->client->LookupAddressableDevice(args->local_hardware_id));
+  args->addressable_device = args->client->Wrap(device);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_AddressableMemories, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_AddressableMemories, args->client);
+  args->addressable_memories = args->client->memories.data();
+  args->num_addressable_memories = args->client->memories.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_Compile, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_Compile, args->client);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_Compile, args->program);
+  STABLERT_CAPI_GUARD(PJRT_Client_Compile, {
+    const PJRT_Program* program = args->program;
+    if (program->code_size > 0 && !program->code)
+      return ToPjrtError(InvalidArgument("PJRT_Client_Compile: program code is null"));
+    if (args->compile_options_size > 0 && !args->compile_options)
+      return ToPjrtError(InvalidArgument("PJRT_Client_Compile: compile_options is null"));
+    std::string_view format(program->format ? program->format : "", program->format ? program->format_size : 0);
+    std::string_view code(program->code ? program->code : "", program->code_size);
+    std::string_view options(args->compile_options ? args->compile_options : "", args->compile_options_size);
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto loaded, args->client->client->Compile(code, format, options));
+    auto* handle = new PJRT_LoadedExecutable;
+    handle->client = args->client;
+    for (runtime::Device* device : loaded->addressable_devices())
+      handle->addressable_devices.push_back(args->client->Wrap(device));
+    handle->loaded = std::move(loaded);
+    args->executable = handle;
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_DefaultDeviceAssignment(PJRT_Client_DefaultDeviceAssignment_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_DefaultDeviceAssignment, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_DefaultDeviceAssignment, args->client);
+  int64_t needed = static_cast<int64_t>(args->num_replicas) * args->num_partitions;
+  if (needed < 0 || args->default_assignment_size < static_cast<size_t>(needed))
+    return ToPjrtError(FailedPrecondition(
+        "PJRT_Client_DefaultDeviceAssignment: `default_assignment_size` " + std::to_string(args->default_assignment_size) +
+        " < `num_replicas * num_partitions`, " + std::to_string(args->num_replicas) + " * " +
+        std::to_string(args->num_partitions) + " = " + std::to_string(needed)));
+  STABLERT_CAPI_REQUIRE(PJRT_Client_DefaultDeviceAssignment, args->default_assignment);
+  STABLERT_CAPI_ASSIGN_OR_RETURN(auto assignment,
+                                 args->client->client->DefaultDeviceAssignment(args->num_replicas, args->num_partitions));
+  size_t next = 0;
+  for (const auto& replica : assignment)
+    for (int64_t id : replica) args->default_assignment[next++] = static_cast<int>(id);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Client_BufferFromHostBuffer";
+  STABLERT_CAPI_ARGS(PJRT_Client_BufferFromHostBuffer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_BufferFromHostBuffer, args->client);
+  STABLERT_CAPI_GUARD(PJRT_Client_BufferFromHostBuffer, {
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->type));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
+    std::vector<int64_t> strides;
+    if (args->num_byte_strides > 0) {
+      if (!args->byte_strides || args->num_byte_strides != dims.size())
+        return ToPjrtError(InvalidArgument(std::string(kFn) + ": " + std::to_string(args->num_byte_strides) +
+                                           " byte strides for rank " + std::to_string(dims.size())));
+      strides.assign(args->byte_strides, args->byte_strides + args->num_byte_strides);
+    }
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
+    runtime::MemorySpace* memory = nullptr;
+    if (args->memory) {
+      memory = AsMemoryHandle(args->memory)->memory;
+    } else if (args->device) {
+      memory = args->device->device->default_memory();
+    } else {
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": neither device nor memory is set"));
+    }
+    int semantics = static_cast<int>(args->host_buffer_semantics);
+    if (semantics < 0 || semantics > 3)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": unknown host_buffer_semantics " + std::to_string(semantics)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(
+        runtime::HostBufferResult result,
+        args->client->client->BufferFromHostBuffer(args->data, dtype, dims, strides,
+                                                   static_cast<runtime::HostBufferSemantics>(semantics), memory));
+    args->done_with_host_buffer = NewEvent(result.done_with_host_buffer);
+    args->buffer = NewBufferHandle(std::move(result.buffer), args->client);
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_TopologyDescription, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_TopologyDescription, args->client);
+  args->topology = args->client->topology.get();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitializedBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Client_CreateUninitializedBuffer";
+  STABLERT_CAPI_ARGS(PJRT_Client_CreateUninitializedBuffer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_CreateUninitializedBuffer, args->client);
+  STABLERT_CAPI_GUARD(PJRT_Client_CreateUninitializedBuffer, {
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->shape_element_type));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
+    runtime::MemorySpace* memory = args->memory ? AsMemoryHandle(args->memory)->memory
+                                   : args->device ? args->device->device->default_memory()
+                                                  : nullptr;
+    if (!memory) return ToPjrtError(InvalidArgument(std::string(kFn) + ": neither device nor memory is set"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto buffer, args->client->client->CreateUninitializedBuffer(dtype, dims, memory));
+    args->buffer = NewBufferHandle(std::move(buffer), args->client);
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Client_CreateErrorBuffer";
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Client_CreateErrorBuffer, args, buffer);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_CreateErrorBuffer, args->client);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_CreateErrorBuffer, args->memory);
+  STABLERT_CAPI_GUARD(PJRT_Client_CreateErrorBuffer, {
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->shape_element_type));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
+    if (args->error_code == PJRT_Error_Code_OK)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": error_code must not be OK"));
+    Status error(static_cast<StatusCode>(args->error_code),
+                 std::string(args->error_message ? args->error_message : "", args->error_message ? args->error_message_size : 0));
+    auto buffer = args->client->client->CreateErrorBuffer(error, dtype, dims, AsMemoryHandle(args->memory)->memory);
+    args->buffer = NewBufferHandle(std::move(buffer), args->client);
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Client_CreateViewOfDeviceBuffer";
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Client_CreateViewOfDeviceBuffer, args, buffer);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_CreateViewOfDeviceBuffer, args->client);
+  STABLERT_CAPI_GUARD(PJRT_Client_CreateViewOfDeviceBuffer, {
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->element_type));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
+    bool has_memory = args->struct_size >= PJRT_Client_CreateViewOfDeviceBuffer_Args_STRUCT_SIZE && args->memory;
+    runtime::MemorySpace* memory = has_memory ? AsMemoryHandle(args->memory)->memory
+                                   : args->device ? args->device->device->default_memory()
+                                                  : nullptr;
+    if (!memory) return ToPjrtError(InvalidArgument(std::string(kFn) + ": neither device nor memory is set"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
+    if (count > 0 && !args->device_buffer_ptr)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": device_buffer_ptr is null"));
+    void* data = args->device_buffer_ptr;
+    auto on_delete = args->on_delete_callback;
+    void* on_delete_arg = args->on_delete_callback_arg;
+    auto storage = runtime::BufferStorage::Borrow(data, static_cast<size_t>(count) * DTypeByteSize(dtype), [=] {
+      if (on_delete) on_delete(data, on_delete_arg);
+    });
+    auto buffer = std::make_unique<runtime::Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage),
+                                                    runtime::Event::Ready());
+    args->buffer = NewBufferHandle(std::move(buffer), args->client);
+    return nullptr;
+  })
+}
+
+}  // namespace stablert::capi

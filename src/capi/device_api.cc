@@ -1,0 +1,163 @@
+// PJRT_DeviceDescription_*, PJRT_Device_* and PJRT_Memory_* entry points.
+#include "capi/api.h"
+#include "capi/error.h"
+#include "capi/handles.h"
+
+namespace stablert::capi {
+
+PJRT_Error* PJRT_DeviceDescription_Id(PJRT_DeviceDescription_Id_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_DeviceDescription_Id, args);
+  STABLERT_CAPI_REQUIRE(PJRT_DeviceDescription_Id, args->device_description);
+  args->id = args->device_description->id;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_DeviceDescription_ProcessIndex(PJRT_DeviceDescription_ProcessIndex_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_DeviceDescription_ProcessIndex, args);
+  STABLERT_CAPI_REQUIRE(PJRT_DeviceDescription_ProcessIndex, args->device_description);
+  args->process_index = args->device_description->process_index;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_DeviceDescription_Attributes(PJRT_DeviceDescription_Attributes_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_DeviceDescription_Attributes, args);
+  STABLERT_CAPI_REQUIRE(PJRT_DeviceDescription_Attributes, args->device_description);
+  args->attributes = args->device_description->attributes.data();
+  args->num_attributes = args->device_description->attributes.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_DeviceDescription_Kind(PJRT_DeviceDescription_Kind_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_DeviceDescription_Kind, args);
+  STABLERT_CAPI_REQUIRE(PJRT_DeviceDescription_Kind, args->device_description);
+  args->device_kind = args->device_description->kind.c_str();
+  args->device_kind_size = args->device_description->kind.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_DeviceDescription_DebugString(PJRT_DeviceDescription_DebugString_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_DeviceDescription_DebugString, args);
+  STABLERT_CAPI_REQUIRE(PJRT_DeviceDescription_DebugString, args->device_description);
+  args->debug_string = args->device_description->debug_string.c_str();
+  args->debug_string_size = args->device_description->debug_string.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_DeviceDescription_ToString(PJRT_DeviceDescription_ToString_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_DeviceDescription_ToString, args);
+  STABLERT_CAPI_REQUIRE(PJRT_DeviceDescription_ToString, args->device_description);
+  args->to_string = args->device_description->to_string.c_str();
+  args->to_string_size = args->device_description->to_string.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_GetDescription, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_GetDescription, args->device);
+  args->device_description = &args->device->description;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_IsAddressable, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_IsAddressable, args->device);
+  args->is_addressable = args->device->device->is_addressable();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_LocalHardwareId(PJRT_Device_LocalHardwareId_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_LocalHardwareId, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_LocalHardwareId, args->device);
+  args->local_hardware_id = args->device->device->local_hardware_id();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemories_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_AddressableMemories, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_AddressableMemories, args->device);
+  args->memories = args->device->memories.data();
+  args->num_memories = args->device->memories.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_DefaultMemory, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_DefaultMemory, args->device);
+  args->memory = args->device->memories.front();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Device_MemoryStats, args, bytes_in_use);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_MemoryStats, args->device);
+  return ToPjrtError(Unimplemented("PJRT_Device_MemoryStats: StableRT does not track per-device allocations yet"));
+}
+
+PJRT_Error* PJRT_Device_ClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_ClearMemoryStats, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_ClearMemoryStats, args->device);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Device_GetAttributes(PJRT_Device_GetAttributes_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Device_GetAttributes, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_GetAttributes, args->device);
+  // The attributes live in the device description, owned by the client.
+  args->attributes = args->device->description.attributes.data();
+  args->num_attributes = args->device->description.attributes.size();
+  args->device_attributes = nullptr;
+  args->attributes_deleter = [](PJRT_Device_Attributes*) {};
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Memory_Id(PJRT_Memory_Id_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Memory_Id, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Memory_Id, args->memory);
+  args->id = AsMemoryHandle(args->memory)->memory->id();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Memory_Kind(PJRT_Memory_Kind_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Memory_Kind, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Memory_Kind, args->memory);
+  const std::string& kind = AsMemoryHandle(args->memory)->memory->kind();
+  args->kind = kind.c_str();
+  args->kind_size = kind.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Memory_Kind_Id(PJRT_Memory_Kind_Id_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Memory_Kind_Id, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Memory_Kind_Id, args->memory);
+  args->kind_id = AsMemoryHandle(args->memory)->memory->kind_id();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Memory_DebugString(PJRT_Memory_DebugString_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Memory_DebugString, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Memory_DebugString, args->memory);
+  const std::string& text = AsMemoryHandle(args->memory)->debug_string;
+  args->debug_string = text.c_str();
+  args->debug_string_size = text.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Memory_ToString(PJRT_Memory_ToString_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Memory_ToString, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Memory_ToString, args->memory);
+  const std::string& text = AsMemoryHandle(args->memory)->to_string;
+  args->to_string = text.c_str();
+  args->to_string_size = text.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Memory_AddressableByDevices(PJRT_Memory_AddressableByDevices_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Memory_AddressableByDevices, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Memory_AddressableByDevices, args->memory);
+  const auto& devices = AsMemoryHandle(args->memory)->devices;
+  args->devices = devices.data();
+  args->num_devices = devices.size();
+  return nullptr;
+}
+
+}  // namespace stablert::capi

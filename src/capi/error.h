@@ -1,0 +1,85 @@
+// PJRT_Error: how a Status crosses the C boundary, and the argument checks every entry
+// point starts with.
+//
+// A PJRT_Error is heap-allocated by the plugin and owned by the caller, who frees it with
+// PJRT_Error_Destroy (or its vtable's destroy). Errors are immutable; all functions here
+// are thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <string>
+
+#include "base/status.h"
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+namespace stablert::capi {
+
+// A new PJRT_Error for a non-OK status; nullptr for OK.
+PJRT_Error* ToPjrtError(const Status& status);
+// The status an error carries (OK for nullptr).
+Status FromPjrtError(const PJRT_Error* error);
+
+// InvalidArgument unless the caller's struct covers `needed` bytes of the args struct.
+Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t needed);
+
+// PJRT_Error_* entry points.
+void ErrorDestroy(PJRT_Error_Destroy_Args* args);
+void ErrorMessage(PJRT_Error_Message_Args* args);
+PJRT_Error* ErrorGetCode(PJRT_Error_GetCode_Args* args);
+PJRT_Error* ErrorForEachPayload(PJRT_Error_ForEachPayload_Args* args);
+
+}  // namespace stablert::capi
+
+// Starts an entry point: checks that `args` is non-null and its struct_size covers the
+// whole args struct of the header StableRT is built with (or up to `last_field`).
+#define STABLERT_CAPI_ARGS(fn, args)                                                         \
+  do {                                                                                       \
+    if ((args) == nullptr)                                                                   \
+      return ::stablert::capi::ToPjrtError(::stablert::InvalidArgument(#fn ": args is null")); \
+    ::stablert::Status _size_status = ::stablert::capi::CheckStructSize(                     \
+        #fn, #fn "_Args", (args)->struct_size, fn##_Args_STRUCT_SIZE);                       \
+    if (!_size_status.ok()) return ::stablert::capi::ToPjrtError(_size_status);               \
+  } while (0)
+
+#define STABLERT_CAPI_ARGS_UP_TO(fn, args, last_field)                                       \
+  do {                                                                                       \
+    if ((args) == nullptr)                                                                   \
+      return ::stablert::capi::ToPjrtError(::stablert::InvalidArgument(#fn ": args is null")); \
+    ::stablert::Status _size_status = ::stablert::capi::CheckStructSize(                     \
+        #fn, #fn "_Args", (args)->struct_size,                                               \
+        offsetof(fn##_Args, last_field) + sizeof(((fn##_Args*)nullptr)->last_field));        \
+    if (!_size_status.ok()) return ::stablert::capi::ToPjrtError(_size_status);               \
+  } while (0)
+
+// Rejects a null handle argument with a message naming the function and the field.
+#define STABLERT_CAPI_REQUIRE(fn, pointer)                                                      \
+  do {                                                                                          \
+    if ((pointer) == nullptr)                                                                   \
+      return ::stablert::capi::ToPjrtError(::stablert::InvalidArgument(#fn ": " #pointer " is null")); \
+  } while (0)
+
+// Returns the error of a failed Status from an entry point.
+#define STABLERT_CAPI_RETURN_IF_ERROR(expr)                                       \
+  do {                                                                            \
+    ::stablert::Status _capi_status = (expr);                                     \
+    if (!_capi_status.ok()) return ::stablert::capi::ToPjrtError(_capi_status);   \
+  } while (0)
+
+#define STABLERT_CAPI_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)           \
+  auto tmp = (expr);                                                  \
+  if (!tmp.ok()) return ::stablert::capi::ToPjrtError(tmp.status());  \
+  lhs = std::move(tmp).value()
+
+#define STABLERT_CAPI_ASSIGN_OR_RETURN(lhs, expr) \
+  STABLERT_CAPI_ASSIGN_OR_RETURN_IMPL(STABLERT_CONCAT(_capi_or_, __LINE__), lhs, expr)
+
+// Wraps an entry point body so that no C++ exception (e.g. std::bad_alloc) crosses the ABI.
+#define STABLERT_CAPI_GUARD(fn, ...)                                                      \
+  try {                                                                                   \
+    __VA_ARGS__                                                                           \
+  } catch (const std::exception& e) {                                                     \
+    return ::stablert::capi::ToPjrtError(::stablert::Internal(std::string(#fn ": ") + e.what())); \
+  } catch (...) {                                                                         \
+    return ::stablert::capi::ToPjrtError(::stablert::Internal(#fn ": unknown exception"));  \
+  }

@@ -1,0 +1,328 @@
+// PJRT_Executable_* and PJRT_LoadedExecutable_* entry points.
+#include <cstring>
+
+#include "capi/api.h"
+#include "capi/error.h"
+#include "capi/handles.h"
+#include "capi/serialization.h"
+#include "runtime/compile_options.h"
+
+namespace stablert::capi {
+namespace {
+
+// Heap-held bytes handed to the caller together with a deleter.
+struct OwnedBytes {
+  std::string bytes;
+};
+
+template <typename Holder>
+void DeleteOwnedBytes(Holder* holder) {
+  delete reinterpret_cast<OwnedBytes*>(holder);
+}
+
+PJRT_LoadedExecutable* WrapLoaded(PJRT_Client* client, std::unique_ptr<runtime::LoadedExecutable> loaded) {
+  auto* handle = new PJRT_LoadedExecutable;
+  handle->client = client;
+  for (runtime::Device* device : loaded->addressable_devices()) handle->addressable_devices.push_back(client->Wrap(device));
+  handle->loaded = std::move(loaded);
+  return handle;
+}
+
+}  // namespace
+
+PJRT_Error* PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_Destroy, args);
+  delete args->executable;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_Name(PJRT_Executable_Name_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_Name, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_Name, args->executable);
+  const std::string& name = args->executable->executable->name();
+  args->executable_name = name.c_str();
+  args->executable_name_size = name.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_NumReplicas(PJRT_Executable_NumReplicas_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_NumReplicas, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_NumReplicas, args->executable);
+  args->num_replicas = args->executable->executable->num_replicas();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_NumPartitions(PJRT_Executable_NumPartitions_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_NumPartitions, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_NumPartitions, args->executable);
+  args->num_partitions = args->executable->executable->num_partitions();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_NumOutputs, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_NumOutputs, args->executable);
+  args->num_outputs = args->executable->output_types.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_SizeOfGeneratedCodeInBytes, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_SizeOfGeneratedCodeInBytes, args->executable);
+  // No machine code is generated; the plan is interpreted.
+  args->size_in_bytes = 0;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_GetCostAnalysis, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_GetCostAnalysis, args->executable);
+  return ToPjrtError(Unimplemented("PJRT_Executable_GetCostAnalysis: cost analysis is not available yet"));
+}
+
+PJRT_Error* PJRT_Executable_OutputMemoryKinds(PJRT_Executable_OutputMemoryKinds_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_OutputMemoryKinds, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_OutputMemoryKinds, args->executable);
+  args->num_outputs = args->executable->output_kinds.size();
+  args->memory_kinds = args->executable->output_kinds.data();
+  args->memory_kind_sizes = args->executable->output_kind_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_ParameterMemoryKinds(PJRT_Executable_ParameterMemoryKinds_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_ParameterMemoryKinds, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_ParameterMemoryKinds, args->executable);
+  args->num_parameters = args->executable->parameter_kinds.size();
+  args->memory_kinds = args->executable->parameter_kinds.data();
+  args->memory_kind_sizes = args->executable->parameter_kind_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_OptimizedProgram, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_OptimizedProgram, args->executable);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_OptimizedProgram, args->program);
+  // The program is the original StableHLO portable artifact (format "mlir").
+  const std::string& code = args->executable->executable->program();
+  static constexpr char kFormat[] = "mlir";
+  args->program->format = kFormat;
+  args->program->format_size = sizeof(kFormat) - 1;
+  if (!args->program->code) {
+    args->program->code_size = code.size();
+    return nullptr;
+  }
+  if (args->program->code_size < code.size())
+    return ToPjrtError(InvalidArgument("PJRT_Executable_OptimizedProgram: code_size " +
+                                       std::to_string(args->program->code_size) + " is smaller than the program's " +
+                                       std::to_string(code.size()) + " bytes"));
+  std::memcpy(args->program->code, code.data(), code.size());
+  args->program->code_size = code.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_Serialize, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_Serialize, args->executable);
+  STABLERT_CAPI_GUARD(PJRT_Executable_Serialize, {
+    const runtime::Executable& executable = *args->executable->executable;
+    auto* owned = new OwnedBytes{SerializeExecutable(
+        {executable.program(), executable.program_format(), executable.options().serialized})};
+    args->serialized_bytes = owned->bytes.data();
+    args->serialized_bytes_size = owned->bytes.size();
+    args->serialized_executable = reinterpret_cast<PJRT_SerializedExecutable*>(owned);
+    args->serialized_executable_deleter = &DeleteOwnedBytes<PJRT_SerializedExecutable>;
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Executable_DeserializeAndLoad(PJRT_Executable_DeserializeAndLoad_Args* args) {
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Executable_DeserializeAndLoad, args, loaded_executable);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_DeserializeAndLoad, args->client);
+  STABLERT_CAPI_GUARD(PJRT_Executable_DeserializeAndLoad, {
+    if (args->serialized_executable_size > 0 && !args->serialized_executable)
+      return ToPjrtError(InvalidArgument("PJRT_Executable_DeserializeAndLoad: serialized_executable is null"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(
+        SerializedExecutable serialized,
+        DeserializeExecutable(std::string_view(args->serialized_executable ? args->serialized_executable : "",
+                                               args->serialized_executable_size)));
+    bool has_override = args->struct_size >= offsetof(PJRT_Executable_DeserializeAndLoad_Args,
+                                                      overridden_serialized_compile_options_size) + sizeof(size_t) &&
+                        args->overridden_serialized_compile_options && args->overridden_serialized_compile_options_size;
+    if (has_override)
+      serialized.compile_options.assign(args->overridden_serialized_compile_options,
+                                        args->overridden_serialized_compile_options_size);
+    STABLERT_CAPI_ASSIGN_OR_RETURN(
+        auto loaded, args->client->client->Compile(serialized.program, serialized.format, serialized.compile_options));
+    args->loaded_executable = WrapLoaded(args->client, std::move(loaded));
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_Load(PJRT_Client_Load_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_Load, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_Load, args->client);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_Load, args->executable);
+  STABLERT_CAPI_GUARD(PJRT_Client_Load, {
+    const runtime::Executable& executable = *args->executable->executable;
+    std::string options = executable.options().serialized;
+    if (args->compile_options && args->compile_options_size) options.assign(args->compile_options, args->compile_options_size);
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto loaded,
+                                   args->client->client->Compile(executable.program(), executable.program_format(), options));
+    args->loaded_executable = WrapLoaded(args->client, std::move(loaded));
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Executable_OutputElementTypes(PJRT_Executable_OutputElementTypes_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_OutputElementTypes, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_OutputElementTypes, args->executable);
+  args->output_types = args->executable->output_types.data();
+  args->num_output_types = args->executable->output_types.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_OutputDimensions(PJRT_Executable_OutputDimensions_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_OutputDimensions, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_OutputDimensions, args->executable);
+  args->num_outputs = args->executable->output_dim_sizes.size();
+  args->dims = args->executable->output_dims.data();
+  args->dim_sizes = args->executable->output_dim_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_Fingerprint, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_Fingerprint, args->executable);
+  const std::string& fingerprint = args->executable->executable->fingerprint();
+  args->executable_fingerprint = fingerprint.c_str();
+  args->executable_fingerprint_size = fingerprint.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_Executable_GetCompiledMemoryStats(PJRT_Executable_GetCompiledMemoryStats_Args* args) {
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Executable_GetCompiledMemoryStats, args, peak_memory_in_bytes);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_GetCompiledMemoryStats, args->executable);
+  return ToPjrtError(Unimplemented("PJRT_Executable_GetCompiledMemoryStats: memory statistics are not available yet"));
+}
+
+PJRT_Error* PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Executable_GetCompileOptions, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Executable_GetCompileOptions, args->executable);
+  auto* owned = new OwnedBytes{args->executable->executable->options().serialized};
+  args->serialized_bytes = owned->bytes.data();
+  args->serialized_bytes_size = owned->bytes.size();
+  args->serialized_compile_options = reinterpret_cast<PJRT_SerializedCompileOptions*>(owned);
+  args->serialized_compile_options_deleter = &DeleteOwnedBytes<PJRT_SerializedCompileOptions>;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_Destroy, args);
+  delete args->executable;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_GetExecutable(PJRT_LoadedExecutable_GetExecutable_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_GetExecutable, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_GetExecutable, args->loaded_executable);
+  STABLERT_CAPI_GUARD(PJRT_LoadedExecutable_GetExecutable, {
+    args->executable = NewExecutableHandle(args->loaded_executable->loaded->executable()).release();
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_LoadedExecutable_AddressableDevices(PJRT_LoadedExecutable_AddressableDevices_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_AddressableDevices, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_AddressableDevices, args->executable);
+  args->addressable_devices = args->executable->addressable_devices.data();
+  args->num_addressable_devices = args->executable->addressable_devices.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_Delete(PJRT_LoadedExecutable_Delete_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_Delete, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Delete, args->executable);
+  args->executable->loaded->Delete();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDeleted_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_IsDeleted, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_IsDeleted, args->executable);
+  args->is_deleted = args->executable->loaded->IsDeleted();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_Fingerprint(PJRT_LoadedExecutable_Fingerprint_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_Fingerprint, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Fingerprint, args->executable);
+  const std::string& fingerprint = args->executable->loaded->executable()->fingerprint();
+  args->executable_fingerprint = fingerprint.c_str();
+  args->executable_fingerprint_size = fingerprint.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_GetDeviceAssignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_GetDeviceAssignment, args->executable);
+  auto* owned = new OwnedBytes{runtime::SerializeDeviceAssignment(args->executable->loaded->device_assignment())};
+  args->serialized_bytes = owned->bytes.data();
+  args->serialized_bytes_size = owned->bytes.size();
+  args->serialized_device_assignment = reinterpret_cast<PJRT_DeviceAssignmentSerialized*>(owned);
+  args->serialized_device_assignment_deleter = &DeleteOwnedBytes<PJRT_DeviceAssignmentSerialized>;
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_AddressableDeviceLogicalIds, args->executable);
+  const auto& ids = args->executable->loaded->logical_ids();
+  if (!args->addressable_device_logical_ids) {
+    args->num_addressable_device_logical_ids = ids.size();
+    return nullptr;
+  }
+  if (args->num_addressable_device_logical_ids < ids.size())
+    return ToPjrtError(InvalidArgument("PJRT_LoadedExecutable_AddressableDeviceLogicalIds: room for " +
+                                       std::to_string(args->num_addressable_device_logical_ids) + " ids, need " +
+                                       std::to_string(ids.size())));
+  for (size_t i = 0; i < ids.size(); ++i)
+    args->addressable_device_logical_ids[i] = PJRT_LogicalDeviceIds{ids[i].first, ids[i].second};
+  args->num_addressable_device_logical_ids = ids.size();
+  return nullptr;
+}
+
+PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
+  constexpr const char* kFn = "PJRT_LoadedExecutable_Execute";
+  STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_Execute, args);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Execute, args->executable);
+  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Execute, args->output_lists);
+  STABLERT_CAPI_GUARD(PJRT_LoadedExecutable_Execute, {
+    if (args->num_devices > 0 && args->num_args > 0 && !args->argument_lists)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument_lists is null"));
+    std::vector<std::vector<runtime::Buffer*>> arguments(args->num_devices);
+    for (size_t d = 0; d < args->num_devices; ++d) {
+      if (args->num_args > 0 && !args->argument_lists[d])
+        return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument list " + std::to_string(d) + " is null"));
+      for (size_t i = 0; i < args->num_args; ++i) {
+        PJRT_Buffer* buffer = args->argument_lists[d][i];
+        if (!buffer)
+          return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument " + std::to_string(i) + " of device list " +
+                                             std::to_string(d) + " is null"));
+        arguments[d].push_back(buffer->buffer.get());
+      }
+      if (!args->output_lists[d])
+        return ToPjrtError(InvalidArgument(std::string(kFn) + ": output list " + std::to_string(d) + " is null"));
+    }
+    runtime::Device* device = args->execute_device ? args->execute_device->device : nullptr;
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::ExecuteResult result, args->executable->loaded->Execute(arguments, device));
+    for (size_t d = 0; d < result.outputs.size(); ++d) {
+      for (size_t o = 0; o < result.outputs[d].size(); ++o)
+        args->output_lists[d][o] = NewBufferHandle(std::move(result.outputs[d][o]), args->executable->client);
+      if (args->device_complete_events) args->device_complete_events[d] = NewEvent(result.device_complete[d]);
+    }
+    return nullptr;
+  })
+}
+
+}  // namespace stablert::capi

@@ -1,0 +1,115 @@
+#include "capi/handles.h"
+
+namespace stablert::capi {
+
+PJRT_NamedValue& NamedValueList::Add(const std::string& name, PJRT_NamedValue_Type type) {
+  strings_.push_back(std::make_unique<std::string>(name));
+  PJRT_NamedValue value{};
+  value.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  value.name = strings_.back()->c_str();
+  value.name_size = strings_.back()->size();
+  value.type = type;
+  value.value_size = 1;
+  values_.push_back(value);
+  return values_.back();
+}
+
+void NamedValueList::AddString(const std::string& name, const std::string& text) {
+  PJRT_NamedValue& value = Add(name, PJRT_NamedValue_kString);
+  strings_.push_back(std::make_unique<std::string>(text));
+  value.string_value = strings_.back()->c_str();
+  value.value_size = strings_.back()->size();
+}
+
+void NamedValueList::AddInt64(const std::string& name, int64_t number) {
+  Add(name, PJRT_NamedValue_kInt64).int64_value = number;
+}
+
+void NamedValueList::AddInt64List(const std::string& name, std::vector<int64_t> numbers) {
+  PJRT_NamedValue& value = Add(name, PJRT_NamedValue_kInt64List);
+  lists_.push_back(std::make_unique<std::vector<int64_t>>(std::move(numbers)));
+  value.int64_array_value = lists_.back()->data();
+  value.value_size = lists_.back()->size();
+}
+
+void NamedValueList::AddBool(const std::string& name, bool flag) { Add(name, PJRT_NamedValue_kBool).bool_value = flag; }
+
+namespace {
+
+void* MemoryGetUserData(PJRT_Memory* memory, const void* key) {
+  MemoryHandle* handle = AsMemoryHandle(memory);
+  std::lock_guard<std::mutex> lock(handle->user_data_mutex);
+  auto it = handle->user_data.find(key);
+  return it == handle->user_data.end() ? nullptr : it->second.first;
+}
+
+void MemorySetUserData(PJRT_Memory* memory, const void* key, void* data, void (*dtor)(void*)) {
+  MemoryHandle* handle = AsMemoryHandle(memory);
+  std::pair<void*, void (*)(void*)> old{nullptr, nullptr};
+  {
+    std::lock_guard<std::mutex> lock(handle->user_data_mutex);
+    auto it = handle->user_data.find(key);
+    if (it != handle->user_data.end()) old = it->second;
+    handle->user_data[key] = {data, dtor};
+  }
+  if (old.first && old.second && old.first != data) old.second(old.first);
+}
+
+const PJRT_Memory_FunctionTable kMemoryVtable = {
+    PJRT_Memory_FunctionTable_STRUCT_SIZE, nullptr, PJRT_Memory_STRUCT_SIZE, &MemoryGetUserData, &MemorySetUserData,
+};
+
+}  // namespace
+
+MemoryHandle::~MemoryHandle() {
+  for (auto& [key, entry] : user_data)
+    if (entry.first && entry.second) entry.second(entry.first);
+}
+
+MemoryHandle* AsMemoryHandle(PJRT_Memory* memory) { return reinterpret_cast<MemoryHandle*>(memory); }
+const MemoryHandle* AsMemoryHandle(const PJRT_Memory* memory) { return reinterpret_cast<const MemoryHandle*>(memory); }
+
+std::unique_ptr<MemoryHandle> NewMemoryHandle() {
+  auto handle = std::make_unique<MemoryHandle>();
+  handle->base.vtable = &kMemoryVtable;
+  return handle;
+}
+
+PJRT_Event* NewEvent(runtime::EventRef event) { return new PJRT_Event{std::move(event)}; }
+
+PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Client* client) {
+  auto* handle = new PJRT_Buffer;
+  handle->dims = buffer->dims();
+  handle->buffer = std::move(buffer);
+  handle->client = client;
+  return handle;
+}
+
+std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable) {
+  auto handle = std::make_unique<PJRT_Executable>();
+  for (const plan::TensorType& type : executable->result_types()) {
+    handle->output_types.push_back(static_cast<PJRT_Buffer_Type>(type.dtype));
+    handle->output_dim_sizes.push_back(type.dims.size());
+    handle->output_dims.insert(handle->output_dims.end(), type.dims.begin(), type.dims.end());
+  }
+  for (const std::string& kind : executable->output_memory_kinds()) {
+    handle->output_kinds.push_back(kind.c_str());
+    handle->output_kind_sizes.push_back(kind.size());
+  }
+  for (const std::string& kind : executable->parameter_memory_kinds()) {
+    handle->parameter_kinds.push_back(kind.c_str());
+    handle->parameter_kind_sizes.push_back(kind.size());
+  }
+  handle->optimized_program = executable->OptimizedProgramText();
+  handle->executable = std::move(executable);
+  return handle;
+}
+
+}  // namespace stablert::capi
+
+// Devices are numbered by local hardware id and memories by id, both dense from 0.
+PJRT_Device* PJRT_Client::Wrap(const stablert::runtime::Device* device) const {
+  return addressable_devices[device->local_hardware_id()];
+}
+
+PJRT_Memory* PJRT_Client::Wrap(const stablert::runtime::MemorySpace* memory) const { return memories[memory->id()]; }

@@ -1,0 +1,137 @@
+// The C handle types of the PJRT API, each wrapping one runtime object.
+//
+// Ownership: PJRT_Client owns its devices, device descriptions, memories and topology
+// (valid until PJRT_Client_Destroy). PJRT_Buffer, PJRT_Event, PJRT_Executable and
+// PJRT_LoadedExecutable are owned by the caller and freed with their *_Destroy function.
+// Metadata arrays a function returns (attributes, dims, type lists) live inside the handle
+// they came from and stay valid as long as it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/buffer.h"
+#include "runtime/client.h"
+#include "runtime/event.h"
+#include "runtime/executable.h"
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+namespace stablert::capi {
+
+// Owns a list of PJRT_NamedValue and the strings/arrays they point into.
+class NamedValueList {
+ public:
+  void AddString(const std::string& name, const std::string& value);
+  void AddInt64(const std::string& name, int64_t value);
+  void AddInt64List(const std::string& name, std::vector<int64_t> values);
+  void AddBool(const std::string& name, bool value);
+  const PJRT_NamedValue* data() const { return values_.data(); }
+  size_t size() const { return values_.size(); }
+
+ private:
+  PJRT_NamedValue& Add(const std::string& name, PJRT_NamedValue_Type type);
+  std::vector<PJRT_NamedValue> values_;
+  std::vector<std::unique_ptr<std::string>> strings_;
+  std::vector<std::unique_ptr<std::vector<int64_t>>> lists_;
+};
+
+}  // namespace stablert::capi
+
+struct PJRT_DeviceDescription {
+  int id = 0;
+  int process_index = 0;
+  std::string kind;
+  std::string debug_string;
+  std::string to_string;
+  stablert::capi::NamedValueList attributes;
+};
+
+struct PJRT_Device {
+  stablert::runtime::Device* device = nullptr;
+  PJRT_Client* client = nullptr;
+  PJRT_DeviceDescription description;
+  std::vector<PJRT_Memory*> memories;  // default first
+};
+
+namespace stablert::capi {
+
+// PJRT_Memory is a struct with a vtable (PJRT 0.105+); ours embeds it as the first member.
+struct MemoryHandle {
+  PJRT_Memory base;
+  runtime::MemorySpace* memory = nullptr;
+  PJRT_Client* client = nullptr;
+  std::vector<PJRT_Device*> devices;
+  std::string debug_string;
+  std::string to_string;
+  std::mutex user_data_mutex;
+  std::map<const void*, std::pair<void*, void (*)(void*)>> user_data;
+  ~MemoryHandle();
+};
+
+MemoryHandle* AsMemoryHandle(PJRT_Memory* memory);
+const MemoryHandle* AsMemoryHandle(const PJRT_Memory* memory);
+std::unique_ptr<MemoryHandle> NewMemoryHandle();
+
+}  // namespace stablert::capi
+
+struct PJRT_TopologyDescription {
+  PJRT_Client* client = nullptr;  // null for a topology created without a client
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> owned_descriptions;
+  std::vector<PJRT_DeviceDescription*> descriptions;
+  stablert::capi::NamedValueList attributes;
+  std::string platform_version;
+  std::string serialized;
+};
+
+struct PJRT_Client {
+  std::unique_ptr<stablert::runtime::Client> client;
+  std::vector<std::unique_ptr<PJRT_Device>> owned_devices;
+  std::vector<PJRT_Device*> devices;
+  std::vector<PJRT_Device*> addressable_devices;
+  std::vector<std::unique_ptr<stablert::capi::MemoryHandle>> owned_memories;
+  std::vector<PJRT_Memory*> memories;
+  std::unique_ptr<PJRT_TopologyDescription> topology;
+
+  PJRT_Device* Wrap(const stablert::runtime::Device* device) const;
+  PJRT_Memory* Wrap(const stablert::runtime::MemorySpace* memory) const;
+};
+
+struct PJRT_Buffer {
+  std::unique_ptr<stablert::runtime::Buffer> buffer;
+  PJRT_Client* client = nullptr;
+  std::vector<int64_t> dims;  // for PJRT_Buffer_Dimensions
+};
+
+struct PJRT_Event {
+  stablert::runtime::EventRef event;
+};
+
+struct PJRT_Executable {
+  std::shared_ptr<const stablert::runtime::Executable> executable;
+  std::vector<PJRT_Buffer_Type> output_types;
+  std::vector<int64_t> output_dims;       // concatenated
+  std::vector<size_t> output_dim_sizes;   // rank per output
+  std::vector<const char*> output_kinds;
+  std::vector<size_t> output_kind_sizes;
+  std::vector<const char*> parameter_kinds;
+  std::vector<size_t> parameter_kind_sizes;
+  stablert::capi::NamedValueList cost_analysis;
+  std::string optimized_program;
+};
+
+struct PJRT_LoadedExecutable {
+  std::unique_ptr<stablert::runtime::LoadedExecutable> loaded;
+  PJRT_Client* client = nullptr;
+  std::vector<PJRT_Device*> addressable_devices;
+};
+
+namespace stablert::capi {
+
+PJRT_Event* NewEvent(runtime::EventRef event);
+std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable);
+PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Client* client);
+
+}  // namespace stablert::capi

@@ -1,0 +1,85 @@
+#include "capi/layout.h"
+
+#include <string>
+
+namespace stablert::capi {
+
+static_assert(static_cast<int>(DType::kF32) == PJRT_Buffer_Type_F32);
+static_assert(static_cast<int>(DType::kBF16) == PJRT_Buffer_Type_BF16);
+static_assert(static_cast<int>(DType::kF6E3M2FN) == PJRT_Buffer_Type_F6E3M2FN);
+static_assert(static_cast<int>(DType::kToken) == PJRT_Buffer_Type_TOKEN);
+
+StatusOr<DType> ToDType(const char* function, PJRT_Buffer_Type type) {
+  std::optional<DType> dtype = DTypeFromOrdinal(static_cast<int>(type));
+  if (!dtype || *dtype == DType::kToken)
+    return InvalidArgument(std::string(function) + ": unsupported PJRT_Buffer_Type " + std::to_string(type));
+  return *dtype;
+}
+
+StatusOr<Dims> ToDims(const char* function, const int64_t* dims, size_t count) {
+  if (count > 64) return InvalidArgument(std::string(function) + ": rank " + std::to_string(count) + " exceeds 64");
+  if (count > 0 && !dims) return InvalidArgument(std::string(function) + ": dims is null for rank " + std::to_string(count));
+  Dims result(dims, dims + count);
+  for (int64_t d : result)
+    if (d < 0) return InvalidArgument(std::string(function) + ": negative dimension in " + DimsToString(result));
+  return result;
+}
+
+namespace {
+
+bool IsDescending(const int64_t* minor_to_major, size_t size) {
+  for (size_t i = 0; i < size; ++i)
+    if (minor_to_major[i] != static_cast<int64_t>(size - 1 - i)) return false;
+  return true;
+}
+
+}  // namespace
+
+Status CheckDefaultLayout(const char* function, const PJRT_Buffer_MemoryLayout* layout, const Dims& dims,
+                          DType dtype) {
+  if (!layout) return OkStatus();
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> strides, HostByteStrides(function, layout, dims, dtype));
+  if (!strides.empty())
+    return Unimplemented(std::string(function) + ": only the dense row-major (major-to-minor) device layout is supported");
+  return OkStatus();
+}
+
+StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_Buffer_MemoryLayout* layout,
+                                               const Dims& dims, DType dtype) {
+  if (!layout) return std::vector<int64_t>{};
+  int64_t element = DTypeByteSize(dtype);
+  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+    const auto& s = layout->strides;
+    if (s.num_byte_strides != dims.size() || (dims.size() && !s.byte_strides))
+      return InvalidArgument(std::string(function) + ": " + std::to_string(s.num_byte_strides) +
+                             " byte strides for rank " + std::to_string(dims.size()));
+    std::vector<int64_t> strides(s.byte_strides, s.byte_strides + s.num_byte_strides);
+    Dims dense = RowMajorStrides(dims);
+    bool is_dense = true;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] > 1 && strides[i] != dense[i] * element) is_dense = false;
+    if (is_dense) strides.clear();
+    return strides;
+  }
+  if (layout->type != PJRT_Buffer_MemoryLayout_Type_Tiled)
+    return InvalidArgument(std::string(function) + ": unknown memory layout type " + std::to_string(layout->type));
+  const auto& t = layout->tiled;
+  if (t.num_tiles != 0)
+    return Unimplemented(std::string(function) + ": tiled memory layouts are not supported");
+  if (t.minor_to_major_size != dims.size() || (dims.size() && !t.minor_to_major))
+    return InvalidArgument(std::string(function) + ": minor_to_major has " + std::to_string(t.minor_to_major_size) +
+                           " entries for rank " + std::to_string(dims.size()));
+  if (IsDescending(t.minor_to_major, t.minor_to_major_size)) return std::vector<int64_t>{};
+  std::vector<int64_t> strides(dims.size(), -1);
+  int64_t stride = element;
+  for (size_t i = 0; i < t.minor_to_major_size; ++i) {
+    int64_t dim = t.minor_to_major[i];
+    if (dim < 0 || dim >= static_cast<int64_t>(dims.size()) || strides[dim] != -1)
+      return InvalidArgument(std::string(function) + ": minor_to_major is not a permutation of the dimensions");
+    strides[dim] = stride;
+    stride *= dims[dim];
+  }
+  return strides;
+}
+
+}  // namespace stablert::capi

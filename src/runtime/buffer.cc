@@ -1,0 +1,128 @@
+#include "runtime/buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace stablert::runtime {
+
+StatusOr<std::shared_ptr<BufferStorage>> BufferStorage::Allocate(size_t size) {
+  constexpr size_t kAlignment = 64;
+  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  void* data = std::aligned_alloc(kAlignment, rounded);
+  if (!data) return ResourceExhausted("failed to allocate " + std::to_string(size) + " bytes for a buffer");
+  return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, true, {}));
+}
+
+std::shared_ptr<BufferStorage> BufferStorage::Borrow(void* data, size_t size, std::function<void()> release) {
+  return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, false, std::move(release)));
+}
+
+BufferStorage::~BufferStorage() {
+  if (owned_) std::free(data_);
+  if (release_) release_();
+}
+
+Buffer::Buffer(DType dtype, Dims dims, Device* device, MemorySpace* memory, std::shared_ptr<BufferStorage> storage,
+               EventRef ready)
+    : dtype_(dtype),
+      dims_(std::move(dims)),
+      device_(device),
+      memory_(memory),
+      ready_(std::move(ready)),
+      storage_(std::move(storage)) {}
+
+size_t Buffer::size_in_bytes() const { return static_cast<size_t>(ElementCount(dims_)) * DTypeByteSize(dtype_); }
+
+StatusOr<std::shared_ptr<BufferStorage>> Buffer::storage(const char* caller) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!storage_) return FailedPrecondition(std::string(caller) + ": the buffer has been deleted or donated");
+  return storage_;
+}
+
+void Buffer::Delete() {
+  std::shared_ptr<BufferStorage> dropped;
+  std::lock_guard<std::mutex> lock(mutex_);
+  dropped.swap(storage_);
+}
+
+bool Buffer::IsDeleted() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return storage_ == nullptr;
+}
+
+void Buffer::IncreaseExternalReferenceCount() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  external_refs_.push_back(storage_);
+}
+
+Status Buffer::DecreaseExternalReferenceCount() {
+  std::shared_ptr<BufferStorage> dropped;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (external_refs_.empty())
+    return InvalidArgument("Attempting to decrease reference on a buffer with zero reference count.");
+  dropped = std::move(external_refs_.back());
+  external_refs_.pop_back();
+  return OkStatus();
+}
+
+namespace {
+
+// Walks every element of a strided array; `fn(dense_index_bytes, strided_offset_bytes)`.
+template <typename Fn>
+void ForEachStrided(const Dims& dims, const std::vector<int64_t>& byte_strides, size_t element_size, Fn fn) {
+  int64_t count = ElementCount(dims);
+  if (count == 0) return;
+  size_t rank = dims.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;
+  for (int64_t linear = 0; linear < count; ++linear) {
+    fn(static_cast<size_t>(linear) * element_size, offset);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < dims[d]) {
+        offset += byte_strides[d];
+        break;
+      }
+      offset -= byte_strides[d] * (dims[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
+
+bool IsDenseRowMajor(const Dims& dims, const std::vector<int64_t>& byte_strides, size_t element_size) {
+  if (byte_strides.empty()) return true;
+  int64_t expected = static_cast<int64_t>(element_size);
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (dims[d] != 1 && byte_strides[d] != expected) return false;
+    expected *= dims[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+void CopyStridedToDense(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
+                        size_t element_size, void* dst) {
+  if (IsDenseRowMajor(dims, byte_strides, element_size)) {
+    std::memcpy(dst, src, static_cast<size_t>(ElementCount(dims)) * element_size);
+    return;
+  }
+  const char* in = static_cast<const char*>(src);
+  char* out = static_cast<char*>(dst);
+  ForEachStrided(dims, byte_strides, element_size,
+                 [&](size_t dense, int64_t strided) { std::memcpy(out + dense, in + strided, element_size); });
+}
+
+void CopyDenseToStrided(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
+                        size_t element_size, void* dst) {
+  if (IsDenseRowMajor(dims, byte_strides, element_size)) {
+    std::memcpy(dst, src, static_cast<size_t>(ElementCount(dims)) * element_size);
+    return;
+  }
+  const char* in = static_cast<const char*>(src);
+  char* out = static_cast<char*>(dst);
+  ForEachStrided(dims, byte_strides, element_size,
+                 [&](size_t dense, int64_t strided) { std::memcpy(out + strided, in + dense, element_size); });
+}
+
+}  // namespace stablert::runtime

@@ -1,0 +1,97 @@
+// Buffer: an array on a device, with a ready event.
+//
+// The bytes live in BufferStorage, shared by reference counting between the Buffer, running
+// executions that read or write it, and external references (zero-copy NumPy views). The
+// storage is either owned (64-byte aligned allocation) or borrowed from the caller
+// (zero-copy host buffers), in which case its release callback runs when the last
+// reference goes away. Data is dense, row-major (major-to-minor), one element per
+// DTypeByteSize(dtype) bytes.
+//
+// Thread-safety: all Buffer methods are thread-safe. Reading the bytes is only valid once
+// the ready event has fired without error.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "base/dtype.h"
+#include "base/shape.h"
+#include "base/status.h"
+#include "runtime/device.h"
+#include "runtime/event.h"
+
+namespace stablert::runtime {
+
+class BufferStorage {
+ public:
+  // Owned, 64-byte aligned, uninitialized storage of `size` bytes (size may be 0).
+  static StatusOr<std::shared_ptr<BufferStorage>> Allocate(size_t size);
+  // Borrowed storage: `release` (may be empty) runs when the last reference is dropped.
+  static std::shared_ptr<BufferStorage> Borrow(void* data, size_t size, std::function<void()> release);
+
+  ~BufferStorage();
+  BufferStorage(const BufferStorage&) = delete;
+  BufferStorage& operator=(const BufferStorage&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool owned() const { return owned_; }
+
+ private:
+  BufferStorage(void* data, size_t size, bool owned, std::function<void()> release)
+      : data_(data), size_(size), owned_(owned), release_(std::move(release)) {}
+  void* data_;
+  size_t size_;
+  bool owned_;
+  std::function<void()> release_;
+};
+
+class Buffer {
+ public:
+  Buffer(DType dtype, Dims dims, Device* device, MemorySpace* memory, std::shared_ptr<BufferStorage> storage,
+         EventRef ready);
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  DType dtype() const { return dtype_; }
+  const Dims& dims() const { return dims_; }
+  Device* device() const { return device_; }
+  MemorySpace* memory() const { return memory_; }
+  const EventRef& ready_event() const { return ready_; }
+  // Bytes of the dense array.
+  size_t size_in_bytes() const;
+
+  // The storage, or FailedPrecondition naming `caller` if the buffer was deleted.
+  StatusOr<std::shared_ptr<BufferStorage>> storage(const char* caller) const;
+  // Drops this buffer's reference to its storage. Idempotent.
+  void Delete();
+  bool IsDeleted() const;
+
+  // External references (PJRT_Buffer_Increase/DecreaseExternalReferenceCount) keep the
+  // storage alive even after Delete().
+  void IncreaseExternalReferenceCount();
+  Status DecreaseExternalReferenceCount();
+
+ private:
+  DType dtype_;
+  Dims dims_;
+  Device* device_;
+  MemorySpace* memory_;
+  EventRef ready_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<BufferStorage> storage_;  // null once deleted
+  std::vector<std::shared_ptr<BufferStorage>> external_refs_;
+};
+
+// Copies a strided host array into dense row-major `dst`. `byte_strides` empty means the
+// source is already dense row-major.
+void CopyStridedToDense(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
+                        size_t element_size, void* dst);
+// Copies dense row-major `src` into a strided host array.
+void CopyDenseToStrided(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
+                        size_t element_size, void* dst);
+
+}  // namespace stablert::runtime

@@ -1,0 +1,186 @@
+#include "runtime/client.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace stablert::runtime {
+namespace {
+
+constexpr int kMaxDevices = 4096;
+
+StatusOr<int> ParseDeviceCountEnv() {
+  const char* text = std::getenv("STABLERT_DEVICE_COUNT");
+  if (!text || !*text) return 1;
+  char* end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > kMaxDevices)
+    return InvalidArgument(std::string("STABLERT_DEVICE_COUNT must be an integer in [1, ") + std::to_string(kMaxDevices) +
+                           "], got '" + text + "'");
+  return static_cast<int>(value);
+}
+
+StatusOr<int64_t> IntOption(const std::string& name, const ClientOptions::Value& value) {
+  if (const auto* i = std::get_if<int64_t>(&value)) return *i;
+  if (const auto* s = std::get_if<std::string>(&value)) {
+    char* end = nullptr;
+    long long parsed = std::strtoll(s->c_str(), &end, 10);
+    if (!s->empty() && *end == '\0') return static_cast<int64_t>(parsed);
+  }
+  return InvalidArgument("PJRT_Client_Create: option '" + name + "' must be an integer");
+}
+
+}  // namespace
+
+StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pair<std::string, Value>>& values) {
+  ClientOptions options;
+  STABLERT_ASSIGN_OR_RETURN(options.device_count, ParseDeviceCountEnv());
+  for (const auto& [name, value] : values) {
+    if (name == "device_count" || name == "cpu_device_count") {
+      STABLERT_ASSIGN_OR_RETURN(int64_t count, IntOption(name, value));
+      if (count < 1 || count > kMaxDevices)
+        return InvalidArgument("PJRT_Client_Create: option '" + name + "' must be in [1, " +
+                               std::to_string(kMaxDevices) + "], got " + std::to_string(count));
+      options.device_count = static_cast<int>(count);
+    } else if (name == "node_id") {
+      STABLERT_ASSIGN_OR_RETURN(int64_t id, IntOption(name, value));
+      options.process_index = static_cast<int>(id);
+    } else if (name == "num_nodes") {
+      STABLERT_ASSIGN_OR_RETURN(int64_t count, IntOption(name, value));
+      options.process_count = static_cast<int>(count);
+    } else {
+      return InvalidArgument("PJRT_Client_Create: unknown create option '" + name +
+                             "'; known options: device_count, node_id, num_nodes");
+    }
+  }
+  if (options.process_count != 1)
+    return Unimplemented("PJRT_Client_Create: num_nodes = " + std::to_string(options.process_count) +
+                         "; this build runs in one process only");
+  if (options.process_index != 0)
+    return InvalidArgument("PJRT_Client_Create: node_id " + std::to_string(options.process_index) +
+                           " is out of range for num_nodes 1");
+  return options;
+}
+
+Client::Client(const ClientOptions& options) : options_(options), platform_version_("StableRT 0.1.0 (cpu)") {}
+
+Client::~Client() = default;
+
+StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
+  std::unique_ptr<Client> client(new Client(options));
+  const char* kinds[] = {kDeviceMemoryKind, kPinnedHostMemoryKind, kUnpinnedHostMemoryKind};
+  int memory_id = 0;
+  for (int i = 0; i < options.device_count; ++i) {
+    int id = options.process_index * options.device_count + i;
+    auto device = std::make_unique<Device>(id, options.process_index, i);
+    for (int k = 0; k < 3; ++k) {
+      auto memory = std::make_unique<MemorySpace>(memory_id++, kinds[k], k);
+      memory->AddDevice(device.get());
+      device->AddMemory(memory.get());
+      client->memory_pointers_.push_back(memory.get());
+      client->memory_storage_.push_back(std::move(memory));
+    }
+    client->devices_.push_back(device.get());
+    client->addressable_devices_.push_back(device.get());
+    client->device_storage_.push_back(std::move(device));
+  }
+  return client;
+}
+
+StatusOr<Device*> Client::LookupDevice(int64_t id) const {
+  for (Device* device : devices_)
+    if (device->id() == id) return device;
+  return InvalidArgument("No matching device found for device_id " + std::to_string(id));
+}
+
+StatusOr<Device*> Client::LookupAddressableDevice(int64_t local_hardware_id) const {
+  for (Device* device : addressable_devices_)
+    if (device->local_hardware_id() == local_hardware_id) return device;
+  return InvalidArgument("No matching device found for local_hardware_id " + std::to_string(local_hardware_id));
+}
+
+StatusOr<std::vector<std::vector<int64_t>>> Client::DefaultDeviceAssignment(int num_replicas, int num_partitions) const {
+  if (num_replicas < 1 || num_partitions < 1)
+    return InvalidArgument("num_replicas and num_partitions must be at least 1, got " + std::to_string(num_replicas) +
+                           " and " + std::to_string(num_partitions));
+  int64_t needed = static_cast<int64_t>(num_replicas) * num_partitions;
+  if (needed > static_cast<int64_t>(devices_.size()))
+    return InvalidArgument("a " + std::to_string(num_replicas) + "x" + std::to_string(num_partitions) +
+                           " device assignment needs " + std::to_string(needed) + " devices; the client has " +
+                           std::to_string(devices_.size()));
+  std::vector<std::vector<int64_t>> assignment(num_replicas, std::vector<int64_t>(num_partitions));
+  int next = 0;
+  for (int r = 0; r < num_replicas; ++r)
+    for (int p = 0; p < num_partitions; ++p) assignment[r][p] = devices_[next++]->id();
+  return assignment;
+}
+
+StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType dtype, const Dims& dims,
+                                                        const std::vector<int64_t>& byte_strides,
+                                                        HostBufferSemantics semantics, MemorySpace* memory) {
+  if (!memory || memory->devices().empty()) return InvalidArgument("BufferFromHostBuffer: no memory space given");
+  int element_size = DTypeByteSize(dtype);
+  if (element_size == 0)
+    return InvalidArgument("BufferFromHostBuffer: element type " + std::string(DTypeName(dtype)) +
+                           " cannot be transferred as an array");
+  STABLERT_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
+  if (!byte_strides.empty() && byte_strides.size() != dims.size())
+    return InvalidArgument("BufferFromHostBuffer: " + std::to_string(byte_strides.size()) + " byte strides for " +
+                           std::to_string(dims.size()) + " dimensions");
+  size_t bytes = static_cast<size_t>(count) * element_size;
+  if (count > 0 && !data) return InvalidArgument("BufferFromHostBuffer: data is null for a non-empty array");
+  Device* device = memory->devices().front();
+
+  bool dense = byte_strides.empty() || byte_strides == [&] {
+    std::vector<int64_t> strides = RowMajorStrides(dims);
+    for (int64_t& s : strides) s *= element_size;
+    return strides;
+  }();
+  bool aligned = reinterpret_cast<uintptr_t>(data) % 64 == 0;
+  bool zero_copy = (semantics == HostBufferSemantics::kImmutableZeroCopy ||
+                    semantics == HostBufferSemantics::kMutableZeroCopy) &&
+                   dense && aligned && count > 0;
+  HostBufferResult result;
+  if (zero_copy) {
+    EventRef done = Event::Create();
+    auto storage = BufferStorage::Borrow(const_cast<void*>(data), bytes, [done] { done->Set(OkStatus()).IgnoreError(); });
+    result.done_with_host_buffer = done;
+    result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready());
+    return result;
+  }
+  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(bytes));
+  if (count > 0) CopyStridedToDense(data, dims, byte_strides, element_size, storage->data());
+  result.done_with_host_buffer = Event::Ready();
+  result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready());
+  return result;
+}
+
+StatusOr<std::unique_ptr<Buffer>> Client::CopyBuffer(const Buffer& buffer, MemorySpace* memory) {
+  if (!memory || memory->devices().empty()) return InvalidArgument("CopyToMemory: no destination memory space");
+  STABLERT_ASSIGN_OR_RETURN(auto source, buffer.storage("PJRT_Buffer_CopyToMemory"));
+  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(buffer.size_in_bytes()));
+  Device* device = memory->devices().front();
+  EventRef ready = Event::Create();
+  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready);
+  EventRef source_ready = buffer.ready_event();
+  device->queue().Submit([source, storage, ready, source_ready] {
+    Status status = source_ready->Await();
+    if (status.ok() && source->size() > 0) std::memcpy(storage->data(), source->data(), source->size());
+    ready->Set(status).IgnoreError();
+  });
+  return copy;
+}
+
+std::unique_ptr<Buffer> Client::CreateErrorBuffer(Status error, DType dtype, const Dims& dims, MemorySpace* memory) {
+  auto storage = BufferStorage::Borrow(nullptr, 0, {});
+  Device* device = memory->devices().front();
+  return std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready(std::move(error)));
+}
+
+StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory) {
+  if (!memory || memory->devices().empty()) return InvalidArgument("CreateUninitializedBuffer: no memory space");
+  STABLERT_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
+  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(static_cast<size_t>(count) * DTypeByteSize(dtype)));
+  return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready());
+}
+
+}  // namespace stablert::runtime

@@ -1,0 +1,99 @@
+// Client: the root runtime object — devices, memory spaces, host transfers and compilation.
+//
+// Created from ClientOptions (PJRT create options and STABLERT_* environment variables).
+// Owns its devices and memory spaces; buffers and executables refer to them and must not
+// outlive the client. All methods are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/executable.h"
+
+namespace stablert::runtime {
+
+inline constexpr char kPlatformName[] = "stablert";
+
+struct ClientOptions {
+  int device_count = 1;
+  int process_index = 0;
+  int process_count = 1;
+
+  using Value = std::variant<std::string, int64_t, std::vector<int64_t>, float, bool>;
+  // Applies create options (by name) over the environment defaults. Unknown names and
+  // values of the wrong kind are InvalidArgument naming the option.
+  static StatusOr<ClientOptions> FromNamedValues(const std::vector<std::pair<std::string, Value>>& values);
+};
+
+// How BufferFromHostBuffer may use the caller's memory (PJRT_HostBufferSemantics).
+enum class HostBufferSemantics {
+  kImmutableOnlyDuringCall = 0,
+  kImmutableUntilTransferCompletes = 1,
+  kImmutableZeroCopy = 2,
+  kMutableZeroCopy = 3,
+};
+
+struct HostBufferResult {
+  std::unique_ptr<Buffer> buffer;
+  // Fires when the caller may free or modify the host memory.
+  EventRef done_with_host_buffer;
+};
+
+class Client {
+ public:
+  static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  std::string_view platform_name() const { return kPlatformName; }
+  const std::string& platform_version() const { return platform_version_; }
+  int process_index() const { return options_.process_index; }
+  const std::vector<Device*>& devices() const { return devices_; }
+  const std::vector<Device*>& addressable_devices() const { return addressable_devices_; }
+  const std::vector<MemorySpace*>& memories() const { return memory_pointers_; }
+  StatusOr<Device*> LookupDevice(int64_t id) const;
+  StatusOr<Device*> LookupAddressableDevice(int64_t local_hardware_id) const;
+  // assignment[replica][partition], filled with distinct devices in order.
+  StatusOr<std::vector<std::vector<int64_t>>> DefaultDeviceAssignment(int num_replicas, int num_partitions) const;
+
+  // Copies (or, where semantics and alignment allow, borrows) a host array into a buffer in
+  // `memory`. `byte_strides` empty means dense row-major.
+  StatusOr<HostBufferResult> BufferFromHostBuffer(const void* data, DType dtype, const Dims& dims,
+                                                  const std::vector<int64_t>& byte_strides,
+                                                  HostBufferSemantics semantics, MemorySpace* memory);
+  // Copies `buffer` into `memory` (of any device); the new buffer is ready once the source is.
+  StatusOr<std::unique_ptr<Buffer>> CopyBuffer(const Buffer& buffer, MemorySpace* memory);
+  // A buffer whose ready event carries `error`.
+  std::unique_ptr<Buffer> CreateErrorBuffer(Status error, DType dtype, const Dims& dims, MemorySpace* memory);
+  // A buffer with uninitialized contents, ready at once.
+  StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory);
+
+  // Compiles `program` ("mlir" format: a StableHLO portable artifact in MLIR bytecode).
+  StatusOr<std::unique_ptr<LoadedExecutable>> Compile(std::string_view program, std::string_view format,
+                                                      std::string_view compile_options);
+  // Binds an already compiled executable to devices per its compile options.
+  StatusOr<std::unique_ptr<LoadedExecutable>> Load(std::shared_ptr<const Executable> executable);
+
+ private:
+  explicit Client(const ClientOptions& options);
+
+  ClientOptions options_;
+  std::string platform_version_;
+  std::vector<std::unique_ptr<Device>> device_storage_;
+  std::vector<std::unique_ptr<MemorySpace>> memory_storage_;
+  std::vector<Device*> devices_;
+  std::vector<Device*> addressable_devices_;
+  std::vector<MemorySpace*> memory_pointers_;
+};
+
+}  // namespace stablert::runtime

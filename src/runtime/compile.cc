@@ -1,0 +1,92 @@
+// Client::Compile and Client::Load: the one place that wires the reader, the verifier and
+// the lowering into an executable, and binds executables to devices.
+#include <cstdlib>
+#include <fstream>
+
+#include "ir/module.h"
+#include "ir/verifier.h"
+#include "plan/lower.h"
+#include "runtime/client.h"
+#include "stablehlo/read_module.h"
+
+namespace stablert::runtime {
+namespace {
+
+// STABLERT_DUMP_DIR=<dir>: every compiled program and its options are written there.
+void DumpIfRequested(std::string_view program, std::string_view options) {
+  const char* dir = std::getenv("STABLERT_DUMP_DIR");
+  if (!dir || !*dir) return;
+  static std::atomic<int> counter{0};
+  std::string base = std::string(dir) + "/program_" + std::to_string(counter++);
+  std::ofstream(base + ".mlirbc", std::ios::binary).write(program.data(), program.size());
+  std::ofstream(base + ".options.pb", std::ios::binary).write(options.data(), options.size());
+}
+
+std::string MemoryKindOf(const ir::Attribute::Dictionary& attrs) {
+  if (const ir::Attribute* kind = ir::FindAttr(attrs, "mhlo.memory_kind"))
+    if (auto text = kind->AsString()) return std::string(*text);
+  return kDeviceMemoryKind;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view program, std::string_view format,
+                                                            std::string_view compile_options) {
+  STABLERT_ASSIGN_OR_RETURN(CompileOptions options, ParseCompileOptions(compile_options));
+  if (format != "mlir") {
+    if (format == "hlo" || format == "hlo_with_config")
+      return Unimplemented("PJRT_Client_Compile: program format '" + std::string(format) +
+                           "' (HloModuleProto) is not supported; StableRT compiles StableHLO (format 'mlir')");
+    return InvalidArgument("Unknown program format '" + std::string(format) + "'.");
+  }
+  DumpIfRequested(program, compile_options);
+  STABLERT_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, stablehlo::ReadModule(program));
+  STABLERT_RETURN_IF_ERROR(ir::Verify(*module));
+  const ir::Function* entry = module->EntryFunction();
+  if (!entry) return InvalidArgument("PJRT_Client_Compile: the module has no entry function 'main'");
+  std::vector<std::string> output_kinds, parameter_kinds;
+  for (const auto& attrs : entry->result_attrs) output_kinds.push_back(MemoryKindOf(attrs));
+  for (const auto& attrs : entry->argument_attrs) parameter_kinds.push_back(MemoryKindOf(attrs));
+  output_kinds.resize(entry->result_types.size(), kDeviceMemoryKind);
+  parameter_kinds.resize(entry->argument_types.size(), kDeviceMemoryKind);
+  STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
+  std::string name = module->name.empty() ? "main" : module->name;
+  auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),
+                                                       std::move(options), std::move(plan), std::move(output_kinds),
+                                                       std::move(parameter_kinds));
+  return Load(std::move(executable));
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(std::shared_ptr<const Executable> executable) {
+  const CompileOptions& options = executable->options();
+  if (options.num_partitions > 1)
+    return Unimplemented("PJRT_Client_Compile: programs partitioned over " + std::to_string(options.num_partitions) +
+                         " devices (num_partitions > 1) are not supported yet");
+  std::vector<std::vector<int64_t>> assignment = options.device_assignment;
+  if (assignment.empty()) {
+    if (options.device_ordinal >= 0 && options.num_replicas == 1 && options.num_partitions == 1) {
+      STABLERT_ASSIGN_OR_RETURN(Device * device, LookupDevice(options.device_ordinal));
+      assignment = {{device->id()}};
+    } else {
+      STABLERT_ASSIGN_OR_RETURN(assignment, DefaultDeviceAssignment(static_cast<int>(options.num_replicas),
+                                                                    static_cast<int>(options.num_partitions)));
+    }
+  }
+  std::vector<Device*> devices;
+  std::vector<std::pair<int, int>> logical_ids;
+  for (size_t r = 0; r < assignment.size(); ++r) {
+    for (size_t p = 0; p < assignment[r].size(); ++p) {
+      STABLERT_ASSIGN_OR_RETURN(Device * device, LookupDevice(assignment[r][p]));
+      for (Device* seen : devices)
+        if (seen == device)
+          return InvalidArgument("device assignment uses device " + std::to_string(device->id()) + " twice");
+      if (device->is_addressable()) {
+        devices.push_back(device);
+        logical_ids.emplace_back(static_cast<int>(r), static_cast<int>(p));
+      }
+    }
+  }
+  return std::make_unique<LoadedExecutable>(this, std::move(executable), std::move(devices), std::move(logical_ids));
+}
+
+}  // namespace stablert::runtime

@@ -1,0 +1,101 @@
+// Executables: a compiled program (Executable) and its binding to devices of a client
+// (LoadedExecutable).
+//
+// An Executable is immutable after compilation and shared (shared_ptr) between the loaded
+// executable and any PJRT_Executable handles. Execute() is thread-safe and asynchronous:
+// it validates the arguments, allocates the outputs, queues the work on each device's
+// queue and returns at once; output buffers' ready events fire when the work is done (or
+// carry its error).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "plan/plan.h"
+#include "runtime/buffer.h"
+#include "runtime/compile_options.h"
+#include "runtime/device.h"
+
+namespace stablert::runtime {
+
+class Client;
+
+class Executable {
+ public:
+  Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
+             plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
+             std::vector<std::string> parameter_memory_kinds);
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& program() const { return program_; }
+  const std::string& program_format() const { return program_format_; }
+  const CompileOptions& options() const { return options_; }
+  const plan::ExecutionPlan& plan() const { return plan_; }
+  int64_t num_replicas() const { return options_.num_replicas; }
+  int64_t num_partitions() const { return options_.num_partitions; }
+  const std::vector<plan::TensorType>& parameter_types() const { return plan_.parameter_types; }
+  const std::vector<plan::TensorType>& result_types() const { return plan_.result_types; }
+  const std::vector<std::string>& output_memory_kinds() const { return output_memory_kinds_; }
+  const std::vector<std::string>& parameter_memory_kinds() const { return parameter_memory_kinds_; }
+  // Stable across processes for the same program and options.
+  const std::string& fingerprint() const { return fingerprint_; }
+  // A textual form of the compiled program (the execution plan).
+  std::string OptimizedProgramText() const;
+
+ private:
+  std::string name_;
+  std::string program_;
+  std::string program_format_;
+  CompileOptions options_;
+  plan::ExecutionPlan plan_;
+  std::vector<std::string> output_memory_kinds_;
+  std::vector<std::string> parameter_memory_kinds_;
+  std::string fingerprint_;
+};
+
+struct ExecuteResult {
+  // outputs[device_index][output_index]
+  std::vector<std::vector<std::unique_ptr<Buffer>>> outputs;
+  // One per device: fires when that device's execution has finished.
+  std::vector<EventRef> device_complete;
+};
+
+class LoadedExecutable {
+ public:
+  // `devices[i]` runs the computation with logical id `logical_ids[i]` = (replica, partition).
+  LoadedExecutable(Client* client, std::shared_ptr<const Executable> executable, std::vector<Device*> devices,
+                   std::vector<std::pair<int, int>> logical_ids);
+  LoadedExecutable(const LoadedExecutable&) = delete;
+  LoadedExecutable& operator=(const LoadedExecutable&) = delete;
+
+  Client* client() const { return client_; }
+  const std::shared_ptr<const Executable>& executable() const { return executable_; }
+  const std::vector<Device*>& addressable_devices() const { return devices_; }
+  const std::vector<std::pair<int, int>>& logical_ids() const { return logical_ids_; }
+  // assignment[replica][partition] = device id.
+  const std::vector<std::vector<int64_t>>& device_assignment() const { return device_assignment_; }
+
+  // arguments[device_index][arg_index]. With `execute_device` null there must be one list per
+  // addressable device, in addressable_devices() order; otherwise exactly one list, run on
+  // that device. Errors (wrong counts, types, deleted buffers) are returned before any work
+  // is queued.
+  StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device);
+
+  void Delete() { deleted_ = true; }
+  bool IsDeleted() const { return deleted_; }
+
+ private:
+  Client* client_;
+  std::shared_ptr<const Executable> executable_;
+  std::vector<Device*> devices_;
+  std::vector<std::pair<int, int>> logical_ids_;
+  std::vector<std::vector<int64_t>> device_assignment_;
+  std::atomic<bool> deleted_{false};
+};
+
+}  // namespace stablert::runtime

@@ -1,0 +1,63 @@
+// The plan executor: runs an ExecutionPlan's steps with the CPU kernels.
+//
+// Buffers: arguments and results are dense row-major host buffers of the plan's parameter
+// and result types; the caller allocates the results. Results must not overlap arguments
+// or each other. Each execution allocates its own arena (64-byte aligned), so any number
+// of executions of one plan may run concurrently on different threads.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "kernels/kernel.h"
+#include "kernels/registry.h"
+#include "plan/plan.h"
+
+namespace stablert::runtime {
+
+// A plan bound to kernel functions: every step's key resolved once, every operand's view
+// prepared. Immutable after Create; Execute is thread-safe. Holds a reference to the plan,
+// which must outlive it and stay unchanged.
+class LoadedPlan {
+ public:
+  // Resolves the kernels of `plan` in `registry` (which must outlive the result) and checks
+  // the plan's internal consistency (storage indices, sizes, value ids). Fails with
+  // Unimplemented naming the step's origin if a kernel is missing, InvalidArgument if the
+  // plan is malformed.
+  static StatusOr<std::unique_ptr<LoadedPlan>> Create(const plan::ExecutionPlan& plan,
+                                                      const kernels::KernelRegistry& registry);
+
+  LoadedPlan(const LoadedPlan&) = delete;
+  LoadedPlan& operator=(const LoadedPlan&) = delete;
+
+  // Runs the plan. InvalidArgument if the buffer counts differ from the plan's; a kernel's
+  // error is returned prefixed with the step's origin.
+  Status Execute(std::span<const void* const> arguments, std::span<void* const> results) const;
+
+  const plan::ExecutionPlan& plan() const { return plan_; }
+
+ private:
+  struct ResolvedStep {
+    kernels::KernelFn fn;
+    uint32_t first_operand;  // into operand_values_/operand_templates_
+    uint32_t num_inputs;
+    uint32_t num_outputs;
+  };
+
+  explicit LoadedPlan(const plan::ExecutionPlan& plan) : plan_(plan) {}
+
+  const plan::ExecutionPlan& plan_;
+  std::vector<ResolvedStep> steps_;
+  std::vector<plan::ValueId> operand_values_;              // per step: inputs then outputs
+  std::vector<kernels::BufferView> operand_templates_;     // the same, data pointers unset
+};
+
+// Runs `plan` with the CPU kernels. Kernels are resolved on the first execution of a plan
+// and cached in the plan (ExecutionPlan::runtime_cache); a plan whose kernels cannot all
+// be resolved fails every call with the same error. Thread-safe.
+Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
+                   std::span<void* const> results);
+
+}  // namespace stablert::runtime

@@ -1,0 +1,41 @@
+#include "runtime/work_queue.h"
+
+#include <pthread.h>
+
+namespace stablert::runtime {
+
+WorkQueue::WorkQueue(std::string name) : name_(std::move(name)), thread_([this] { Run(); }) {}
+
+WorkQueue::~WorkQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void WorkQueue::Submit(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void WorkQueue::Run() {
+  pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace stablert::runtime

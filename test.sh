@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every StableRT test: the C++ suites (unit, C API conformance, layering) through
+# CTest, then the JAX tests through pytest. Run `bash setup.sh` once before.
+#   bash test.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+cmake --build build
+(cd build && ctest --output-on-failure -j2 --timeout 600)
+.venv/bin/pip install -q --no-build-isolation .
+.venv/bin/python -m pytest -q tests/jax

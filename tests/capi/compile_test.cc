@@ -1,0 +1,266 @@
+// Compilation and execution through the C API: a real StableHLO artifact end to end,
+// executable metadata, serialization, and every kind of bad input failing cleanly.
+#include <random>
+
+#include "base/proto_wire.h"
+#include "plugin_fixture.h"
+
+namespace stablert::capi_test {
+namespace {
+
+std::string Program(const std::string& name) {
+  return ReadFile(std::string(STABLERT_TESTDATA_DIR) + "/programs/" + name + ".mlirbc");
+}
+
+// A CompileOptionsProto for one replica and one partition on device `device_id`.
+std::string SingleDeviceOptions(int device_id = 0) {
+  proto::WireWriter ids;
+  ids.Varint(1, device_id);
+  proto::WireWriter assignment;
+  assignment.Varint(1, 1);  // replica_count
+  assignment.Varint(2, 1);  // computation_count
+  assignment.Bytes(3, ids.data());
+  proto::WireWriter build;
+  build.Varint(4, 1);  // num_replicas
+  build.Varint(5, 1);  // num_partitions
+  build.Varint(6, 1);  // use_spmd_partitioning
+  build.Bytes(9, assignment.data());
+  proto::WireWriter options;
+  options.Bytes(3, build.data());
+  return options.Take();
+}
+
+class CompileApiTest : public ClientTest {
+ protected:
+  ErrorInfo Compile(const std::string& code, const std::string& options, PJRT_LoadedExecutable** out,
+                    const char* format = "mlir") {
+    PJRT_Program program{};
+    program.struct_size = PJRT_Program_STRUCT_SIZE;
+    program.code = const_cast<char*>(code.data());
+    program.code_size = code.size();
+    program.format = format;
+    program.format_size = std::strlen(format);
+    PJRT_Client_Compile_Args args{};
+    args.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE;
+    args.client = client_;
+    args.program = &program;
+    args.compile_options = options.data();
+    args.compile_options_size = options.size();
+    ErrorInfo info = TakeError(api_, api_->PJRT_Client_Compile(&args));
+    if (out) *out = info.failed ? nullptr : args.executable;
+    else if (!info.failed) Destroy(args.executable);
+    return info;
+  }
+
+  void Destroy(PJRT_LoadedExecutable* executable) {
+    PJRT_LoadedExecutable_Destroy_Args args{PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE, nullptr, executable};
+    EXPECT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_Destroy(&args));
+  }
+
+  // Runs `executable` on one device's argument list; returns the outputs.
+  std::vector<PJRT_Buffer*> Execute(PJRT_LoadedExecutable* executable, std::vector<PJRT_Buffer*> arguments,
+                                    size_t num_outputs, ErrorInfo* error = nullptr) {
+    std::vector<PJRT_Buffer*> outputs(num_outputs, nullptr);
+    PJRT_Buffer* const* argument_list = arguments.data();
+    PJRT_Buffer** output_list = outputs.data();
+    PJRT_Event* complete = nullptr;
+    PJRT_ExecuteOptions options{};
+    options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+    PJRT_LoadedExecutable_Execute_Args args{};
+    args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
+    args.executable = executable;
+    args.options = &options;
+    args.argument_lists = &argument_list;
+    args.num_devices = 1;
+    args.num_args = arguments.size();
+    args.output_lists = &output_list;
+    args.device_complete_events = &complete;
+    ErrorInfo info = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+    if (error) *error = info;
+    else EXPECT_FALSE(info.failed) << info.message;
+    if (info.failed) return {};
+    AwaitAndDestroy(complete);
+    return outputs;
+  }
+};
+
+TEST_F(CompileApiTest, AddsTwoIntegers) {
+  PJRT_LoadedExecutable* executable = nullptr;
+  ErrorInfo info = Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(), &executable);
+  ASSERT_FALSE(info.failed) << info.message;
+  PJRT_Device* device = Devices(client_)[0];
+  int32_t one = 1, two = 2;
+  PJRT_Buffer* x = ToDevice(&one, PJRT_Buffer_Type_S32, {}, device);
+  PJRT_Buffer* y = ToDevice(&two, PJRT_Buffer_Type_S32, {}, device);
+  std::vector<PJRT_Buffer*> outputs = Execute(executable, {x, y}, 1);
+  ASSERT_EQ(outputs.size(), 1u);
+  std::vector<char> result = ToHost(outputs[0]);
+  ASSERT_EQ(result.size(), 4u);
+  int32_t sum;
+  std::memcpy(&sum, result.data(), 4);
+  EXPECT_EQ(sum, 3);
+  for (PJRT_Buffer* buffer : {x, y, outputs[0]}) DestroyBuffer(buffer);
+  Destroy(executable);
+}
+
+TEST_F(CompileApiTest, ExecutableMetadataAndSerializationRoundTrip) {
+  PJRT_LoadedExecutable* loaded = nullptr;
+  std::string options = SingleDeviceOptions();
+  ASSERT_FALSE(Compile(Program("mul_const.1_17_0"), options, &loaded).failed);
+  PJRT_LoadedExecutable_GetExecutable_Args get{};
+  get.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  get.loaded_executable = loaded;
+  ASSERT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_GetExecutable(&get));
+  PJRT_Executable* executable = get.executable;
+
+  PJRT_Executable_NumOutputs_Args outputs{};
+  outputs.struct_size = PJRT_Executable_NumOutputs_Args_STRUCT_SIZE;
+  outputs.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_NumOutputs(&outputs));
+  EXPECT_EQ(outputs.num_outputs, 1u);
+  PJRT_Executable_OutputElementTypes_Args types{};
+  types.struct_size = PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE;
+  types.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_OutputElementTypes(&types));
+  ASSERT_EQ(types.num_output_types, 1u);
+  EXPECT_EQ(types.output_types[0], PJRT_Buffer_Type_F32);
+  PJRT_Executable_OutputDimensions_Args dims{};
+  dims.struct_size = PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE;
+  dims.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_OutputDimensions(&dims));
+  ASSERT_EQ(dims.num_outputs, 1u);
+  ASSERT_EQ(dims.dim_sizes[0], 1u);
+  EXPECT_EQ(dims.dims[0], 4);
+  PJRT_Executable_OutputMemoryKinds_Args kinds{};
+  kinds.struct_size = PJRT_Executable_OutputMemoryKinds_Args_STRUCT_SIZE;
+  kinds.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_OutputMemoryKinds(&kinds));
+  ASSERT_EQ(kinds.num_outputs, 1u);
+  EXPECT_EQ(std::string(kinds.memory_kinds[0], kinds.memory_kind_sizes[0]), "device");
+  PJRT_Executable_Name_Args name{};
+  name.struct_size = PJRT_Executable_Name_Args_STRUCT_SIZE;
+  name.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_Name(&name));
+  EXPECT_EQ(std::string(name.executable_name, name.executable_name_size).rfind("jit_", 0), 0u);
+  PJRT_Executable_NumPartitions_Args partitions{};
+  partitions.struct_size = PJRT_Executable_NumPartitions_Args_STRUCT_SIZE;
+  partitions.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_NumPartitions(&partitions));
+  EXPECT_EQ(partitions.num_partitions, 1);
+  PJRT_Executable_Fingerprint_Args fingerprint{};
+  fingerprint.struct_size = PJRT_Executable_Fingerprint_Args_STRUCT_SIZE;
+  fingerprint.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_Fingerprint(&fingerprint));
+  EXPECT_GT(fingerprint.executable_fingerprint_size, 0u);
+
+  PJRT_Executable_GetCompileOptions_Args compile_options{};
+  compile_options.struct_size = PJRT_Executable_GetCompileOptions_Args_STRUCT_SIZE;
+  compile_options.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_GetCompileOptions(&compile_options));
+  EXPECT_EQ(std::string(compile_options.serialized_bytes, compile_options.serialized_bytes_size), options);
+  compile_options.serialized_compile_options_deleter(compile_options.serialized_compile_options);
+
+  PJRT_LoadedExecutable_GetDeviceAssignment_Args assignment{};
+  assignment.struct_size = PJRT_LoadedExecutable_GetDeviceAssignment_Args_STRUCT_SIZE;
+  assignment.executable = loaded;
+  ASSERT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_GetDeviceAssignment(&assignment));
+  // replica_count 1, computation_count 1, computation_devices {replica_device_ids: 0}
+  EXPECT_EQ(std::string(assignment.serialized_bytes, assignment.serialized_bytes_size),
+            std::string("\x08\x01\x10\x01\x1a\x02\x08\x00", 8));
+  assignment.serialized_device_assignment_deleter(assignment.serialized_device_assignment);
+
+  PJRT_LogicalDeviceIds ids[1] = {{-1, -1}};
+  PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args logical{};
+  logical.struct_size = PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args_STRUCT_SIZE;
+  logical.executable = loaded;
+  logical.addressable_device_logical_ids = ids;
+  logical.num_addressable_device_logical_ids = 1;
+  ASSERT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
+  EXPECT_EQ(ids[0].replica, 0);
+  EXPECT_EQ(ids[0].partition, 0);
+
+  PJRT_Executable_Serialize_Args serialize{};
+  serialize.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
+  serialize.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_Serialize(&serialize));
+  PJRT_Executable_DeserializeAndLoad_Args deserialize{};
+  deserialize.struct_size = PJRT_Executable_DeserializeAndLoad_Args_STRUCT_SIZE;
+  deserialize.client = client_;
+  deserialize.serialized_executable = serialize.serialized_bytes;
+  deserialize.serialized_executable_size = serialize.serialized_bytes_size;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_DeserializeAndLoad(&deserialize));
+  serialize.serialized_executable_deleter(serialize.serialized_executable);
+
+  float host[4] = {1.5f, -2.0f, 0.0f, 1e30f};
+  PJRT_Buffer* x = ToDevice(host, PJRT_Buffer_Type_F32, {4}, Devices(client_)[0]);
+  for (PJRT_LoadedExecutable* run : {loaded, deserialize.loaded_executable}) {
+    std::vector<PJRT_Buffer*> out = Execute(run, {x}, 1);
+    ASSERT_EQ(out.size(), 1u);
+    std::vector<char> bytes = ToHost(out[0]);
+    const float* doubled = reinterpret_cast<const float*>(bytes.data());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(doubled[i], host[i] * 2) << i;
+    DestroyBuffer(out[0]);
+  }
+  DestroyBuffer(x);
+  PJRT_Executable_Destroy_Args destroy{PJRT_Executable_Destroy_Args_STRUCT_SIZE, nullptr, executable};
+  EXPECT_PJRT_OK(api_, api_->PJRT_Executable_Destroy(&destroy));
+  Destroy(deserialize.loaded_executable);
+  Destroy(loaded);
+}
+
+TEST_F(CompileApiTest, WrongArgumentsAreRejectedBeforeRunning) {
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("mul_const.1_17_0"), SingleDeviceOptions(), &executable).failed);
+  int32_t host[4] = {};
+  PJRT_Buffer* wrong_type = ToDevice(host, PJRT_Buffer_Type_S32, {4}, Devices(client_)[0]);
+  ErrorInfo error;
+  Execute(executable, {wrong_type}, 1, &error);
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("expected f32[4]"), std::string::npos) << error.message;
+  Execute(executable, {}, 1, &error);
+  ASSERT_TRUE(error.failed);
+  EXPECT_NE(error.message.find("takes 1 arguments, got 0"), std::string::npos) << error.message;
+  DestroyBuffer(wrong_type);
+  Destroy(executable);
+}
+
+TEST_F(CompileApiTest, GarbageCompileOptionsAreInvalidArgument) {
+  ErrorInfo info = Compile(Program("add_i32.1_17_0"), "\xff\xff\xff\xff garbage options", nullptr);
+  ASSERT_TRUE(info.failed);
+  EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("failed to deserialize CompileOptionsProto"), std::string::npos) << info.message;
+}
+
+TEST_F(CompileApiTest, UnknownProgramFormatIsInvalidArgument) {
+  ErrorInfo info = Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(), nullptr, "invalid");
+  ASSERT_TRUE(info.failed);
+  EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(info.message, "Unknown program format 'invalid'.");
+}
+
+TEST_F(CompileApiTest, RandomBytesAreInvalidArgument) {
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string code(rng() % 512, '\0');
+    for (char& c : code) c = static_cast<char>(rng());
+    if (trial % 2) code.replace(0, std::min<size_t>(4, code.size()), std::string("ML\xEFR", 4));
+    ErrorInfo info = Compile(code, SingleDeviceOptions(), nullptr);
+    ASSERT_TRUE(info.failed) << "trial " << trial;
+    EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << info.message;
+    EXPECT_FALSE(info.message.empty());
+  }
+}
+
+TEST_F(CompileApiTest, EveryTruncationOfARealProgramIsInvalidArgument) {
+  std::string program = Program("mul_const.1_17_0");
+  ASSERT_GT(program.size(), 16u);
+  for (size_t length = 0; length < program.size(); ++length) {
+    ErrorInfo info = Compile(program.substr(0, length), SingleDeviceOptions(), nullptr);
+    ASSERT_TRUE(info.failed) << "a prefix of " << length << " bytes compiled";
+    EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << length << ": " << info.message;
+  }
+}
+
+}  // namespace
+}  // namespace stablert::capi_test

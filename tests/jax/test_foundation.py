@@ -1,0 +1,100 @@
+"""The first programs JAX runs on StableRT, checked against JAX's own CPU backend."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+
+def run_on(device, fn, *args):
+    args = [jax.device_put(a, device) for a in args]
+    with jax.default_device(device):
+        return fn(*args)
+
+
+def test_devices_are_listed(stablert_device):
+    devices = jax.devices("stablert")
+    assert len(devices) == 1
+    assert devices[0].platform == "stablert"
+    assert devices[0].id == 0
+    assert devices[0].process_index == 0
+
+
+def test_add_integers(stablert_device):
+    with jax.default_device(stablert_device):
+        result = jnp.add(1, 1)
+    assert result.devices() == {stablert_device}
+    assert int(result) == 2
+
+
+def test_jit_multiply_float(stablert_device):
+    with jax.default_device(stablert_device):
+        result = jax.jit(lambda x: x * 2)(1.0)
+    assert result.devices() == {stablert_device}
+    assert float(result) == 2.0
+
+
+DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+          np.float16, jnp.bfloat16, np.float32, np.float64, np.complex64, np.complex128]
+SHAPES = [(), (0,), (7,), (3, 4), (2, 3, 5), (2, 0, 3), (1, 1, 1, 2)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_device_put_round_trip(stablert_device, dtype, shape):
+    rng = np.random.default_rng(sum(shape) + len(shape))
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    x = jax.device_put(a, stablert_device)
+    assert x.devices() == {stablert_device}
+    back = np.asarray(x)
+    assert back.dtype == a.dtype and back.shape == a.shape
+    np.testing.assert_array_equal(back, a)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_device_put_of_strided_views(stablert_device, dtype):
+    base = np.arange(4 * 6 * 5).astype(dtype).reshape(4, 6, 5)
+    for view in (base.T, base[::2, 1::3, ::-1], base.transpose(1, 0, 2)[:, :3], np.asfortranarray(base)):
+        x = jax.device_put(view, stablert_device)
+        np.testing.assert_array_equal(np.asarray(x), view)
+
+
+def test_jit_matches_cpu_backend(stablert_device, cpu_device):
+    f = jax.jit(lambda x, y: x * y + 3.0)
+    a = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    b = np.full((3, 4), 0.5, np.float32)
+    expected = run_on(cpu_device, f, a, b)
+    got = run_on(stablert_device, f, a, b)
+    assert got.devices() == {stablert_device}
+    np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-6)
+
+
+def test_compile_error_is_a_python_exception_not_a_crash(stablert_device):
+    # A program using an op the engine cannot run yet must fail with a clear error.
+    # The error names the op the engine cannot run (update the op when FFT lands).
+    f = jax.jit(lambda x: jnp.fft.fft(x))
+    with pytest.raises(Exception, match="stablehlo.fft"):
+        run_on(stablert_device, f, np.ones(8, dtype=np.complex64))
+
+
+def test_four_devices_from_the_environment():
+    script = textwrap.dedent("""
+        import jax, numpy as np
+        devices = jax.devices("stablert")
+        assert [d.id for d in devices] == [0, 1, 2, 3], devices
+        for d in devices:
+            x = jax.device_put(np.arange(5, dtype=np.int32) * d.id, d)
+            assert x.devices() == {d}
+            np.testing.assert_array_equal(np.asarray(x), np.arange(5) * d.id)
+            y = jax.device_put(x, devices[(d.id + 1) % 4])
+            np.testing.assert_array_equal(np.asarray(y), np.arange(5) * d.id)
+        print("ok")
+    """)
+    env = dict(os.environ, STABLERT_DEVICE_COUNT="4", JAX_PLATFORMS="stablert")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok")
