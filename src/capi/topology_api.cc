@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/hash.h"
 #include "capi/api.h"
 #include "capi/error.h"
 #include "capi/handles.h"
@@ -132,12 +133,7 @@ PJRT_Error* PJRT_TopologyDescription_Attributes(PJRT_TopologyDescription_Attribu
 PJRT_Error* PJRT_TopologyDescription_Fingerprint(PJRT_TopologyDescription_Fingerprint_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_TopologyDescription_Fingerprint, args);
   STABLERT_CAPI_REQUIRE(PJRT_TopologyDescription_Fingerprint, args->topology);
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the serialized form
-  for (unsigned char c : args->topology->serialized) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  args->fingerprint = hash;
+  args->fingerprint = Fingerprint64(args->topology->serialized);
   return nullptr;
 }
 

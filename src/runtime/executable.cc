@@ -1,26 +1,17 @@
 #include "runtime/executable.h"
 
-#include <cstdio>
+#include "base/hash.h"
 
 #include "runtime/executor.h"
 
 namespace stablert::runtime {
 namespace {
 
-// FNV-1a, 64 bit: a stable fingerprint of program and options.
-std::string Fingerprint(std::string_view a, std::string_view b) {
-  uint64_t hash = 1469598103934665603ull;
-  for (std::string_view part : {a, b}) {
-    for (unsigned char c : part) {
-      hash ^= c;
-      hash *= 1099511628211ull;
-    }
-    hash ^= 0xff;
-    hash *= 1099511628211ull;
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+// Distinguishes the program bytes from the options bytes in the fingerprint.
+std::string Fingerprint(std::string_view program, std::string_view options) {
+  uint64_t hash = Fingerprint64(program);
+  hash = Fingerprint64(std::string_view("\xff", 1), hash);
+  return FingerprintToHex(Fingerprint64(options, hash));
 }
 
 }  // namespace

@@ -17,8 +17,7 @@ using ir::OpCode;
 using plan::testing::ModuleBuilder;
 
 // Lowers `module` and runs it on `args`, returning the results as byte vectors.
-template <typename... Args>
-std::vector<std::vector<uint8_t>> Run(const ir::Module& module, const std::vector<const void*>& args) {
+std::vector<std::vector<uint8_t>> LowerAndRun(const ir::Module& module, const std::vector<const void*>& args) {
   auto plan = plan::LowerToPlan(module);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   if (!plan.ok()) return {};
@@ -56,7 +55,7 @@ TEST(ExecutorTest, AddMultiplyConstantBroadcastConvert) {
 
   std::vector<float> xs = {1, 2, 3, 4, 5, 6};
   std::vector<int32_t> ys = {10, -1, 0};
-  auto results = Run(module, {xs.data(), ys.data()});
+  auto results = LowerAndRun(module, {xs.data(), ys.data()});
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(As<float>(results[0]), (std::vector<float>{30, -4, 0, 60, -7, 0}));
 }
@@ -69,7 +68,7 @@ TEST(ExecutorTest, ResultsMayBeParametersConstantsOrRepeated) {
   auto reshaped = b.Op(OpCode::kReshape, {sum}, DType::kS32, {2, 1});
   ir::Module module = b.Build({x, c, sum, sum, reshaped});
   std::vector<int32_t> xs = {1, 2};
-  auto results = Run(module, {xs.data()});
+  auto results = LowerAndRun(module, {xs.data()});
   ASSERT_EQ(results.size(), 5u);
   EXPECT_EQ(As<int32_t>(results[0]), (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(As<int32_t>(results[1]), (std::vector<int32_t>{7, 8}));

@@ -1,0 +1,53 @@
+#include "runtime/buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace stablert::runtime {
+namespace {
+
+TEST(StridedCopy, GathersAndScattersAnyStrides) {
+  // A 2x3x4 int32 array stored with its dimensions permuted (strides of a 4x2x3 array).
+  std::vector<int32_t> storage(24);
+  std::iota(storage.begin(), storage.end(), 0);
+  Dims dims = {2, 3, 4};
+  std::vector<int64_t> strides = {3 * 4, 4, 2 * 3 * 4};
+  std::vector<int32_t> dense(24);
+  CopyStridedToDense(storage.data(), dims, strides, 4, dense.data());
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(dense[(i * 3 + j) * 4 + k], storage[i * 3 + j + k * 6]);
+  std::vector<int32_t> back(24, -1);
+  CopyDenseToStrided(dense.data(), dims, strides, 4, back.data());
+  EXPECT_EQ(back, storage);
+}
+
+TEST(Buffer, DeleteKeepsStorageAliveForExternalReferences) {
+  auto storage = BufferStorage::Allocate(16);
+  ASSERT_TRUE(storage.ok());
+  void* data = (*storage)->data();
+  Buffer buffer(DType::kF32, {4}, nullptr, nullptr, *storage, Event::Ready());
+  storage = StatusOr<std::shared_ptr<BufferStorage>>(Internal("moved"));
+  buffer.IncreaseExternalReferenceCount();
+  buffer.Delete();
+  EXPECT_TRUE(buffer.IsDeleted());
+  EXPECT_FALSE(buffer.storage("test").ok());
+  EXPECT_NE(data, nullptr);
+  EXPECT_TRUE(buffer.DecreaseExternalReferenceCount().ok());
+  EXPECT_FALSE(buffer.DecreaseExternalReferenceCount().ok());
+}
+
+TEST(BufferStorage, BorrowedStorageRunsItsReleaseOnce) {
+  int released = 0;
+  int value = 7;
+  {
+    auto storage = BufferStorage::Borrow(&value, sizeof value, [&] { ++released; });
+    auto copy = storage;
+    EXPECT_EQ(released, 0);
+  }
+  EXPECT_EQ(released, 1);
+}
+
+}  // namespace
+}  // namespace stablert::runtime
