@@ -1,0 +1,144 @@
+// compare, select and clamp kernels.
+#include <bit>
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/dtype_traits.h"
+#include "kernels/families.h"
+#include "kernels/registry.h"
+
+namespace stablert::kernels {
+namespace {
+
+enum Direction : int64_t { kEq = 0, kNe = 1, kGe = 2, kGt = 3, kLe = 4, kLt = 5 };
+enum CompareType : int64_t { kNoType = 0, kFloat = 1, kTotalOrder = 2, kSigned = 3, kUnsigned = 4 };
+
+// A signed integer whose order is the IEEE total order of the float with these bits:
+// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN.
+template <typename T>
+auto TotalOrderKey(T value) {
+  if constexpr (std::is_same_v<T, double>) {
+    int64_t bits = std::bit_cast<int64_t>(value);
+    return bits ^ static_cast<int64_t>(static_cast<uint64_t>(bits >> 63) >> 1);
+  } else if constexpr (std::is_same_v<T, float>) {
+    int32_t bits = std::bit_cast<int32_t>(value);
+    return bits ^ static_cast<int32_t>(static_cast<uint32_t>(bits >> 31) >> 1);
+  } else {  // F16, BF16
+    int16_t bits = static_cast<int16_t>(value.bits);
+    return static_cast<int16_t>(bits ^ static_cast<int16_t>(static_cast<uint16_t>(bits >> 15) >> 1));
+  }
+}
+
+template <Direction kDir, typename C>
+inline uint8_t Compare(C a, C b) {
+  if constexpr (kDir == kEq) return a == b;
+  else if constexpr (kDir == kNe) return a != b;
+  else if constexpr (kDir == kGe) return a >= b;
+  else if constexpr (kDir == kGt) return a > b;
+  else if constexpr (kDir == kLe) return a <= b;
+  else return a < b;
+}
+
+template <Direction kDir, bool kTotal, typename T>
+void CompareLoop(const T* a, const T* b, uint8_t* out, int64_t n) {
+  if constexpr (kTotal) {
+    for (int64_t i = 0; i < n; ++i) out[i] = Compare<kDir>(TotalOrderKey(a[i]), TotalOrderKey(b[i]));
+  } else if constexpr (kIsHalf<T>) {
+    for (int64_t i = 0; i < n; ++i) out[i] = Compare<kDir>(Load(a[i]), Load(b[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = Compare<kDir>(a[i], b[i]);
+  }
+}
+
+template <bool kTotal, typename T>
+void CompareDispatch(int64_t direction, const T* a, const T* b, uint8_t* out, int64_t n) {
+  switch (direction) {
+    case kEq: return CompareLoop<kEq, kTotal>(a, b, out, n);
+    case kNe: return CompareLoop<kNe, kTotal>(a, b, out, n);
+    case kGe: return CompareLoop<kGe, kTotal>(a, b, out, n);
+    case kGt: return CompareLoop<kGt, kTotal>(a, b, out, n);
+    case kLe: return CompareLoop<kLe, kTotal>(a, b, out, n);
+    default: return CompareLoop<kLt, kTotal>(a, b, out, n);
+  }
+}
+
+template <DType D>
+Status CompareKernel(const KernelContext&, const KernelArgs& args) {
+  using T = Storage<D>;
+  const ParamList& p = args.params[0];
+  const T* a = args.inputs[0].as<const T>();
+  const T* b = args.inputs[1].as<const T>();
+  uint8_t* out = args.outputs[0].as<uint8_t>();
+  const int64_t n = args.outputs[0].num_elements;
+  if constexpr (IsFloatStorage<T>()) {
+    if (p[1] == kTotalOrder) {
+      CompareDispatch<true>(p[0], a, b, out, n);
+      return OkStatus();
+    }
+  }
+  CompareDispatch<false>(p[0], a, b, out, n);
+  return OkStatus();
+}
+
+template <DType D>
+Status SelectKernel(const KernelContext&, const KernelArgs& args) {
+  using T = Storage<D>;
+  const BufferView& pred_view = args.inputs[0];
+  const uint8_t* pred = pred_view.as<const uint8_t>();
+  const T* on_true = args.inputs[1].as<const T>();
+  const T* on_false = args.inputs[2].as<const T>();
+  T* out = args.outputs[0].as<T>();
+  const int64_t n = args.outputs[0].num_elements;
+  if (pred_view.rank() == 0 && n > 0) {
+    const T* source = pred[0] ? on_true : on_false;
+    for (int64_t i = 0; i < n; ++i) out[i] = source[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = pred[i] ? on_true[i] : on_false[i];
+  }
+  return OkStatus();
+}
+
+template <typename C>
+inline C ClampOne(C lo, C x, C hi) {
+  if constexpr (std::is_integral_v<C>) {
+    C y = x > lo ? x : lo;
+    return y < hi ? y : hi;
+  } else {
+    // maximum(x, lo) then minimum(., hi), with NaN propagation and -0 < +0.
+    C y = std::isnan(x) ? x : std::isnan(lo) ? lo : (x > lo || (x == lo && !std::signbit(x))) ? x : lo;
+    return std::isnan(y) ? y : std::isnan(hi) ? hi : (y < hi || (y == hi && std::signbit(y))) ? y : hi;
+  }
+}
+
+template <DType D>
+Status ClampKernel(const KernelContext&, const KernelArgs& args) {
+  using T = Storage<D>;
+  const BufferView& lo_view = args.inputs[0];
+  const BufferView& hi_view = args.inputs[2];
+  const T* lo = lo_view.as<const T>();
+  const T* x = args.inputs[1].as<const T>();
+  const T* hi = hi_view.as<const T>();
+  T* out = args.outputs[0].as<T>();
+  const int64_t n = args.outputs[0].num_elements;
+  if (n == 0) return OkStatus();
+  const int64_t lo_step = lo_view.rank() == 0 ? 0 : 1;
+  const int64_t hi_step = hi_view.rank() == 0 ? 0 : 1;
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = StoreAs<T>(ClampOne(Load(lo[i * lo_step]), Load(x[i]), Load(hi[i * hi_step])));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterCompareSelectKernels(KernelRegistry& r) {
+  return ForEachDType(AllDTypes{}, [&]<DType D>() {
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("compare", {D}), &CompareKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("select", {D}), &SelectKernel<D>));
+    if constexpr (D != DType::kPred) {
+      STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("clamp", {D}), &ClampKernel<D>));
+    }
+    return OkStatus();
+  });
+}
+
+}  // namespace stablert::kernels

@@ -1,0 +1,65 @@
+// convert kernels: "convert.<From>.<To>" for every pair of supported dtypes.
+//
+// Semantics follow XLA's CPU backend: float -> integer truncates toward zero, saturates at
+// the target's range and maps NaN to 0; anything -> i1 is "!= 0" (NaN -> true); i1 -> x is
+// 0 or 1; integer -> integer wraps; conversions to f16/bf16 go through f32 (as XLA does)
+// and round to nearest even.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/dtype_traits.h"
+#include "kernels/families.h"
+#include "kernels/registry.h"
+
+namespace stablert::kernels {
+namespace {
+
+template <typename I, typename F>
+inline I FloatToInt(F x) {
+  if (std::isnan(x)) return 0;
+  // The limits as F: min is a power of two (exact); max + 1 is a power of two (exact).
+  constexpr F kMin = static_cast<F>(std::numeric_limits<I>::min());
+  constexpr F kMaxPlusOne = static_cast<F>(std::numeric_limits<I>::max() / 2 + 1) * F(2);
+  if (x <= kMin) return std::numeric_limits<I>::min();
+  if (x >= kMaxPlusOne) return std::numeric_limits<I>::max();
+  return static_cast<I>(x);
+}
+
+template <DType From, DType To>
+inline Storage<To> ConvertOne(Storage<From> x) {
+  using S = Storage<From>;
+  using T = Storage<To>;
+  if constexpr (To == DType::kPred) {
+    return Load(x) != 0 ? 1 : 0;
+  } else if constexpr (From == DType::kPred) {
+    return StoreAs<T>(static_cast<Compute<T>>(x != 0 ? 1 : 0));
+  } else if constexpr (IsFloatStorage<S>() && std::is_integral_v<T>) {
+    return FloatToInt<T>(Load(x));
+  } else if constexpr (kIsHalf<T>) {
+    return StoreAs<T>(static_cast<float>(Load(x)));
+  } else {
+    return static_cast<T>(Load(x));
+  }
+}
+
+template <DType From, DType To>
+Status ConvertKernel(const KernelContext&, const KernelArgs& args) {
+  const auto* in = args.inputs[0].as<const Storage<From>>();
+  auto* out = args.outputs[0].as<Storage<To>>();
+  const int64_t n = args.outputs[0].num_elements;
+  for (int64_t i = 0; i < n; ++i) out[i] = ConvertOne<From, To>(in[i]);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterConvertKernels(KernelRegistry& r) {
+  return ForEachDType(AllDTypes{}, [&]<DType From>() {
+    return ForEachDType(AllDTypes{}, [&]<DType To>() {
+      return r.Register(KernelKey("convert", {From, To}), &ConvertKernel<From, To>);
+    });
+  });
+}
+
+}  // namespace stablert::kernels

@@ -1,0 +1,80 @@
+// Compile-time mapping from DType to the C++ types kernels store and compute with, and
+// helpers to register one kernel template for a list of dtypes. Internal to kernels/.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "kernels/half.h"
+#include "kernels/kernel.h"
+
+namespace stablert::kernels {
+
+template <DType D>
+struct StorageOf;
+template <> struct StorageOf<DType::kPred> { using type = uint8_t; };  // 0 or 1
+template <> struct StorageOf<DType::kS8> { using type = int8_t; };
+template <> struct StorageOf<DType::kS16> { using type = int16_t; };
+template <> struct StorageOf<DType::kS32> { using type = int32_t; };
+template <> struct StorageOf<DType::kS64> { using type = int64_t; };
+template <> struct StorageOf<DType::kU8> { using type = uint8_t; };
+template <> struct StorageOf<DType::kU16> { using type = uint16_t; };
+template <> struct StorageOf<DType::kU32> { using type = uint32_t; };
+template <> struct StorageOf<DType::kU64> { using type = uint64_t; };
+template <> struct StorageOf<DType::kF16> { using type = F16; };
+template <> struct StorageOf<DType::kBF16> { using type = BF16; };
+template <> struct StorageOf<DType::kF32> { using type = float; };
+template <> struct StorageOf<DType::kF64> { using type = double; };
+
+template <DType D>
+using Storage = typename StorageOf<D>::type;
+
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
+
+template <typename T>
+constexpr bool IsFloatStorage() {
+  return kIsHalf<T> || std::is_floating_point_v<T>;
+}
+
+// The type arithmetic is done in: float for the 16-bit floats, the storage type otherwise.
+template <typename T>
+using Compute = std::conditional_t<kIsHalf<T>, float, T>;
+
+template <typename T>
+inline Compute<T> Load(T value) {
+  if constexpr (std::is_same_v<T, F16>) return F16ToFloat(value);
+  else if constexpr (std::is_same_v<T, BF16>) return BF16ToFloat(value);
+  else return value;
+}
+
+template <typename T>
+inline T StoreAs(Compute<T> value) {
+  if constexpr (std::is_same_v<T, F16>) return FloatToF16(value);
+  else if constexpr (std::is_same_v<T, BF16>) return FloatToBF16(value);
+  else return value;
+}
+
+template <DType... Ds>
+struct DTypeList {};
+
+using IntDTypes = DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8,
+                            DType::kU16, DType::kU32, DType::kU64>;
+using SignedDTypes = DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64>;
+using FloatDTypes = DTypeList<DType::kF16, DType::kBF16, DType::kF32, DType::kF64>;
+using AllDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64,
+                            DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kF16,
+                            DType::kBF16, DType::kF32, DType::kF64>;
+
+// Calls fn.template operator()<D>() for each D in the list, stopping at the first error.
+template <typename Fn, DType... Ds>
+Status ForEachDType(DTypeList<Ds...>, Fn&& fn) {
+  Status status;
+  ((status.ok() ? (void)(status = fn.template operator()<Ds>()) : (void)0), ...);
+  return status;
+}
+
+}  // namespace stablert::kernels

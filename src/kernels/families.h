@@ -1,0 +1,19 @@
+// Registration functions of the kernel families, one per source file. Internal to
+// kernels/; RegisterCpuKernels (registry.cc) calls them all.
+#pragma once
+
+#include "base/status.h"
+
+namespace stablert::kernels {
+
+class KernelRegistry;
+
+Status RegisterUnaryKernels(KernelRegistry& registry);
+Status RegisterBinaryKernels(KernelRegistry& registry);
+Status RegisterCompareSelectKernels(KernelRegistry& registry);
+Status RegisterConvertKernels(KernelRegistry& registry);
+Status RegisterDataMovementKernels(KernelRegistry& registry);
+Status RegisterReduceKernels(KernelRegistry& registry);
+Status RegisterDotKernels(KernelRegistry& registry);
+
+}  // namespace stablert::kernels

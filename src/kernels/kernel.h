@@ -1,0 +1,57 @@
+// The CPU kernel ABI: what every kernel receives and returns.
+//
+// A kernel is a plain function over raw, dense, row-major buffer views plus a list of
+// integer parameters whose layout is fixed per kernel (documented beside each family in
+// kernels/registry.h). Kernels know nothing about the IR, the plan or the runtime.
+//
+// Contract between caller and kernel:
+//   - views are dense and row-major; `dims` describe the logical shape;
+//   - shapes, dtypes and parameters were validated when the plan was built, so kernels
+//     do not re-check them (a mismatch is a caller bug);
+//   - outputs never alias inputs unless the kernel's documentation allows it;
+//   - a kernel is reentrant: it may run concurrently with itself on other buffers.
+// A kernel returns a non-OK Status only for conditions that cannot be known before run
+// time (none in the current set).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/status.h"
+
+namespace stablert::kernels {
+
+// One dense row-major array. `data` is non-null unless the array has no elements.
+// Views do not own memory.
+struct BufferView {
+  void* data = nullptr;
+  DType dtype = DType::kInvalid;
+  std::span<const int64_t> dims;
+  int64_t num_elements = 0;  // product of dims (1 for a scalar)
+
+  template <typename T>
+  T* as() const { return static_cast<T*>(data); }
+  int rank() const { return static_cast<int>(dims.size()); }
+};
+
+// Execution environment of one kernel call. Kernels may split their work into
+// `thread_count` parts; the current executor calls every kernel once with a count of 1.
+struct KernelContext {
+  int thread_index = 0;
+  int thread_count = 1;
+};
+
+// Integer parameters of one call: a few lists of int64 (dimension lists, enums, sizes).
+using ParamList = std::vector<int64_t>;
+
+struct KernelArgs {
+  std::span<const BufferView> inputs;
+  std::span<const BufferView> outputs;
+  std::span<const ParamList> params;
+};
+
+using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args);
+
+}  // namespace stablert::kernels

@@ -1,0 +1,56 @@
+#include "kernels/registry.h"
+
+#include "kernels/families.h"
+
+namespace stablert::kernels {
+
+std::string KernelKey(std::string_view op, std::initializer_list<DType> dtypes) {
+  std::string key(op);
+  for (DType dtype : dtypes) {
+    key += '.';
+    key += DTypeName(dtype);
+  }
+  return key;
+}
+
+Status KernelRegistry::Register(std::string key, KernelFn fn) {
+  if (fn == nullptr) return InvalidArgument("kernel '" + key + "' registered without a function");
+  auto [it, inserted] = kernels_.emplace(std::move(key), fn);
+  if (!inserted) return InvalidArgument("kernel '" + it->first + "' registered twice");
+  return OkStatus();
+}
+
+KernelFn KernelRegistry::Find(std::string_view key) const {
+  auto it = kernels_.find(key);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> KernelRegistry::Keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(kernels_.size());
+  for (const auto& [key, fn] : kernels_) keys.push_back(key);
+  return keys;
+}
+
+Status RegisterCpuKernels(KernelRegistry& registry) {
+  STABLERT_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterCompareSelectKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterConvertKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterDataMovementKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterReduceKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterDotKernels(registry));
+  return OkStatus();
+}
+
+const KernelRegistry& CpuKernels() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry();
+    Status status = RegisterCpuKernels(*r);
+    STABLERT_CHECK(status.ok());
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace stablert::kernels

@@ -1,0 +1,73 @@
+// The kernel registry: stable kernel keys -> kernel functions.
+//
+// A key is "<op>.<dtype>" where <op> is the StableHLO mnemonic without its dialect and
+// <dtype> the StableHLO element type name ("add.f32", "negate.bf16", "not.i1"); a few
+// kernels carry two dtypes or a variant in the op part, listed below. Execution plans name
+// kernels by key; the runtime resolves each key to a function pointer once per plan.
+//
+// Registration is explicit (RegisterCpuKernels); there are no static constructors.
+// A registry is filled once and then only read: concurrent Find() calls are safe,
+// concurrent Register() calls are not.
+//
+// Kernel families, their operands and their integer parameters (KernelArgs::params):
+//   unary  "<op>.<T>"       in: x            out: y (T; i1 for is_finite)      params: none
+//   binary "<op>.<T>"       in: a, b (same shape)  out: T                      params: none
+//   "compare.<T>"           in: a, b         out: i1     params: [[direction, type]] using
+//                           the VHLO numbering (EQ NE GE GT LE LT = 0..5; NOTYPE FLOAT
+//                           TOTALORDER SIGNED UNSIGNED = 0..4)
+//   "select.<T>"            in: pred (i1, scalar or shaped), on_true, on_false
+//   "clamp.<T>"             in: min, x, max (min/max scalar or x-shaped)
+//   "convert.<From>.<To>"   in: x            out: y
+//   "copy.<T>"              in: x            out: y (same element count)
+//   "broadcast_in_dim.<T>"  params: [[broadcast_dimensions]]
+//   "transpose.<T>"         params: [[permutation]]
+//   "slice.<T>"             params: [[start], [limit], [stride]]
+//   "concatenate.<T>"       in: N arrays     params: [[dimension]]
+//   "iota.<T>"              in: none         params: [[iota_dimension]]
+//   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
+//                           out: x's dims without the reduced ones  params: [[dimensions]]
+//   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
+//                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "kernels/kernel.h"
+
+namespace stablert::kernels {
+
+// "<op>.<dtype>[.<dtype>...]".
+std::string KernelKey(std::string_view op, std::initializer_list<DType> dtypes);
+
+class KernelRegistry {
+ public:
+  KernelRegistry() = default;
+  KernelRegistry(const KernelRegistry&) = delete;
+  KernelRegistry& operator=(const KernelRegistry&) = delete;
+
+  // Adds `fn` under `key`; InvalidArgument if the key is already taken.
+  Status Register(std::string key, KernelFn fn);
+  // The kernel registered under `key`, or nullptr.
+  KernelFn Find(std::string_view key) const;
+  // All keys, sorted.
+  std::vector<std::string> Keys() const;
+  size_t size() const { return kernels_.size(); }
+
+ private:
+  std::map<std::string, KernelFn, std::less<>> kernels_;
+};
+
+// Registers every CPU kernel of this library into `registry`.
+Status RegisterCpuKernels(KernelRegistry& registry);
+
+// A process-wide registry holding the CPU kernels, built on first use (thread-safe).
+const KernelRegistry& CpuKernels();
+
+}  // namespace stablert::kernels

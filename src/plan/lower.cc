@@ -1,0 +1,260 @@
+#include "plan/lower.h"
+
+#include <algorithm>
+
+#include "plan/lowering.h"
+
+namespace stablert::plan {
+
+bool IsSupportedDType(DType dtype) {
+  switch (dtype) {
+    case DType::kPred: case DType::kS8: case DType::kS16: case DType::kS32: case DType::kS64:
+    case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
+    case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Lowering::Origin(const ir::Operation& op) const {
+  std::string location = op.location < module_.locations.size() ? module_.locations[op.location].ToString()
+                                                                  : "unknown location";
+  return std::string(ir::OpName(op.code)) + " (" + location + ")";
+}
+
+Status Lowering::OpError(StatusCode code, const ir::Operation& op, std::string_view message) const {
+  return Status(code, Origin(op) + ": " + std::string(message));
+}
+
+StatusOr<ValueId> Lowering::Operand(const ir::Operation& op, size_t i) const {
+  if (i >= op.operands.size()) return Invalid(op, "expected at least " + std::to_string(i + 1) + " operands");
+  ir::ValueId id = op.operands[i];
+  if (id >= value_map_.size() || value_map_[id] == kNone)
+    return Invalid(op, "operand " + std::to_string(i) + " is not defined before its use");
+  return value_map_[id];
+}
+
+StatusOr<TensorType> Lowering::ResultType(const ir::Operation& op, size_t i) const {
+  if (i >= op.results.size()) return Invalid(op, "expected at least " + std::to_string(i + 1) + " results");
+  ir::ValueId id = op.results[i];
+  if (id >= module_.value_types.size()) return Invalid(op, "result " + std::to_string(i) + " has no type");
+  const ir::Type& type = module_.value_types[id];
+  if (!type.is_tensor()) return Unsupported(op, "result type " + ir::TypeToString(type) + " is not supported yet");
+  if (!IsSupportedDType(type.dtype))
+    return Unsupported(op, "element type " + std::string(DTypeName(type.dtype)) + " is not supported yet");
+  for (int64_t d : type.dims)
+    if (d < 0) return Invalid(op, "result type " + ir::TypeToString(type) + " has a negative dimension");
+  return TensorType{type.dtype, type.dims};
+}
+
+StatusOr<std::vector<int64_t>> Lowering::IntListAttr(const ir::Operation& op, std::string_view name) const {
+  const ir::Attribute* attr = op.attr(name);
+  if (attr == nullptr) return Invalid(op, "missing attribute '" + std::string(name) + "'");
+  auto list = attr->AsIntArray();
+  if (!list) return Invalid(op, "attribute '" + std::string(name) + "' is not an integer list");
+  return *list;
+}
+
+StatusOr<int64_t> Lowering::IntAttr(const ir::Operation& op, std::string_view name) const {
+  const ir::Attribute* attr = op.attr(name);
+  if (attr == nullptr) return Invalid(op, "missing attribute '" + std::string(name) + "'");
+  auto value = attr->AsInt();
+  if (!value) return Invalid(op, "attribute '" + std::string(name) + "' is not an integer");
+  return *value;
+}
+
+ValueId Lowering::NewValue(TensorType type) {
+  Value value;
+  value.byte_size = ByteSize(type);
+  value.type = std::move(type);
+  plan_.values.push_back(std::move(value));
+  ValueId id = static_cast<ValueId>(plan_.values.size() - 1);
+  alias_root_.push_back(id);
+  return id;
+}
+
+ValueId Lowering::NewAlias(ValueId of, TensorType type) {
+  ValueId id = NewValue(std::move(type));
+  alias_root_[id] = alias_root_[of];
+  return id;
+}
+
+ValueId Lowering::NewConstant(TensorType type, std::vector<uint8_t> bytes) {
+  ValueId id = NewValue(std::move(type));
+  plan_.values[id].storage = Storage::kConstant;
+  plan_.values[id].index = static_cast<int64_t>(plan_.constants.size());
+  plan_.constants.push_back(std::move(bytes));
+  return id;
+}
+
+void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
+                    std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params) {
+  Step step;
+  step.kernel = std::move(kernel);
+  step.inputs = std::move(inputs);
+  step.outputs = std::move(outputs);
+  step.params = std::move(params);
+  step.origin = Origin(op);
+  plan_.body.steps.push_back(std::move(step));
+}
+
+Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* returned) {
+  for (const ir::Operation& op : block.ops) {
+    if (op.code == ir::OpCode::kReturn) {
+      returned->clear();
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, i));
+        returned->push_back(value);
+      }
+      return OkStatus();
+    }
+    STABLERT_RETURN_IF_ERROR(LowerOp(op));
+  }
+  return InvalidArgument("block does not end with a return");
+}
+
+Status Lowering::LowerCall(const ir::Operation& op, std::string_view callee_name) {
+  const ir::Function* callee = module_.FindFunction(callee_name);
+  if (callee == nullptr) return Invalid(op, "calls unknown function @" + std::string(callee_name));
+  if (std::find(call_stack_.begin(), call_stack_.end(), callee->name) != call_stack_.end())
+    return Unsupported(op, "recursive call of @" + callee->name);
+  if (callee->body.blocks.size() != 1) return Unsupported(op, "callee @" + callee->name + " must have one block");
+  const ir::Block& block = callee->body.blocks[0];
+  if (block.arguments.size() != op.operands.size())
+    return Invalid(op, "passes " + std::to_string(op.operands.size()) + " operands to @" + callee->name + ", which takes " +
+                           std::to_string(block.arguments.size()));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, i));
+    ir::ValueId argument = block.arguments[i];
+    if (argument >= value_map_.size()) return Invalid(op, "callee @" + callee->name + " has an untyped argument");
+    Bind(argument, value);
+  }
+  call_stack_.push_back(callee->name);
+  std::vector<ValueId> returned;
+  Status status = LowerBlock(block, &returned);
+  call_stack_.pop_back();
+  if (!status.ok()) return status.WithPrefix("in @" + callee->name + " called from " + Origin(op));
+  if (returned.size() != op.results.size())
+    return Invalid(op, "@" + callee->name + " returns " + std::to_string(returned.size()) + " values, the call has " +
+                           std::to_string(op.results.size()) + " results");
+  for (size_t i = 0; i < returned.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, i));
+    if (type != TypeOf(returned[i]))
+      return Invalid(op, "result " + std::to_string(i) + " type differs from what @" + callee->name + " returns");
+    Bind(op.results[i], returned[i]);
+  }
+  return OkStatus();
+}
+
+Status Lowering::LowerOp(const ir::Operation& op) {
+  using ir::OpCode;
+  const ir::OpInfo& info = ir::GetOpInfo(op.code);
+  if (info.num_operands >= 0 && op.operands.size() != static_cast<size_t>(info.num_operands))
+    return Invalid(op, "expected " + std::to_string(info.num_operands) + " operands, got " +
+                           std::to_string(op.operands.size()));
+  if (info.num_results >= 0 && op.results.size() != static_cast<size_t>(info.num_results))
+    return Invalid(op, "expected " + std::to_string(info.num_results) + " results, got " +
+                           std::to_string(op.results.size()));
+  if (info.op_class == ir::OpClass::kUnary || info.op_class == ir::OpClass::kBinary)
+    return LowerElementwise(*this, op);
+  switch (op.code) {
+    case OpCode::kCompare:
+    case OpCode::kSelect:
+    case OpCode::kClamp:
+    case OpCode::kConvert:
+      return LowerElementwise(*this, op);
+    case OpCode::kConstant:
+    case OpCode::kBroadcast:
+    case OpCode::kBroadcastInDim:
+    case OpCode::kReshape:
+    case OpCode::kTranspose:
+    case OpCode::kSlice:
+    case OpCode::kConcatenate:
+    case OpCode::kIota:
+      return LowerShapeOp(*this, op);
+    case OpCode::kReduce:
+      return LowerReduce(*this, op);
+    case OpCode::kDot:
+    case OpCode::kDotGeneral:
+      return LowerDot(*this, op);
+    case OpCode::kCall: {
+      const ir::Attribute* callee = op.attr("callee");
+      auto name = callee ? callee->AsString() : std::nullopt;
+      if (!name) return Invalid(op, "missing attribute 'callee'");
+      return LowerCall(op, *name);
+    }
+    case OpCode::kComposite: {
+      const ir::Attribute* decomposition = op.attr("decomposition");
+      auto name = decomposition ? decomposition->AsString() : std::nullopt;
+      if (!name) return Invalid(op, "missing attribute 'decomposition'");
+      return LowerCall(op, *name);
+    }
+    case OpCode::kOptimizationBarrier:
+    case OpCode::kSdyShardingConstraint:
+    case OpCode::kSdyReshard:
+    case OpCode::kSdyPropagationBarrier: {
+      // Identity on values: results share their operands' storage.
+      if (op.operands.size() != op.results.size()) return Invalid(op, "operand and result counts differ");
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, i));
+        STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, i));
+        if (type != TypeOf(value)) return Invalid(op, "result " + std::to_string(i) + " type differs from its operand");
+        Bind(op.results[i], value);
+      }
+      return OkStatus();
+    }
+    case OpCode::kSdyShardingGroup:
+      return OkStatus();
+    default:
+      return Unsupported(op, "op is not supported by the CPU plan yet");
+  }
+}
+
+StatusOr<ExecutionPlan> Lowering::Run() {
+  const ir::Function* entry = module_.EntryFunction();
+  if (entry == nullptr)
+    return InvalidArgument("module has no entry function (no @main and not exactly one public function)");
+  if (entry->body.blocks.size() != 1) return Unimplemented("entry function @" + entry->name + " must have one block");
+  const ir::Block& block = entry->body.blocks[0];
+  if (block.arguments.size() != entry->argument_types.size())
+    return InvalidArgument("entry function @" + entry->name + " argument count differs from its type");
+
+  for (size_t i = 0; i < block.arguments.size(); ++i) {
+    const ir::Type& type = entry->argument_types[i];
+    std::string where = "parameter " + std::to_string(i) + " of @" + entry->name + " has type " + ir::TypeToString(type);
+    if (!type.is_tensor()) return Unimplemented(where + ", which is not supported yet");
+    if (!IsSupportedDType(type.dtype)) return Unimplemented(where + ": element type not supported yet");
+    if (block.arguments[i] >= value_map_.size()) return InvalidArgument(where + " but no value");
+    TensorType tensor{type.dtype, type.dims};
+    plan_.parameter_types.push_back(tensor);
+    ValueId value = NewValue(std::move(tensor));
+    plan_.values[value].storage = Storage::kParameter;
+    plan_.values[value].index = static_cast<int64_t>(i);
+    Bind(block.arguments[i], value);
+  }
+
+  call_stack_.push_back(entry->name);
+  std::vector<ValueId> returned;
+  STABLERT_RETURN_IF_ERROR(LowerBlock(block, &returned));
+  call_stack_.pop_back();
+
+  if (returned.size() != entry->result_types.size())
+    return InvalidArgument("@" + entry->name + " returns " + std::to_string(returned.size()) + " values but declares " +
+                           std::to_string(entry->result_types.size()) + " results");
+  for (size_t i = 0; i < returned.size(); ++i) {
+    const ir::Type& type = entry->result_types[i];
+    if (!type.is_tensor() || TensorType{type.dtype, type.dims} != TypeOf(returned[i]))
+      return InvalidArgument("result " + std::to_string(i) + " of @" + entry->name + " is declared " +
+                             ir::TypeToString(type) + " but the returned value is " +
+                             TensorTypeToString(TypeOf(returned[i])));
+    plan_.result_types.push_back(TypeOf(returned[i]));
+  }
+  plan_.results = std::move(returned);
+  AssignBuffers(plan_, alias_root_);
+  return std::move(plan_);
+}
+
+StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module) { return Lowering(module).Run(); }
+
+}  // namespace stablert::plan

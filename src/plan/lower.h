@@ -1,0 +1,24 @@
+// Lowering the IR to an ExecutionPlan.
+#pragma once
+
+#include "base/status.h"
+#include "ir/module.h"
+#include "plan/plan.h"
+
+namespace stablert::plan {
+
+// Lowers the module's entry function (calls inlined) to a plan: one or more kernel steps
+// per op, constants copied into the plan, buffers assigned to arena offsets by liveness.
+// The plan's parameters are the entry function's arguments, its results the function's
+// results, in order.
+//
+// Fails (never at run time) with:
+//   - Unimplemented for an op, dtype, attribute value or body the CPU plan does not
+//     support yet,
+//   - InvalidArgument for malformed input (missing or inconsistent attributes, shape
+//     mismatches, recursive calls),
+// with a message "stablehlo.foo (<location>): <what>".
+// Pure function of `module`; thread-safe for concurrent calls on the same module.
+StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module);
+
+}  // namespace stablert::plan

@@ -1,0 +1,194 @@
+// Lowering of elementwise ops: unary, binary, compare, select, clamp, convert.
+#include <string>
+
+#include "plan/lowering.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+
+enum KindMask : uint8_t { kBool = 1, kSigned = 2, kUnsigned = 4, kFloat = 8 };
+constexpr uint8_t kInt = kSigned | kUnsigned;
+constexpr uint8_t kNumeric = kInt | kFloat;
+constexpr uint8_t kAny = kBool | kNumeric;
+
+uint8_t KindBit(DType dtype) {
+  switch (DTypeKindOf(dtype)) {
+    case DTypeKind::kBool: return kBool;
+    case DTypeKind::kSigned: return kSigned;
+    case DTypeKind::kUnsigned: return kUnsigned;
+    case DTypeKind::kFloat: return kFloat;
+    default: return 0;
+  }
+}
+
+// Element kinds each unary/binary op accepts (0: not supported yet).
+uint8_t AllowedKinds(OpCode code) {
+  switch (code) {
+    case OpCode::kAbs: case OpCode::kNegate: case OpCode::kSign:
+      return kNumeric;
+    case OpCode::kNot:
+      return kBool | kInt;
+    case OpCode::kPopcnt: case OpCode::kCountLeadingZeros:
+      return kInt;
+    case OpCode::kCbrt: case OpCode::kCeil: case OpCode::kCosine: case OpCode::kExponential:
+    case OpCode::kExponentialMinusOne: case OpCode::kFloor: case OpCode::kIsFinite: case OpCode::kLog:
+    case OpCode::kLogPlusOne: case OpCode::kLogistic: case OpCode::kRoundNearestAfz:
+    case OpCode::kRoundNearestEven: case OpCode::kRsqrt: case OpCode::kSine: case OpCode::kSqrt:
+    case OpCode::kTan: case OpCode::kTanh:
+      return kFloat;
+    case OpCode::kAdd: case OpCode::kMultiply: case OpCode::kMaximum: case OpCode::kMinimum:
+      return kAny;
+    case OpCode::kSubtract: case OpCode::kDivide: case OpCode::kRemainder: case OpCode::kPower:
+      return kNumeric;
+    case OpCode::kAtan2:
+      return kFloat;
+    case OpCode::kAnd: case OpCode::kOr: case OpCode::kXor:
+      return kBool | kInt;
+    case OpCode::kShiftLeft: case OpCode::kShiftRightArithmetic: case OpCode::kShiftRightLogical:
+      return kInt;
+    default:
+      return 0;
+  }
+}
+
+// "stablehlo.add" -> "add".
+std::string ShortName(OpCode code) {
+  std::string_view name = ir::OpName(code);
+  size_t dot = name.find('.');
+  return std::string(dot == std::string_view::npos ? name : name.substr(dot + 1));
+}
+
+std::string KeyFor(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
+
+Status CheckKind(Lowering& l, const ir::Operation& op, DType dtype, uint8_t allowed) {
+  if (IsSupportedDType(dtype) && (KindBit(dtype) & allowed)) return OkStatus();
+  return l.Unsupported(op, "element type " + std::string(DTypeName(dtype)) + " is not supported for this op");
+}
+
+Status LowerUnaryOrBinary(Lowering& l, const ir::Operation& op) {
+  const uint8_t allowed = AllowedKinds(op.code);
+  if (allowed == 0) return l.Unsupported(op, "op is not supported by the CPU plan yet");
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  std::vector<ValueId> inputs;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId value, l.Operand(op, i));
+    inputs.push_back(value);
+  }
+  const TensorType& operand = l.TypeOf(inputs[0]);
+  for (ValueId input : inputs)
+    if (l.TypeOf(input) != operand) return l.Invalid(op, "operands have different types");
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, operand.dtype, allowed));
+  DType expected_result = op.code == OpCode::kIsFinite ? DType::kPred : operand.dtype;
+  if (result.dims != operand.dims || result.dtype != expected_result)
+    return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match operand type " +
+                             TensorTypeToString(operand));
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor(ShortName(op.code), operand.dtype), std::move(inputs), {out});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+// VHLO numbering (ir/attribute.h).
+enum : int64_t { kNoType = 0, kFloatCompare = 1, kTotalOrder = 2, kSignedCompare = 3, kUnsignedCompare = 4 };
+
+Status LowerCompare(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId lhs, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(ValueId rhs, l.Operand(op, 1));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  const TensorType& operand = l.TypeOf(lhs);
+  if (l.TypeOf(rhs) != operand) return l.Invalid(op, "operands have different types");
+  if (result.dtype != DType::kPred || result.dims != operand.dims)
+    return l.Invalid(op, "result type must be i1" + DimsToString(operand.dims));
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, operand.dtype, kAny));
+
+  const ir::Attribute* direction_attr = op.attr("comparison_direction");
+  const ir::EnumValue* direction = direction_attr ? direction_attr->get<ir::EnumValue>() : nullptr;
+  if (direction == nullptr || direction->kind != ir::EnumKind::kComparisonDirection || direction->value < 0 ||
+      direction->value > 5)
+    return l.Invalid(op, "missing or invalid attribute 'comparison_direction'");
+  int64_t type = kNoType;
+  if (const ir::Attribute* type_attr = op.attr("compare_type")) {
+    const ir::EnumValue* value = type_attr->get<ir::EnumValue>();
+    if (value == nullptr || value->kind != ir::EnumKind::kComparisonType || value->value < 0 || value->value > 4)
+      return l.Invalid(op, "invalid attribute 'compare_type'");
+    type = value->value;
+  }
+  const bool is_float = IsFloat(operand.dtype);
+  const bool is_signed = DTypeKindOf(operand.dtype) == DTypeKind::kSigned;
+  if (type == kNoType) type = is_float ? kFloatCompare : is_signed ? kSignedCompare : kUnsignedCompare;
+  const bool consistent = is_float ? (type == kFloatCompare || type == kTotalOrder)
+                                   : (type == (is_signed ? kSignedCompare : kUnsignedCompare));
+  if (!consistent)
+    return l.Invalid(op, "compare_type " + std::to_string(type) + " does not fit element type " +
+                             std::string(DTypeName(operand.dtype)));
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("compare", operand.dtype), {lhs, rhs}, {out}, {{direction->value, type}});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+Status LowerSelect(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId pred, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(ValueId on_true, l.Operand(op, 1));
+  STABLERT_ASSIGN_OR_RETURN(ValueId on_false, l.Operand(op, 2));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  if (l.TypeOf(on_true) != result || l.TypeOf(on_false) != result)
+    return l.Invalid(op, "on_true, on_false and the result must have one type");
+  const TensorType& pred_type = l.TypeOf(pred);
+  if (pred_type.dtype != DType::kPred || (!pred_type.dims.empty() && pred_type.dims != result.dims))
+    return l.Invalid(op, "pred must be i1, scalar or shaped like the result");
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("select", result.dtype), {pred, on_true, on_false}, {out});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+Status LowerClamp(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId min, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 1));
+  STABLERT_ASSIGN_OR_RETURN(ValueId max, l.Operand(op, 2));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  if (l.TypeOf(operand) != result) return l.Invalid(op, "operand and result types differ");
+  for (ValueId bound : {min, max}) {
+    const TensorType& type = l.TypeOf(bound);
+    if (type.dtype != result.dtype || (!type.dims.empty() && type.dims != result.dims))
+      return l.Invalid(op, "min and max must be scalars or shaped like the operand, of its element type");
+  }
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, result.dtype, kNumeric));
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("clamp", result.dtype), {min, operand, max}, {out});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+Status LowerConvert(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  const TensorType& from = l.TypeOf(operand);
+  if (from.dims != result.dims) return l.Invalid(op, "operand and result shapes differ");
+  if (from.dtype == result.dtype) {
+    l.Bind(op.results[0], operand);
+    return OkStatus();
+  }
+  ValueId out = l.NewValue(result);
+  l.Emit(op, "convert." + std::string(DTypeName(from.dtype)) + "." + std::string(DTypeName(result.dtype)), {operand},
+         {out});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status LowerElementwise(Lowering& l, const ir::Operation& op) {
+  switch (op.code) {
+    case OpCode::kCompare: return LowerCompare(l, op);
+    case OpCode::kSelect: return LowerSelect(l, op);
+    case OpCode::kClamp: return LowerClamp(l, op);
+    case OpCode::kConvert: return LowerConvert(l, op);
+    default: return LowerUnaryOrBinary(l, op);
+  }
+}
+
+}  // namespace stablert::plan

@@ -1,0 +1,95 @@
+// The state of one lowering and the helpers per-op lowering functions share.
+// Internal to plan/; one Lowering per LowerToPlan call, single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/module.h"
+#include "plan/plan.h"
+
+namespace stablert::plan {
+
+// Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64).
+bool IsSupportedDType(DType dtype);
+
+class Lowering {
+ public:
+  explicit Lowering(const ir::Module& module) : module_(module), value_map_(module.value_types.size(), kNone) {}
+
+  StatusOr<ExecutionPlan> Run();
+
+  //===--- Helpers for per-op lowering ---===//
+
+  const ir::Module& module() const { return module_; }
+  // "stablehlo.add (loc)".
+  std::string Origin(const ir::Operation& op) const;
+  // A Status of `code` whose message is "<Origin(op)>: <message>".
+  Status OpError(StatusCode code, const ir::Operation& op, std::string_view message) const;
+  Status Unsupported(const ir::Operation& op, std::string_view what) const {
+    return OpError(StatusCode::kUnimplemented, op, what);
+  }
+  Status Invalid(const ir::Operation& op, std::string_view what) const {
+    return OpError(StatusCode::kInvalidArgument, op, what);
+  }
+
+  // The plan value bound to operand `i` of `op`.
+  StatusOr<ValueId> Operand(const ir::Operation& op, size_t i) const;
+  // The type of result `i` of `op`, which must be a tensor of a supported dtype.
+  StatusOr<TensorType> ResultType(const ir::Operation& op, size_t i) const;
+  // A copy: later NewValue calls may move the value table.
+  TensorType TypeOf(ValueId value) const { return plan_.values[value].type; }
+
+  // A named integer-list attribute; InvalidArgument if missing or not an integer list.
+  StatusOr<std::vector<int64_t>> IntListAttr(const ir::Operation& op, std::string_view name) const;
+  StatusOr<int64_t> IntAttr(const ir::Operation& op, std::string_view name) const;
+
+  // New values: computed by a step (arena), sharing another value's bytes, or constant.
+  ValueId NewValue(TensorType type);
+  ValueId NewAlias(ValueId of, TensorType type);
+  ValueId NewConstant(TensorType type, std::vector<uint8_t> bytes);
+
+  void Bind(ir::ValueId ir_value, ValueId value) { value_map_[ir_value] = value; }
+  void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
+            std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params = {});
+
+  // Lowers a block's ops; `returned` receives the values its terminator returns.
+  Status LowerBlock(const ir::Block& block, std::vector<ValueId>* returned);
+
+ private:
+  static constexpr ValueId kNone = UINT32_MAX;
+
+  Status LowerOp(const ir::Operation& op);
+  Status LowerCall(const ir::Operation& op, std::string_view callee);
+
+  const ir::Module& module_;
+  ExecutionPlan plan_;
+  std::vector<ValueId> value_map_;     // ir::ValueId -> plan value
+  std::vector<ValueId> alias_root_;    // plan value -> value owning its storage
+  std::vector<std::string> call_stack_;
+};
+
+//===--- Per-op lowering functions (one family per file) ---===//
+
+// lower_elementwise.cc: unary and binary ops, compare, select, clamp, convert.
+Status LowerElementwise(Lowering& lowering, const ir::Operation& op);
+// lower_shape.cc: constant, broadcast(_in_dim), reshape, transpose, slice, concatenate, iota.
+Status LowerShapeOp(Lowering& lowering, const ir::Operation& op);
+// lower_reduce.cc: reduce with a recognized body.
+Status LowerReduce(Lowering& lowering, const ir::Operation& op);
+// lower_dot.cc: dot_general and dot.
+Status LowerDot(Lowering& lowering, const ir::Operation& op);
+
+//===--- Buffer assignment (buffer_assignment.cc) ---===//
+
+// Gives every value its storage: parameters and constants keep theirs; each result's
+// storage root becomes that result buffer when a step computes it; the remaining
+// computed values get arena offsets, reusing memory of values no longer live.
+// `alias_root[v]` is the value whose storage v shares (v itself for roots).
+void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root);
+
+}  // namespace stablert::plan

@@ -1,0 +1,118 @@
+// ExecutionPlan: what a compiled program is at run time. Plain data.
+//
+// A plan is a flat sequence of steps over a table of values. Each step names its kernel
+// by a stable key ("add.f32", see kernels/registry.h for the families and their
+// parameters), lists the values it reads and writes, and carries its integer parameters
+// already decoded from the IR. Every value has a storage decided at compile time: a byte
+// offset in the one arena an execution allocates, a parameter, a constant held by the
+// plan, or a result buffer the caller provides. Several values may share storage (a
+// reshape is the same bytes under other dims).
+//
+// Control flow (while/if/case) will be steps whose `regions` hold nested sequences over
+// the same value table and arena; the executor interprets them.
+//
+// Ownership and threading: a plan owns all its data. It is immutable once built and may
+// be executed by many threads at once. The only mutable part is RuntimeCache, which is
+// internally synchronized.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/shape.h"
+
+namespace stablert::plan {
+
+// Bumped whenever the meaning of a field changes (for serialized plans).
+inline constexpr uint32_t kPlanFormatVersion = 1;
+
+struct TensorType {
+  DType dtype = DType::kInvalid;
+  Dims dims;
+  bool operator==(const TensorType&) const = default;
+};
+// "f32[2,3]".
+std::string TensorTypeToString(const TensorType& type);
+// Bytes of a dense row-major array of this type.
+int64_t ByteSize(const TensorType& type);
+
+enum class Storage : uint8_t {
+  kArena,      // `index` is a byte offset into the execution's arena (64-byte aligned)
+  kParameter,  // `index` is the argument number
+  kConstant,   // `index` indexes ExecutionPlan::constants
+  kResult,     // `index` is the result number; written by a step straight into the
+               // caller's result buffer
+};
+
+using ValueId = uint32_t;
+
+struct Value {
+  TensorType type;
+  Storage storage = Storage::kArena;
+  int64_t index = 0;
+  int64_t byte_size = 0;
+};
+
+enum class StepKind : uint8_t {
+  kKernel,  // run `kernel` on inputs -> outputs
+};
+
+struct Step;
+
+struct Sequence {
+  std::vector<Step> steps;
+};
+
+struct Step {
+  StepKind kind = StepKind::kKernel;
+  std::string kernel;                        // stable kernel key
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  std::vector<std::vector<int64_t>> params;  // layout fixed per kernel family
+  std::vector<Sequence> regions;             // nested sequences (control flow)
+  std::string origin;                        // "stablehlo.add (loc)": for errors and dumps
+};
+
+// Opaque state the runtime derives from a plan on first execution (resolved kernel
+// pointers). plan/ never looks inside. Thread-safe. Copying or moving a plan leaves the
+// copy's cache empty; assigning to a plan while it executes is a caller bug.
+class RuntimeCache {
+ public:
+  RuntimeCache() = default;
+  RuntimeCache(const RuntimeCache&) {}
+  RuntimeCache& operator=(const RuntimeCache&);
+
+  // The stored state, or nullptr.
+  const void* Get() const { return value_.load(std::memory_order_acquire); }
+  // Stores `state` unless some state is stored already; returns the stored state, which
+  // lives as long as the plan.
+  const void* GetOrSet(std::shared_ptr<const void> state) const;
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const void> owner_;
+  mutable std::atomic<const void*> value_{nullptr};
+};
+
+struct ExecutionPlan {
+  uint32_t version = kPlanFormatVersion;
+  std::vector<TensorType> parameter_types;
+  std::vector<TensorType> result_types;
+  std::vector<Value> values;
+  std::vector<std::vector<uint8_t>> constants;  // dense row-major bytes
+  Sequence body;
+  std::vector<ValueId> results;  // value returned as result i
+  int64_t arena_size = 0;        // bytes
+
+  RuntimeCache runtime_cache;
+};
+
+// A readable dump of the plan, stable for golden tests.
+std::string PrintPlan(const ExecutionPlan& plan);
+
+}  // namespace stablert::plan
