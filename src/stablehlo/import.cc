@@ -1,0 +1,374 @@
+#include "stablehlo/import.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stablehlo/entry_decoder.h"
+#include "stablehlo/upgrade.h"
+#include "stablehlo/vhlo_ops.h"
+
+namespace stablert::stablehlo {
+namespace {
+
+constexpr ir::ValueId kUnmapped = 0xFFFFFFFFu;
+constexpr uint64_t kVersionNativeProperties = 5;
+
+using AttrRefs = std::vector<std::pair<std::string, uint32_t>>;
+
+class Importer {
+ public:
+  explicit Importer(const BytecodeFile& file)
+      : file_(file),
+        decoder_(file),
+        value_map_(file.values.size(), kUnmapped),
+        location_map_(file.attributes.size(), kUnmapped),
+        module_(std::make_unique<ir::Module>()) {}
+
+  StatusOr<std::unique_ptr<ir::Module>> Run() {
+    if (file_.root_op == kNoIndex) return InvalidArgument("bytecode holds no operation");
+    const RawOperation& root = file_.ops[file_.root_op];
+    std::string root_name = FullName(root);
+    if (root_name != "builtin.module") {
+      return InvalidArgument("the top-level operation is '" + root_name +
+                             "', expected 'builtin.module'");
+    }
+    AttrRefs refs;
+    STABLERT_RETURN_IF_ERROR(PropertyRefs(root, "sym_name?,sym_visibility?", &refs));
+    AttrRefs discardable;
+    STABLERT_RETURN_IF_ERROR(DiscardableRefs(root, &discardable));
+    for (auto& [name, index] : discardable) {
+      if (name == "sym_name" || name == "sym_visibility") {
+        refs.emplace_back(name, index);
+        continue;
+      }
+      STABLERT_ASSIGN_OR_RETURN(const ir::Attribute* value, decoder_.Attribute(index));
+      module_->attrs.emplace_back(name, *value);
+    }
+    for (const auto& [name, index] : refs) {
+      if (name == "sym_name") {
+        STABLERT_ASSIGN_OR_RETURN(module_->name, decoder_.String(index));
+      }
+    }
+    if (root.num_regions != 1) return InvalidArgument("builtin.module must have one region");
+    const RawRegion& region = file_.regions[root.first_region];
+    if (region.num_blocks > 1) return InvalidArgument("builtin.module must have one block");
+    if (region.num_blocks == 0) return std::move(module_);
+    const RawBlock& block = file_.blocks[region.first_block];
+    for (uint32_t i = 0; i < block.num_ops; ++i) {
+      const RawOperation& op = file_.ops[block.first_op + i];
+      std::string name = FullName(op);
+      Status status;
+      if (name == "vhlo.func_v1") {
+        status = ImportFunction(op);
+      } else if (name == "sdy.mesh") {
+        status = ImportMesh(op);
+      } else {
+        status = Unimplemented("unexpected top-level operation '" + name +
+                               "' in the module (expected vhlo.func_v1 or sdy.mesh)");
+      }
+      if (!status.ok()) return status;
+    }
+    return std::move(module_);
+  }
+
+ private:
+  std::string FullName(const RawOperation& op) const {
+    return std::string(file_.dialect_of(op)) + "." + std::string(file_.op_name(op));
+  }
+
+  // "vhlo.add_v1 at jit(f)/add at f.py:3:4".
+  std::string Describe(const RawOperation& op) {
+    std::string text = FullName(op);
+    StatusOr<ir::LocationId> loc = Location(op.location);
+    if (loc.ok() && *loc != 0) text += " at " + module_->locations[*loc].ToString();
+    return text;
+  }
+
+  StatusOr<ir::LocationId> Location(uint32_t attr) {
+    if (attr >= location_map_.size()) return InvalidArgument("location is out of range");
+    if (location_map_[attr] != kUnmapped) return location_map_[attr];
+    STABLERT_ASSIGN_OR_RETURN(ir::Location loc, decoder_.Location(attr));
+    ir::LocationId id = 0;
+    if (!loc.file.empty() || !loc.name.empty()) {
+      id = static_cast<ir::LocationId>(module_->locations.size());
+      module_->locations.push_back(std::move(loc));
+    }
+    location_map_[attr] = id;
+    return id;
+  }
+
+  StatusOr<ir::ValueId> Value(uint32_t file_value) {
+    if (file_value >= value_map_.size()) return InvalidArgument("value is out of range");
+    if (value_map_[file_value] != kUnmapped) return value_map_[file_value];
+    STABLERT_ASSIGN_OR_RETURN(ir::Type type, decoder_.ValueType(file_.values[file_value].type));
+    ir::ValueId id = module_->AddValue(std::move(type));
+    value_map_[file_value] = id;
+    return id;
+  }
+
+  // Attribute references from the op's property blob, in `names` order (a comma-separated
+  // list, optional attributes marked with '?').
+  Status PropertyRefs(const RawOperation& op, std::string_view names, AttrRefs* refs) {
+    if (op.properties == kNoIndex) {
+      if (file_.version >= kVersionNativeProperties && !names.empty() &&
+          names.find('?') == std::string_view::npos) {
+        return InvalidArgument("operation has no properties; expected " + std::string(names));
+      }
+      return OkStatus();
+    }
+    std::string where = "properties #" + std::to_string(op.properties);
+    Cursor c(file_.properties[op.properties], file_.properties_offsets[op.properties], where);
+    while (!names.empty()) {
+      size_t comma = names.find(',');
+      std::string_view name = names.substr(0, comma);
+      names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+      bool optional = !name.empty() && name.back() == '?';
+      if (optional) name.remove_suffix(1);
+      uint64_t index;
+      if (optional) {
+        bool present;
+        STABLERT_RETURN_IF_ERROR(c.ReadVarIntWithFlag(&index, &present, name));
+        if (!present) continue;
+        if (index >= file_.attributes.size()) {
+          return c.Error(std::string(name) + " attribute is out of range");
+        }
+      } else {
+        STABLERT_RETURN_IF_ERROR(c.ReadIndex(file_.attributes.size(), &index, name));
+      }
+      refs->emplace_back(std::string(name), static_cast<uint32_t>(index));
+    }
+    return c.ExpectEnd("the operation's properties");
+  }
+
+  Status DiscardableRefs(const RawOperation& op, AttrRefs* refs) {
+    if (op.attr_dict == kNoIndex) return OkStatus();
+    return decoder_.DictionaryEntries(op.attr_dict, refs);
+  }
+
+  Status ImportFunction(const RawOperation& op) {
+    body_error_ = false;
+    Status status = ImportFunctionBody(op);
+    if (status.ok() || body_error_) return status;
+    return status.WithPrefix("in " + Describe(op));
+  }
+
+  Status ImportFunctionBody(const RawOperation& op) {
+    const VhloOpInfo* info = FindVhloOp("func_v1");
+    AttrRefs refs;
+    STABLERT_RETURN_IF_ERROR(PropertyRefs(op, info->properties, &refs));
+    AttrRefs discardable;
+    STABLERT_RETURN_IF_ERROR(DiscardableRefs(op, &discardable));
+    refs.insert(refs.end(), discardable.begin(), discardable.end());
+    ir::Function function;
+    STABLERT_ASSIGN_OR_RETURN(function.location, Location(op.location));
+    const ir::Attribute* arg_attrs = nullptr;
+    const ir::Attribute* res_attrs = nullptr;
+    bool has_type = false, has_name = false;
+    for (const auto& [name, index] : refs) {
+      if (name == "sym_name") {
+        STABLERT_ASSIGN_OR_RETURN(function.name, decoder_.String(index));
+        has_name = true;
+      } else if (name == "sym_visibility") {
+        STABLERT_ASSIGN_OR_RETURN(std::string visibility, decoder_.String(index));
+        function.is_public = visibility.empty() || visibility == "public";
+      } else if (name == "function_type") {
+        STABLERT_ASSIGN_OR_RETURN(const DecodedType* type, decoder_.TypeOfTypeAttr(index));
+        if (type->kind != DecodedType::Kind::kFunction) {
+          return InvalidArgument("function_type is not a function type");
+        }
+        function.argument_types = type->inputs;
+        function.result_types = type->outputs;
+        has_type = true;
+      } else if (name == "arg_attrs") {
+        STABLERT_ASSIGN_OR_RETURN(arg_attrs, decoder_.Attribute(index));
+      } else if (name == "res_attrs") {
+        STABLERT_ASSIGN_OR_RETURN(res_attrs, decoder_.Attribute(index));
+      }
+    }
+    if (!has_name || !has_type) return InvalidArgument("function lacks sym_name or function_type");
+    STABLERT_RETURN_IF_ERROR(
+        PerValueAttrs(arg_attrs, function.argument_types.size(), "arg_attrs",
+                      &function.argument_attrs));
+    STABLERT_RETURN_IF_ERROR(
+        PerValueAttrs(res_attrs, function.result_types.size(), "res_attrs",
+                      &function.result_attrs));
+    if (op.num_regions != 1) return InvalidArgument("function must have one body region");
+    Status status = ImportRegion(file_.regions[op.first_region], function.body);
+    if (!status.ok()) {
+      body_error_ = true;
+      return status;
+    }
+    module_->functions.push_back(std::move(function));
+    return OkStatus();
+  }
+
+  Status PerValueAttrs(const ir::Attribute* attr, size_t count, std::string_view what,
+                       std::vector<ir::Attribute::Dictionary>* out) {
+    out->assign(count, {});
+    if (!attr) return OkStatus();
+    const auto* array = attr->get<ir::Attribute::Array>();
+    if (!array) return InvalidArgument(std::string(what) + " is not an array");
+    if (array->empty()) return OkStatus();
+    if (array->size() != count) {
+      return InvalidArgument(std::string(what) + " has " + std::to_string(array->size()) +
+                             " entries for " + std::to_string(count) + " values");
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const auto* dict = (*array)[i].get<ir::Attribute::Dictionary>();
+      if (!dict) return InvalidArgument(std::string(what) + " entry is not a dictionary");
+      (*out)[i] = *dict;
+    }
+    return OkStatus();
+  }
+
+  Status ImportMesh(const RawOperation& op) {
+    AttrRefs refs;
+    Status status = PropertyRefs(op, "mesh,sym_name", &refs);
+    AttrRefs discardable;
+    if (status.ok()) status = DiscardableRefs(op, &discardable);
+    if (!status.ok()) return status.WithPrefix("in " + Describe(op));
+    if (file_.version < kVersionNativeProperties) refs = discardable;
+    std::string name;
+    ir::Attribute mesh;
+    for (const auto& [key, index] : refs) {
+      if (key == "sym_name") {
+        STABLERT_ASSIGN_OR_RETURN(name, decoder_.String(index));
+      } else if (key == "mesh") {
+        STABLERT_ASSIGN_OR_RETURN(const ir::Attribute* value, decoder_.Attribute(index));
+        mesh = *value;
+      }
+    }
+    module_->meshes.emplace_back(std::move(name), std::move(mesh));
+    return OkStatus();
+  }
+
+  Status ImportRegion(const RawRegion& raw, ir::Region& region) {
+    region.blocks.resize(raw.num_blocks);
+    for (uint32_t b = 0; b < raw.num_blocks; ++b) {
+      const RawBlock& block = file_.blocks[raw.first_block + b];
+      ir::Block& out = region.blocks[b];
+      out.arguments.reserve(block.num_arguments);
+      for (uint32_t a = 0; a < block.num_arguments; ++a) {
+        STABLERT_ASSIGN_OR_RETURN(ir::ValueId id, Value(block.first_argument + a));
+        out.arguments.push_back(id);
+      }
+      out.ops.reserve(block.num_ops);
+      for (uint32_t i = 0; i < block.num_ops; ++i) {
+        const RawOperation& op = file_.ops[block.first_op + i];
+        STABLERT_RETURN_IF_ERROR(ImportOp(op, out));
+      }
+    }
+    return OkStatus();
+  }
+
+  // Errors name the op; errors of nested ops name the innermost op.
+  Status ImportOp(const RawOperation& raw, ir::Block& block) {
+    bool nested_error = false;
+    Status status = ImportOpImpl(raw, block, &nested_error);
+    if (status.ok() || nested_error) return status;
+    return status.WithPrefix("in " + Describe(raw));
+  }
+
+  Status ImportOpImpl(const RawOperation& raw, ir::Block& block, bool* nested_error) {
+    std::string_view dialect = file_.dialect_of(raw);
+    std::string_view name = file_.op_name(raw);
+    std::string_view properties;
+    ir::OpCode code;
+    if (dialect == "vhlo") {
+      const VhloOpInfo* info = FindVhloOp(name);
+      if (!info || name == "func_v1") {
+        return Unimplemented("unknown VHLO op 'vhlo." + std::string(name) +
+                             "' (not in StableHLO up to the supported version)");
+      }
+      code = info->code;
+      properties = info->properties;
+    } else if (dialect == "sdy") {
+      const SdyOpInfo* info = FindSdyOp(name);
+      if (!info) return Unimplemented("Shardy op 'sdy." + std::string(name) + "' is not supported");
+      code = info->code;
+      properties = info->properties;
+    } else if (dialect == "builtin" && name == "unrealized_conversion_cast") {
+      return FoldCast(raw);
+    } else {
+      return Unimplemented("operation '" + FullName(raw) +
+                           "' is not supported (only VHLO and Shardy ops)");
+    }
+    if (raw.num_successors != 0) return Unimplemented("operations with successor blocks");
+
+    ir::Operation op;
+    op.code = code;
+    STABLERT_ASSIGN_OR_RETURN(op.location, Location(raw.location));
+    AttrRefs refs;
+    STABLERT_RETURN_IF_ERROR(PropertyRefs(raw, properties, &refs));
+    AttrRefs discardable;
+    STABLERT_RETURN_IF_ERROR(DiscardableRefs(raw, &discardable));
+    refs.insert(refs.end(), discardable.begin(), discardable.end());
+    op.attrs.reserve(refs.size());
+    for (const auto& [key, index] : refs) {
+      STABLERT_ASSIGN_OR_RETURN(const ir::Attribute* value, decoder_.Attribute(index));
+      op.attrs.emplace_back(key, *value);
+    }
+    op.results.reserve(raw.num_results);
+    for (uint32_t i = 0; i < raw.num_results; ++i) {
+      STABLERT_ASSIGN_OR_RETURN(ir::ValueId id, Value(raw.first_result + i));
+      op.results.push_back(id);
+    }
+    op.operands.reserve(raw.num_operands);
+    for (uint32_t i = 0; i < raw.num_operands; ++i) {
+      STABLERT_ASSIGN_OR_RETURN(ir::ValueId id, Value(file_.operands[raw.first_operand + i]));
+      op.operands.push_back(id);
+    }
+    op.regions.resize(raw.num_regions);
+    for (uint32_t i = 0; i < raw.num_regions; ++i) {
+      Status status = ImportRegion(file_.regions[raw.first_region + i], op.regions[i]);
+      if (!status.ok()) {
+        *nested_error = true;
+        return status;
+      }
+    }
+    if (dialect == "vhlo") STABLERT_RETURN_IF_ERROR(UpgradeVhloAttributes(name, op));
+    std::stable_sort(op.attrs.begin(), op.attrs.end(),
+                     [](const ir::NamedAttribute& a, const ir::NamedAttribute& b) {
+                       return a.first < b.first;
+                     });
+    block.ops.push_back(std::move(op));
+    return OkStatus();
+  }
+
+  // builtin.unrealized_conversion_cast bridges in mixed artifacts: identical types only.
+  Status FoldCast(const RawOperation& raw) {
+    if (raw.num_operands != 1 || raw.num_results != 1 || raw.num_regions != 0) {
+      return Unimplemented("unrealized_conversion_cast with other than one operand and result");
+    }
+    STABLERT_ASSIGN_OR_RETURN(ir::ValueId source, Value(file_.operands[raw.first_operand]));
+    STABLERT_ASSIGN_OR_RETURN(ir::Type type, decoder_.ValueType(file_.values[raw.first_result].type));
+    if (!(module_->type_of(source) == type)) {
+      return Unimplemented("unrealized_conversion_cast from " +
+                           ir::TypeToString(module_->type_of(source)) + " to " +
+                           ir::TypeToString(type) + " changes the type");
+    }
+    if (value_map_[raw.first_result] != kUnmapped) {
+      return Unimplemented("unrealized_conversion_cast result used before its definition");
+    }
+    value_map_[raw.first_result] = source;
+    return OkStatus();
+  }
+
+  const BytecodeFile& file_;
+  EntryDecoder decoder_;
+  std::vector<ir::ValueId> value_map_;
+  std::vector<ir::LocationId> location_map_;
+  std::unique_ptr<ir::Module> module_;
+  bool body_error_ = false;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ir::Module>> ImportModule(const BytecodeFile& file) {
+  Importer importer(file);
+  return importer.Run();
+}
+
+}  // namespace stablert::stablehlo

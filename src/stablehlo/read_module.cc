@@ -1,0 +1,43 @@
+#include "stablehlo/read_module.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "stablehlo/bytecode_reader.h"
+#include "stablehlo/import.h"
+#include "stablehlo/version.h"
+
+namespace stablert::stablehlo {
+namespace {
+
+// Dialects of the unstable (non-VHLO) serialization; such artifacts are rejected.
+bool IsUnstableDialect(std::string_view name) {
+  return name == "stablehlo" || name == "chlo" || name == "func" || name == "mhlo";
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes) {
+  STABLERT_ASSIGN_OR_RETURN(BytecodeFile file, ReadBytecode(bytes));
+  STABLERT_RETURN_IF_ERROR(ArtifactVersion(file.producer).status());
+  for (const DialectEntry& dialect : file.dialects) {
+    if (IsUnstableDialect(dialect.name)) {
+      return InvalidArgument("the artifact uses the '" + std::string(dialect.name) +
+                             "' dialect directly (plain MLIR bytecode, not a VHLO portable "
+                             "artifact); only VHLO is supported");
+    }
+  }
+  return ImportModule(file);
+}
+
+StatusOr<std::unique_ptr<ir::Module>> ReadModuleFromFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open '" + path + "'");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return NotFound("cannot read '" + path + "'");
+  StatusOr<std::unique_ptr<ir::Module>> module = ReadModule(bytes);
+  if (!module.ok()) return module.status().WithPrefix(path);
+  return module;
+}
+
+}  // namespace stablert::stablehlo

@@ -1,0 +1,30 @@
+// Public entry point of the StableHLO reader: portable artifact bytes -> ir::Module.
+//
+// ReadModule checks that the bytes are MLIR bytecode written by StableHLO
+// ("StableHLO_vX.Y.Z" producer) for a version in [kMinimumVersion, kCurrentVersion]
+// (version.h), reads the container, decodes VHLO/builtin/sdy attributes and types, and
+// imports the ops (conventions in import.h). The result is not yet verified: callers run
+// ir::Verify next.
+//
+// Ownership: the returned Module owns all its data (nothing points into `bytes`).
+// Failure: never crashes on malformed input; returns InvalidArgument (malformed,
+// truncated or out-of-range-version input; messages name the section, byte offset or
+// op) or Unimplemented (valid StableHLO StableRT cannot represent, e.g. dynamic shapes).
+// Thread-safe: concurrent calls share no state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "ir/module.h"
+
+namespace stablert::stablehlo {
+
+StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes);
+
+// Reads the file at `path` and calls ReadModule. NotFound if the file cannot be read.
+StatusOr<std::unique_ptr<ir::Module>> ReadModuleFromFile(const std::string& path);
+
+}  // namespace stablert::stablehlo

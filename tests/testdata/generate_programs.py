@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Builds small JAX programs and writes them as StableHLO portable artifacts.
+
+Each program is lowered with jax.jit and serialized the way jaxlib's PJRT C API client does
+before PJRT_Client_Compile: a VHLO portable artifact in MLIR bytecode at a target version,
+with mixed (sdy-preserving) serialization for targets >= 1.11.0 and Shardy export for older
+targets. Three targets are written per program: the oldest StableHLO accepts (0.9.0), JAX's
+default target (the WEEK_12 compatibility anchor) and jaxlib's current version.
+
+usage: generate_programs.py [OUT_DIR]   (default: programs/ next to this script)
+Run with the JAX in /work/main/.venv; the sdy program needs 2 CPU devices, set below.
+"""
+import os
+import pathlib
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+from jax._src.lib import _jax  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
+from jaxlib.mlir.dialects import stablehlo  # noqa: E402
+
+MIXED_SERIALIZATION_MIN = (1, 11, 0)
+
+
+def version_tuple(v):
+    return tuple(int(x) for x in v.split("."))
+
+
+def serialize(module, target):
+    # Mirrors xla::Serialize: targets >= 1.11.0 keep other dialects (sdy) in place.
+    mixed = version_tuple(target) >= MIXED_SERIALIZATION_MIN
+    return _jax.mlir.serialize_portable_artifact(module, target, mixed)
+
+
+def targets():
+    default = stablehlo.get_version_from_compatibility_requirement(
+        stablehlo.StablehloCompatibilityRequirement.WEEK_12)
+    out = [stablehlo.get_minimum_version(), default, stablehlo.get_current_version()]
+    return sorted(set(out), key=version_tuple)
+
+
+# --- programs: name -> (function, example args, jit kwargs) ---------------------------------
+
+def add_i32(x, y):
+    return x + y
+
+
+def mul_const(x):
+    return x * 2.0
+
+
+def broadcast_reshape_convert(x):
+    b = jnp.broadcast_to(x, (2, 3))
+    return jnp.reshape(b, (6,)).astype(jnp.int32)
+
+
+def reduce_sum(x):
+    return jnp.sum(x, axis=1)
+
+
+def while_loop(n, x):
+    return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))
+
+
+@jax.jit
+def _private_helper(a, b):
+    return jnp.tanh(a) * b + 1.0
+
+
+def call_private(x, y):
+    return _private_helper(x, y) - _private_helper(y, x)
+
+
+def sharded_add(x, y):
+    return jnp.sin(x) + y
+
+
+def programs():
+    f32 = np.float32
+    out = {
+        "add_i32": (add_i32, (np.int32(1), np.int32(2)), {}),
+        "mul_const": (mul_const, (np.zeros((4,), f32),), {}),
+        "broadcast_reshape_convert": (broadcast_reshape_convert, (np.zeros((3,), f32),), {}),
+        "reduce_sum": (reduce_sum, (np.zeros((2, 3), f32),), {}),
+        "while_loop": (while_loop, (np.int32(3), np.zeros((2,), f32)), {}),
+        "call_private": (call_private, (np.zeros((2,), f32), np.zeros((2,), f32)), {}),
+    }
+    devices = jax.devices()
+    if len(devices) >= 2:
+        mesh = Mesh(np.array(devices[:2]), ("x",))
+        sharding = NamedSharding(mesh, P("x"))
+        out["sdy_sharded_add"] = (sharded_add, (np.zeros((4, 2), f32), np.zeros((4, 2), f32)),
+                                  {"in_shardings": (sharding, sharding),
+                                   "out_shardings": sharding})
+    return out
+
+
+def main():
+    out_dir = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else (
+        pathlib.Path(__file__).resolve().parent / "programs")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, (fn, args, kwargs) in programs().items():
+        module = jax.jit(fn, **kwargs).lower(*args).compiler_ir("stablehlo")
+        for target in targets():
+            data = serialize(module, target)
+            path = out_dir / f"{name}.{target.replace('.', '_')}.mlirbc"
+            path.write_bytes(data)
+            print(f"{path.name}: {len(data)} bytes")
+
+
+if __name__ == "__main__":
+    main()
