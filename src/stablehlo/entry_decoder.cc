@@ -254,20 +254,60 @@ StatusOr<std::string> EntryDecoder::String(uint32_t index) {
 }
 
 StatusOr<ir::Location> EntryDecoder::Location(uint32_t index) {
-  ir::Location loc;
-  STABLERT_RETURN_IF_ERROR(CollectLocation(index, &loc, 0));
-  return loc;
+  STABLERT_ASSIGN_OR_RETURN(const ir::Location* loc, DecodeLocation(index));
+  return *loc;
 }
 
-Status EntryDecoder::CollectLocation(uint32_t index, ir::Location* out, int depth) {
+namespace {
+
+// Fills what `out` lacks from `other`: the name, and the file position as a whole.
+void FillLocation(ir::Location* out, const ir::Location& other) {
+  if (out->name.empty()) out->name = other.name;
+  if (out->file.empty()) {
+    out->file = other.file;
+    out->line = other.line;
+    out->column = other.column;
+  }
+}
+
+}  // namespace
+
+StatusOr<const ir::Location*> EntryDecoder::DecodeLocation(uint32_t index) {
   if (index >= file_.attributes.size()) {
     return InvalidArgument("malformed bytecode: location attribute #" + std::to_string(index) +
                            " is out of range");
   }
-  if (depth >= kMaxNestingDepth) {
+  if (location_state_.empty()) {
+    location_state_.assign(file_.attributes.size(), State::kPending);
+    locations_.resize(file_.attributes.size());
+  }
+  switch (location_state_[index]) {
+    case State::kDone:
+      return locations_[index].get();
+    case State::kInProgress:
+      return InvalidArgument("malformed bytecode: " + DescribeAttr(index) +
+                             " is a location that contains itself");
+    case State::kPending:
+      break;
+  }
+  if (depth_ >= kMaxNestingDepth) {
     return InvalidArgument("malformed bytecode: locations nested deeper than " +
                            std::to_string(kMaxNestingDepth));
   }
+  location_state_[index] = State::kInProgress;
+  ++depth_;
+  StatusOr<ir::Location> loc = DecodeLocationEntry(index);
+  --depth_;
+  if (!loc.ok()) {
+    location_state_[index] = State::kPending;
+    return loc.status();
+  }
+  locations_[index] = std::make_unique<ir::Location>(std::move(loc).value());
+  location_state_[index] = State::kDone;
+  return locations_[index].get();
+}
+
+StatusOr<ir::Location> EntryDecoder::DecodeLocationEntry(uint32_t index) {
   const AttrTypeEntry& entry = file_.attributes[index];
   std::string where = DescribeAttr(index);
   if (AttrDialect(index) != "builtin" || !entry.custom) {
@@ -276,14 +316,18 @@ Status EntryDecoder::CollectLocation(uint32_t index, ir::Location* out, int dept
   Cursor c(entry.data, entry.offset, where);
   uint64_t code;
   STABLERT_RETURN_IF_ERROR(c.ReadVarInt(&code, "location kind"));
+  ir::Location out;
   uint32_t a, b;
   switch (code) {
-    case kCallSiteLoc:
+    case kCallSiteLoc: {
       STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "call site callee"));
       STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &b, "call site caller"));
-      STABLERT_RETURN_IF_ERROR(CollectLocation(a, out, depth + 1));
-      STABLERT_RETURN_IF_ERROR(CollectLocation(b, out, depth + 1));
+      STABLERT_ASSIGN_OR_RETURN(const ir::Location* callee, DecodeLocation(a));
+      out = *callee;
+      STABLERT_ASSIGN_OR_RETURN(const ir::Location* caller, DecodeLocation(b));
+      FillLocation(&out, *caller);
       break;
+    }
     case kFileLineColLoc:
     case kFileLineColRange: {
       STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "location file name"));
@@ -296,11 +340,9 @@ Status EntryDecoder::CollectLocation(uint32_t index, ir::Location* out, int dept
       for (uint64_t i = 0; i < count; ++i) {
         STABLERT_RETURN_IF_ERROR(c.ReadVarInt(&numbers[i], "location line/column"));
       }
-      if (out->file.empty()) {
-        STABLERT_ASSIGN_OR_RETURN(out->file, String(a));
-        out->line = static_cast<int32_t>(numbers[0]);
-        out->column = static_cast<int32_t>(numbers[1]);
-      }
+      STABLERT_ASSIGN_OR_RETURN(out.file, String(a));
+      out.line = static_cast<int32_t>(numbers[0]);
+      out.column = static_cast<int32_t>(numbers[1]);
       break;
     }
     case kFusedLoc:
@@ -309,28 +351,30 @@ Status EntryDecoder::CollectLocation(uint32_t index, ir::Location* out, int dept
       STABLERT_RETURN_IF_ERROR(c.ReadCount(1, &count, "fused location count"));
       for (uint64_t i = 0; i < count; ++i) {
         STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "fused location"));
-        STABLERT_RETURN_IF_ERROR(CollectLocation(a, out, depth + 1));
+        STABLERT_ASSIGN_OR_RETURN(const ir::Location* part, DecodeLocation(a));
+        FillLocation(&out, *part);
       }
       if (code == kFusedLocWithMetadata) {
         STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "fused location metadata"));
       }
       break;
     }
-    case kNameLoc:
+    case kNameLoc: {
       STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "name location name"));
       STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &b, "name location child"));
-      if (out->name.empty()) {
-        STABLERT_ASSIGN_OR_RETURN(out->name, String(a));
-      }
-      STABLERT_RETURN_IF_ERROR(CollectLocation(b, out, depth + 1));
+      STABLERT_ASSIGN_OR_RETURN(out.name, String(a));
+      STABLERT_ASSIGN_OR_RETURN(const ir::Location* child, DecodeLocation(b));
+      FillLocation(&out, *child);
       break;
+    }
     case kUnknownLoc:
       break;
     default:
       return InvalidArgument(where + " (builtin kind " + std::to_string(code) +
                              ") is not a location");
   }
-  return c.ExpectEnd("the location");
+  STABLERT_RETURN_IF_ERROR(c.ExpectEnd("the location"));
+  return out;
 }
 
 //===--- Reference helpers ----------------------------------------------------------===//

@@ -97,13 +97,18 @@ class EntryDecoder {
   StatusOr<ir::Attribute> DecodeVhloAttribute(Cursor& c);
   StatusOr<DecodedType> DecodeVhloType(Cursor& c);
   StatusOr<ir::Attribute> DecodeSdyAttribute(Cursor& c);
-  Status CollectLocation(uint32_t index, ir::Location* out, int depth);
+  // Locations combine compositionally (the outermost name, the first file position in
+  // callee-before-caller order), so each entry is decoded once.
+  StatusOr<const ir::Location*> DecodeLocation(uint32_t index);
+  StatusOr<ir::Location> DecodeLocationEntry(uint32_t index);
 
   const BytecodeFile& file_;
   std::vector<State> attr_state_;
   std::vector<std::unique_ptr<ir::Attribute>> attrs_;
   std::vector<State> type_state_;
   std::vector<std::unique_ptr<DecodedType>> types_;
+  std::vector<State> location_state_;
+  std::vector<std::unique_ptr<ir::Location>> locations_;
   int depth_ = 0;
 };
 
