@@ -202,8 +202,8 @@ class ModulePrinter {
   }
   std::string Loc(LocationId id) {
     if (!options_.locations) return "";
-    const Location& loc = id < module_.locations.size() ? module_.locations[id] : Location{};
-    return " loc(" + Quote(loc.ToString()) + ")";
+    if (id == 0 || id >= module_.locations.size()) return " loc(unknown)";
+    return " loc(" + Quote(module_.locations[id].ToString()) + ")";
   }
   void Indent(int depth) { out_.append(static_cast<size_t>(depth) * 2, ' '); }
 

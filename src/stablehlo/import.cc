@@ -19,8 +19,9 @@ using AttrRefs = std::vector<std::pair<std::string, uint32_t>>;
 
 class Importer {
  public:
-  explicit Importer(const BytecodeFile& file)
+  Importer(const BytecodeFile& file, const ImportOptions& options)
       : file_(file),
+        options_(options),
         decoder_(file),
         value_map_(file.values.size(), kUnmapped),
         location_map_(file.attributes.size(), kUnmapped),
@@ -62,6 +63,11 @@ class Importer {
       Status status;
       if (name == "vhlo.func_v1") {
         status = ImportFunction(op);
+        if (!status.ok() && options_.skipped_functions &&
+            status.code() == StatusCode::kUnimplemented) {
+          options_.skipped_functions->push_back(status);
+          status = OkStatus();
+        }
       } else if (name == "sdy.mesh") {
         status = ImportMesh(op);
       } else {
@@ -149,9 +155,11 @@ class Importer {
 
   Status ImportFunction(const RawOperation& op) {
     body_error_ = false;
+    function_name_.clear();
     Status status = ImportFunctionBody(op);
-    if (status.ok() || body_error_) return status;
-    return status.WithPrefix("in " + Describe(op));
+    if (status.ok()) return status;
+    std::string where = "in function @" + function_name_ + ": ";
+    return Status(status.code(), where + std::string(status.message()));
   }
 
   Status ImportFunctionBody(const RawOperation& op) {
@@ -169,7 +177,13 @@ class Importer {
     for (const auto& [name, index] : refs) {
       if (name == "sym_name") {
         STABLERT_ASSIGN_OR_RETURN(function.name, decoder_.String(index));
+        function_name_ = function.name;
         has_name = true;
+      }
+    }
+    for (const auto& [name, index] : refs) {
+      if (name == "sym_name") {
+        continue;
       } else if (name == "sym_visibility") {
         STABLERT_ASSIGN_OR_RETURN(std::string visibility, decoder_.String(index));
         function.is_public = visibility.empty() || visibility == "public";
@@ -195,6 +209,8 @@ class Importer {
         PerValueAttrs(res_attrs, function.result_types.size(), "res_attrs",
                       &function.result_attrs));
     if (op.num_regions != 1) return InvalidArgument("function must have one body region");
+    // A declaration (no body) cannot run; it is left out and calls to it fail verification.
+    if (file_.regions[op.first_region].num_blocks == 0) return OkStatus();
     Status status = ImportRegion(file_.regions[op.first_region], function.body);
     if (!status.ok()) {
       body_error_ = true;
@@ -357,17 +373,20 @@ class Importer {
   }
 
   const BytecodeFile& file_;
+  const ImportOptions& options_;
   EntryDecoder decoder_;
   std::vector<ir::ValueId> value_map_;
   std::vector<ir::LocationId> location_map_;
   std::unique_ptr<ir::Module> module_;
   bool body_error_ = false;
+  std::string function_name_;
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ir::Module>> ImportModule(const BytecodeFile& file) {
-  Importer importer(file);
+StatusOr<std::unique_ptr<ir::Module>> ImportModule(const BytecodeFile& file,
+                                                   const ImportOptions& options) {
+  Importer importer(file, options);
   return importer.Run();
 }
 

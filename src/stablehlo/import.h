@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "base/status.h"
 #include "ir/module.h"
@@ -26,6 +27,13 @@
 
 namespace stablert::stablehlo {
 
-StatusOr<std::unique_ptr<ir::Module>> ImportModule(const BytecodeFile& file);
+struct ImportOptions {
+  // Diagnostics: leave out functions that fail with Unimplemented (valid StableHLO that
+  // StableRT cannot represent) instead of failing, and append their errors here.
+  std::vector<Status>* skipped_functions = nullptr;
+};
+
+StatusOr<std::unique_ptr<ir::Module>> ImportModule(const BytecodeFile& file,
+                                                   const ImportOptions& options = {});
 
 }  // namespace stablert::stablehlo

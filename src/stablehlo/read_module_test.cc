@@ -160,5 +160,35 @@ TEST(ReadModuleTest, VersionBoundsAreReported) {
   EXPECT_NE(module.status().message().find(kCurrentVersion.ToString()), std::string::npos);
 }
 
+TEST(ReadModuleTest, UnknownOpsAreNamed) {
+  std::string bytes = ReadFile(TestData() / "programs" / "add_i32.1_13_7.mlirbc");
+  size_t at = bytes.find("add_v1");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 6, "add_v9");
+  auto module = ReadModule(bytes);
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(module.status().message().find("vhlo.add_v9"), std::string::npos)
+      << module.status().message();
+  EXPECT_NE(module.status().message().find("@main"), std::string::npos);
+}
+
+TEST(ReadModuleTest, PlainBytecodeIsRejected) {
+  std::string bytes = ReadFile(TestData() / "programs" / "add_i32.1_13_7.mlirbc");
+  size_t at = bytes.find("vhlo");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 4, "func");
+  auto module = ReadModule(bytes);
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.status().message().find("not a VHLO portable artifact"), std::string::npos)
+      << module.status().message();
+}
+
+TEST(ReadModuleTest, FilesThatCannotBeOpenedAreNotFound) {
+  auto module = ReadModuleFromFile("/nonexistent/program.mlirbc");
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace stablert::stablehlo

@@ -31,7 +31,7 @@ struct Version {
 // Oldest VHLO version with a stability guarantee; the oldest StableHLO can serialize.
 inline constexpr Version kMinimumVersion{0, 9, 0};
 // Newest VHLO version whose ops, attributes and types this reader decodes completely.
-inline constexpr Version kCurrentVersion{1, 17, 0};
+inline constexpr Version kCurrentVersion{1, 20, 0};
 
 // The target version of a portable artifact from its producer string; InvalidArgument if
 // the producer is not "StableHLO_vX.Y.Z" or the version lies outside
