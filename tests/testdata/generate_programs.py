@@ -81,6 +81,47 @@ def sharded_add(x, y):
     return jnp.sin(x) + y
 
 
+def two_device_mesh():
+    return Mesh(np.array(jax.devices()[:2]), ("x",))
+
+
+def shard_map_psum(x):
+    return jax.shard_map(lambda b: lax.psum(b, "x"), mesh=two_device_mesh(), in_specs=P("x"),
+                         out_specs=P())(x)
+
+
+def sharding_constraint(x):
+    y = jnp.cos(x)
+    return lax.with_sharding_constraint(y, NamedSharding(two_device_mesh(), P(None, "x"))) * 3.0
+
+
+def matmul_softmax(a, b):
+    return jax.nn.softmax(a @ b, axis=-1)
+
+
+def gather_scatter(x, idx):
+    return x[idx].sum() + x.at[idx].add(1.0)
+
+
+def conv2d(x, w):
+    return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def sort_argmax_cumsum(x):
+    return jnp.sort(x), jnp.argmax(x, axis=-1), jnp.cumsum(x, axis=0)
+
+
+def cond_erf_topk(p, x):
+    y = lax.cond(p > 0, lambda v: lax.erf(v), lambda v: -v, x)
+    return lax.top_k(y, 2)
+
+
+def slices_and_rng(key, x):
+    noise = jax.random.uniform(key, (4, 4))
+    y = jnp.concatenate([x[:2], x[2:] * 2], axis=0)
+    return lax.dynamic_slice(jnp.pad(y + noise, 1), (1, 1), (2, 2)).T
+
+
 def programs():
     f32 = np.float32
     out = {
@@ -91,13 +132,27 @@ def programs():
         "while_loop": (while_loop, (np.int32(3), np.zeros((2,), f32)), {}),
         "call_private": (call_private, (np.zeros((2,), f32), np.zeros((2,), f32)), {}),
     }
+    i32 = np.int32
+    out.update({
+        "matmul_softmax": (matmul_softmax, (np.zeros((2, 3), f32), np.zeros((3, 4), f32)), {}),
+        "gather_scatter": (gather_scatter, (np.zeros((5,), f32), np.array([1, 3], i32)), {}),
+        "conv2d": (conv2d, (np.zeros((1, 4, 4, 2), f32), np.zeros((3, 3, 2, 3), f32)), {}),
+        "sort_argmax_cumsum": (sort_argmax_cumsum, (np.zeros((3, 4), f32),), {}),
+        "cond_erf_topk": (cond_erf_topk, (np.int32(1), np.zeros((5,), f32)), {}),
+        "slices_and_rng": (slices_and_rng, (jax.random.key_data(jax.random.key(0)),
+                                            np.zeros((4, 4), f32)), {}),
+    })
     devices = jax.devices()
     if len(devices) >= 2:
-        mesh = Mesh(np.array(devices[:2]), ("x",))
+        mesh = two_device_mesh()
         sharding = NamedSharding(mesh, P("x"))
         out["sdy_sharded_add"] = (sharded_add, (np.zeros((4, 2), f32), np.zeros((4, 2), f32)),
                                   {"in_shardings": (sharding, sharding),
                                    "out_shardings": sharding})
+        out["sdy_shard_map_psum"] = (shard_map_psum, (np.zeros((4, 2), f32),),
+                                     {"in_shardings": sharding})
+        out["sdy_sharding_constraint"] = (sharding_constraint, (np.zeros((4, 2), f32),),
+                                          {"in_shardings": sharding})
     return out
 
 
@@ -108,7 +163,11 @@ def main():
     for name, (fn, args, kwargs) in programs().items():
         module = jax.jit(fn, **kwargs).lower(*args).compiler_ir("stablehlo")
         for target in targets():
-            data = serialize(module, target)
+            try:
+                data = serialize(module, target)
+            except Exception as e:  # e.g. composites (chlo.erf) do not exist before 0.19.0
+                print(f"{name} at {target}: not serializable ({str(e).splitlines()[0]})")
+                continue
             path = out_dir / f"{name}.{target.replace('.', '_')}.mlirbc"
             path.write_bytes(data)
             print(f"{path.name}: {len(data)} bytes")
