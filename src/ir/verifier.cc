@@ -222,6 +222,21 @@ class Verifier {
       }
     }
     switch (op.code) {
+      case OpCode::kCompare:
+      case OpCode::kConvert:
+      case OpCode::kSelect:
+      case OpCode::kClamp:
+        return VerifyElementwiseShapes(op);
+      case OpCode::kIf:
+      case OpCode::kCase:
+        for (const Region& branch : op.regions) {
+          STABLERT_RETURN_IF_ERROR(CheckRegionResults(op, branch, op.results, "branch"));
+        }
+        break;
+      case OpCode::kWhile:
+        STABLERT_RETURN_IF_ERROR(CheckRegionResults(op, op.regions[1], op.operands, "body"));
+        STABLERT_RETURN_IF_ERROR(CheckRegionResults(op, op.regions[1], op.results, "body"));
+        break;
       case OpCode::kConstant: {
         const Attribute* value = op.attr("value");
         const auto* elements = value ? value->get<Attribute::Elements>() : nullptr;
@@ -247,6 +262,47 @@ class Verifier {
       }
       default:
         break;
+    }
+    return OkStatus();
+  }
+
+  // compare/convert/select/clamp: every tensor operand has the result's shape, except
+  // that select's predicate and clamp's bounds may be scalars.
+  Status VerifyElementwiseShapes(const Operation& op) {
+    const Type& result = module_.type_of(op.results[0]);
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Type& operand = module_.type_of(op.operands[i]);
+      bool may_be_scalar = (op.code == OpCode::kSelect && i == 0) ||
+                           (op.code == OpCode::kClamp && i != 1);
+      if (!operand.is_tensor() || !result.is_tensor()) {
+        return FailOp(op, "operand " + std::to_string(i) + " must be a tensor");
+      }
+      if (operand.dims != result.dims && !(may_be_scalar && operand.dims.empty())) {
+        return FailOp(op, "operand " + std::to_string(i) + " has type " +
+                              TypeToString(operand) + ", expected the shape of the result " +
+                              TypeToString(result));
+      }
+    }
+    if (op.code == OpCode::kCompare && result.dtype != DType::kPred) {
+      return FailOp(op, "result must have element type i1, not " +
+                            std::string(DTypeName(result.dtype)));
+    }
+    return OkStatus();
+  }
+
+  // The values returned by every block of `region` must have the types of `values`.
+  Status CheckRegionResults(const Operation& op, const Region& region,
+                            const std::vector<ValueId>& values, const char* what) {
+    std::vector<Type> expected;
+    expected.reserve(values.size());
+    for (ValueId id : values) expected.push_back(module_.type_of(id));
+    for (const Block& block : region.blocks) {
+      const Operation& terminator = block.ops.back();
+      if (terminator.code != OpCode::kReturn) continue;
+      STABLERT_RETURN_IF_ERROR(CheckTypes(op, terminator.operands, expected,
+                                          (std::string(what) + " results").c_str(),
+                                          ("the " + std::string(OpName(op.code)) +
+                                           " signature").c_str()));
     }
     return OkStatus();
   }

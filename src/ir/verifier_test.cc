@@ -136,5 +136,36 @@ TEST(VerifierTest, ConstantMatchesResultType) {
   ExpectError(a.m, "value of type tensor<f32> does not match the result type tensor<2xf32>");
 }
 
+TEST(VerifierTest, BranchResultsMatchTheOp) {
+  AddModule a;
+  Type pred = Type::Tensor(DType::kPred, {});
+  Operation branch_if;
+  branch_if.code = OpCode::kIf;
+  branch_if.operands = {a.m.AddValue(pred)};
+  a.block().arguments.push_back(branch_if.operands[0]);
+  a.m.functions[0].argument_types.push_back(pred);
+  a.m.functions[0].argument_attrs.emplace_back();
+  branch_if.results = {a.m.AddValue(a.t)};
+  for (int i = 0; i < 2; ++i) {
+    Operation ret;
+    ret.code = OpCode::kReturn;
+    ret.operands = {a.block().arguments[i]};
+    Region region;
+    region.blocks.emplace_back();
+    region.blocks[0].ops.push_back(ret);
+    branch_if.regions.push_back(region);
+  }
+  a.block().ops.insert(a.block().ops.begin(), branch_if);
+  EXPECT_TRUE(Verify(a.m).ok()) << Verify(a.m).ToString();
+  a.block().ops[0].regions[1].blocks[0].ops[0].operands = {a.block().arguments[2]};
+  ExpectError(a.m, "branch results have types (tensor<i1>)");
+}
+
+TEST(VerifierTest, CompareProducesBooleans) {
+  AddModule a;
+  a.block().ops[0].code = OpCode::kCompare;
+  ExpectError(a.m, "result must have element type i1");
+}
+
 }  // namespace
 }  // namespace stablert::ir

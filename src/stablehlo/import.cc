@@ -7,6 +7,7 @@
 
 #include "stablehlo/entry_decoder.h"
 #include "stablehlo/upgrade.h"
+#include "stablehlo/version.h"
 #include "stablehlo/vhlo_ops.h"
 
 namespace stablert::stablehlo {
@@ -296,7 +297,9 @@ class Importer {
       const VhloOpInfo* info = FindVhloOp(name);
       if (!info || name == "func_v1") {
         return Unimplemented("unknown VHLO op 'vhlo." + std::string(name) +
-                             "' (not in StableHLO up to the supported version)");
+                             "' (this reader knows the ops of StableHLO " +
+                             kMinimumVersion.ToString() + " to " + kCurrentVersion.ToString() +
+                             ")");
       }
       code = info->code;
       properties = info->properties;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -110,6 +111,33 @@ TEST(VhloVectorsTest, DecodeAndImport) {
     for (const Status& s : skipped) std::cout << "    " << s.message().substr(0, 200) << "\n";
   }
   EXPECT_GT(files, 0);
+}
+
+// Byte flips over the much larger vectors reach every attribute, type and op decoder.
+TEST(VhloVectorsTest, ByteFlipsNeverCrash) {
+  const char* dir = std::getenv("STABLERT_VHLO_VECTORS_DIR");
+  if (!dir) GTEST_SKIP() << "STABLERT_VHLO_VECTORS_DIR not set";
+  std::mt19937 rng(5);
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".bc") continue;
+    const std::string original = ReadFile(entry.path());
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string bytes = original;
+      for (int f = 0; f < 3; ++f) {
+        size_t at = rng() % bytes.size();
+        bytes[at] = static_cast<char>(bytes[at] ^ (1 + rng() % 255));
+      }
+      auto file = ReadBytecode(bytes);
+      if (!file.ok()) continue;
+      std::vector<Status> skipped;
+      ImportOptions options;
+      options.skipped_functions = &skipped;
+      auto module = ImportModule(*file, options);
+      if (!module.ok()) continue;
+      ir::Verify(**module).IgnoreError();
+      ir::PrintModule(**module);
+    }
+  }
 }
 
 }  // namespace
