@@ -26,7 +26,9 @@ uint8_t KindBit(DType dtype) {
 // Element kinds each unary/binary op accepts (0: not supported yet).
 uint8_t AllowedKinds(OpCode code) {
   switch (code) {
-    case OpCode::kAbs: case OpCode::kNegate: case OpCode::kSign:
+    case OpCode::kAbs: case OpCode::kSign:
+      return kSigned | kFloat;
+    case OpCode::kNegate:
       return kNumeric;
     case OpCode::kNot:
       return kBool | kInt;

@@ -1,0 +1,204 @@
+// Cross-checks data movement kernels against index arithmetic on random shapes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "kernels/kernel_test_util.h"
+
+namespace stablert::kernels {
+namespace {
+
+using namespace testing;  // NOLINT
+
+// One dtype per element width.
+const DType kWidths[] = {DType::kS8, DType::kBF16, DType::kF32, DType::kS64};
+
+Array RandomBytes(DType dtype, Dims dims, std::mt19937& rng) {
+  Array a(dtype, std::move(dims));
+  for (uint8_t& b : a.bytes) b = static_cast<uint8_t>(rng());
+  return a;
+}
+
+Dims RandomDims(std::mt19937& rng, int rank, int max_size = 4) {
+  Dims dims(static_cast<size_t>(rank));
+  for (int64_t& d : dims) d = static_cast<int64_t>(rng() % max_size) + (rng() % 8 == 0 ? 0 : 1);
+  return dims;
+}
+
+// Element `index` (multi-dimensional) of a row-major array, as bytes.
+const uint8_t* At(const Array& a, const Dims& index) {
+  int64_t linear = 0;
+  for (size_t i = 0; i < index.size(); ++i) linear = linear * a.dims[i] + index[i];
+  return &a.bytes[static_cast<size_t>(linear * DTypeByteSize(a.dtype))];
+}
+
+// Calls fn(index) for every index of `dims` in row-major order.
+template <typename Fn>
+void ForEachIndex(const Dims& dims, Fn fn) {
+  if (ElementCount(dims) == 0) return;
+  Dims index(dims.size(), 0);
+  while (true) {
+    fn(index);
+    size_t d = dims.size();
+    while (d > 0) {
+      --d;
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+      if (d == 0) return;
+    }
+    if (dims.empty()) return;
+  }
+}
+
+TEST(DataMovementTest, TransposeMatchesIndexing) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    DType dtype = kWidths[trial % 4];
+    int rank = static_cast<int>(rng() % 6);
+    Dims dims = RandomDims(rng, rank);
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    Dims out_dims;
+    for (int64_t p : perm) out_dims.push_back(dims[static_cast<size_t>(p)]);
+    Array in = RandomBytes(dtype, dims, rng), out(dtype, out_dims);
+    RunKernel(Key("transpose", dtype), {&in}, {&out}, {perm});
+    ForEachIndex(out_dims, [&](const Dims& index) {
+      Dims source(dims.size());
+      for (size_t i = 0; i < perm.size(); ++i) source[static_cast<size_t>(perm[i])] = index[i];
+      ASSERT_EQ(0, std::memcmp(At(out, index), At(in, source), DTypeByteSize(dtype)));
+    });
+  }
+}
+
+TEST(DataMovementTest, BroadcastInDimMatchesIndexing) {
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 300; ++trial) {
+    DType dtype = kWidths[trial % 4];
+    int out_rank = static_cast<int>(rng() % 5);
+    Dims out_dims = RandomDims(rng, out_rank);
+    // Pick an increasing subset of output dims; each operand dim is the output size or 1.
+    std::vector<int64_t> mapping;
+    Dims in_dims;
+    for (int d = 0; d < out_rank; ++d) {
+      if (rng() % 2) continue;
+      mapping.push_back(d);
+      in_dims.push_back(rng() % 3 == 0 ? 1 : out_dims[static_cast<size_t>(d)]);
+    }
+    Array in = RandomBytes(dtype, in_dims, rng), out(dtype, out_dims);
+    RunKernel(Key("broadcast_in_dim", dtype), {&in}, {&out}, {mapping});
+    ForEachIndex(out_dims, [&](const Dims& index) {
+      Dims source(in_dims.size());
+      for (size_t i = 0; i < mapping.size(); ++i)
+        source[i] = in_dims[i] == 1 ? 0 : index[static_cast<size_t>(mapping[i])];
+      ASSERT_EQ(0, std::memcmp(At(out, index), At(in, source), DTypeByteSize(dtype)));
+    });
+  }
+}
+
+TEST(DataMovementTest, SliceMatchesIndexing) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 300; ++trial) {
+    DType dtype = kWidths[trial % 4];
+    int rank = static_cast<int>(rng() % 5);
+    Dims dims = RandomDims(rng, rank, 7);
+    std::vector<int64_t> start, limit, stride;
+    Dims out_dims;
+    for (int64_t d : dims) {
+      int64_t s = static_cast<int64_t>(rng() % (d + 1));
+      int64_t l = s + static_cast<int64_t>(rng() % (d - s + 1));
+      int64_t st = 1 + static_cast<int64_t>(rng() % 3);
+      start.push_back(s), limit.push_back(l), stride.push_back(st);
+      out_dims.push_back((l - s + st - 1) / st);
+    }
+    Array in = RandomBytes(dtype, dims, rng), out(dtype, out_dims);
+    RunKernel(Key("slice", dtype), {&in}, {&out}, {start, limit, stride});
+    ForEachIndex(out_dims, [&](const Dims& index) {
+      Dims source(dims.size());
+      for (size_t i = 0; i < dims.size(); ++i) source[i] = start[i] + index[i] * stride[i];
+      ASSERT_EQ(0, std::memcmp(At(out, index), At(in, source), DTypeByteSize(dtype)));
+    });
+  }
+}
+
+TEST(DataMovementTest, ConcatenateMatchesIndexing) {
+  std::mt19937 rng(14);
+  for (int trial = 0; trial < 200; ++trial) {
+    DType dtype = kWidths[trial % 4];
+    int rank = 1 + static_cast<int>(rng() % 4);
+    Dims dims = RandomDims(rng, rank);
+    int64_t dim = static_cast<int64_t>(rng() % rank);
+    int parts = 1 + static_cast<int>(rng() % 4);
+    std::vector<Array> inputs;
+    Dims out_dims = dims;
+    out_dims[static_cast<size_t>(dim)] = 0;
+    for (int p = 0; p < parts; ++p) {
+      Dims part = dims;
+      part[static_cast<size_t>(dim)] = static_cast<int64_t>(rng() % 4);
+      out_dims[static_cast<size_t>(dim)] += part[static_cast<size_t>(dim)];
+      inputs.push_back(RandomBytes(dtype, part, rng));
+    }
+    Array out(dtype, out_dims);
+    std::vector<const Array*> pointers;
+    for (const Array& a : inputs) pointers.push_back(&a);
+    RunKernel(Key("concatenate", dtype), pointers, {&out}, {{dim}});
+    ForEachIndex(out_dims, [&](const Dims& index) {
+      Dims source = index;
+      size_t p = 0;
+      while (source[static_cast<size_t>(dim)] >= inputs[p].dims[static_cast<size_t>(dim)]) {
+        source[static_cast<size_t>(dim)] -= inputs[p].dims[static_cast<size_t>(dim)];
+        ++p;
+      }
+      ASSERT_EQ(0, std::memcmp(At(out, index), At(inputs[p], source), DTypeByteSize(dtype)));
+    });
+  }
+}
+
+TEST(DataMovementTest, IotaEveryDtype) {
+  const DType types[] = {DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16,
+                         DType::kU32, DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64};
+  for (DType dtype : types) {
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      Dims dims = {3, 300, 2};
+      Array out(dtype, dims);
+      RunKernel(Key("iota", dtype), {}, {&out}, {{dim}});
+      int64_t i = 0;
+      ForEachIndex(dims, [&](const Dims& index) {
+        int64_t want = index[static_cast<size_t>(dim)];
+        if (IsFloat(dtype)) {
+          Array expected(dtype, {1});
+          SetDouble(expected, 0, static_cast<double>(want));
+          ASSERT_EQ(GetDouble(out, i), GetDouble(expected, 0));
+        } else {
+          Array expected(dtype, {1});
+          SetInt(expected, 0, want);  // wraps like a conversion from i64
+          ASSERT_EQ(GetInt(out, i), GetInt(expected, 0))
+              << DTypeName(dtype);
+        }
+        ++i;
+      });
+    }
+  }
+}
+
+TEST(DataMovementTest, CopyAndScalars) {
+  std::mt19937 rng(15);
+  for (DType dtype : kWidths) {
+    Array in = RandomBytes(dtype, {}, rng), out(dtype, {});
+    RunKernel(Key("copy", dtype), {&in}, {&out});
+    EXPECT_EQ(in.bytes, out.bytes);
+    Array big = RandomBytes(dtype, {1000}, rng), big_out(dtype, {1000});
+    RunKernel(Key("copy", dtype), {&big}, {&big_out});
+    EXPECT_EQ(big.bytes, big_out.bytes);
+    Array scalar_out(dtype, {3, 4});
+    RunKernel(Key("broadcast_in_dim", dtype), {&in}, {&scalar_out}, {{}});
+    for (int64_t i = 0; i < 12; ++i)
+      EXPECT_EQ(0, std::memcmp(&scalar_out.bytes[static_cast<size_t>(i * DTypeByteSize(dtype))], in.bytes.data(),
+                               DTypeByteSize(dtype)));
+  }
+}
+
+}  // namespace
+}  // namespace stablert::kernels

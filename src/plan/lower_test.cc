@@ -1,0 +1,298 @@
+#include "plan/lower.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "plan/test_module_builder.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+using testing::ModuleBuilder;
+
+ExecutionPlan MustLower(const ir::Module& module) {
+  auto plan = LowerToPlan(module);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
+}
+
+TEST(LowerTest, GoldenPlan) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {2, 3});
+  auto c = b.Constant<float>(DType::kF32, {}, {1.5f});
+  auto cb = b.Op(OpCode::kBroadcastInDim, {c}, DType::kF32, {2, 3}, {{"broadcast_dimensions", ModuleBuilder::IntList({})}});
+  auto sum = b.Op(OpCode::kAdd, {x, cb}, DType::kF32, {2, 3});
+  auto t = b.Op(OpCode::kTranspose, {sum}, DType::kF32, {3, 2}, {{"permutation", ModuleBuilder::IntList({1, 0})}});
+  auto r = b.Op(OpCode::kReshape, {t}, DType::kF32, {6});
+  ExecutionPlan plan = MustLower(b.Build({r, x}));
+  EXPECT_EQ(PrintPlan(plan),
+            "plan v1\n"
+            "parameters: (f32[2,3])\n"
+            "results: (f32[6], f32[2,3])\n"
+            "arena: 128 bytes\n"
+            "values:\n"
+            "  %0 f32[2,3] parameter 0\n"
+            "  %1 f32[] constant 0 = {1.5}\n"
+            "  %2 f32[2,3] arena @0 (24 bytes)\n"
+            "  %3 f32[2,3] arena @64 (24 bytes)\n"
+            "  %4 f32[3,2] result 0\n"
+            "  %5 f32[6] result 0\n"
+            "steps:\n"
+            "  broadcast_in_dim.f32 %1 -> %2 {[]}  # stablehlo.broadcast_in_dim (unknown location)\n"
+            "  add.f32 %0, %2 -> %3  # stablehlo.add (unknown location)\n"
+            "  transpose.f32 %3 -> %4 {[1,0]}  # stablehlo.transpose (unknown location)\n"
+            "return %5, %0\n");
+}
+
+TEST(LowerTest, UnsupportedOpNamesOpAndLocation) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {4});
+  b.SetLocation("model.py", 12, 7, "jit(f)/fft");
+  auto y = b.Op(OpCode::kFft, {x}, DType::kF32, {4});
+  auto plan = LowerToPlan(b.Build({y}));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(plan.status().message(),
+            "stablehlo.fft (jit(f)/fft at model.py:12:7): op is not supported by the CPU plan yet");
+}
+
+TEST(LowerTest, UnsupportedDtypeFailsAtLowering) {
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kC64, {4});
+    auto plan = LowerToPlan(b.Build({x}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(plan.status().message().find("complex<f32>"), std::string_view::npos) << plan.status().message();
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kS32, {4});
+    auto y = b.Op(OpCode::kSqrt, {x}, DType::kS32, {4});
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(plan.status().message().find("stablehlo.sqrt"), std::string_view::npos);
+    EXPECT_NE(plan.status().message().find("i32"), std::string_view::npos);
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kS32, {2, 2});
+    auto y = b.OpN(OpCode::kDotGeneral, {x, x}, {ir::Type::Tensor(DType::kS32, {2, 2})},
+                   {{"lhs_contracting_dimensions", ModuleBuilder::IntList({1})},
+                    {"rhs_contracting_dimensions", ModuleBuilder::IntList({0})}});
+    auto plan = LowerToPlan(b.Build(y));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+  }
+}
+
+TEST(LowerTest, MalformedAttributesAreInvalidArgument) {
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2, 3});
+    auto y = b.Op(OpCode::kTranspose, {x}, DType::kF32, {3, 2}, {{"permutation", ModuleBuilder::IntList({1, 1})}});
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find("stablehlo.transpose"), std::string_view::npos);
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2, 3});
+    auto y = b.Op(OpCode::kSlice, {x}, DType::kF32, {1, 3},
+                  {{"start_indices", ModuleBuilder::IntList({1, 0})},
+                   {"limit_indices", ModuleBuilder::IntList({3, 3})},
+                   {"strides", ModuleBuilder::IntList({1, 1})}});
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2, 3});
+    auto y = b.Op(OpCode::kBroadcastInDim, {x}, DType::kF32, {2, 4}, {{"broadcast_dimensions", ModuleBuilder::IntList({0, 1})}});
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2});
+    auto y = b.Op(OpCode::kCompare, {x, x}, DType::kPred, {2});  // no comparison_direction
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2});
+    auto y = b.Op(OpCode::kAdd, {x, x}, DType::kF32, {3});
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(LowerTest, ReduceBodyIsRecognizedOrRejected) {
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2, 3});
+    auto init = b.Constant<float>(DType::kF32, {}, {0.0f});
+    std::vector<ir::Region> regions;
+    regions.push_back(b.BinaryBody(OpCode::kMaximum, DType::kF32));
+    auto y = b.Op(OpCode::kReduce, {x, init}, DType::kF32, {2}, {{"dimensions", ModuleBuilder::IntList({1})}},
+                  std::move(regions));
+    ExecutionPlan plan = MustLower(b.Build({y}));
+    ASSERT_EQ(plan.body.steps.size(), 1u);
+    EXPECT_EQ(plan.body.steps[0].kernel, "reduce_max.f32");
+    EXPECT_EQ(plan.body.steps[0].params, (std::vector<std::vector<int64_t>>{{1}}));
+  }
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {2, 3});
+    auto init = b.Constant<float>(DType::kF32, {}, {0.0f});
+    std::vector<ir::Region> regions;
+    regions.push_back(b.BinaryBody(OpCode::kAtan2, DType::kF32));
+    auto y = b.Op(OpCode::kReduce, {x, init}, DType::kF32, {2}, {{"dimensions", ModuleBuilder::IntList({1})}},
+                  std::move(regions));
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(plan.status().message().find("stablehlo.reduce"), std::string_view::npos);
+  }
+}
+
+TEST(LowerTest, CallsAreInlined) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kS32, {3});
+  b.BeginFunction("double_it");
+  auto a = b.Param(DType::kS32, {3});
+  auto twice = b.Op(OpCode::kAdd, {a, a}, DType::kS32, {3});
+  b.EndFunction({twice});
+  auto y = b.OpN(OpCode::kCall, {x}, {ir::Type::Tensor(DType::kS32, {3})}, {{"callee", ir::Attribute(ir::Attribute::Symbol{"double_it"})}});
+  auto z = b.OpN(OpCode::kCall, {y[0]}, {ir::Type::Tensor(DType::kS32, {3})}, {{"callee", ir::Attribute(ir::Attribute::Symbol{"double_it"})}});
+  ExecutionPlan plan = MustLower(b.Build(z));
+  ASSERT_EQ(plan.body.steps.size(), 2u);
+  EXPECT_EQ(plan.body.steps[0].kernel, "add.i32");
+  EXPECT_EQ(plan.body.steps[1].inputs[0], plan.body.steps[0].outputs[0]);
+}
+
+TEST(LowerTest, RecursiveCallIsRejected) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kS32, {3});
+  b.BeginFunction("f");
+  auto a = b.Param(DType::kS32, {3});
+  auto r = b.OpN(OpCode::kCall, {a}, {ir::Type::Tensor(DType::kS32, {3})}, {{"callee", ir::Attribute(ir::Attribute::Symbol{"f"})}});
+  b.EndFunction(r);
+  auto y = b.OpN(OpCode::kCall, {x}, {ir::Type::Tensor(DType::kS32, {3})}, {{"callee", ir::Attribute(ir::Attribute::Symbol{"f"})}});
+  auto plan = LowerToPlan(b.Build(y));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("recursive"), std::string_view::npos) << plan.status().message();
+}
+
+TEST(LowerTest, DotOperandsInMatrixOrderNeedNoTranspose) {
+  // lhs [K, M] contracting dim 0, rhs [K, N] contracting dim 0: both read in place.
+  ModuleBuilder b;
+  auto lhs = b.Param(DType::kF32, {4, 2});
+  auto rhs = b.Param(DType::kF32, {4, 3});
+  auto y = b.OpN(OpCode::kDotGeneral, {lhs, rhs}, {ir::Type::Tensor(DType::kF32, {2, 3})},
+                 {{"lhs_contracting_dimensions", ModuleBuilder::IntList({0})},
+                  {"rhs_contracting_dimensions", ModuleBuilder::IntList({0})}});
+  ExecutionPlan plan = MustLower(b.Build(y));
+  ASSERT_EQ(plan.body.steps.size(), 1u);
+  EXPECT_EQ(plan.body.steps[0].kernel, "dot.f32");
+  EXPECT_EQ(plan.body.steps[0].params, (std::vector<std::vector<int64_t>>{{1, 0}}));
+
+  // Batch dim last on the lhs: needs a transpose.
+  ModuleBuilder b2;
+  auto l2 = b2.Param(DType::kF32, {2, 4, 5});  // [M, K, B]
+  auto r2 = b2.Param(DType::kF32, {5, 4, 3});  // [B, K, N]
+  auto y2 = b2.OpN(OpCode::kDotGeneral, {l2, r2}, {ir::Type::Tensor(DType::kF32, {5, 2, 3})},
+                   {{"lhs_batching_dimensions", ModuleBuilder::IntList({2})},
+                    {"rhs_batching_dimensions", ModuleBuilder::IntList({0})},
+                    {"lhs_contracting_dimensions", ModuleBuilder::IntList({1})},
+                    {"rhs_contracting_dimensions", ModuleBuilder::IntList({1})}});
+  ExecutionPlan plan2 = MustLower(b2.Build(y2));
+  ASSERT_EQ(plan2.body.steps.size(), 2u);
+  EXPECT_EQ(plan2.body.steps[0].kernel, "transpose.f32");
+  EXPECT_EQ(plan2.body.steps[0].params, (std::vector<std::vector<int64_t>>{{2, 0, 1}}));
+  EXPECT_EQ(plan2.body.steps[1].kernel, "dot.f32");
+}
+
+// Checks that no two arena values that are live at the same time overlap.
+void ExpectNoLiveOverlap(const ExecutionPlan& plan) {
+  const auto& steps = plan.body.steps;
+  // Storage key of a value: arena values by offset range.
+  std::vector<int64_t> first(plan.values.size(), -1), last(plan.values.size(), -1);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    for (ValueId v : steps[s].outputs)
+      if (first[v] < 0) first[v] = static_cast<int64_t>(s);
+    for (ValueId v : steps[s].inputs) last[v] = static_cast<int64_t>(s);
+    for (ValueId v : steps[s].outputs) last[v] = std::max(last[v], static_cast<int64_t>(s));
+  }
+  for (size_t a = 0; a < plan.values.size(); ++a) {
+    const Value& va = plan.values[a];
+    if (va.storage != Storage::kArena || first[a] < 0 || va.byte_size == 0) continue;
+    EXPECT_EQ(va.index % 64, 0);
+    EXPECT_LE(va.index + va.byte_size, plan.arena_size);
+    for (size_t b = a + 1; b < plan.values.size(); ++b) {
+      const Value& vb = plan.values[b];
+      if (vb.storage != Storage::kArena || first[b] < 0 || vb.byte_size == 0) continue;
+      bool live_together = first[a] <= last[b] && first[b] <= last[a];
+      bool overlap = va.index < vb.index + vb.byte_size && vb.index < va.index + va.byte_size;
+      EXPECT_FALSE(live_together && overlap) << "%" << a << " and %" << b << " overlap while live";
+    }
+  }
+}
+
+TEST(LowerTest, ArenaReusesDeadBuffersInAChain) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {1024});
+  ir::ValueId v = x;
+  for (int i = 0; i < 20; ++i) v = b.Op(i % 2 ? OpCode::kExponential : OpCode::kNegate, {v}, DType::kF32, {1024});
+  ExecutionPlan plan = MustLower(b.Build({v}));
+  EXPECT_EQ(plan.arena_size, 2 * 4096);
+  ExpectNoLiveOverlap(plan);
+}
+
+TEST(LowerTest, RandomDagsNeverOverlapLiveBuffers) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    ModuleBuilder b;
+    std::vector<ir::ValueId> values;
+    std::vector<int64_t> sizes;
+    for (int i = 0; i < 3; ++i) {
+      int64_t n = 1 + rng() % 100;
+      values.push_back(b.Param(DType::kF32, {n}));
+      sizes.push_back(n);
+    }
+    for (int i = 0; i < 40; ++i) {
+      size_t a = rng() % values.size();
+      int64_t n = sizes[a];
+      std::vector<size_t> same;
+      for (size_t j = 0; j < values.size(); ++j)
+        if (sizes[j] == n) same.push_back(j);
+      size_t c = same[rng() % same.size()];
+      if (rng() % 4 == 0) {
+        int64_t m = 1 + rng() % 100;
+        values.push_back(b.Op(OpCode::kBroadcastInDim, {b.Op(OpCode::kReshape, {values[a]}, DType::kF32, {n, 1})},
+                              DType::kF32, {n, m}, {{"broadcast_dimensions", ModuleBuilder::IntList({0, 1})}}));
+        values.back() = b.Op(OpCode::kReshape, {values.back()}, DType::kF32, {n * m});
+        sizes.push_back(n * m);
+      } else {
+        values.push_back(b.Op(OpCode::kAdd, {values[a], values[c]}, DType::kF32, {n}));
+        sizes.push_back(n);
+      }
+    }
+    std::vector<ir::ValueId> results;
+    for (int i = 0; i < 3; ++i) results.push_back(values[rng() % values.size()]);
+    ExecutionPlan plan = MustLower(b.Build(results));
+    ExpectNoLiveOverlap(plan);
+  }
+}
+
+}  // namespace
+}  // namespace stablert::plan
