@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "ir/printer.h"
@@ -118,6 +119,35 @@ TEST(ReadModuleTest, ConstantsAreExpandedWithTheirType) {
   EXPECT_EQ(value, 2.0f);
   const ir::Operation& broadcast = (*module)->functions[0].body.blocks[0].ops[1];
   EXPECT_EQ(broadcast.attr("broadcast_dimensions")->AsIntArray(), std::vector<int64_t>{});
+}
+
+TEST(ReadModuleTest, ConstantElementStorage) {
+  auto module =
+      ReadModule(ReadFile(TestData() / "programs" / "constants_of_many_dtypes.1_17_0.mlirbc"));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::map<DType, std::vector<uint8_t>> bytes;
+  for (const ir::Operation& op : (*module)->EntryFunction()->body.blocks[0].ops) {
+    if (op.code != ir::OpCode::kConstant) continue;
+    const auto& data = **op.attr("value")->get<ir::Attribute::Elements>();
+    bytes[data.type.dtype] = data.bytes;
+  }
+  // Sub-byte integers: one byte each, signed ones sign-extended.
+  EXPECT_EQ(bytes[DType::kS4], (std::vector<uint8_t>{0xF8, 0xFF, 0x00, 0x07}));
+  EXPECT_EQ(bytes[DType::kU4], (std::vector<uint8_t>{0, 1, 14, 15}));
+  // Booleans: one 0/1 byte each.
+  EXPECT_EQ(bytes[DType::kPred], (std::vector<uint8_t>{1, 0, 1, 1}));
+  // bf16 and f8 keep their raw bits: 1.5 = 0x3FC0, f8E4M3FN 0.5 = 0x30.
+  ASSERT_EQ(bytes[DType::kBF16].size(), 8u);
+  EXPECT_EQ(bytes[DType::kBF16][0], 0xC0);
+  EXPECT_EQ(bytes[DType::kBF16][1], 0x3F);
+  ASSERT_EQ(bytes[DType::kF8E4M3FN].size(), 4u);
+  EXPECT_EQ(bytes[DType::kF8E4M3FN][0], 0x30);
+  // complex<f32>: (re, im) pairs of f32.
+  ASSERT_EQ(bytes[DType::kC64].size(), 32u);
+  float pair[2];
+  std::memcpy(pair, bytes[DType::kC64].data() + 8, 8);
+  EXPECT_EQ(pair[0], 3.0f);
+  EXPECT_EQ(pair[1], -4.0f);
 }
 
 TEST(ReadModuleTest, ShardyMeshesAndShardings) {

@@ -122,6 +122,23 @@ def slices_and_rng(key, x):
     return lax.dynamic_slice(jnp.pad(y + noise, 1), (1, 1), (2, 2)).T
 
 
+def constants_of_many_dtypes(x):
+    i4 = jnp.array([-8, -1, 0, 7], dtype=jnp.int4)
+    u4 = jnp.array([0, 1, 14, 15], dtype=jnp.uint4)
+    bf = jnp.array([1.5, -2.0, 0.0, 3.0], dtype=jnp.bfloat16)
+    f8 = jnp.array([0.5, -1.0, 2.0, 448.0], dtype=jnp.float8_e4m3fn)
+    c = jnp.array([1 + 2j, 3 - 4j, 0j, -1j], dtype=jnp.complex64)
+    b = jnp.array([True, False, True, True])
+    u8 = jnp.array([0, 255, 128, 1], dtype=jnp.uint8)
+    return (x + i4.astype(jnp.float32) + u4.astype(jnp.float32) + bf.astype(jnp.float32)
+            + f8.astype(jnp.float32) + jnp.real(c * x) + jnp.where(b, x, -x)
+            + u8.astype(jnp.float32))
+
+
+def donated_add(x, y):
+    return x + y, x * y
+
+
 def programs():
     f32 = np.float32
     out = {
@@ -139,6 +156,9 @@ def programs():
         "conv2d": (conv2d, (np.zeros((1, 4, 4, 2), f32), np.zeros((3, 3, 2, 3), f32)), {}),
         "sort_argmax_cumsum": (sort_argmax_cumsum, (np.zeros((3, 4), f32),), {}),
         "cond_erf_topk": (cond_erf_topk, (np.int32(1), np.zeros((5,), f32)), {}),
+        "constants_of_many_dtypes": (constants_of_many_dtypes, (np.zeros((4,), f32),), {}),
+        "donated_add": (donated_add, (np.zeros((3,), f32), np.zeros((3,), f32)),
+                        {"donate_argnums": (0,)}),
         "slices_and_rng": (slices_and_rng, (jax.random.key_data(jax.random.key(0)),
                                             np.zeros((4, 4), f32)), {}),
     })
