@@ -4,6 +4,7 @@
 
 #include "base/shape.h"
 #include "stablehlo/ir_section.h"
+#include "stablehlo/sdy_text.h"
 
 namespace stablert::stablehlo {
 namespace {
@@ -134,6 +135,10 @@ StatusOr<ir::Attribute> EntryDecoder::DecodeAttribute(uint32_t index) {
     std::string_view text;
     STABLERT_RETURN_IF_ERROR(c.ReadNullTerminated(&text, "textual attribute"));
     STABLERT_RETURN_IF_ERROR(c.ExpectEnd("the textual attribute"));
+    if (dialect == "sdy") {
+      StatusOr<ir::Attribute> parsed = ParseSdyText(text);
+      if (parsed.ok()) return parsed;
+    }
     return ir::Attribute(ir::OpaqueValue{std::string(dialect), std::string(text)});
   }
   StatusOr<ir::Attribute> result = InvalidArgument("unreachable");

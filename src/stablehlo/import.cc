@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "stablehlo/entry_decoder.h"
+#include "stablehlo/sdy_text.h"
 #include "stablehlo/upgrade.h"
 #include "stablehlo/version.h"
 #include "stablehlo/vhlo_ops.h"
@@ -54,6 +55,7 @@ class Importer {
       }
     }
     if (root.num_regions != 1) return InvalidArgument("builtin.module must have one region");
+    ImportExportedMeshes();
     const RawRegion& region = file_.regions[root.first_region];
     if (region.num_blocks > 1) return InvalidArgument("builtin.module must have one block");
     if (region.num_blocks == 0) return std::move(module_);
@@ -217,8 +219,39 @@ class Importer {
       body_error_ = true;
       return status;
     }
+    for (auto* list : {&function.argument_attrs, &function.result_attrs}) {
+      for (ir::Attribute::Dictionary& attrs : *list) ImportExportedSharding(attrs);
+    }
     module_->functions.push_back(std::move(function));
     return OkStatus();
+  }
+
+  // Artifacts for targets before 1.11.0 carry Shardy meshes and shardings as text in
+  // mhlo.frontend_attributes (xla.sdy.meshes on the module, xla.sdy.sharding on
+  // arguments and results). They are parsed into Module::meshes and "sdy.sharding"
+  // attributes, as mixed artifacts carry them; the text stays as well.
+  static const std::string* FrontendString(const ir::Attribute::Dictionary& attrs,
+                                           std::string_view key) {
+    const ir::Attribute* frontend = ir::FindAttr(attrs, "mhlo.frontend_attributes");
+    const auto* dict = frontend ? frontend->get<ir::Attribute::Dictionary>() : nullptr;
+    const ir::Attribute* value = dict ? ir::FindAttr(*dict, key) : nullptr;
+    return value ? value->get<std::string>() : nullptr;
+  }
+
+  void ImportExportedMeshes() {
+    const std::string* text = FrontendString(module_->attrs, "xla.sdy.meshes");
+    if (!text || !module_->meshes.empty()) return;
+    StatusOr<ir::Attribute> table = ParseSdyText(*text);
+    const auto* dict = table.ok() ? table->get<ir::Attribute::Dictionary>() : nullptr;
+    if (!dict) return;
+    for (const auto& [name, mesh] : *dict) module_->meshes.emplace_back(name, mesh);
+  }
+
+  static void ImportExportedSharding(ir::Attribute::Dictionary& attrs) {
+    const std::string* text = FrontendString(attrs, "xla.sdy.sharding");
+    if (!text || ir::FindAttr(attrs, "sdy.sharding")) return;
+    StatusOr<ir::Attribute> sharding = ParseSdyText(*text);
+    if (sharding.ok()) attrs.emplace_back("sdy.sharding", std::move(sharding).value());
   }
 
   Status PerValueAttrs(const ir::Attribute* attr, size_t count, std::string_view what,
