@@ -36,7 +36,8 @@ Status ReadVerifyPrint(std::string_view bytes) {
 
 const char* const kSmallPrograms[] = {"add_i32.1_13_7.mlirbc", "add_i32.0_9_0.mlirbc",
                                       "while_loop.1_17_0.mlirbc", "reduce_sum.0_9_0.mlirbc",
-                                      "sdy_sharded_add.1_13_7.mlirbc"};
+                                      "sdy_sharded_add.1_13_7.mlirbc",
+                                      "sdy_shard_map_psum.0_9_0.mlirbc"};
 
 TEST(RobustnessTest, EveryTruncationFailsCleanly) {
   for (const char* name : kSmallPrograms) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace stablert::stablehlo {
 namespace {
 
@@ -49,6 +51,30 @@ TEST(SdyTextTest, Errors) {
             std::string::npos);
   EXPECT_NE(Parse("#other<x>").find("expected #sdy.mesh"), std::string::npos);
   EXPECT_NE(Parse("#sdy.mesh<[]> trailing").find("end of text"), std::string::npos);
+}
+
+TEST(SdyTextTest, MutationsNeverCrash) {
+  const std::string samples[] = {
+      "{mesh = #sdy.mesh<[\"x\"=2], device_ids=[1, 0]>}",
+      "#sdy.sharding_per_value<[<@mesh, [{\"x\":(2)4, ?}p1, {?}], replicated={\"y\"}>]>",
+      "#sdy<manual_axes{\"x\", \"y\"}>"};
+  std::mt19937 rng(3);
+  for (const std::string& sample : samples) {
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string text = sample;
+      int edits = 1 + static_cast<int>(rng() % 3);
+      for (int e = 0; e < edits; ++e) {
+        size_t at = rng() % text.size();
+        switch (rng() % 3) {
+          case 0: text[at] = static_cast<char>(rng()); break;
+          case 1: text.erase(at, 1); break;
+          default: text.insert(at, 1, "{}[]<>,=\"?:()p@#"[rng() % 17]); break;
+        }
+        if (text.empty()) text = "x";
+      }
+      ParseSdyText(text).status().IgnoreError();
+    }
+  }
 }
 
 }  // namespace
