@@ -1,7 +1,9 @@
 // Reductions with a recognized body: "reduce_<body>.<T>" for body in add, mul, max, min,
-// and, or. out = init op x[...] over the reduced dimensions. f16/bf16 accumulate in f32
-// and round once at the end. Float max/min follow the elementwise maximum/minimum
-// semantics (NaN propagates, -0 < +0).
+// and, or. out = init op x[...] over the reduced dimensions, each output accumulated in
+// row-major order of the reduced elements. f16/bf16 round to their format after every
+// step, as XLA's CPU backend does (f32 holds each exact sum/product before rounding);
+// f32/f64 sums of contiguous rows use several partial sums. Float max/min follow the
+// elementwise maximum/minimum semantics (NaN propagates, -0 < +0).
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -76,10 +78,20 @@ inline C ReduceRow(C acc, const T* row, int64_t n) {
     for (int j = 0; j < kLanes; ++j) sum += partial[j];
     for (; i < n; ++i) sum += row[i];
     return acc + sum;
+  } else if constexpr (kIsHalf<T>) {
+    for (int64_t i = 0; i < n; ++i) acc = Load(StoreAs<T>(Body::Apply(acc, Load(row[i]))));
+    return acc;
   } else {
     for (int64_t i = 0; i < n; ++i) acc = Body::Apply(acc, static_cast<C>(Load(row[i])));
     return acc;
   }
+}
+
+// One accumulation step, rounded to the storage format for f16/bf16.
+template <typename Body, typename T>
+inline Compute<T> Step(Compute<T> acc, T x) {
+  if constexpr (kIsHalf<T>) return Load(StoreAs<T>(Body::Apply(acc, Load(x))));
+  else return Body::Apply(acc, x);
 }
 
 template <typename Body, DType D>
@@ -127,7 +139,7 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
     }
     const T* src = in.as<const T>();
     if (n == 0) {
-      acc[0] = Body::Apply(acc[0], static_cast<C>(Load(src[0])));
+      acc[0] = Step<Body>(acc[0], src[0]);
     } else {
       const int64_t inner = size[n - 1];
       const bool inner_reduced = flag[n - 1] != 0;
@@ -139,7 +151,7 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
           acc[out_offset] = ReduceRow<Body>(acc[out_offset], row, inner);
         } else {
           C* dst = acc + out_offset;
-          for (int64_t i = 0; i < inner; ++i) dst[i] = Body::Apply(dst[i], static_cast<C>(Load(row[i])));
+          for (int64_t i = 0; i < inner; ++i) dst[i] = Step<Body>(dst[i], row[i]);
         }
         row += inner;
         size_t dim = n - 1;

@@ -92,7 +92,13 @@ TEST(ReduceTest, EveryBodyAndDtypeOverRandomDims) {
             if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end())
               o = o * dims[d] + index[d];
           if (is_float) {
-            facc[static_cast<size_t>(o)] = FloatBody(body.name, facc[static_cast<size_t>(o)], GetDouble(in, i));
+            double next = FloatBody(body.name, facc[static_cast<size_t>(o)], GetDouble(in, i));
+            if (dtype == DType::kF16 || dtype == DType::kBF16) {  // rounded after every step
+              Array step(dtype, {1});
+              SetDouble(step, 0, next);
+              next = GetDouble(step, 0);
+            }
+            facc[static_cast<size_t>(o)] = next;
             fabs_sum[static_cast<size_t>(o)] += std::fabs(GetDouble(in, i));
           } else {
             Int128 v = math(in, i);

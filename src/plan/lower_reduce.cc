@@ -69,6 +69,12 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
   if (body.empty())
     return l.Unsupported(op, "reduction body is not a single add/multiply/maximum/minimum/and/or of its arguments");
   if (!IsSupportedDType(in.dtype)) return l.Unsupported(op, "element type not supported");
+  if (dimensions.empty()) {
+    // Nothing reduced: XLA's CPU backend returns the operand unchanged (the init value is
+    // taken to be the body's identity), e.g. -0.0 stays -0.0 under an add with init 0.
+    l.Bind(op.results[0], operand);
+    return OkStatus();
+  }
   ValueId out = l.NewValue(result);
   l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operand, init}, {out}, {dimensions});
   l.Bind(op.results[0], out);

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -134,6 +136,128 @@ TEST(ExecutorTest, MissingKernelFailsAtLoad) {
   EXPECT_EQ(loaded.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(loaded.status().message().find("stablehlo.foo"), std::string_view::npos);
   EXPECT_NE(loaded.status().message().find("no_such_kernel.f32"), std::string_view::npos);
+}
+
+TEST(ExecutorTest, ReduceDotSliceConcatIotaCompareSelect) {
+  // x: f32[2,3]; w: f32[3,4]
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {2, 3});
+  auto w = b.Param(DType::kF32, {3, 4});
+  auto zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+  std::vector<ir::Region> body;
+  body.push_back(b.BinaryBody(OpCode::kAdd, DType::kF32));
+  auto row_sums = b.Op(OpCode::kReduce, {x, zero}, DType::kF32, {2}, {{"dimensions", ModuleBuilder::IntList({1})}},
+                       std::move(body));
+  auto xw = b.OpN(OpCode::kDotGeneral, {x, w}, {ir::Type::Tensor(DType::kF32, {2, 4})},
+                  {{"lhs_contracting_dimensions", ModuleBuilder::IntList({1})},
+                   {"rhs_contracting_dimensions", ModuleBuilder::IntList({0})}})[0];
+  auto sliced = b.Op(OpCode::kSlice, {xw}, DType::kF32, {2, 2},
+                     {{"start_indices", ModuleBuilder::IntList({0, 1})},
+                      {"limit_indices", ModuleBuilder::IntList({2, 4})},
+                      {"strides", ModuleBuilder::IntList({1, 2})}});
+  auto joined = b.Op(OpCode::kConcatenate, {sliced, x}, DType::kF32, {2, 5}, {{"dimension", ModuleBuilder::Int(1)}});
+  auto iota = b.Op(OpCode::kIota, {}, DType::kF32, {2, 5}, {{"iota_dimension", ModuleBuilder::Int(1)}});
+  auto less = b.Op(OpCode::kCompare, {joined, iota}, DType::kPred, {2, 5},
+                   {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 5)}});
+  auto picked = b.Op(OpCode::kSelect, {less, joined, iota}, DType::kF32, {2, 5});
+  ir::Module module = b.Build({row_sums, xw, picked});
+
+  std::vector<float> xs = {1, 2, 3, 4, 5, 6};
+  std::vector<float> ws = {1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1};
+  auto results = LowerAndRun(module, {xs.data(), ws.data()});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(As<float>(results[0]), (std::vector<float>{6, 15}));
+  // xw = [[1,2,3,6],[4,5,6,15]]; sliced columns 1 and 3: [[2,6],[5,15]].
+  EXPECT_EQ(As<float>(results[1]), (std::vector<float>{1, 2, 3, 6, 4, 5, 6, 15}));
+  // joined = [[2,6,1,2,3],[5,15,4,5,6]]; iota = [0..4]; select(joined < iota, joined, iota).
+  EXPECT_EQ(As<float>(results[2]), (std::vector<float>{0, 1, 1, 2, 3, 0, 1, 2, 3, 4}));
+}
+
+TEST(ExecutorTest, ZeroSizedAndScalarValues) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {0, 3});
+  auto s = b.Param(DType::kS64, {});
+  auto y = b.Op(OpCode::kExponential, {x}, DType::kF32, {0, 3});
+  auto t = b.Op(OpCode::kMultiply, {s, s}, DType::kS64, {});
+  auto zero = b.Constant<float>(DType::kF32, {}, {5.0f});
+  std::vector<ir::Region> body;
+  body.push_back(b.BinaryBody(OpCode::kAdd, DType::kF32));
+  auto sum = b.Op(OpCode::kReduce, {x, zero}, DType::kF32, {3}, {{"dimensions", ModuleBuilder::IntList({0})}},
+                  std::move(body));
+  ir::Module module = b.Build({y, t, sum});
+  int64_t sv = -3000000000LL;
+  auto results = LowerAndRun(module, {nullptr, &sv});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].empty());
+  EXPECT_EQ(As<int64_t>(results[1]), (std::vector<int64_t>{9000000000000000000LL}));
+  EXPECT_EQ(As<float>(results[2]), (std::vector<float>{5, 5, 5}));
+}
+
+// Random DAGs of f32 ops, run by the executor and by a naive evaluator in the same
+// float operations: results must be bit-identical (catches buffer assignment bugs).
+TEST(ExecutorTest, RandomDagsMatchNaiveEvaluation) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 40; ++trial) {
+    ModuleBuilder b;
+    std::map<ir::ValueId, std::vector<float>> naive;
+    std::vector<ir::ValueId> values;
+    std::vector<std::vector<float>> inputs;
+    for (int i = 0; i < 3; ++i) {
+      int64_t n = 1 + rng() % 50;
+      ir::ValueId p = b.Param(DType::kF32, {n});
+      std::vector<float> data(static_cast<size_t>(n));
+      for (float& f : data) f = static_cast<float>(rng() % 100) / 10.0f - 5.0f;
+      naive[p] = data;
+      inputs.push_back(data);
+      values.push_back(p);
+    }
+    for (int i = 0; i < 30; ++i) {
+      ir::ValueId a = values[rng() % values.size()];
+      const std::vector<float>& av = naive[a];
+      const int64_t n = static_cast<int64_t>(av.size());
+      std::vector<ir::ValueId> same;
+      for (ir::ValueId v : values)
+        if (naive[v].size() == av.size()) same.push_back(v);
+      ir::ValueId c = same[rng() % same.size()];
+      const std::vector<float>& cv = naive[c];
+      std::vector<float> out(av.size());
+      ir::ValueId result;
+      switch (rng() % 4) {
+        case 0:
+          result = b.Op(OpCode::kAdd, {a, c}, DType::kF32, {n});
+          for (size_t k = 0; k < out.size(); ++k) out[k] = av[k] + cv[k];
+          break;
+        case 1:
+          result = b.Op(OpCode::kMultiply, {a, c}, DType::kF32, {n});
+          for (size_t k = 0; k < out.size(); ++k) out[k] = av[k] * cv[k];
+          break;
+        case 2:
+          result = b.Op(OpCode::kNegate, {a}, DType::kF32, {n});
+          for (size_t k = 0; k < out.size(); ++k) out[k] = -av[k];
+          break;
+        default: {
+          // Tile: [n] -> [2, n] -> reshape [2n].
+          ir::ValueId tiled = b.Op(OpCode::kBroadcastInDim, {a}, DType::kF32, {2, n},
+                                   {{"broadcast_dimensions", ModuleBuilder::IntList({1})}});
+          result = b.Op(OpCode::kReshape, {tiled}, DType::kF32, {2 * n});
+          out = av;
+          out.insert(out.end(), av.begin(), av.end());
+          break;
+        }
+      }
+      naive[result] = out;
+      values.push_back(result);
+    }
+    std::vector<ir::ValueId> returned;
+    for (int i = 0; i < 4; ++i) returned.push_back(values[rng() % values.size()]);
+    ir::Module module = b.Build(returned);
+    std::vector<const void*> args;
+    for (auto& in : inputs) args.push_back(in.data());
+    auto results = LowerAndRun(module, args);
+    ASSERT_EQ(results.size(), returned.size());
+    for (size_t i = 0; i < returned.size(); ++i)
+      ASSERT_EQ(As<float>(results[i]), naive[returned[i]]) << "trial " << trial << " result " << i;
+  }
 }
 
 }  // namespace
