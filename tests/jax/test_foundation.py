@@ -74,11 +74,13 @@ def test_jit_matches_cpu_backend(stablert_device, cpu_device):
 
 
 def test_compile_error_is_a_python_exception_not_a_crash(stablert_device):
-    # A program using an op the engine cannot run yet must fail with a clear error.
-    # The error names the op the engine cannot run (update the op when FFT lands).
-    f = jax.jit(lambda x: jnp.fft.fft(x))
-    with pytest.raises(Exception, match="stablehlo.fft"):
-        run_on(stablert_device, f, np.ones(8, dtype=np.complex64))
+    # A program using an op the engine cannot run yet fails at compile time with an error
+    # naming the op and where it comes from (pick another op once sort is supported).
+    f = jax.jit(lambda x: jnp.sort(x))
+    with pytest.raises(Exception, match=r"UNIMPLEMENTED: .*stablehlo\.sort"):
+        run_on(stablert_device, f, np.arange(8, dtype=np.float32))
+    # The plugin is still usable afterwards.
+    assert int(run_on(stablert_device, jax.jit(lambda x: x + 1), np.int32(1))) == 2
 
 
 def test_four_devices_from_the_environment():
