@@ -196,7 +196,11 @@ class ModulePrinter {
   std::string Dict(const Attribute::Dictionary& dict) {
     return AttributeText(Attribute(dict), options_.max_elements);
   }
-  std::string Value(ValueId id) { return "%" + std::to_string(id); }
+  std::string Value(ValueId id) {
+    std::string text(1, '%');
+    text += std::to_string(id);
+    return text;
+  }
   std::string TypeOf(ValueId id) {
     return id < module_.value_types.size() ? TypeToString(module_.type_of(id)) : "<no type>";
   }
@@ -215,10 +219,14 @@ class ModulePrinter {
         f.body.blocks.empty() ? nullptr : &f.body.blocks.front().arguments;
     for (size_t i = 0; i < f.argument_types.size(); ++i) {
       if (i) out_ += ", ";
-      if (args && i < args->size()) out_ += Value((*args)[i]) + ": ";
+      if (args && i < args->size()) {
+        out_ += Value((*args)[i]);
+        out_ += ": ";
+      }
       out_ += TypeToString(f.argument_types[i]);
       if (i < f.argument_attrs.size() && !f.argument_attrs[i].empty()) {
-        out_ += " " + Dict(f.argument_attrs[i]);
+        out_ += ' ';
+        out_ += Dict(f.argument_attrs[i]);
       }
     }
     out_ += ") -> (";
@@ -226,7 +234,8 @@ class ModulePrinter {
       if (i) out_ += ", ";
       out_ += TypeToString(f.result_types[i]);
       if (i < f.result_attrs.size() && !f.result_attrs[i].empty()) {
-        out_ += " " + Dict(f.result_attrs[i]);
+        out_ += ' ';
+        out_ += Dict(f.result_attrs[i]);
       }
     }
     out_ += ")" + Loc(f.location) + " {\n";

@@ -75,7 +75,9 @@ TEST(ReadModuleTest, PrintedFormMatchesGolden) {
     EXPECT_EQ(text, ReadFile(golden)) << "golden: " << golden;
     ++compared;
   }
-  if (!update) EXPECT_GE(compared, 15);
+  if (!update) {
+    EXPECT_GE(compared, 15);
+  }
 }
 
 TEST(ReadModuleTest, ImportConventions) {

@@ -42,9 +42,11 @@ StatusOr<ir::Attribute> TensorSharding(EntryDecoder& d, Cursor& c, int version) 
   dict.emplace_back("dim_shardings", std::move(dims));
   STABLERT_ASSIGN_OR_RETURN(ir::Attribute replicated, List(d, c, "replicated axes"));
   dict.emplace_back("replicated_axes", std::move(replicated));
-  ir::Attribute::Array unreduced;
-  if (version >= 2) STABLERT_RETURN_IF_ERROR(ReadList(d, c, &unreduced, "unreduced axes"));
-  dict.emplace_back("unreduced_axes", ir::Attribute(std::move(unreduced)));
+  ir::Attribute unreduced{ir::Attribute::Array{}};
+  if (version >= 2) {
+    STABLERT_ASSIGN_OR_RETURN(unreduced, List(d, c, "unreduced axes"));
+  }
+  dict.emplace_back("unreduced_axes", std::move(unreduced));
   if (version >= 3) {
     int64_t reduction;
     STABLERT_RETURN_IF_ERROR(c.ReadSignedVarInt(&reduction, "reduction op"));
