@@ -1,12 +1,15 @@
 // Liveness-based arena assignment.
 //
-// Steps run in order. A computed value (a storage root) is live from the step that writes
-// it through the last step that reads it or any value aliasing its storage. Outputs of a
-// step are placed before the step's dead inputs are released, so a step never writes
-// over what it reads. Free space is kept as sorted (offset, size) blocks and chosen
-// best-fit; every block is 64-byte aligned.
+// Steps run in order. A computed value (a storage root) is live from the step that first
+// writes it through the last step that reads it or any value aliasing its storage; values
+// used inside a control step's regions but defined outside stay live until the control
+// step ends. Outputs of a step are placed before the step's dead inputs are released, so
+// a step never writes over what it reads. Free space is kept as sorted (offset, size)
+// blocks and chosen best-fit; every block is 64-byte aligned.
 #include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "plan/lowering.h"
 
@@ -71,49 +74,122 @@ class ArenaAllocator {
 
 }  // namespace
 
+namespace {
+
+// Liveness over "positions": every kernel step is one position; a control step takes one
+// position before its regions (reading its selector) and one after (reading a loop's
+// condition result), its regions' positions in between.
+class Liveness {
+ public:
+  Liveness(const ExecutionPlan& plan, const std::vector<ValueId>& alias_root)
+      : plan_(plan), alias_root_(alias_root), first_def_(plan.values.size(), kNever),
+        last_use_(plan.values.size(), kNever) {}
+
+  void Run() {
+    Walk(plan_.body);
+    // A value a region reads or writes, defined before the control step that owns the
+    // region, stays live until that step ends (loops revisit their regions).
+    for (const auto& [root, span] : captures_) {
+      last_use_[root] = std::max(last_use_[root], spans_[span].end);
+    }
+    positions_ = position_;
+  }
+
+  int64_t positions() const { return positions_; }
+  int64_t first_def(ValueId root) const { return first_def_[root]; }
+  int64_t last_use(ValueId root) const { return last_use_[root]; }
+  static constexpr int64_t kNever = -1;
+
+ private:
+  struct Span {
+    int64_t start;
+    int64_t end;
+  };
+
+  void Reference(ValueId value, bool is_def) {
+    ValueId root = alias_root_[value];
+    if (is_def && first_def_[root] == kNever) first_def_[root] = position_;
+    last_use_[root] = std::max(last_use_[root], position_);
+    // The outermost open span that began after the root's definition captures it.
+    const int64_t defined = first_def_[root];
+    for (size_t s : open_) {
+      if (spans_[s].start > defined) {
+        captures_.emplace_back(root, s);
+        break;
+      }
+    }
+  }
+
+  void Walk(const Sequence& sequence) {
+    for (const Step& step : sequence.steps) {
+      if (step.kind == StepKind::kKernel) {
+        for (ValueId v : step.inputs) Reference(v, false);
+        for (ValueId v : step.outputs) Reference(v, true);
+        ++position_;
+        continue;
+      }
+      const bool is_loop = step.kind == StepKind::kWhile;
+      if (!is_loop)
+        for (ValueId v : step.inputs) Reference(v, false);
+      size_t span = spans_.size();
+      spans_.push_back({position_, 0});
+      ++position_;
+      open_.push_back(span);
+      for (const Sequence& region : step.regions) Walk(region);
+      open_.pop_back();
+      spans_[span].end = position_;
+      if (is_loop)
+        for (ValueId v : step.inputs) Reference(v, false);
+      for (ValueId v : step.outputs) Reference(v, false);
+      ++position_;
+    }
+  }
+
+  const ExecutionPlan& plan_;
+  const std::vector<ValueId>& alias_root_;
+  std::vector<int64_t> first_def_, last_use_;
+  std::vector<Span> spans_;
+  std::vector<size_t> open_;  // spans enclosing the current position, outermost first
+  std::vector<std::pair<ValueId, size_t>> captures_;
+  int64_t position_ = 0;
+  int64_t positions_ = 0;
+};
+
+}  // namespace
+
 void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root) {
   const size_t num_values = plan.values.size();
-  const std::vector<Step>& steps = plan.body.steps;
-  constexpr int64_t kNever = -1;
-
-  // Roots written by steps, and the last step reading each root.
-  std::vector<int64_t> last_use(num_values, kNever);
-  std::vector<bool> computed(num_values, false);
-  for (size_t s = 0; s < steps.size(); ++s) {
-    for (ValueId v : steps[s].outputs) {
-      computed[alias_root[v]] = true;
-      last_use[alias_root[v]] = std::max<int64_t>(last_use[alias_root[v]], static_cast<int64_t>(s));
-    }
-    for (ValueId v : steps[s].inputs) last_use[alias_root[v]] = static_cast<int64_t>(s);
-  }
+  Liveness liveness(plan, alias_root);
+  liveness.Run();
+  auto computed = [&](ValueId v) { return alias_root[v] == v && liveness.first_def(v) != Liveness::kNever; };
 
   // Computed roots of results are written straight into the first result buffer that
   // returns them.
   for (size_t i = 0; i < plan.results.size(); ++i) {
     ValueId root = alias_root[plan.results[i]];
     Value& value = plan.values[root];
-    if (computed[root] && value.storage == Storage::kArena) {
+    if (computed(root) && value.storage == Storage::kArena) {
       value.storage = Storage::kResult;
       value.index = static_cast<int64_t>(i);
     }
   }
 
-  // Arena offsets for the remaining computed roots.
+  // Arena offsets for the remaining computed roots: allocated at their first definition,
+  // released after their last use.
+  const auto positions = static_cast<size_t>(liveness.positions());
+  std::vector<std::vector<ValueId>> born(positions), dies(positions);
+  for (ValueId v = 0; v < num_values; ++v) {
+    if (!computed(v) || plan.values[v].storage != Storage::kArena) continue;
+    born[static_cast<size_t>(liveness.first_def(v))].push_back(v);
+    dies[static_cast<size_t>(liveness.last_use(v))].push_back(v);
+  }
   ArenaAllocator arena;
-  std::vector<std::vector<ValueId>> dies_after(steps.size());
-  for (ValueId v = 0; v < num_values; ++v)
-    if (computed[v] && plan.values[v].storage == Storage::kArena && alias_root[v] == v)
-      dies_after[static_cast<size_t>(last_use[v])].push_back(v);
-  std::vector<bool> placed(num_values, false);
-  for (size_t s = 0; s < steps.size(); ++s) {
-    for (ValueId v : steps[s].outputs) {
-      ValueId root = alias_root[v];
-      Value& value = plan.values[root];
-      if (value.storage != Storage::kArena || placed[root]) continue;
-      placed[root] = true;
+  for (size_t p = 0; p < positions; ++p) {
+    for (ValueId v : born[p]) {
+      Value& value = plan.values[v];
       value.index = value.byte_size > 0 ? arena.Allocate(value.byte_size) : 0;
     }
-    for (ValueId v : dies_after[s])
+    for (ValueId v : dies[p])
       if (plan.values[v].byte_size > 0) arena.Release(plan.values[v].index, plan.values[v].byte_size);
   }
   plan.arena_size = arena.size();

@@ -96,7 +96,39 @@ void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<Val
   step.outputs = std::move(outputs);
   step.params = std::move(params);
   step.origin = Origin(op);
-  plan_.body.steps.push_back(std::move(step));
+  current_->steps.push_back(std::move(step));
+}
+
+void Lowering::EmitCopy(const ir::Operation& op, ValueId from, ValueId to) {
+  Emit(op, "copy." + std::string(DTypeName(TypeOf(to).dtype)), {from}, {to});
+}
+
+void Lowering::EmitControl(const ir::Operation& op, Step step) {
+  step.origin = Origin(op);
+  current_->steps.push_back(std::move(step));
+}
+
+Status Lowering::LowerRegion(const ir::Operation& op, const ir::Region& region, const std::vector<ValueId>& arguments,
+                             Sequence* into, std::vector<ValueId>* returned) {
+  if (region.blocks.size() != 1) return Unsupported(op, "regions with more than one block are not supported");
+  const ir::Block& block = region.blocks[0];
+  if (block.arguments.size() != arguments.size())
+    return Invalid(op, "region takes " + std::to_string(block.arguments.size()) + " arguments, expected " +
+                           std::to_string(arguments.size()));
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    ir::ValueId argument = block.arguments[i];
+    if (argument >= value_map_.size()) return Invalid(op, "region argument has no type");
+    const ir::Type& type = module_.value_types[argument];
+    if (!type.is_tensor() || TensorType{type.dtype, type.dims} != TypeOf(arguments[i]))
+      return Invalid(op, "region argument " + std::to_string(i) + " has type " + ir::TypeToString(type) +
+                             ", expected " + TensorTypeToString(TypeOf(arguments[i])));
+    Bind(argument, arguments[i]);
+  }
+  Sequence* saved = current_;
+  current_ = into;
+  Status status = LowerBlock(block, returned);
+  current_ = saved;
+  return status;
 }
 
 Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* returned) {
@@ -134,7 +166,9 @@ Status Lowering::LowerCall(const ir::Operation& op, std::string_view callee_name
   std::vector<ValueId> returned;
   Status status = LowerBlock(block, &returned);
   call_stack_.pop_back();
-  if (!status.ok()) return status.WithPrefix("in @" + callee->name + " called from " + Origin(op));
+  if (!status.ok())
+    return Status(status.code(), std::string(status.message()) + " (in @" + callee->name + ", inlined from " +
+                                     Origin(op) + ")");
   if (returned.size() != op.results.size())
     return Invalid(op, "@" + callee->name + " returns " + std::to_string(returned.size()) + " values, the call has " +
                            std::to_string(op.results.size()) + " results");
@@ -178,6 +212,10 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kDot:
     case OpCode::kDotGeneral:
       return LowerDot(*this, op);
+    case OpCode::kWhile:
+    case OpCode::kIf:
+    case OpCode::kCase:
+      return LowerControlFlow(*this, op);
     case OpCode::kCall: {
       const ir::Attribute* callee = op.attr("callee");
       auto name = callee ? callee->AsString() : std::nullopt;

@@ -53,12 +53,23 @@ class Lowering {
   ValueId NewAlias(ValueId of, TensorType type);
   ValueId NewConstant(TensorType type, std::vector<uint8_t> bytes);
 
+  // The value whose storage `value` shares (itself unless it is an alias).
+  ValueId Root(ValueId value) const { return alias_root_[value]; }
+
   void Bind(ir::ValueId ir_value, ValueId value) { value_map_[ir_value] = value; }
+  // Appends a kernel step to the sequence being lowered.
   void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
             std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params = {});
+  // Appends a "copy.<dtype>" step from `from` to `to` (same type).
+  void EmitCopy(const ir::Operation& op, ValueId from, ValueId to);
+  // Appends a control-flow step (its origin is set from `op`).
+  void EmitControl(const ir::Operation& op, Step step);
 
   // Lowers a block's ops; `returned` receives the values its terminator returns.
   Status LowerBlock(const ir::Block& block, std::vector<ValueId>* returned);
+  // Lowers the single block of `region` into `into`, its arguments bound to `arguments`.
+  Status LowerRegion(const ir::Operation& op, const ir::Region& region, const std::vector<ValueId>& arguments,
+                     Sequence* into, std::vector<ValueId>* returned);
 
  private:
   static constexpr ValueId kNone = UINT32_MAX;
@@ -68,6 +79,7 @@ class Lowering {
 
   const ir::Module& module_;
   ExecutionPlan plan_;
+  Sequence* current_ = &plan_.body;  // where Emit appends
   std::vector<ValueId> value_map_;     // ir::ValueId -> plan value
   std::vector<ValueId> alias_root_;    // plan value -> value owning its storage
   std::vector<std::string> call_stack_;
@@ -83,6 +95,8 @@ Status LowerShapeOp(Lowering& lowering, const ir::Operation& op);
 Status LowerReduce(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
+// lower_control.cc: while, if, case.
+Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
 
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 

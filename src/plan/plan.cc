@@ -89,7 +89,17 @@ std::string ValueListToString(const std::vector<ValueId>& values) {
 
 void PrintSequence(const Sequence& sequence, const std::string& indent, std::string& out) {
   for (const Step& step : sequence.steps) {
-    out += indent + step.kernel + " " + ValueListToString(step.inputs) + " -> " + ValueListToString(step.outputs);
+    out += indent;
+    switch (step.kind) {
+      case StepKind::kKernel: out += step.kernel; break;
+      case StepKind::kWhile: out += "while"; break;
+      case StepKind::kIf: out += "if"; break;
+      case StepKind::kCase: out += "case"; break;
+    }
+    out += ' ';
+    out += ValueListToString(step.inputs);
+    out += " -> ";
+    out += ValueListToString(step.outputs);
     if (!step.params.empty()) {
       out += " {";
       for (size_t i = 0; i < step.params.size(); ++i) {
@@ -98,7 +108,10 @@ void PrintSequence(const Sequence& sequence, const std::string& indent, std::str
       }
       out += "}";
     }
-    if (!step.origin.empty()) out += "  # " + step.origin;
+    if (!step.origin.empty()) {
+      out += "  # ";
+      out += step.origin;
+    }
     out += "\n";
     for (size_t r = 0; r < step.regions.size(); ++r) {
       out += indent + "  region " + std::to_string(r) + ":\n";

@@ -8,8 +8,10 @@
 // plan, or a result buffer the caller provides. Several values may share storage (a
 // reshape is the same bytes under other dims).
 //
-// Control flow (while/if/case) will be steps whose `regions` hold nested sequences over
-// the same value table and arena; the executor interprets them.
+// Control flow steps hold nested sequences (`regions`) over the same value table and
+// arena; the executor interprets them (see StepKind). Values a region reads from outside
+// stay live until the control step ends; loop-carried values live in fixed buffers that
+// the loop body updates by copies at its end.
 //
 // Ownership and threading: a plan owns all its data. It is immutable once built and may
 // be executed by many threads at once. The only mutable part is RuntimeCache, which is
@@ -60,6 +62,12 @@ struct Value {
 
 enum class StepKind : uint8_t {
   kKernel,  // run `kernel` on inputs -> outputs
+  kWhile,   // loop { run regions[0]; if (!inputs[0]) break; run regions[1]; }
+            // inputs[0]: i1 scalar computed by regions[0]; outputs: the loop-carried values
+  kIf,      // run regions[inputs[0] ? 0 : 1]; inputs[0]: i1 scalar; outputs: the results,
+            // written by both regions
+  kCase,    // run regions[i] for i = inputs[0] (i32 scalar), the last region if i is out of
+            // range; outputs: the results, written by every region
 };
 
 struct Step;

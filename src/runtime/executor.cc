@@ -53,36 +53,120 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
 
 }  // namespace
 
+Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry,
+                           int depth) {
+  constexpr int kMaxDepth = 256;
+  if (depth > kMaxDepth) return InvalidArgument("plan control flow is nested too deeply");
+  const plan::ExecutionPlan& plan = plan_;
+  const auto first = static_cast<uint32_t>(steps_.size());
+  sequences_[index] = {first, static_cast<uint32_t>(sequence.steps.size())};
+  steps_.resize(steps_.size() + sequence.steps.size());
+  for (size_t s = 0; s < sequence.steps.size(); ++s) {
+    const plan::Step& step = sequence.steps[s];
+    ResolvedStep resolved{step.kind, nullptr, static_cast<uint32_t>(operand_values_.size()),
+                          static_cast<uint32_t>(step.inputs.size()), static_cast<uint32_t>(step.outputs.size()),
+                          0, 0, &step};
+    switch (step.kind) {
+      case plan::StepKind::kKernel:
+        if (!step.regions.empty()) return InvalidArgument(step.origin + ": kernel step with regions");
+        resolved.fn = registry.Find(step.kernel);
+        if (resolved.fn == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
+        break;
+      case plan::StepKind::kWhile:
+      case plan::StepKind::kIf: {
+        if (step.regions.size() != 2 || step.inputs.size() != 1 || step.inputs[0] >= plan.values.size() ||
+            plan.values[step.inputs[0]].type != plan::TensorType{DType::kPred, {}})
+          return InvalidArgument(step.origin + ": malformed control step");
+        break;
+      }
+      case plan::StepKind::kCase:
+        if (step.regions.empty() || step.inputs.size() != 1 || step.inputs[0] >= plan.values.size() ||
+            plan.values[step.inputs[0]].type != plan::TensorType{DType::kS32, {}})
+          return InvalidArgument(step.origin + ": malformed control step");
+        break;
+      default:
+        return InvalidArgument(step.origin + ": unknown step kind");
+    }
+    for (const auto* list : {&step.inputs, &step.outputs}) {
+      for (plan::ValueId v : *list) {
+        if (v >= plan.values.size()) return InvalidArgument(step.origin + ": step refers to an unknown value");
+        const plan::Value& value = plan.values[v];
+        if (list == &step.outputs &&
+            (value.storage == plan::Storage::kParameter || value.storage == plan::Storage::kConstant))
+          return InvalidArgument(step.origin + ": step writes a parameter or constant");
+        kernels::BufferView view;
+        view.dtype = value.type.dtype;
+        view.dims = value.type.dims;
+        view.num_elements = ElementCount(value.type.dims);
+        operand_values_.push_back(v);
+        operand_templates_.push_back(view);
+      }
+    }
+    // A step's regions take consecutive sequence slots; their steps are appended after
+    // this sequence's (reserved above), so every sequence's steps stay contiguous.
+    resolved.first_region = static_cast<uint32_t>(sequences_.size());
+    resolved.num_regions = static_cast<uint32_t>(step.regions.size());
+    sequences_.resize(sequences_.size() + step.regions.size());
+    steps_[first + s] = resolved;
+    for (size_t r = 0; r < step.regions.size(); ++r)
+      STABLERT_RETURN_IF_ERROR(Resolve(step.regions[r], resolved.first_region + static_cast<uint32_t>(r), registry,
+                                       depth + 1));
+  }
+  return OkStatus();
+}
+
 StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPlan& plan,
                                                          const kernels::KernelRegistry& registry) {
   if (plan.version != plan::kPlanFormatVersion)
     return InvalidArgument("plan format version " + std::to_string(plan.version) + " is not supported");
   STABLERT_RETURN_IF_ERROR(ValidateValues(plan));
   std::unique_ptr<LoadedPlan> loaded(new LoadedPlan(plan));
-  for (const plan::Step& step : plan.body.steps) {
-    if (step.kind != plan::StepKind::kKernel || !step.regions.empty())
-      return Unimplemented(step.origin + ": control-flow steps are not supported by the executor yet");
-    kernels::KernelFn fn = registry.Find(step.kernel);
-    if (fn == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
-    ResolvedStep resolved{fn, static_cast<uint32_t>(loaded->operand_values_.size()),
-                          static_cast<uint32_t>(step.inputs.size()), static_cast<uint32_t>(step.outputs.size())};
-    for (const auto* list : {&step.inputs, &step.outputs}) {
-      for (plan::ValueId v : *list) {
-        if (v >= plan.values.size()) return InvalidArgument(step.origin + ": step refers to an unknown value");
-        const plan::Value& value = plan.values[v];
-        if (list == &step.outputs && (value.storage == plan::Storage::kParameter || value.storage == plan::Storage::kConstant))
-          return InvalidArgument(step.origin + ": step writes a parameter or constant");
-        kernels::BufferView view;
-        view.dtype = value.type.dtype;
-        view.dims = value.type.dims;
-        view.num_elements = ElementCount(value.type.dims);
-        loaded->operand_values_.push_back(v);
-        loaded->operand_templates_.push_back(view);
+  loaded->sequences_.resize(1);
+  STABLERT_RETURN_IF_ERROR(loaded->Resolve(plan.body, 0, registry, 0));
+  return loaded;
+}
+
+Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
+                       const std::vector<kernels::BufferView>& views) const {
+  const ResolvedSequence& seq = sequences_[sequence];
+  for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
+    const ResolvedStep& step = steps_[s];
+    switch (step.kind) {
+      case plan::StepKind::kKernel: {
+        kernels::KernelArgs args;
+        args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
+        args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
+                                                            step.num_outputs);
+        args.params = step.step->params;
+        Status status = step.fn(context, args);
+        if (!status.ok()) return status.WithPrefix(step.step->origin);
+        break;
+      }
+      case plan::StepKind::kWhile: {
+        const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
+        while (true) {
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views));
+          if (!*condition) break;
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views));
+        }
+        break;
+      }
+      case plan::StepKind::kIf: {
+        const auto* predicate = static_cast<const uint8_t*>(views[step.first_operand].data);
+        STABLERT_RETURN_IF_ERROR(Run(step.first_region + (*predicate ? 0 : 1), context, views));
+        break;
+      }
+      case plan::StepKind::kCase: {
+        int32_t index;
+        std::memcpy(&index, views[step.first_operand].data, sizeof(index));
+        const auto last = static_cast<int32_t>(step.num_regions - 1);
+        uint32_t branch = static_cast<uint32_t>(index < 0 || index > last ? last : index);
+        STABLERT_RETURN_IF_ERROR(Run(step.first_region + branch, context, views));
+        break;
       }
     }
-    loaded->steps_.push_back(resolved);
   }
-  return loaded;
+  return OkStatus();
 }
 
 Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<void* const> results) const {
@@ -118,17 +202,7 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   for (size_t i = 0; i < views.size(); ++i) views[i].data = address(operand_values_[i]);
 
   const kernels::KernelContext context;
-  const std::vector<plan::Step>& steps = plan.body.steps;
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    const ResolvedStep& step = steps_[s];
-    kernels::KernelArgs args;
-    args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
-    args.outputs =
-        std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs, step.num_outputs);
-    args.params = steps[s].params;
-    Status status = step.fn(context, args);
-    if (!status.ok()) return status.WithPrefix(steps[s].origin);
-  }
+  STABLERT_RETURN_IF_ERROR(Run(0, context, views));
 
   for (size_t i = 0; i < plan.results.size(); ++i) {
     const plan::Value& value = plan.values[plan.results[i]];

@@ -40,18 +40,32 @@ class LoadedPlan {
 
  private:
   struct ResolvedStep {
-    kernels::KernelFn fn;
-    uint32_t first_operand;  // into operand_values_/operand_templates_
+    plan::StepKind kind;
+    kernels::KernelFn fn;     // kernel steps
+    uint32_t first_operand;   // into operand_values_/operand_templates_
     uint32_t num_inputs;
     uint32_t num_outputs;
+    uint32_t first_region;    // into sequences_ (control steps)
+    uint32_t num_regions;
+    const plan::Step* step;
+  };
+  struct ResolvedSequence {
+    uint32_t first_step;  // into steps_; a sequence's steps are contiguous
+    uint32_t num_steps;
   };
 
   explicit LoadedPlan(const plan::ExecutionPlan& plan) : plan_(plan) {}
+  // Fills sequences_[index] from `sequence`, appending its steps and then, recursively,
+  // its steps' regions.
+  Status Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry, int depth);
+  Status Run(uint32_t sequence, const kernels::KernelContext& context,
+             const std::vector<kernels::BufferView>& views) const;
 
   const plan::ExecutionPlan& plan_;
+  std::vector<ResolvedSequence> sequences_;  // [0] is the plan body
   std::vector<ResolvedStep> steps_;
-  std::vector<plan::ValueId> operand_values_;              // per step: inputs then outputs
-  std::vector<kernels::BufferView> operand_templates_;     // the same, data pointers unset
+  std::vector<plan::ValueId> operand_values_;           // per step: inputs then outputs
+  std::vector<kernels::BufferView> operand_templates_;  // the same, data pointers unset
 };
 
 // Runs `plan` with the CPU kernels. Kernels are resolved on the first execution of a plan
