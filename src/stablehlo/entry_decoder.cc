@@ -221,8 +221,8 @@ StatusOr<const DecodedType*> EntryDecoder::TypeOfTypeAttr(uint32_t index) {
   return type;
 }
 
-Status EntryDecoder::DictionaryEntries(uint32_t index,
-                                       std::vector<std::pair<std::string, uint32_t>>* entries) {
+Status EntryDecoder::DictionaryEntries(
+    uint32_t index, std::vector<std::pair<std::string_view, uint32_t>>* entries) {
   if (index >= file_.attributes.size()) {
     return InvalidArgument("malformed bytecode: attribute #" + std::to_string(index) +
                            " is out of range");
@@ -240,16 +240,21 @@ Status EntryDecoder::DictionaryEntries(uint32_t index,
   }
   uint64_t count;
   STABLERT_RETURN_IF_ERROR(c.ReadCount(2, &count, "dictionary size"));
-  entries->clear();
-  entries->reserve(count);
+  entries->reserve(entries->size() + count);
   for (uint64_t i = 0; i < count; ++i) {
     uint32_t key, value;
     STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &key, "dictionary key"));
     STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &value, "dictionary value"));
-    STABLERT_ASSIGN_OR_RETURN(std::string name, String(key));
-    entries->emplace_back(std::move(name), value);
+    STABLERT_ASSIGN_OR_RETURN(std::string_view name, StringView(key));
+    entries->emplace_back(name, value);
   }
   return c.ExpectEnd("the dictionary");
+}
+
+StatusOr<std::string_view> EntryDecoder::StringView(uint32_t index) {
+  STABLERT_ASSIGN_OR_RETURN(const ir::Attribute* attr, Attribute(index));
+  if (const auto* s = attr->get<std::string>()) return std::string_view(*s);
+  return InvalidArgument(DescribeAttr(index) + " is not a string");
 }
 
 StatusOr<std::string> EntryDecoder::String(uint32_t index) {

@@ -61,10 +61,13 @@ class EntryDecoder {
   // in `name` and the innermost file position found.
   StatusOr<ir::Location> Location(uint32_t index);
 
-  // The (name, value attribute index) pairs of a builtin DictionaryAttr or vhlo
-  // DictionaryV1 entry, without decoding the values.
+  // Appends the (name, value attribute index) pairs of a builtin DictionaryAttr or vhlo
+  // DictionaryV1 entry, without decoding the values. Names stay valid for the decoder's
+  // lifetime.
   Status DictionaryEntries(uint32_t index,
-                           std::vector<std::pair<std::string, uint32_t>>* entries);
+                           std::vector<std::pair<std::string_view, uint32_t>>* entries);
+  // Attribute `index` as a string, viewing the decoder's memoized copy.
+  StatusOr<std::string_view> StringView(uint32_t index);
 
   std::string_view AttrDialect(uint32_t index) const;
   // "vhlo attribute #12" style description for messages.

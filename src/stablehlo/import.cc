@@ -17,7 +17,14 @@ namespace {
 constexpr ir::ValueId kUnmapped = 0xFFFFFFFFu;
 constexpr uint64_t kVersionNativeProperties = 5;
 
-using AttrRefs = std::vector<std::pair<std::string, uint32_t>>;
+using AttrRefs = std::vector<std::pair<std::string_view, uint32_t>>;
+
+// What an op name of the file imports as, resolved once per name.
+struct OpKind {
+  ir::OpCode code = ir::OpCode::kReturn;
+  std::string_view properties;
+  enum : uint8_t { kUnknown, kVhlo, kSdy, kCast } kind = kUnknown;
+};
 
 class Importer {
  public:
@@ -27,7 +34,24 @@ class Importer {
         decoder_(file),
         value_map_(file.values.size(), kUnmapped),
         location_map_(file.attributes.size(), kUnmapped),
-        module_(std::make_unique<ir::Module>()) {}
+        module_(std::make_unique<ir::Module>()) {
+    op_kinds_.resize(file.op_names.size());
+    for (size_t i = 0; i < file.op_names.size(); ++i) {
+      std::string_view dialect = file.dialects[file.op_names[i].dialect].name;
+      std::string_view name = file.op_names[i].name;
+      OpKind& kind = op_kinds_[i];
+      if (dialect == "vhlo") {
+        const VhloOpInfo* info = FindVhloOp(name);
+        if (info && name != "func_v1") kind = {info->code, info->properties, OpKind::kVhlo};
+      } else if (dialect == "sdy") {
+        if (const SdyOpInfo* info = FindSdyOp(name)) {
+          kind = {info->code, info->properties, OpKind::kSdy};
+        }
+      } else if (dialect == "builtin" && name == "unrealized_conversion_cast") {
+        kind.kind = OpKind::kCast;
+      }
+    }
+  }
 
   StatusOr<std::unique_ptr<ir::Module>> Run() {
     if (file_.root_op == kNoIndex) return InvalidArgument("bytecode holds no operation");
@@ -146,11 +170,12 @@ class Importer {
       } else {
         STABLERT_RETURN_IF_ERROR(c.ReadIndex(file_.attributes.size(), &index, name));
       }
-      refs->emplace_back(std::string(name), static_cast<uint32_t>(index));
+      refs->emplace_back(name, static_cast<uint32_t>(index));
     }
     return c.ExpectEnd("the operation's properties");
   }
 
+  // Appends the op's discardable attributes.
   Status DiscardableRefs(const RawOperation& op, AttrRefs* refs) {
     if (op.attr_dict == kNoIndex) return OkStatus();
     return decoder_.DictionaryEntries(op.attr_dict, refs);
@@ -322,41 +347,38 @@ class Importer {
   }
 
   Status ImportOpImpl(const RawOperation& raw, ir::Block& block, bool* nested_error) {
-    std::string_view dialect = file_.dialect_of(raw);
-    std::string_view name = file_.op_name(raw);
-    std::string_view properties;
-    ir::OpCode code;
-    if (dialect == "vhlo") {
-      const VhloOpInfo* info = FindVhloOp(name);
-      if (!info || name == "func_v1") {
-        return Unimplemented("unknown VHLO op 'vhlo." + std::string(name) +
-                             "' (this reader knows the ops of StableHLO " +
-                             kMinimumVersion.ToString() + " to " + kCurrentVersion.ToString() +
-                             ")");
+    const OpKind& kind = op_kinds_[raw.name];
+    switch (kind.kind) {
+      case OpKind::kVhlo:
+      case OpKind::kSdy:
+        break;
+      case OpKind::kCast:
+        return FoldCast(raw);
+      case OpKind::kUnknown: {
+        std::string_view dialect = file_.dialect_of(raw);
+        if (dialect == "vhlo") {
+          return Unimplemented("unknown VHLO op '" + FullName(raw) +
+                               "' (this reader knows the ops of StableHLO " +
+                               kMinimumVersion.ToString() + " to " +
+                               kCurrentVersion.ToString() + ")");
+        }
+        if (dialect == "sdy") {
+          return Unimplemented("Shardy op '" + FullName(raw) + "' is not supported");
+        }
+        return Unimplemented("operation '" + FullName(raw) +
+                             "' is not supported (only VHLO and Shardy ops)");
       }
-      code = info->code;
-      properties = info->properties;
-    } else if (dialect == "sdy") {
-      const SdyOpInfo* info = FindSdyOp(name);
-      if (!info) return Unimplemented("Shardy op 'sdy." + std::string(name) + "' is not supported");
-      code = info->code;
-      properties = info->properties;
-    } else if (dialect == "builtin" && name == "unrealized_conversion_cast") {
-      return FoldCast(raw);
-    } else {
-      return Unimplemented("operation '" + FullName(raw) +
-                           "' is not supported (only VHLO and Shardy ops)");
     }
     if (raw.num_successors != 0) return Unimplemented("operations with successor blocks");
 
     ir::Operation op;
-    op.code = code;
+    op.code = kind.code;
     STABLERT_ASSIGN_OR_RETURN(op.location, Location(raw.location));
-    AttrRefs refs;
-    STABLERT_RETURN_IF_ERROR(PropertyRefs(raw, properties, &refs));
-    AttrRefs discardable;
-    STABLERT_RETURN_IF_ERROR(DiscardableRefs(raw, &discardable));
-    refs.insert(refs.end(), discardable.begin(), discardable.end());
+    // refs_ is reused across ops; it is consumed before nested regions are imported.
+    AttrRefs& refs = refs_;
+    refs.clear();
+    STABLERT_RETURN_IF_ERROR(PropertyRefs(raw, kind.properties, &refs));
+    STABLERT_RETURN_IF_ERROR(DiscardableRefs(raw, &refs));
     op.attrs.reserve(refs.size());
     for (const auto& [key, index] : refs) {
       STABLERT_ASSIGN_OR_RETURN(const ir::Attribute* value, decoder_.Attribute(index));
@@ -380,7 +402,9 @@ class Importer {
         return status;
       }
     }
-    if (dialect == "vhlo") STABLERT_RETURN_IF_ERROR(UpgradeVhloAttributes(name, op));
+    if (kind.kind == OpKind::kVhlo) {
+      STABLERT_RETURN_IF_ERROR(UpgradeVhloAttributes(file_.op_name(raw), op));
+    }
     std::stable_sort(op.attrs.begin(), op.attrs.end(),
                      [](const ir::NamedAttribute& a, const ir::NamedAttribute& b) {
                        return a.first < b.first;
@@ -416,6 +440,8 @@ class Importer {
   std::unique_ptr<ir::Module> module_;
   bool body_error_ = false;
   std::string function_name_;
+  std::vector<OpKind> op_kinds_;
+  AttrRefs refs_;
 };
 
 }  // namespace
