@@ -149,8 +149,8 @@ StatusOr<ir::Attribute> EntryDecoder::DecodeAttribute(uint32_t index) {
   } else if (dialect == "sdy") {
     result = DecodeSdyAttribute(c);
   } else {
-    return Unimplemented("attributes of dialect '" + std::string(dialect) +
-                         "' are not supported (" + where + ")");
+    // Kept opaque: only an op that needs the value can tell whether it matters.
+    return ir::Attribute(ir::OpaqueValue{std::string(dialect), where});
   }
   if (!result.ok()) return result.status();
   STABLERT_RETURN_IF_ERROR(c.ExpectEnd("the attribute"));

@@ -4,7 +4,7 @@
 // (vhlo_attributes.cc, vhlo_types.cc) and `sdy` (sdy_attributes.cc). Types decode to
 // DecodedType (element types, value types, function types, none); attributes decode to
 // ir::Attribute (see vhlo_attributes.cc for the mapping); locations decode to
-// ir::Location. Textual-fallback entries of other dialects become OpaqueValue.
+// ir::Location. Textual entries and attributes of other dialects become OpaqueValue.
 //
 // Entries may reference each other in any order; references are followed recursively up
 // to kMaxNestingDepth and cycles are rejected. Every entry must be consumed exactly.

@@ -10,7 +10,7 @@
 namespace stablert::stablehlo {
 namespace {
 
-// Dialects of the unstable (non-VHLO) serialization; such artifacts are rejected.
+// Dialects of the unstable (non-VHLO) serialization; artifacts with their ops are rejected.
 bool IsUnstableDialect(std::string_view name) {
   return name == "stablehlo" || name == "chlo" || name == "func" || name == "mhlo";
 }
@@ -20,11 +20,13 @@ bool IsUnstableDialect(std::string_view name) {
 StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes) {
   STABLERT_ASSIGN_OR_RETURN(BytecodeFile file, ReadBytecode(bytes));
   STABLERT_RETURN_IF_ERROR(ArtifactVersion(file.producer).status());
-  for (const DialectEntry& dialect : file.dialects) {
-    if (IsUnstableDialect(dialect.name)) {
-      return InvalidArgument("the artifact uses the '" + std::string(dialect.name) +
-                             "' dialect directly (plain MLIR bytecode, not a VHLO portable "
-                             "artifact); only VHLO is supported");
+  for (const OpNameEntry& op : file.op_names) {
+    std::string_view dialect = file.dialects[op.dialect].name;
+    if (IsUnstableDialect(dialect)) {
+      return InvalidArgument("the artifact contains '" + std::string(dialect) + "." +
+                             std::string(op.name) +
+                             "' (plain MLIR bytecode, not a VHLO portable artifact); only VHLO "
+                             "ops are supported");
     }
   }
   return ImportModule(file);

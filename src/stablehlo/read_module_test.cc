@@ -209,7 +209,7 @@ TEST(ReadModuleTest, PlainBytecodeIsRejected) {
   std::string bytes = ReadFile(TestData() / "programs" / "add_i32.1_13_7.mlirbc");
   size_t at = bytes.find("vhlo");
   ASSERT_NE(at, std::string::npos);
-  bytes.replace(at, 4, "func");
+  bytes.replace(at, 4, "chlo");
   auto module = ReadModule(bytes);
   ASSERT_FALSE(module.ok());
   EXPECT_NE(module.status().message().find("not a VHLO portable artifact"), std::string::npos)
