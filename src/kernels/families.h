@@ -13,6 +13,7 @@ Status RegisterBinaryKernels(KernelRegistry& registry);
 Status RegisterCompareSelectKernels(KernelRegistry& registry);
 Status RegisterConvertKernels(KernelRegistry& registry);
 Status RegisterDataMovementKernels(KernelRegistry& registry);
+Status RegisterSlicingKernels(KernelRegistry& registry);
 Status RegisterReduceKernels(KernelRegistry& registry);
 Status RegisterDotKernels(KernelRegistry& registry);
 

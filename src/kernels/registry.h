@@ -24,6 +24,7 @@
 //   "slice.<T>"             params: [[start], [limit], [stride]]
 //   "concatenate.<T>"       in: N arrays     params: [[dimension]]
 //   "iota.<T>"              in: none         params: [[iota_dimension]]
+//   "dynamic_slice.<T>", "dynamic_update_slice.<T>", "pad.<T>", "reverse.<T>": see slicing.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
 //                           out: x's dims without the reduced ones  params: [[dimensions]]
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),

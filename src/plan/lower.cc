@@ -207,6 +207,12 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kConcatenate:
     case OpCode::kIota:
       return LowerShapeOp(*this, op);
+    case OpCode::kDynamicSlice:
+    case OpCode::kDynamicUpdateSlice:
+    case OpCode::kPad:
+    case OpCode::kReverse:
+    case OpCode::kBitcastConvert:
+      return LowerSlicingOp(*this, op);
     case OpCode::kReduce:
       return LowerReduce(*this, op);
     case OpCode::kDot:

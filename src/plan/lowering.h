@@ -91,6 +91,8 @@ class Lowering {
 Status LowerElementwise(Lowering& lowering, const ir::Operation& op);
 // lower_shape.cc: constant, broadcast(_in_dim), reshape, transpose, slice, concatenate, iota.
 Status LowerShapeOp(Lowering& lowering, const ir::Operation& op);
+// lower_slicing.cc: dynamic_slice, dynamic_update_slice, pad, reverse, bitcast_convert.
+Status LowerSlicingOp(Lowering& lowering, const ir::Operation& op);
 // lower_reduce.cc: reduce with a recognized body.
 Status LowerReduce(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.

@@ -1,0 +1,158 @@
+// dynamic_slice, dynamic_update_slice, pad and reverse kernels. Byte movement only, so
+// one instantiation per element width serves every dtype.
+//
+//   "dynamic_slice.<T>"         in: x, start index scalars (any integer type, one per dim)
+//                               params: [[slice_sizes]]
+//   "dynamic_update_slice.<T>"  in: x, update, start index scalars
+//   "pad.<T>"                   in: x, padding value (scalar)
+//                               params: [[edge_padding_low], [edge_padding_high], [interior_padding]]
+//   "reverse.<T>"               params: [[dimensions]]
+// Start indices are clamped so the slice stays inside x, as StableHLO specifies.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/dtype_traits.h"
+#include "kernels/families.h"
+#include "kernels/registry.h"
+#include "kernels/strided.h"
+
+namespace stablert::kernels {
+namespace {
+
+template <int kBytes>
+struct Word;
+template <> struct Word<1> { using type = uint8_t; };
+template <> struct Word<2> { using type = uint16_t; };
+template <> struct Word<4> { using type = uint32_t; };
+template <> struct Word<8> { using type = uint64_t; };
+
+// An index scalar of any integer dtype, saturated to int64.
+int64_t ReadIndex(const BufferView& view) {
+  const void* p = view.data;
+  auto load = [p](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return value;
+  };
+  switch (view.dtype) {
+    case DType::kS8: return load(int8_t{});
+    case DType::kS16: return load(int16_t{});
+    case DType::kS32: return load(int32_t{});
+    case DType::kS64: return load(int64_t{});
+    case DType::kU8: return load(uint8_t{});
+    case DType::kU16: return load(uint16_t{});
+    case DType::kU32: return load(uint32_t{});
+    case DType::kU64: return static_cast<int64_t>(std::min<uint64_t>(load(uint64_t{}), INT64_MAX));
+    default: return 0;
+  }
+}
+
+// Clamped start offsets (in elements) of a window of `sizes` inside `dims`, read from
+// index scalars inputs[first..].
+int64_t ClampedOffset(const KernelArgs& args, size_t first, std::span<const int64_t> dims,
+                      std::span<const int64_t> sizes, const DimVector& strides) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    int64_t start = std::clamp<int64_t>(ReadIndex(args.inputs[first + d]), 0, dims[d] - sizes[d]);
+    offset += start * strides[d];
+  }
+  return offset;
+}
+
+template <int kBytes>
+Status DynamicSliceKernel(const KernelContext&, const KernelArgs& args) {
+  using W = typename Word<kBytes>::type;
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  if (out.num_elements == 0) return OkStatus();
+  DimVector in_strides = DenseStrides(in.dims);
+  int64_t offset = ClampedOffset(args, 1, in.dims, out.dims, in_strides);
+  DimVector out_strides = DenseStrides(out.dims);
+  StridedCopy(out.as<W>(), {out_strides.data(), out_strides.size()}, in.as<const W>() + offset,
+              {in_strides.data(), in_strides.size()}, out.dims);
+  return OkStatus();
+}
+
+template <int kBytes>
+Status DynamicUpdateSliceKernel(const KernelContext&, const KernelArgs& args) {
+  using W = typename Word<kBytes>::type;
+  const BufferView& in = args.inputs[0];
+  const BufferView& update = args.inputs[1];
+  const BufferView& out = args.outputs[0];
+  if (out.data != in.data && out.num_elements > 0)
+    std::memcpy(out.data, in.data, static_cast<size_t>(out.num_elements) * kBytes);
+  if (update.num_elements == 0) return OkStatus();
+  DimVector out_strides = DenseStrides(out.dims);
+  int64_t offset = ClampedOffset(args, 2, out.dims, update.dims, out_strides);
+  DimVector update_strides = DenseStrides(update.dims);
+  StridedCopy(out.as<W>() + offset, {out_strides.data(), out_strides.size()}, update.as<const W>(),
+              {update_strides.data(), update_strides.size()}, update.dims);
+  return OkStatus();
+}
+
+template <int kBytes>
+Status PadKernel(const KernelContext&, const KernelArgs& args) {
+  using W = typename Word<kBytes>::type;
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  if (out.num_elements == 0) return OkStatus();
+  const W value = args.inputs[1].as<const W>()[0];
+  W* dst = out.as<W>();
+  for (int64_t i = 0; i < out.num_elements; ++i) dst[i] = value;
+  if (in.num_elements == 0) return OkStatus();
+  const ParamList& low = args.params[0];
+  const ParamList& interior = args.params[2];
+  // Input element i of dim d lands at low + i * (interior + 1); with negative padding some
+  // land outside and are dropped.
+  const size_t rank = in.dims.size();
+  DimVector in_strides = DenseStrides(in.dims), out_strides = DenseStrides(out.dims);
+  DimVector count(rank), src_strides(rank), dst_strides(rank);
+  int64_t src_offset = 0, dst_offset = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t step = interior[d] + 1;
+    int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
+    int64_t last = in.dims[d] - 1;  // last input index whose position is < out.dims[d]
+    if (low[d] + last * step >= out.dims[d]) last = (out.dims[d] - 1 - low[d]) / step;
+    if (out.dims[d] - 1 - low[d] < 0 || first > last) return OkStatus();
+    count[d] = last - first + 1;
+    src_offset += first * in_strides[d];
+    dst_offset += (low[d] + first * step) * out_strides[d];
+    src_strides[d] = in_strides[d];
+    dst_strides[d] = step * out_strides[d];
+  }
+  StridedCopy(dst + dst_offset, {dst_strides.data(), rank}, in.as<const W>() + src_offset, {src_strides.data(), rank},
+              {count.data(), rank});
+  return OkStatus();
+}
+
+template <int kBytes>
+Status ReverseKernel(const KernelContext&, const KernelArgs& args) {
+  using W = typename Word<kBytes>::type;
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  if (out.num_elements == 0) return OkStatus();
+  DimVector src_strides = DenseStrides(in.dims);
+  int64_t offset = 0;
+  for (int64_t d : args.params[0]) {
+    offset += (in.dims[static_cast<size_t>(d)] - 1) * src_strides[static_cast<size_t>(d)];
+    src_strides[static_cast<size_t>(d)] = -src_strides[static_cast<size_t>(d)];
+  }
+  DimVector dst_strides = DenseStrides(out.dims);
+  StridedCopy(out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>() + offset,
+              {src_strides.data(), src_strides.size()}, out.dims);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterSlicingKernels(KernelRegistry& r) {
+  return ForEachDType(AllDTypes{}, [&]<DType D>() {
+    constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_slice", {D}), &DynamicSliceKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_update_slice", {D}), &DynamicUpdateSliceKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("pad", {D}), &PadKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("reverse", {D}), &ReverseKernel<kBytes>));
+    return OkStatus();
+  });
+}
+
+}  // namespace stablert::kernels

@@ -1,0 +1,139 @@
+// Lowering of dynamic_slice, dynamic_update_slice, pad, reverse and bitcast_convert.
+#include <string>
+
+#include "plan/lowering.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+
+std::string KeyFor(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
+
+// Start-index operands: one integer scalar per dimension of `rank`, from operand `first`.
+StatusOr<std::vector<ValueId>> StartIndices(Lowering& l, const ir::Operation& op, size_t first, size_t rank) {
+  if (op.operands.size() != first + rank)
+    return l.Invalid(op, "expected " + std::to_string(rank) + " start indices, got " +
+                             std::to_string(op.operands.size() >= first ? op.operands.size() - first : 0));
+  std::vector<ValueId> indices;
+  for (size_t i = first; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId index, l.Operand(op, i));
+    const TensorType type = l.TypeOf(index);
+    if (!type.dims.empty() || !IsInteger(type.dtype)) return l.Invalid(op, "start indices must be integer scalars");
+    indices.push_back(index);
+  }
+  return indices;
+}
+
+Status LowerDynamicSlice(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, l.IntListAttr(op, "slice_sizes"));
+  const TensorType in = l.TypeOf(operand);
+  STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> indices, StartIndices(l, op, 1, in.dims.size()));
+  if (in.dtype != result.dtype || sizes.size() != in.dims.size() || result.dims != sizes)
+    return l.Invalid(op, "slice_sizes " + DimsToString(sizes) + " do not match " + TensorTypeToString(in) + " -> " +
+                             TensorTypeToString(result));
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] < 0 || sizes[d] > in.dims[d]) return l.Invalid(op, "slice_sizes exceed the operand");
+  std::vector<ValueId> inputs = {operand};
+  inputs.insert(inputs.end(), indices.begin(), indices.end());
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("dynamic_slice", result.dtype), std::move(inputs), {out}, {sizes});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+Status LowerDynamicUpdateSlice(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(ValueId update, l.Operand(op, 1));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  const TensorType in = l.TypeOf(operand), upd = l.TypeOf(update);
+  STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> indices, StartIndices(l, op, 2, in.dims.size()));
+  if (in != result || upd.dtype != in.dtype || upd.dims.size() != in.dims.size())
+    return l.Invalid(op, "operand, update and result types do not fit");
+  for (size_t d = 0; d < in.dims.size(); ++d)
+    if (upd.dims[d] > in.dims[d]) return l.Invalid(op, "update is larger than the operand");
+  std::vector<ValueId> inputs = {operand, update};
+  inputs.insert(inputs.end(), indices.begin(), indices.end());
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("dynamic_update_slice", result.dtype), std::move(inputs), {out});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+Status LowerPad(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(ValueId padding, l.Operand(op, 1));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> low, l.IntListAttr(op, "edge_padding_low"));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> high, l.IntListAttr(op, "edge_padding_high"));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> interior, l.IntListAttr(op, "interior_padding"));
+  const TensorType in = l.TypeOf(operand);
+  const size_t rank = in.dims.size();
+  if (l.TypeOf(padding) != TensorType{in.dtype, {}} || result.dtype != in.dtype || low.size() != rank ||
+      high.size() != rank || interior.size() != rank || result.dims.size() != rank)
+    return l.Invalid(op, "padding attributes or types do not fit " + TensorTypeToString(in));
+  for (size_t d = 0; d < rank; ++d) {
+    if (interior[d] < 0) return l.Invalid(op, "interior_padding must be non-negative");
+    int64_t size = low[d] + high[d] + in.dims[d] + (in.dims[d] > 0 ? (in.dims[d] - 1) * interior[d] : 0);
+    if (size != result.dims[d])
+      return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match the padding");
+  }
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("pad", result.dtype), {operand, padding}, {out}, {low, high, interior});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+Status LowerReverse(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, l.IntListAttr(op, "dimensions"));
+  const TensorType in = l.TypeOf(operand);
+  if (in != result) return l.Invalid(op, "operand and result types differ");
+  std::vector<bool> seen(in.dims.size(), false);
+  std::vector<int64_t> effective;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= static_cast<int64_t>(in.dims.size()) || seen[static_cast<size_t>(d)])
+      return l.Invalid(op, "dimensions " + DimsToString(dims) + " are out of range or repeated");
+    seen[static_cast<size_t>(d)] = true;
+    if (in.dims[static_cast<size_t>(d)] > 1) effective.push_back(d);
+  }
+  if (effective.empty()) {
+    l.Bind(op.results[0], operand);
+    return OkStatus();
+  }
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("reverse", result.dtype), {operand}, {out}, {effective});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+// Same bytes, other element type (and, between widths, one dim more or less).
+Status LowerBitcastConvert(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  const TensorType in = l.TypeOf(operand);
+  if (in.dtype == DType::kPred || result.dtype == DType::kPred)
+    return l.Unsupported(op, "bitcast_convert of i1 is not supported");
+  if (ByteSize(in) != ByteSize(result))
+    return l.Invalid(op, "cannot bitcast " + TensorTypeToString(in) + " to " + TensorTypeToString(result));
+  l.Bind(op.results[0], l.NewAlias(operand, result));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status LowerSlicingOp(Lowering& l, const ir::Operation& op) {
+  switch (op.code) {
+    case OpCode::kDynamicSlice: return LowerDynamicSlice(l, op);
+    case OpCode::kDynamicUpdateSlice: return LowerDynamicUpdateSlice(l, op);
+    case OpCode::kPad: return LowerPad(l, op);
+    case OpCode::kReverse: return LowerReverse(l, op);
+    case OpCode::kBitcastConvert: return LowerBitcastConvert(l, op);
+    default: return l.Unsupported(op, "op is not supported by the CPU plan yet");
+  }
+}
+
+}  // namespace stablert::plan
