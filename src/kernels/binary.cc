@@ -1,10 +1,5 @@
-// Elementwise binary kernels: "<op>.<T>", out[i] = op(a[i], b[i]).
-//
-// Integer semantics follow XLA's CPU backend: arithmetic wraps; x / 0 is -1 (all ones)
-// and x % 0 is x; INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0; shifts by an amount
-// outside [0, bits) give 0 (or the sign fill for arithmetic right shifts); a negative
-// integer exponent gives 0 unless the base is 1 or -1. Float maximum/minimum propagate
-// NaN and order -0 below +0. On i1, add/maximum are "or" and multiply/minimum "and".
+// Elementwise binary kernels: "<op>.<T>", out[i] = op(a[i], b[i]). Semantics in
+// scalar_ops.h; on i1, add/maximum are "or" and multiply/minimum "and".
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -12,144 +7,13 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/scalar_program.h"
 
 namespace stablert::kernels {
 namespace {
 
-template <typename C>
-using Unsigned = std::make_unsigned_t<C>;
-
-struct AddOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) return static_cast<C>(Unsigned<C>(a) + Unsigned<C>(b));
-    else return a + b;
-  }
-};
-struct SubtractOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) return static_cast<C>(Unsigned<C>(a) - Unsigned<C>(b));
-    else return a - b;
-  }
-};
-struct MultiplyOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      // Multiply in an unsigned type at least as wide as int so nothing promotes to a
-      // signed type that could overflow.
-      using W = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, Unsigned<C>>;
-      return static_cast<C>(static_cast<W>(static_cast<Unsigned<C>>(a)) * static_cast<W>(static_cast<Unsigned<C>>(b)));
-    } else {
-      return a * b;
-    }
-  }
-};
-struct DivideOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return static_cast<C>(-1);
-      if constexpr (std::is_signed_v<C>) {
-        if (a == std::numeric_limits<C>::min() && b == -1) return a;
-      }
-      return static_cast<C>(a / b);
-    } else {
-      return a / b;
-    }
-  }
-};
-struct RemainderOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return a;
-      if constexpr (std::is_signed_v<C>) {
-        if (b == -1) return 0;
-      }
-      return static_cast<C>(a % b);
-    } else {
-      return std::fmod(a, b);
-    }
-  }
-};
-struct MaxOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      return a > b ? a : b;
-    } else {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return (a > b || (a == b && !std::signbit(a))) ? a : b;
-    }
-  }
-};
-struct MinOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      return a < b ? a : b;
-    } else {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return (a < b || (a == b && std::signbit(a))) ? a : b;
-    }
-  }
-};
-struct PowerOp {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      if constexpr (std::is_signed_v<C>) {
-        if (b < 0) {
-          if (a == 1) return 1;
-          if (a == -1) return (b & 1) ? C(-1) : C(1);
-          return 0;
-        }
-      }
-      C result = 1;
-      C base = a;
-      auto exponent = static_cast<Unsigned<C>>(b);
-      while (exponent != 0) {
-        if (exponent & 1) result = MultiplyOp::Apply(result, base);
-        base = MultiplyOp::Apply(base, base);
-        exponent >>= 1;
-      }
-      return result;
-    } else {
-      return std::pow(a, b);
-    }
-  }
-};
-struct Atan2Op {
-  template <typename C> static C Apply(C a, C b) { return std::atan2(a, b); }
-};
-struct AndOp {
-  template <typename C> static C Apply(C a, C b) { return static_cast<C>(a & b); }
-};
-struct OrOp {
-  template <typename C> static C Apply(C a, C b) { return static_cast<C>(a | b); }
-};
-struct XorOp {
-  template <typename C> static C Apply(C a, C b) { return static_cast<C>(a ^ b); }
-};
-struct ShiftLeftOp {
-  template <typename C> static C Apply(C a, C b) {
-    auto amount = static_cast<Unsigned<C>>(b);
-    if (amount >= sizeof(C) * 8) return 0;
-    return static_cast<C>(static_cast<Unsigned<C>>(static_cast<Unsigned<C>>(a) << amount));
-  }
-};
-struct ShiftRightLogicalOp {
-  template <typename C> static C Apply(C a, C b) {
-    auto amount = static_cast<Unsigned<C>>(b);
-    if (amount >= sizeof(C) * 8) return 0;
-    return static_cast<C>(static_cast<Unsigned<C>>(a) >> amount);
-  }
-};
-struct ShiftRightArithmeticOp {
-  template <typename C> static C Apply(C a, C b) {
-    using S = std::make_signed_t<C>;
-    auto amount = static_cast<Unsigned<C>>(b);
-    S value = static_cast<S>(a);
-    if (amount >= sizeof(C) * 8) return static_cast<C>(value < 0 ? S(-1) : S(0));
-    return static_cast<C>(static_cast<S>(value >> amount));
-  }
-};
+using namespace ops;  // NOLINT
 
 template <typename Op, DType D>
 Status BinaryKernel(const KernelContext&, const KernelArgs& args) {
@@ -166,9 +30,21 @@ Status BinaryKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
+template <typename Op, DType D>
+void BinaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
+  using T = Storage<D>;
+  const T a = GetSlot<T>(r[i.a]), b = GetSlot<T>(r[i.b]);
+  if constexpr (kIsHalf<T>) SetSlot(r[i.dst], StoreAs<T>(Op::Apply(Load(a), Load(b))));
+  else SetSlot(r[i.dst], static_cast<T>(Op::Apply(a, b)));
+}
+
 template <typename Op, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
-  return ForEachDType(list, [&]<DType D>() { return registry.Register(KernelKey(name, {D}), &BinaryKernel<Op, D>); });
+  return ForEachDType(list, [&]<DType D>() {
+    STABLERT_RETURN_IF_ERROR(registry.Register(KernelKey(name, {D}), &BinaryKernel<Op, D>));
+    return registry.RegisterScalar(KernelKey(name, {D}),
+                                   reinterpret_cast<KernelRegistry::ScalarFnPtr>(&BinaryScalar<Op, D>));
+  });
 }
 
 using Pred = DTypeList<DType::kPred>;

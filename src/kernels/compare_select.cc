@@ -6,28 +6,14 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/scalar_program.h"
 
 namespace stablert::kernels {
 namespace {
 
 enum Direction : int64_t { kEq = 0, kNe = 1, kGe = 2, kGt = 3, kLe = 4, kLt = 5 };
 enum CompareType : int64_t { kNoType = 0, kFloat = 1, kTotalOrder = 2, kSigned = 3, kUnsigned = 4 };
-
-// A signed integer whose order is the IEEE total order of the float with these bits:
-// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN.
-template <typename T>
-auto TotalOrderKey(T value) {
-  if constexpr (std::is_same_v<T, double>) {
-    int64_t bits = std::bit_cast<int64_t>(value);
-    return bits ^ static_cast<int64_t>(static_cast<uint64_t>(bits >> 63) >> 1);
-  } else if constexpr (std::is_same_v<T, float>) {
-    int32_t bits = std::bit_cast<int32_t>(value);
-    return bits ^ static_cast<int32_t>(static_cast<uint32_t>(bits >> 31) >> 1);
-  } else {  // F16, BF16
-    int16_t bits = static_cast<int16_t>(value.bits);
-    return static_cast<int16_t>(bits ^ static_cast<int16_t>(static_cast<uint16_t>(bits >> 15) >> 1));
-  }
-}
 
 template <Direction kDir, typename C>
 inline uint8_t Compare(C a, C b) {
@@ -42,7 +28,7 @@ inline uint8_t Compare(C a, C b) {
 template <Direction kDir, bool kTotal, typename T>
 void CompareLoop(const T* a, const T* b, uint8_t* out, int64_t n) {
   if constexpr (kTotal) {
-    for (int64_t i = 0; i < n; ++i) out[i] = Compare<kDir>(TotalOrderKey(a[i]), TotalOrderKey(b[i]));
+    for (int64_t i = 0; i < n; ++i) out[i] = Compare<kDir>(ops::TotalOrderKey(a[i]), ops::TotalOrderKey(b[i]));
   } else if constexpr (kIsHalf<T>) {
     for (int64_t i = 0; i < n; ++i) out[i] = Compare<kDir>(Load(a[i]), Load(b[i]));
   } else {
@@ -98,18 +84,6 @@ Status SelectKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
-template <typename C>
-inline C ClampOne(C lo, C x, C hi) {
-  if constexpr (std::is_integral_v<C>) {
-    C y = x > lo ? x : lo;
-    return y < hi ? y : hi;
-  } else {
-    // maximum(x, lo) then minimum(., hi), with NaN propagation and -0 < +0.
-    C y = std::isnan(x) ? x : std::isnan(lo) ? lo : (x > lo || (x == lo && !std::signbit(x))) ? x : lo;
-    return std::isnan(y) ? y : std::isnan(hi) ? hi : (y < hi || (y == hi && std::signbit(y))) ? y : hi;
-  }
-}
-
 template <DType D>
 Status ClampKernel(const KernelContext&, const KernelArgs& args) {
   using T = Storage<D>;
@@ -124,8 +98,21 @@ Status ClampKernel(const KernelContext&, const KernelArgs& args) {
   const int64_t lo_step = lo_view.rank() == 0 ? 0 : 1;
   const int64_t hi_step = hi_view.rank() == 0 ? 0 : 1;
   for (int64_t i = 0; i < n; ++i)
-    out[i] = StoreAs<T>(ClampOne(Load(lo[i * lo_step]), Load(x[i]), Load(hi[i * hi_step])));
+    out[i] = StoreAs<T>(ops::ClampOne(Load(lo[i * lo_step]), Load(x[i]), Load(hi[i * hi_step])));
   return OkStatus();
+}
+
+template <DType D>
+void CompareScalar(ScalarSlot* r, const ScalarInstruction& i) {
+  using T = Storage<D>;
+  SetSlot(r[i.dst], ops::CompareValues(GetSlot<T>(r[i.a]), GetSlot<T>(r[i.b]), i.attr / 8, i.attr % 8 == kTotalOrder));
+}
+
+template <DType D>
+void ClampScalar(ScalarSlot* r, const ScalarInstruction& i) {
+  using T = Storage<D>;
+  SetSlot(r[i.dst], StoreAs<T>(ops::ClampOne(Load(GetSlot<T>(r[i.a])), Load(GetSlot<T>(r[i.b])),
+                                             Load(GetSlot<T>(r[i.c])))));
 }
 
 }  // namespace
@@ -133,9 +120,13 @@ Status ClampKernel(const KernelContext&, const KernelArgs& args) {
 Status RegisterCompareSelectKernels(KernelRegistry& r) {
   return ForEachDType(AllDTypes{}, [&]<DType D>() {
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("compare", {D}), &CompareKernel<D>));
+    STABLERT_RETURN_IF_ERROR(
+        r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&CompareScalar<D>)));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("select", {D}), &SelectKernel<D>));
     if constexpr (D != DType::kPred) {
       STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("clamp", {D}), &ClampKernel<D>));
+      STABLERT_RETURN_IF_ERROR(
+          r.RegisterScalar(KernelKey("clamp", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ClampScalar<D>)));
     }
     return OkStatus();
   });

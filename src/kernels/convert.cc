@@ -11,6 +11,7 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_program.h"
 
 namespace stablert::kernels {
 namespace {
@@ -52,12 +53,19 @@ Status ConvertKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
+template <DType From, DType To>
+void ConvertScalar(ScalarSlot* r, const ScalarInstruction& i) {
+  SetSlot(r[i.dst], ConvertOne<From, To>(GetSlot<Storage<From>>(r[i.a])));
+}
+
 }  // namespace
 
 Status RegisterConvertKernels(KernelRegistry& r) {
   return ForEachDType(AllDTypes{}, [&]<DType From>() {
     return ForEachDType(AllDTypes{}, [&]<DType To>() {
-      return r.Register(KernelKey("convert", {From, To}), &ConvertKernel<From, To>);
+      STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("convert", {From, To}), &ConvertKernel<From, To>));
+      return r.RegisterScalar(KernelKey("convert", {From, To}),
+                              reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ConvertScalar<From, To>));
     });
   });
 }

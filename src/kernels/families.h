@@ -16,5 +16,6 @@ Status RegisterDataMovementKernels(KernelRegistry& registry);
 Status RegisterSlicingKernels(KernelRegistry& registry);
 Status RegisterReduceKernels(KernelRegistry& registry);
 Status RegisterDotKernels(KernelRegistry& registry);
+Status RegisterProgramKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

@@ -12,9 +12,14 @@
 //   - a kernel is reentrant: it may run concurrently with itself on other buffers.
 // A kernel returns a non-OK Status only for conditions that cannot be known before run
 // time (none in the current set).
+//
+// A kernel may come with a prepare function, run once when a plan is loaded, that turns
+// the call's parameters and shapes into immutable state (a decoded body program, later a
+// library primitive); every call of that step then receives the state.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -50,8 +55,15 @@ struct KernelArgs {
   std::span<const BufferView> inputs;
   std::span<const BufferView> outputs;
   std::span<const ParamList> params;
+  const void* state = nullptr;  // what the kernel's prepare function returned, if any
 };
 
 using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args);
+
+// Immutable per-step state shared by all calls (and threads) running that step.
+using KernelState = std::shared_ptr<const void>;
+// Called once per plan step with the step's params and views whose data pointers are
+// null. Fails with InvalidArgument/Unimplemented on parameters the kernel cannot run.
+using PrepareFn = StatusOr<KernelState> (*)(const KernelArgs& args);
 
 }  // namespace stablert::kernels

@@ -11,58 +11,18 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_ops.h"
 #include "kernels/strided.h"
 
 namespace stablert::kernels {
 namespace {
 
-template <typename C>
-using Unsigned = std::make_unsigned_t<C>;
-
-struct AddBody {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) return static_cast<C>(Unsigned<C>(a) + Unsigned<C>(b));
-    else return a + b;
-  }
-};
-struct MulBody {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      using W = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, Unsigned<C>>;
-      return static_cast<C>(static_cast<W>(static_cast<Unsigned<C>>(a)) * static_cast<W>(static_cast<Unsigned<C>>(b)));
-    } else {
-      return a * b;
-    }
-  }
-};
-struct MaxBody {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      return a > b ? a : b;
-    } else {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return (a > b || (a == b && !std::signbit(a))) ? a : b;
-    }
-  }
-};
-struct MinBody {
-  template <typename C> static C Apply(C a, C b) {
-    if constexpr (std::is_integral_v<C>) {
-      return a < b ? a : b;
-    } else {
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return (a < b || (a == b && std::signbit(a))) ? a : b;
-    }
-  }
-};
-struct AndBody {
-  template <typename C> static C Apply(C a, C b) { return static_cast<C>(a & b); }
-};
-struct OrBody {
-  template <typename C> static C Apply(C a, C b) { return static_cast<C>(a | b); }
-};
+using AddBody = ops::AddOp;
+using MulBody = ops::MultiplyOp;
+using MaxBody = ops::MaxOp;
+using MinBody = ops::MinOp;
+using AndBody = ops::AndOp;
+using OrBody = ops::OrOp;
 
 // Reduces a contiguous row into `acc`. Float sums use several partial accumulators so
 // the loop vectorizes without reassociation flags.

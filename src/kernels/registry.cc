@@ -13,16 +13,32 @@ std::string KernelKey(std::string_view op, std::initializer_list<DType> dtypes) 
   return key;
 }
 
-Status KernelRegistry::Register(std::string key, KernelFn fn) {
+Status KernelRegistry::Register(std::string key, KernelFn fn, PrepareFn prepare) {
   if (fn == nullptr) return InvalidArgument("kernel '" + key + "' registered without a function");
-  auto [it, inserted] = kernels_.emplace(std::move(key), fn);
+  auto [it, inserted] = kernels_.emplace(std::move(key), Entry{fn, prepare});
   if (!inserted) return InvalidArgument("kernel '" + it->first + "' registered twice");
   return OkStatus();
 }
 
 KernelFn KernelRegistry::Find(std::string_view key) const {
+  const Entry* entry = Lookup(key);
+  return entry ? entry->fn : nullptr;
+}
+
+const KernelRegistry::Entry* KernelRegistry::Lookup(std::string_view key) const {
   auto it = kernels_.find(key);
-  return it == kernels_.end() ? nullptr : it->second;
+  return it == kernels_.end() ? nullptr : &it->second;
+}
+
+Status KernelRegistry::RegisterScalar(std::string key, ScalarFnPtr fn) {
+  auto [it, inserted] = scalars_.emplace(std::move(key), fn);
+  if (!inserted) return InvalidArgument("scalar function '" + it->first + "' registered twice");
+  return OkStatus();
+}
+
+KernelRegistry::ScalarFnPtr KernelRegistry::FindScalar(std::string_view key) const {
+  auto it = scalars_.find(key);
+  return it == scalars_.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> KernelRegistry::Keys() const {
@@ -41,6 +57,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterSlicingKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterReduceKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterDotKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterProgramKernels(registry));
   return OkStatus();
 }
 

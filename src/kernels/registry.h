@@ -25,6 +25,7 @@
 //   "concatenate.<T>"       in: N arrays     params: [[dimension]]
 //   "iota.<T>"              in: none         params: [[iota_dimension]]
 //   "dynamic_slice.<T>", "dynamic_update_slice.<T>", "pad.<T>", "reverse.<T>": see slicing.cc
+//   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
 //                           out: x's dims without the reduced ones  params: [[dimensions]]
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
@@ -53,16 +54,31 @@ class KernelRegistry {
   KernelRegistry(const KernelRegistry&) = delete;
   KernelRegistry& operator=(const KernelRegistry&) = delete;
 
-  // Adds `fn` under `key`; InvalidArgument if the key is already taken.
-  Status Register(std::string key, KernelFn fn);
+  struct Entry {
+    KernelFn fn = nullptr;
+    PrepareFn prepare = nullptr;  // optional
+  };
+
+  // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
+  // is already taken.
+  Status Register(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
+  // The entry registered under `key`, or nullptr. Valid as long as the registry.
+  const Entry* Lookup(std::string_view key) const;
   // All keys, sorted.
   std::vector<std::string> Keys() const;
   size_t size() const { return kernels_.size(); }
 
+  // Scalar functions of elementwise ops (for body programs, scalar_program.h), keyed
+  // like the kernels ("add.f32"). Opaque here; see ScalarFn in scalar_program.h.
+  using ScalarFnPtr = void (*)();
+  Status RegisterScalar(std::string key, ScalarFnPtr fn);
+  ScalarFnPtr FindScalar(std::string_view key) const;
+
  private:
-  std::map<std::string, KernelFn, std::less<>> kernels_;
+  std::map<std::string, Entry, std::less<>> kernels_;
+  std::map<std::string, ScalarFnPtr, std::less<>> scalars_;
 };
 
 // Registers every CPU kernel of this library into `registry`.

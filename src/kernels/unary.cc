@@ -6,68 +6,13 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/scalar_program.h"
 
 namespace stablert::kernels {
 namespace {
 
-// Each op maps a compute-typed value (float for f16/bf16) to the output's compute type.
-struct NegateOp {
-  template <typename C> static C Apply(C x) {
-    if constexpr (std::is_integral_v<C>) return static_cast<C>(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
-    else return -x;
-  }
-};
-struct AbsOp {
-  template <typename C> static C Apply(C x) {
-    if constexpr (std::is_unsigned_v<C>) return x;
-    else if constexpr (std::is_integral_v<C>) return x < 0 ? NegateOp::Apply(x) : x;
-    else return std::fabs(x);
-  }
-};
-struct SignOp {
-  template <typename C> static C Apply(C x) {
-    if constexpr (std::is_unsigned_v<C>) return x != 0 ? 1 : 0;
-    else if constexpr (std::is_integral_v<C>) return static_cast<C>((x > 0) - (x < 0));
-    else return x > 0 ? C(1) : (x < 0 ? C(-1) : x);  // keeps +-0 and NaN
-  }
-};
-struct NotOp {
-  template <typename C> static C Apply(C x) { return static_cast<C>(~x); }
-};
-struct NotPredOp {
-  template <typename C> static C Apply(C x) { return static_cast<C>(x ^ 1); }
-};
-struct PopcntOp {
-  template <typename C> static C Apply(C x) { return static_cast<C>(std::popcount(std::make_unsigned_t<C>(x))); }
-};
-struct ClzOp {
-  template <typename C> static C Apply(C x) { return static_cast<C>(std::countl_zero(std::make_unsigned_t<C>(x))); }
-};
-#define STABLERT_FLOAT_UNARY(Name, expr) \
-  struct Name {                          \
-    template <typename C> static C Apply(C x) { return expr; } \
-  };
-STABLERT_FLOAT_UNARY(ExpOp, std::exp(x))
-STABLERT_FLOAT_UNARY(Expm1Op, std::expm1(x))
-STABLERT_FLOAT_UNARY(LogOp, std::log(x))
-STABLERT_FLOAT_UNARY(Log1pOp, std::log1p(x))
-STABLERT_FLOAT_UNARY(SqrtOp, std::sqrt(x))
-STABLERT_FLOAT_UNARY(RsqrtOp, C(1) / std::sqrt(x))
-STABLERT_FLOAT_UNARY(CbrtOp, std::cbrt(x))
-STABLERT_FLOAT_UNARY(TanhOp, std::tanh(x))
-STABLERT_FLOAT_UNARY(LogisticOp, C(1) / (C(1) + std::exp(-x)))
-STABLERT_FLOAT_UNARY(SineOp, std::sin(x))
-STABLERT_FLOAT_UNARY(CosineOp, std::cos(x))
-STABLERT_FLOAT_UNARY(TanOp, std::tan(x))
-STABLERT_FLOAT_UNARY(FloorOp, std::floor(x))
-STABLERT_FLOAT_UNARY(CeilOp, std::ceil(x))
-STABLERT_FLOAT_UNARY(RoundAfzOp, std::round(x))
-STABLERT_FLOAT_UNARY(RoundEvenOp, std::nearbyint(x))
-#undef STABLERT_FLOAT_UNARY
-
-struct IsFiniteOp {
-  template <typename C> static uint8_t Apply(C x) { return std::isfinite(x) ? 1 : 0; }
-};
+using namespace ops;  // NOLINT
 
 template <typename Op, DType D, DType Out>
 Status UnaryKernel(const KernelContext&, const KernelArgs& args) {
@@ -84,11 +29,22 @@ Status UnaryKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
+template <typename Op, DType D, DType Out>
+void UnaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
+  using T = Storage<D>;
+  using O = Storage<Out>;
+  const T x = GetSlot<T>(r[i.a]);
+  if constexpr (kIsHalf<T> || kIsHalf<O>) SetSlot(r[i.dst], StoreAs<O>(Op::Apply(Load(x))));
+  else SetSlot(r[i.dst], static_cast<O>(Op::Apply(x)));
+}
+
 template <typename Op, bool kPredOut = false, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
     constexpr DType kOut = kPredOut ? DType::kPred : D;
-    return registry.Register(KernelKey(name, {D}), &UnaryKernel<Op, D, kOut>);
+    STABLERT_RETURN_IF_ERROR(registry.Register(KernelKey(name, {D}), &UnaryKernel<Op, D, kOut>));
+    return registry.RegisterScalar(KernelKey(name, {D}),
+                                   reinterpret_cast<KernelRegistry::ScalarFnPtr>(&UnaryScalar<Op, D, kOut>));
   });
 }
 

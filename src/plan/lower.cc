@@ -64,6 +64,13 @@ StatusOr<int64_t> Lowering::IntAttr(const ir::Operation& op, std::string_view na
   return *value;
 }
 
+const std::vector<uint8_t>* Lowering::BoundConstant(ir::ValueId ir_value) const {
+  if (ir_value >= value_map_.size() || value_map_[ir_value] == kNone) return nullptr;
+  const Value& root = plan_.values[alias_root_[value_map_[ir_value]]];
+  if (root.storage != Storage::kConstant) return nullptr;
+  return &plan_.constants[static_cast<size_t>(root.index)];
+}
+
 ValueId Lowering::NewValue(TensorType type) {
   Value value;
   value.byte_size = ByteSize(type);
@@ -215,6 +222,8 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       return LowerSlicingOp(*this, op);
     case OpCode::kReduce:
       return LowerReduce(*this, op);
+    case OpCode::kSort:
+      return LowerSort(*this, op);
     case OpCode::kDot:
     case OpCode::kDotGeneral:
       return LowerDot(*this, op);

@@ -55,6 +55,7 @@ uint8_t AllowedKinds(OpCode code) {
   }
 }
 
+
 // "stablehlo.add" -> "add".
 std::string ShortName(OpCode code) {
   std::string_view name = ir::OpName(code);
@@ -182,6 +183,10 @@ Status LowerConvert(Lowering& l, const ir::Operation& op) {
 }
 
 }  // namespace
+
+bool ElementwiseAccepts(ir::OpCode code, DType dtype) {
+  return IsSupportedDType(dtype) && (KindBit(dtype) & AllowedKinds(code)) != 0;
+}
 
 Status LowerElementwise(Lowering& l, const ir::Operation& op) {
   switch (op.code) {

@@ -1,4 +1,5 @@
-// Lowering of stablehlo.reduce whose body is one recognized binary op.
+// Lowering of stablehlo.reduce (one recognized binary op as body: a dedicated kernel;
+// any other body: a body program) and stablehlo.sort (comparator as a body program).
 #include <string>
 
 #include "plan/lowering.h"
@@ -40,18 +41,21 @@ std::string MatchBody(const ir::Module& module, const ir::Region& region, DType 
 }  // namespace
 
 Status LowerReduce(Lowering& l, const ir::Operation& op) {
-  if (op.operands.size() != 2 || op.results.size() != 1)
-    return l.Unsupported(op, "reductions over " + std::to_string(op.operands.size() / 2) +
-                                 " operands (variadic reduce) are not supported yet");
+  const size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != 2 * n) return l.Invalid(op, "expected N operands, N init values and N results");
   if (op.regions.size() != 1) return l.Invalid(op, "expected one body region");
-  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
-  STABLERT_ASSIGN_OR_RETURN(ValueId init, l.Operand(op, 1));
-  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
   STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> dimensions, l.IntListAttr(op, "dimensions"));
-  const TensorType& in = l.TypeOf(operand);
-  if (l.TypeOf(init) != TensorType{in.dtype, {}}) return l.Invalid(op, "init value must be a scalar of the operand type");
-  if (result.dtype != in.dtype) return l.Invalid(op, "result element type differs from the operand's");
-
+  std::vector<ValueId> operands, inits;
+  std::vector<TensorType> results;
+  for (size_t i = 0; i < n; ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, i));
+    STABLERT_ASSIGN_OR_RETURN(ValueId init, l.Operand(op, n + i));
+    STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, i));
+    operands.push_back(operand);
+    inits.push_back(init);
+    results.push_back(result);
+  }
+  const TensorType in = l.TypeOf(operands[0]);
   std::vector<bool> reduced(in.dims.size(), false);
   for (int64_t d : dimensions) {
     if (d < 0 || d >= static_cast<int64_t>(in.dims.size()) || reduced[static_cast<size_t>(d)])
@@ -61,23 +65,60 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
   Dims expected;
   for (size_t i = 0; i < in.dims.size(); ++i)
     if (!reduced[i]) expected.push_back(in.dims[i]);
-  if (expected != result.dims)
-    return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match reducing " +
-                             TensorTypeToString(in) + " over " + DimsToString(dimensions));
-
-  std::string body = MatchBody(l.module(), op.regions[0], in.dtype);
-  if (body.empty())
-    return l.Unsupported(op, "reduction body is not a single add/multiply/maximum/minimum/and/or of its arguments");
-  if (!IsSupportedDType(in.dtype)) return l.Unsupported(op, "element type not supported");
+  for (size_t i = 0; i < n; ++i) {
+    const TensorType type = l.TypeOf(operands[i]);
+    if (type.dims != in.dims) return l.Invalid(op, "operands must have one shape");
+    if (l.TypeOf(inits[i]) != TensorType{type.dtype, {}})
+      return l.Invalid(op, "init value " + std::to_string(i) + " must be a scalar of its operand's type");
+    if (results[i] != TensorType{type.dtype, expected})
+      return l.Invalid(op, "result type " + TensorTypeToString(results[i]) + " does not match reducing " +
+                               TensorTypeToString(type) + " over " + DimsToString(dimensions));
+  }
   if (dimensions.empty()) {
-    // Nothing reduced: XLA's CPU backend returns the operand unchanged (the init value is
-    // taken to be the body's identity), e.g. -0.0 stays -0.0 under an add with init 0.
-    l.Bind(op.results[0], operand);
+    // Nothing reduced: XLA's CPU backend returns the operands unchanged (the init values
+    // are taken to be the body's identity), e.g. -0.0 stays -0.0 under an add with init 0.
+    for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], operands[i]);
     return OkStatus();
   }
-  ValueId out = l.NewValue(result);
-  l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operand, init}, {out}, {dimensions});
-  l.Bind(op.results[0], out);
+
+  std::vector<ValueId> outs;
+  for (const TensorType& result : results) outs.push_back(l.NewValue(result));
+  std::string body = n == 1 ? MatchBody(l.module(), op.regions[0], in.dtype) : "";
+  if (!body.empty()) {
+    l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs, {dimensions});
+  } else {
+    STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
+    std::vector<ValueId> inputs = operands;
+    inputs.insert(inputs.end(), inits.begin(), inits.end());
+    l.Emit(op, "reduce_program", std::move(inputs), outs, {dimensions, std::move(program)});
+  }
+  for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
+  return OkStatus();
+}
+
+Status LowerSort(Lowering& l, const ir::Operation& op) {
+  const size_t n = op.results.size();
+  if (n == 0 || op.operands.size() != n) return l.Invalid(op, "expected as many operands as results");
+  if (op.regions.size() != 1) return l.Invalid(op, "expected one comparator region");
+  STABLERT_ASSIGN_OR_RETURN(int64_t dimension, l.IntAttr(op, "dimension"));
+  bool is_stable = false;
+  if (const ir::Attribute* stable = op.attr("is_stable")) is_stable = stable->AsBool().value_or(false);
+  std::vector<ValueId> operands;
+  for (size_t i = 0; i < n; ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, i));
+    STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, i));
+    if (l.TypeOf(operand) != result) return l.Invalid(op, "operand and result types differ");
+    if (i > 0 && result.dims != l.TypeOf(operands[0]).dims) return l.Invalid(op, "operands must have one shape");
+    operands.push_back(operand);
+  }
+  const int64_t rank = static_cast<int64_t>(l.TypeOf(operands[0]).dims.size());
+  if (dimension < 0) dimension += rank;
+  if (dimension < 0 || dimension >= rank) return l.Invalid(op, "dimension is out of range");
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
+  std::vector<ValueId> outs;
+  for (ValueId operand : operands) outs.push_back(l.NewValue(l.TypeOf(operand)));
+  l.Emit(op, "sort_program", std::move(operands), outs, {{dimension, is_stable ? 1 : 0}, std::move(program)});
+  for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
   return OkStatus();
 }
 

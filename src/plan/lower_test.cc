@@ -155,7 +155,7 @@ TEST(LowerTest, ReduceBodyIsRecognizedOrRejected) {
     auto x = b.Param(DType::kF32, {2, 3});
     auto init = b.Constant<float>(DType::kF32, {}, {0.0f});
     std::vector<ir::Region> regions;
-    regions.push_back(b.BinaryBody(OpCode::kAtan2, DType::kF32));
+    regions.push_back(b.BinaryBody(OpCode::kDot, DType::kF32));
     auto y = b.Op(OpCode::kReduce, {x, init}, DType::kF32, {2}, {{"dimensions", ModuleBuilder::IntList({1})}},
                   std::move(regions));
     auto plan = LowerToPlan(b.Build({y}));

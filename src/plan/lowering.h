@@ -16,6 +16,8 @@ namespace stablert::plan {
 
 // Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64).
 bool IsSupportedDType(DType dtype);
+// Whether the elementwise unary/binary op `code` has a kernel for `dtype`.
+bool ElementwiseAccepts(ir::OpCode code, DType dtype);
 
 class Lowering {
  public:
@@ -57,6 +59,9 @@ class Lowering {
   ValueId Root(ValueId value) const { return alias_root_[value]; }
 
   void Bind(ir::ValueId ir_value, ValueId value) { value_map_[ir_value] = value; }
+  // The bytes of the constant `ir_value` is bound to, or nullptr if it is not bound to a
+  // constant.
+  const std::vector<uint8_t>* BoundConstant(ir::ValueId ir_value) const;
   // Appends a kernel step to the sequence being lowered.
   void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
             std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params = {});
@@ -93,12 +98,23 @@ Status LowerElementwise(Lowering& lowering, const ir::Operation& op);
 Status LowerShapeOp(Lowering& lowering, const ir::Operation& op);
 // lower_slicing.cc: dynamic_slice, dynamic_update_slice, pad, reverse, bitcast_convert.
 Status LowerSlicingOp(Lowering& lowering, const ir::Operation& op);
-// lower_reduce.cc: reduce with a recognized body.
+// lower_reduce.cc: reduce and sort.
 Status LowerReduce(Lowering& lowering, const ir::Operation& op);
+Status LowerSort(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
 // lower_control.cc: while, if, case.
 Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
+
+//===--- Body programs (body_program.cc) ---===//
+
+// Compiles the single block of `region` (of `op`) into a body program in the encoding of
+// kernels/scalar_program.h. Its arguments are the block's arguments in order; every value
+// must be a scalar of a supported type. Unimplemented for ops a program cannot express.
+StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& lowering, const ir::Operation& op,
+                                                  const ir::Region& region);
+// The body-program opcode of an elementwise-like op, or 0 (exposed for tests).
+int64_t BodyProgramOpcode(ir::OpCode code);
 
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 

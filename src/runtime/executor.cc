@@ -65,12 +65,14 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
     const plan::Step& step = sequence.steps[s];
     ResolvedStep resolved{step.kind, nullptr, static_cast<uint32_t>(operand_values_.size()),
                           static_cast<uint32_t>(step.inputs.size()), static_cast<uint32_t>(step.outputs.size()),
-                          0, 0, &step};
+                          0, 0, &step, nullptr};
+    const kernels::KernelRegistry::Entry* entry = nullptr;
     switch (step.kind) {
       case plan::StepKind::kKernel:
         if (!step.regions.empty()) return InvalidArgument(step.origin + ": kernel step with regions");
-        resolved.fn = registry.Find(step.kernel);
-        if (resolved.fn == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
+        entry = registry.Lookup(step.kernel);
+        if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
+        resolved.fn = entry->fn;
         break;
       case plan::StepKind::kWhile:
       case plan::StepKind::kIf: {
@@ -101,6 +103,17 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         operand_values_.push_back(v);
         operand_templates_.push_back(view);
       }
+    }
+    if (entry != nullptr && entry->prepare != nullptr) {
+      kernels::KernelArgs args;
+      args.inputs = std::span<const kernels::BufferView>(operand_templates_.data() + resolved.first_operand,
+                                                         resolved.num_inputs);
+      args.outputs = std::span<const kernels::BufferView>(
+          operand_templates_.data() + resolved.first_operand + resolved.num_inputs, resolved.num_outputs);
+      args.params = step.params;
+      auto state = entry->prepare(args);
+      if (!state.ok()) return state.status().WithPrefix(step.origin);
+      resolved.state = std::move(state).value();
     }
     // A step's regions take consecutive sequence slots; their steps are appended after
     // this sequence's (reserved above), so every sequence's steps stay contiguous.
@@ -138,6 +151,7 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
                                                             step.num_outputs);
         args.params = step.step->params;
+        args.state = step.state.get();
         Status status = step.fn(context, args);
         if (!status.ok()) return status.WithPrefix(step.step->origin);
         break;

@@ -48,6 +48,7 @@ class LoadedPlan {
     uint32_t first_region;    // into sequences_ (control steps)
     uint32_t num_regions;
     const plan::Step* step;
+    kernels::KernelState state;  // from the kernel's prepare function, if any
   };
   struct ResolvedSequence {
     uint32_t first_step;  // into steps_; a sequence's steps are contiguous

@@ -9,7 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/scalar_program.h"
 #include "plan/lower.h"
+#include "plan/lowering.h"
 #include "plan/test_module_builder.h"
 
 namespace stablert::runtime {
@@ -359,6 +361,74 @@ TEST(ExecutorTest, IfAndCaseRunOneBranch) {
       EXPECT_EQ(As<float>(results[1]), want) << "index " << i;
     }
   }
+}
+
+// The plan's body-program opcodes and the kernels' decoder agree on every op.
+TEST(ExecutorTest, BodyProgramOpcodesMatchKernels) {
+  int mapped = 0;
+  for (int i = 0; i < ir::kNumOps; ++i) {
+    auto code = static_cast<OpCode>(i);
+    int64_t opcode = plan::BodyProgramOpcode(code);
+    if (opcode == 0) continue;
+    ++mapped;
+    std::string_view mnemonic = ir::OpName(code);
+    EXPECT_EQ(kernels::ScalarOpName(opcode), mnemonic.substr(mnemonic.find('.') + 1)) << mnemonic;
+  }
+  EXPECT_EQ(mapped, 42);
+}
+
+// argmax over a row as a two-operand reduce whose body uses compare/select and a constant
+// from outside the body; then a two-operand sort on (key descending, payload).
+TEST(ExecutorTest, BodyProgramsForVariadicReduceAndSort) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {2, 4});
+  auto idx = b.Op(OpCode::kIota, {}, DType::kS32, {2, 4}, {{"iota_dimension", ModuleBuilder::Int(1)}});
+  auto neg_inf = b.Constant<float>(DType::kF32, {}, {-INFINITY});
+  auto zero = b.Constant<int32_t>(DType::kS32, {}, {0});
+  auto unused_outer = b.Constant<int32_t>(DType::kS32, {}, {0});
+  // Body: (a, ai, b, bi) -> (a >= b ? a : b, a >= b ? ai : bi + outer_zero)
+  b.BeginFunction("body");
+  auto a_ = b.Param(DType::kF32, {});
+  auto ai = b.Param(DType::kS32, {});
+  auto b_ = b.Param(DType::kF32, {});
+  auto bi = b.Param(DType::kS32, {});
+  auto ge = b.Op(OpCode::kCompare, {a_, b_}, DType::kPred, {},
+                 {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 2)}});
+  auto best = b.Op(OpCode::kSelect, {ge, a_, b_}, DType::kF32, {});
+  auto bi2 = b.Op(OpCode::kAdd, {bi, unused_outer}, DType::kS32, {});
+  auto best_i = b.Op(OpCode::kSelect, {ge, ai, bi2}, DType::kS32, {});
+  b.EndFunction({best, best_i});
+  auto reduced = b.OpN(OpCode::kReduce, {x, idx, neg_inf, zero},
+                       {ir::Type::Tensor(DType::kF32, {2}), ir::Type::Tensor(DType::kS32, {2})},
+                       {{"dimensions", ModuleBuilder::IntList({1})}});
+  // Comparator: (k_l, k_r, p_l, p_r) -> k_l > k_r
+  b.BeginFunction("cmp");
+  auto kl = b.Param(DType::kF32, {});
+  auto kr = b.Param(DType::kF32, {});
+  b.Param(DType::kS32, {});
+  b.Param(DType::kS32, {});
+  auto gt = b.Op(OpCode::kCompare, {kl, kr}, DType::kPred, {},
+                 {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 3)},
+                  {"compare_type", ModuleBuilder::Enum(ir::EnumKind::kComparisonType, 2)}});
+  b.EndFunction({gt});
+  auto sorted = b.OpN(OpCode::kSort, {x, idx}, {ir::Type::Tensor(DType::kF32, {2, 4}), ir::Type::Tensor(DType::kS32, {2, 4})},
+                      {{"dimension", ModuleBuilder::Int(1)}, {"is_stable", ir::Attribute(true)}});
+  ir::Module module = b.Build({reduced[0], reduced[1], sorted[0], sorted[1]});
+  auto& ops = module.functions[0].body.blocks[0].ops;
+  for (ir::Operation& op : ops) {
+    if (op.code == OpCode::kReduce) op.regions = {module.functions[1].body};
+    if (op.code == OpCode::kSort) op.regions = {module.functions[2].body};
+  }
+  // Drop the helper functions' returns from the regions? They end in kReturn already.
+  module.functions.resize(1);
+
+  std::vector<float> xs = {1, 5, 5, 2, -1, -3, 7, 7};
+  auto results = LowerAndRun(module, {xs.data()});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(As<float>(results[0]), (std::vector<float>{5, 7}));
+  EXPECT_EQ(As<int32_t>(results[1]), (std::vector<int32_t>{1, 2}));  // ties keep the first (a >= b)
+  EXPECT_EQ(As<float>(results[2]), (std::vector<float>{5, 5, 2, 1, 7, 7, -1, -3}));
+  EXPECT_EQ(As<int32_t>(results[3]), (std::vector<int32_t>{1, 2, 3, 0, 2, 3, 0, 1}));  // stable
 }
 
 }  // namespace

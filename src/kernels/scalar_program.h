@@ -1,0 +1,105 @@
+// Body programs: straight-line scalar code for the regions of reduce and sort (later
+// reduce_window, scatter, map) that are not one recognized op. The plan encodes a body as
+// one list of int64; ScalarProgram::Decode resolves it once per plan step into function
+// pointers that reuse the elementwise ops' scalar semantics (scalar_ops.h), so a body
+// computes exactly what the equivalent elementwise kernels would.
+//
+// Encoding (all int64):
+//   [1,                                   format version
+//    R, dtype_0 .. dtype_{R-1},           registers and their DType (PJRT numbering)
+//    I,                                   registers 0..I-1 are the body's arguments
+//    K, (register, bits) * K,             constants: raw little-endian bits
+//    N, (op, dst, a, b, c, attr) * N,     instructions (ScalarOp), operands are registers
+//    O, register * O]                     the body's results
+// Instruction operands: unary ops read a; binary ops a, b; kCompare a, b with
+// attr = direction * 8 + compare type (VHLO numbering); kSelect a (i1), b, c;
+// kClamp a (min), b (x), c (max); kConvert a, to dst's dtype; kCopy a.
+//
+// A decoded program is immutable and may run on many threads, each with its own
+// registers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "kernels/half.h"
+
+namespace stablert::kernels {
+
+class KernelRegistry;
+
+// One register: any element value in its low bytes.
+union ScalarSlot {
+  uint64_t bits;
+  uint8_t bytes[8];
+};
+
+template <typename T>
+inline T GetSlot(const ScalarSlot& slot) {
+  T value;
+  std::memcpy(&value, &slot, sizeof(T));
+  return value;
+}
+template <typename T>
+inline void SetSlot(ScalarSlot& slot, T value) {
+  std::memcpy(&slot, &value, sizeof(T));
+}
+
+struct ScalarInstruction;
+using ScalarFn = void (*)(ScalarSlot* registers, const ScalarInstruction& instruction);
+
+struct ScalarInstruction {
+  ScalarFn fn;
+  int32_t dst, a, b, c;
+  int64_t attr;
+};
+
+// Opcodes of the encoding. The numbers are part of the plan format.
+enum class ScalarOp : int64_t {
+  kNegate = 1, kAbs = 2, kSign = 3, kNot = 4, kPopcnt = 5, kCountLeadingZeros = 6, kExponential = 7,
+  kExponentialMinusOne = 8, kLog = 9, kLogPlusOne = 10, kSqrt = 11, kRsqrt = 12, kCbrt = 13, kTanh = 14,
+  kLogistic = 15, kSine = 16, kCosine = 17, kTan = 18, kFloor = 19, kCeil = 20, kRoundNearestAfz = 21,
+  kRoundNearestEven = 22, kIsFinite = 23,
+  kAdd = 40, kSubtract = 41, kMultiply = 42, kDivide = 43, kRemainder = 44, kMaximum = 45, kMinimum = 46,
+  kPower = 47, kAtan2 = 48, kAnd = 49, kOr = 50, kXor = 51, kShiftLeft = 52, kShiftRightLogical = 53,
+  kShiftRightArithmetic = 54,
+  kCompare = 70, kSelect = 71, kClamp = 72, kConvert = 73, kCopy = 74,
+};
+
+// The kernel-key op name of `op` ("add"), or "" if `op` is not an opcode.
+std::string_view ScalarOpName(int64_t op);
+
+class ScalarProgram {
+ public:
+  // Decodes `code` and resolves each instruction's scalar function in `registry`.
+  // InvalidArgument if malformed (bad counts, register indices or dtypes);
+  // Unimplemented if an op has no scalar function for its dtype.
+  static StatusOr<ScalarProgram> Decode(std::span<const int64_t> code, const KernelRegistry& registry);
+
+  int num_registers() const { return static_cast<int>(dtypes_.size()); }
+  int num_inputs() const { return num_inputs_; }
+  DType register_dtype(int r) const { return dtypes_[static_cast<size_t>(r)]; }
+  const std::vector<int32_t>& outputs() const { return outputs_; }
+
+  // Writes the constants into a register file of num_registers() slots.
+  void Initialize(ScalarSlot* registers) const {
+    for (const auto& [r, bits] : constants_) registers[r].bits = bits;
+  }
+  void Run(ScalarSlot* registers) const {
+    for (const ScalarInstruction& instruction : code_) instruction.fn(registers, instruction);
+  }
+
+ private:
+  std::vector<DType> dtypes_;
+  int num_inputs_ = 0;
+  std::vector<std::pair<int32_t, uint64_t>> constants_;
+  std::vector<ScalarInstruction> code_;
+  std::vector<int32_t> outputs_;
+};
+
+}  // namespace stablert::kernels

@@ -1,0 +1,210 @@
+// Compiles region bodies (reduce, sort comparators) into body programs: straight-line
+// scalar code in the encoding kernels/scalar_program.h documents. The opcode numbers
+// below mirror kernels::ScalarOp (a runtime test checks every one).
+#include <cstring>
+#include <unordered_map>
+
+#include "plan/lowering.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+
+constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kCompare = 70, kSelect = 71, kClamp = 72, kConvert = 73;
+
+}  // namespace
+
+int64_t BodyProgramOpcode(OpCode code) {
+  switch (code) {
+    case OpCode::kNegate: return 1;
+    case OpCode::kAbs: return 2;
+    case OpCode::kSign: return 3;
+    case OpCode::kNot: return 4;
+    case OpCode::kPopcnt: return 5;
+    case OpCode::kCountLeadingZeros: return 6;
+    case OpCode::kExponential: return 7;
+    case OpCode::kExponentialMinusOne: return 8;
+    case OpCode::kLog: return 9;
+    case OpCode::kLogPlusOne: return 10;
+    case OpCode::kSqrt: return 11;
+    case OpCode::kRsqrt: return 12;
+    case OpCode::kCbrt: return 13;
+    case OpCode::kTanh: return 14;
+    case OpCode::kLogistic: return 15;
+    case OpCode::kSine: return 16;
+    case OpCode::kCosine: return 17;
+    case OpCode::kTan: return 18;
+    case OpCode::kFloor: return 19;
+    case OpCode::kCeil: return 20;
+    case OpCode::kRoundNearestAfz: return 21;
+    case OpCode::kRoundNearestEven: return 22;
+    case OpCode::kIsFinite: return 23;
+    case OpCode::kAdd: return 40;
+    case OpCode::kSubtract: return 41;
+    case OpCode::kMultiply: return 42;
+    case OpCode::kDivide: return 43;
+    case OpCode::kRemainder: return 44;
+    case OpCode::kMaximum: return 45;
+    case OpCode::kMinimum: return 46;
+    case OpCode::kPower: return 47;
+    case OpCode::kAtan2: return 48;
+    case OpCode::kAnd: return 49;
+    case OpCode::kOr: return 50;
+    case OpCode::kXor: return 51;
+    case OpCode::kShiftLeft: return 52;
+    case OpCode::kShiftRightLogical: return 53;
+    case OpCode::kShiftRightArithmetic: return 54;
+    case OpCode::kCompare: return kCompare;
+    case OpCode::kSelect: return kSelect;
+    case OpCode::kClamp: return kClamp;
+    case OpCode::kConvert: return kConvert;
+    default: return 0;
+  }
+}
+
+StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::Operation& op, const ir::Region& region) {
+  const ir::Module& module = l.module();
+  if (region.blocks.size() != 1) return l.Unsupported(op, "bodies with more than one block are not supported");
+  const ir::Block& block = region.blocks[0];
+
+  std::vector<DType> dtypes;
+  std::unordered_map<ir::ValueId, int64_t> registers;
+  std::vector<std::pair<int64_t, int64_t>> constants;
+  std::vector<int64_t> code;
+  int64_t instructions = 0;
+
+  auto scalar_type = [&](ir::ValueId v) -> StatusOr<DType> {
+    if (v >= module.value_types.size()) return l.Invalid(op, "body value without a type");
+    const ir::Type& type = module.value_types[v];
+    if (!type.is_tensor() || !type.dims.empty() || !IsSupportedDType(type.dtype))
+      return l.Unsupported(op, "body value of type " + ir::TypeToString(type) + " is not supported");
+    return type.dtype;
+  };
+  auto define = [&](ir::ValueId v) -> StatusOr<int64_t> {
+    STABLERT_ASSIGN_OR_RETURN(DType dtype, scalar_type(v));
+    int64_t r = static_cast<int64_t>(dtypes.size());
+    dtypes.push_back(dtype);
+    registers[v] = r;
+    return r;
+  };
+  // A constant scalar register holding `bytes`.
+  auto constant = [&](ir::ValueId v, const std::vector<uint8_t>& bytes) -> StatusOr<int64_t> {
+    STABLERT_ASSIGN_OR_RETURN(int64_t r, define(v));
+    if (bytes.size() != static_cast<size_t>(DTypeByteSize(dtypes[static_cast<size_t>(r)])))
+      return l.Invalid(op, "body constant without a scalar value");
+    int64_t bits = 0;
+    std::memcpy(&bits, bytes.data(), bytes.size());
+    if (dtypes[static_cast<size_t>(r)] == DType::kPred) bits = bits != 0;
+    constants.emplace_back(r, bits);
+    return r;
+  };
+  // Values defined outside the body may be used if they are constants.
+  auto use = [&](ir::ValueId v) -> StatusOr<int64_t> {
+    auto it = registers.find(v);
+    if (it != registers.end()) return it->second;
+    if (const std::vector<uint8_t>* bytes = l.BoundConstant(v)) return constant(v, *bytes);
+    return l.Unsupported(op, "body uses a non-constant value defined outside it");
+  };
+
+  for (ir::ValueId argument : block.arguments) STABLERT_RETURN_IF_ERROR(define(argument).status());
+  const int64_t num_inputs = static_cast<int64_t>(block.arguments.size());
+
+  std::vector<int64_t> outputs;
+  bool returned = false;
+  for (const ir::Operation& body_op : block.ops) {
+    if (body_op.code == OpCode::kReturn) {
+      for (ir::ValueId v : body_op.operands) {
+        STABLERT_ASSIGN_OR_RETURN(int64_t r, use(v));
+        outputs.push_back(r);
+      }
+      returned = true;
+      break;
+    }
+    const std::string what = "body op " + std::string(ir::OpName(body_op.code));
+    if (body_op.results.size() != 1) return l.Unsupported(op, what + " is not supported in a body program");
+    if (body_op.code == OpCode::kConstant) {
+      const ir::Attribute* attr = body_op.attr("value");
+      const ir::Attribute::Elements* elements = attr ? attr->get<ir::Attribute::Elements>() : nullptr;
+      if (elements == nullptr || *elements == nullptr) return l.Invalid(op, "body constant without a value");
+      STABLERT_RETURN_IF_ERROR(constant(body_op.results[0], (*elements)->bytes).status());
+      continue;
+    }
+    // Ops that only rename a value.
+    if ((body_op.code == OpCode::kReshape || body_op.code == OpCode::kBroadcastInDim ||
+         body_op.code == OpCode::kOptimizationBarrier) && body_op.operands.size() == 1) {
+      STABLERT_ASSIGN_OR_RETURN(int64_t r, use(body_op.operands[0]));
+      STABLERT_ASSIGN_OR_RETURN(DType dtype, scalar_type(body_op.results[0]));
+      if (dtype != dtypes[static_cast<size_t>(r)]) return l.Invalid(op, what + " changes the element type");
+      registers[body_op.results[0]] = r;
+      continue;
+    }
+    const int64_t opcode = BodyProgramOpcode(body_op.code);
+    if (opcode == 0) return l.Unsupported(op, what + " is not supported in a body program");
+    std::vector<int64_t> operands;
+    for (ir::ValueId v : body_op.operands) {
+      STABLERT_ASSIGN_OR_RETURN(int64_t r, use(v));
+      operands.push_back(r);
+    }
+    const size_t expected = opcode < 40 ? 1 : opcode < 70 ? 2 : opcode == kCompare ? 2 : opcode == kConvert ? 1 : 3;
+    if (operands.size() != expected) return l.Invalid(op, what + " has the wrong number of operands");
+    STABLERT_ASSIGN_OR_RETURN(int64_t dst, define(body_op.results[0]));
+    const DType a = dtypes[static_cast<size_t>(operands[0])];
+    int64_t attr = 0;
+    if (opcode < 70 && !ElementwiseAccepts(body_op.code, a))
+      return l.Unsupported(op, what + " on " + std::string(DTypeName(a)) + " is not supported");
+    // Operand and result types as the kernels' decoder expects them.
+    const DType result = dtypes[static_cast<size_t>(dst)];
+    auto operand_type = [&](size_t i) { return dtypes[static_cast<size_t>(operands[i])]; };
+    bool typed = true;
+    if (opcode < 70) {
+      for (size_t i = 1; i < operands.size(); ++i) typed = typed && operand_type(i) == a;
+      typed = typed && result == (body_op.code == OpCode::kIsFinite ? DType::kPred : a);
+    } else if (opcode == kCompare) {
+      typed = operand_type(1) == a && result == DType::kPred;
+    } else if (opcode == kSelect) {
+      typed = a == DType::kPred && operand_type(1) == result && operand_type(2) == result;
+    } else if (opcode == kClamp) {
+      typed = operand_type(0) == result && operand_type(1) == result && operand_type(2) == result;
+    }
+    if (!typed) return l.Invalid(op, what + " has inconsistent operand and result types");
+    if (opcode == kCompare) {
+      const ir::Attribute* direction_attr = body_op.attr("comparison_direction");
+      const ir::EnumValue* direction = direction_attr ? direction_attr->get<ir::EnumValue>() : nullptr;
+      if (direction == nullptr || direction->value < 0 || direction->value > 5)
+        return l.Invalid(op, what + " lacks a valid comparison_direction");
+      int64_t type = 0;
+      if (const ir::Attribute* type_attr = body_op.attr("compare_type"))
+        if (const ir::EnumValue* value = type_attr->get<ir::EnumValue>()) type = value->value;
+      if (type < 0 || type > 4) return l.Invalid(op, what + " has an invalid compare_type");
+      const bool is_float = IsFloat(a);
+      if (type == 2 && !is_float) type = 0;
+      if (type == 0 || (type != 2 && is_float)) type = is_float ? 1 : 0;
+      attr = direction->value * 8 + type;
+    }
+    if (opcode == kClamp) {
+      const DType x = dtypes[static_cast<size_t>(operands[1])];
+      if (dtypes[static_cast<size_t>(operands[0])] != x || dtypes[static_cast<size_t>(operands[2])] != x ||
+          x == DType::kPred)
+        return l.Unsupported(op, what + " operand types are not supported");
+    }
+    while (operands.size() < 3) operands.push_back(0);
+    code.insert(code.end(), {opcode, dst, operands[0], operands[1], operands[2], attr});
+    ++instructions;
+  }
+  if (!returned) return l.Invalid(op, "body does not end with a return");
+
+  std::vector<int64_t> program = {kFormatVersion, static_cast<int64_t>(dtypes.size())};
+  for (DType dtype : dtypes) program.push_back(static_cast<int64_t>(dtype));
+  program.push_back(num_inputs);
+  program.push_back(static_cast<int64_t>(constants.size()));
+  for (const auto& [r, bits] : constants) program.insert(program.end(), {r, bits});
+  program.push_back(instructions);
+  program.insert(program.end(), code.begin(), code.end());
+  program.push_back(static_cast<int64_t>(outputs.size()));
+  program.insert(program.end(), outputs.begin(), outputs.end());
+  return program;
+}
+
+}  // namespace stablert::plan
