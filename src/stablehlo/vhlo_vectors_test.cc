@@ -51,7 +51,7 @@ Status CheckProperties(const BytecodeFile& file, const RawOperation& op,
 
 TEST(VhloVectorsTest, DecodeAndImport) {
   const char* dir = std::getenv("STABLERT_VHLO_VECTORS_DIR");
-  if (!dir) GTEST_SKIP() << "STABLERT_VHLO_VECTORS_DIR not set";
+  if (!dir) GTEST_SKIP() << "StableHLO's VHLO test vectors come from its GitHub repository, which CI cannot reach; set STABLERT_VHLO_VECTORS_DIR to a checkout's stablehlo/tests/vhlo to run";
   int files = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
@@ -116,7 +116,7 @@ TEST(VhloVectorsTest, DecodeAndImport) {
 // Byte flips over the much larger vectors reach every attribute, type and op decoder.
 TEST(VhloVectorsTest, ByteFlipsNeverCrash) {
   const char* dir = std::getenv("STABLERT_VHLO_VECTORS_DIR");
-  if (!dir) GTEST_SKIP() << "STABLERT_VHLO_VECTORS_DIR not set";
+  if (!dir) GTEST_SKIP() << "StableHLO's VHLO test vectors come from its GitHub repository, which CI cannot reach; set STABLERT_VHLO_VECTORS_DIR to a checkout's stablehlo/tests/vhlo to run";
   std::mt19937 rng(5);
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".bc") continue;
