@@ -74,10 +74,10 @@ def test_jit_matches_cpu_backend(stablert_device, cpu_device):
 
 
 def test_compile_error_is_a_python_exception_not_a_crash(stablert_device):
-    # A program using an op the engine cannot run yet fails at compile time with an error
-    # naming the op and where it comes from (pick another op once sort is supported).
-    f = jax.jit(lambda x: jnp.sort(x))
-    with pytest.raises(Exception, match=r"UNIMPLEMENTED: .*stablehlo\.sort"):
+    # A program the engine cannot run (here a custom call to a target no one registered)
+    # fails at compile time with an error naming the op, not at run time and not a crash.
+    f = jax.jit(lambda x: jax.ffi.ffi_call("stablert_no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x))
+    with pytest.raises(Exception, match=r"UNIMPLEMENTED: .*stablehlo\.custom_call"):
         run_on(stablert_device, f, np.arange(8, dtype=np.float32))
     # The plugin is still usable afterwards.
     assert int(run_on(stablert_device, jax.jit(lambda x: x + 1), np.int32(1))) == 2
