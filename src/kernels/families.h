@@ -17,5 +17,6 @@ Status RegisterSlicingKernels(KernelRegistry& registry);
 Status RegisterReduceKernels(KernelRegistry& registry);
 Status RegisterDotKernels(KernelRegistry& registry);
 Status RegisterProgramKernels(KernelRegistry& registry);
+Status RegisterWindowKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

@@ -58,6 +58,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterReduceKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterDotKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterProgramKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterWindowKernels(registry));
   return OkStatus();
 }
 

@@ -224,6 +224,8 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       return LowerReduce(*this, op);
     case OpCode::kSort:
       return LowerSort(*this, op);
+    case OpCode::kReduceWindow:
+      return LowerReduceWindow(*this, op);
     case OpCode::kDot:
     case OpCode::kDotGeneral:
       return LowerDot(*this, op);

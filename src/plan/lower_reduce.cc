@@ -5,13 +5,10 @@
 #include "plan/lowering.h"
 
 namespace stablert::plan {
-namespace {
 
 using ir::OpCode;
 
-// The reduction a body computes: "add", "mul", "max", "min", "and", "or", or "" if the
-// body is not `return op(arg0, arg1)` (either argument order) for one of those ops.
-std::string MatchBody(const ir::Module& module, const ir::Region& region, DType dtype) {
+std::string MatchReductionBody(const ir::Module& module, const ir::Region& region, DType dtype) {
   if (region.blocks.size() != 1) return "";
   const ir::Block& block = region.blocks[0];
   if (block.arguments.size() != 2 || block.ops.size() != 2) return "";
@@ -37,8 +34,6 @@ std::string MatchBody(const ir::Module& module, const ir::Region& region, DType 
     default: return "";
   }
 }
-
-}  // namespace
 
 Status LowerReduce(Lowering& l, const ir::Operation& op) {
   const size_t n = op.results.size();
@@ -83,7 +78,7 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
 
   std::vector<ValueId> outs;
   for (const TensorType& result : results) outs.push_back(l.NewValue(result));
-  std::string body = n == 1 ? MatchBody(l.module(), op.regions[0], in.dtype) : "";
+  std::string body = n == 1 ? MatchReductionBody(l.module(), op.regions[0], in.dtype) : "";
   if (!body.empty()) {
     l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs, {dimensions});
   } else {

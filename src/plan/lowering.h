@@ -99,8 +99,13 @@ Status LowerShapeOp(Lowering& lowering, const ir::Operation& op);
 // lower_slicing.cc: dynamic_slice, dynamic_update_slice, pad, reverse, bitcast_convert.
 Status LowerSlicingOp(Lowering& lowering, const ir::Operation& op);
 // lower_reduce.cc: reduce and sort.
+// The reduction a body computes: "add", "mul", "max", "min", "and", "or", or "" if the
+// body is not `return op(arg0, arg1)` (either argument order) over scalars of `dtype`.
+std::string MatchReductionBody(const ir::Module& module, const ir::Region& region, DType dtype);
 Status LowerReduce(Lowering& lowering, const ir::Operation& op);
 Status LowerSort(Lowering& lowering, const ir::Operation& op);
+// lower_window.cc: reduce_window.
+Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
 // lower_control.cc: while, if, case.

@@ -1,0 +1,199 @@
+// reduce_window kernels.
+//
+//   "reduce_window_<body>.<T>"  body in add, mul, max, min, and, or
+//                               in: x, init (scalar)   out: windows reduced
+//   "reduce_window_program"     in: N operands, N init scalars   out: N arrays
+//                               last param: the body program (as reduce_program)
+// params: [[window_dimensions], [window_strides], [base_dilations], [window_dilations],
+//          [padding_low], [padding_high]] (+ [program]).
+// Each output element starts at init and folds in its window's elements in row-major
+// window order. Positions in padding or base-dilation holes are skipped, as XLA's CPU
+// backend does (StableHLO's spec would fold in the init value there; the two agree when
+// init is the body's identity, which is what JAX emits). f16/bf16 round after every step.
+#include <cstring>
+#include <vector>
+
+#include "kernels/dtype_traits.h"
+#include "kernels/families.h"
+#include "kernels/registry.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/scalar_program.h"
+#include "kernels/strided.h"
+
+namespace stablert::kernels {
+namespace {
+
+// For every output element and window position, the linear input index or -1 (padding).
+// Calls visit(out_linear, window_position, input_linear) in row-major order of both.
+class WindowWalker {
+ public:
+  WindowWalker(const KernelArgs& args, std::span<const int64_t> in_dims, std::span<const int64_t> out_dims)
+      : rank_(in_dims.size()), out_dims_(out_dims) {
+    const ParamList& window = args.params[0];
+    const ParamList& strides = args.params[1];
+    const ParamList& base_dilations = args.params[2];
+    const ParamList& window_dilations = args.params[3];
+    const ParamList& low = args.params[4];
+    DimVector in_strides = DenseStrides(in_dims);
+    // Per dimension: input offset (already multiplied by its stride) or -1, indexed by
+    // out_index * window + window_index.
+    for (size_t d = 0; d < rank_; ++d) {
+      window_.push_back(window[d]);
+      std::vector<int64_t> table(static_cast<size_t>(out_dims[d] * window[d]));
+      for (int64_t o = 0; o < out_dims[d]; ++o) {
+        for (int64_t w = 0; w < window[d]; ++w) {
+          int64_t position = o * strides[d] + w * window_dilations[d] - low[d];
+          int64_t value = -1;
+          if (position >= 0 && position % base_dilations[d] == 0 && position / base_dilations[d] < in_dims[d])
+            value = position / base_dilations[d] * in_strides[d];
+          table[static_cast<size_t>(o * window[d] + w)] = value;
+        }
+      }
+      tables_.push_back(std::move(table));
+    }
+  }
+
+  template <typename Visit>
+  void Run(int64_t out_elements, Visit visit) const {
+    DimVector out_index(rank_, 0), w_index(rank_, 0);
+    for (int64_t o = 0; o < out_elements; ++o) {
+      bool empty_window = false;
+      for (size_t d = 0; d < rank_; ++d) empty_window = empty_window || window_[d] == 0;
+      if (!empty_window) {
+        for (size_t d = 0; d < rank_; ++d) w_index[d] = 0;
+        while (true) {
+          int64_t linear = 0;
+          bool padded = false;
+          for (size_t d = 0; d < rank_; ++d) {
+            int64_t offset = tables_[d][static_cast<size_t>(out_index[d] * window_[d] + w_index[d])];
+            if (offset < 0) padded = true;
+            linear += offset;
+          }
+          visit(o, padded ? -1 : linear);
+          size_t d = rank_;
+          bool done = true;
+          while (d > 0) {
+            --d;
+            if (++w_index[d] < window_[d]) {
+              done = false;
+              break;
+            }
+            w_index[d] = 0;
+          }
+          if (done) break;
+        }
+      }
+      for (size_t d = rank_; d-- > 0;) {
+        if (++out_index[d] < out_dims_[d]) break;
+        out_index[d] = 0;
+      }
+    }
+  }
+
+ private:
+  size_t rank_;
+  std::span<const int64_t> out_dims_;
+  std::vector<int64_t> window_;
+  std::vector<std::vector<int64_t>> tables_;
+};
+
+template <typename Body, DType D>
+Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
+  using T = Storage<D>;
+  using C = Compute<T>;
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  if (out.num_elements == 0) return OkStatus();
+  const T init = args.inputs[1].as<const T>()[0];
+  const T* src = in.as<const T>();
+  std::vector<C> acc(static_cast<size_t>(out.num_elements), Load(init));
+  auto step = [](C a, T x) -> C {
+    if constexpr (kIsHalf<T>) return Load(StoreAs<T>(Body::Apply(a, Load(x))));
+    else return Body::Apply(a, x);
+  };
+  WindowWalker walker(args, in.dims, out.dims);
+  walker.Run(out.num_elements, [&](int64_t o, int64_t linear) {
+    if (linear >= 0) acc[static_cast<size_t>(o)] = step(acc[static_cast<size_t>(o)], src[linear]);
+  });
+  T* dst = out.as<T>();
+  for (int64_t i = 0; i < out.num_elements; ++i) dst[i] = StoreAs<T>(acc[static_cast<size_t>(i)]);
+  return OkStatus();
+}
+
+StatusOr<KernelState> PrepareWindowProgram(const KernelArgs& args) {
+  if (args.params.size() != 7) return InvalidArgument("reduce_window_program expects seven parameter lists");
+  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
+  const size_t n = args.outputs.size();
+  if (static_cast<size_t>(program.num_inputs()) != 2 * n || program.outputs().size() != n)
+    return InvalidArgument("reduce_window body arity does not match its operands");
+  for (size_t i = 0; i < n; ++i) {
+    DType dtype = args.inputs[i].dtype;
+    if (program.register_dtype(static_cast<int>(i)) != dtype || program.register_dtype(static_cast<int>(n + i)) != dtype ||
+        program.register_dtype(program.outputs()[i]) != dtype)
+      return InvalidArgument("reduce_window body types do not match its operands");
+  }
+  return KernelState(std::make_shared<const ScalarProgram>(std::move(program)));
+}
+
+Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
+  const auto& program = *static_cast<const ScalarProgram*>(args.state);
+  const size_t n = args.outputs.size();
+  const BufferView& out0 = args.outputs[0];
+  if (out0.num_elements == 0) return OkStatus();
+  std::vector<ScalarSlot> registers(static_cast<size_t>(program.num_registers()));
+  program.Initialize(registers.data());
+  std::vector<int> sizes(n);
+  std::vector<ScalarSlot> acc(static_cast<size_t>(out0.num_elements) * n), staged(n);
+  for (size_t i = 0; i < n; ++i) {
+    sizes[i] = DTypeByteSize(args.outputs[i].dtype);
+    ScalarSlot init{};
+    std::memcpy(&init, args.inputs[n + i].data, sizes[i]);
+    for (int64_t o = 0; o < out0.num_elements; ++o) acc[static_cast<size_t>(o) * n + i] = init;
+  }
+  WindowWalker walker(args, args.inputs[0].dims, out0.dims);
+  walker.Run(out0.num_elements, [&](int64_t o, int64_t linear) {
+    if (linear < 0) return;
+    for (size_t i = 0; i < n; ++i) {
+      registers[i] = acc[static_cast<size_t>(o) * n + i];
+      std::memcpy(&registers[n + i], static_cast<const uint8_t*>(args.inputs[i].data) + linear * sizes[i], sizes[i]);
+    }
+    program.Run(registers.data());
+    for (size_t i = 0; i < n; ++i) staged[i] = registers[static_cast<size_t>(program.outputs()[i])];
+    for (size_t i = 0; i < n; ++i) acc[static_cast<size_t>(o) * n + i] = staged[i];
+  });
+  for (size_t i = 0; i < n; ++i) {
+    auto* dst = static_cast<uint8_t*>(args.outputs[i].data);
+    for (int64_t o = 0; o < out0.num_elements; ++o)
+      std::memcpy(dst + o * sizes[i], &acc[static_cast<size_t>(o) * n + i], sizes[i]);
+  }
+  return OkStatus();
+}
+
+template <typename Body, DType... Ds>
+Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
+  return ForEachDType(list, [&]<DType D>() { return registry.Register(KernelKey(name, {D}), &ReduceWindowKernel<Body, D>); });
+}
+
+using Pred = DTypeList<DType::kPred>;
+using IntAndFloatDTypes =
+    DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,
+              DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64>;
+using IntAndPredDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8,
+                                   DType::kU16, DType::kU32, DType::kU64>;
+
+}  // namespace
+
+Status RegisterWindowKernels(KernelRegistry& r) {
+  STABLERT_RETURN_IF_ERROR(Register<ops::AddOp>(r, "reduce_window_add", IntAndFloatDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::OrOp>(r, "reduce_window_add", Pred{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::MultiplyOp>(r, "reduce_window_mul", IntAndFloatDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::AndOp>(r, "reduce_window_mul", Pred{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::MaxOp>(r, "reduce_window_max", AllDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::MinOp>(r, "reduce_window_min", AllDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::AndOp>(r, "reduce_window_and", IntAndPredDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<ops::OrOp>(r, "reduce_window_or", IntAndPredDTypes{}));
+  STABLERT_RETURN_IF_ERROR(r.Register("reduce_window_program", &ReduceWindowProgramKernel, &PrepareWindowProgram));
+  return OkStatus();
+}
+
+}  // namespace stablert::kernels
