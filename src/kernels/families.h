@@ -18,5 +18,6 @@ Status RegisterReduceKernels(KernelRegistry& registry);
 Status RegisterDotKernels(KernelRegistry& registry);
 Status RegisterProgramKernels(KernelRegistry& registry);
 Status RegisterWindowKernels(KernelRegistry& registry);
+Status RegisterGatherScatterKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

@@ -59,6 +59,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterDotKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterProgramKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterWindowKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterGatherScatterKernels(registry));
   return OkStatus();
 }
 

@@ -226,6 +226,9 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       return LowerSort(*this, op);
     case OpCode::kReduceWindow:
       return LowerReduceWindow(*this, op);
+    case OpCode::kGather:
+    case OpCode::kScatter:
+      return LowerGatherScatter(*this, op);
     case OpCode::kDot:
     case OpCode::kDotGeneral:
       return LowerDot(*this, op);

@@ -104,6 +104,8 @@ Status LowerSlicingOp(Lowering& lowering, const ir::Operation& op);
 std::string MatchReductionBody(const ir::Module& module, const ir::Region& region, DType dtype);
 Status LowerReduce(Lowering& lowering, const ir::Operation& op);
 Status LowerSort(Lowering& lowering, const ir::Operation& op);
+// lower_gather_scatter.cc: gather and scatter.
+Status LowerGatherScatter(Lowering& lowering, const ir::Operation& op);
 // lower_window.cc: reduce_window.
 Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.
