@@ -19,5 +19,6 @@ Status RegisterDotKernels(KernelRegistry& registry);
 Status RegisterProgramKernels(KernelRegistry& registry);
 Status RegisterWindowKernels(KernelRegistry& registry);
 Status RegisterGatherScatterKernels(KernelRegistry& registry);
+Status RegisterConvolutionKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

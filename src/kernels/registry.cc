@@ -60,6 +60,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterProgramKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterWindowKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterGatherScatterKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterConvolutionKernels(registry));
   return OkStatus();
 }
 

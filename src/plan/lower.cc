@@ -229,6 +229,8 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kGather:
     case OpCode::kScatter:
       return LowerGatherScatter(*this, op);
+    case OpCode::kConvolution:
+      return LowerConvolution(*this, op);
     case OpCode::kDot:
     case OpCode::kDotGeneral:
       return LowerDot(*this, op);
@@ -264,6 +266,20 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     }
     case OpCode::kSdyShardingGroup:
       return OkStatus();
+    case OpCode::kCustomCall: {
+      const ir::Attribute* target_attr = op.attr("call_target_name");
+      std::string target(target_attr && target_attr->AsString() ? *target_attr->AsString() : "");
+      // Sharding annotations carried as custom calls: identity on one value.
+      if ((target == "Sharding" || target == "xla.sdy.FuncResultSharding") && op.operands.size() == 1 &&
+          op.results.size() == 1) {
+        STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, 0));
+        STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, 0));
+        if (type != TypeOf(value)) return Invalid(op, "sharding annotation changes the type");
+        Bind(op.results[0], value);
+        return OkStatus();
+      }
+      return Unsupported(op, "custom_call target '" + target + "' is not supported yet");
+    }
     default:
       return Unsupported(op, "op is not supported by the CPU plan yet");
   }

@@ -106,6 +106,8 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op);
 Status LowerSort(Lowering& lowering, const ir::Operation& op);
 // lower_gather_scatter.cc: gather and scatter.
 Status LowerGatherScatter(Lowering& lowering, const ir::Operation& op);
+// lower_convolution.cc: convolution.
+Status LowerConvolution(Lowering& lowering, const ir::Operation& op);
 // lower_window.cc: reduce_window.
 Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.

@@ -1,0 +1,137 @@
+// Direct convolution: "convolution.<T>" for f16, bf16, f32, f64 (f16/bf16 accumulate in
+// f32). Any dimension layout, strides, padding, dilations, window reversal, feature and
+// batch groups. A plain loop nest; library convolutions come later.
+//
+//   in: lhs, rhs   out: result (same element type)
+//   params: [[lhs_batch, lhs_feature, lhs_spatial...], [rhs_in_feature, rhs_out_feature,
+//            rhs_spatial...], [out_batch, out_feature, out_spatial...], [window_strides],
+//            [padding_low], [padding_high], [lhs_dilation], [rhs_dilation],
+//            [window_reversal (0/1)], [feature_group_count, batch_group_count]]
+#include <vector>
+
+#include "kernels/dtype_traits.h"
+#include "kernels/families.h"
+#include "kernels/registry.h"
+#include "kernels/strided.h"
+
+namespace stablert::kernels {
+namespace {
+
+template <DType D>
+Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
+  using T = Storage<D>;
+  using Acc = std::conditional_t<D == DType::kF64, double, float>;
+  const BufferView& lhs = args.inputs[0];
+  const BufferView& rhs = args.inputs[1];
+  const BufferView& out = args.outputs[0];
+  if (out.num_elements == 0) return OkStatus();
+  const ParamList& lhs_dims = args.params[0];
+  const ParamList& rhs_dims = args.params[1];
+  const ParamList& out_dims = args.params[2];
+  const ParamList& strides = args.params[3];
+  const ParamList& low = args.params[4];
+  const ParamList& lhs_dilation = args.params[6];
+  const ParamList& rhs_dilation = args.params[7];
+  const ParamList& reversal = args.params[8];
+  const int64_t feature_groups = args.params[9][0];
+  const int64_t batch_groups = args.params[9][1];
+  const size_t spatial = strides.size();
+
+  DimVector lhs_strides = DenseStrides(lhs.dims), rhs_strides = DenseStrides(rhs.dims);
+  const int64_t in_features_per_group = rhs.dims[static_cast<size_t>(rhs_dims[0])];
+  const int64_t out_features = out.dims[static_cast<size_t>(out_dims[1])];
+  const int64_t out_per_feature_group = out_features / feature_groups;
+  const int64_t out_per_batch_group = out_features / batch_groups;
+  const int64_t out_batch = out.dims[static_cast<size_t>(out_dims[0])];
+  const int64_t lhs_batch_stride = lhs_strides[static_cast<size_t>(lhs_dims[0])];
+  const int64_t lhs_feature_stride = lhs_strides[static_cast<size_t>(lhs_dims[1])];
+  const int64_t rhs_in_stride = rhs_strides[static_cast<size_t>(rhs_dims[0])];
+  const int64_t rhs_out_stride = rhs_strides[static_cast<size_t>(rhs_dims[1])];
+
+  // Per spatial dim: for each (output position, kernel position) the lhs offset or -1.
+  std::vector<std::vector<int64_t>> tables(spatial);
+  DimVector window(spatial);
+  for (size_t s = 0; s < spatial; ++s) {
+    const int64_t out_size = out.dims[static_cast<size_t>(out_dims[2 + s])];
+    const int64_t in_size = lhs.dims[static_cast<size_t>(lhs_dims[2 + s])];
+    const int64_t k_size = rhs.dims[static_cast<size_t>(rhs_dims[2 + s])];
+    window[s] = k_size;
+    tables[s].assign(static_cast<size_t>(out_size * k_size), -1);
+    for (int64_t o = 0; o < out_size; ++o) {
+      for (int64_t k = 0; k < k_size; ++k) {
+        int64_t position = o * strides[s] + k * rhs_dilation[s] - low[s];
+        if (position < 0 || position % lhs_dilation[s] != 0 || position / lhs_dilation[s] >= in_size) continue;
+        tables[s][static_cast<size_t>(o * k_size + k)] = position / lhs_dilation[s] * lhs_strides[static_cast<size_t>(lhs_dims[2 + s])];
+      }
+    }
+  }
+  int64_t window_count = 1;
+  for (size_t s = 0; s < spatial; ++s) window_count *= window[s];
+
+  const T* lhs_data = lhs.as<const T>();
+  const T* rhs_data = rhs.as<const T>();
+  T* out_data = out.as<T>();
+  DimVector out_strides = DenseStrides(out.dims);
+  DimVector out_position(spatial), k_index(spatial);
+  // Visit outputs by logical coordinates (batch, feature, spatial...).
+  for (int64_t n = 0; n < out_batch; ++n) {
+    for (int64_t o = 0; o < out_features; ++o) {
+      const int64_t feature_group = o / out_per_feature_group;
+      const int64_t batch_group = o / out_per_batch_group;
+      const int64_t lhs_n = batch_group * out_batch + n;
+      const T* lhs_base = lhs_data + lhs_n * lhs_batch_stride + feature_group * in_features_per_group * lhs_feature_stride;
+      const T* rhs_base = rhs_data + o * rhs_out_stride;
+      for (size_t s = 0; s < spatial; ++s) out_position[s] = 0;
+      while (true) {
+        Acc sum = 0;
+        for (size_t s = 0; s < spatial; ++s) k_index[s] = 0;
+        for (int64_t w = 0; w < window_count; ++w) {
+          int64_t lhs_offset = 0, rhs_offset = 0;
+          bool inside = true;
+          for (size_t s = 0; s < spatial; ++s) {
+            int64_t offset = tables[s][static_cast<size_t>(out_position[s] * window[s] + k_index[s])];
+            if (offset < 0) inside = false;
+            lhs_offset += offset;
+            int64_t k = reversal[s] ? window[s] - 1 - k_index[s] : k_index[s];
+            rhs_offset += k * rhs_strides[static_cast<size_t>(rhs_dims[2 + s])];
+          }
+          if (inside) {
+            for (int64_t i = 0; i < in_features_per_group; ++i)
+              sum += static_cast<Acc>(Load(lhs_base[lhs_offset + i * lhs_feature_stride])) *
+                     static_cast<Acc>(Load(rhs_base[rhs_offset + i * rhs_in_stride]));
+          }
+          for (size_t s = spatial; s-- > 0;) {
+            if (++k_index[s] < window[s]) break;
+            k_index[s] = 0;
+          }
+        }
+        int64_t out_offset = n * out_strides[static_cast<size_t>(out_dims[0])] + o * out_strides[static_cast<size_t>(out_dims[1])];
+        for (size_t s = 0; s < spatial; ++s) out_offset += out_position[s] * out_strides[static_cast<size_t>(out_dims[2 + s])];
+        if constexpr (kIsHalf<T>) out_data[out_offset] = StoreAs<T>(static_cast<float>(sum));
+        else out_data[out_offset] = static_cast<T>(sum);
+        size_t s = spatial;
+        bool done = true;
+        while (s > 0) {
+          --s;
+          if (++out_position[s] < out.dims[static_cast<size_t>(out_dims[2 + s])]) {
+            done = false;
+            break;
+          }
+          out_position[s] = 0;
+        }
+        if (done) break;
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterConvolutionKernels(KernelRegistry& r) {
+  return ForEachDType(FloatDTypes{}, [&]<DType D>() {
+    return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+  });
+}
+
+}  // namespace stablert::kernels
