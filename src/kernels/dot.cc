@@ -1,19 +1,30 @@
-// Batched matrix product: "dot.<T>", out[b,m,n] = sum_k lhs(b,m,k) * rhs(b,k,n).
+// Batched matrix product: "dot.<T>", out[b,m,n] = sum_k lhs(b,m,k) * rhs(b,k,n), for
+// integers (wrapping) and floats (f16/bf16 accumulate in f32 and round once).
 // lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (params[0] says which);
 // the plan reshapes/transposes dot_general operands into these forms. A straightforward
 // loop nest whose inner loop runs over contiguous memory; library GEMMs come later.
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_ops.h"
 
 namespace stablert::kernels {
 namespace {
 
+template <typename C>
+inline C MultiplyAdd(C acc, C a, C b) {
+  if constexpr (std::is_integral_v<C>) return ops::AddOp::Apply(acc, ops::MultiplyOp::Apply(a, b));
+  else return acc + a * b;
+}
+
 template <DType D>
 Status DotKernel(const KernelContext&, const KernelArgs& args) {
   using T = Storage<D>;
+  using C = Compute<T>;  // float for f16/bf16; integers wrap
   const BufferView& lhs_view = args.inputs[0];
   const BufferView& rhs_view = args.inputs[1];
   const BufferView& out_view = args.outputs[0];
@@ -29,6 +40,7 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
   const T* lhs = lhs_view.as<const T>();
   const T* rhs = rhs_view.as<const T>();
   T* out = out_view.as<T>();
+  std::vector<C> row_buffer(kIsHalf<T> ? static_cast<size_t>(n_size) : 0);
   for (int64_t b = 0; b < batch; ++b) {
     const T* l = lhs + b * m_size * k_size;
     const T* r = rhs + b * k_size * n_size;
@@ -36,22 +48,26 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
     if (!rhs_bnk) {
       // Inner loop over n, contiguous in rhs and out.
       for (int64_t m = 0; m < m_size; ++m) {
-        T* row = o + m * n_size;
-        for (int64_t n = 0; n < n_size; ++n) row[n] = T(0);
+        C* row;
+        if constexpr (kIsHalf<T>) row = row_buffer.data();
+        else row = o + m * n_size;
+        for (int64_t n = 0; n < n_size; ++n) row[n] = C(0);
         for (int64_t k = 0; k < k_size; ++k) {
-          const T a = l[m * lhs_sm + k * lhs_sk];
+          const C a = Load(l[m * lhs_sm + k * lhs_sk]);
           const T* r_row = r + k * rhs_sk;
-          for (int64_t n = 0; n < n_size; ++n) row[n] += a * r_row[n];
+          for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd(row[n], a, Load(r_row[n]));
         }
+        if constexpr (kIsHalf<T>)
+          for (int64_t n = 0; n < n_size; ++n) o[m * n_size + n] = StoreAs<T>(row[n]);
       }
     } else {
       // Inner loop over k, contiguous in rhs.
       for (int64_t m = 0; m < m_size; ++m) {
         for (int64_t n = 0; n < n_size; ++n) {
           const T* r_row = r + n * rhs_sn;
-          T sum = 0;
-          for (int64_t k = 0; k < k_size; ++k) sum += l[m * lhs_sm + k * lhs_sk] * r_row[k];
-          o[m * n_size + n] = sum;
+          C sum = 0;
+          for (int64_t k = 0; k < k_size; ++k) sum = MultiplyAdd(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k])));
+          o[m * n_size + n] = StoreAs<T>(sum);
         }
       }
     }
@@ -62,7 +78,9 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterDotKernels(KernelRegistry& r) {
-  return ForEachDType(DTypeList<DType::kF32, DType::kF64>{}, [&]<DType D>() {
+  using Numeric = DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,
+                            DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64>;
+  return ForEachDType(Numeric{}, [&]<DType D>() {
     return r.Register(KernelKey("dot", {D}), &DotKernel<D>);
   });
 }

@@ -144,7 +144,7 @@ TEST(ReduceTest, NanPropagatesThroughMaxAndZeroSizedReductionGivesInit) {
 
 TEST(DotTest, AllLayoutsMatchNaiveProduct) {
   std::mt19937 rng(31);
-  for (DType dtype : {DType::kF32, DType::kF64}) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16}) {
     for (int trial = 0; trial < 60; ++trial) {
       int64_t b = 1 + rng() % 3, m = rng() % 9, n = rng() % 9, k = rng() % 40;
       for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
@@ -166,12 +166,34 @@ TEST(DotTest, AllLayoutsMatchNaiveProduct) {
                   magnitude += std::fabs(l * r);
                 }
                 double got = GetDouble(out, (bi * m + mi) * n + ni);
-                ASSERT_NEAR(got, sum, Tolerance(dtype) * 4 * (magnitude + 1))
+                ASSERT_NEAR(got, sum, (dtype == DType::kF32 || dtype == DType::kF64 ? Tolerance(dtype) * 4 * (magnitude + 1)
+                                                                                   : Tolerance(dtype) * std::fabs(sum) + 1e-6 * (magnitude + 1)))
                     << DTypeName(dtype) << " lhs_bkm=" << lhs_bkm << " rhs_bnk=" << rhs_bnk;
               }
         }
       }
     }
+  }
+}
+
+TEST(DotTest, IntegersWrap) {
+  std::mt19937 rng(32);
+  for (DType dtype : {DType::kS8, DType::kU8, DType::kS32, DType::kU64}) {
+    Array lhs(dtype, {2, 3, 17}), rhs(dtype, {2, 17, 4}), out(dtype, {2, 3, 4});
+    for (uint8_t& b : lhs.bytes) b = static_cast<uint8_t>(rng());
+    for (uint8_t& b : rhs.bytes) b = static_cast<uint8_t>(rng());
+    RunKernel(Key("dot", dtype), {&lhs, &rhs}, {&out}, {{0, 0}});
+    for (int64_t bi = 0; bi < 2; ++bi)
+      for (int64_t m = 0; m < 3; ++m)
+        for (int64_t n = 0; n < 4; ++n) {
+          unsigned __int128 sum = 0;
+          for (int64_t k = 0; k < 17; ++k)
+            sum += static_cast<unsigned __int128>(GetInt(lhs, (bi * 3 + m) * 17 + k)) *
+                   static_cast<unsigned __int128>(GetInt(rhs, (bi * 17 + k) * 4 + n));
+          Array want(dtype, {1});
+          SetInt(want, 0, static_cast<int64_t>(static_cast<uint64_t>(sum)));
+          ASSERT_EQ(GetInt(out, (bi * 3 + m) * 4 + n), GetInt(want, 0)) << DTypeName(dtype);
+        }
   }
 }
 

@@ -78,9 +78,9 @@ TEST(LowerTest, UnsupportedDtypeFailsAtLowering) {
     EXPECT_NE(plan.status().message().find("i32"), std::string_view::npos);
   }
   {
-    ModuleBuilder b;
-    auto x = b.Param(DType::kS32, {2, 2});
-    auto y = b.OpN(OpCode::kDotGeneral, {x, x}, {ir::Type::Tensor(DType::kS32, {2, 2})},
+    ModuleBuilder b;  // narrowing f32 operands to an f16 result
+    auto x = b.Param(DType::kF32, {2, 2});
+    auto y = b.OpN(OpCode::kDotGeneral, {x, x}, {ir::Type::Tensor(DType::kF16, {2, 2})},
                    {{"lhs_contracting_dimensions", ModuleBuilder::IntList({1})},
                     {"rhs_contracting_dimensions", ModuleBuilder::IntList({0})}});
     auto plan = LowerToPlan(b.Build(y));
