@@ -30,3 +30,6 @@ def initialize() -> None:
     if not os.path.exists(path):
         raise FileNotFoundError(f"StableRT plugin library not found at {path}")
     xla_bridge.register_plugin(PLATFORM_NAME, library_path=path)
+    from stablert import _jax_shims
+
+    _jax_shims.install()

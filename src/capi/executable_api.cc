@@ -314,8 +314,19 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
       if (!args->output_lists[d])
         return ToPjrtError(InvalidArgument(std::string(kFn) + ": output list " + std::to_string(d) + " is null"));
     }
+    std::vector<int64_t> non_donatable;
+    const PJRT_ExecuteOptions* options = args->options;
+    if (options && options->struct_size >= offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) +
+                                               sizeof(options->num_non_donatable_input_indices) &&
+        options->num_non_donatable_input_indices > 0) {
+      if (!options->non_donatable_input_indices)
+        return ToPjrtError(InvalidArgument(std::string(kFn) + ": non_donatable_input_indices is null"));
+      non_donatable.assign(options->non_donatable_input_indices,
+                           options->non_donatable_input_indices + options->num_non_donatable_input_indices);
+    }
     runtime::Device* device = args->execute_device ? args->execute_device->device : nullptr;
-    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::ExecuteResult result, args->executable->loaded->Execute(arguments, device));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::ExecuteResult result,
+                                   args->executable->loaded->Execute(arguments, device, non_donatable));
     for (size_t d = 0; d < result.outputs.size(); ++d) {
       for (size_t o = 0; o < result.outputs[d].size(); ++o)
         args->output_lists[d][o] = NewBufferHandle(std::move(result.outputs[d][o]), args->executable->client);

@@ -28,6 +28,15 @@ std::string MemoryKindOf(const ir::Attribute::Dictionary& attrs) {
   return kDeviceMemoryKind;
 }
 
+// JAX marks a donated argument with `tf.aliasing_output = <result>` (the result may reuse
+// its memory) or `jax.buffer_donor = true` (donated without a designated result).
+bool IsDonatable(const ir::Attribute::Dictionary& attrs) {
+  if (ir::FindAttr(attrs, "tf.aliasing_output")) return true;
+  if (const ir::Attribute* donor = ir::FindAttr(attrs, "jax.buffer_donor"))
+    return donor->AsBool().value_or(true);
+  return false;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view program, std::string_view format,
@@ -48,12 +57,15 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   for (const auto& attrs : entry->result_attrs) output_kinds.push_back(MemoryKindOf(attrs));
   for (const auto& attrs : entry->argument_attrs) parameter_kinds.push_back(MemoryKindOf(attrs));
   output_kinds.resize(entry->result_types.size(), kDeviceMemoryKind);
+  std::vector<bool> donatable;
+  for (const auto& attrs : entry->argument_attrs) donatable.push_back(IsDonatable(attrs));
+  donatable.resize(entry->argument_types.size(), false);
   parameter_kinds.resize(entry->argument_types.size(), kDeviceMemoryKind);
   STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
   std::string name = module->name.empty() ? "main" : module->name;
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),
                                                        std::move(options), std::move(plan), std::move(output_kinds),
-                                                       std::move(parameter_kinds));
+                                                       std::move(parameter_kinds), std::move(donatable));
   return Load(std::move(executable));
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/executable.h"
 
+#include <algorithm>
+
 #include "base/hash.h"
 
 #include "runtime/executor.h"
@@ -18,7 +20,7 @@ std::string Fingerprint(std::string_view program, std::string_view options) {
 
 Executable::Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
                        plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
-                       std::vector<std::string> parameter_memory_kinds)
+                       std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters)
     : name_(std::move(name)),
       program_(std::move(program)),
       program_format_(std::move(program_format)),
@@ -26,6 +28,7 @@ Executable::Executable(std::string name, std::string program, std::string progra
       plan_(std::move(plan)),
       output_memory_kinds_(std::move(output_memory_kinds)),
       parameter_memory_kinds_(std::move(parameter_memory_kinds)),
+      donatable_parameters_(std::move(donatable_parameters)),
       fingerprint_(Fingerprint(program_, options_.serialized)) {}
 
 std::string Executable::OptimizedProgramText() const { return plan::PrintPlan(plan_); }
@@ -43,7 +46,7 @@ LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executa
 }
 
 StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<Buffer*>>& arguments,
-                                                  Device* execute_device) {
+                                                  Device* execute_device, const std::vector<int64_t>& non_donatable) {
   if (deleted_) return FailedPrecondition("PJRT_LoadedExecutable_Execute: the executable has been deleted");
   std::vector<Device*> run_on;
   if (execute_device) {
@@ -70,6 +73,7 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     EventRef done;
   };
   std::vector<DeviceRun> runs;
+  std::vector<Buffer*> donated;
   ExecuteResult result;
   for (size_t d = 0; d < run_on.size(); ++d) {
     const auto& args = arguments[d];
@@ -88,7 +92,14 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       STABLERT_ASSIGN_OR_RETURN(auto storage, buffer->storage("PJRT_LoadedExecutable_Execute"));
       run.inputs.push_back(std::move(storage));
       run.input_events.push_back(buffer->ready_event());
+      bool donate = i < executable_->donatable_parameters().size() && executable_->donatable_parameters()[i] &&
+                    std::find(non_donatable.begin(), non_donatable.end(), static_cast<int64_t>(i)) == non_donatable.end();
+      if (donate) donated.push_back(args[i]);
     }
+    for (Buffer* buffer : donated)
+      if (std::count(args.begin(), args.end(), buffer) > 1)
+        return InvalidArgument("PJRT_LoadedExecutable_Execute: a buffer donated to " + executable_->name() +
+                               " is also passed as another argument; donate it only once");
     std::vector<std::unique_ptr<Buffer>> outputs;
     for (size_t o = 0; o < result_types.size(); ++o) {
       const plan::TensorType& type = result_types[o];
@@ -104,6 +115,8 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     runs.push_back(std::move(run));
   }
 
+  // Donated inputs are consumed now; the queued runs hold their bytes until they finish.
+  for (Buffer* buffer : donated) buffer->Delete();
   for (DeviceRun& run : runs) {
     std::shared_ptr<const Executable> executable = executable_;
     run.device->queue().Submit([executable, run = std::move(run)] {

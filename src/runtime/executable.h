@@ -25,9 +25,12 @@ class Client;
 
 class Executable {
  public:
+  // `donatable_parameters[i]`: the program lets parameter i be donated (its buffer is
+  // consumed by the execution), from the `tf.aliasing_output` / `jax.buffer_donor`
+  // argument attributes.
   Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
              plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
-             std::vector<std::string> parameter_memory_kinds);
+             std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters);
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -42,6 +45,7 @@ class Executable {
   const std::vector<plan::TensorType>& result_types() const { return plan_.result_types; }
   const std::vector<std::string>& output_memory_kinds() const { return output_memory_kinds_; }
   const std::vector<std::string>& parameter_memory_kinds() const { return parameter_memory_kinds_; }
+  const std::vector<bool>& donatable_parameters() const { return donatable_parameters_; }
   // Stable across processes for the same program and options.
   const std::string& fingerprint() const { return fingerprint_; }
   // A textual form of the compiled program (the execution plan).
@@ -55,6 +59,7 @@ class Executable {
   plan::ExecutionPlan plan_;
   std::vector<std::string> output_memory_kinds_;
   std::vector<std::string> parameter_memory_kinds_;
+  std::vector<bool> donatable_parameters_;
   std::string fingerprint_;
 };
 
@@ -82,9 +87,12 @@ class LoadedExecutable {
 
   // arguments[device_index][arg_index]. With `execute_device` null there must be one list per
   // addressable device, in addressable_devices() order; otherwise exactly one list, run on
-  // that device. Errors (wrong counts, types, deleted buffers) are returned before any work
-  // is queued.
-  StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device);
+  // that device. Errors (wrong counts, types, deleted buffers, a buffer donated twice) are
+  // returned before any work is queued. Donatable parameters not listed in
+  // `non_donatable` are consumed: their buffers are deleted once the work is queued (the
+  // execution keeps the bytes alive until it is done).
+  StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device,
+                                  const std::vector<int64_t>& non_donatable = {});
 
   void Delete() { deleted_ = true; }
   bool IsDeleted() const { return deleted_; }

@@ -226,14 +226,25 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   return OkStatus();
 }
 
-Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
-                   std::span<void* const> results) {
+namespace {
+
+StatusOr<const LoadedPlan*> Loaded(const plan::ExecutionPlan& plan) {
   const void* cached = plan.runtime_cache.Get();
   if (cached == nullptr) {
     STABLERT_ASSIGN_OR_RETURN(std::unique_ptr<LoadedPlan> loaded, LoadedPlan::Create(plan, kernels::CpuKernels()));
     cached = plan.runtime_cache.GetOrSet(std::shared_ptr<const LoadedPlan>(std::move(loaded)));
   }
-  return static_cast<const LoadedPlan*>(cached)->Execute(arguments, results);
+  return static_cast<const LoadedPlan*>(cached);
+}
+
+}  // namespace
+
+Status PreparePlan(const plan::ExecutionPlan& plan) { return Loaded(plan).status(); }
+
+Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
+                   std::span<void* const> results) {
+  STABLERT_ASSIGN_OR_RETURN(const LoadedPlan* loaded, Loaded(plan));
+  return loaded->Execute(arguments, results);
 }
 
 }  // namespace stablert::runtime

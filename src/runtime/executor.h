@@ -69,9 +69,15 @@ class LoadedPlan {
   std::vector<kernels::BufferView> operand_templates_;  // the same, data pointers unset
 };
 
-// Runs `plan` with the CPU kernels. Kernels are resolved on the first execution of a plan
-// and cached in the plan (ExecutionPlan::runtime_cache); a plan whose kernels cannot all
-// be resolved fails every call with the same error. Thread-safe.
+// Binds `plan` to the CPU kernels (LoadedPlan::Create) and caches the result in the plan
+// (ExecutionPlan::runtime_cache), unless already done. Call it at compile time, once the
+// plan sits where it will stay (moving or copying a plan drops the cache), so missing
+// kernels and bad kernel parameters are reported by compilation, not by the first run.
+// Thread-safe.
+Status PreparePlan(const plan::ExecutionPlan& plan);
+
+// Runs `plan` with the CPU kernels, preparing it first if PreparePlan was not called
+// (a plan that cannot be prepared fails every call with that error). Thread-safe.
 Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
                    std::span<void* const> results);
 

@@ -225,6 +225,50 @@ TEST_F(CompileApiTest, WrongArgumentsAreRejectedBeforeRunning) {
   Destroy(executable);
 }
 
+TEST_F(CompileApiTest, DonatedArgumentsAreConsumedUnlessListedAsNonDonatable) {
+  // main(%0 {tf.aliasing_output = 0}, %1) -> (%0 + %1, %0 * %1)
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("donated_add.1_17_0"), SingleDeviceOptions(), &executable).failed);
+  PJRT_Device* device = Devices(client_)[0];
+  float a[3] = {1, 2, 3}, b[3] = {4, 5, 6};
+  for (bool allow_donation : {true, false}) {
+    PJRT_Buffer* x = ToDevice(a, PJRT_Buffer_Type_F32, {3}, device);
+    PJRT_Buffer* y = ToDevice(b, PJRT_Buffer_Type_F32, {3}, device);
+    std::vector<PJRT_Buffer*> outputs(2);
+    PJRT_Buffer* arguments[2] = {x, y};
+    PJRT_Buffer* const* argument_list = arguments;
+    PJRT_Buffer** output_list = outputs.data();
+    int64_t keep[1] = {0};
+    PJRT_ExecuteOptions options{};
+    options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+    options.non_donatable_input_indices = allow_donation ? nullptr : keep;
+    options.num_non_donatable_input_indices = allow_donation ? 0 : 1;
+    PJRT_LoadedExecutable_Execute_Args args{};
+    args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
+    args.executable = executable;
+    args.options = &options;
+    args.argument_lists = &argument_list;
+    args.num_devices = 1;
+    args.num_args = 2;
+    args.output_lists = &output_list;
+    ASSERT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+    for (PJRT_Buffer* input : {x, y}) {
+      PJRT_Buffer_IsDeleted_Args deleted{};
+      deleted.struct_size = PJRT_Buffer_IsDeleted_Args_STRUCT_SIZE;
+      deleted.buffer = input;
+      ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_IsDeleted(&deleted));
+      EXPECT_EQ(deleted.is_deleted, allow_donation && input == x);
+    }
+    std::vector<char> sum = ToHost(outputs[0]), product = ToHost(outputs[1]);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(reinterpret_cast<const float*>(sum.data())[i], a[i] + b[i]);
+      EXPECT_EQ(reinterpret_cast<const float*>(product.data())[i], a[i] * b[i]);
+    }
+    for (PJRT_Buffer* buffer : {x, y, outputs[0], outputs[1]}) DestroyBuffer(buffer);
+  }
+  Destroy(executable);
+}
+
 TEST_F(CompileApiTest, GarbageCompileOptionsAreInvalidArgument) {
   ErrorInfo info = Compile(Program("add_i32.1_17_0"), "\xff\xff\xff\xff garbage options", nullptr);
   ASSERT_TRUE(info.failed);
