@@ -252,6 +252,7 @@ StatusOr<KernelState> PrepareScatterProgram(const KernelArgs& args) {
 }
 
 Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
+  if (args.state == nullptr) return Internal("ScatterProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];

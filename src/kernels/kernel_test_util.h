@@ -112,16 +112,24 @@ inline void SetInt(Array& a, int64_t i, int64_t v) {
   std::memcpy(p, &v, static_cast<size_t>(DTypeByteSize(a.dtype)));  // little-endian truncation
 }
 
-// Runs the CPU kernel `key`. Fails the test if it is missing or returns an error.
+// Runs the CPU kernel `key` (after its prepare function, if it has one). Fails the test
+// if it is missing or returns an error.
 inline void RunKernel(const std::string& key, const std::vector<const Array*>& inputs,
                       const std::vector<Array*>& outputs, std::vector<ParamList> params = {}) {
-  KernelFn fn = CpuKernels().Find(key);
-  ASSERT_NE(fn, nullptr) << "no kernel " << key;
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
+  ASSERT_NE(entry, nullptr) << "no kernel " << key;
   std::vector<BufferView> in, out;
   for (const Array* a : inputs) in.push_back(a->View());
   for (Array* a : outputs) out.push_back(a->View());
   KernelArgs args{in, out, params};
-  Status status = fn(KernelContext{}, args);
+  KernelState state;
+  if (entry->prepare != nullptr) {
+    auto prepared = entry->prepare(args);
+    ASSERT_TRUE(prepared.ok()) << key << ": " << prepared.status().ToString();
+    state = std::move(prepared).value();
+    args.state = state.get();
+  }
+  Status status = entry->fn(KernelContext{}, args);
   ASSERT_TRUE(status.ok()) << key << ": " << status.ToString();
 }
 

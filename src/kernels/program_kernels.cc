@@ -55,6 +55,7 @@ StatusOr<KernelState> PrepareReduce(const KernelArgs& args) { return PrepareProg
 StatusOr<KernelState> PrepareSort(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), true); }
 
 Status ReduceProgramKernel(const KernelContext&, const KernelArgs& args) {
+  if (args.state == nullptr) return Internal("ReduceProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
   const size_t n = args.outputs.size();
   std::vector<ScalarSlot> registers(static_cast<size_t>(program.num_registers()));
@@ -111,6 +112,7 @@ Status ReduceProgramKernel(const KernelContext&, const KernelArgs& args) {
 }
 
 Status SortProgramKernel(const KernelContext&, const KernelArgs& args) {
+  if (args.state == nullptr) return Internal("SortProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
   const size_t n = args.outputs.size();
   const BufferView& first = args.inputs[0];

@@ -26,7 +26,7 @@
 //   "iota.<T>"              in: none         params: [[iota_dimension]]
 //   "dynamic_slice.<T>", "dynamic_update_slice.<T>", "pad.<T>", "reverse.<T>": see slicing.cc
 //   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc
-//   "reduce_window_<body>.<T>", "reduce_window_program": see window.cc
+//   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
 //   "convolution.<T>": see convolution.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)

@@ -27,13 +27,15 @@ namespace {
 // Calls visit(out_linear, window_position, input_linear) in row-major order of both.
 class WindowWalker {
  public:
+  // From reduce_window's params ([window, strides, base_dilations, window_dilations, low, ...]).
   WindowWalker(const KernelArgs& args, std::span<const int64_t> in_dims, std::span<const int64_t> out_dims)
+      : WindowWalker(args.params[0], args.params[1], args.params[2], args.params[3], args.params[4], in_dims,
+                     out_dims) {}
+
+  WindowWalker(std::span<const int64_t> window, std::span<const int64_t> strides,
+               std::span<const int64_t> base_dilations, std::span<const int64_t> window_dilations,
+               std::span<const int64_t> low, std::span<const int64_t> in_dims, std::span<const int64_t> out_dims)
       : rank_(in_dims.size()), out_dims_(out_dims) {
-    const ParamList& window = args.params[0];
-    const ParamList& strides = args.params[1];
-    const ParamList& base_dilations = args.params[2];
-    const ParamList& window_dilations = args.params[3];
-    const ParamList& low = args.params[4];
     DimVector in_strides = DenseStrides(in_dims);
     // Per dimension: input offset (already multiplied by its stride) or -1, indexed by
     // out_index * window + window_index.
@@ -136,6 +138,7 @@ StatusOr<KernelState> PrepareWindowProgram(const KernelArgs& args) {
 }
 
 Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
+  if (args.state == nullptr) return Internal("ReduceWindowProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
   const size_t n = args.outputs.size();
   const BufferView& out0 = args.outputs[0];
@@ -169,6 +172,82 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
+// select_and_scatter: "select_and_scatter.<T>"
+//   in: operand, source, init (scalar)   out: operand-shaped result
+//   params: [[window_dimensions], [window_strides], [padding_low], [padding_high],
+//            [select program (a, b) -> i1], [scatter program (a, b) -> T]]
+// For each window (one per source element) the selected operand element is the first in
+// row-major window order that select(current, candidate) keeps over every later one;
+// the result, filled with init, gets scatter(result[selected], source) there. Windows
+// positions in padding are skipped.
+struct SelectScatterPrograms {
+  ScalarProgram select, scatter;
+};
+
+StatusOr<KernelState> PrepareSelectAndScatter(const KernelArgs& args) {
+  if (args.params.size() != 6) return InvalidArgument("select_and_scatter expects six parameter lists");
+  const DType dtype = args.inputs[0].dtype;
+  auto state = std::make_shared<SelectScatterPrograms>();
+  STABLERT_ASSIGN_OR_RETURN(state->select, ScalarProgram::Decode(args.params[4], CpuKernels()));
+  STABLERT_ASSIGN_OR_RETURN(state->scatter, ScalarProgram::Decode(args.params[5], CpuKernels()));
+  for (const ScalarProgram* program : {&state->select, &state->scatter}) {
+    if (program->num_inputs() != 2 || program->outputs().size() != 1 || program->register_dtype(0) != dtype ||
+        program->register_dtype(1) != dtype)
+      return InvalidArgument("select_and_scatter bodies must take two values of the operand type");
+  }
+  if (state->select.register_dtype(state->select.outputs()[0]) != DType::kPred ||
+      state->scatter.register_dtype(state->scatter.outputs()[0]) != dtype)
+    return InvalidArgument("select must return i1 and scatter the operand type");
+  return KernelState(std::move(state));
+}
+
+Status SelectAndScatterKernel(const KernelContext&, const KernelArgs& args) {
+  if (args.state == nullptr) return Internal("SelectAndScatter called without its prepared state");
+  const auto& programs = *static_cast<const SelectScatterPrograms*>(args.state);
+  const BufferView& operand = args.inputs[0];
+  const BufferView& source = args.inputs[1];
+  const BufferView& out = args.outputs[0];
+  const int size = DTypeByteSize(operand.dtype);
+  auto* result = static_cast<uint8_t*>(out.data);
+  const auto* data = static_cast<const uint8_t*>(operand.data);
+  const auto* src = static_cast<const uint8_t*>(source.data);
+  for (int64_t i = 0; i < out.num_elements; ++i) std::memcpy(result + i * size, args.inputs[2].data, size);
+  if (source.num_elements == 0 || operand.num_elements == 0) return OkStatus();
+  std::vector<ScalarSlot> select_registers(static_cast<size_t>(programs.select.num_registers()));
+  std::vector<ScalarSlot> scatter_registers(static_cast<size_t>(programs.scatter.num_registers()));
+  programs.select.Initialize(select_registers.data());
+  programs.scatter.Initialize(scatter_registers.data());
+  const int32_t keep = programs.select.outputs()[0], scattered = programs.scatter.outputs()[0];
+  const std::vector<int64_t> ones(operand.dims.size(), 1);
+  WindowWalker walker(args.params[0], args.params[1], ones, ones, args.params[2], operand.dims, source.dims);
+  int64_t current = -1, selected = -1;
+  auto finish = [&]() {
+    if (current < 0 || selected < 0) return;
+    std::memcpy(&scatter_registers[0], result + selected * size, size);
+    std::memcpy(&scatter_registers[1], src + current * size, size);
+    programs.scatter.Run(scatter_registers.data());
+    std::memcpy(result + selected * size, &scatter_registers[static_cast<size_t>(scattered)], size);
+  };
+  walker.Run(source.num_elements, [&](int64_t o, int64_t linear) {
+    if (o != current) {
+      finish();
+      current = o;
+      selected = -1;
+    }
+    if (linear < 0) return;
+    if (selected < 0) {
+      selected = linear;
+      return;
+    }
+    std::memcpy(&select_registers[0], data + selected * size, size);
+    std::memcpy(&select_registers[1], data + linear * size, size);
+    programs.select.Run(select_registers.data());
+    if (!GetSlot<uint8_t>(select_registers[static_cast<size_t>(keep)])) selected = linear;
+  });
+  finish();
+  return OkStatus();
+}
+
 template <typename Body, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() { return registry.Register(KernelKey(name, {D}), &ReduceWindowKernel<Body, D>); });
@@ -193,6 +272,9 @@ Status RegisterWindowKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(Register<ops::AndOp>(r, "reduce_window_and", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<ops::OrOp>(r, "reduce_window_or", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(r.Register("reduce_window_program", &ReduceWindowProgramKernel, &PrepareWindowProgram));
+  STABLERT_RETURN_IF_ERROR(ForEachDType(AllDTypes{}, [&]<DType D>() {
+    return r.Register(KernelKey("select_and_scatter", {D}), &SelectAndScatterKernel, &PrepareSelectAndScatter);
+  }));
   return OkStatus();
 }
 

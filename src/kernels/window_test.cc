@@ -75,5 +75,57 @@ TEST(WindowTest, RandomWindowsMatchNaiveLoop) {
   }
 }
 
+// select = (a >= b), scatter = a + b on f64: max-pool's gradient.
+TEST(WindowTest, SelectAndScatterMatchesNaiveLoop) {
+  const int64_t f64 = static_cast<int64_t>(DType::kF64), pred = static_cast<int64_t>(DType::kPred);
+  const std::vector<int64_t> select = {1, 3, f64, f64, pred, 2, 0, 1, 70, 2, 0, 1, 0, 2 * 8 + 1, 1, 2};
+  const std::vector<int64_t> scatter = {1, 3, f64, f64, f64, 2, 0, 1, 40, 2, 0, 1, 0, 0, 1, 2};
+  std::mt19937 rng(52);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int rank = 1 + static_cast<int>(rng() % 3);
+    Dims dims(static_cast<size_t>(rank)), src_dims(static_cast<size_t>(rank));
+    std::vector<int64_t> window(rank), strides(rank), low(rank), high(rank);
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = 1 + static_cast<int64_t>(rng() % 5);
+      window[d] = 1 + static_cast<int64_t>(rng() % 3);
+      strides[d] = 1 + static_cast<int64_t>(rng() % 2);
+      low[d] = static_cast<int64_t>(rng() % 2);
+      high[d] = static_cast<int64_t>(rng() % 2);
+      int64_t padded = dims[d] + low[d] + high[d];
+      src_dims[d] = padded < window[d] ? 0 : (padded - window[d]) / strides[d] + 1;
+    }
+    Array operand(DType::kF64, dims), source(DType::kF64, src_dims), init(DType::kF64, {}), out(DType::kF64, dims);
+    for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, static_cast<double>(rng() % 5));  // ties
+    for (int64_t i = 0; i < source.size(); ++i) SetDouble(source, i, static_cast<double>(1 + rng() % 9));
+    SetDouble(init, 0, 0.25);
+    RunKernel("select_and_scatter.f64", {&operand, &source, &init}, {&out}, {window, strides, low, high, select, scatter});
+    std::vector<double> want(static_cast<size_t>(operand.size()), 0.25);
+    for (int64_t s = 0; s < source.size(); ++s) {
+      Dims o(static_cast<size_t>(rank));
+      for (int64_t rem = s, d = rank - 1; d >= 0; --d) {
+        o[static_cast<size_t>(d)] = rem % src_dims[static_cast<size_t>(d)];
+        rem /= src_dims[static_cast<size_t>(d)];
+      }
+      int64_t best = -1;
+      for (int64_t w = 0; w < ElementCount(window); ++w) {
+        int64_t linear = 0;
+        bool inside = true;
+        for (int64_t rem = w, d = rank - 1, scale = 1; d >= 0; --d) {
+          int64_t k = rem % window[static_cast<size_t>(d)];
+          rem /= window[static_cast<size_t>(d)];
+          int64_t p = o[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)] + k - low[static_cast<size_t>(d)];
+          inside = inside && p >= 0 && p < dims[static_cast<size_t>(d)];
+          linear += p * scale;
+          scale *= dims[static_cast<size_t>(d)];
+        }
+        if (!inside) continue;
+        if (best < 0 || !(GetDouble(operand, best) >= GetDouble(operand, linear))) best = linear;
+      }
+      if (best >= 0) want[static_cast<size_t>(best)] += GetDouble(source, s);
+    }
+    for (int64_t i = 0; i < operand.size(); ++i) ASSERT_EQ(GetDouble(out, i), want[static_cast<size_t>(i)]) << trial;
+  }
+}
+
 }  // namespace
 }  // namespace stablert::kernels

@@ -226,6 +226,8 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       return LowerSort(*this, op);
     case OpCode::kReduceWindow:
       return LowerReduceWindow(*this, op);
+    case OpCode::kSelectAndScatter:
+      return LowerSelectAndScatter(*this, op);
     case OpCode::kGather:
     case OpCode::kScatter:
       return LowerGatherScatter(*this, op);

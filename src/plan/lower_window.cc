@@ -101,3 +101,40 @@ Status LowerReduceWindow(Lowering& l, const ir::Operation& op) {
 }
 
 }  // namespace stablert::plan
+
+namespace stablert::plan {
+
+Status LowerSelectAndScatter(Lowering& l, const ir::Operation& op) {
+  if (op.regions.size() != 2) return l.Invalid(op, "expected select and scatter regions");
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(ValueId source, l.Operand(op, 1));
+  STABLERT_ASSIGN_OR_RETURN(ValueId init, l.Operand(op, 2));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  const TensorType in = l.TypeOf(operand), src = l.TypeOf(source);
+  const size_t rank = in.dims.size();
+  if (result != in || src.dtype != in.dtype || l.TypeOf(init) != TensorType{in.dtype, {}})
+    return l.Invalid(op, "operand, source, init value and result types do not fit");
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> window, ListOr(l, op, "window_dimensions", rank, 1));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> strides, ListOr(l, op, "window_strides", rank, 1));
+  std::vector<int64_t> low, high;
+  STABLERT_RETURN_IF_ERROR(ReadPadding(l, op, rank, &low, &high));
+  Dims expected(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (window[d] <= 0 || strides[d] <= 0 || low[d] < 0 || high[d] < 0)
+      return l.Invalid(op, "window sizes and strides must be positive, padding non-negative");
+    int64_t padded = in.dims[d] + low[d] + high[d];
+    expected[d] = padded < window[d] ? 0 : (padded - window[d]) / strides[d] + 1;
+  }
+  if (src.dims != expected)
+    return l.Invalid(op, "source shape " + DimsToString(src.dims) + " does not match the windows (expected " +
+                             DimsToString(expected) + ")");
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> select, CompileBodyProgram(l, op, op.regions[0]));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> scatter, CompileBodyProgram(l, op, op.regions[1]));
+  ValueId out = l.NewValue(result);
+  l.Emit(op, "select_and_scatter." + std::string(DTypeName(in.dtype)), {operand, source, init}, {out},
+         {window, strides, low, high, std::move(select), std::move(scatter)});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
+}  // namespace stablert::plan

@@ -108,8 +108,9 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op);
 Status LowerGatherScatter(Lowering& lowering, const ir::Operation& op);
 // lower_convolution.cc: convolution.
 Status LowerConvolution(Lowering& lowering, const ir::Operation& op);
-// lower_window.cc: reduce_window.
+// lower_window.cc: reduce_window and select_and_scatter.
 Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op);
+Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
 // lower_control.cc: while, if, case.

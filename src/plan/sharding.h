@@ -1,0 +1,66 @@
+// Shardings: how a global array is cut into per-device shards.
+//
+// JAX sends multi-device programs unpartitioned: parameters and results carry a Shardy
+// `sdy.sharding` (a mesh plus, per dimension, the mesh axes that split it) or, with Shardy
+// off, an `mhlo.sharding` string. ParseSharding turns either into a TensorSharding, and
+// LayoutShards computes, for every partition, the block of the global array it holds.
+// Uneven splits (a dimension not divisible by its number of pieces) are rejected.
+// Pure functions over value types; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/shape.h"
+#include "base/status.h"
+#include "ir/module.h"
+
+namespace stablert::plan {
+
+struct MeshAxis {
+  std::string name;
+  int64_t size = 1;
+};
+
+struct Mesh {
+  std::vector<MeshAxis> axes;
+  // device_ids[i] = partition at row-major mesh position i; empty means the identity.
+  std::vector<int64_t> device_ids;
+  int64_t num_positions() const;
+};
+
+// One mesh axis, or a sub-axis (`pre_size` and `size` pick a factor of the axis).
+struct AxisRef {
+  int axis = 0;           // index into Mesh::axes
+  int64_t pre_size = 1;   // product of the sizes of the finer factors before this one
+  int64_t size = 0;       // 0: the whole axis
+};
+
+struct TensorSharding {
+  Mesh mesh;
+  std::vector<std::vector<AxisRef>> dims;  // per dimension, major axis first
+  // Set for a maximal sharding: the whole array lives on that one partition.
+  int64_t maximal_partition = -1;
+  bool IsReplicated() const;
+  std::string ToString() const;
+};
+
+// Reads `sdy.sharding` or `mhlo.sharding` from an argument/result attribute dictionary; a
+// value without either is replicated. Meshes referenced by name come from `module`.
+// `rank` is the array's rank. Errors are InvalidArgument/Unimplemented naming `what`.
+StatusOr<TensorSharding> ParseSharding(const ir::Module& module, const ir::Attribute::Dictionary& attrs, int64_t rank,
+                                       int64_t num_partitions, const std::string& what);
+
+// Where each partition's shard sits in the global array.
+struct ShardLayout {
+  Dims local_dims;                   // the same for every partition
+  std::vector<Dims> starts;          // starts[partition][dim]
+  // owner[partition] = the first partition holding the same block (itself if first).
+  std::vector<int64_t> first_holder;
+};
+
+StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& global_dims, int64_t num_partitions,
+                                   const std::string& what);
+
+}  // namespace stablert::plan
