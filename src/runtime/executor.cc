@@ -8,10 +8,6 @@ namespace {
 
 constexpr size_t kArenaAlignment = 64;
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
 Status ValidateValues(const plan::ExecutionPlan& plan) {
   for (size_t i = 0; i < plan.values.size(); ++i) {
     const plan::Value& value = plan.values[i];
@@ -183,6 +179,30 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
   return OkStatus();
 }
 
+void LoadedPlan::FreeDeleter::operator()(void* p) const { std::free(p); }
+
+StatusOr<LoadedPlan::Arena> LoadedPlan::AcquireArena() const {
+  if (plan_.arena_size == 0) return Arena();
+  {
+    std::lock_guard<std::mutex> lock(arenas_mutex_);
+    if (!free_arenas_.empty()) {
+      Arena arena = std::move(free_arenas_.back());
+      free_arenas_.pop_back();
+      return arena;
+    }
+  }
+  size_t bytes = (static_cast<size_t>(plan_.arena_size) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  Arena arena(std::aligned_alloc(kArenaAlignment, bytes));
+  if (arena == nullptr) return ResourceExhausted("cannot allocate a " + std::to_string(bytes) + "-byte arena");
+  return arena;
+}
+
+void LoadedPlan::ReleaseArena(Arena arena) const {
+  if (arena == nullptr) return;
+  std::lock_guard<std::mutex> lock(arenas_mutex_);
+  free_arenas_.push_back(std::move(arena));
+}
+
 Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<void* const> results) const {
   const plan::ExecutionPlan& plan = plan_;
   if (arguments.size() != plan.parameter_types.size())
@@ -192,12 +212,7 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
     return InvalidArgument("expected " + std::to_string(plan.result_types.size()) + " result buffers, got " +
                            std::to_string(results.size()));
 
-  std::unique_ptr<void, FreeDeleter> arena;
-  if (plan.arena_size > 0) {
-    size_t bytes = (static_cast<size_t>(plan.arena_size) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-    arena.reset(std::aligned_alloc(kArenaAlignment, bytes));
-    if (arena == nullptr) return ResourceExhausted("cannot allocate a " + std::to_string(bytes) + "-byte arena");
-  }
+  STABLERT_ASSIGN_OR_RETURN(Arena arena, AcquireArena());
   auto* arena_base = static_cast<uint8_t*>(arena.get());
 
   auto address = [&](plan::ValueId v) -> void* {
@@ -216,7 +231,9 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   for (size_t i = 0; i < views.size(); ++i) views[i].data = address(operand_values_[i]);
 
   const kernels::KernelContext context;
-  STABLERT_RETURN_IF_ERROR(Run(0, context, views));
+  Status status = Run(0, context, views);
+  ReleaseArena(std::move(arena));
+  STABLERT_RETURN_IF_ERROR(status);
 
   for (size_t i = 0; i < plan.results.size(); ++i) {
     const plan::Value& value = plan.values[plan.results[i]];

@@ -2,11 +2,13 @@
 //
 // Buffers: arguments and results are dense row-major host buffers of the plan's parameter
 // and result types; the caller allocates the results. Results must not overlap arguments
-// or each other. Each execution allocates its own arena (64-byte aligned), so any number
-// of executions of one plan may run concurrently on different threads.
+// or each other. Each execution works in its own arena (64-byte aligned; arenas of
+// finished executions are recycled), so any number of executions of one plan may run
+// concurrently on different threads.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -62,7 +64,19 @@ class LoadedPlan {
   Status Run(uint32_t sequence, const kernels::KernelContext& context,
              const std::vector<kernels::BufferView>& views) const;
 
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  using Arena = std::unique_ptr<void, FreeDeleter>;
+  // An arena for one execution: a recycled one if any, else a new one.
+  StatusOr<Arena> AcquireArena() const;
+  void ReleaseArena(Arena arena) const;
+
   const plan::ExecutionPlan& plan_;
+  // Arenas of finished executions, reused by later ones (at most one per concurrent
+  // execution is ever allocated).
+  mutable std::mutex arenas_mutex_;
+  mutable std::vector<Arena> free_arenas_;
   std::vector<ResolvedSequence> sequences_;  // [0] is the plan body
   std::vector<ResolvedStep> steps_;
   std::vector<plan::ValueId> operand_values_;           // per step: inputs then outputs
