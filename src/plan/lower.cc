@@ -43,8 +43,9 @@ StatusOr<TensorType> Lowering::ResultType(const ir::Operation& op, size_t i) con
   if (!type.is_tensor()) return Unsupported(op, "result type " + ir::TypeToString(type) + " is not supported yet");
   if (!IsSupportedDType(type.dtype))
     return Unsupported(op, "element type " + std::string(DTypeName(type.dtype)) + " is not supported yet");
-  for (int64_t d : type.dims)
-    if (d < 0) return Invalid(op, "result type " + ir::TypeToString(type) + " has a negative dimension");
+  auto count = CheckedElementCount(type.dims);
+  if (!count.ok() || *count > (int64_t{1} << 56))
+    return Invalid(op, "result type " + ir::TypeToString(type) + " has a negative or too large shape");
   return TensorType{type.dtype, type.dims};
 }
 
@@ -301,6 +302,8 @@ StatusOr<ExecutionPlan> Lowering::Run() {
     std::string where = "parameter " + std::to_string(i) + " of @" + entry->name + " has type " + ir::TypeToString(type);
     if (!type.is_tensor()) return Unimplemented(where + ", which is not supported yet");
     if (!IsSupportedDType(type.dtype)) return Unimplemented(where + ": element type not supported yet");
+    auto count = CheckedElementCount(type.dims);
+    if (!count.ok() || *count > (int64_t{1} << 56)) return InvalidArgument(where + ": negative or too large shape");
     if (block.arguments[i] >= value_map_.size()) return InvalidArgument(where + " but no value");
     TensorType tensor{type.dtype, type.dims};
     plan_.parameter_types.push_back(tensor);

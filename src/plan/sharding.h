@@ -33,7 +33,7 @@ struct Mesh {
 // One mesh axis, or a sub-axis (`pre_size` and `size` pick a factor of the axis).
 struct AxisRef {
   int axis = 0;           // index into Mesh::axes
-  int64_t pre_size = 1;   // product of the sizes of the finer factors before this one
+  int64_t pre_size = 1;   // the axis is viewed as [pre_size, size, rest]; this is the middle
   int64_t size = 0;       // 0: the whole axis
 };
 

@@ -431,5 +431,49 @@ TEST(ExecutorTest, BodyProgramsForVariadicReduceAndSort) {
   EXPECT_EQ(As<int32_t>(results[3]), (std::vector<int32_t>{1, 2, 3, 0, 2, 3, 0, 1}));  // stable
 }
 
+// An outer computed value read only inside a loop must stay intact across iterations
+// while the body's temporaries reuse arena memory.
+TEST(ExecutorTest, LoopCapturedValuesSurviveIterations) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {64});
+  auto count = b.Param(DType::kS32, {});
+  auto outer = b.Op(OpCode::kMultiply, {x, x}, DType::kF32, {64});  // arena value, last read in the loop
+  auto zero = b.Constant<int32_t>(DType::kS32, {}, {0});
+  auto one = b.Constant<int32_t>(DType::kS32, {}, {1});
+  b.BeginFunction("cond");
+  auto ci = b.Param(DType::kS32, {});
+  b.Param(DType::kF32, {64});
+  auto lt = b.Op(OpCode::kCompare, {ci, count}, DType::kPred, {},
+                 {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 5)}});
+  b.EndFunction({lt});
+  b.BeginFunction("body");
+  auto bi = b.Param(DType::kS32, {});
+  auto bc = b.Param(DType::kF32, {64});
+  auto t1 = b.Op(OpCode::kAdd, {bc, outer}, DType::kF32, {64});
+  auto t2 = b.Op(OpCode::kNegate, {t1}, DType::kF32, {64});
+  auto t3 = b.Op(OpCode::kMultiply, {t2, t2}, DType::kF32, {64});
+  auto t4 = b.Op(OpCode::kSqrt, {t3}, DType::kF32, {64});
+  auto next = b.Op(OpCode::kAdd, {bi, one}, DType::kS32, {});
+  b.EndFunction({next, t4});
+  auto loop = b.OpN(OpCode::kWhile, {zero, x}, {ir::Type::Tensor(DType::kS32, {}), ir::Type::Tensor(DType::kF32, {64})});
+  ir::Module module = b.Build({loop[1]});
+  for (ir::Operation& op : module.functions[0].body.blocks[0].ops)
+    if (op.code == OpCode::kWhile) op.regions = {module.functions[1].body, module.functions[2].body};
+  module.functions.resize(1);
+
+  std::vector<float> xs(64);
+  for (int i = 0; i < 64; ++i) xs[i] = static_cast<float>(i % 5) * 0.5f;
+  int32_t n = 4;
+  auto results = LowerAndRun(module, {xs.data(), &n});
+  ASSERT_EQ(results.size(), 1u);
+  std::vector<float> want = xs;
+  for (int iteration = 0; iteration < n; ++iteration)
+    for (int i = 0; i < 64; ++i) {
+      float t = -(want[i] + xs[i] * xs[i]);
+      want[i] = std::sqrt(t * t);
+    }
+  EXPECT_EQ(As<float>(results[0]), want);
+}
+
 }  // namespace
 }  // namespace stablert::runtime
