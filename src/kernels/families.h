@@ -20,5 +20,6 @@ Status RegisterProgramKernels(KernelRegistry& registry);
 Status RegisterWindowKernels(KernelRegistry& registry);
 Status RegisterGatherScatterKernels(KernelRegistry& registry);
 Status RegisterConvolutionKernels(KernelRegistry& registry);
+Status RegisterReducePrecisionKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

@@ -61,6 +61,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterWindowKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterGatherScatterKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterConvolutionKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterReducePrecisionKernels(registry));
   return OkStatus();
 }
 

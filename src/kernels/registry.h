@@ -29,6 +29,7 @@
 //   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
 //   "convolution.<T>": see convolution.cc
+//   "reduce_precision.<T>": see reduce_precision.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
 //                           out: x's dims without the reduced ones  params: [[dimensions]]
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),

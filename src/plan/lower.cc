@@ -205,6 +205,7 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kSelect:
     case OpCode::kClamp:
     case OpCode::kConvert:
+    case OpCode::kReducePrecision:
       return LowerElementwise(*this, op);
     case OpCode::kConstant:
     case OpCode::kBroadcast:

@@ -1,4 +1,5 @@
 // Lowering of elementwise ops: unary, binary, compare, select, clamp, convert.
+#include <algorithm>
 #include <string>
 
 #include "plan/lowering.h"
@@ -182,6 +183,28 @@ Status LowerConvert(Lowering& l, const ir::Operation& op) {
   return OkStatus();
 }
 
+Status LowerReducePrecision(Lowering& l, const ir::Operation& op) {
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(int64_t exponent_bits, l.IntAttr(op, "exponent_bits"));
+  STABLERT_ASSIGN_OR_RETURN(int64_t mantissa_bits, l.IntAttr(op, "mantissa_bits"));
+  if (l.TypeOf(operand) != result) return l.Invalid(op, "operand and result types differ");
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, result.dtype, kFloat));
+  if (exponent_bits < 1 || mantissa_bits < 0) return l.Invalid(op, "exponent_bits must be >= 1 and mantissa_bits >= 0");
+  const int64_t own_exponent = result.dtype == DType::kF16 ? 5 : result.dtype == DType::kF64 ? 11 : 8;
+  const int64_t own_mantissa =
+      result.dtype == DType::kF16 ? 10 : result.dtype == DType::kBF16 ? 7 : result.dtype == DType::kF32 ? 23 : 52;
+  if (exponent_bits >= own_exponent && mantissa_bits >= own_mantissa) {
+    l.Bind(op.results[0], operand);  // nothing to reduce
+    return OkStatus();
+  }
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor("reduce_precision", result.dtype), {operand}, {out},
+         {{std::min(exponent_bits, own_exponent), std::min(mantissa_bits, own_mantissa)}});
+  l.Bind(op.results[0], out);
+  return OkStatus();
+}
+
 }  // namespace
 
 bool ElementwiseAccepts(ir::OpCode code, DType dtype) {
@@ -194,6 +217,7 @@ Status LowerElementwise(Lowering& l, const ir::Operation& op) {
     case OpCode::kSelect: return LowerSelect(l, op);
     case OpCode::kClamp: return LowerClamp(l, op);
     case OpCode::kConvert: return LowerConvert(l, op);
+    case OpCode::kReducePrecision: return LowerReducePrecision(l, op);
     default: return LowerUnaryOrBinary(l, op);
   }
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
+
+#include "base/proto_wire.h"
 
 namespace stablert::plan {
 namespace {
@@ -183,6 +186,48 @@ StatusOr<TensorSharding> ParseMhloSharding(std::string_view text, int64_t rank, 
 
 }  // namespace
 
+const ir::Attribute* PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
+                                              size_t result_index) {
+  if (function.body.blocks.size() != 1) return nullptr;
+  const ir::Block& block = function.body.blocks.front();
+  if (block.ops.empty() || result_index >= block.ops.back().operands.size()) return nullptr;
+  // Where each value of the entry block is defined.
+  std::map<ir::ValueId, const ir::Operation*> defining;
+  for (const ir::Operation& op : block.ops)
+    for (ir::ValueId result : op.results) defining[result] = &op;
+  std::map<ir::ValueId, size_t> parameter;
+  for (size_t i = 0; i < block.arguments.size(); ++i) parameter[block.arguments[i]] = i;
+  ir::ValueId value = block.ops.back().operands[result_index];
+  const ir::Type& type = module.type_of(value);
+  for (int steps = 0; steps < 256; ++steps) {
+    if (auto it = parameter.find(value); it != parameter.end()) {
+      if (it->second >= function.argument_attrs.size()) return nullptr;
+      return ir::FindAttr(function.argument_attrs[it->second], "sdy.sharding");
+    }
+    auto it = defining.find(value);
+    if (it == defining.end()) return nullptr;
+    const ir::Operation& op = *it->second;
+    if (op.code == ir::OpCode::kSdyShardingConstraint || op.code == ir::OpCode::kSdyReshard)
+      return op.attr("sharding");
+    ir::OpClass op_class = ir::GetOpInfo(op.code).op_class;
+    bool elementwise = op_class == ir::OpClass::kUnary || op_class == ir::OpClass::kBinary ||
+                       op.code == ir::OpCode::kConvert || op.code == ir::OpCode::kSelect ||
+                       op.code == ir::OpCode::kClamp || op.code == ir::OpCode::kCompare;
+    if (!elementwise) return nullptr;
+    // Follow the first operand of the same shape (broadcast scalars carry no sharding).
+    bool followed = false;
+    for (ir::ValueId operand : op.operands) {
+      if (module.type_of(operand).dims == type.dims) {
+        value = operand;
+        followed = true;
+        break;
+      }
+    }
+    if (!followed) return nullptr;
+  }
+  return nullptr;
+}
+
 int64_t Mesh::num_positions() const {
   int64_t n = 1;
   for (const MeshAxis& axis : axes) n *= axis.size;
@@ -280,6 +325,51 @@ StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& g
     layout.first_holder[p] = it->second;
   }
   return layout;
+}
+
+std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_dims) {
+  // xla.OpSharding: type = 1, tile_assignment_dimensions = 3, tile_assignment_devices = 4,
+  // replicate_on_last_tile_dim = 6; Type REPLICATED = 0, OTHER = 3.
+  constexpr uint64_t kReplicated = 0, kOther = 3;
+  size_t rank = global_dims.size();
+  int64_t partitions = static_cast<int64_t>(layout.starts.size());
+  // Distinct block starts per dimension give the number of tiles along it.
+  std::vector<std::vector<int64_t>> starts_by_dim(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    std::set<int64_t> distinct;
+    for (const Dims& start : layout.starts) distinct.insert(start[d]);
+    starts_by_dim[d].assign(distinct.begin(), distinct.end());
+  }
+  int64_t tiles = 1;
+  Dims tile_dims;
+  for (const auto& values : starts_by_dim) {
+    tile_dims.push_back(static_cast<int64_t>(values.size()));
+    tiles *= tile_dims.back();
+  }
+  proto::WireWriter writer;
+  if (tiles <= 1) {
+    writer.Varint(1, kReplicated);
+    return writer.Take();
+  }
+  int64_t replication = partitions / tiles;
+  std::vector<std::vector<int64_t>> holders(tiles);
+  for (int64_t p = 0; p < partitions; ++p) {
+    int64_t tile = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const auto& values = starts_by_dim[d];
+      int64_t index = std::lower_bound(values.begin(), values.end(), layout.starts[p][d]) - values.begin();
+      tile = tile * tile_dims[d] + index;
+    }
+    holders[tile].push_back(p);
+  }
+  writer.Varint(1, kOther);
+  if (replication > 1) tile_dims.push_back(replication);
+  std::vector<int64_t> devices;
+  for (const auto& group : holders) devices.insert(devices.end(), group.begin(), group.end());
+  writer.PackedVarints(3, tile_dims);
+  writer.PackedVarints(4, devices);
+  if (replication > 1) writer.Varint(6, 1);
+  return writer.Take();
 }
 
 }  // namespace stablert::plan

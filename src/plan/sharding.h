@@ -52,6 +52,14 @@ struct TensorSharding {
 StatusOr<TensorSharding> ParseSharding(const ir::Module& module, const ir::Attribute::Dictionary& attrs, int64_t rank,
                                        int64_t num_partitions, const std::string& what);
 
+// For a result of `function` that carries no sharding: the sharding of the value it comes
+// from through sharding constraints and shape-preserving elementwise ops, found by walking
+// back from the returned value (a parameter's sharding if the walk reaches one). This picks
+// what a sharding propagation pass would for such chains; nullptr if nothing is found
+// (the result is then replicated). The returned attribute lives in `module`.
+const ir::Attribute* PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
+                                              size_t result_index);
+
 // Where each partition's shard sits in the global array.
 struct ShardLayout {
   Dims local_dims;                   // the same for every partition
@@ -62,5 +70,10 @@ struct ShardLayout {
 
 StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& global_dims, int64_t num_partitions,
                                    const std::string& what);
+
+// The layout as a serialized xla.OpSharding (what frameworks read back from a compiled
+// executable): REPLICATED when every partition holds the whole array, else a tile
+// assignment over partition ids, with replication on a last tile dimension if needed.
+std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_dims);
 
 }  // namespace stablert::plan
