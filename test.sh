@@ -8,3 +8,5 @@ cmake --build build
 (cd build && ctest --output-on-failure -j2 --timeout 600)
 .venv/bin/pip install -q --no-build-isolation .
 .venv/bin/python -m pytest -q tests/jax
+# Multi-device tests run in their own session: device counts are fixed at backend creation.
+STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device

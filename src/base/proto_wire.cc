@@ -91,4 +91,10 @@ void WireWriter::Bytes(uint32_t number, std::string_view value) {
   data_.append(value);
 }
 
+void WireWriter::PackedVarints(uint32_t number, const std::vector<int64_t>& values) {
+  WireWriter payload;
+  for (int64_t value : values) payload.RawVarint(static_cast<uint64_t>(value));
+  Bytes(number, payload.data());
+}
+
 }  // namespace stablert::proto

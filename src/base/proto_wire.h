@@ -44,6 +44,8 @@ class WireWriter {
  public:
   void Varint(uint32_t number, uint64_t value);
   void Bytes(uint32_t number, std::string_view value);
+  // A packed repeated varint field (proto3's default encoding for repeated integers).
+  void PackedVarints(uint32_t number, const std::vector<int64_t>& values);
   const std::string& data() const { return data_; }
   std::string Take() { return std::move(data_); }
 

@@ -3,6 +3,7 @@
 
 #include "capi/api.h"
 #include "capi/error.h"
+#include "capi/extensions.h"
 
 namespace stablert::capi {
 namespace {
@@ -20,7 +21,7 @@ constexpr auto PJRT_Error_ForEachPayload = &ErrorForEachPayload;
 PJRT_Api BuildApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_Api_STRUCT_SIZE;
-  api.extension_start = nullptr;
+  api.extension_start = ExtensionChain();
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;

@@ -87,7 +87,7 @@ PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Clien
 
 std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable) {
   auto handle = std::make_unique<PJRT_Executable>();
-  for (const plan::TensorType& type : executable->result_types()) {
+  for (const plan::TensorType& type : executable->local_result_types()) {
     handle->output_types.push_back(static_cast<PJRT_Buffer_Type>(type.dtype));
     handle->output_dim_sizes.push_back(type.dims.size());
     handle->output_dims.insert(handle->output_dims.end(), type.dims.begin(), type.dims.end());
@@ -99,6 +99,14 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runti
   for (const std::string& kind : executable->parameter_memory_kinds()) {
     handle->parameter_kinds.push_back(kind.c_str());
     handle->parameter_kind_sizes.push_back(kind.size());
+  }
+  for (const std::string& sharding : executable->parameter_op_shardings()) {
+    handle->parameter_shardings.push_back(sharding.data());
+    handle->parameter_sharding_sizes.push_back(sharding.size());
+  }
+  for (const std::string& sharding : executable->result_op_shardings()) {
+    handle->output_shardings.push_back(sharding.data());
+    handle->output_sharding_sizes.push_back(sharding.size());
   }
   handle->optimized_program = executable->OptimizedProgramText();
   handle->executable = std::move(executable);

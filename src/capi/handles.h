@@ -118,6 +118,10 @@ struct PJRT_Executable {
   std::vector<size_t> output_kind_sizes;
   std::vector<const char*> parameter_kinds;
   std::vector<size_t> parameter_kind_sizes;
+  std::vector<const char*> parameter_shardings;  // serialized xla.OpSharding
+  std::vector<size_t> parameter_sharding_sizes;
+  std::vector<const char*> output_shardings;
+  std::vector<size_t> output_sharding_sizes;
   stablert::capi::NamedValueList cost_analysis;
   std::string optimized_program;
 };

@@ -6,6 +6,7 @@
 #include "ir/module.h"
 #include "ir/verifier.h"
 #include "plan/lower.h"
+#include "plan/sharding.h"
 #include "runtime/client.h"
 #include "stablehlo/read_module.h"
 
@@ -37,6 +38,26 @@ bool IsDonatable(const ir::Attribute::Dictionary& attrs) {
   return false;
 }
 
+// The shard layout of every parameter or result over `num_partitions` devices.
+StatusOr<std::vector<plan::ShardLayout>> ShardLayouts(const ir::Module& module,
+                                                      const std::vector<ir::Attribute::Dictionary>& attrs,
+                                                      const std::vector<plan::TensorType>& types,
+                                                      int64_t num_partitions, const char* kind) {
+  std::vector<plan::ShardLayout> layouts;
+  static const ir::Attribute::Dictionary kNone;
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string what = "PJRT_Client_Compile: " + std::string(kind) + " " + std::to_string(i) + " of @main";
+    STABLERT_ASSIGN_OR_RETURN(
+        plan::TensorSharding sharding,
+        plan::ParseSharding(module, i < attrs.size() ? attrs[i] : kNone, static_cast<int64_t>(types[i].dims.size()),
+                            num_partitions, what));
+    STABLERT_ASSIGN_OR_RETURN(plan::ShardLayout layout,
+                              plan::LayoutShards(sharding, types[i].dims, num_partitions, what));
+    layouts.push_back(std::move(layout));
+  }
+  return layouts;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view program, std::string_view format,
@@ -62,18 +83,31 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   donatable.resize(entry->argument_types.size(), false);
   parameter_kinds.resize(entry->argument_types.size(), kDeviceMemoryKind);
   STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
+  std::vector<plan::ShardLayout> parameter_shards, result_shards;
+  STABLERT_ASSIGN_OR_RETURN(parameter_shards, ShardLayouts(*module, entry->argument_attrs, plan.parameter_types,
+                                                           options.num_partitions, "parameter"));
+  std::vector<ir::Attribute::Dictionary> result_attrs = entry->result_attrs;
+  result_attrs.resize(entry->result_types.size());
+  for (size_t i = 0; i < result_attrs.size(); ++i) {
+    if (ir::FindAttr(result_attrs[i], "sdy.sharding") || ir::FindAttr(result_attrs[i], "mhlo.sharding")) continue;
+    if (const ir::Attribute* sharding = plan::PropagatedResultSharding(*module, *entry, i))
+      result_attrs[i].emplace_back("sdy.sharding", *sharding);
+  }
+  STABLERT_ASSIGN_OR_RETURN(result_shards, ShardLayouts(*module, result_attrs, plan.result_types,
+                                                        options.num_partitions, "result"));
   std::string name = module->name.empty() ? "main" : module->name;
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),
                                                        std::move(options), std::move(plan), std::move(output_kinds),
-                                                       std::move(parameter_kinds), std::move(donatable));
+                                                       std::move(parameter_kinds), std::move(donatable),
+                                                       std::move(parameter_shards), std::move(result_shards));
   return Load(std::move(executable));
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(std::shared_ptr<const Executable> executable) {
   const CompileOptions& options = executable->options();
-  if (options.num_partitions > 1)
-    return Unimplemented("PJRT_Client_Compile: programs partitioned over " + std::to_string(options.num_partitions) +
-                         " devices (num_partitions > 1) are not supported yet");
+  if (options.num_partitions > 1 && options.num_replicas > 1)
+    return Unimplemented("PJRT_Client_Compile: programs with both replicas (" + std::to_string(options.num_replicas) +
+                         ") and partitions (" + std::to_string(options.num_partitions) + ") are not supported yet");
   std::vector<std::vector<int64_t>> assignment = options.device_assignment;
   if (assignment.empty()) {
     if (options.device_ordinal >= 0 && options.num_replicas == 1 && options.num_partitions == 1) {

@@ -4,6 +4,7 @@
 
 #include "base/hash.h"
 
+#include "runtime/box_copy.h"
 #include "runtime/executor.h"
 
 namespace stablert::runtime {
@@ -16,11 +17,89 @@ std::string Fingerprint(std::string_view program, std::string_view options) {
   return FingerprintToHex(Fingerprint64(options, hash));
 }
 
+// One device's part of an execution: its inputs, outputs and completion event.
+struct DeviceRun {
+  Device* device;
+  int64_t partition;
+  std::vector<std::shared_ptr<BufferStorage>> inputs;
+  std::vector<EventRef> input_events;
+  std::vector<std::shared_ptr<BufferStorage>> outputs;
+  EventRef done;
+};
+
+Status AwaitAll(const std::vector<EventRef>& events) {
+  Status status;
+  for (const EventRef& event : events) {
+    Status event_status = event->Await();
+    if (!event_status.ok() && status.ok()) status = event_status;
+  }
+  return status;
+}
+
+std::vector<plan::TensorType> LocalTypes(const std::vector<plan::TensorType>& global,
+                                         const std::vector<plan::ShardLayout>& shards) {
+  std::vector<plan::TensorType> local = global;
+  for (size_t i = 0; i < local.size() && i < shards.size(); ++i) local[i].dims = shards[i].local_dims;
+  return local;
+}
+
+// The global-view execution of a partitioned program (DESIGN.md, "Multi-device"): every
+// global parameter is assembled from the shards of the devices holding distinct blocks
+// (shared when the parameter is replicated), the plan runs once, and each device's result
+// shards are cut from the global results.
+std::vector<std::string> OpShardings(const std::vector<plan::TensorType>& types,
+                                     const std::vector<plan::ShardLayout>& shards) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < types.size() && i < shards.size(); ++i)
+    out.push_back(plan::SerializeOpSharding(shards[i], types[i].dims));
+  return out;
+}
+
+Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs) {
+  for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
+  const auto& parameter_types = executable.parameter_types();
+  const auto& result_types = executable.result_types();
+  std::vector<std::shared_ptr<BufferStorage>> globals;
+  std::vector<const void*> in;
+  for (size_t i = 0; i < parameter_types.size(); ++i) {
+    const plan::ShardLayout& layout = executable.parameter_shards()[i];
+    if (layout.local_dims == parameter_types[i].dims) {  // replicated: any device's copy is the array
+      in.push_back(runs.front().inputs[i]->data());
+      continue;
+    }
+    STABLERT_ASSIGN_OR_RETURN(auto global, BufferStorage::Allocate(static_cast<size_t>(plan::ByteSize(parameter_types[i]))));
+    size_t element_size = DTypeByteSize(parameter_types[i].dtype);
+    for (const DeviceRun& run : runs) {
+      if (layout.first_holder[run.partition] != run.partition) continue;
+      CopyBox(run.inputs[i]->data(), layout.local_dims, Dims(layout.local_dims.size(), 0), global->data(),
+              parameter_types[i].dims, layout.starts[run.partition], layout.local_dims, element_size);
+    }
+    in.push_back(global->data());
+    globals.push_back(std::move(global));
+  }
+  std::vector<void*> out;
+  for (const plan::TensorType& type : result_types) {
+    STABLERT_ASSIGN_OR_RETURN(auto global, BufferStorage::Allocate(static_cast<size_t>(plan::ByteSize(type))));
+    out.push_back(global->data());
+    globals.push_back(std::move(global));
+  }
+  STABLERT_RETURN_IF_ERROR(ExecutePlan(executable.plan(), in, out));
+  for (size_t o = 0; o < result_types.size(); ++o) {
+    const plan::ShardLayout& layout = executable.result_shards()[o];
+    size_t element_size = DTypeByteSize(result_types[o].dtype);
+    for (const DeviceRun& run : runs)
+      CopyBox(out[o], result_types[o].dims, layout.starts[run.partition], run.outputs[o]->data(), layout.local_dims,
+              Dims(layout.local_dims.size(), 0), layout.local_dims, element_size);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Executable::Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
                        plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
-                       std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters)
+                       std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
+                       std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards)
     : name_(std::move(name)),
       program_(std::move(program)),
       program_format_(std::move(program_format)),
@@ -29,6 +108,12 @@ Executable::Executable(std::string name, std::string program, std::string progra
       output_memory_kinds_(std::move(output_memory_kinds)),
       parameter_memory_kinds_(std::move(parameter_memory_kinds)),
       donatable_parameters_(std::move(donatable_parameters)),
+      parameter_shards_(std::move(parameter_shards)),
+      result_shards_(std::move(result_shards)),
+      local_parameter_types_(LocalTypes(plan_.parameter_types, parameter_shards_)),
+      local_result_types_(LocalTypes(plan_.result_types, result_shards_)),
+      parameter_op_shardings_(OpShardings(plan_.parameter_types, parameter_shards_)),
+      result_op_shardings_(OpShardings(plan_.result_types, result_shards_)),
       fingerprint_(Fingerprint(program_, options_.serialized)) {}
 
 std::string Executable::OptimizedProgramText() const { return plan::PrintPlan(plan_); }
@@ -62,25 +147,26 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
                              ", partition count: " + std::to_string(executable_->num_partitions()) + ")");
     run_on = devices_;
   }
-  const auto& parameter_types = executable_->parameter_types();
-  const auto& result_types = executable_->result_types();
+  const auto& parameter_types = executable_->local_parameter_types();
+  const auto& result_types = executable_->local_result_types();
+  // A partitioned program runs once over all devices; otherwise each device runs alone.
+  bool partitioned = executable_->num_partitions() > 1;
+  if (partitioned && execute_device)
+    return InvalidArgument("PJRT_LoadedExecutable_Execute: " + executable_->name() + " is partitioned over " +
+                           std::to_string(executable_->num_partitions()) +
+                           " devices and cannot run on a single execute_device");
 
-  struct DeviceRun {
-    Device* device;
-    std::vector<std::shared_ptr<BufferStorage>> inputs;
-    std::vector<EventRef> input_events;
-    std::vector<std::shared_ptr<BufferStorage>> outputs;
-    EventRef done;
-  };
   std::vector<DeviceRun> runs;
   std::vector<Buffer*> donated;
   ExecuteResult result;
+  EventRef shared_done = partitioned ? Event::Create() : nullptr;
   for (size_t d = 0; d < run_on.size(); ++d) {
     const auto& args = arguments[d];
     if (args.size() != parameter_types.size())
       return InvalidArgument("PJRT_LoadedExecutable_Execute: " + executable_->name() + " takes " +
                              std::to_string(parameter_types.size()) + " arguments, got " + std::to_string(args.size()));
-    DeviceRun run{run_on[d], {}, {}, {}, Event::Create()};
+    DeviceRun run{run_on[d], partitioned ? logical_ids_[d].second : 0, {}, {}, {},
+                  partitioned ? shared_done : Event::Create()};
     for (size_t i = 0; i < args.size(); ++i) {
       const Buffer* buffer = args[i];
       const plan::TensorType& expected = parameter_types[i];
@@ -103,8 +189,7 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     std::vector<std::unique_ptr<Buffer>> outputs;
     for (size_t o = 0; o < result_types.size(); ++o) {
       const plan::TensorType& type = result_types[o];
-      size_t bytes = static_cast<size_t>(ElementCount(type.dims)) * DTypeByteSize(type.dtype);
-      STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(bytes));
+      STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(static_cast<size_t>(plan::ByteSize(type))));
       MemorySpace* memory = run.device->memory_of_kind(executable_->output_memory_kinds()[o]);
       if (!memory) memory = run.device->default_memory();
       outputs.push_back(std::make_unique<Buffer>(type.dtype, type.dims, run.device, memory, storage, run.done));
@@ -117,14 +202,17 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
 
   // Donated inputs are consumed now; the queued runs hold their bytes until they finish.
   for (Buffer* buffer : donated) buffer->Delete();
+  std::shared_ptr<const Executable> executable = executable_;
+  if (partitioned) {
+    Device* host = runs.front().device;
+    host->queue().Submit([executable, runs = std::move(runs), shared_done] {
+      shared_done->Set(RunPartitioned(*executable, runs)).IgnoreError();
+    });
+    return result;
+  }
   for (DeviceRun& run : runs) {
-    std::shared_ptr<const Executable> executable = executable_;
     run.device->queue().Submit([executable, run = std::move(run)] {
-      Status status;
-      for (const EventRef& event : run.input_events) {
-        Status input_status = event->Await();
-        if (!input_status.ok() && status.ok()) status = input_status;
-      }
+      Status status = AwaitAll(run.input_events);
       if (status.ok()) {
         std::vector<const void*> in;
         std::vector<void*> out;

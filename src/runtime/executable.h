@@ -15,6 +15,7 @@
 
 #include "base/status.h"
 #include "plan/plan.h"
+#include "plan/sharding.h"
 #include "runtime/buffer.h"
 #include "runtime/compile_options.h"
 #include "runtime/device.h"
@@ -28,9 +29,13 @@ class Executable {
   // `donatable_parameters[i]`: the program lets parameter i be donated (its buffer is
   // consumed by the execution), from the `tf.aliasing_output` / `jax.buffer_donor`
   // argument attributes.
+  // `parameter_shards`/`result_shards`: where each partition's shard of every parameter and
+  // result sits in the global array (one entry per parameter/result; for a program on one
+  // partition, the trivial layout).
   Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
              plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
-             std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters);
+             std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
+             std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards);
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -41,8 +46,17 @@ class Executable {
   const plan::ExecutionPlan& plan() const { return plan_; }
   int64_t num_replicas() const { return options_.num_replicas; }
   int64_t num_partitions() const { return options_.num_partitions; }
+  // Global (unpartitioned) types, as the program states them.
   const std::vector<plan::TensorType>& parameter_types() const { return plan_.parameter_types; }
   const std::vector<plan::TensorType>& result_types() const { return plan_.result_types; }
+  // Per-device types: the shard each device passes or receives.
+  const std::vector<plan::TensorType>& local_parameter_types() const { return local_parameter_types_; }
+  const std::vector<plan::TensorType>& local_result_types() const { return local_result_types_; }
+  const std::vector<plan::ShardLayout>& parameter_shards() const { return parameter_shards_; }
+  const std::vector<plan::ShardLayout>& result_shards() const { return result_shards_; }
+  // The shard layouts as serialized xla.OpSharding protos.
+  const std::vector<std::string>& parameter_op_shardings() const { return parameter_op_shardings_; }
+  const std::vector<std::string>& result_op_shardings() const { return result_op_shardings_; }
   const std::vector<std::string>& output_memory_kinds() const { return output_memory_kinds_; }
   const std::vector<std::string>& parameter_memory_kinds() const { return parameter_memory_kinds_; }
   const std::vector<bool>& donatable_parameters() const { return donatable_parameters_; }
@@ -60,6 +74,12 @@ class Executable {
   std::vector<std::string> output_memory_kinds_;
   std::vector<std::string> parameter_memory_kinds_;
   std::vector<bool> donatable_parameters_;
+  std::vector<plan::ShardLayout> parameter_shards_;
+  std::vector<plan::ShardLayout> result_shards_;
+  std::vector<plan::TensorType> local_parameter_types_;
+  std::vector<plan::TensorType> local_result_types_;
+  std::vector<std::string> parameter_op_shardings_;
+  std::vector<std::string> result_op_shardings_;
   std::string fingerprint_;
 };
 

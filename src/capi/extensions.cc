@@ -1,0 +1,40 @@
+// PJRT extensions: Shardings (the partitioning of a compiled executable's parameters and
+// outputs, which JAX reads to know the shardings of results it did not fix itself).
+#include "capi/extensions.h"
+
+#include "capi/error.h"
+#include "capi/handles.h"
+#include "xla/pjrt/c/pjrt_c_api_shardings_extension.h"
+
+namespace stablert::capi {
+namespace {
+
+PJRT_Error* ParameterShardings(PJRT_Shardings_PJRT_Executable_ParameterShardings_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Shardings_PJRT_Executable_ParameterShardings, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Shardings_PJRT_Executable_ParameterShardings, args->executable);
+  args->num_parameters = args->executable->parameter_shardings.size();
+  args->shardings = args->executable->parameter_shardings.data();
+  args->sharding_sizes = args->executable->parameter_sharding_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Shardings_PJRT_Executable_OutputShardings, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Shardings_PJRT_Executable_OutputShardings, args->executable);
+  args->num_outputs = args->executable->output_shardings.size();
+  args->shardings = args->executable->output_shardings.data();
+  args->sharding_sizes = args->executable->output_sharding_sizes.data();
+  return nullptr;
+}
+
+PJRT_Shardings_Extension kShardings = {
+    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, nullptr},
+    &ParameterShardings,
+    &OutputShardings,
+};
+
+}  // namespace
+
+PJRT_Extension_Base* ExtensionChain() { return &kShardings.base; }
+
+}  // namespace stablert::capi
