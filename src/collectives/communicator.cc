@@ -1,0 +1,191 @@
+#include "collectives/communicator.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace stablert::collectives {
+
+struct Communicator::Instance {
+  std::vector<int> group;
+  std::vector<const void*> inputs;  // by position in the group
+  std::vector<bool> arrived;
+  int arrivals = 0;
+  int departures = 0;
+};
+
+Communicator::Communicator(int num_ranks, std::chrono::milliseconds timeout)
+    : num_ranks_(num_ranks), timeout_(timeout), next_call_(num_ranks, 0) {}
+
+std::chrono::milliseconds DefaultCollectiveTimeout() {
+  const char* text = std::getenv("STABLERT_COLLECTIVE_TIMEOUT_SECONDS");
+  double seconds = text ? std::atof(text) : 0;
+  if (seconds <= 0) seconds = 60;
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+StatusOr<std::vector<int>> Communicator::GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const {
+  if (rank < 0 || rank >= num_ranks_)
+    return InvalidArgument(op + ": rank " + std::to_string(rank) + " outside 0.." + std::to_string(num_ranks_ - 1));
+  if (groups.empty()) {
+    std::vector<int> all(num_ranks_);
+    for (int r = 0; r < num_ranks_; ++r) all[r] = r;
+    return all;
+  }
+  for (const auto& group : groups)
+    if (std::find(group.begin(), group.end(), rank) != group.end()) {
+      for (int member : group)
+        if (member < 0 || member >= num_ranks_)
+          return InvalidArgument(op + ": replica group names device " + std::to_string(member) + " of " +
+                                 std::to_string(num_ranks_));
+      return group;
+    }
+  return InvalidArgument(op + ": device " + std::to_string(rank) + " is in no replica group");
+}
+
+Status Communicator::Exchange(int rank, const std::vector<int>& group, const void* in, const std::string& op,
+                              const std::function<Status(const std::vector<const void*>&)>& body) {
+  int position = static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
+  int leader = *std::min_element(group.begin(), group.end());
+  std::unique_lock<std::mutex> lock(mutex_);
+  int64_t call = next_call_[rank]++;
+  auto key = std::make_pair(call, leader);
+  std::shared_ptr<Instance>& slot = instances_[key];
+  if (!slot) {
+    slot = std::make_shared<Instance>();
+    slot->group = group;
+    slot->inputs.assign(group.size(), nullptr);
+    slot->arrived.assign(group.size(), false);
+  }
+  std::shared_ptr<Instance> instance = slot;
+  if (instance->group != group)
+    return InvalidArgument(op + ": devices disagree on the replica group of this collective");
+  instance->inputs[position] = in;
+  instance->arrived[position] = true;
+  ++instance->arrivals;
+  changed_.notify_all();
+  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  int size = static_cast<int>(group.size());
+  if (!changed_.wait_until(lock, deadline, [&] { return instance->arrivals == size; })) {
+    std::string missing;
+    for (int i = 0; i < size; ++i)
+      if (!instance->arrived[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(group[i]);
+    // Leave the instance so late arrivals also fail rather than wait forever.
+    instance->arrivals = -size * 2;
+    changed_.notify_all();
+    return DeadlineExceeded(op + ": devices " + missing + " did not reach this collective within " +
+                            std::to_string(timeout_.count() / 1000.0).substr(0, 5) + " s (device " +
+                            std::to_string(rank) + " waited); the program's collectives do not match");
+  }
+  lock.unlock();
+  Status status = body(instance->inputs);
+  lock.lock();
+  ++instance->departures;
+  changed_.notify_all();
+  // Inputs must stay valid until every member has read them.
+  if (!changed_.wait_until(lock, deadline + timeout_, [&] { return instance->departures == size; }))
+    return DeadlineExceeded(op + ": a device stopped in the middle of this collective");
+  if (instances_.count(key) && instances_[key] == instance) instances_.erase(key);
+  return status;
+}
+
+// Each operation computes its result into private memory inside the exchange (others may
+// still be reading this rank's input, which `out` may alias) and copies it out afterwards.
+
+Status Communicator::AllReduce(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t count,
+                               int64_t element_size, const Combiner& combine, const std::string& op) {
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
+  std::vector<char> result(static_cast<size_t>(count * element_size));
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+    if (result.empty()) return OkStatus();
+    std::memcpy(result.data(), inputs[0], result.size());
+    for (size_t i = 1; i < inputs.size(); ++i)
+      STABLERT_RETURN_IF_ERROR(combine(result.data(), inputs[i], result.data(), count));
+    return OkStatus();
+  }));
+  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  return OkStatus();
+}
+
+Status Communicator::AllGather(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t bytes,
+                               const std::string& op) {
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
+  std::vector<char> result(static_cast<size_t>(bytes) * group.size());
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+    for (size_t i = 0; i < inputs.size() && bytes > 0; ++i) std::memcpy(result.data() + i * bytes, inputs[i], bytes);
+    return OkStatus();
+  }));
+  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  return OkStatus();
+}
+
+Status Communicator::ReduceScatter(int rank, const ReplicaGroups& groups, const void* in, void* out,
+                                   int64_t chunk_count, int64_t element_size, const Combiner& combine,
+                                   const std::string& op) {
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
+  int64_t position = std::find(group.begin(), group.end(), rank) - group.begin();
+  int64_t chunk_bytes = chunk_count * element_size;
+  std::vector<char> result(static_cast<size_t>(chunk_bytes));
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+    if (result.empty()) return OkStatus();
+    auto chunk = [&](size_t i) { return static_cast<const char*>(inputs[i]) + position * chunk_bytes; };
+    std::memcpy(result.data(), chunk(0), result.size());
+    for (size_t i = 1; i < inputs.size(); ++i)
+      STABLERT_RETURN_IF_ERROR(combine(result.data(), chunk(i), result.data(), chunk_count));
+    return OkStatus();
+  }));
+  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  return OkStatus();
+}
+
+Status Communicator::AllToAll(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t chunk_bytes,
+                              const std::string& op) {
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
+  int64_t position = std::find(group.begin(), group.end(), rank) - group.begin();
+  std::vector<char> result(static_cast<size_t>(chunk_bytes) * group.size());
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+    for (size_t j = 0; j < inputs.size() && chunk_bytes > 0; ++j)
+      std::memcpy(result.data() + j * chunk_bytes, static_cast<const char*>(inputs[j]) + position * chunk_bytes,
+                  chunk_bytes);
+    return OkStatus();
+  }));
+  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  return OkStatus();
+}
+
+Status Communicator::CollectivePermute(int rank, const std::vector<std::pair<int, int>>& pairs, const void* in,
+                                       void* out, int64_t bytes, const std::string& op) {
+  // All ranks take part, so that sources and targets meet in one exchange.
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, {}, op));
+  int source = -1;
+  for (const auto& [from, to] : pairs) {
+    if (from < 0 || from >= num_ranks_ || to < 0 || to >= num_ranks_)
+      return InvalidArgument(op + ": source-target pair (" + std::to_string(from) + ", " + std::to_string(to) +
+                             ") names a device outside 0.." + std::to_string(num_ranks_ - 1));
+    if (to == rank) {
+      if (source >= 0) return InvalidArgument(op + ": device " + std::to_string(rank) + " is the target of two pairs");
+      source = from;
+    }
+  }
+  std::vector<char> result(static_cast<size_t>(bytes), 0);
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+    if (source >= 0 && bytes > 0) std::memcpy(result.data(), inputs[source], bytes);
+    return OkStatus();
+  }));
+  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  return OkStatus();
+}
+
+Status Communicator::CollectiveBroadcast(int rank, const ReplicaGroups& groups, const void* in, void* out,
+                                         int64_t bytes, const std::string& op) {
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
+  std::vector<char> result(static_cast<size_t>(bytes));
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+    if (bytes > 0) std::memcpy(result.data(), inputs[0], bytes);
+    return OkStatus();
+  }));
+  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  return OkStatus();
+}
+
+}  // namespace stablert::collectives

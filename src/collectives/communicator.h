@@ -1,0 +1,90 @@
+// In-process collectives between the devices of one execution.
+//
+// A Communicator connects `num_ranks` participants (one per device, each on its own
+// thread) of one execution. Every participant calls the same collectives in the same
+// order, as a StableHLO program's manual region does; calls are matched by their order on
+// each rank (the n-th collective of rank 0 meets the n-th of rank 1) and by replica group.
+// Each call blocks until all members of the caller's group have arrived and have read
+// what they need, so inputs may be reused as soon as it returns.
+//
+// Results are deterministic: reductions combine contributions in group order, the same way
+// every run. A member that does not arrive within the timeout makes the others fail with
+// DeadlineExceeded naming the op and the missing ranks — never a hang.
+//
+// Thread-safety: all methods may be called concurrently from the participants' threads.
+// The Communicator must outlive all calls.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace stablert::collectives {
+
+// Combines `count` elements: out[i] = lhs[i] (op) rhs[i]. `out` may alias `lhs`.
+using Combiner = std::function<Status(const void* lhs, const void* rhs, void* out, int64_t count)>;
+
+// Ranks that communicate in one call, in their order; each rank is in exactly one group.
+using ReplicaGroups = std::vector<std::vector<int>>;
+
+class Communicator {
+ public:
+  Communicator(int num_ranks, std::chrono::milliseconds timeout);
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int num_ranks() const { return num_ranks_; }
+
+  // `op` names the calling op in errors (e.g. "stablehlo.all_reduce at f.py:3").
+  // Empty `groups` means one group of all ranks in rank order.
+
+  // out = in[g0] (op) in[g1] (op) ... over the group, `bytes` per rank.
+  Status AllReduce(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t count,
+                   int64_t element_size, const Combiner& combine, const std::string& op);
+  // out = concatenation of every member's `bytes`, in group order (`out` holds
+  // group_size * bytes). Gathering along an inner dimension is the caller's reshuffle.
+  Status AllGather(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t bytes,
+                   const std::string& op);
+  // The reduction of every member's `in` (group_size * chunk elements), of which this
+  // member keeps chunk number (its position in the group).
+  Status ReduceScatter(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t chunk_count,
+                       int64_t element_size, const Combiner& combine, const std::string& op);
+  // Member j's chunk i (of `chunk_bytes`) goes to member i's chunk j.
+  Status AllToAll(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t chunk_bytes,
+                  const std::string& op);
+  // Sends `in` to the targets of `pairs` (source, target); a rank that is no pair's target
+  // receives zeros, as StableHLO specifies.
+  Status CollectivePermute(int rank, const std::vector<std::pair<int, int>>& pairs, const void* in, void* out,
+                           int64_t bytes, const std::string& op);
+  // Every member receives the first group member's `in`.
+  Status CollectiveBroadcast(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t bytes,
+                             const std::string& op);
+
+ private:
+  struct Instance;
+  // Meets the other members of `group` at this rank's next collective: publishes `in`, waits
+  // for everyone, runs `body(inputs)` and waits until every member has run it.
+  Status Exchange(int rank, const std::vector<int>& group, const void* in, const std::string& op,
+                  const std::function<Status(const std::vector<const void*>&)>& body);
+  StatusOr<std::vector<int>> GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const;
+
+  int num_ranks_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<int64_t> next_call_;  // per rank
+  std::map<std::pair<int64_t, int>, std::shared_ptr<Instance>> instances_;  // (call index, group leader)
+};
+
+// The timeout from STABLERT_COLLECTIVE_TIMEOUT_SECONDS, default 60 s.
+std::chrono::milliseconds DefaultCollectiveTimeout();
+
+}  // namespace stablert::collectives
