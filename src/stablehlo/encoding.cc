@@ -22,17 +22,11 @@ Status Cursor::Truncated(std::string_view what) const {
   return Error(text);
 }
 
-Status Cursor::ReadByte(uint8_t* out, std::string_view what) {
-  if (pos_ >= data_.size()) return Truncated(what);
-  *out = static_cast<uint8_t>(data_[pos_++]);
-  return OkStatus();
-}
-
-Status Cursor::ReadVarInt(uint64_t* out, std::string_view what) {
+Status Cursor::ReadLongVarInt(uint64_t* out, std::string_view what) {
   if (pos_ >= data_.size()) return Truncated(what);
   const auto* p = reinterpret_cast<const unsigned char*>(data_.data()) + pos_;
   uint8_t first = p[0];
-  if (first & 1) {  // the common one-byte form
+  if (first & 1) {  // the one-byte form
     *out = first >> 1;
     ++pos_;
     return OkStatus();
@@ -69,26 +63,14 @@ Status Cursor::ReadVarIntWithFlag(uint64_t* value, bool* flag, std::string_view 
   return OkStatus();
 }
 
-Status Cursor::ReadIndex(uint64_t limit, uint64_t* out, std::string_view what) {
-  size_t start = pos_;
-  STABLERT_RETURN_IF_ERROR(ReadVarInt(out, what));
-  if (*out >= limit) {
-    pos_ = start;
-    return Error(std::string(what) + " " + std::to_string(*out) + " is out of range (only " +
-                 std::to_string(limit) + " defined)");
-  }
-  return OkStatus();
+Status Cursor::OutOfRange(uint64_t value, uint64_t limit, std::string_view what) const {
+  return Error(std::string(what) + " " + std::to_string(value) + " is out of range (only " +
+               std::to_string(limit) + " defined)");
 }
 
-Status Cursor::ReadCount(size_t min_element_bytes, uint64_t* out, std::string_view what) {
-  size_t start = pos_;
-  STABLERT_RETURN_IF_ERROR(ReadVarInt(out, what));
-  if (min_element_bytes > 0 && *out > remaining() / min_element_bytes) {
-    pos_ = start;
-    return Error(std::string(what) + " " + std::to_string(*out) + " exceeds the " +
-                 std::to_string(remaining()) + " bytes left");
-  }
-  return OkStatus();
+Status Cursor::TooMany(uint64_t count, std::string_view what) const {
+  return Error(std::string(what) + " " + std::to_string(count) + " exceeds the " +
+               std::to_string(remaining()) + " bytes left");
 }
 
 Status Cursor::ReadBytes(size_t size, std::string_view* out, std::string_view what) {

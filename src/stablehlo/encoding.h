@@ -36,19 +36,42 @@ class Cursor {
   // "... expected <what>, but the data ends" (for truncation).
   Status Truncated(std::string_view what) const;
 
-  Status ReadByte(uint8_t* out, std::string_view what);
+  // The one-byte forms are inline: they are most of what the IR section holds.
+  Status ReadByte(uint8_t* out, std::string_view what) {
+    if (pos_ >= data_.size()) return Truncated(what);
+    *out = static_cast<uint8_t>(data_[pos_++]);
+    return OkStatus();
+  }
   // PrefixVarInt: the count of trailing zero bits of the first byte is the number of
   // additional bytes; 0x00 is followed by a full little-endian uint64.
-  Status ReadVarInt(uint64_t* out, std::string_view what);
+  Status ReadVarInt(uint64_t* out, std::string_view what) {
+    if (pos_ < data_.size() && (static_cast<uint8_t>(data_[pos_]) & 1)) {
+      *out = static_cast<uint8_t>(data_[pos_++]) >> 1;
+      return OkStatus();
+    }
+    return ReadLongVarInt(out, what);
+  }
   // Zig-zag encoded VarInt.
   Status ReadSignedVarInt(int64_t* out, std::string_view what);
   // (value << 1) | flag.
   Status ReadVarIntWithFlag(uint64_t* value, bool* flag, std::string_view what);
   // A VarInt that must fit `limit` (exclusive); e.g. an index into a table of that size.
-  Status ReadIndex(uint64_t limit, uint64_t* out, std::string_view what);
+  Status ReadIndex(uint64_t limit, uint64_t* out, std::string_view what) {
+    size_t start = pos_;
+    STABLERT_RETURN_IF_ERROR(ReadVarInt(out, what));
+    if (*out < limit) return OkStatus();
+    pos_ = start;
+    return OutOfRange(*out, limit, what);
+  }
   // A VarInt element count for a list whose elements take at least `min_element_bytes`
   // each: rejects counts the remaining window cannot hold, so callers may reserve.
-  Status ReadCount(size_t min_element_bytes, uint64_t* out, std::string_view what);
+  Status ReadCount(size_t min_element_bytes, uint64_t* out, std::string_view what) {
+    size_t start = pos_;
+    STABLERT_RETURN_IF_ERROR(ReadVarInt(out, what));
+    if (min_element_bytes == 0 || *out <= remaining() / min_element_bytes) return OkStatus();
+    pos_ = start;
+    return TooMany(*out, what);
+  }
   Status ReadBytes(size_t size, std::string_view* out, std::string_view what);
   // A blob: VarInt length, then the bytes (no alignment).
   Status ReadBlob(std::string_view* out, std::string_view what);
@@ -61,6 +84,10 @@ class Cursor {
   Status ExpectEnd(std::string_view what) const;
 
  private:
+  Status ReadLongVarInt(uint64_t* out, std::string_view what);
+  Status OutOfRange(uint64_t value, uint64_t limit, std::string_view what) const;
+  Status TooMany(uint64_t count, std::string_view what) const;
+
   std::string_view data_;
   size_t base_;
   size_t pos_ = 0;

@@ -141,17 +141,13 @@ StatusOr<ir::Attribute> EntryDecoder::DecodeAttribute(uint32_t index) {
     }
     return ir::Attribute(ir::OpaqueValue{std::string(dialect), std::string(text)});
   }
-  StatusOr<ir::Attribute> result = InvalidArgument("unreachable");
-  if (dialect == "builtin") {
-    result = DecodeBuiltinAttribute(c, index);
-  } else if (dialect == "vhlo") {
-    result = DecodeVhloAttribute(c);
-  } else if (dialect == "sdy") {
-    result = DecodeSdyAttribute(c);
-  } else {
+  if (dialect != "builtin" && dialect != "vhlo" && dialect != "sdy") {
     // Kept opaque: only an op that needs the value can tell whether it matters.
     return ir::Attribute(ir::OpaqueValue{std::string(dialect), where});
   }
+  StatusOr<ir::Attribute> result = dialect == "builtin" ? DecodeBuiltinAttribute(c, index)
+                                   : dialect == "vhlo"  ? DecodeVhloAttribute(c)
+                                                        : DecodeSdyAttribute(c);
   if (!result.ok()) return result.status();
   STABLERT_RETURN_IF_ERROR(c.ExpectEnd("the attribute"));
   return result;

@@ -1,6 +1,7 @@
 #include "stablehlo/import.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,12 +20,42 @@ constexpr uint64_t kVersionNativeProperties = 5;
 
 using AttrRefs = std::vector<std::pair<std::string_view, uint32_t>>;
 
+// One attribute of an op's property blob.
+struct PropertyName {
+  std::string_view name;
+  bool optional;  // encoded with a presence flag
+};
+
+// "a,b?,c" -> {a}, {b, optional}, {c}.
+std::vector<PropertyName> ParsePropertyNames(std::string_view names) {
+  std::vector<PropertyName> out;
+  while (!names.empty()) {
+    size_t comma = names.find(',');
+    std::string_view name = names.substr(0, comma);
+    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+    bool optional = !name.empty() && name.back() == '?';
+    if (optional) name.remove_suffix(1);
+    out.push_back({name, optional});
+  }
+  return out;
+}
+
 // What an op name of the file imports as, resolved once per name.
 struct OpKind {
   ir::OpCode code = ir::OpCode::kReturn;
-  std::string_view properties;
+  std::vector<PropertyName> properties;
   enum : uint8_t { kUnknown, kVhlo, kSdy, kCast } kind = kUnknown;
 };
+
+// Stable insertion sort: ops carry a handful of attributes, and std::stable_sort would
+// allocate a buffer per op.
+void SortByName(ir::Attribute::Dictionary& attrs) {
+  for (size_t i = 1; i < attrs.size(); ++i) {
+    for (size_t j = i; j > 0 && attrs[j].first < attrs[j - 1].first; --j) {
+      std::swap(attrs[j], attrs[j - 1]);
+    }
+  }
+}
 
 class Importer {
  public:
@@ -35,6 +66,7 @@ class Importer {
         value_map_(file.values.size(), kUnmapped),
         location_map_(file.attributes.size(), kUnmapped),
         module_(std::make_unique<ir::Module>()) {
+    module_->value_types.reserve(file.values.size());
     op_kinds_.resize(file.op_names.size());
     for (size_t i = 0; i < file.op_names.size(); ++i) {
       std::string_view dialect = file.dialects[file.op_names[i].dialect].name;
@@ -42,10 +74,12 @@ class Importer {
       OpKind& kind = op_kinds_[i];
       if (dialect == "vhlo") {
         const VhloOpInfo* info = FindVhloOp(name);
-        if (info && name != "func_v1") kind = {info->code, info->properties, OpKind::kVhlo};
+        if (info && name != "func_v1") {
+          kind = {info->code, ParsePropertyNames(info->properties), OpKind::kVhlo};
+        }
       } else if (dialect == "sdy") {
         if (const SdyOpInfo* info = FindSdyOp(name)) {
-          kind = {info->code, info->properties, OpKind::kSdy};
+          kind = {info->code, ParsePropertyNames(info->properties), OpKind::kSdy};
         }
       } else if (dialect == "builtin" && name == "unrealized_conversion_cast") {
         kind.kind = OpKind::kCast;
@@ -144,21 +178,29 @@ class Importer {
   // Attribute references from the op's property blob, in `names` order (a comma-separated
   // list, optional attributes marked with '?').
   Status PropertyRefs(const RawOperation& op, std::string_view names, AttrRefs* refs) {
+    return PropertyRefs(op, ParsePropertyNames(names), refs);
+  }
+
+  Status PropertyRefs(const RawOperation& op, const std::vector<PropertyName>& names,
+                      AttrRefs* refs) {
     if (op.properties == kNoIndex) {
-      if (file_.version >= kVersionNativeProperties && !names.empty() &&
-          names.find('?') == std::string_view::npos) {
-        return InvalidArgument("operation has no properties; expected " + std::string(names));
+      bool all_optional = true;
+      for (const PropertyName& p : names) all_optional = all_optional && p.optional;
+      if (file_.version >= kVersionNativeProperties && !names.empty() && !all_optional) {
+        std::string expected;
+        for (const PropertyName& p : names) {
+          expected += (expected.empty() ? "" : ",") + std::string(p.name);
+        }
+        return InvalidArgument("operation has no properties; expected " + expected);
       }
       return OkStatus();
     }
-    std::string where = "properties #" + std::to_string(op.properties);
-    Cursor c(file_.properties[op.properties], file_.properties_offsets[op.properties], where);
-    while (!names.empty()) {
-      size_t comma = names.find(',');
-      std::string_view name = names.substr(0, comma);
-      names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
-      bool optional = !name.empty() && name.back() == '?';
-      if (optional) name.remove_suffix(1);
+    // Reused buffer: naming the blob costs no allocation per op.
+    where_.assign("properties #");
+    char digits[16];
+    where_.append(digits, std::to_chars(digits, digits + sizeof(digits), op.properties).ptr);
+    Cursor c(file_.properties[op.properties], file_.properties_offsets[op.properties], where_);
+    for (const auto& [name, optional] : names) {
       uint64_t index;
       if (optional) {
         bool present;
@@ -405,10 +447,7 @@ class Importer {
     if (kind.kind == OpKind::kVhlo) {
       STABLERT_RETURN_IF_ERROR(UpgradeVhloAttributes(file_.op_name(raw), op));
     }
-    std::stable_sort(op.attrs.begin(), op.attrs.end(),
-                     [](const ir::NamedAttribute& a, const ir::NamedAttribute& b) {
-                       return a.first < b.first;
-                     });
+    SortByName(op.attrs);
     block.ops.push_back(std::move(op));
     return OkStatus();
   }
@@ -442,6 +481,7 @@ class Importer {
   std::string function_name_;
   std::vector<OpKind> op_kinds_;
   AttrRefs refs_;
+  std::string where_;
 };
 
 }  // namespace

@@ -8,14 +8,22 @@
 namespace stablert::stablehlo {
 namespace {
 
-void SetDefault(ir::Operation& op, std::string_view name, ir::Attribute value) {
-  if (!op.attr(name)) op.attrs.emplace_back(std::string(name), std::move(value));
+// Adds `name` = make() unless present; the default is built only when it is used.
+template <typename Make>
+void SetDefault(ir::Operation& op, std::string_view name, Make make) {
+  if (!op.attr(name)) op.attrs.emplace_back(std::string(name), make());
 }
 
-void Erase(ir::Operation& op, std::string_view name) {
-  op.attrs.erase(std::remove_if(op.attrs.begin(), op.attrs.end(),
-                                [&](const ir::NamedAttribute& a) { return a.first == name; }),
-                 op.attrs.end());
+bool IsUnsetAlgorithmAttr(const ir::NamedAttribute& a) {
+  static constexpr std::string_view kNames[] = {
+      "accumulation_type",   "allow_imprecise_accumulation", "lhs_component_count",
+      "lhs_precision_type",  "num_primitive_operations",     "rhs_component_count",
+      "rhs_precision_type"};
+  if (!a.second.get<ir::Attribute::Unit>()) return false;
+  for (std::string_view name : kNames) {
+    if (a.first == name) return true;
+  }
+  return false;
 }
 
 ir::Attribute* Find(ir::Operation& op, std::string_view name) {
@@ -75,41 +83,37 @@ bool HasResultAccuracy(ir::OpCode code) {
 
 Status UpgradeVhloAttributes(std::string_view vhlo_name, ir::Operation& op) {
   using ir::OpCode;
-  if (HasResultAccuracy(op.code)) SetDefault(op, "result_accuracy", DefaultResultAccuracy());
+  if (HasResultAccuracy(op.code)) SetDefault(op, "result_accuracy", DefaultResultAccuracy);
   switch (op.code) {
     case OpCode::kCall:
       return ToSymbol(op, "callee");
     case OpCode::kComposite:
-      SetDefault(op, "composite_attributes", ir::Attribute(ir::Attribute::Dictionary{}));
+      SetDefault(op, "composite_attributes",
+                 [] { return ir::Attribute(ir::Attribute::Dictionary{}); });
       return ToSymbol(op, "decomposition");
     case OpCode::kCustomCall:
-      SetDefault(op, "result_tilings", ir::Attribute(ir::Attribute::Array{}));
+      SetDefault(op, "result_tilings", [] { return ir::Attribute(ir::Attribute::Array{}); });
       return ToSymbolArray(op, "called_computations");
     case OpCode::kGather:
     case OpCode::kDynamicGather:
-      SetDefault(op, "operand_batching_dims", I64Elements({}));
-      SetDefault(op, "start_indices_batching_dims", I64Elements({}));
+      SetDefault(op, "operand_batching_dims", [] { return I64Elements({}); });
+      SetDefault(op, "start_indices_batching_dims", [] { return I64Elements({}); });
       return OkStatus();
     case OpCode::kScatter:
-      SetDefault(op, "input_batching_dims", I64Elements({}));
-      SetDefault(op, "scatter_indices_batching_dims", I64Elements({}));
+      SetDefault(op, "input_batching_dims", [] { return I64Elements({}); });
+      SetDefault(op, "scatter_indices_batching_dims", [] { return I64Elements({}); });
       return OkStatus();
     case OpCode::kDotGeneral:
       // The algorithm attributes are `none` unless an algorithm is set; drop them then.
-      for (const char* name : {"accumulation_type", "allow_imprecise_accumulation",
-                               "lhs_component_count", "lhs_precision_type",
-                               "num_primitive_operations", "rhs_component_count",
-                               "rhs_precision_type"}) {
-        const ir::Attribute* attr = op.attr(name);
-        if (attr && attr->get<ir::Attribute::Unit>()) Erase(op, name);
-      }
+      op.attrs.erase(std::remove_if(op.attrs.begin(), op.attrs.end(), IsUnsetAlgorithmAttr),
+                     op.attrs.end());
       return OkStatus();
     case OpCode::kSend:
     case OpCode::kRecv:
-      SetDefault(op, "source_target_pairs", ZeroI64Elements({0, 2}));
+      SetDefault(op, "source_target_pairs", [] { return ZeroI64Elements({0, 2}); });
       return OkStatus();
     case OpCode::kCollectiveBroadcast:
-      SetDefault(op, "has_dynamic_root", ir::Attribute(false));
+      SetDefault(op, "has_dynamic_root", [] { return ir::Attribute(false); });
       return OkStatus();
     default:
       (void)vhlo_name;
