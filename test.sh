@@ -10,3 +10,4 @@ cmake --build build
 .venv/bin/python -m pytest -q tests/jax
 # Multi-device tests run in their own session: device counts are fixed at backend creation.
 STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
+bash tests/fuzz/run_fuzzer.sh 60   # the StableHLO reader under libFuzzer, ASan and UBSan
