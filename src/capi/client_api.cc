@@ -42,16 +42,11 @@ StatusOr<std::vector<std::pair<std::string, runtime::ClientOptions::Value>>> Rea
   return values;
 }
 
-PJRT_DeviceDescription MakeDescription(const runtime::Device& device) {
-  PJRT_DeviceDescription description;
-  description.id = device.id();
-  description.process_index = device.process_index();
-  description.kind = device.kind();
-  description.debug_string = device.debug_string();
-  description.to_string = device.to_string();
-  description.attributes.AddInt64List("coords", {device.local_hardware_id()});
-  description.attributes.AddString("device_vendor", "StableRT");
-  return description;
+// The memory a buffer goes to: `memory` if set, else `device`'s default memory.
+StatusOr<runtime::MemorySpace*> TargetMemory(const char* function, PJRT_Memory* memory, PJRT_Device* device) {
+  if (memory) return AsMemoryHandle(memory)->memory;
+  if (device) return device->device->default_memory();
+  return InvalidArgument(std::string(function) + ": neither device nor memory is set");
 }
 
 }  // namespace
@@ -71,7 +66,8 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client) {
     auto device_handle = std::make_unique<PJRT_Device>();
     device_handle->device = device;
     device_handle->client = handle;
-    device_handle->description = MakeDescription(*device);
+    FillDeviceDescription(device->id(), device->process_index(), device->local_hardware_id(),
+                          &device_handle->description);
     for (runtime::MemorySpace* memory : device->memories()) device_handle->memories.push_back(handle->memories[memory->id()]);
     handle->devices.push_back(device_handle.get());
     if (device->is_addressable()) handle->addressable_devices.push_back(device_handle.get());
@@ -229,14 +225,7 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
       strides.assign(args->byte_strides, args->byte_strides + args->num_byte_strides);
     }
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
-    runtime::MemorySpace* memory = nullptr;
-    if (args->memory) {
-      memory = AsMemoryHandle(args->memory)->memory;
-    } else if (args->device) {
-      memory = args->device->device->default_memory();
-    } else {
-      return ToPjrtError(InvalidArgument(std::string(kFn) + ": neither device nor memory is set"));
-    }
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->memory, args->device));
     int semantics = static_cast<int>(args->host_buffer_semantics);
     if (semantics < 0 || semantics > 3)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": unknown host_buffer_semantics " + std::to_string(semantics)));
@@ -265,10 +254,7 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitialize
     STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->shape_element_type));
     STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
-    runtime::MemorySpace* memory = args->memory ? AsMemoryHandle(args->memory)->memory
-                                   : args->device ? args->device->device->default_memory()
-                                                  : nullptr;
-    if (!memory) return ToPjrtError(InvalidArgument(std::string(kFn) + ": neither device nor memory is set"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->memory, args->device));
     STABLERT_CAPI_ASSIGN_OR_RETURN(auto buffer, args->client->client->CreateUninitializedBuffer(dtype, dims, memory));
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
     return nullptr;
@@ -301,11 +287,9 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceB
     STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->element_type));
     STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
-    bool has_memory = args->struct_size >= PJRT_Client_CreateViewOfDeviceBuffer_Args_STRUCT_SIZE && args->memory;
-    runtime::MemorySpace* memory = has_memory ? AsMemoryHandle(args->memory)->memory
-                                   : args->device ? args->device->device->default_memory()
-                                                  : nullptr;
-    if (!memory) return ToPjrtError(InvalidArgument(std::string(kFn) + ": neither device nor memory is set"));
+    bool has_memory = args->struct_size >= PJRT_Client_CreateViewOfDeviceBuffer_Args_STRUCT_SIZE;
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
+                                   TargetMemory(kFn, has_memory ? args->memory : nullptr, args->device));
     STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
     if (count > 0 && !args->device_buffer_ptr)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": device_buffer_ptr is null"));

@@ -75,6 +75,16 @@ std::unique_ptr<MemoryHandle> NewMemoryHandle() {
   return handle;
 }
 
+void FillDeviceDescription(int id, int process_index, int local_hardware_id, PJRT_DeviceDescription* description) {
+  description->id = id;
+  description->process_index = process_index;
+  description->kind = "cpu";
+  description->debug_string = "stablert:" + std::to_string(id);
+  description->to_string = "StableRtDevice(id=" + std::to_string(id) + ")";
+  description->attributes.AddInt64List("coords", {local_hardware_id});
+  description->attributes.AddString("device_vendor", "StableRT");
+}
+
 PJRT_Event* NewEvent(runtime::EventRef event) { return new PJRT_Event{std::move(event)}; }
 
 PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Client* client) {

@@ -135,6 +135,8 @@ struct PJRT_LoadedExecutable {
 namespace stablert::capi {
 
 PJRT_Event* NewEvent(runtime::EventRef event);
+// Fills the identity and attributes of a StableRT CPU device's description.
+void FillDeviceDescription(int id, int process_index, int local_hardware_id, PJRT_DeviceDescription* description);
 std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable);
 PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Client* client);
 

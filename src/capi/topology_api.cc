@@ -24,13 +24,7 @@ StatusOr<PJRT_TopologyDescription*> NewTopology(int64_t count) {
   auto* topology = new PJRT_TopologyDescription;
   for (int64_t i = 0; i < count; ++i) {
     auto description = std::make_unique<PJRT_DeviceDescription>();
-    description->id = static_cast<int>(i);
-    description->process_index = 0;
-    description->kind = "cpu";
-    description->debug_string = "stablert:" + std::to_string(i);
-    description->to_string = "StableRtDevice(id=" + std::to_string(i) + ")";
-    description->attributes.AddInt64List("coords", {i});
-    description->attributes.AddString("device_vendor", "StableRT");
+    FillDeviceDescription(static_cast<int>(i), 0, static_cast<int>(i), description.get());
     topology->descriptions.push_back(description.get());
     topology->owned_descriptions.push_back(std::move(description));
   }

@@ -101,28 +101,33 @@ bool IsDenseRowMajor(const Dims& dims, const std::vector<int64_t>& byte_strides,
 
 }  // namespace
 
-void CopyStridedToDense(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
-                        size_t element_size, void* dst) {
+namespace {
+
+// Copies between dense row-major and strided layouts; `to_dense` picks the direction.
+void CopyBetweenLayouts(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
+                        size_t element_size, void* dst, bool to_dense) {
   if (IsDenseRowMajor(dims, byte_strides, element_size)) {
     std::memcpy(dst, src, static_cast<size_t>(ElementCount(dims)) * element_size);
     return;
   }
   const char* in = static_cast<const char*>(src);
   char* out = static_cast<char*>(dst);
-  ForEachStrided(dims, byte_strides, element_size,
-                 [&](size_t dense, int64_t strided) { std::memcpy(out + dense, in + strided, element_size); });
+  ForEachStrided(dims, byte_strides, element_size, [&](size_t dense, int64_t strided) {
+    if (to_dense) std::memcpy(out + dense, in + strided, element_size);
+    else std::memcpy(out + strided, in + dense, element_size);
+  });
+}
+
+}  // namespace
+
+void CopyStridedToDense(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
+                        size_t element_size, void* dst) {
+  CopyBetweenLayouts(src, dims, byte_strides, element_size, dst, /*to_dense=*/true);
 }
 
 void CopyDenseToStrided(const void* src, const Dims& dims, const std::vector<int64_t>& byte_strides,
                         size_t element_size, void* dst) {
-  if (IsDenseRowMajor(dims, byte_strides, element_size)) {
-    std::memcpy(dst, src, static_cast<size_t>(ElementCount(dims)) * element_size);
-    return;
-  }
-  const char* in = static_cast<const char*>(src);
-  char* out = static_cast<char*>(dst);
-  ForEachStrided(dims, byte_strides, element_size,
-                 [&](size_t dense, int64_t strided) { std::memcpy(out + strided, in + dense, element_size); });
+  CopyBetweenLayouts(src, dims, byte_strides, element_size, dst, /*to_dense=*/false);
 }
 
 }  // namespace stablert::runtime
