@@ -11,7 +11,9 @@ jaxlib's current version.
 Output (OUT_DIR is emptied of earlier corpus files first):
   OUT_DIR/<category>/<program>.<X_Y_Z>.mlirbc
   OUT_DIR/<category>/<program>.<X_Y_Z>.skeleton.txt   the artifact as StableHLO's own reader
-                         sees it (skeleton.py); stablert_read_check compares StableRT's import
+  OUT_DIR/<category>/<program>.<X_Y_Z>.attrs.txt      sees it, and every op's attributes as
+                         MLIR decodes them (skeleton.py); stablert_read_check compares
+                         StableRT's import with both
   OUT_DIR/manifest.tsv   one line per (program, target): category, program, target,
                          "ok" or "unserializable", size in bytes or the serializer's reason
 A program that cannot be serialized for an older target (e.g. composites before 1.4.0,
@@ -121,6 +123,8 @@ def main():
                 reference = _jax.mlir.deserialize_portable_artifact(data, context=context)
                 (out_dir / category / f"{stem}.skeleton.txt").write_text(
                     skeleton.skeleton(reference))
+                (out_dir / category / f"{stem}.attrs.txt").write_text(
+                    skeleton.vhlo_attributes(skeleton.parse_vhlo(data, context)))
                 manifest.append((category, program.name, target, "ok", str(len(data))))
                 files += 1
     with open(out_dir / "manifest.tsv", "w") as f:

@@ -17,6 +17,8 @@ integers sign- or zero-extended, booleans 0/1, floats as their bit pattern in th
 width, complex numbers as two such floats (real, then imaginary).
 """
 import re
+import sys
+import types
 
 import ml_dtypes
 import numpy as np
@@ -116,6 +118,7 @@ def _tensor_parts(type_text):
 def constant_digest(attr_text, type_text):
     """Digest of a printed dense constant `dense<...> : tensor<...>`."""
     dims, element = _tensor_parts(type_text)
+    element = "i64" if element == "index" else element  # StableRT holds index as i64
     count = int(np.prod(dims)) if dims else 1
     body = attr_text[len("dense<"):attr_text.rindex("> :")]
     if body.startswith('"0x'):
@@ -172,4 +175,308 @@ def skeleton(module):
         out.append(f"func {name} {visibility} {ftype}")
         for inner in op.regions[0].blocks[0].operations:
             _op_lines(inner.operation, 1, out)
+    return "\n".join(out) + "\n"
+
+
+# --- Attributes, from the VHLO ops themselves ---------------------------------------------
+#
+# MLIR parses the artifact's bytecode into VHLO ops (the vhlo dialect is registered in JAX's
+# context), so the properties as MLIR decodes them can be compared with StableRT's import,
+# one op at a time, in pre-order (functions without a body and unrealized_conversion_cast
+# left out, as StableRT imports them):
+#
+#   op <vhlo op name>
+#     <attribute name> <canonical value>
+#
+# Canonical values (tools/read_check/skeleton.cc writes the same from ir::Attribute):
+#   integers: decimal; floats: %.17g of the value in its own type; booleans: true/false;
+#   strings and symbols: "..." with bytes outside printable ASCII, '"' and '\' as \XX;
+#   enums: the value's name; dense tensors: <tensor type>=<digest>; arrays: [a, b];
+#   dictionaries and structured attributes: {k = v, ...} sorted by key (snake_case fields);
+#   type attributes: the builtin type, `none` for NoneV1; other dialects' attributes: `?`.
+
+_VHLO_SCALARS = {"index": "i64"}
+
+
+def _vhlo_type(text):
+    """!vhlo.tensor_v1<3x!vhlo.f32_v1> -> tensor<3xf32>, and so on."""
+    text = re.sub(r"!vhlo\.complex_v1<!vhlo\.(\w+?)_v\d+>", r"complex<\1>", text)
+    text = re.sub(r"!vhlo\.tensor_v1<", "tensor<", text)
+    text = re.sub(r"!vhlo\.tuple_v1<", "tuple<", text)
+    text = text.replace("!vhlo.token_v1", "!stablehlo.token")
+    text = re.sub(r"!vhlo\.(\w+?)_v\d+", lambda m: _VHLO_SCALARS.get(m.group(1), m.group(1)),
+                  text)
+    if not text.startswith(("tensor<", "tuple<", "!stablehlo.token")):
+        text = f"tensor<{text}>"  # an element type as an attribute
+    return text
+
+
+def _canonical_string(raw):
+    out = []
+    for byte in raw:
+        if 0x20 <= byte < 0x7F and byte not in (0x22, 0x5C):
+            out.append(chr(byte))
+        else:
+            out.append("\\%02X" % byte)
+    return '"' + "".join(out) + '"'
+
+
+def _canonical_float(text, element="f64"):
+    dtype = FLOATS.get(element, np.float64)
+    if text.startswith("0x"):
+        bits = int(text, 16)
+        value = np.asarray(bits, dtype=BIT_VIEWS[np.dtype(dtype).itemsize]).view(dtype)
+    else:
+        value = np.asarray(float(text)).astype(dtype)
+    return "%.17g" % float(value)
+
+
+class _AttrParser:
+    """Recursive descent over MLIR's printed form of VHLO attributes."""
+
+    def __init__(self, text):
+        self.text, self.pos = text, 0
+
+    def error(self, what):
+        raise ValueError(f"cannot parse VHLO attribute ({what}) at {self.pos}: "
+                         f"{self.text[self.pos:self.pos + 80]!r}")
+
+    def peek(self, s):
+        return self.text.startswith(s, self.pos)
+
+    def eat(self, s):
+        if not self.peek(s):
+            self.error(f"expected {s!r}")
+        self.pos += len(s)
+
+    def skip_spaces(self):
+        while self.pos < len(self.text) and self.text[self.pos] == " ":
+            self.pos += 1
+
+    def balanced(self, open_ch="<", close_ch=">"):
+        """The text up to the bracket matching the one just consumed (strings skipped)."""
+        depth, start = 1, self.pos
+        while depth:
+            if self.pos >= len(self.text):
+                self.error("unbalanced brackets")
+            ch = self.text[self.pos]
+            if ch == '"':
+                self.string_bytes()
+                continue
+            if ch == open_ch:
+                depth += 1
+            elif ch == close_ch:
+                depth -= 1
+            self.pos += 1
+        return self.text[start:self.pos - 1]
+
+    def string_bytes(self):
+        self.eat('"')
+        out = bytearray()
+        while not self.peek('"'):
+            ch = self.text[self.pos]
+            if ch == "\\":
+                nxt = self.text[self.pos + 1]
+                if nxt in '"\\':
+                    out.append(ord(nxt))
+                    self.pos += 2
+                elif nxt == "n":
+                    out.append(10)
+                    self.pos += 2
+                elif nxt == "t":
+                    out.append(9)
+                    self.pos += 2
+                else:
+                    out.append(int(self.text[self.pos + 1:self.pos + 3], 16))
+                    self.pos += 3
+            else:
+                out.extend(ch.encode())
+                self.pos += 1
+        self.eat('"')
+        return bytes(out)
+
+    def word(self):
+        m = re.compile(r"[-+\w.]+").match(self.text, self.pos)
+        if not m:
+            self.error("expected a word")
+        self.pos = m.end()
+        return m.group(0)
+
+    def value(self):
+        self.skip_spaces()
+        if self.peek("#vhlo<"):  # enum: #vhlo<comparison_direction_v1 LT>
+            self.eat("#vhlo<")
+            self.word()
+            self.skip_spaces()
+            name = self.word()
+            self.eat(">")
+            return name
+        m = re.compile(r"#vhlo\.(\w+)<").match(self.text, self.pos)
+        if not m:
+            if self.peek("#") or self.peek('"') or self.peek("@"):
+                self.opaque()
+                return "?"
+            self.error("unknown attribute")
+        self.pos = m.end()
+        kind = m.group(1)
+        handler = getattr(self, "v_" + re.sub(r"_v\d+$", "", kind), None)
+        if handler is None:
+            self.error(f"unhandled VHLO attribute kind {kind}")
+        result = handler()
+        self.eat(">")
+        return result
+
+    def opaque(self):
+        if self.peek('"'):
+            self.string_bytes()
+            return
+        if self.peek("@"):
+            self.word()
+            return
+        m = re.compile(r"#[\w.]+").match(self.text, self.pos)
+        self.pos = m.end()
+        if self.peek("<"):
+            self.pos += 1
+            self.balanced()
+
+    def v_string(self):
+        return _canonical_string(self.string_bytes())
+
+    def v_bool(self):
+        return self.word()
+
+    def v_integer(self):
+        number = self.word()
+        self.eat(" : ")
+        self.word_or_type()
+        return str(int(number, 0))
+
+    def word_or_type(self):
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in ">,":
+            if self.text[self.pos] == "<":
+                self.pos += 1
+                self.balanced()
+            else:
+                self.pos += 1
+        return self.text[start:self.pos]
+
+    def v_float(self):
+        number = self.word()
+        self.eat(" : ")
+        element = _vhlo_type(self.word_or_type().strip())
+        element = re.fullmatch(r"tensor<(.+)>", element).group(1)
+        return _canonical_float(number, element)
+
+    def v_type(self):
+        text = self.word_or_type().strip()
+        return "none" if text == "!vhlo.none_v1" else _vhlo_type(text)
+
+    def v_tensor(self):
+        start = self.pos
+        self.eat("dense<")
+        self.balanced()
+        body = self.text[start:self.pos]
+        self.eat(" : ")
+        type_text = self.word_or_type().strip()
+        dims, element = _tensor_parts(type_text)
+        digest = constant_digest(body + " :", type_text)
+        element = _VHLO_SCALARS.get(element, element)
+        return "tensor<" + "".join(f"{d}x" for d in dims) + element + f">={digest:016x}"
+
+    def v_array(self):
+        self.eat("[")
+        items = []
+        while not self.peek("]"):
+            items.append(self.value())
+            self.skip_spaces()
+            if self.peek(","):
+                self.pos += 1
+        self.eat("]")
+        return "[" + ", ".join(items) + "]"
+
+    def v_dict(self):
+        self.eat("{")
+        entries = []
+        while not self.peek("}"):
+            key = self.value()
+            self.eat(" = ")
+            entries.append((key.strip('"'), self.value()))
+            self.skip_spaces()
+            if self.peek(","):
+                self.pos += 1
+                self.skip_spaces()
+        self.eat("}")
+        return _dict(entries)
+
+    def fields(self, converters):
+        entries = []
+        while not self.peek(">"):
+            name = self.word()
+            self.eat(" = ")
+            entries.append(converters[name](self))
+            if self.peek(", "):
+                self.pos += 2
+        return _dict(entries)
+
+    def int_list(self):
+        self.eat("[")
+        body = self.balanced("[", "]")
+        values = [int(v) for v in body.split(",") if v.strip()]
+        return f"tensor<{len(values)}xi64>={_digest([v & MASK for v in values]):016x}"
+
+    def v_output_operand_alias(self):
+        return self.fields({
+            "outputTupleIndices": lambda p: ("output_tuple_indices", p.int_list()),
+            "operandIndex": lambda p: ("operand_index", str(int(p.word()))),
+            "operandTupleIndices": lambda p: ("operand_tuple_indices", p.int_list())})
+
+    def v_result_accuracy(self):
+        return self.fields({
+            "atol": lambda p: ("atol", _canonical_float(p.word())),
+            "rtol": lambda p: ("rtol", _canonical_float(p.word())),
+            "ulps": lambda p: ("ulps", str(int(p.word()))),
+            "mode": lambda p: ("mode", p.value())})
+
+
+def _dict(entries):
+    return "{" + ", ".join(f"{k} = {v}" for k, v in sorted(entries)) + "}"
+
+
+def _attr_lines(op, out):
+    name = op.name
+    if name == "builtin.unrealized_conversion_cast":
+        return
+    if name == "vhlo.func_v1":
+        if not op.regions[0].blocks:
+            return
+    else:
+        out.append(f"op {name}")
+        for i in range(len(op.attributes)):
+            named = op.attributes[i]
+            value = _AttrParser(str(named.attr)).value()
+            out.append(f"  {named.name} {value}")
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _attr_lines(inner.operation, out)
+
+
+def parse_vhlo(data, context):
+    """The artifact's bytes parsed by MLIR as a VHLO module (no conversion to StableHLO)."""
+    # The bindings look for a Python module per dialect on every op they wrap, and a miss is
+    # not remembered: an empty stand-in for `vhlo` makes walking a VHLO module fast.
+    sys.modules.setdefault("jaxlib.mlir.dialects.vhlo", types.ModuleType("vhlo"))
+    from jaxlib.mlir import ir
+    context.allow_unregistered_dialects = True
+    with context:
+        return ir.Module.parse(data)
+
+
+def vhlo_attributes(module):
+    """The attribute listing of a module parsed as VHLO (see above)."""
+    out = []
+    for op in module.body.operations:
+        if op.operation.name == "vhlo.func_v1":
+            _attr_lines(op.operation, out)
     return "\n".join(out) + "\n"

@@ -7,8 +7,10 @@
 // tests/corpus/generate_corpus.py; its manifest.tsv is cross-checked). Every file is read with
 // stablehlo::ReadModule, verified with ir::Verify and printed with ir::PrintModule (with and
 // without locations); where <file>.skeleton.txt exists beside it (written by the generator from
-// StableHLO's own reader), the import's skeleton (skeleton.h) must equal it. With --golden, every golden text GOLDEN/<category>/<name>.txt must match
-// the printed form of its corpus file(s) (see corpus.h); --update-golden rewrites the golden
+// StableHLO's own reader), the import's skeleton (skeleton.h) must equal it, and where
+// <file>.attrs.txt exists, every op's attributes must match MLIR's decoding. With --golden,
+// every golden text GOLDEN/<category>/<name>.txt must match the printed form of its corpus
+// file(s) (see corpus.h); --update-golden rewrites the golden
 // files that exist instead of comparing. Prints counts per category and version.
 // Exit status: 0 if every file reads, verifies and prints and every golden matches; 1 on any
 // failure (each listed on stderr); 2 on bad usage.
@@ -49,6 +51,7 @@ struct Tally {
   double read_seconds = 0;
   int goldens_compared = 0;
   int skeletons_compared = 0;
+  int attribute_listings_compared = 0;
 };
 
 std::string ReadFile(const fs::path& path) {
@@ -91,6 +94,17 @@ std::string Check(const CorpusFile& file, Tally* tally) {
       tally->errors.push_back(file.key + ": import differs from StableHLO's reader (" +
                               reference.filename().string() + "): " +
                               stablert::tools::FirstDifference(expected, actual));
+      return "";
+    }
+  }
+  fs::path listing = file.path;
+  listing.replace_extension(".attrs.txt");
+  if (fs::exists(listing)) {
+    ++tally->attribute_listings_compared;
+    std::string difference = stablert::tools::CompareAttributes(**module, ReadFile(listing));
+    if (!difference.empty()) {
+      tally->errors.push_back(file.key + ": attributes differ from MLIR's (" +
+                              listing.filename().string() + "): " + difference);
       return "";
     }
   }
@@ -203,10 +217,10 @@ int main(int argc, char** argv) {
   }
   double mb = tally.bytes / 1e6;
   std::printf(
-      "%.2f MB read in %.3f s (%.1f MB/s); %d skeleton and %d golden comparisons%s; "
-      "%zu failures\n",
+      "%.2f MB read in %.3f s (%.1f MB/s); %d skeleton, %d attribute and %d golden "
+      "comparisons%s; %zu failures\n",
       mb, tally.read_seconds, tally.read_seconds > 0 ? mb / tally.read_seconds : 0.0,
-      tally.skeletons_compared, tally.goldens_compared,
+      tally.skeletons_compared, tally.attribute_listings_compared, tally.goldens_compared,
       options.update_golden ? " (updated)" : "", tally.errors.size());
   for (const std::string& e : tally.errors) std::fprintf(stderr, "FAIL %s\n", e.c_str());
   return tally.errors.empty() ? 0 : 1;

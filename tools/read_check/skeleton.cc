@@ -1,9 +1,12 @@
 #include "skeleton.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <variant>
 
 #include "ir/float_format.h"
+#include "ir/printer.h"
 
 namespace stablert::tools {
 namespace {
@@ -114,6 +117,141 @@ std::string Skeleton(const ir::Module& module) {
     }
   }
   return out;
+}
+
+}  // namespace stablert::tools
+
+namespace stablert::tools {
+namespace {
+
+std::string CanonicalString(std::string_view raw) {
+  std::string out = "\"";
+  for (unsigned char ch : raw) {
+    if (ch >= 0x20 && ch < 0x7F && ch != '"' && ch != '\\') {
+      out += static_cast<char>(ch);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "\\%02X", ch);
+      out += hex;
+    }
+  }
+  return out + "\"";
+}
+
+struct Canonical {
+  std::string operator()(const ir::Attribute::Unit&) const { return "none"; }
+  std::string operator()(bool b) const { return b ? "true" : "false"; }
+  std::string operator()(const ir::Attribute::Integer& i) const {
+    if (DTypeKindOf(i.dtype) == DTypeKind::kUnsigned) {
+      int width = DTypeBitWidth(i.dtype);
+      uint64_t bits = static_cast<uint64_t>(i.value);
+      if (width < 64) bits &= (uint64_t{1} << width) - 1;
+      return std::to_string(bits);
+    }
+    return std::to_string(i.value);
+  }
+  std::string operator()(const ir::Attribute::Float& f) const {
+    char text[40];
+    std::snprintf(text, sizeof(text), "%.17g", f.value);
+    return text;
+  }
+  std::string operator()(const std::string& s) const { return CanonicalString(s); }
+  std::string operator()(const ir::Attribute::Symbol& s) const { return CanonicalString(s.name); }
+  std::string operator()(const ir::Attribute::Array& array) const {
+    std::string out = "[";
+    for (size_t i = 0; i < array.size(); ++i) {
+      if (i) out += ", ";
+      out += CanonicalAttribute(array[i]);
+    }
+    return out + "]";
+  }
+  std::string operator()(const ir::Attribute::Dictionary& dict) const {
+    std::vector<std::string> entries;
+    for (const auto& [key, value] : dict) entries.push_back(key + " = " + CanonicalAttribute(value));
+    std::sort(entries.begin(), entries.end());
+    std::string out = "{";
+    for (size_t i = 0; i < entries.size(); ++i) out += (i ? ", " : "") + entries[i];
+    return out + "}";
+  }
+  std::string operator()(const ir::Attribute::Elements& e) const {
+    if (!e) return "<null elements>";
+    char digest[24];
+    std::snprintf(digest, sizeof(digest), "=%016" PRIx64, ConstantDigest(*e));
+    return ir::TypeToString(e->type) + digest;
+  }
+  std::string operator()(const ir::Type& t) const { return ir::TypeToString(t); }
+  std::string operator()(const ir::EnumValue& e) const { return ir::EnumValueName(e); }
+  std::string operator()(const ir::OpaqueValue&) const { return "?"; }
+};
+
+void CollectOps(const ir::Region& region, std::vector<const ir::Operation*>& out) {
+  for (const ir::Block& block : region.blocks) {
+    for (const ir::Operation& op : block.ops) {
+      out.push_back(&op);
+      for (const ir::Region& inner : op.regions) CollectOps(inner, out);
+    }
+  }
+}
+
+struct ListedOp {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> attrs;
+};
+
+std::vector<ListedOp> ParseListing(const std::string& text) {
+  std::vector<ListedOp> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    if (line.rfind("op ", 0) == 0) {
+      out.push_back({std::string(line.substr(3)), {}});
+    } else if (line.rfind("  ", 0) == 0 && !out.empty()) {
+      line.remove_prefix(2);
+      size_t space = line.find(' ');
+      out.back().attrs.emplace_back(std::string(line.substr(0, space)),
+                                    space == std::string_view::npos
+                                        ? std::string()
+                                        : std::string(line.substr(space + 1)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string CanonicalAttribute(const ir::Attribute& attr) {
+  return std::visit(Canonical{}, attr.value());
+}
+
+std::string CompareAttributes(const ir::Module& module, const std::string& expected) {
+  std::vector<const ir::Operation*> ops;
+  for (const ir::Function& f : module.functions) CollectOps(f.body, ops);
+  std::vector<ListedOp> listed = ParseListing(expected);
+  if (listed.size() != ops.size()) {
+    return "the import has " + std::to_string(ops.size()) + " ops, MLIR's VHLO module " +
+           std::to_string(listed.size());
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ir::Operation& op = *ops[i];
+    std::string where = "op #" + std::to_string(i) + " (" + listed[i].name + " -> " +
+                        std::string(ir::OpName(op.code)) + ")";
+    for (const auto& [name, value] : listed[i].attrs) {
+      if (value == "?") continue;
+      const ir::Attribute* ours = op.attr(name);
+      if (!ours) {
+        if (value == "none") continue;
+        return where + ": attribute " + name + " = " + value + " is missing";
+      }
+      std::string canonical = CanonicalAttribute(*ours);
+      if (canonical != value) {
+        return where + ": attribute " + name + " is " + canonical + ", MLIR reads " + value;
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace stablert::tools
