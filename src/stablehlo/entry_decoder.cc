@@ -480,11 +480,13 @@ StatusOr<ir::Attribute::Elements> DenseElementsFromBlob(const Cursor& c, const i
   auto data = std::make_shared<ir::ElementsData>();
   data->type = type;
   data->bytes.resize(n * element_bytes);
-  uint8_t* out = data->bytes.data();
+  uint8_t* out = data->bytes.data();  // null when n == 0: no mem* call may see it then
   const auto* in = reinterpret_cast<const uint8_t*>(blob.data());
   if (type.dtype == DType::kPred) {
     const uint64_t packed = (n + 7) / 8;
-    if (blob.size() == 1 && in[0] == 0xFF) {
+    if (n == 0 && blob.size() <= 1) {
+      // A splat of no elements.
+    } else if (blob.size() == 1 && in[0] == 0xFF) {
       std::memset(out, 1, n);
     } else if (blob.size() == packed && blob.size() != n) {
       for (uint64_t i = 0; i < n; ++i) out[i] = (in[i / 8] >> (i % 8)) & 1;

@@ -9,6 +9,7 @@
 
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "stablehlo/entry_decoder.h"
 #include "stablehlo/read_module.h"
 
 namespace stablert::stablehlo {
@@ -128,6 +129,35 @@ TEST(RobustnessTest, HostileCountsDoNotAllocate) {
   bytes += '\x01';
   auto module = ReadModule(bytes);
   ASSERT_FALSE(module.ok());
+}
+
+}  // namespace
+}  // namespace stablert::stablehlo
+
+namespace stablert::stablehlo {
+namespace {
+
+// The fuzzer's committed corpus (tests/fuzz/corpus): seeds and the reproducers of every
+// finding, replayed in every build, sanitized or not.
+TEST(RobustnessTest, FuzzCorpusReadsOrFailsCleanly) {
+  fs::path dir = fs::path(STABLERT_TESTDATA_DIR) / ".." / "fuzz" / "corpus";
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    Status status = ReadVerifyPrint(buffer.str());
+    if (!status.ok()) EXPECT_FALSE(status.message().empty()) << entry.path();
+    ++files;
+  }
+  EXPECT_GE(files, 10);
+}
+
+TEST(RobustnessTest, BooleanSplatOfNoElements) {
+  Cursor c("\x01", 0, "test blob");
+  auto elements = DenseElementsFromBlob(c, ir::Type::Tensor(DType::kPred, {0, 3}), "\x01");
+  ASSERT_TRUE(elements.ok()) << elements.status().ToString();
+  EXPECT_TRUE((*elements)->bytes.empty());
 }
 
 }  // namespace

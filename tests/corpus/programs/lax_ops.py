@@ -195,7 +195,12 @@ def _misc_programs():
         P("regularized_incomplete_beta", lambda a, b, x: lax.betainc(a, b, x), S((3,)), S((3,)),
           S((3,))),
         P("cumlogsumexp", lambda x: lax.cumlogsumexp(x, axis=0), S((6,))),
-        P("after_all_token", lambda x: lax.optimization_barrier(x) + 1.0, S((2,))),
+        P("ragged_dot", lambda a, b, g: lax.ragged_dot(a, b, g), S((8, 4)), S((2, 4, 3)),
+          S((2,), i32)),
+        P("conv_int8_preferred_i32", lambda x, w: lax.conv_general_dilated(
+            x, w, (1, 1), "VALID", preferred_element_type=i32), S((1, 2, 5, 5), jnp.int8),
+          S((3, 2, 2, 2), jnp.int8)),
+        P("optimization_barrier_single", lambda x: lax.optimization_barrier(x) + 1.0, S((2,))),
         P("split_lax", lambda x: lax.split(x, (2, 3), axis=0), S((5, 2))),
         P("constant_big_splat", lambda x: x + jnp.full((64, 64), 3.0), S((64, 64))),
         P("constant_dense_array", lambda x: x + np.arange(24, dtype=np.float32).reshape(4, 6),

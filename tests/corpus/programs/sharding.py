@@ -94,10 +94,37 @@ def _shard_map_programs(m8, m24):
     ]
 
 
+def _ragged_all_to_all(x, output, in_offsets, send_sizes, out_offsets):
+    return lax.ragged_all_to_all(x, output, in_offsets, send_sizes, out_offsets,
+                                 jnp.zeros_like(send_sizes), axis_name="x")
+
+
+def _layout_program(m8):
+    from jax.experimental.layout import Format, Layout
+    sharding = NamedSharding(m8, Ps("x"))
+    return P("jit_layout_mode", lambda v: v.T, S((8, 4)),
+             in_shardings=Format(Layout((0, 1)), sharding))
+
+
+def _more_programs(m8):
+    return [
+        P("constraint_unconstrained_dim", lambda v: lax.with_sharding_constraint(
+            v * 2, NamedSharding(m8, Ps(Ps.UNCONSTRAINED, None))), S((8, 8))),
+        P("shard_map_ragged_all_to_all", _smap(m8, (Ps("x"),) * 5, Ps("x"))(_ragged_all_to_all),
+          *[S((64,), t) for t in (jnp.float32, jnp.float32, i32, i32, i32)]),
+        P("device_put_to_one_device", lambda v: jax.device_put(v * 2, jax.devices()[3]), S((4,))),
+        _layout_program(m8),
+    ]
+
+
 def _explicit_programs():
     m = _mesh((2, 4), ("a", "b"), axis_types=(AxisType.Explicit, AxisType.Explicit))
     x = _sharded(m, (8, 8), Ps("a", "b"))
+    m8 = _mesh((8,), ("x",), axis_types=(AxisType.Explicit,))
     return [
+        P("explicit_unreduced_result", lambda a, b: jnp.dot(
+            a, b, out_sharding=NamedSharding(m8, Ps(None, unreduced={"x"}))),
+          _sharded(m8, (4, 8), Ps(None, "x")), _sharded(m8, (8, 4), Ps("x", None))),
         P("explicit_elementwise", lambda v: jnp.sin(v) * 2, x),
         P("explicit_reshard", lambda v: jax.sharding.reshard(v, NamedSharding(m, Ps("b", "a"))),
           x),
@@ -120,4 +147,4 @@ def programs():
     m24 = _mesh((2, 4), ("a", "b"))
     m222 = _mesh((2, 2, 2), ("i", "j", "k"))
     return _jit_programs(m8, m24, m222) + _shard_map_programs(m8, m24) + \
-        _explicit_programs() + _pmap_programs()
+        _explicit_programs() + _pmap_programs() + _more_programs(m8)
