@@ -27,7 +27,7 @@ import numpy as np
 from jax._src import dtypes as jax_dtypes
 from jax._src import public_test_util
 
-__all__ = ["NotImplementedOnStableRT", "Unimplemented", "NoLowering", "check", "check_cases",
+__all__ = ["Call", "NotImplementedOnStableRT", "Unimplemented", "NoLowering", "check", "check_cases",
            "run_on", "stablert", "cpu", "STATS", "dtype_name"]
 
 
@@ -258,10 +258,23 @@ def _flatten_with_paths(tree):
     return [(jax.tree_util.keystr(p), np.asarray(v)) for p, v in leaves]
 
 
-def _program(fn, static, arity):
+class Call:
+    """A case with its own function: Call(fn, *args) in a cases dict runs fn(*args)."""
+
+    def __init__(self, fn, *args, expr: str | None = None):
+        self.fn, self.args, self.expr = fn, tuple(args), expr
+
+    def __len__(self):
+        return len(self.args)
+
+    def __iter__(self):
+        return iter(self.args)
+
+
+def _program(fns, static, arity):
     def program(*flat_args):
         outs, k = [], 0
-        for n in arity:
+        for fn, n in zip(fns, arity):
             outs.append(fn(*static, *flat_args[k:k + n]))
             k += n
         return tuple(outs)
@@ -310,6 +323,8 @@ def check_cases(fn: Callable, cases: dict[str, Sequence[Any]] | Sequence[Sequenc
     if not isinstance(cases, dict):
         cases = {f"case{i}": c for i, c in enumerate(cases)}
     names = list(cases)
+    fns = {n: (c.fn if isinstance(c, Call) else fn) for n, c in cases.items()}
+    exprs = {n: (c.expr if isinstance(c, Call) and c.expr else expr) for n, c in cases.items()}
     STATS["programs"] += 1
     STATS["cases"] += len(names)
     if op:
@@ -325,18 +340,20 @@ def check_cases(fn: Callable, cases: dict[str, Sequence[Any]] | Sequence[Sequenc
     errors: dict[str, Exception] = {}
     # StableRT first: a program it cannot compile yet costs no XLA compilation.
     try:
-        got = run_on(stablert(), _program(fn, static, [len(cases[n]) for n in names]), *flat_of(names))
+        got = run_on(stablert(), _program([fns[n] for n in names], static, [len(cases[n]) for n in names]),
+                     *flat_of(names))
     except Exception as error:
         if not _stablert_error(error):
             raise
         got = None
     if got is not None:
-        expected = run_on(cpu(), _program(fn, static, [len(cases[n]) for n in names]), *flat_of(names))
+        expected = run_on(cpu(), _program([fns[n] for n in names], static, [len(cases[n]) for n in names]),
+                          *flat_of(names))
         for name, g, e in zip(names, got, expected):
-            problems += _compare_case(name, cases[name], g, e, mode, tol, elementwise, expr)
+            problems += _compare_case(name, cases[name], g, e, mode, tol, elementwise, exprs[name])
     else:
         for name in names:
-            prog = _program(fn, static, [len(cases[name])])
+            prog = _program([fns[name]], static, [len(cases[name])])
             try:
                 (g,) = run_on(stablert(), prog, *flat_of([name]))
             except Exception as error:
@@ -345,7 +362,7 @@ def check_cases(fn: Callable, cases: dict[str, Sequence[Any]] | Sequence[Sequenc
                 errors[name] = error
                 continue
             (e,) = run_on(cpu(), prog, *flat_of([name]))
-            problems += _compare_case(name, cases[name], g, e, mode, tol, elementwise, expr)
+            problems += _compare_case(name, cases[name], g, e, mode, tol, elementwise, exprs[name])
 
     head = f"{op or getattr(fn, '__name__', 'program')}" + (f" [{dtype_name(dtype)}]" if dtype is not None else "")
     failed_cases = [n for n, e in errors.items() if not isinstance(e, NotImplementedOnStableRT)]

@@ -1,4 +1,6 @@
-"""Elementwise unary, binary and ternary ops × every dtype they accept × edge cases."""
+"""Elementwise unary, binary and ternary arithmetic × every dtype it accepts × edge cases.
+
+Compare, select and clamp are in test_compare.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -174,45 +176,9 @@ def _betainc_cases(dtype):
     }
 
 
-def _clamp_cases(dtype):
-    sp = I.specials(dtype)
-    lo = np.full_like(sp, sp[len(sp) // 3])
-    hi = np.full_like(sp, sp[2 * len(sp) // 3])
-    return {
-        "scalar": (sp[0].reshape(()), sp[1].reshape(()), sp[2].reshape(())),
-        "empty": (np.zeros((0,), dtype),) * 3,
-        "special_bounds_scalar": (sp[:1].reshape(()), sp, sp[-1:].reshape(())),
-        "special_arrays": (lo, sp, hi),
-        "random": (I.random(dtype, (3, 5), 1), I.random(dtype, (3, 5), 2), I.random(dtype, (3, 5), 3)),
-    }
-
-
-def _select_cases(dtype):
-    sp = I.specials(dtype)
-    pred = np.arange(len(sp)) % 3 == 0
-    return {
-        "scalar": (np.array(True), sp[0].reshape(()), sp[1].reshape(())),
-        "scalar_pred": (np.array(False), sp, sp[::-1].copy()),
-        "empty": (np.zeros((0,), bool), np.zeros((0,), dtype), np.zeros((0,), dtype)),
-        "special": (pred, sp, sp[::-1].copy()),
-    }
-
-
-def _select_n_cases(dtype):
-    sp = I.specials(dtype)
-    which = (np.arange(len(sp)) % 3).astype(np.int32)
-    return {
-        "special": (which, sp, sp[::-1].copy(), np.roll(sp, 1)),
-        "empty": (np.zeros((0,), np.int32),) + (np.zeros((0,), dtype),) * 3,
-    }
-
-
 TERNARY: dict[str, Op] = {
     "betainc": Op(lax.betainc, [np.dtype(np.float32), np.dtype(np.float64)], "lax.betainc({}, {}, {})",
                   tol={np.float32: 2e-5, np.float64: 1e-12}, cases=_betainc_cases),
-    "clamp": Op(lax.clamp, I.INT + F + I.FLOAT8, "lax.clamp({}, {}, {})", mode="exact", cases=_clamp_cases),
-    "select": Op(lax.select, I.ALL + I.FLOAT8, "lax.select({}, {}, {})", mode="exact", cases=_select_cases),
-    "select_n3": Op(lax.select_n, I.ALL, "lax.select_n({}, {}, {}, {})", mode="exact", cases=_select_n_cases),
 }
 
 
