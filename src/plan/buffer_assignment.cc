@@ -122,7 +122,7 @@ class Liveness {
 
   void Walk(const Sequence& sequence) {
     for (const Step& step : sequence.steps) {
-      if (step.kind == StepKind::kKernel) {
+      if (step.kind == StepKind::kKernel || step.kind == StepKind::kCollective) {
         for (ValueId v : step.inputs) Reference(v, false);
         for (ValueId v : step.outputs) Reference(v, true);
         ++position_;
@@ -131,6 +131,10 @@ class Liveness {
       const bool is_loop = step.kind == StepKind::kWhile;
       if (!is_loop)
         for (ValueId v : step.inputs) Reference(v, false);
+      // A manual region's results are written by all partitions at once: they take their
+      // storage before the region so that no partition's private values overlap them.
+      if (step.kind == StepKind::kManual)
+        for (ValueId v : step.outputs) Reference(v, true);
       size_t span = spans_.size();
       spans_.push_back({position_, 0});
       ++position_;

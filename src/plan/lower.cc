@@ -141,7 +141,7 @@ Status Lowering::LowerRegion(const ir::Operation& op, const ir::Region& region, 
 
 Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* returned) {
   for (const ir::Operation& op : block.ops) {
-    if (op.code == ir::OpCode::kReturn) {
+    if (op.code == ir::OpCode::kReturn || op.code == ir::OpCode::kSdyReturn) {
       returned->clear();
       for (size_t i = 0; i < op.operands.size(); ++i) {
         STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, i));
@@ -242,6 +242,17 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kIf:
     case OpCode::kCase:
       return LowerControlFlow(*this, op);
+    case OpCode::kSdyManualComputation:
+      return LowerManualComputation(*this, op);
+    case OpCode::kAllReduce:
+    case OpCode::kAllGather:
+    case OpCode::kReduceScatter:
+    case OpCode::kAllToAll:
+    case OpCode::kCollectivePermute:
+    case OpCode::kCollectiveBroadcast:
+    case OpCode::kPartitionId:
+    case OpCode::kReplicaId:
+      return LowerCollective(*this, op);
     case OpCode::kCall: {
       const ir::Attribute* callee = op.attr("callee");
       auto name = callee ? callee->AsString() : std::nullopt;

@@ -76,6 +76,10 @@ class Lowering {
   Status LowerRegion(const ir::Operation& op, const ir::Region& region, const std::vector<ValueId>& arguments,
                      Sequence* into, std::vector<ValueId>* returned);
 
+  // Inside a manual region: the number of partitions it runs on (0 outside). Collectives
+  // lower differently inside and outside manual regions.
+  int64_t manual_partitions = 0;
+
  private:
   static constexpr ValueId kNone = UINT32_MAX;
 
@@ -115,6 +119,9 @@ Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op);
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
 // lower_control.cc: while, if, case.
 Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
+// lower_manual.cc: sdy.manual_computation, the collectives, partition_id and replica_id.
+Status LowerManualComputation(Lowering& lowering, const ir::Operation& op);
+Status LowerCollective(Lowering& lowering, const ir::Operation& op);
 
 //===--- Body programs (body_program.cc) ---===//
 

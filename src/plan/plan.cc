@@ -95,6 +95,8 @@ void PrintSequence(const Sequence& sequence, const std::string& indent, std::str
       case StepKind::kWhile: out += "while"; break;
       case StepKind::kIf: out += "if"; break;
       case StepKind::kCase: out += "case"; break;
+      case StepKind::kManual: out += "manual"; break;
+      case StepKind::kCollective: out += step.kernel; break;
     }
     out += ' ';
     out += ValueListToString(step.inputs);

@@ -68,6 +68,28 @@ enum class StepKind : uint8_t {
             // written by both regions
   kCase,    // run regions[i] for i = inputs[0] (i32 scalar), the last region if i is out of
             // range; outputs: the results, written by every region
+  kManual,  // a manual region (sdy.manual_computation): regions[0] runs once per partition,
+            // all partitions at once, each with private storage for the values the region
+            // computes; inputs: the global operands, outputs: the global results (both
+            // shared by all partitions, live for the whole step); params: [[num_partitions]].
+            // The region moves data in and out with "manual_operand"/"manual_result"
+            // collective steps.
+  kCollective,  // like a kernel step, but run by the executor with the partition's rank and
+                // the execution's communicator; `kernel` names the operation:
+                //   "manual_operand"  in: global  out: local  params: [[starts]]: the
+                //                     partition's block (starts: num_partitions x rank, row-major)
+                //   "manual_result"   in: local  out: global  params: [[starts]]: written by the
+                //                     first partition holding each block
+                //   "partition_id"    out: ui32 scalar, the partition (0 outside manual regions)
+                //   "all_reduce.<binary kernel key>" / "all_reduce_program"
+                //   "reduce_scatter.<binary kernel key>" / "reduce_scatter_program"
+                //   "all_gather", "all_to_all", "collective_broadcast"
+                //                     in: x  out: y  params: [groups (flattened partition ids),
+                //                     [group_size], op params]; op params: all_gather [dim],
+                //                     reduce_scatter [dim, then the body program for _program],
+                //                     all_to_all [split_dim, concat_dim], all_reduce_program
+                //                     [body program]; empty groups: all partitions
+                //   "collective_permute" params: [[source, target pairs flattened]]
 };
 
 struct Step;

@@ -1,7 +1,13 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+
+#include "collectives/communicator.h"
+#include "kernels/scalar_program.h"
+#include "runtime/box_copy.h"
 
 namespace stablert::runtime {
 namespace {
@@ -47,6 +53,53 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
   return OkStatus();
 }
 
+constexpr int64_t kMaxPartitions = 4096;
+
+bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+// Checks a collective step's name and parameters; resolves a reduction's binary kernel
+// (into `fn`) or decodes its body program (into `state`).
+Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step,
+                         const kernels::KernelRegistry& registry, kernels::KernelFn* fn, kernels::KernelState* state) {
+  const std::string& name = step.kernel;
+  auto malformed = [&] { return InvalidArgument(step.origin + ": malformed collective step '" + name + "'"); };
+  auto one_to_one = [&] { return step.inputs.size() == 1 && step.outputs.size() == 1; };
+  if (name == "partition_id")
+    return step.inputs.empty() && step.outputs.size() == 1 &&
+                   plan.values[step.outputs[0]].type == plan::TensorType{DType::kU32, {}}
+               ? OkStatus()
+               : malformed();
+  if (!one_to_one()) return malformed();
+  const plan::TensorType& in = plan.values[step.inputs[0]].type;
+  const plan::TensorType& out = plan.values[step.outputs[0]].type;
+  if (in.dtype != out.dtype) return malformed();
+  if (name == "manual_operand" || name == "manual_result") {
+    const plan::TensorType& local = name == "manual_operand" ? out : in;
+    if (step.params.size() != 1 || (!local.dims.empty() && step.params[0].size() % local.dims.size() != 0))
+      return malformed();
+    return OkStatus();
+  }
+  if (name == "collective_permute") return step.params.size() == 1 && step.params[0].size() % 2 == 0 ? OkStatus() : malformed();
+  if (step.params.size() < 2 || step.params[1].size() != 1 || step.params[1][0] < 1) return malformed();
+  if (name == "all_gather" || name == "collective_broadcast" || name == "all_to_all") return OkStatus();
+  for (std::string_view prefix : {"all_reduce", "reduce_scatter"}) {
+    if (!StartsWith(name, prefix)) continue;
+    std::string_view rest = std::string_view(name).substr(prefix.size());
+    if (rest == "_program") {
+      auto program = kernels::ScalarProgram::Decode(step.params.back(), registry);
+      if (!program.ok()) return program.status().WithPrefix(step.origin);
+      if (program->num_inputs() != 2 || program->outputs().size() != 1) return malformed();
+      *state = std::make_shared<const kernels::ScalarProgram>(std::move(program).value());
+      return OkStatus();
+    }
+    if (rest.empty() || rest[0] != '.') return malformed();
+    *fn = registry.Find(rest.substr(1));
+    if (*fn == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + std::string(rest.substr(1)) + "'");
+    return OkStatus();
+  }
+  return Unimplemented(step.origin + ": unknown collective '" + name + "'");
+}
+
 }  // namespace
 
 Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry,
@@ -61,7 +114,7 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
     const plan::Step& step = sequence.steps[s];
     ResolvedStep resolved{step.kind, nullptr, static_cast<uint32_t>(operand_values_.size()),
                           static_cast<uint32_t>(step.inputs.size()), static_cast<uint32_t>(step.outputs.size()),
-                          0, 0, &step, nullptr};
+                          0, 0, &step, nullptr, 0, 0};
     const kernels::KernelRegistry::Entry* entry = nullptr;
     switch (step.kind) {
       case plan::StepKind::kKernel:
@@ -81,6 +134,19 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (step.regions.empty() || step.inputs.size() != 1 || step.inputs[0] >= plan.values.size() ||
             plan.values[step.inputs[0]].type != plan::TensorType{DType::kS32, {}})
           return InvalidArgument(step.origin + ": malformed control step");
+        break;
+      case plan::StepKind::kCollective:
+        if (!step.regions.empty()) return InvalidArgument(step.origin + ": collective step with regions");
+        for (const auto* list : {&step.inputs, &step.outputs})
+          for (plan::ValueId v : *list)
+            if (v >= plan.values.size()) return InvalidArgument(step.origin + ": step refers to an unknown value");
+        STABLERT_RETURN_IF_ERROR(ResolveCollective(plan, step, registry, &resolved.fn, &resolved.state));
+        break;
+      case plan::StepKind::kManual:
+        if (depth > 0) return Unimplemented(step.origin + ": manual regions inside control flow are not supported yet");
+        if (step.regions.size() != 1 || step.params.size() != 1 || step.params[0].size() != 1 ||
+            step.params[0][0] < 1 || step.params[0][0] > kMaxPartitions)
+          return InvalidArgument(step.origin + ": malformed manual step");
         break;
       default:
         return InvalidArgument(step.origin + ": unknown step kind");
@@ -117,9 +183,25 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
     resolved.num_regions = static_cast<uint32_t>(step.regions.size());
     sequences_.resize(sequences_.size() + step.regions.size());
     steps_[first + s] = resolved;
+    const size_t region_operands = operand_values_.size();
     for (size_t r = 0; r < step.regions.size(); ++r)
       STABLERT_RETURN_IF_ERROR(Resolve(step.regions[r], resolved.first_region + static_cast<uint32_t>(r), registry,
                                        depth + 1));
+    if (step.kind == plan::StepKind::kManual) {
+      // Every arena value the region refers to, other than the step's global operands and
+      // results, is private to each partition.
+      ResolvedStep& manual = steps_[first + s];
+      manual.first_private = static_cast<uint32_t>(private_slots_.size());
+      for (size_t slot = region_operands; slot < operand_values_.size(); ++slot) {
+        plan::ValueId v = operand_values_[slot];
+        if (plan.values[v].storage != plan::Storage::kArena) continue;
+        if (std::find(step.inputs.begin(), step.inputs.end(), v) != step.inputs.end() ||
+            std::find(step.outputs.begin(), step.outputs.end(), v) != step.outputs.end())
+          continue;
+        private_slots_.push_back(static_cast<uint32_t>(slot));
+      }
+      manual.num_private = static_cast<uint32_t>(private_slots_.size()) - manual.first_private;
+    }
   }
   return OkStatus();
 }
@@ -136,7 +218,7 @@ StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPl
 }
 
 Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
-                       const std::vector<kernels::BufferView>& views) const {
+                       const std::vector<kernels::BufferView>& views, const Partition* partition) const {
   const ResolvedSequence& seq = sequences_[sequence];
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
     const ResolvedStep& step = steps_[s];
@@ -155,15 +237,15 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
       case plan::StepKind::kWhile: {
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
         while (true) {
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views));
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition));
           if (!*condition) break;
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views));
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition));
         }
         break;
       }
       case plan::StepKind::kIf: {
         const auto* predicate = static_cast<const uint8_t*>(views[step.first_operand].data);
-        STABLERT_RETURN_IF_ERROR(Run(step.first_region + (*predicate ? 0 : 1), context, views));
+        STABLERT_RETURN_IF_ERROR(Run(step.first_region + (*predicate ? 0 : 1), context, views, partition));
         break;
       }
       case plan::StepKind::kCase: {
@@ -171,12 +253,234 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         std::memcpy(&index, views[step.first_operand].data, sizeof(index));
         const auto last = static_cast<int32_t>(step.num_regions - 1);
         uint32_t branch = static_cast<uint32_t>(index < 0 || index > last ? last : index);
-        STABLERT_RETURN_IF_ERROR(Run(step.first_region + branch, context, views));
+        STABLERT_RETURN_IF_ERROR(Run(step.first_region + branch, context, views, partition));
         break;
       }
+      case plan::StepKind::kManual:
+        if (partition != nullptr) return Unimplemented(step.step->origin + ": nested manual regions");
+        STABLERT_RETURN_IF_ERROR(RunManual(step, context, views));
+        break;
+      case plan::StepKind::kCollective:
+        STABLERT_RETURN_IF_ERROR(RunCollective(step, context, views, partition));
+        break;
     }
   }
   return OkStatus();
+}
+
+namespace {
+
+// [outer, groups, inner] -> [groups, outer, inner], in bytes.
+void GroupsToFront(const char* src, char* dst, int64_t outer, int64_t groups, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t g = 0; g < groups; ++g)
+      std::memcpy(dst + (g * outer + o) * inner, src + (o * groups + g) * inner, static_cast<size_t>(inner));
+}
+
+// [groups, outer, inner] -> [outer, groups, inner], in bytes.
+void GroupsToMiddle(const char* src, char* dst, int64_t outer, int64_t groups, int64_t inner) {
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(dst + (o * groups + g) * inner, src + (g * outer + o) * inner, static_cast<size_t>(inner));
+}
+
+int64_t Product(std::span<const int64_t> dims, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to && i < dims.size(); ++i) n *= dims[i];
+  return n;
+}
+
+collectives::ReplicaGroups Groups(const std::vector<int64_t>& flat, int64_t group_size) {
+  collectives::ReplicaGroups groups;
+  for (size_t i = 0; i < flat.size(); i += static_cast<size_t>(group_size))
+    groups.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
+                        flat.begin() + static_cast<std::ptrdiff_t>(std::min(flat.size(), i + group_size)));
+  return groups;
+}
+
+// The block a partition holds: starts[rank * dims.size() ...].
+Dims BlockStart(const std::vector<int64_t>& starts, int rank, size_t dims) {
+  auto first = starts.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank) * dims);
+  return Dims(first, first + static_cast<std::ptrdiff_t>(dims));
+}
+
+}  // namespace
+
+Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
+                             const std::vector<kernels::BufferView>& views) const {
+  const int partitions = static_cast<int>(step.step->params[0][0]);
+  collectives::Communicator communicator(partitions, collectives::DefaultCollectiveTimeout());
+  // Partitions other than 0 work in private arenas.
+  std::vector<Arena> arenas;
+  std::vector<std::vector<kernels::BufferView>> partition_views(static_cast<size_t>(partitions - 1));
+  for (int p = 1; p < partitions; ++p) {
+    STABLERT_ASSIGN_OR_RETURN(Arena arena, AcquireArena());
+    std::vector<kernels::BufferView>& own = partition_views[static_cast<size_t>(p - 1)];
+    own = views;
+    auto* base = static_cast<uint8_t*>(arena.get());
+    for (uint32_t i = step.first_private; i < step.first_private + step.num_private; ++i) {
+      uint32_t slot = private_slots_[i];
+      own[slot].data = base ? base + plan_.values[operand_values_[slot]].index : nullptr;
+    }
+    arenas.push_back(std::move(arena));
+  }
+  std::vector<Status> statuses(static_cast<size_t>(partitions));
+  std::vector<Partition> contexts;
+  for (int p = 0; p < partitions; ++p) contexts.push_back(Partition{p, &communicator});
+  std::vector<std::thread> threads;
+  for (int p = 1; p < partitions; ++p)
+    threads.emplace_back([&, p] {
+      statuses[static_cast<size_t>(p)] =
+          Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)], &contexts[static_cast<size_t>(p)]);
+    });
+  statuses[0] = Run(step.first_region, context, views, &contexts[0]);
+  for (std::thread& thread : threads) thread.join();
+  for (Arena& arena : arenas) ReleaseArena(std::move(arena));
+  // A partition's own failure explains its peers' timeouts: report it first.
+  for (const Status& status : statuses)
+    if (!status.ok() && status.code() != StatusCode::kDeadlineExceeded) return status;
+  for (const Status& status : statuses)
+    if (!status.ok()) return status;
+  return OkStatus();
+}
+
+Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::KernelContext& context,
+                                 const std::vector<kernels::BufferView>& views, const Partition* partition) const {
+  const plan::Step& plan_step = *step.step;
+  const std::string& name = plan_step.kernel;
+  const std::string& origin = plan_step.origin;
+  const int rank = partition ? partition->rank : 0;
+  if (name == "partition_id") {
+    const auto value = static_cast<uint32_t>(rank);
+    std::memcpy(views[step.first_operand].data, &value, sizeof(value));
+    return OkStatus();
+  }
+  const kernels::BufferView& in = views[step.first_operand];
+  const kernels::BufferView& out = views[step.first_operand + 1];
+  const size_t element_size = DTypeByteSize(in.dtype);
+  const int64_t in_bytes = in.num_elements * static_cast<int64_t>(element_size);
+  const int num_ranks = partition ? partition->communicator->num_ranks() : 1;
+  if (name == "manual_operand" || name == "manual_result") {
+    const kernels::BufferView& local = name == "manual_operand" ? out : in;
+    const kernels::BufferView& global = name == "manual_operand" ? in : out;
+    const std::vector<int64_t>& starts = plan_step.params[0];
+    const size_t rank_dims = local.dims.size();
+    if (starts.size() != static_cast<size_t>(num_ranks) * rank_dims)
+      return InvalidArgument(origin + ": the manual region's blocks are laid out for another partition count");
+    const Dims local_dims(local.dims.begin(), local.dims.end()), global_dims(global.dims.begin(), global.dims.end());
+    const Dims start = rank_dims ? BlockStart(starts, rank, rank_dims) : Dims{};
+    const Dims zero(rank_dims, 0);
+    if (name == "manual_operand") {
+      CopyBox(global.data, global_dims, start, local.data, local_dims, zero, local_dims, element_size);
+      return OkStatus();
+    }
+    // Only the first partition holding this block writes it.
+    for (int q = 0; q < rank; ++q)
+      if (!rank_dims || BlockStart(starts, q, rank_dims) == start) return OkStatus();
+    CopyBox(local.data, local_dims, zero, global.data, global_dims, start, local_dims, element_size);
+    return OkStatus();
+  }
+
+  // Outside manual regions the execution is its only participant.
+  std::unique_ptr<collectives::Communicator> alone;
+  collectives::Communicator* communicator = partition ? partition->communicator : nullptr;
+  if (communicator == nullptr) {
+    alone = std::make_unique<collectives::Communicator>(1, collectives::DefaultCollectiveTimeout());
+    communicator = alone.get();
+  }
+  if (name == "collective_permute") {
+    std::vector<std::pair<int, int>> pairs;
+    const std::vector<int64_t>& flat = plan_step.params[0];
+    for (size_t k = 0; k + 1 < flat.size(); k += 2) pairs.emplace_back(static_cast<int>(flat[k]), static_cast<int>(flat[k + 1]));
+    return communicator->CollectivePermute(rank, pairs, in.data, out.data, in_bytes, origin);
+  }
+  const std::vector<int64_t>& flat_groups = plan_step.params[0];
+  const int64_t group_size = plan_step.params[1][0];
+  if (!flat_groups.empty() && static_cast<int64_t>(flat_groups.size()) != num_ranks)
+    return InvalidArgument(origin + ": replica groups cover " + std::to_string(flat_groups.size()) + " of " +
+                           std::to_string(num_ranks) + " partitions");
+  if (flat_groups.empty() && group_size != num_ranks)
+    return InvalidArgument(origin + ": the group of all partitions has " + std::to_string(num_ranks) +
+                           " members, not " + std::to_string(group_size));
+  const collectives::ReplicaGroups groups = Groups(flat_groups, group_size);
+  if (name == "collective_broadcast")
+    return communicator->CollectiveBroadcast(rank, groups, in.data, out.data, in_bytes, origin);
+  if (name == "all_gather") {
+    const auto dim = static_cast<size_t>(plan_step.params[2][0]);
+    const int64_t outer = Product(in.dims, 0, dim);
+    if (outer == 1) return communicator->AllGather(rank, groups, in.data, out.data, in_bytes, origin);
+    std::vector<char> gathered(static_cast<size_t>(in_bytes * group_size));
+    STABLERT_RETURN_IF_ERROR(communicator->AllGather(rank, groups, in.data, gathered.data(), in_bytes, origin));
+    GroupsToMiddle(gathered.data(), static_cast<char*>(out.data), outer, group_size, in_bytes / outer);
+    return OkStatus();
+  }
+  if (name == "all_to_all") {
+    const auto split = static_cast<size_t>(plan_step.params[2][0]);
+    const auto concat = static_cast<size_t>(plan_step.params[2][1]);
+    const int64_t chunk_bytes = in_bytes / group_size;
+    std::vector<char> packed(static_cast<size_t>(in_bytes)), received(static_cast<size_t>(in_bytes));
+    const int64_t split_outer = Product(in.dims, 0, split);
+    GroupsToFront(static_cast<const char*>(in.data), packed.data(), split_outer, group_size,
+                  chunk_bytes / split_outer);
+    STABLERT_RETURN_IF_ERROR(communicator->AllToAll(rank, groups, packed.data(), received.data(), chunk_bytes, origin));
+    Dims chunk(in.dims.begin(), in.dims.end());
+    chunk[split] /= group_size;
+    const int64_t concat_outer = Product(chunk, 0, concat);
+    GroupsToMiddle(received.data(), static_cast<char*>(out.data), concat_outer, group_size,
+                   chunk_bytes / concat_outer);
+    return OkStatus();
+  }
+
+  // all_reduce / reduce_scatter: a combiner from the binary kernel or the body program.
+  const DType dtype = in.dtype;
+  collectives::Combiner combine;
+  std::vector<char> scratch;
+  if (step.fn != nullptr) {
+    combine = [&](const void* lhs, const void* rhs, void* result, int64_t count) -> Status {
+      const int64_t dims[1] = {count};
+      const std::span<const int64_t> shape(dims, 1);
+      scratch.resize(static_cast<size_t>(count) * element_size);
+      kernels::BufferView views_in[2] = {{const_cast<void*>(lhs), dtype, shape, count},
+                                         {const_cast<void*>(rhs), dtype, shape, count}};
+      kernels::BufferView view_out{scratch.data(), dtype, shape, count};
+      kernels::KernelArgs args;
+      args.inputs = views_in;
+      args.outputs = std::span<const kernels::BufferView>(&view_out, 1);
+      STABLERT_RETURN_IF_ERROR(step.fn(context, args));
+      if (count > 0) std::memcpy(result, scratch.data(), scratch.size());
+      return OkStatus();
+    };
+  } else {
+    const auto* program = static_cast<const kernels::ScalarProgram*>(step.state.get());
+    combine = [program, element_size](const void* lhs, const void* rhs, void* result, int64_t count) -> Status {
+      std::vector<kernels::ScalarSlot> registers(static_cast<size_t>(program->num_registers()));
+      const int32_t output = program->outputs()[0];
+      for (int64_t i = 0; i < count; ++i) {
+        for (auto& slot : registers) slot.bits = 0;
+        program->Initialize(registers.data());
+        std::memcpy(&registers[0], static_cast<const char*>(lhs) + i * element_size, element_size);
+        std::memcpy(&registers[1], static_cast<const char*>(rhs) + i * element_size, element_size);
+        program->Run(registers.data());
+        std::memcpy(static_cast<char*>(result) + i * element_size, &registers[static_cast<size_t>(output)], element_size);
+      }
+      return OkStatus();
+    };
+  }
+  if (StartsWith(name, "all_reduce"))
+    return communicator->AllReduce(rank, groups, in.data, out.data, in.num_elements, static_cast<int64_t>(element_size),
+                                   combine, origin);
+  // reduce_scatter: bring each member's chunk (a block along the scattered dimension) to
+  // the front, then reduce chunk-wise.
+  const auto dim = static_cast<size_t>(plan_step.params[2][0]);
+  const int64_t outer = Product(in.dims, 0, dim);
+  const int64_t chunk_count = out.num_elements;
+  if (outer == 1)
+    return communicator->ReduceScatter(rank, groups, in.data, out.data, chunk_count,
+                                       static_cast<int64_t>(element_size), combine, origin);
+  std::vector<char> packed(static_cast<size_t>(in_bytes));
+  GroupsToFront(static_cast<const char*>(in.data), packed.data(), outer, group_size, in_bytes / outer / group_size);
+  return communicator->ReduceScatter(rank, groups, packed.data(), out.data, chunk_count,
+                                     static_cast<int64_t>(element_size), combine, origin);
 }
 
 void LoadedPlan::FreeDeleter::operator()(void* p) const { std::free(p); }
@@ -231,7 +535,7 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   for (size_t i = 0; i < views.size(); ++i) views[i].data = address(operand_values_[i]);
 
   const kernels::KernelContext context;
-  Status status = Run(0, context, views);
+  Status status = Run(0, context, views, nullptr);
   ReleaseArena(std::move(arena));
   STABLERT_RETURN_IF_ERROR(status);
 

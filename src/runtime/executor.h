@@ -5,6 +5,13 @@
 // or each other. Each execution works in its own arena (64-byte aligned; arenas of
 // finished executions are recycled), so any number of executions of one plan may run
 // concurrently on different threads.
+//
+// Manual regions (plan::StepKind::kManual) run their region once per partition, each on
+// its own thread (partition 0 on the calling thread, in the execution's arena; the others
+// in private arenas), sharing one collectives::Communicator with the timeout
+// collectives::DefaultCollectiveTimeout(). Collective steps call that communicator; a
+// collective whose peers never arrive fails the execution with DeadlineExceeded naming
+// the op (its origin) and the missing partitions, after the timeout.
 #pragma once
 
 #include <memory>
@@ -16,6 +23,10 @@
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
 #include "plan/plan.h"
+
+namespace stablert::collectives {
+class Communicator;
+}
 
 namespace stablert::runtime {
 
@@ -50,7 +61,15 @@ class LoadedPlan {
     uint32_t first_region;    // into sequences_ (control steps)
     uint32_t num_regions;
     const plan::Step* step;
-    kernels::KernelState state;  // from the kernel's prepare function, if any
+    kernels::KernelState state;  // from the kernel's prepare function, if any (collective
+                                 // reductions: a decoded body program)
+    uint32_t first_private;      // kManual: into private_slots_
+    uint32_t num_private;
+  };
+  // The partition a manual region's copy runs for.
+  struct Partition {
+    int rank;
+    collectives::Communicator* communicator;
   };
   struct ResolvedSequence {
     uint32_t first_step;  // into steps_; a sequence's steps are contiguous
@@ -61,8 +80,13 @@ class LoadedPlan {
   // Fills sequences_[index] from `sequence`, appending its steps and then, recursively,
   // its steps' regions.
   Status Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry, int depth);
-  Status Run(uint32_t sequence, const kernels::KernelContext& context,
-             const std::vector<kernels::BufferView>& views) const;
+  // `partition` is null outside manual regions.
+  Status Run(uint32_t sequence, const kernels::KernelContext& context, const std::vector<kernels::BufferView>& views,
+             const Partition* partition) const;
+  Status RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
+                   const std::vector<kernels::BufferView>& views) const;
+  Status RunCollective(const ResolvedStep& step, const kernels::KernelContext& context,
+                       const std::vector<kernels::BufferView>& views, const Partition* partition) const;
 
   struct FreeDeleter {
     void operator()(void* p) const;
@@ -81,6 +105,9 @@ class LoadedPlan {
   std::vector<ResolvedStep> steps_;
   std::vector<plan::ValueId> operand_values_;           // per step: inputs then outputs
   std::vector<kernels::BufferView> operand_templates_;  // the same, data pointers unset
+  // Per manual step: the operand slots (into operand_values_) of its region that refer to
+  // arena values private to each partition.
+  std::vector<uint32_t> private_slots_;
 };
 
 // Binds `plan` to the CPU kernels (LoadedPlan::Create) and caches the result in the plan

@@ -1,0 +1,429 @@
+// Lowering of manual regions (sdy.manual_computation, the bodies of shard_map and pmap)
+// and of the collectives, partition_id and replica_id (plan.h, StepKind::kManual and
+// kCollective).
+//
+// A manual region becomes one kManual step over the global operands and results. Its
+// region starts with one "manual_operand" step per operand (the partition's block, in the
+// local type of the block argument), holds the body lowered with local shapes, and ends
+// with one "manual_result" step per result (each block written by its first holder). The
+// blocks come from the in_shardings/out_shardings through ParseSharding/LayoutShards.
+//
+// Collectives name their groups as partition ids: replica groups are resolved here per the
+// StableHLO spec (channel_id, use_global_device_ids) for programs with one replica.
+// Outside a manual region a collective is accepted only when the program runs on one device
+// (every group then holds only partition 0).
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "plan/lowering.h"
+#include "plan/sharding.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+
+int64_t ModuleInt(const ir::Module& module, std::string_view name, int64_t fallback) {
+  const ir::Attribute* attr = ir::FindAttr(module.attrs, name);
+  auto value = attr ? attr->AsInt() : std::nullopt;
+  return value ? *value : fallback;
+}
+
+// The elements of an integer array attribute of any rank (replica_groups and
+// source_target_pairs are 2-D), with its dims.
+std::optional<std::vector<int64_t>> IntElements(const ir::Attribute& attr, Dims* dims) {
+  const auto* elements = attr.get<ir::Attribute::Elements>();
+  if (!elements || !*elements) return std::nullopt;
+  const ir::ElementsData& data = **elements;
+  const DType dtype = data.type.dtype;
+  if (dtype != DType::kS64 && dtype != DType::kS32) return std::nullopt;
+  const size_t size = dtype == DType::kS64 ? 8 : 4;
+  std::vector<int64_t> out(data.bytes.size() / size);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (size == 8) {
+      std::memcpy(&out[i], &data.bytes[i * 8], 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, &data.bytes[i * 4], 4);
+      out[i] = v;
+    }
+  }
+  *dims = data.type.dims;
+  return out;
+}
+
+std::vector<int64_t> Flatten(const std::vector<Dims>& starts) {
+  std::vector<int64_t> out;
+  for (const Dims& s : starts) out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+// The TensorShardings of an in_shardings/out_shardings attribute (an array of shardings,
+// or a dictionary holding one under "shardings").
+StatusOr<const ir::Attribute::Array*> ShardingList(Lowering& l, const ir::Operation& op, std::string_view name) {
+  const ir::Attribute* attr = op.attr(name);
+  if (attr == nullptr) return l.Invalid(op, "missing attribute '" + std::string(name) + "'");
+  if (const auto* array = attr->get<ir::Attribute::Array>()) return array;
+  if (const auto* dict = attr->get<ir::Attribute::Dictionary>())
+    if (const ir::Attribute* inner = ir::FindAttr(*dict, "shardings"))
+      if (const auto* array = inner->get<ir::Attribute::Array>()) return array;
+  return l.Invalid(op, "attribute '" + std::string(name) + "' is not a list of shardings");
+}
+
+// The layout of one operand or result of a manual region over `partitions` devices; the
+// local dims must be `local`.
+StatusOr<ShardLayout> ManualLayout(Lowering& l, const ir::Operation& op, const ir::Attribute& sharding_attr,
+                                   const Dims& global, const Dims& local, int64_t partitions,
+                                   const std::set<std::string>& manual_axes, const std::string& what) {
+  ir::Attribute::Dictionary attrs;
+  attrs.emplace_back("sdy.sharding", sharding_attr);
+  std::string where = l.Origin(op) + ": " + what;
+  STABLERT_ASSIGN_OR_RETURN(TensorSharding sharding,
+                            ParseSharding(l.module(), attrs, static_cast<int64_t>(global.size()), partitions, where));
+  for (const MeshAxis& axis : sharding.mesh.axes)
+    if (axis.size > 1 && !manual_axes.count(axis.name))
+      return l.Unsupported(op, "partially manual regions (mesh axis '" + axis.name +
+                                   "' is not manual) are not supported yet");
+  if (sharding.maximal_partition >= 0) return l.Unsupported(op, what + " has a maximal sharding");
+  STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, LayoutShards(sharding, global, partitions, where));
+  if (layout.local_dims != local)
+    return l.Invalid(op, what + ": the sharding gives blocks of " + DimsToString(layout.local_dims) +
+                             " but the region's type is " + DimsToString(local));
+  return layout;
+}
+
+Step CollectiveStep(Lowering& l, const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
+                    std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params) {
+  Step step;
+  step.kind = StepKind::kCollective;
+  step.kernel = std::move(kernel);
+  step.inputs = std::move(inputs);
+  step.outputs = std::move(outputs);
+  step.params = std::move(params);
+  step.origin = l.Origin(op);
+  return step;
+}
+
+// How replica_groups name devices (StableHLO spec, "collective ops").
+enum class GroupMode { kCrossReplica, kCrossReplicaAndPartition, kFlattenedIds, kCrossPartition };
+
+int64_t ChannelId(const ir::Operation& op) {
+  const ir::Attribute* attr = op.attr("channel_id");
+  auto value = attr ? attr->AsInt() : std::nullopt;
+  return value ? *value : 0;
+}
+
+GroupMode ModeOf(const ir::Operation& op) {
+  const bool channel = ChannelId(op) > 0;
+  switch (op.code) {
+    case OpCode::kAllReduce:
+    case OpCode::kAllGather:
+    case OpCode::kReduceScatter: {
+      const ir::Attribute* global = op.attr("use_global_device_ids");
+      bool use_global = global && global->AsBool().value_or(true);
+      if (!channel) return GroupMode::kCrossReplica;
+      return use_global ? GroupMode::kFlattenedIds : GroupMode::kCrossReplicaAndPartition;
+    }
+    default:
+      return channel ? GroupMode::kCrossPartition : GroupMode::kCrossReplica;
+  }
+}
+
+// The groups of partition ids the collective `op` communicates in, over `partitions`
+// partitions and one replica: flattened into `flat`, every group of `group_size` members.
+// An empty `flat` means one group of all partitions.
+Status ResolveGroups(Lowering& l, const ir::Operation& op, int64_t partitions, std::vector<int64_t>* flat,
+                     int64_t* group_size) {
+  std::vector<int64_t> ids;
+  int64_t size = 0;
+  if (const ir::Attribute* attr = op.attr("replica_groups")) {
+    Dims dims;
+    auto values = IntElements(*attr, &dims);
+    if (!values || dims.size() != 2) return l.Invalid(op, "replica_groups is not a 2-D integer array");
+    ids = *values;
+    size = dims[1];
+  }
+  const GroupMode mode = ModeOf(op);
+  flat->clear();
+  switch (mode) {
+    case GroupMode::kCrossReplica:
+      // One replica: every partition communicates only with itself.
+      for (int64_t id : ids)
+        if (id != 0) return l.Invalid(op, "replica group names replica " + std::to_string(id) + " of 1");
+      for (int64_t p = 0; p < partitions; ++p) flat->push_back(p);
+      *group_size = 1;
+      return OkStatus();
+    case GroupMode::kCrossReplicaAndPartition:
+      for (int64_t id : ids)
+        if (id != 0) return l.Invalid(op, "replica group names replica " + std::to_string(id) + " of 1");
+      *group_size = partitions;
+      return OkStatus();
+    case GroupMode::kFlattenedIds:
+    case GroupMode::kCrossPartition:
+      break;
+  }
+  if (ids.empty() || size == 0) {
+    *group_size = partitions;
+    return OkStatus();
+  }
+  std::vector<bool> seen(static_cast<size_t>(partitions), false);
+  for (int64_t id : ids) {
+    if (id < 0 || id >= partitions)
+      return l.Invalid(op, "replica group names device " + std::to_string(id) + " of " + std::to_string(partitions));
+    if (seen[static_cast<size_t>(id)]) return l.Invalid(op, "device " + std::to_string(id) + " is in two groups");
+    seen[static_cast<size_t>(id)] = true;
+  }
+  if (static_cast<int64_t>(ids.size()) != partitions)
+    return l.Invalid(op, "replica groups cover " + std::to_string(ids.size()) + " of " + std::to_string(partitions) +
+                             " devices");
+  *flat = std::move(ids);
+  *group_size = size;
+  return OkStatus();
+}
+
+// "add" etc. from MatchReductionBody to the binary kernel's op name.
+std::string BinaryKernelOp(const std::string& body) {
+  if (body == "mul") return "multiply";
+  if (body == "max") return "maximum";
+  if (body == "min") return "minimum";
+  return body;
+}
+
+OpCode BinaryOpCode(const std::string& body) {
+  if (body == "add") return OpCode::kAdd;
+  if (body == "mul") return OpCode::kMultiply;
+  if (body == "max") return OpCode::kMaximum;
+  if (body == "min") return OpCode::kMinimum;
+  if (body == "and") return OpCode::kAnd;
+  return OpCode::kOr;
+}
+
+// The reduction of `op`'s body over `dtype`: a binary kernel key suffix (".add.f32") with
+// `program` empty, or a body program.
+Status ReductionOf(Lowering& l, const ir::Operation& op, DType dtype, std::string* suffix,
+                   std::vector<int64_t>* program) {
+  if (op.regions.size() != 1) return l.Invalid(op, "expected one reduction body");
+  std::string body = MatchReductionBody(l.module(), op.regions[0], dtype);
+  if (!body.empty() && ElementwiseAccepts(BinaryOpCode(body), dtype)) {
+    *suffix = "." + BinaryKernelOp(body) + "." + std::string(DTypeName(dtype));
+    program->clear();
+    return OkStatus();
+  }
+  STABLERT_ASSIGN_OR_RETURN(*program, CompileBodyProgram(l, op, op.regions[0]));
+  *suffix = "_program";
+  return OkStatus();
+}
+
+Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions) {
+  if (op.operands.size() != op.results.size()) return l.Invalid(op, "operand and result counts differ");
+  std::vector<int64_t> groups;
+  int64_t group_size = 1;
+  if (op.code != OpCode::kCollectivePermute)
+    STABLERT_RETURN_IF_ERROR(ResolveGroups(l, op, partitions, &groups, &group_size));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId input, l.Operand(op, i));
+    STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
+    const TensorType in = l.TypeOf(input);
+    if (in.dtype != type.dtype) return l.Invalid(op, "result element type differs from the operand's");
+    const int64_t rank = static_cast<int64_t>(in.dims.size());
+    auto dimension = [&](std::string_view name) -> StatusOr<int64_t> {
+      STABLERT_ASSIGN_OR_RETURN(int64_t d, l.IntAttr(op, name));
+      if (d < 0 || d >= rank) return l.Invalid(op, std::string(name) + " is out of range");
+      return d;
+    };
+    std::string kernel;
+    std::vector<std::vector<int64_t>> params = {groups, {group_size}};
+    switch (op.code) {
+      case OpCode::kAllReduce: {
+        if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");
+        std::string suffix;
+        std::vector<int64_t> program;
+        STABLERT_RETURN_IF_ERROR(ReductionOf(l, op, in.dtype, &suffix, &program));
+        kernel = "all_reduce" + suffix;
+        if (!program.empty()) params.push_back(std::move(program));
+        break;
+      }
+      case OpCode::kReduceScatter: {
+        STABLERT_ASSIGN_OR_RETURN(int64_t d, dimension("scatter_dimension"));
+        Dims expected = in.dims;
+        if (expected[d] % group_size != 0) return l.Invalid(op, "the scattered dimension does not split evenly");
+        expected[d] /= group_size;
+        if (type.dims != expected) return l.Invalid(op, "result shape should be " + DimsToString(expected));
+        std::string suffix;
+        std::vector<int64_t> program;
+        STABLERT_RETURN_IF_ERROR(ReductionOf(l, op, in.dtype, &suffix, &program));
+        kernel = "reduce_scatter" + suffix;
+        params.push_back({d});
+        if (!program.empty()) params.push_back(std::move(program));
+        break;
+      }
+      case OpCode::kAllGather: {
+        STABLERT_ASSIGN_OR_RETURN(int64_t d, dimension("all_gather_dim"));
+        Dims expected = in.dims;
+        expected[d] *= group_size;
+        if (type.dims != expected) return l.Invalid(op, "result shape should be " + DimsToString(expected));
+        kernel = "all_gather";
+        params.push_back({d});
+        break;
+      }
+      case OpCode::kAllToAll: {
+        STABLERT_ASSIGN_OR_RETURN(int64_t split, dimension("split_dimension"));
+        STABLERT_ASSIGN_OR_RETURN(int64_t concat, dimension("concat_dimension"));
+        STABLERT_ASSIGN_OR_RETURN(int64_t count, l.IntAttr(op, "split_count"));
+        if (count != group_size)
+          return l.Invalid(op, "split_count " + std::to_string(count) + " differs from the group size " +
+                                   std::to_string(group_size));
+        Dims expected = in.dims;
+        if (expected[split] % count != 0) return l.Invalid(op, "the split dimension does not split evenly");
+        expected[split] /= count;
+        expected[concat] *= count;
+        if (type.dims != expected) return l.Invalid(op, "result shape should be " + DimsToString(expected));
+        kernel = "all_to_all";
+        params.push_back({split, concat});
+        break;
+      }
+      case OpCode::kCollectiveBroadcast:
+        if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");
+        kernel = "collective_broadcast";
+        break;
+      case OpCode::kCollectivePermute: {
+        if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");
+        const ir::Attribute* pairs_attr = op.attr("source_target_pairs");
+        Dims pairs_dims;
+        auto pairs_values = pairs_attr ? IntElements(*pairs_attr, &pairs_dims) : std::nullopt;
+        if (!pairs_values || pairs_values->size() % 2 != 0)
+          return l.Invalid(op, "source_target_pairs is not a list of pairs");
+        std::vector<int64_t> pairs = std::move(*pairs_values);
+        if (ChannelId(op) <= 0) {
+          // Pairs of replica ids; with one replica only (0, 0): every partition keeps its value.
+          for (int64_t id : pairs)
+            if (id != 0) return l.Invalid(op, "source_target_pairs names replica " + std::to_string(id) + " of 1");
+          std::vector<int64_t> self;
+          if (!pairs.empty())
+            for (int64_t p = 0; p < partitions; ++p) self.insert(self.end(), {p, p});
+          pairs = std::move(self);
+        }
+        std::set<int64_t> sources, targets;
+        for (size_t k = 0; k < pairs.size(); k += 2) {
+          if (pairs[k] < 0 || pairs[k] >= partitions || pairs[k + 1] < 0 || pairs[k + 1] >= partitions)
+            return l.Invalid(op, "source_target_pairs names a device outside 0.." + std::to_string(partitions - 1));
+          if (!sources.insert(pairs[k]).second || !targets.insert(pairs[k + 1]).second)
+            return l.Invalid(op, "source_target_pairs repeats a source or a target");
+        }
+        kernel = "collective_permute";
+        params = {std::move(pairs)};
+        break;
+      }
+      default:
+        return l.Unsupported(op, "op is not supported by the CPU plan yet");
+    }
+    ValueId output = l.NewValue(type);
+    l.EmitControl(op, CollectiveStep(l, op, std::move(kernel), {input}, {output}, std::move(params)));
+    l.Bind(op.results[i], output);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
+  if (l.manual_partitions > 0) return l.Unsupported(op, "manual regions nested in manual regions are not supported yet");
+  if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1) return l.Invalid(op, "expected one body block");
+  const ir::Block& block = op.regions[0].blocks[0];
+  if (block.arguments.size() != op.operands.size())
+    return l.Invalid(op, "the body takes " + std::to_string(block.arguments.size()) + " arguments for " +
+                             std::to_string(op.operands.size()) + " operands");
+  STABLERT_ASSIGN_OR_RETURN(const ir::Attribute::Array* in_shardings, ShardingList(l, op, "in_shardings"));
+  STABLERT_ASSIGN_OR_RETURN(const ir::Attribute::Array* out_shardings, ShardingList(l, op, "out_shardings"));
+  if (in_shardings->size() != op.operands.size() || out_shardings->size() != op.results.size())
+    return l.Invalid(op, "in_shardings/out_shardings do not match the operands/results");
+  std::set<std::string> manual_axes;
+  if (const ir::Attribute* axes = op.attr("manual_axes")) {
+    const auto* array = axes->get<ir::Attribute::Array>();
+    if (!array) return l.Invalid(op, "manual_axes is not a list of axis names");
+    for (const ir::Attribute& axis : *array) {
+      auto name = axis.AsString();
+      if (!name) return l.Invalid(op, "manual_axes is not a list of axis names");
+      manual_axes.emplace(*name);
+    }
+  }
+  const int64_t partitions = ModuleInt(l.module(), "mhlo.num_partitions", 1);
+  if (partitions < 1) return l.Invalid(op, "the module's mhlo.num_partitions is not positive");
+
+  Step step;
+  step.kind = StepKind::kManual;
+  step.params = {{partitions}};
+  step.regions.resize(1);
+  Sequence& body = step.regions[0];
+  std::vector<ValueId> arguments;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId global, l.Operand(op, i));
+    const ir::Type& local_type = l.module().type_of(block.arguments[i]);
+    if (!local_type.is_tensor() || local_type.dtype != l.TypeOf(global).dtype)
+      return l.Invalid(op, "body argument " + std::to_string(i) + " has type " + ir::TypeToString(local_type));
+    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout,
+                              ManualLayout(l, op, (*in_shardings)[i], l.TypeOf(global).dims, local_type.dims,
+                                           partitions, manual_axes, "operand " + std::to_string(i)));
+    ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
+    body.steps.push_back(CollectiveStep(l, op, "manual_operand", {global}, {local}, {Flatten(layout.starts)}));
+    step.inputs.push_back(global);
+    arguments.push_back(local);
+  }
+  std::vector<ValueId> returned;
+  l.manual_partitions = partitions;
+  Status status = l.LowerRegion(op, op.regions[0], arguments, &body, &returned);
+  l.manual_partitions = 0;
+  STABLERT_RETURN_IF_ERROR(status);
+  if (returned.size() != op.results.size())
+    return l.Invalid(op, "the body returns " + std::to_string(returned.size()) + " values for " +
+                             std::to_string(op.results.size()) + " results");
+  for (size_t i = 0; i < returned.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
+    const TensorType local = l.TypeOf(returned[i]);
+    if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
+    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, (*out_shardings)[i], type.dims, local.dims,
+                                                               partitions, manual_axes, "result " + std::to_string(i)));
+    ValueId global = l.NewValue(type);
+    body.steps.push_back(CollectiveStep(l, op, "manual_result", {returned[i]}, {global}, {Flatten(layout.starts)}));
+    step.outputs.push_back(global);
+    l.Bind(op.results[i], global);
+  }
+  l.EmitControl(op, std::move(step));
+  return OkStatus();
+}
+
+Status LowerCollective(Lowering& l, const ir::Operation& op) {
+  int64_t partitions = l.manual_partitions;
+  if (partitions == 0) {
+    // Outside manual regions the plan runs once for all devices: only a program on one
+    // device has collectives that mean something there.
+    if (ModuleInt(l.module(), "mhlo.num_partitions", 1) != 1 || ModuleInt(l.module(), "mhlo.num_replicas", 1) != 1)
+      return l.Unsupported(op, "collectives outside manual regions of a program on several devices are not supported yet");
+    partitions = 1;
+  } else if (ModuleInt(l.module(), "mhlo.num_replicas", 1) != 1) {
+    return l.Unsupported(op, "collectives in programs with both replicas and partitions are not supported yet");
+  }
+  switch (op.code) {
+    case OpCode::kPartitionId:
+    case OpCode::kReplicaId: {
+      STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, 0));
+      if (type != TensorType{DType::kU32, {}}) return l.Invalid(op, "result must be a ui32 scalar");
+      ValueId output;
+      if (op.code == OpCode::kReplicaId) {
+        output = l.NewConstant(type, std::vector<uint8_t>(4, 0));  // one replica
+      } else {
+        output = l.NewValue(type);
+        l.EmitControl(op, CollectiveStep(l, op, "partition_id", {}, {output}, {}));
+      }
+      l.Bind(op.results[0], output);
+      return OkStatus();
+    }
+    default:
+      return LowerPerOperand(l, op, partitions);
+  }
+}
+
+}  // namespace stablert::plan

@@ -1,0 +1,129 @@
+"""pmap and shard_map: the body runs once per device with real collectives; results equal
+JAX's CPU backend's with the same number of devices."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+shard_map = jax.shard_map
+
+
+def test_pmap_psum():
+    devices = jax.devices("stablert")[:4]
+    out = jax.pmap(lambda x: x + jax.lax.psum(x, "i"), axis_name="i", devices=devices)(jnp.arange(4))
+    np.testing.assert_array_equal(np.asarray(out), [6, 7, 8, 9])
+    assert {d.platform for d in out.devices()} == {"stablert"}
+
+
+def test_pmap_collectives():
+    devices = jax.devices("stablert")[:4]
+    cpu = jax.devices("cpu")[:4]
+
+    def fn(x):
+        return (jax.lax.pmean(x, "i"), jax.lax.pmax(x, "i"), jax.lax.all_gather(x, "i"),
+                jax.lax.ppermute(x, "i", [(k, (k + 1) % 4) for k in range(4)]), jax.lax.axis_index("i"))
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    got = jax.pmap(fn, axis_name="i", devices=devices)(x)
+    want = jax.pmap(fn, axis_name="i", devices=cpu)(x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+def run_both(mesh_pair, shape, names, body, in_specs, out_specs, inputs, check_vma=False):
+    results = []
+    for mesh in mesh_pair(shape, names):
+        args = [jax.device_put(a, NamedSharding(mesh, spec)) for a, spec in zip(inputs, in_specs)]
+        fn = shard_map(body, mesh=mesh, in_specs=tuple(in_specs), out_specs=out_specs, check_vma=check_vma)
+        results.append(jax.jit(fn)(*args))
+    return results
+
+
+def assert_same(got, want):
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        assert {d.platform for d in g.devices()} == {"stablert"}
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+        for shard in g.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data), np.asarray(g)[shard.index])
+
+
+X = np.arange(64, dtype=np.float32).reshape(8, 8) / 8
+
+# (name, body, out_specs) over a 1-D mesh "i" of 4 devices, input sharded P("i").
+ONE_D = [
+    ("psum", lambda x: jax.lax.psum(x, "i"), P()),
+    ("pmean", lambda x: x - jax.lax.pmean(x, "i"), P("i")),
+    ("pmax_pmin", lambda x: (jax.lax.pmax(x, "i"), jax.lax.pmin(x, "i")), (P(), P())),
+    ("all_gather", lambda x: jax.lax.all_gather(x, "i"), P()),
+    ("all_gather_tiled", lambda x: jax.lax.all_gather(x, "i", tiled=True), P()),
+    ("all_gather_axis1", lambda x: jax.lax.all_gather(x, "i", axis=1, tiled=True), P()),
+    ("psum_scatter", lambda x: jax.lax.psum_scatter(x.reshape(8, 2), "i", tiled=True), P("i")),
+    ("psum_scatter_dim1", lambda x: jax.lax.psum_scatter(x, "i", scatter_dimension=1, tiled=True), P("i")),
+    ("psum_scatter_untiled", lambda x: jax.lax.psum_scatter(x.reshape(4, 4), "i"), P("i")),
+    ("ppermute", lambda x: jax.lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 3), (3, 0)]), P("i")),
+    ("ppermute_partial", lambda x: jax.lax.ppermute(x, "i", [(0, 2), (1, 0)]), P("i")),
+    ("all_to_all", lambda x: jax.lax.all_to_all(x, "i", 1, 0, tiled=True), P("i")),
+    ("all_to_all_same_dim", lambda x: jax.lax.all_to_all(x, "i", 1, 1, tiled=True), P("i")),
+    ("axis_index", lambda x: x * jax.lax.axis_index("i").astype(x.dtype), P("i")),
+    ("psum_int", lambda x: jax.lax.psum((x * 8).astype(jnp.int32), "i"), P()),
+]
+
+
+@pytest.mark.parametrize("name,body,out_specs", ONE_D, ids=[c[0] for c in ONE_D])
+def test_shard_map_1d(mesh_pair, name, body, out_specs):
+    got, want = run_both(mesh_pair, (4,), ("i",), body, [P("i")], out_specs, [X])
+    assert_same(got, want)
+
+
+# Over a 2 x 2 mesh ("x", "y"), input sharded P("x", "y").
+TWO_D = [
+    ("psum_x", lambda x: jax.lax.psum(x, "x"), P(None, "y")),
+    ("psum_y", lambda x: jax.lax.psum(x, "y"), P("x")),
+    ("psum_both", lambda x: jax.lax.psum(x, ("x", "y")), P()),
+    ("all_gather_y", lambda x: jax.lax.all_gather(x, "y", axis=1, tiled=True), P("x")),
+    ("psum_scatter_x", lambda x: jax.lax.psum_scatter(x, "x", tiled=True), P(("x",), "y")),
+    ("ppermute_x", lambda x: jax.lax.ppermute(x, "x", [(0, 1), (1, 0)]), P("x", "y")),
+    ("all_to_all_y", lambda x: jax.lax.all_to_all(x, "y", 0, 1, tiled=True), P("x", "y")),
+    ("axis_index", lambda x: x + 10 * jax.lax.axis_index("x") + jax.lax.axis_index("y"), P("x", "y")),
+]
+
+
+@pytest.mark.parametrize("name,body,out_specs", TWO_D, ids=[c[0] for c in TWO_D])
+def test_shard_map_2d(mesh_pair, name, body, out_specs):
+    got, want = run_both(mesh_pair, (2, 2), ("x", "y"), body, [P("x", "y")], out_specs, [X])
+    assert_same(got, want)
+
+
+def test_shard_map_replicated_operand(mesh_pair):
+    body = lambda x, w: jax.lax.psum(x @ w, "i")
+    w = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
+    got, want = run_both(mesh_pair, (4,), ("i",), body, [P(None, "i"), P("i")], P(), [X, w])
+    assert_same(got, want)
+
+
+def test_grad_through_shard_map(mesh_pair):
+    def loss(mesh):
+        def body(x, w):
+            return jax.lax.psum(jnp.sum(jnp.tanh(x * w) ** 2), "i")
+        return lambda x, w: shard_map(body, mesh=mesh, in_specs=(P("i"), P()), out_specs=P())(x, w)
+
+    w = np.linspace(-1, 1, 8, dtype=np.float32)
+    results = []
+    for mesh in mesh_pair((4,), ("i",)):
+        x = jax.device_put(X, NamedSharding(mesh, P("i")))
+        wd = jax.device_put(w, NamedSharding(mesh, P()))
+        results.append(jax.jit(jax.grad(loss(mesh), argnums=(0, 1)))(x, wd))
+    assert_same(*results)
+
+
+def test_shard_map_in_a_loop(mesh_pair):
+    def body(x):
+        return jax.lax.fori_loop(0, 3, lambda k, v: jax.lax.psum(v, "i") / 4 + k, x)
+    got, want = run_both(mesh_pair, (4,), ("i",), body, [P("i")], P("i"), [X])
+    assert_same(got, want)
