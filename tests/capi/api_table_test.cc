@@ -117,7 +117,9 @@ TEST(ApiTable, PluginAttributes) {
     const PJRT_NamedValue& value = args.attributes[i];
     std::string name(value.name, value.name_size);
     EXPECT_TRUE(names.insert(name).second) << "duplicate attribute " << name;
-    if (name == "xla_version") EXPECT_EQ(value.type, PJRT_NamedValue_kInt64);
+    if (name == "xla_version") {
+      EXPECT_EQ(value.type, PJRT_NamedValue_kInt64);
+    }
     if (name == "stablehlo_current_version" || name == "stablehlo_minimum_version") {
       ASSERT_EQ(value.type, PJRT_NamedValue_kInt64List) << name;
       ASSERT_EQ(value.value_size, 3u) << name;
