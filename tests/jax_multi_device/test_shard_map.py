@@ -127,3 +127,32 @@ def test_shard_map_in_a_loop(mesh_pair):
         return jax.lax.fori_loop(0, 3, lambda k, v: jax.lax.psum(v, "i") / 4 + k, x)
     got, want = run_both(mesh_pair, (4,), ("i",), body, [P("i")], P("i"), [X])
     assert_same(got, want)
+
+
+MISMATCH = textwrap.dedent("""
+    import time
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, PartitionSpec as P
+    mesh = Mesh(np.array(jax.devices("stablert")[:4]), ("i",))
+    def body(x):
+        # Only device 0 takes the branch with the psum: its peers never arrive.
+        return jax.lax.cond(jax.lax.axis_index("i") == 0, lambda v: jax.lax.psum(v, "i"), lambda v: v, x)
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False))
+    start = time.time()
+    try:
+        f(jnp.arange(8.0)).block_until_ready()
+        print("NO ERROR")
+    except Exception as e:
+        print("ERROR", str(e))
+    print("ELAPSED", time.time() - start)
+""")
+
+
+def test_mismatched_collective_times_out():
+    env = dict(os.environ, STABLERT_COLLECTIVE_TIMEOUT_SECONDS="1", JAX_PLATFORMS="stablert", STABLERT_DEVICE_COUNT="4")
+    done = subprocess.run([sys.executable, "-c", MISMATCH], env=env, capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert "ERROR" in out and "NO ERROR" not in out, out + done.stderr
+    assert "DEADLINE_EXCEEDED" in out and "stablehlo.all_reduce" in out, out
+    assert "devices 1, 2, 3 did not reach" in out, out
+    assert float(out.split("ELAPSED")[1]) < 30, out
