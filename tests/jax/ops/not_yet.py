@@ -30,6 +30,8 @@ NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     # ops
     ("complex", "*", "stablehlo.complex"),
     ("conj", "float*", "stablehlo.complex (conj of a real operand)"),
+    ("conv_general_dilated", ("int*", "uint*"), "stablehlo.convolution on integer element types"),
+    ("conv_preferred_element_type", "*", "stablehlo.convolution with a wider result type"),
 ]
 
 

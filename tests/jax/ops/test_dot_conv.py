@@ -1,0 +1,130 @@
+"""dot_general (batch and contracting dimensions anywhere, zero-size dimensions, precision,
+preferred_element_type) and conv_general_dilated (dimension numbers, strides, padding, lhs/rhs
+dilation, feature and batch groups, 1-D to 3-D).
+
+Large contractions use small-integer operands, so float results are exact in any summation order
+and any difference is a real one; small ones use random values with JAX's own dot tolerances
+(lax_test testDot: float16 1e-2, float64 1e-14)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jax import lax
+
+from . import inputs as I
+from . import not_yet
+from .compare import Call, check_cases
+
+DOT_TOL = {np.float16: 1e-2, np.float64: 1e-14, np.complex128: 1e-14}
+HI = lax.Precision.HIGHEST
+
+
+def _ints(dt, shape, seed):
+    dt = np.dtype(dt)
+    if dt.kind == "c":
+        return (I.rng(seed).integers(-3, 4, shape) + 1j * I.rng(seed + 1).integers(-3, 4, shape)).astype(dt)
+    if dt == np.bool_:
+        return I.random(dt, shape, seed)
+    lo = 0 if (I.is_int(dt) and I.iinfo(dt).min == 0) else -3
+    return I.rng(seed).integers(lo, lo + 7, shape).astype(dt)
+
+
+def _rand(dt, shape, seed):
+    dt = np.dtype(dt)
+    return I.random(dt, shape, seed, scale=1.0) if (I.is_float(dt) or dt.kind == "c") else _ints(dt, shape, seed)
+
+
+def dg(lc, rc, lb=(), rb=(), **kw):
+    return lambda a, b: lax.dot_general(a, b, ((lc, rc), (lb, rb)), **kw)
+
+
+def dot_cases(dt):
+    return {
+        "vec_vec": Call(dg((0,), (0,)), _rand(dt, (7,), 1), _rand(dt, (7,), 2)),
+        "mat_vec": Call(dg((1,), (0,)), _rand(dt, (4, 6), 3), _rand(dt, (6,), 4)),
+        "matmul": Call(dg((1,), (0,)), _rand(dt, (5, 3), 5), _rand(dt, (3, 4), 6)),
+        "matmul_transposed_rhs": Call(dg((1,), (1,)), _rand(dt, (5, 3), 7), _rand(dt, (4, 3), 8)),
+        "contract_lhs_dim0": Call(dg((0,), (0,)), _rand(dt, (3, 5), 9), _rand(dt, (3, 4), 10)),
+        "batch": Call(dg((2,), (1,), (0,), (0,)), _rand(dt, (2, 3, 4), 11), _rand(dt, (2, 4, 5), 12)),
+        "batch_not_leading": Call(dg((0,), (2,), (2,), (0,)), _rand(dt, (4, 3, 2), 13), _rand(dt, (2, 5, 4), 14)),
+        "two_contracting": Call(dg((1, 2), (0, 1)), _rand(dt, (3, 4, 2), 15), _rand(dt, (4, 2, 5), 16)),
+        "outer": Call(dg((), ()), _rand(dt, (3,), 17), _rand(dt, (4,), 18)),
+        "k_zero": Call(dg((1,), (0,)), np.zeros((3, 0), dt), np.zeros((0, 4), dt)),
+        "m_zero": Call(dg((1,), (0,)), np.zeros((0, 3), dt), _rand(dt, (3, 4), 19)),
+        "large_exact": Call(dg((1,), (0,)), _ints(dt, (48, 80), 20), _ints(dt, (80, 40), 21)),
+        "large_batch_exact": Call(dg((2,), (1,), (0,), (0,)), _ints(dt, (3, 17, 70), 22), _ints(dt, (3, 70, 9), 23)),
+        "precision_highest": Call(dg((1,), (0,), precision=HI), _rand(dt, (5, 6), 24), _rand(dt, (6, 3), 25)),
+    }
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("dot_general", dt) for dt in I.INT + I.FLOAT + I.COMPLEX])
+def test_dot_general(op, dtype):
+    check_cases(None, dot_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
+
+
+PREFERRED = [
+    (np.int8, np.int32), (np.uint8, np.int32), (np.int16, np.int64), (np.int32, np.int64),
+    (np.float16, np.float32), ("bfloat16", np.float32), (np.float32, np.float64), (np.int8, np.float32),
+]
+
+
+@pytest.mark.parametrize("op,pair,dtype,out", [not_yet.param("dot_preferred_element_type",
+                                                        f"{I.name(I.FLOAT[1] if a == 'bfloat16' else a)}->{I.name(b)}",
+                                                        I.FLOAT[1] if a == "bfloat16" else np.dtype(a), np.dtype(b))
+                                          for a, b in PREFERRED])
+def test_dot_preferred_element_type(op, pair, dtype, out):
+    dt = np.dtype(dtype)
+    big = (_ints(dt, (40, 70), 1) * (30 if I.is_int(dt) and dt.itemsize == 1 else 1)).astype(dt)
+    cases = {
+        "matmul": Call(dg((1,), (0,), preferred_element_type=out), _ints(dt, (5, 6), 2), _ints(dt, (6, 4), 3)),
+        # int8 products that overflow int8 but not the preferred type
+        "accumulate_wide": Call(dg((1,), (0,), preferred_element_type=out), big, _ints(dt, (70, 8), 4)),
+        "batch": Call(dg((2,), (1,), (0,), (0,), preferred_element_type=out), _ints(dt, (2, 3, 4), 5),
+                      _ints(dt, (2, 4, 5), 6)),
+    }
+    check_cases(None, cases, op=op, dtype=dt, tol=DOT_TOL)
+
+
+# ------------------------------------------------------------------------------------------------
+# convolution
+
+def conv(strides=(1, 1), padding="VALID", lhs_dil=None, rhs_dil=None, dn=None, fgc=1, bgc=1, **kw):
+    return lambda x, w: lax.conv_general_dilated(x, w, strides, padding, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,
+                                                 dimension_numbers=dn, feature_group_count=fgc,
+                                                 batch_group_count=bgc, **kw)
+
+
+def conv_cases(dt):
+    x = lambda shape, s: _ints(dt, shape, s)
+    return {
+        "nchw_valid": Call(conv(), x((2, 3, 7, 6), 1), x((4, 3, 3, 2), 2)),
+        "stride2_same": Call(conv((2, 2), "SAME"), x((1, 2, 8, 7), 3), x((3, 2, 3, 3), 4)),
+        "explicit_padding": Call(conv((1, 2), ((1, 2), (0, 1))), x((1, 2, 5, 6), 5), x((2, 2, 2, 3), 6)),
+        "negative_padding": Call(conv((1, 1), ((-1, 0), (1, -1))), x((1, 1, 6, 6), 7), x((1, 1, 2, 2), 8)),
+        "lhs_dilation": Call(conv((1, 1), ((1, 1), (2, 2)), lhs_dil=(2, 3)), x((1, 2, 4, 3), 9), x((2, 2, 3, 3), 10)),
+        "rhs_dilation": Call(conv((1, 1), "VALID", rhs_dil=(2, 1)), x((2, 1, 7, 5), 11), x((3, 1, 3, 2), 12)),
+        "nhwc_hwio": Call(conv((1, 1), "SAME", dn=("NHWC", "HWIO", "NHWC")), x((2, 5, 6, 3), 13), x((3, 2, 3, 4), 14)),
+        "odd_layout": Call(conv((2, 1), "VALID", dn=("HNCW", "IHWO", "CWNH")), x((6, 2, 3, 5), 15), x((3, 2, 2, 4), 16)),
+        "feature_groups": Call(conv(fgc=2), x((1, 4, 5, 5), 17), x((6, 2, 2, 2), 18)),
+        "depthwise": Call(conv((1, 1), "SAME", fgc=3), x((2, 3, 5, 4), 19), x((3, 1, 3, 3), 20)),
+        "batch_groups": Call(conv(bgc=2), x((4, 2, 5, 5), 21), x((4, 2, 2, 2), 22)),
+        "conv1d": Call(conv((2,), "SAME", dn=("NWC", "WIO", "NWC")), x((2, 9, 3), 23), x((3, 3, 2), 24)),
+        "conv3d": Call(conv((1, 1, 1), "VALID"), x((1, 2, 4, 4, 3), 25), x((2, 2, 2, 2, 2), 26)),
+        "empty_batch": Call(conv(), x((0, 2, 4, 4), 27), x((3, 2, 2, 2), 28)),
+        "kernel_larger_than_input_padded": Call(conv((1, 1), ((2, 2), (2, 2))), x((1, 1, 2, 2), 29), x((1, 1, 4, 4), 30)),
+    }
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("conv_general_dilated", dt)
+                                      for dt in I.FLOAT + I.COMPLEX + [np.dtype(np.int32), np.dtype(np.int8)]])
+def test_conv(op, dtype):
+    check_cases(None, conv_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("conv_preferred_element_type", "int8->int32"),
+                                      not_yet.param("conv_preferred_element_type", "bfloat16->float32")])
+def test_conv_preferred_element_type(op, dtype):
+    src, out = [np.dtype(I.FLOAT[1] if t == "bfloat16" else t) for t in dtype.split("->")]
+    x = _ints(src, (1, 3, 6, 6), 1) * np.array(20 if src == np.int8 else 1, src)
+    check_cases(conv(preferred_element_type=out), {"basic": (x.astype(src), _ints(src, (2, 3, 3, 3), 2))},
+                op=op, dtype=src)

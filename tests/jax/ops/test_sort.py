@@ -1,0 +1,72 @@
+"""sort: one and several operands, num_keys, stability, every dimension, NaN/±0/±inf ordering
+(JAX sorts floats in total order: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN), argsort,
+descending sorts, top_k. Results are bitwise."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from . import inputs as I
+from . import not_yet
+from .compare import Call, check_cases
+
+
+def _keys(dt, shape, seed, ties=True):
+    """Random values with many ties (small range) mixed with the dtype's specials."""
+    dt = np.dtype(dt)
+    n = int(np.prod(shape))
+    base = I.small_ints(dt, (n,), seed) if ties else I.random(dt, (n,), seed)
+    sp = I.specials(dt)
+    k = min(len(sp), n // 2)
+    base[:k] = sp[:k]
+    return I.rng(seed).permutation(base).reshape(shape)
+
+
+def sort_cases(dt):
+    cases = {
+        "1d": Call(lambda x: lax.sort(x), _keys(dt, (41,), 1)),
+        "2d_dim0": Call(lambda x: lax.sort(x, dimension=0), _keys(dt, (9, 5), 2)),
+        "2d_dim1": Call(lambda x: lax.sort(x, dimension=1), _keys(dt, (5, 9), 3)),
+        "3d_middle": Call(lambda x: lax.sort(x, dimension=1), _keys(dt, (2, 13, 3), 4)),
+        "specials": Call(lambda x: lax.sort(x), I.specials(dt)[::-1].copy()),
+        "long": Call(lambda x: lax.sort(x), _keys(dt, (2000,), 5, ties=False)),
+        "empty": Call(lambda x: lax.sort(x), np.zeros((0,), dt)),
+        "empty_rows": Call(lambda x: lax.sort(x, dimension=1), np.zeros((3, 0), dt)),
+        "scalar_dim_size1": Call(lambda x: lax.sort(x, dimension=0), _keys(dt, (1, 4), 6)),
+        # payload operand: stable sort keeps the order of equal keys
+        "key_value_stable": Call(lambda k, v: lax.sort((k, v), num_keys=1, is_stable=True), _keys(dt, (60,), 7),
+                                 np.arange(60, dtype=np.int32)),
+        "two_keys": Call(lambda a, b, v: lax.sort((a, b, v), num_keys=2, is_stable=True), _keys(dt, (50,), 8),
+                         _keys(dt, (50,), 9), np.arange(50, dtype=np.int32)),
+        "argsort_stable": Call(lambda x: jnp.argsort(x, stable=True), _keys(dt, (7, 11), 10)),
+        "descending": Call(lambda x: jnp.sort(x, descending=True, stable=True), _keys(dt, (33,), 11)),
+    }
+    if I.is_float(dt):
+        with np.errstate(invalid="ignore"):
+            z = np.array([0.0, -0.0, np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, -0.0], np.float64).astype(dt)
+        z[3] = -abs(z[3])
+        cases["signed_zeros_nans"] = Call(lambda x, v: lax.sort((x, v), num_keys=1, is_stable=True), z,
+                                          np.arange(len(z), dtype=np.int32))
+    return cases
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("sort", dt) for dt in I.ALL])
+def test_sort(op, dtype):
+    check_cases(None, sort_cases(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
+
+
+def top_k_cases(dt):
+    return {
+        "1d_k3": Call(lambda x: lax.top_k(x, 3), _keys(dt, (20,), 1, ties=False)),
+        "2d_k1": Call(lambda x: lax.top_k(x, 1), _keys(dt, (4, 9), 2, ties=False)),
+        "k_equals_n": Call(lambda x: lax.top_k(x, 6), _keys(dt, (3, 6), 3, ties=False)),
+        "specials": Call(lambda x: lax.top_k(x, 4), I.specials(dt)),
+        "k0": Call(lambda x: lax.top_k(x, 0), _keys(dt, (5,), 4)),
+    }
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("top_k", dt) for dt in I.INT + I.FLOAT])
+def test_top_k(op, dtype):
+    check_cases(None, top_k_cases(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
