@@ -143,7 +143,6 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         STABLERT_RETURN_IF_ERROR(ResolveCollective(plan, step, registry, &resolved.fn, &resolved.state));
         break;
       case plan::StepKind::kManual:
-        if (depth > 0) return Unimplemented(step.origin + ": manual regions inside control flow are not supported yet");
         if (step.regions.size() != 1 || step.params.size() != 1 || step.params[0].size() != 1 ||
             step.params[0][0] < 1 || step.params[0][0] > kMaxPartitions)
           return InvalidArgument(step.origin + ": malformed manual step");

@@ -156,3 +156,13 @@ def test_mismatched_collective_times_out():
     assert "DEADLINE_EXCEEDED" in out and "stablehlo.all_reduce" in out, out
     assert "devices 1, 2, 3 did not reach" in out, out
     assert float(out.split("ELAPSED")[1]) < 30, out
+
+
+def test_shard_map_inside_a_loop(mesh_pair):
+    results = []
+    for mesh in mesh_pair((4,), ("i",)):
+        step = jax.shard_map(lambda v: jax.lax.psum(v, "i") / 4 + 1, mesh=mesh, in_specs=P("i"), out_specs=P("i"),
+                             check_vma=False)
+        x = jax.device_put(X, NamedSharding(mesh, P("i")))
+        results.append(jax.jit(lambda v: jax.lax.fori_loop(0, 3, lambda k, a: step(a) * (k + 1), v))(x))
+    assert_same(*results)
