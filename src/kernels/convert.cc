@@ -31,7 +31,9 @@ template <DType From, DType To>
 inline Storage<To> ConvertOne(Storage<From> x) {
   using S = Storage<From>;
   using T = Storage<To>;
-  if constexpr (To == DType::kPred) {
+  if constexpr (To == DType::kPred && kIsHalf<S>) {
+    return (x.bits & 0x7fffu) != 0 ? 1 : 0;  // on the bits, as XLA does: denormals count
+  } else if constexpr (To == DType::kPred) {
     return Load(x) != 0 ? 1 : 0;
   } else if constexpr (From == DType::kPred) {
     return StoreAs<T>(static_cast<Compute<T>>(x != 0 ? 1 : 0));

@@ -7,7 +7,7 @@
 // and x % 0 is x; INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0; shifts by an amount
 // outside [0, bits) give 0 (or the sign fill for arithmetic right shifts); a negative
 // integer exponent gives 0 unless the base is 1 or -1. Float maximum/minimum propagate
-// NaN and order -0 below +0.
+// NaN, order -0 below +0 and treat denormals as signed zeros.
 #pragma once
 
 #include <bit>
@@ -21,6 +21,13 @@
 namespace stablert::kernels::ops {
 
 // Each op maps a compute-typed value (float for f16/bf16) to the output's compute type.
+// Denormal operands count as zeros of their sign, as under the flush-to-zero mode XLA's
+// CPU backend (and StableRT's executor) runs in, where maximum/minimum are arithmetic.
+template <typename C>
+inline C FlushDenormal(C x) {
+  return std::fabs(x) < std::numeric_limits<C>::min() ? std::copysign(C(0), x) : x;
+}
+
 struct NegateOp {
   template <typename C> static C Apply(C x) {
     if constexpr (std::is_integral_v<C>) return static_cast<C>(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
@@ -38,7 +45,10 @@ struct SignOp {
   template <typename C> static C Apply(C x) {
     if constexpr (std::is_unsigned_v<C>) return x != 0 ? 1 : 0;
     else if constexpr (std::is_integral_v<C>) return static_cast<C>((x > 0) - (x < 0));
-    else return x > 0 ? C(1) : (x < 0 ? C(-1) : x);  // keeps +-0 and NaN
+    else {
+      x = FlushDenormal(x);
+      return x > 0 ? C(1) : (x < 0 ? C(-1) : x);  // keeps +-0 (denormals included) and NaN
+    }
   }
 };
 struct NotOp {
@@ -53,26 +63,38 @@ struct PopcntOp {
 struct ClzOp {
   template <typename C> static C Apply(C x) { return static_cast<C>(std::countl_zero(std::make_unsigned_t<C>(x))); }
 };
-#define STABLERT_FLOAT_UNARY(Name, expr) \
-  struct Name {                          \
-    template <typename C> static C Apply(C x) { return expr; } \
+// Math functions see denormal inputs as zeros of their sign, as XLA's (flush-to-zero) CPU
+// backend mostly computes them; sin, tan, tanh and expm1 return such inputs unchanged, as
+// XLA's do. (XLA's own approximations are not uniform on denormal inputs; results on them
+// may differ from XLA's in these functions.)
+#define STABLERT_FLOAT_UNARY(Name, expr)    \
+  struct Name {                             \
+    template <typename C> static C Apply(C x) { \
+      x = FlushDenormal(x);                 \
+      return expr;                          \
+    }                                       \
   };
 STABLERT_FLOAT_UNARY(ExpOp, std::exp(x))
-STABLERT_FLOAT_UNARY(Expm1Op, std::expm1(x))
 STABLERT_FLOAT_UNARY(LogOp, std::log(x))
 STABLERT_FLOAT_UNARY(Log1pOp, std::log1p(x))
 STABLERT_FLOAT_UNARY(SqrtOp, std::sqrt(x))
 STABLERT_FLOAT_UNARY(RsqrtOp, C(1) / std::sqrt(x))
 STABLERT_FLOAT_UNARY(CbrtOp, std::cbrt(x))
-STABLERT_FLOAT_UNARY(TanhOp, std::tanh(x))
 STABLERT_FLOAT_UNARY(LogisticOp, C(1) / (C(1) + std::exp(-x)))
-STABLERT_FLOAT_UNARY(SineOp, std::sin(x))
 STABLERT_FLOAT_UNARY(CosineOp, std::cos(x))
-STABLERT_FLOAT_UNARY(TanOp, std::tan(x))
 STABLERT_FLOAT_UNARY(FloorOp, std::floor(x))
 STABLERT_FLOAT_UNARY(CeilOp, std::ceil(x))
 STABLERT_FLOAT_UNARY(RoundAfzOp, std::round(x))
 STABLERT_FLOAT_UNARY(RoundEvenOp, std::nearbyint(x))
+#define STABLERT_PASSTHROUGH_UNARY(Name, fn) \
+  struct Name {                              \
+    template <typename C> static C Apply(C x) { return std::fabs(x) < std::numeric_limits<C>::min() ? x : fn(x); } \
+  };
+STABLERT_PASSTHROUGH_UNARY(SineOp, std::sin)
+STABLERT_PASSTHROUGH_UNARY(TanOp, std::tan)
+STABLERT_PASSTHROUGH_UNARY(TanhOp, std::tanh)
+STABLERT_PASSTHROUGH_UNARY(Expm1Op, std::expm1)
+#undef STABLERT_PASSTHROUGH_UNARY
 #undef STABLERT_FLOAT_UNARY
 
 struct IsFiniteOp {
@@ -129,7 +151,7 @@ struct RemainderOp {
       }
       return static_cast<C>(a % b);
     } else {
-      return std::fmod(a, b);
+      return std::fmod(FlushDenormal(a), FlushDenormal(b));
     }
   }
 };
@@ -140,6 +162,8 @@ struct MaxOp {
     } else {
       if (std::isnan(a)) return a;
       if (std::isnan(b)) return b;
+      a = FlushDenormal(a);
+      b = FlushDenormal(b);
       return (a > b || (a == b && !std::signbit(a))) ? a : b;
     }
   }
@@ -151,6 +175,8 @@ struct MinOp {
     } else {
       if (std::isnan(a)) return a;
       if (std::isnan(b)) return b;
+      a = FlushDenormal(a);
+      b = FlushDenormal(b);
       return (a < b || (a == b && std::signbit(a))) ? a : b;
     }
   }
@@ -175,12 +201,12 @@ struct PowerOp {
       }
       return result;
     } else {
-      return std::pow(a, b);
+      return std::pow(FlushDenormal(a), FlushDenormal(b));
     }
   }
 };
 struct Atan2Op {
-  template <typename C> static C Apply(C a, C b) { return std::atan2(a, b); }
+  template <typename C> static C Apply(C a, C b) { return std::atan2(FlushDenormal(a), FlushDenormal(b)); }
 };
 struct AndOp {
   template <typename C> static C Apply(C a, C b) { return static_cast<C>(a & b); }

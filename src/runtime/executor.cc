@@ -9,8 +9,37 @@
 #include "kernels/scalar_program.h"
 #include "runtime/box_copy.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 namespace stablert::runtime {
 namespace {
+
+// Flushes denormal float inputs and results to zero on this thread while alive, as XLA's
+// CPU backend runs every program (results differ from IEEE ones only for denormals).
+class ScopedFlushDenormals {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  ScopedFlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero); }
+  ~ScopedFlushDenormals() { _mm_setcsr(saved_); }
+
+ private:
+  static constexpr unsigned kFlushToZero = 0x8000;      // MXCSR.FTZ
+  static constexpr unsigned kDenormalsAreZero = 0x0040;  // MXCSR.DAZ
+  unsigned saved_;
+#elif defined(__aarch64__)
+  ScopedFlushDenormals() {
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(saved_));
+    uint64_t flushing = saved_ | (uint64_t{1} << 24);  // FPCR.FZ
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(flushing));
+  }
+  ~ScopedFlushDenormals() { __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_)); }
+
+ private:
+  uint64_t saved_;
+#endif
+};
 
 constexpr size_t kArenaAlignment = 64;
 
@@ -329,6 +358,7 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
   std::vector<std::thread> threads;
   for (int p = 1; p < partitions; ++p)
     threads.emplace_back([&, p] {
+      ScopedFlushDenormals flush_denormals;
       statuses[static_cast<size_t>(p)] =
           Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)], &contexts[static_cast<size_t>(p)]);
     });
@@ -534,7 +564,11 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   for (size_t i = 0; i < views.size(); ++i) views[i].data = address(operand_values_[i]);
 
   const kernels::KernelContext context;
-  Status status = Run(0, context, views, nullptr);
+  Status status;
+  {
+    ScopedFlushDenormals flush_denormals;
+    status = Run(0, context, views, nullptr);
+  }
   ReleaseArena(std::move(arena));
   STABLERT_RETURN_IF_ERROR(status);
 

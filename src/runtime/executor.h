@@ -2,7 +2,8 @@
 //
 // Buffers: arguments and results are dense row-major host buffers of the plan's parameter
 // and result types; the caller allocates the results. Results must not overlap arguments
-// or each other. Each execution works in its own arena (64-byte aligned; arenas of
+// or each other. Kernels run with denormal floats flushed to zero (inputs and results),
+// as XLA's CPU backend runs programs. Each execution works in its own arena (64-byte aligned; arenas of
 // finished executions are recycled), so any number of executions of one plan may run
 // concurrently on different threads.
 //
