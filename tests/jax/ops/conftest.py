@@ -9,3 +9,27 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"{len(STATS['ops'])} ops, {len(STATS['dtypes'])} dtypes, {len(STATS['op_dtypes'])} op x dtype pairs, "
         f"{STATS['cases']} cases in {STATS['programs']} compared programs, {STATS['elements']} elements compared")
+
+
+# Cases whose StableRT result or error is known to differ from JAX's CPU backend today
+# (listed in known_failures.txt, one pytest node id per line, relative to this folder).
+# They are strict xfails: a case that starts passing fails the run until it is removed
+# from the list. The causes are listed in docs/jax_suite.md under "Known failures".
+import pathlib as _pathlib
+
+import pytest as _pytest
+
+_KNOWN = {
+    line.strip()
+    for line in (_pathlib.Path(__file__).with_name("known_failures.txt")).read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        node = item.nodeid.split("tests/jax/ops/", 1)[-1]
+        if node in _KNOWN:
+            # The known-failure mark replaces a not-yet mark: the case fails another way.
+            item.own_markers = [m for m in item.own_markers if m.name != "xfail"]
+            item.add_marker(_pytest.mark.xfail(strict=True, reason="known failure, see docs/jax_suite.md"))
