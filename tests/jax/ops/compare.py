@@ -27,7 +27,7 @@ import numpy as np
 from jax._src import dtypes as jax_dtypes
 from jax._src import public_test_util
 
-__all__ = ["Call", "NotImplementedOnStableRT", "Unimplemented", "NoLowering", "check", "check_cases",
+__all__ = ["Call", "NotImplementedOnStableRT", "StableRTError", "Unimplemented", "NoLowering", "check", "check_cases",
            "run_on", "stablert", "cpu", "STATS", "dtype_name"]
 
 
@@ -41,6 +41,10 @@ class Unimplemented(NotImplementedOnStableRT):
 
 class NoLowering(NotImplementedOnStableRT):
     """JAX has no lowering rule for a primitive on the `stablert` platform."""
+
+
+class StableRTError(AssertionError):
+    """StableRT raised an error other than UNIMPLEMENTED for a program XLA runs (no wrong number)."""
 
 
 def stablert():
@@ -376,7 +380,7 @@ def check_cases(fn: Callable, cases: dict[str, Sequence[Any]] | Sequence[Sequenc
         text = "\n".join(f"case {n!r}: {type(errors[n]).__name__}: {str(errors[n]).splitlines()[0]}"
                          for n in failed_cases)
         ok = [n for n in names if n not in errors]
-        raise AssertionError(f"ERROR on stablert for {head} (cases that ran are right: {ok}):\n{text}")
+        raise StableRTError(f"ERROR on stablert for {head} (cases that ran are right: {ok}):\n{text}")
     if errors:
         first = next(iter(errors.values()))
         ok = [n for n in names if n not in errors]

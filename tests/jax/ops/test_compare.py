@@ -12,6 +12,7 @@ from .specs import Op, params
 
 ORDERED = I.INT + I.FLOAT + I.FLOAT8 + I.BOOL
 ANY = ORDERED + I.COMPLEX
+TOTAL = I.FLOAT + [np.dtype(np.int32), np.dtype(np.uint8)]
 
 COMPARE: dict[str, Op] = {
     "eq": Op(lax.eq, ANY, "lax.eq({}, {})"),
@@ -21,9 +22,9 @@ COMPARE: dict[str, Op] = {
     "gt": Op(lax.gt, ORDERED, "lax.gt({}, {})"),
     "ge": Op(lax.ge, ORDERED, "lax.ge({}, {})"),
     # TOTALORDER comparisons, as JAX's sort comparators emit them (-NaN < -inf < ... < -0 < +0 < ... < NaN)
-    "eq_totalorder": Op(lax.eq_to_p.bind, I.FLOAT + I.INT, "lax.eq_to_p.bind({}, {})"),
-    "lt_totalorder": Op(lax.lt_to_p.bind, I.FLOAT + I.INT, "lax.lt_to_p.bind({}, {})"),
-    "le_totalorder": Op(lax.le_to_p.bind, I.FLOAT + I.INT, "lax.le_to_p.bind({}, {})"),
+    "eq_totalorder": Op(lax.eq_to_p.bind, TOTAL, "lax.eq_to_p.bind({}, {})"),
+    "lt_totalorder": Op(lax.lt_to_p.bind, TOTAL, "lax.lt_to_p.bind({}, {})"),
+    "le_totalorder": Op(lax.le_to_p.bind, TOTAL, "lax.le_to_p.bind({}, {})"),
 }
 
 
