@@ -35,3 +35,31 @@ def pytest_collection_modifyitems(config, items):
             item.own_markers = [m for m in item.own_markers if m.name != "xfail"]
             item.add_marker(_pytest.mark.xfail(strict=True, raises=(StableRTError, NotImplementedOnStableRT),
                                                reason="known error (not a wrong result), see docs/jax_suite.md"))
+
+
+# Wrong results known today, each with its cause; strict, so a fix must remove the entry.
+# Listed with reproducers in docs/jax_suite.md ("Wrong results").
+_KNOWN_WRONG = {
+    "test_reduce.py::test_reduction[reduce_sum-float16]": "f16/bf16 sums rounded per step, XLA accumulates in f32",
+    "test_reduce.py::test_reduction[reduce_sum-bfloat16]": "f16/bf16 sums rounded per step, XLA accumulates in f32",
+    "test_reduce.py::test_cumulative[cumlogsumexp-float16]": "f16/bf16 accumulation rounded per step",
+    "test_reduce.py::test_cumulative[cumlogsumexp-bfloat16]": "f16/bf16 accumulation rounded per step",
+    "test_reduce.py::test_cumulative[cumsum-bfloat16]": "f16/bf16 accumulation rounded per step",
+    "test_convert.py::test_convert[convert-bfloat16->bool]": "bf16 denormal flushed before convert to bool",
+    "test_elementwise.py::test_unary[log-bfloat16]": "log of denormals: XLA gives -inf",
+    "test_elementwise.py::test_unary[log-float64]": "log of f64 denormals: XLA gives -inf",
+    "test_compare.py::test_select_clamp[clamp-float32]": "clamp bound that is a denormal is not flushed",
+    "test_compare.py::test_select_clamp[clamp-float64]": "clamp bound that is a denormal is not flushed",
+    "test_compare.py::test_select_clamp[clamp-bfloat16]": "clamp bound that is a denormal is not flushed",
+}
+
+_previous_modify = pytest_collection_modifyitems
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: F811
+    _previous_modify(config, items)
+    for item in items:
+        node = item.nodeid.split("tests/jax/ops/", 1)[-1]
+        if node in _KNOWN_WRONG:
+            item.own_markers = [m for m in item.own_markers if m.name != "xfail"]
+            item.add_marker(_pytest.mark.xfail(strict=True, reason="known wrong result: " + _KNOWN_WRONG[node]))
