@@ -47,9 +47,6 @@ _KNOWN_WRONG = {
     "test_convert.py::test_convert[convert-bfloat16->bool]": "bf16 denormal flushed before convert to bool",
     "test_elementwise.py::test_unary[log-bfloat16]": "log of denormals: XLA gives -inf",
     "test_elementwise.py::test_unary[log-float64]": "log of f64 denormals: XLA gives -inf",
-    "test_compare.py::test_select_clamp[clamp-float32]": "clamp bound that is a denormal is not flushed",
-    "test_compare.py::test_select_clamp[clamp-float64]": "clamp bound that is a denormal is not flushed",
-    "test_compare.py::test_select_clamp[clamp-bfloat16]": "clamp bound that is a denormal is not flushed",
 }
 
 _previous_modify = pytest_collection_modifyitems
