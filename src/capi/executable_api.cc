@@ -296,8 +296,11 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
   constexpr const char* kFn = "PJRT_LoadedExecutable_Execute";
   STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_Execute, args);
   STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Execute, args->executable);
-  STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Execute, args->output_lists);
   STABLERT_CAPI_GUARD(PJRT_LoadedExecutable_Execute, {
+    // A program without results needs no output lists; JAX passes null ones then.
+    const bool has_outputs = !args->executable->loaded->executable()->result_types().empty();
+    if (has_outputs && !args->output_lists)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": output_lists is null"));
     if (args->num_devices > 0 && args->num_args > 0 && !args->argument_lists)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument_lists is null"));
     std::vector<std::vector<runtime::Buffer*>> arguments(args->num_devices);
@@ -311,7 +314,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
                                              std::to_string(d) + " is null"));
         arguments[d].push_back(buffer->buffer.get());
       }
-      if (!args->output_lists[d])
+      if (has_outputs && !args->output_lists[d])
         return ToPjrtError(InvalidArgument(std::string(kFn) + ": output list " + std::to_string(d) + " is null"));
     }
     std::vector<int64_t> non_donatable;

@@ -502,7 +502,8 @@ StatusOr<ir::Attribute::Elements> DenseElementsFromBlob(const Cursor& c, const i
   }
   if (blob.size() == n * element_bytes) {
     if (n) std::memcpy(out, in, blob.size());
-  } else if (blob.size() == static_cast<size_t>(element_bytes) && n > 1) {
+  } else if (blob.size() == static_cast<size_t>(element_bytes)) {
+    // A splat: one element for the whole tensor (also of a zero-size tensor).
     for (uint64_t i = 0; i < n; ++i) std::memcpy(out + i * element_bytes, in, element_bytes);
   } else {
     return c.Error("dense data of " + std::to_string(blob.size()) + " bytes does not match " +

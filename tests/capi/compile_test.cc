@@ -221,6 +221,21 @@ TEST_F(CompileApiTest, WrongArgumentsAreRejectedBeforeRunning) {
   Execute(executable, {}, 1, &error);
   ASSERT_TRUE(error.failed);
   EXPECT_NE(error.message.find("takes 1 arguments, got 0"), std::string::npos) << error.message;
+  // A program with results needs somewhere to put them.
+  PJRT_Buffer* argument = ToDevice(host, PJRT_Buffer_Type_F32, {4}, Devices(client_)[0]);
+  PJRT_Buffer* const* argument_list = &argument;
+  PJRT_LoadedExecutable_Execute_Args args{};
+  args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
+  args.executable = executable;
+  args.argument_lists = &argument_list;
+  args.num_devices = 1;
+  args.num_args = 1;
+  error = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("PJRT_LoadedExecutable_Execute: output_lists is null"), std::string::npos)
+      << error.message;
+  DestroyBuffer(argument);
   DestroyBuffer(wrong_type);
   Destroy(executable);
 }

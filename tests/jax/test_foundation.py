@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
 
 def run_on(device, fn, *args):
@@ -41,6 +42,14 @@ def test_jit_multiply_float(stablert_device):
 DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
           np.float16, jnp.bfloat16, np.float32, np.float64, np.complex64, np.complex128]
 SHAPES = [(), (0,), (7,), (3, 4), (2, 3, 5), (2, 0, 3), (1, 1, 1, 2)]
+
+
+def test_program_without_results_runs(stablert_device):
+    # JAX passes no output lists for an executable with no results.
+    with jax.default_device(stablert_device):
+        assert lax.while_loop(lambda _: False, lambda _: (), ()) == ()
+        x = jax.device_put(np.float32(3), stablert_device)
+        assert jax.jit(lambda v: ())(x) == ()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)

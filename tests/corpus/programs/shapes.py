@@ -22,6 +22,8 @@ def programs():
         P("zero_size_result", lambda x: x[2:2], S((5,))),
         P("zero_size_gather", lambda x, i: x[i], S((4, 3)), S((0,), i32)),
         P("zero_size_scan", lambda xs: lax.scan(lambda c, x: (c + x, x), 0.0, xs), S((0,))),
+        # atan's decomposition holds a splat constant of the operand's (zero-size) shape.
+        P("zero_size_splat_constant", lambda x: lax.atan(x), S((0, 3))),
         P("zero_size_int_bool", lambda x, m: (x * 2, m & m), S((2, 0, 3), i32), S((0,), bool)),
         P("unit_dims", lambda x: jnp.squeeze(x, (0, 2)) + x[0, :, 0, None], S((1, 5, 1, 4))),
         P("rank_6", lambda x: jnp.transpose(x, (5, 4, 3, 2, 1, 0)).sum(axis=(0, 2)),
