@@ -21,5 +21,6 @@ Status RegisterWindowKernels(KernelRegistry& registry);
 Status RegisterGatherScatterKernels(KernelRegistry& registry);
 Status RegisterConvolutionKernels(KernelRegistry& registry);
 Status RegisterReducePrecisionKernels(KernelRegistry& registry);
+Status RegisterRngKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

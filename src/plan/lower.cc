@@ -238,6 +238,9 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kDot:
     case OpCode::kDotGeneral:
       return LowerDot(*this, op);
+    case OpCode::kRngBitGenerator:
+    case OpCode::kRng:
+      return LowerRng(*this, op);
     case OpCode::kWhile:
     case OpCode::kIf:
     case OpCode::kCase:

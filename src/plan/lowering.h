@@ -117,6 +117,8 @@ Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op);
 Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op);
 // lower_dot.cc: dot_general and dot.
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
+// lower_rng.cc: rng_bit_generator and rng.
+Status LowerRng(Lowering& lowering, const ir::Operation& op);
 // lower_control.cc: while, if, case.
 Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
 // lower_manual.cc: sdy.manual_computation, the collectives, partition_id and replica_id.

@@ -32,8 +32,6 @@ NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     ("conj", "float*", "stablehlo.complex (conj of a real operand)"),
     ("conv_general_dilated", ("int*", "uint*"), "stablehlo.convolution on integer element types"),
     ("conv_preferred_element_type", "*", "stablehlo.convolution with a wider result type"),
-    ("rng_bit_generator_*", "*", "stablehlo.rng_bit_generator"),
-    ("rng_uniform", "*", "stablehlo.rng"),
     # linear algebra: ops, custom calls, and primitives JAX has no `stablert` lowering for
     ("cholesky", "*", "stablehlo.cholesky"),
     ("triangular_solve", "*", "stablehlo.triangular_solve"),
