@@ -58,7 +58,96 @@ def _enable_compilation_cache() -> None:
     compilation_cache.is_cache_used = is_cache_used
 
 
-_SHIMS = (_enable_donation, _enable_compilation_cache)
+# Linear algebra primitives whose only lowering JAX registers per platform (or whose CPU rule
+# computes what JAX's CPU backend returns): stablert lowers them with JAX's own "cpu" rules,
+# which emit LAPACK custom calls (`lapack_<p><routine>_ffi`) that StableRT implements with
+# LAPACK (src/kernels/linalg_custom_calls.cc). cholesky and triangular_solve are not listed:
+# their generic rules emit stablehlo.cholesky / stablehlo.triangular_solve, which StableRT
+# runs natively with the same LAPACK/BLAS routines.
+_LINALG_CPU_RULES = (
+    "eigh", "eig", "schur", "hessenberg", "tridiagonal", "geqp3", "svd", "lu", "geqrf",
+    "householder_product", "tridiagonal_solve",
+)
+
+
+def _use_cpu_linalg_lowerings() -> None:
+    """jax._src.lax.linalg: the `platform="cpu"` lowering rules of the primitives in
+    _LINALG_CPU_RULES, found in jax._src.interpreters.mlir._platform_specific_lowerings["cpu"]
+    and registered for stablert (jax 0.10.2).
+
+    Without them eigh, svd, eig, schur, hessenberg and tridiagonal have no lowering on
+    stablert at all, and lu/qr/householder_product/tridiagonal_solve take generic paths whose
+    results differ from JAX's CPU backend (other pivots, other algorithms).
+    tridiagonal_solve(perturb_singular=True) keeps the generic rule: its CPU rule calls a
+    non-LAPACK target.
+    """
+    from jax._src.interpreters import mlir
+    from jax._src.lax import linalg
+
+    cpu_rules = mlir._platform_specific_lowerings["cpu"]
+    missing = []
+    for name in _LINALG_CPU_RULES:
+        prim = getattr(linalg, f"{name}_p", None)
+        entry = cpu_rules.get(prim) if prim is not None else None
+        if entry is None:
+            missing.append(name)
+            continue
+        rule = entry.rule
+        if name == "tridiagonal_solve" and prim in mlir._lowerings:
+            rule = _unless_perturbed(rule, mlir._lowerings[prim].rule)
+        mlir.register_lowering(prim, rule, platform=PLATFORM, inline=entry.inline)
+    if missing:
+        logger.warning("StableRT: no JAX CPU lowering found for %s", ", ".join(missing))
+
+
+def _unless_perturbed(cpu_rule, generic_rule):
+    def rule(ctx, *args, perturb_singular=False, **params):
+        chosen = generic_rule if perturb_singular else cpu_rule
+        return chosen(ctx, *args, perturb_singular=perturb_singular, **params)
+
+    return rule
+
+
+def _with_stablert_as_cpu(platforms):
+    """Adds stablert to the branch that names cpu, unless a branch names stablert."""
+    if platforms is None or any(ps is not None and PLATFORM in ps for ps in platforms):
+        return platforms
+    return tuple(ps + (PLATFORM,) if ps is not None and "cpu" in ps else ps for ps in platforms)
+
+
+def _platform_dependent_takes_cpu_branch() -> None:
+    """jax._src.lax.control_flow.conditionals: the lowering rules of platform_index_p and of
+    cond_p with `branches_platforms` (jax 0.10.2).
+
+    `lax.platform_dependent(..., cpu=f, default=g)` picks its branch by the lowering platform
+    name; stablert would take `default` (or fail without one). Both rules see stablert added
+    to the branch that lists cpu, so stablert takes the `cpu=` branch; a branch that names
+    stablert explicitly still wins.
+    """
+    from jax._src.interpreters import mlir
+    from jax._src.lax.control_flow import conditionals
+
+    index_rule = mlir._lowerings[conditionals.platform_index_p]
+    cond_rule = mlir._lowerings[conditionals.cond_p]
+    if getattr(index_rule.rule, "_stablert_shim", False):
+        return
+
+    def platform_index_lowering(ctx, *args, platforms, **params):
+        return index_rule.rule(ctx, *args, platforms=_with_stablert_as_cpu(platforms), **params)
+
+    def cond_lowering(ctx, *args, **params):
+        if params.get("branches_platforms") is not None:
+            params["branches_platforms"] = _with_stablert_as_cpu(params["branches_platforms"])
+        return cond_rule.rule(ctx, *args, **params)
+
+    platform_index_lowering._stablert_shim = True
+    cond_lowering._stablert_shim = True
+    mlir.register_lowering(conditionals.platform_index_p, platform_index_lowering, inline=index_rule.inline)
+    mlir.register_lowering(conditionals.cond_p, cond_lowering, inline=cond_rule.inline)
+
+
+_SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
+          _platform_dependent_takes_cpu_branch)
 
 
 def install() -> None:

@@ -32,6 +32,8 @@
 //   "reduce_precision.<T>": see reduce_precision.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
 //                           out: x's dims without the reduced ones  params: [[dimensions]]
+//   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc
+//   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
 //                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]
 #pragma once

@@ -245,6 +245,9 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kIf:
     case OpCode::kCase:
       return LowerControlFlow(*this, op);
+    case OpCode::kCholesky:
+    case OpCode::kTriangularSolve:
+      return LowerLinalg(*this, op);
     case OpCode::kSdyManualComputation:
       return LowerManualComputation(*this, op);
     case OpCode::kAllReduce:
@@ -296,6 +299,7 @@ Status Lowering::LowerOp(const ir::Operation& op) {
         Bind(op.results[0], value);
         return OkStatus();
       }
+      if (IsLinalgCustomCall(target)) return LowerLinalgCustomCall(*this, op, target);
       return Unsupported(op, "custom_call target '" + target + "' is not supported yet");
     }
     default:

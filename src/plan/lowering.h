@@ -124,6 +124,11 @@ Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
 // lower_manual.cc: sdy.manual_computation, the collectives, partition_id and replica_id.
 Status LowerManualComputation(Lowering& lowering, const ir::Operation& op);
 Status LowerCollective(Lowering& lowering, const ir::Operation& op);
+// lower_linalg.cc: cholesky, triangular_solve, and the LAPACK custom calls (lapack_*_ffi, Qr,
+// ProductOfElementaryHouseholderReflectors).
+Status LowerLinalg(Lowering& lowering, const ir::Operation& op);
+bool IsLinalgCustomCall(std::string_view target);
+Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::string_view target);
 
 //===--- Body programs (body_program.cc) ---===//
 

@@ -32,20 +32,8 @@ NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     ("conj", "float*", "stablehlo.complex (conj of a real operand)"),
     ("conv_general_dilated", ("int*", "uint*"), "stablehlo.convolution on integer element types"),
     ("conv_preferred_element_type", "*", "stablehlo.convolution with a wider result type"),
-    # linear algebra: ops, custom calls, and primitives JAX has no `stablert` lowering for
-    ("cholesky", "*", "stablehlo.cholesky"),
-    ("triangular_solve", "*", "stablehlo.triangular_solve"),
-    ("inv", "*", "stablehlo.triangular_solve (used by inv)"),
-    ("solve", "*", "stablehlo.triangular_solve (used by solve)"),
-    ("qr*", "*", "custom_call Qr (geqrf)"),
-    ("householder_product", "*", "custom_call ProductOfElementaryHouseholderReflectors"),
-    ("eigh", "*", "lowering of eigh for stablert"),
-    ("svd", "*", "lowering of eigh for stablert (used by svd)"),
-    ("pinv", "*", "lowering of eigh for stablert (used by pinv)"),
-    ("eig", "*", "lowering of eig for stablert"),
-    ("schur", "*", "lowering of schur for stablert"),
-    ("hessenberg", "*", "lowering of hessenberg for stablert"),
-    ("tridiagonal", "*", "lowering of tridiagonal for stablert"),
+    # linear algebra
+    ("eig", "*", "complex results of eig (lapack_*geev_ffi)"),
 ]
 
 

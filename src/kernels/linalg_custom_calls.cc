@@ -1,0 +1,379 @@
+// Kernels of the LAPACK custom calls JAX's CPU lowering emits (`lapack_<p><routine>_ffi`),
+// batched, f32/f64. Each runs the LAPACK routine of the same name on every matrix of the
+// batch and reports LAPACK's `info` where the custom call has an info result; JAX's lowering
+// turns a non-zero info into NaNs itself.
+//
+// Matrices arrive column-major, as the custom calls' layouts ask: the lowering
+// (plan/lower_linalg.cc) transposes them, so a matrix view has dims [..., cols, rows].
+// Vectors (tau, pivots, eigenvalues, ...) and info arrays are dense [..., k] / [...].
+// Character-valued attributes are passed as their character codes.
+//
+//   "lapack_potrf.<T>"  in: a            out: a, info           params: [[uplo]]
+//   "lapack_trsm.<T>"   in: a, b         out: b                 params: [[side, uplo, trans, diag]]
+//   "lapack_getrf.<T>"  in: a            out: a, ipiv, info     (ipiv 1-based, i32)
+//   "lapack_geqrf.<T>"  in: a            out: a, tau
+//   "lapack_geqp3.<T>"  in: a, jpvt      out: a, jpvt, tau      (jpvt 1-based, i32)
+//   "lapack_orgqr.<T>"  in: a, tau       out: a
+//   "lapack_syevd.<T>"  in: a            out: v, w, info        params: [[mode, uplo]]
+//   "lapack_gesdd.<T>", "lapack_gesvd.<T>"
+//                       in: a            out: a, s, u, vt, info params: [[mode]]
+//   "lapack_gehrd.<T>"  in: a            out: a, tau, info      params: [[low, high]]
+//   "lapack_sytrd.<T>"  in: a            out: a, d, e, tau, info params: [[uplo]]
+//   "lapack_gtsv.<T>"   in: dl, d, du, b out: dl, d, du, b, info
+//   "lapack_gees.<T>"   in: a            out: t, vs, wr, wi, sdim, info  params: [[mode]]
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/families.h"
+#include "kernels/linalg_lapack.h"
+#include "kernels/registry.h"
+
+namespace stablert::kernels {
+namespace {
+
+using lapack::Int;
+
+// A batch of column-major matrices in a view with dims [..., cols, rows].
+struct Matrices {
+  int64_t batch = 1, rows = 0, cols = 0;
+  explicit Matrices(const BufferView& view) {
+    const size_t r = view.dims.size();
+    rows = view.dims[r - 1];
+    cols = view.dims[r - 2];
+    for (size_t i = 0; i + 2 < r; ++i) batch *= view.dims[i];
+  }
+  int64_t size() const { return rows * cols; }
+  Int ld() const { return static_cast<Int>(std::max<int64_t>(1, rows)); }
+};
+
+int64_t LastDim(const BufferView& view) { return view.dims.empty() ? 1 : view.dims.back(); }
+
+template <typename T>
+T* CopyIn(const BufferView& in, const BufferView& out) {
+  if (out.num_elements > 0 && in.data != out.data)
+    std::memcpy(out.data, in.data, static_cast<size_t>(out.num_elements) * sizeof(T));
+  return out.as<T>();
+}
+
+void ZeroInfo(const BufferView& info) {
+  if (info.num_elements > 0) std::memset(info.data, 0, static_cast<size_t>(info.num_elements) * sizeof(int32_t));
+}
+
+// LAPACK's optimal workspace size from a query's first work element.
+template <typename T>
+Int WorkSize(T query) {
+  return std::max<Int>(1, static_cast<Int>(query) + 1);
+}
+
+char Char(int64_t code) { return static_cast<char>(code); }
+
+template <typename T>
+Status Potrf(const KernelContext&, const KernelArgs& args) {
+  Matrices m(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  int32_t* info = args.outputs[1].as<int32_t>();
+  const char uplo = Char(args.params[0][0]);
+  const Int n = static_cast<Int>(m.rows), lda = m.ld();
+  for (int64_t b = 0; b < m.batch; ++b) {
+    Int status = 0;
+    if (n > 0) lapack::Routines<T>::potrf(&uplo, &n, a + b * m.size(), &lda, &status, 1);
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Trsm(const KernelContext&, const KernelArgs& args) {
+  Matrices am(args.inputs[0]), bm(args.inputs[1]);
+  const T* a = args.inputs[0].as<T>();
+  T* x = CopyIn<T>(args.inputs[1], args.outputs[0]);
+  if (bm.size() == 0 || am.size() == 0) return OkStatus();
+  const auto& p = args.params[0];
+  const char side = Char(p[0]), uplo = Char(p[1]), trans = Char(p[2]), diag = Char(p[3]);
+  const Int m = static_cast<Int>(bm.rows), n = static_cast<Int>(bm.cols), lda = am.ld(), ldb = bm.ld();
+  const T one = T(1);
+  for (int64_t b = 0; b < bm.batch; ++b)
+    lapack::Routines<T>::trsm(&side, &uplo, &trans, &diag, &m, &n, &one, a + b * am.size(), &lda, x + b * bm.size(),
+                              &ldb, 1, 1, 1, 1);
+  return OkStatus();
+}
+
+template <typename T>
+Status Getrf(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  int32_t* ipiv = args.outputs[1].as<int32_t>();
+  int32_t* info = args.outputs[2].as<int32_t>();
+  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), lda = mm.ld();
+  const int64_t k = std::min(mm.rows, mm.cols);
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    Int status = 0;
+    if (k > 0) lapack::Routines<T>::getrf(&m, &n, a + b * mm.size(), &lda, ipiv + b * k, &status);
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Geqrf(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* tau = args.outputs[1].as<T>();
+  const int64_t k = std::min(mm.rows, mm.cols);
+  if (k == 0) return OkStatus();
+  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), lda = mm.ld();
+  T query{};
+  Int lwork = -1, status = 0;
+  lapack::Routines<T>::geqrf(&m, &n, nullptr, &lda, nullptr, &query, &lwork, &status);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b)
+    lapack::Routines<T>::geqrf(&m, &n, a + b * mm.size(), &lda, tau + b * k, work.data(), &lwork, &status);
+  return OkStatus();
+}
+
+template <typename T>
+Status Geqp3(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  int32_t* jpvt = CopyIn<int32_t>(args.inputs[1], args.outputs[1]);
+  T* tau = args.outputs[2].as<T>();
+  const int64_t k = std::min(mm.rows, mm.cols);
+  if (mm.size() == 0) return OkStatus();
+  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), lda = mm.ld();
+  T query{};
+  Int lwork = -1, status = 0;
+  lapack::Routines<T>::geqp3(&m, &n, nullptr, &lda, nullptr, nullptr, &query, &lwork, &status);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b)
+    lapack::Routines<T>::geqp3(&m, &n, a + b * mm.size(), &lda, jpvt + b * mm.cols, tau + b * k, work.data(), &lwork,
+                               &status);
+  return OkStatus();
+}
+
+template <typename T>
+Status Orgqr(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  const T* tau = args.inputs[1].as<T>();
+  const int64_t k = LastDim(args.inputs[1]);
+  if (mm.size() == 0) return OkStatus();
+  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), k_v = static_cast<Int>(k), lda = mm.ld();
+  T query{};
+  Int lwork = -1, status = 0;
+  lapack::Routines<T>::orgqr(&m, &n, &k_v, nullptr, &lda, nullptr, &query, &lwork, &status);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b)
+    lapack::Routines<T>::orgqr(&m, &n, &k_v, a + b * mm.size(), &lda, tau + b * k, work.data(), &lwork, &status);
+  return OkStatus();
+}
+
+template <typename T>
+Status Syevd(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* w = args.outputs[1].as<T>();
+  int32_t* info = args.outputs[2].as<int32_t>();
+  ZeroInfo(args.outputs[2]);
+  if (mm.size() == 0) return OkStatus();
+  const char jobz = Char(args.params[0][0]), uplo = Char(args.params[0][1]);
+  const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
+  T query{};
+  Int iquery = 0, lwork = -1, liwork = -1, status = 0;
+  lapack::Routines<T>::syevd(&jobz, &uplo, &n, nullptr, &lda, nullptr, &query, &lwork, &iquery, &liwork, &status, 1,
+                             1);
+  lwork = WorkSize(query);
+  liwork = std::max<Int>(1, iquery);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  std::vector<Int> iwork(static_cast<size_t>(liwork));
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    lapack::Routines<T>::syevd(&jobz, &uplo, &n, a + b * mm.size(), &lda, w + b * n, work.data(), &lwork, iwork.data(),
+                               &liwork, &status, 1, 1);
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T, bool kDivideAndConquer>
+Status Svd(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]), um(args.outputs[2]), vtm(args.outputs[3]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* s = args.outputs[1].as<T>();
+  T* u = args.outputs[2].as<T>();
+  T* vt = args.outputs[3].as<T>();
+  int32_t* info = args.outputs[4].as<int32_t>();
+  ZeroInfo(args.outputs[4]);
+  if (mm.size() == 0) return OkStatus();
+  const char job = Char(args.params[0][0]);
+  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), lda = mm.ld();
+  const Int ldu = mm.ld(), ldvt = vtm.ld();
+  const int64_t k = std::min(mm.rows, mm.cols);
+  // u and vt are written only as far as `job` asks; the rest keeps zeros.
+  if (args.outputs[2].num_elements > 0) std::memset(u, 0, static_cast<size_t>(args.outputs[2].num_elements) * sizeof(T));
+  if (args.outputs[3].num_elements > 0) std::memset(vt, 0, static_cast<size_t>(args.outputs[3].num_elements) * sizeof(T));
+  // LAPACK wants ldu >= m and ldvt >= the rows it writes even when u/vt are not referenced.
+  T u_dummy{}, vt_dummy{};
+  T* u_ptr = um.size() > 0 ? u : &u_dummy;
+  T* vt_ptr = vtm.size() > 0 ? vt : &vt_dummy;
+  T query{};
+  Int lwork = -1, status = 0;
+  std::vector<Int> iwork(static_cast<size_t>(8 * std::max<int64_t>(1, k)));
+  if constexpr (kDivideAndConquer) {
+    lapack::Routines<T>::gesdd(&job, &m, &n, nullptr, &lda, nullptr, nullptr, &ldu, nullptr, &ldvt, &query, &lwork,
+                               iwork.data(), &status, 1);
+  } else {
+    lapack::Routines<T>::gesvd(&job, &job, &m, &n, nullptr, &lda, nullptr, nullptr, &ldu, nullptr, &ldvt, &query,
+                               &lwork, &status, 1, 1);
+  }
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    T* ub = um.size() > 0 ? u_ptr + b * um.size() : u_ptr;
+    T* vtb = vtm.size() > 0 ? vt_ptr + b * vtm.size() : vt_ptr;
+    if constexpr (kDivideAndConquer) {
+      lapack::Routines<T>::gesdd(&job, &m, &n, a + b * mm.size(), &lda, s + b * k, ub, &ldu, vtb, &ldvt, work.data(),
+                                 &lwork, iwork.data(), &status, 1);
+    } else {
+      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a + b * mm.size(), &lda, s + b * k, ub, &ldu, vtb, &ldvt,
+                                 work.data(), &lwork, &status, 1, 1);
+    }
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Gehrd(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* tau = args.outputs[1].as<T>();
+  int32_t* info = args.outputs[2].as<int32_t>();
+  ZeroInfo(args.outputs[2]);
+  if (mm.size() == 0) return OkStatus();
+  const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
+  const Int ilo = static_cast<Int>(args.params[0][0]), ihi = static_cast<Int>(args.params[0][1]);
+  const int64_t tau_step = LastDim(args.outputs[1]);
+  // gehrd writes n-1 scalar factors; the result holds tau_step (= n-1) of them.
+  std::vector<T> tau_tmp(static_cast<size_t>(std::max<int64_t>(1, mm.rows)));
+  T query{};
+  Int lwork = -1, status = 0;
+  lapack::Routines<T>::gehrd(&n, &ilo, &ihi, nullptr, &lda, nullptr, &query, &lwork, &status);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    lapack::Routines<T>::gehrd(&n, &ilo, &ihi, a + b * mm.size(), &lda, tau_tmp.data(), work.data(), &lwork, &status);
+    std::copy_n(tau_tmp.data(), tau_step, tau + b * tau_step);
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Sytrd(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* d = args.outputs[1].as<T>();
+  T* e = args.outputs[2].as<T>();
+  T* tau = args.outputs[3].as<T>();
+  int32_t* info = args.outputs[4].as<int32_t>();
+  ZeroInfo(args.outputs[4]);
+  if (mm.size() == 0) return OkStatus();
+  const char uplo = Char(args.params[0][0]);
+  const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
+  const int64_t e_step = LastDim(args.outputs[2]), tau_step = LastDim(args.outputs[3]);
+  std::vector<T> e_tmp(static_cast<size_t>(std::max<int64_t>(1, mm.rows))), tau_tmp(e_tmp.size());
+  T query{};
+  Int lwork = -1, status = 0;
+  lapack::Routines<T>::sytrd(&uplo, &n, nullptr, &lda, nullptr, nullptr, nullptr, &query, &lwork, &status, 1);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    lapack::Routines<T>::sytrd(&uplo, &n, a + b * mm.size(), &lda, d + b * n, e_tmp.data(), tau_tmp.data(),
+                               work.data(), &lwork, &status, 1);
+    std::copy_n(e_tmp.data(), e_step, e + b * e_step);
+    std::copy_n(tau_tmp.data(), tau_step, tau + b * tau_step);
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Gtsv(const KernelContext&, const KernelArgs& args) {
+  T* dl = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* d = CopyIn<T>(args.inputs[1], args.outputs[1]);
+  T* du = CopyIn<T>(args.inputs[2], args.outputs[2]);
+  Matrices bm(args.inputs[3]);
+  T* x = CopyIn<T>(args.inputs[3], args.outputs[3]);
+  int32_t* info = args.outputs[4].as<int32_t>();
+  ZeroInfo(args.outputs[4]);
+  const int64_t n = LastDim(args.inputs[1]);
+  if (n == 0 || bm.size() == 0) return OkStatus();
+  const Int n_v = static_cast<Int>(n), nrhs = static_cast<Int>(bm.cols), ldb = bm.ld();
+  for (int64_t b = 0; b < bm.batch; ++b) {
+    Int status = 0;
+    // dl[0] is outside the matrix: LAPACK's sub-diagonal starts at dl[1].
+    lapack::Routines<T>::gtsv(&n_v, &nrhs, dl + b * n + 1, d + b * n, du + b * n, x + b * bm.size(), &ldb, &status);
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status Gees(const KernelContext&, const KernelArgs& args) {
+  Matrices mm(args.inputs[0]);
+  T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
+  T* vs = args.outputs[1].as<T>();
+  T* wr = args.outputs[2].as<T>();
+  T* wi = args.outputs[3].as<T>();
+  int32_t* sdim = args.outputs[4].as<int32_t>();
+  int32_t* info = args.outputs[5].as<int32_t>();
+  ZeroInfo(args.outputs[4]);
+  ZeroInfo(args.outputs[5]);
+  if (mm.size() == 0) return OkStatus();
+  const char jobvs = Char(args.params[0][0]), sort = 'N';
+  const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
+  if (jobvs == 'N') std::memset(vs, 0, static_cast<size_t>(args.outputs[1].num_elements) * sizeof(T));
+  T query{};
+  Int lwork = -1, status = 0, selected = 0;
+  lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, nullptr, &lda, &selected, nullptr, nullptr, nullptr, &lda,
+                            &query, &lwork, nullptr, &status, 1, 1);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a + b * mm.size(), &lda, &selected, wr + b * n, wi + b * n,
+                              vs + b * mm.size(), &lda, work.data(), &lwork, nullptr, &status, 1, 1);
+    sdim[b] = selected;
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+template <typename T>
+Status RegisterFor(KernelRegistry& r, DType dtype) {
+  struct Entry {
+    const char* name;
+    KernelFn fn;
+  };
+  const Entry entries[] = {
+      {"lapack_potrf", &Potrf<T>},   {"lapack_trsm", &Trsm<T>},          {"lapack_getrf", &Getrf<T>},
+      {"lapack_geqrf", &Geqrf<T>},   {"lapack_geqp3", &Geqp3<T>},        {"lapack_orgqr", &Orgqr<T>},
+      {"lapack_syevd", &Syevd<T>},   {"lapack_gesdd", &Svd<T, true>},    {"lapack_gesvd", &Svd<T, false>},
+      {"lapack_gehrd", &Gehrd<T>},   {"lapack_sytrd", &Sytrd<T>},        {"lapack_gtsv", &Gtsv<T>},
+      {"lapack_gees", &Gees<T>},
+  };
+  for (const Entry& entry : entries) STABLERT_RETURN_IF_ERROR(r.Register(KernelKey(entry.name, {dtype}), entry.fn));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterLinalgCustomCallKernels(KernelRegistry& r) {
+  STABLERT_RETURN_IF_ERROR(RegisterFor<float>(r, DType::kF32));
+  STABLERT_RETURN_IF_ERROR(RegisterFor<double>(r, DType::kF64));
+  return OkStatus();
+}
+
+}  // namespace stablert::kernels
