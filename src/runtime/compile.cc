@@ -8,6 +8,7 @@
 #include "plan/lower.h"
 #include "plan/sharding.h"
 #include "runtime/client.h"
+#include "runtime/executor.h"
 #include "stablehlo/read_module.h"
 
 namespace stablert::runtime {
@@ -105,6 +106,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(std::shared_ptr<const Executable> executable) {
   const CompileOptions& options = executable->options();
+  // Binds the plan to the kernels now, so a missing kernel fails compilation, not the first run.
+  STABLERT_RETURN_IF_ERROR(PreparePlan(executable->plan()));
   if (options.num_partitions > 1 && options.num_replicas > 1)
     return Unimplemented("PJRT_Client_Compile: programs with both replicas (" + std::to_string(options.num_replicas) +
                          ") and partitions (" + std::to_string(options.num_partitions) + ") are not supported yet");

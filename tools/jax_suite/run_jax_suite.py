@@ -48,6 +48,9 @@ MODULES = [
     "nn_test", "lax_scipy_test",
 ]
 
+# The modules of JAX's suite that need several devices (run with --device-count 4 and 8).
+MULTI_DEVICE_MODULES = ["pmap_test", "shard_map_test", "pjit_test", "array_test"]
+
 # --quick: a small, fast subset (module, pytest -k expression)
 QUICK = [
     ("lax_test", "testOp or testConvertElementType or testReduce or testDot"),
@@ -78,6 +81,10 @@ def parse_args(argv=None):
     p.add_argument("--module-timeout", type=int, default=1500, help="seconds per module and backend")
     p.add_argument("--test-timeout", type=int, default=120, help="seconds per test (pytest-timeout)")
     p.add_argument("--dut", default="cpu", help="jax_test_dut for the stablert run ('' to leave unset)")
+    p.add_argument("--device-count", type=int, default=None,
+                   help="devices per backend (XLA_FLAGS=--xla_force_host_platform_device_count=N for cpu, "
+                        "STABLERT_DEVICE_COUNT=N for stablert); for the multi-device modules "
+                        f"({','.join(MULTI_DEVICE_MODULES)}), use with --modules multi_device")
     p.add_argument("--backends", default="cpu,stablert")
     p.add_argument("--serial", action="store_true", help="run the two backends one after the other")
     p.add_argument("--reuse", action="store_true", help="reuse logs of a previous run where complete")
@@ -140,6 +147,10 @@ def backend_env(backend: str, args, log: Path, n_cases: int) -> dict:
         "STABLERT_SUITE_LOG": str(log),
         "PYTHONDONTWRITEBYTECODE": "1",
     })
+    if args.device_count:
+        # Both backends get N devices: the CPU one because stablert runs beside it.
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={args.device_count}"
+        env["STABLERT_DEVICE_COUNT"] = str(args.device_count)
     if backend == "cpu":
         env["JAX_PLATFORMS"] = "cpu"
         env.pop("STABLERT_SUITE_DUT", None)
@@ -236,14 +247,16 @@ def main(argv=None):
     tag = args.tag or f"jax-v{jax_version()}"
     scratch = Path(args.scratch)
     root = extract(Path(args.jax_git), tag, scratch)
-    logdir = scratch / "logs" / ("quick" if args.quick else "full")
+    logdir = scratch / "logs" / (("quick" if args.quick else "full")
+                                 + (f"-{args.device_count}dev" if args.device_count else ""))
     logdir.mkdir(parents=True, exist_ok=True)
     ensure_requirements(args.no_install)
     n_cases = args.num_generated_cases or (1 if args.quick else 2)
     if args.quick:
         plan = QUICK
     else:
-        plan = [(m.removesuffix(".py"), None) for m in args.modules.split(",") if m]
+        names = args.modules.replace("multi_device", ",".join(MULTI_DEVICE_MODULES))
+        plan = [(m.removesuffix(".py"), None) for m in names.split(",") if m]
     backends = args.backends.split(",")
     print(f"JAX tests at {tag} in {root}; JAX_NUM_GENERATED_CASES={n_cases} JAX_SKIP_SLOW_TESTS={args.skip_slow} "
           f"jax_test_dut={args.dut!r} per-test timeout {args.test_timeout}s, per-module {args.module_timeout}s",
@@ -303,10 +316,16 @@ def main(argv=None):
 
 
 def write_report(path: Path, rows, failures, tag, n_cases, args, elapsed, failures_path):
-    lines = [BEGIN, "",
+    begin, end = BEGIN, END
+    if args.device_count:  # one block per device count in the same report
+        begin = BEGIN.replace("jax-suite", f"jax-suite-{args.device_count}dev")
+        end = END.replace("jax-suite", f"jax-suite-{args.device_count}dev")
+    lines = [begin, "",
              f"Run of {datetime.date.today().isoformat()}: JAX tests at `{tag}`, "
              f"`JAX_NUM_GENERATED_CASES={n_cases}`, `JAX_SKIP_SLOW_TESTS={args.skip_slow}`, "
-             f"`jax_test_dut={args.dut}` for stablert, per-test timeout {args.test_timeout} s, per-module limit "
+             f"`jax_test_dut={args.dut}` for stablert, "
+             + (f"{args.device_count} devices per backend, " if args.device_count else "")
+             + f"per-test timeout {args.test_timeout} s, per-module limit "
              f"{args.module_timeout} s; {elapsed / 60:.0f} min on 2 cores"
              + (" (`--quick` subset)" if args.quick else "") + ". Produced by "
              "`tools/jax_suite/run_jax_suite.py`; failing ids with their first error line in "
@@ -329,13 +348,13 @@ def write_report(path: Path, rows, failures, tag, n_cases, args, elapsed, failur
         counts = collections.Counter(mods)
         lines.append(f"| {cause.replace('|', '/')} | {len(mods)} | "
                      + ", ".join(f"{m} {n}" for m, n in counts.most_common()) + " |")
-    lines += ["", END]
+    lines += ["", end]
     block = "\n".join(lines)
-    if path.exists() and BEGIN in path.read_text():
-        text = path.read_text()
-        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    text = path.read_text() if path.exists() else "# JAX's test suite on StableRT\n"
+    if begin in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     else:
-        text = "# JAX's test suite on StableRT\n\n" + block + "\n"
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text)
     print(f"report: {path}")
 
