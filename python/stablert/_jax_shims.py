@@ -78,8 +78,8 @@ def _use_cpu_linalg_lowerings() -> None:
     Without them eigh, svd, eig, schur, hessenberg and tridiagonal have no lowering on
     stablert at all, and lu/qr/householder_product/tridiagonal_solve take generic paths whose
     results differ from JAX's CPU backend (other pivots, other algorithms).
-    tridiagonal_solve(perturb_singular=True) keeps the generic rule: its CPU rule calls a
-    non-LAPACK target.
+    tridiagonal_solve(perturb_singular=True) calls a non-LAPACK target of jaxlib
+    (`tridiagonal_solve_perturbed_ffi`) that StableRT refuses at compile time, naming it.
     """
     from jax._src.interpreters import mlir
     from jax._src.lax import linalg
@@ -92,20 +92,9 @@ def _use_cpu_linalg_lowerings() -> None:
         if entry is None:
             missing.append(name)
             continue
-        rule = entry.rule
-        if name == "tridiagonal_solve" and prim in mlir._lowerings:
-            rule = _unless_perturbed(rule, mlir._lowerings[prim].rule)
-        mlir.register_lowering(prim, rule, platform=PLATFORM, inline=entry.inline)
+        mlir.register_lowering(prim, entry.rule, platform=PLATFORM, inline=entry.inline)
     if missing:
         logger.warning("StableRT: no JAX CPU lowering found for %s", ", ".join(missing))
-
-
-def _unless_perturbed(cpu_rule, generic_rule):
-    def rule(ctx, *args, perturb_singular=False, **params):
-        chosen = generic_rule if perturb_singular else cpu_rule
-        return chosen(ctx, *args, perturb_singular=perturb_singular, **params)
-
-    return rule
 
 
 def _with_stablert_as_cpu(platforms):

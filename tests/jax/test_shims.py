@@ -1,5 +1,7 @@
-"""The JAX shims installed by the stablert package: donation and the compilation cache."""
+"""The JAX shims installed by the stablert package: donation, the compilation cache, linear algebra
+lowerings and lax.platform_dependent. Each names the JAX version it was checked with (0.10.2)."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -8,6 +10,9 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
+from jax import lax
+from jax.lax import linalg as lx
 
 
 def test_donated_arguments_are_consumed(stablert_device, cpu_device):
@@ -59,3 +64,116 @@ def test_persistent_compilation_cache_round_trip(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().startswith("cached")
+
+
+# --- Linear algebra lowerings (python/stablert/_jax_shims.py: _use_cpu_linalg_lowerings) ---
+# Each primitive must lower on stablert to the same LAPACK custom call as on JAX's CPU backend
+# and give the same numbers (tests/jax/ops/test_linalg.py covers the numerics per dtype).
+
+_F = np.float32
+
+
+def _rand(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(_F)
+
+
+def _sym(n, seed=0):
+    a = _rand((n, n), seed)
+    return a + a.T
+
+
+_LINALG_PROGRAMS = {
+    "eigh": (lambda a: jnp.linalg.eigh(a), lambda: (_sym(4),), "lapack_ssyevd_ffi"),
+    "eig": (lambda a: jnp.linalg.eigvals(a), lambda: (_rand((4, 4)),), "lapack_sgeev_ffi"),
+    "schur": (lambda a: lx.schur(a), lambda: (_sym(4),), "lapack_sgees_ffi"),
+    "hessenberg": (lambda a: lx.hessenberg(a), lambda: (_rand((4, 4)),), "lapack_sgehrd_ffi"),
+    "tridiagonal": (lambda a: lx.tridiagonal(a), lambda: (_sym(4),), "lapack_ssytrd_ffi"),
+    "geqp3": (lambda a: lx.qr(a, pivoting=True), lambda: (_rand((5, 3)),), "lapack_sgeqp3_ffi"),
+    "svd": (lambda a: jnp.linalg.svd(a), lambda: (_rand((5, 3)),), "lapack_sgesdd_ffi"),
+    "lu": (lambda a: lx.lu(a), lambda: (_rand((4, 4)),), "lapack_sgetrf_ffi"),
+    "geqrf": (lambda a: jnp.linalg.qr(a), lambda: (_rand((5, 3)),), "lapack_sgeqrf_ffi"),
+    "householder_product": (lambda a, t: lx.householder_product(a, t), lambda: (_rand((5, 3)), _rand((2,), 1)),
+                            "lapack_sorgqr_ffi"),
+    "tridiagonal_solve": (lambda dl, d, du, b: lx.tridiagonal_solve(dl, d, du, b),
+                          lambda: (np.array([0, 1, 1, 1], _F), np.array([4, 4, 4, 4], _F), np.array([1, 1, 1, 0], _F),
+                                   _rand((4, 2))), "lapack_sgtsv_ffi"),
+}
+
+
+def _custom_call_targets(fn, args, device):
+    text = jax.jit(fn).lower(*[jax.device_put(a, device) for a in args]).as_text()
+    return sorted(set(re.findall(r"custom_call @(\w+)", text)))
+
+
+def test_every_linalg_shim_is_tested():
+    from stablert import _jax_shims
+
+    assert set(_jax_shims._LINALG_CPU_RULES) == set(_LINALG_PROGRAMS)
+
+
+@pytest.mark.parametrize("name", sorted(_LINALG_PROGRAMS))
+def test_linalg_lowers_like_cpu(name, stablert_device, cpu_device):
+    fn, make_args, target = _LINALG_PROGRAMS[name]
+    args = make_args()
+    on_cpu = _custom_call_targets(fn, args, cpu_device)
+    on_stablert = _custom_call_targets(fn, args, stablert_device)
+    assert target in on_cpu, on_cpu
+    assert on_stablert == on_cpu
+    if name == "eig":
+        return  # complex results: numerics in tests/jax/ops/test_linalg.py once supported
+    want = jax.tree.map(np.asarray, jax.jit(fn)(*[jax.device_put(a, cpu_device) for a in args]))
+    got = jax.tree.map(np.asarray, jax.jit(fn)(*[jax.device_put(a, stablert_device) for a in args]))
+    for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got)):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_cholesky_and_triangular_solve_stay_stablehlo_ops(stablert_device):
+    a = _sym(4) + 10 * np.eye(4, dtype=_F)
+    text = jax.jit(lambda a: lx.triangular_solve(lx.cholesky(a), a, left_side=True, lower=True)).lower(
+        jax.device_put(a, stablert_device)).as_text()
+    assert "stablehlo.cholesky" in text and "stablehlo.triangular_solve" in text
+    assert "custom_call" not in text
+
+
+def test_cholesky_of_non_positive_definite_is_nan_like_cpu(stablert_device, cpu_device):
+    a = np.array([[[4, 2], [2, 5]], [[1, 2], [2, 1]], [[-1, 0], [0, 1]]], _F)
+    f = jax.jit(lambda a: lx.cholesky(a, symmetrize_input=False))
+    want = np.asarray(f(jax.device_put(a, cpu_device)))
+    got = np.asarray(f(jax.device_put(a, stablert_device)))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+
+
+def test_unknown_custom_call_fails_at_compile_time_naming_the_target(stablert_device):
+    # tridiagonal_solve(perturb_singular=True) lowers to jaxlib's own (non-LAPACK) target.
+    args = [jax.device_put(a, stablert_device) for a in _LINALG_PROGRAMS["tridiagonal_solve"][1]()]
+    f = jax.jit(lambda dl, d, du, b: lx.tridiagonal_solve(dl, d, du, b, perturb_singular=True))
+    compiled = None
+    with pytest.raises(Exception, match=r"UNIMPLEMENTED.*tridiagonal_solve_perturbed_ffi"):
+        compiled = f.lower(*args).compile()
+    assert compiled is None
+
+
+# --- lax.platform_dependent (_platform_dependent_takes_cpu_branch) ---
+
+def test_platform_dependent_takes_cpu_branch(stablert_device):
+    x = jax.device_put(np.float32(1), stablert_device)
+    f = jax.jit(lambda x: lax.platform_dependent(x, cpu=lambda x: x + 1, default=lambda x: x - 1))
+    assert float(f(x)) == 2.0
+    g = jax.jit(lambda x: lax.platform_dependent(x, cpu=lambda x: x + 1, tpu=lambda x: x * 10))
+    assert float(g(x)) == 2.0  # no default branch: would fail to lower without the shim
+
+
+def test_platform_dependent_stablert_branch_wins(stablert_device, cpu_device):
+    f = jax.jit(lambda x: lax.platform_dependent(x, cpu=lambda x: x + 1, stablert=lambda x: x * 5,
+                                                 default=lambda x: x - 1))
+    assert float(f(jax.device_put(np.float32(1), stablert_device))) == 5.0
+    assert float(f(jax.device_put(np.float32(1), cpu_device))) == 2.0
+
+
+def test_platform_dependent_inside_vmap_and_grad(stablert_device):
+    def h(x):
+        return lax.platform_dependent(x, cpu=lambda x: jnp.sin(x), default=lambda x: jnp.cos(x))
+
+    x = jax.device_put(np.linspace(0, 1, 4, dtype=_F), stablert_device)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(jax.grad(h)))(x)), np.cos(np.linspace(0, 1, 4)), rtol=1e-6)
