@@ -24,5 +24,6 @@ Status RegisterReducePrecisionKernels(KernelRegistry& registry);
 Status RegisterLinalgKernels(KernelRegistry& registry);
 Status RegisterLinalgCustomCallKernels(KernelRegistry& registry);
 Status RegisterRngKernels(KernelRegistry& registry);
+Status RegisterFftKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

@@ -65,6 +65,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterLinalgKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterLinalgCustomCallKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterRngKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterFftKernels(registry));
   return OkStatus();
 }
 

@@ -1,0 +1,192 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <random>
+
+#include "kernels/fft_plan.h"
+#include "kernels/kernel_test_util.h"
+
+namespace stablert::kernels {
+namespace {
+
+using namespace testing;  // NOLINT
+using C64 = std::complex<float>;
+using C128 = std::complex<double>;
+
+// The DFT by its definition, in long double.
+std::vector<std::complex<long double>> NaiveDft(const std::vector<std::complex<long double>>& x, bool inverse) {
+  const size_t n = x.size();
+  std::vector<std::complex<long double>> y(n), roots(n);
+  for (size_t k = 0; k < n; ++k) {
+    const long double angle =
+        (inverse ? 2 : -2) * std::numbers::pi_v<long double> * static_cast<long double>(k) / static_cast<long double>(n);
+    roots[k] = {std::cos(angle), std::sin(angle)};
+  }
+  for (size_t k = 0; k < n; ++k) {
+    std::complex<long double> sum = 0;
+    for (size_t j = 0; j < n; ++j) sum += x[j] * roots[(j * k) % n];
+    y[k] = sum;
+  }
+  return y;
+}
+
+template <typename T>
+double MaxError(const std::vector<std::complex<T>>& got, const std::vector<std::complex<long double>>& want) {
+  long double err = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err = std::max(err, std::abs(std::complex<long double>(got[i].real(), got[i].imag()) - want[i]));
+    norm = std::max(norm, std::abs(want[i]));
+  }
+  return static_cast<double>(err / std::max<long double>(norm, 1));
+}
+
+template <typename T>
+void CheckPlan(int64_t n, int64_t stride, bool inverse, double tolerance) {
+  std::mt19937 rng(static_cast<unsigned>(n * 31 + stride));
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<std::complex<T>> data(static_cast<size_t>(n * stride));
+  for (auto& v : data) v = {static_cast<T>(uniform(rng)), static_cast<T>(uniform(rng))};
+  const std::vector<std::complex<T>> original = data;
+  fft::FftPlan<T> plan(n);
+  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(stride)));
+  plan.Run(data.data(), scratch.data(), stride, inverse);
+  for (int64_t q = 0; q < stride; ++q) {
+    std::vector<std::complex<long double>> x(static_cast<size_t>(n));
+    std::vector<std::complex<T>> got(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      const auto v = original[static_cast<size_t>(q + j * stride)];
+      x[static_cast<size_t>(j)] = {v.real(), v.imag()};
+      got[static_cast<size_t>(j)] = data[static_cast<size_t>(q + j * stride)];
+    }
+    ASSERT_LT(MaxError(got, NaiveDft(x, inverse)), tolerance)
+        << "n=" << n << " stride=" << stride << " inverse=" << inverse << " sequence " << q;
+  }
+}
+
+TEST(FftPlanTest, EveryLengthUpTo130MatchesTheDefinition) {
+  for (int64_t n = 1; n <= 130; ++n) {
+    CheckPlan<double>(n, 1, false, 1e-14);
+    CheckPlan<double>(n, 1, true, 1e-14);
+    CheckPlan<float>(n, 1, false, 2e-6);
+  }
+}
+
+TEST(FftPlanTest, LargeAndAwkwardLengths) {
+  for (int64_t n : {210, 256, 243, 625, 1000, 1024, 2 * 67, 4 * 127, 1009, 3 * 61, 4096}) {
+    CheckPlan<double>(n, 1, false, 1e-13);
+    CheckPlan<float>(n, 1, true, 5e-6);
+  }
+}
+
+TEST(FftPlanTest, InterleavedSequences) {
+  for (int64_t n : {8, 12, 15, 17, 67}) {
+    for (int64_t stride : {2, 3, 7}) {
+      CheckPlan<double>(n, stride, false, 1e-14);
+      CheckPlan<float>(n, stride, true, 2e-6);
+    }
+  }
+}
+
+TEST(FftPlanTest, RadixChoiceAndBluesteinFallback) {
+  EXPECT_EQ(fft::FftPlan<float>(1000).radices(), (std::vector<int>{4, 2, 5, 5, 5}));
+  EXPECT_EQ(fft::FftPlan<float>(17).radices(), (std::vector<int>{17}));
+  EXPECT_TRUE(fft::FftPlan<float>(2 * 67).radices().empty());  // 67 > kMaxDirectRadix
+}
+
+// An infinite input gives infinite real parts and finite imaginary parts (no 0 * inf), as
+// XLA's CPU backend does.
+TEST(FftKernelTest, InfinityDoesNotTurnIntoNaN) {
+  Array x(DType::kC64, {8}), y(DType::kC64, {8});
+  const C64 values[8] = {{0, 0}, {1, 0}, {-1, 0}, {0, 1}, {std::numeric_limits<float>::infinity(), 0}, {0, 0}, {2, 0}, {3, 0}};
+  std::memcpy(x.bytes.data(), values, sizeof(values));
+  for (int64_t type : {0, 1}) {
+    RunKernel(KernelKey("fft", {DType::kC64}), {&x}, {&y}, {{type}, {8}});
+    const C64* out = reinterpret_cast<const C64*>(y.bytes.data());
+    for (int k = 0; k < 8; ++k) {
+      EXPECT_TRUE(std::isinf(out[k].real())) << k;
+      EXPECT_EQ(std::signbit(out[k].real()), k % 2 == 1) << k;
+      EXPECT_TRUE(std::isfinite(out[k].imag())) << k;
+    }
+  }
+}
+
+// Multi-dimensional kinds against separable naive DFTs.
+TEST(FftKernelTest, TwoDimensionalKindsMatchTheDefinition) {
+  const int64_t batch = 2, n0 = 5, n1 = 6, half = n1 / 2 + 1;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  // Reference: full 2-D DFT of each batch.
+  auto dft2 = [&](const std::vector<C128>& in, bool inverse) {
+    std::vector<C128> out(in.size());
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t k0 = 0; k0 < n0; ++k0)
+        for (int64_t k1 = 0; k1 < n1; ++k1) {
+          std::complex<long double> sum = 0;
+          for (int64_t j0 = 0; j0 < n0; ++j0)
+            for (int64_t j1 = 0; j1 < n1; ++j1) {
+              const long double angle = (inverse ? 2 : -2) * std::numbers::pi_v<long double> *
+                                        (static_cast<long double>(j0 * k0 % n0) / n0 + static_cast<long double>(j1 * k1 % n1) / n1);
+              const C128 v = in[static_cast<size_t>((b * n0 + j0) * n1 + j1)];
+              sum += std::complex<long double>(v.real(), v.imag()) * std::complex<long double>(std::cos(angle), std::sin(angle));
+            }
+          out[static_cast<size_t>((b * n0 + k0) * n1 + k1)] = {static_cast<double>(sum.real()), static_cast<double>(sum.imag())};
+        }
+    return out;
+  };
+  std::vector<C128> signal(static_cast<size_t>(batch * n0 * n1));
+  for (auto& v : signal) v = {uniform(rng), uniform(rng)};
+
+  Array x(DType::kC128, {batch, n0, n1}), y(DType::kC128, {batch, n0, n1});
+  std::memcpy(x.bytes.data(), signal.data(), x.bytes.size());
+  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, {{0}, {n0, n1}});
+  std::vector<C128> want = dft2(signal, false);
+  const C128* got = reinterpret_cast<const C128*>(y.bytes.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_LT(std::abs(got[i] - want[i]), 1e-12) << i;
+
+  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, {{1}, {n0, n1}});
+  want = dft2(signal, true);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_LT(std::abs(got[i] - want[i] / double(n0 * n1)), 1e-14) << i;
+
+  // RFFT of the real parts: the first n1/2+1 columns of the full transform.
+  std::vector<C128> real_signal(signal.size());
+  Array r(DType::kF64, {batch, n0, n1}), rf(DType::kC128, {batch, n0, half});
+  for (size_t i = 0; i < signal.size(); ++i) {
+    real_signal[i] = signal[i].real();
+    SetDouble(r, static_cast<int64_t>(i), signal[i].real());
+  }
+  RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&rf}, {{2}, {n0, n1}});
+  want = dft2(real_signal, false);
+  const C128* rgot = reinterpret_cast<const C128*>(rf.bytes.data());
+  for (int64_t row = 0; row < batch * n0; ++row)
+    for (int64_t k = 0; k < half; ++k)
+      ASSERT_LT(std::abs(rgot[row * half + k] - want[static_cast<size_t>(row * n1 + k)]), 1e-12);
+
+  // IRFFT of that half spectrum gives the real signal back.
+  Array back(DType::kF64, {batch, n0, n1});
+  RunKernel(KernelKey("irfft", {DType::kC128}), {&rf}, {&back}, {{3}, {n0, n1}});
+  for (size_t i = 0; i < signal.size(); ++i)
+    ASSERT_NEAR(GetDouble(back, static_cast<int64_t>(i)), signal[i].real(), 1e-14) << i;
+}
+
+// IRFFT ignores the imaginary parts of the k = 0 and k = n/2 terms.
+TEST(FftKernelTest, InverseRealIgnoresImaginaryPartsOfSelfConjugateTerms) {
+  const int64_t n = 8;
+  Array z(DType::kC64, {5}), z_clean(DType::kC64, {5}), out(DType::kF32, {n}), out_clean(DType::kF32, {n});
+  const C64 spectrum[5] = {{1, 5}, {2, -1}, {0.5f, 0.25f}, {-1, 2}, {3, -7}};
+  C64 clean[5];
+  std::memcpy(clean, spectrum, sizeof(clean));
+  clean[0].imag(0);
+  clean[4].imag(0);
+  std::memcpy(z.bytes.data(), spectrum, sizeof(spectrum));
+  std::memcpy(z_clean.bytes.data(), clean, sizeof(clean));
+  RunKernel(KernelKey("irfft", {DType::kC64}), {&z}, {&out}, {{3}, {n}});
+  RunKernel(KernelKey("irfft", {DType::kC64}), {&z_clean}, {&out_clean}, {{3}, {n}});
+  for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(GetDouble(out, i), GetDouble(out_clean, i), 1e-6);
+}
+
+}  // namespace
+}  // namespace stablert::kernels
