@@ -1,8 +1,10 @@
-// Linear algebra kernels of StableHLO ops: cholesky and triangular_solve, batched, f32/f64.
+// Linear algebra kernels of StableHLO ops: cholesky and triangular_solve, batched, f32, f64,
+// complex<f32>, complex<f64>.
 //
 //   "cholesky.<T>"          in: a [..., n, n]   out: l [..., n, n]   params: [[lower]]
 //       Reads only the requested triangle; the other triangle of the result is zero. A
-//       matrix that is not positive definite gives a result of NaNs (XLA:CPU does the same).
+//       matrix that is not positive definite gives a result of NaNs (XLA:CPU does the same;
+//       complex NaNs are (NaN, 0) as JAX's CPU lowering makes them).
 //   "triangular_solve.<T>"  in: a [..., k, k], b [..., m, n]   out: x [..., m, n]
 //       params: [[left_side, lower, unit_diagonal, transpose]] with transpose in the VHLO
 //       numbering (NO_TRANSPOSE=1, TRANSPOSE=2, ADJOINT=3). Solves op(a) x = b (left side)
@@ -11,6 +13,8 @@
 // Both run LAPACK/BLAS (linalg_lapack.h) directly on the row-major data: a row-major matrix
 // is the column-major transpose, so the lower triangle of a row-major matrix is the upper
 // triangle of the same memory read column-major, and a left-side solve is a right-side one.
+// For complex matrices the same holds without conjugation: potrf's U^H U of the transposed
+// Hermitian matrix is L L^H of the original with L = U^T, which is U's memory read row-major.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -48,7 +52,7 @@ Status CholeskyKernel(const KernelContext&, const KernelArgs& args) {
     Int info = 0;
     lapack::Routines<T>::potrf(&uplo, &n_v, m, &n_v, &info, 1);
     if (info != 0) {
-      std::fill(m, m + n * n, std::numeric_limits<T>::quiet_NaN());
+      std::fill(m, m + n * n, T(std::numeric_limits<lapack::Real<T>>::quiet_NaN()));
       continue;
     }
     for (int64_t i = 0; i < n; ++i)
@@ -97,6 +101,12 @@ Status RegisterLinalgKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kF64}), &CholeskyKernel<double>));
   STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kF32}), &TriangularSolveKernel<float>));
   STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kF64}), &TriangularSolveKernel<double>));
+  using C64 = std::complex<float>;
+  using C128 = std::complex<double>;
+  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kC64}), &CholeskyKernel<C64>));
+  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kC128}), &CholeskyKernel<C128>));
+  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kC64}), &TriangularSolveKernel<C64>));
+  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kC128}), &TriangularSolveKernel<C128>));
   return OkStatus();
 }
 

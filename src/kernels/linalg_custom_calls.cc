@@ -1,5 +1,5 @@
 // Kernels of the LAPACK custom calls JAX's CPU lowering emits (`lapack_<p><routine>_ffi`),
-// batched, f32/f64. Each runs the LAPACK routine of the same name on every matrix of the
+// batched, f32/f64/complex<f32>/complex<f64>. Each runs the LAPACK routine of the same name on every matrix of the
 // batch and reports LAPACK's `info` where the custom call has an info result; JAX's lowering
 // turns a non-zero info into NaNs itself.
 //
@@ -13,15 +13,22 @@
 //   "lapack_getrf.<T>"  in: a            out: a, ipiv, info     (ipiv 1-based, i32)
 //   "lapack_geqrf.<T>"  in: a            out: a, tau
 //   "lapack_geqp3.<T>"  in: a, jpvt      out: a, jpvt, tau      (jpvt 1-based, i32)
-//   "lapack_orgqr.<T>"  in: a, tau       out: a
-//   "lapack_syevd.<T>"  in: a            out: v, w, info        params: [[mode, uplo]]
+//   "lapack_orgqr.<T>"  in: a, tau       out: a                 (ungqr for complex)
+//   "lapack_syevd.<T>"  in: a            out: v, w (real), info params: [[mode, uplo]] (heevd)
 //   "lapack_gesdd.<T>", "lapack_gesvd.<T>"
-//                       in: a            out: a, s, u, vt, info params: [[mode]]
+//                       in: a            out: a, s (real), u, vt, info  params: [[mode]]
 //   "lapack_gehrd.<T>"  in: a            out: a, tau, info      params: [[low, high]]
-//   "lapack_sytrd.<T>"  in: a            out: a, d, e, tau, info params: [[uplo]]
+//   "lapack_sytrd.<T>"  in: a            out: a, d, e (real), tau, info  params: [[uplo]] (hetrd)
 //   "lapack_gtsv.<T>"   in: dl, d, du, b out: dl, d, du, b, info
-//   "lapack_gees.<T>"   in: a            out: t, vs, wr, wi, sdim, info  params: [[mode]]
+//   "lapack_gees.<T>"   in: a            out: t, vs, wr, wi, sdim, info (real T)
+//                                        out: t, vs, w, sdim, info      (complex T)  params: [[mode]]
+//   "lapack_geev.<T>"   in: a            out: wr, wi, vl, vr, info (real T; vectors complex)
+//                                        out: w, vl, vr, info      (complex T)
+//                       params: [[jobvl, jobvr]]; a matrix with a non-finite entry gives info -4
+//                       without calling LAPACK, as jaxlib does.
 #include <algorithm>
+#include <cmath>
+#include <complex>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +40,8 @@ namespace stablert::kernels {
 namespace {
 
 using lapack::Int;
+using lapack::kComplex;
+using lapack::Real;
 
 // A batch of column-major matrices in a view with dims [..., cols, rows].
 struct Matrices {
@@ -63,7 +72,7 @@ void ZeroInfo(const BufferView& info) {
 // LAPACK's optimal workspace size from a query's first work element.
 template <typename T>
 Int WorkSize(T query) {
-  return std::max<Int>(1, static_cast<Int>(query) + 1);
+  return std::max<Int>(1, static_cast<Int>(std::real(query)) + 1);
 }
 
 char Char(int64_t code) { return static_cast<char>(code); }
@@ -144,12 +153,18 @@ Status Geqp3(const KernelContext&, const KernelArgs& args) {
   const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), lda = mm.ld();
   T query{};
   Int lwork = -1, status = 0;
-  lapack::Routines<T>::geqp3(&m, &n, nullptr, &lda, nullptr, nullptr, &query, &lwork, &status);
+  std::vector<Real<T>> rwork(static_cast<size_t>(2 * std::max<int64_t>(1, mm.cols)));
+  auto call = [&](T* a_b, Int* jpvt_b, T* tau_b, T* work, Int* lw) {
+    if constexpr (kComplex<T>) {
+      lapack::Routines<T>::geqp3(&m, &n, a_b, &lda, jpvt_b, tau_b, work, lw, rwork.data(), &status);
+    } else {
+      lapack::Routines<T>::geqp3(&m, &n, a_b, &lda, jpvt_b, tau_b, work, lw, &status);
+    }
+  };
+  call(nullptr, nullptr, nullptr, &query, &lwork);
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
-  for (int64_t b = 0; b < mm.batch; ++b)
-    lapack::Routines<T>::geqp3(&m, &n, a + b * mm.size(), &lda, jpvt + b * mm.cols, tau + b * k, work.data(), &lwork,
-                               &status);
+  for (int64_t b = 0; b < mm.batch; ++b) call(a + b * mm.size(), jpvt + b * mm.cols, tau + b * k, work.data(), &lwork);
   return OkStatus();
 }
 
@@ -175,23 +190,35 @@ template <typename T>
 Status Syevd(const KernelContext&, const KernelArgs& args) {
   Matrices mm(args.inputs[0]);
   T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
-  T* w = args.outputs[1].as<T>();
+  Real<T>* w = args.outputs[1].as<Real<T>>();
   int32_t* info = args.outputs[2].as<int32_t>();
   ZeroInfo(args.outputs[2]);
   if (mm.size() == 0) return OkStatus();
   const char jobz = Char(args.params[0][0]), uplo = Char(args.params[0][1]);
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
   T query{};
-  Int iquery = 0, lwork = -1, liwork = -1, status = 0;
-  lapack::Routines<T>::syevd(&jobz, &uplo, &n, nullptr, &lda, nullptr, &query, &lwork, &iquery, &liwork, &status, 1,
-                             1);
+  Real<T> rquery{};
+  Int iquery = 0, lwork = -1, lrwork = -1, liwork = -1, status = 0;
+  std::vector<T> work;
+  std::vector<Real<T>> rwork;
+  std::vector<Int> iwork;
+  auto call = [&](T* a_b, Real<T>* w_b, T* work_p, Real<T>* rwork_p, Int* iwork_p) {
+    if constexpr (kComplex<T>) {
+      lapack::Routines<T>::syevd(&jobz, &uplo, &n, a_b, &lda, w_b, work_p, &lwork, rwork_p, &lrwork, iwork_p, &liwork,
+                                 &status, 1, 1);
+    } else {
+      lapack::Routines<T>::syevd(&jobz, &uplo, &n, a_b, &lda, w_b, work_p, &lwork, iwork_p, &liwork, &status, 1, 1);
+    }
+  };
+  call(nullptr, nullptr, &query, &rquery, &iquery);
   lwork = WorkSize(query);
+  lrwork = WorkSize(rquery);
   liwork = std::max<Int>(1, iquery);
-  std::vector<T> work(static_cast<size_t>(lwork));
-  std::vector<Int> iwork(static_cast<size_t>(liwork));
+  work.resize(static_cast<size_t>(lwork));
+  rwork.resize(static_cast<size_t>(lrwork));
+  iwork.resize(static_cast<size_t>(liwork));
   for (int64_t b = 0; b < mm.batch; ++b) {
-    lapack::Routines<T>::syevd(&jobz, &uplo, &n, a + b * mm.size(), &lda, w + b * n, work.data(), &lwork, iwork.data(),
-                               &liwork, &status, 1, 1);
+    call(a + b * mm.size(), w + b * n, work.data(), rwork.data(), iwork.data());
     info[b] = status;
   }
   return OkStatus();
@@ -201,7 +228,7 @@ template <typename T, bool kDivideAndConquer>
 Status Svd(const KernelContext&, const KernelArgs& args) {
   Matrices mm(args.inputs[0]), um(args.outputs[2]), vtm(args.outputs[3]);
   T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
-  T* s = args.outputs[1].as<T>();
+  Real<T>* s = args.outputs[1].as<Real<T>>();
   T* u = args.outputs[2].as<T>();
   T* vt = args.outputs[3].as<T>();
   int32_t* info = args.outputs[4].as<int32_t>();
@@ -212,34 +239,46 @@ Status Svd(const KernelContext&, const KernelArgs& args) {
   const Int ldu = mm.ld(), ldvt = vtm.ld();
   const int64_t k = std::min(mm.rows, mm.cols);
   // u and vt are written only as far as `job` asks; the rest keeps zeros.
-  if (args.outputs[2].num_elements > 0) std::memset(u, 0, static_cast<size_t>(args.outputs[2].num_elements) * sizeof(T));
-  if (args.outputs[3].num_elements > 0) std::memset(vt, 0, static_cast<size_t>(args.outputs[3].num_elements) * sizeof(T));
+  if (args.outputs[2].num_elements > 0) std::memset(static_cast<void*>(u), 0, static_cast<size_t>(args.outputs[2].num_elements) * sizeof(T));
+  if (args.outputs[3].num_elements > 0) std::memset(static_cast<void*>(vt), 0, static_cast<size_t>(args.outputs[3].num_elements) * sizeof(T));
   // LAPACK wants ldu >= m and ldvt >= the rows it writes even when u/vt are not referenced.
   T u_dummy{}, vt_dummy{};
   T* u_ptr = um.size() > 0 ? u : &u_dummy;
   T* vt_ptr = vtm.size() > 0 ? vt : &vt_dummy;
   T query{};
   Int lwork = -1, status = 0;
-  std::vector<Int> iwork(static_cast<size_t>(8 * std::max<int64_t>(1, k)));
-  if constexpr (kDivideAndConquer) {
-    lapack::Routines<T>::gesdd(&job, &m, &n, nullptr, &lda, nullptr, nullptr, &ldu, nullptr, &ldvt, &query, &lwork,
-                               iwork.data(), &status, 1);
-  } else {
-    lapack::Routines<T>::gesvd(&job, &job, &m, &n, nullptr, &lda, nullptr, nullptr, &ldu, nullptr, &ldvt, &query,
-                               &lwork, &status, 1, 1);
+  const int64_t mx = std::max(mm.rows, mm.cols), mn = std::max<int64_t>(1, k);
+  std::vector<Int> iwork(static_cast<size_t>(8 * mn));
+  // Complex routines' real workspace, sized as LAPACK documents it.
+  size_t rwork_size = 1;
+  if constexpr (kComplex<T>) {
+    rwork_size = !kDivideAndConquer ? static_cast<size_t>(5 * mn)
+                 : job == 'N'       ? static_cast<size_t>(7 * mn)
+                                    : static_cast<size_t>(std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn));
   }
+  std::vector<Real<T>> rwork(rwork_size);
+  auto call = [&](T* a_b, Real<T>* s_b, T* u_b, T* vt_b, T* work_p) {
+    if constexpr (kDivideAndConquer && kComplex<T>) {
+      lapack::Routines<T>::gesdd(&job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork, rwork.data(),
+                                 iwork.data(), &status, 1);
+    } else if constexpr (kDivideAndConquer) {
+      lapack::Routines<T>::gesdd(&job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork, iwork.data(),
+                                 &status, 1);
+    } else if constexpr (kComplex<T>) {
+      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork,
+                                 rwork.data(), &status, 1, 1);
+    } else {
+      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork, &status,
+                                 1, 1);
+    }
+  };
+  call(nullptr, nullptr, nullptr, nullptr, &query);
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
   for (int64_t b = 0; b < mm.batch; ++b) {
     T* ub = um.size() > 0 ? u_ptr + b * um.size() : u_ptr;
     T* vtb = vtm.size() > 0 ? vt_ptr + b * vtm.size() : vt_ptr;
-    if constexpr (kDivideAndConquer) {
-      lapack::Routines<T>::gesdd(&job, &m, &n, a + b * mm.size(), &lda, s + b * k, ub, &ldu, vtb, &ldvt, work.data(),
-                                 &lwork, iwork.data(), &status, 1);
-    } else {
-      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a + b * mm.size(), &lda, s + b * k, ub, &ldu, vtb, &ldvt,
-                                 work.data(), &lwork, &status, 1, 1);
-    }
+    call(a + b * mm.size(), s + b * k, ub, vtb, work.data());
     info[b] = status;
   }
   return OkStatus();
@@ -275,8 +314,8 @@ template <typename T>
 Status Sytrd(const KernelContext&, const KernelArgs& args) {
   Matrices mm(args.inputs[0]);
   T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
-  T* d = args.outputs[1].as<T>();
-  T* e = args.outputs[2].as<T>();
+  Real<T>* d = args.outputs[1].as<Real<T>>();
+  Real<T>* e = args.outputs[2].as<Real<T>>();
   T* tau = args.outputs[3].as<T>();
   int32_t* info = args.outputs[4].as<int32_t>();
   ZeroInfo(args.outputs[4]);
@@ -284,7 +323,8 @@ Status Sytrd(const KernelContext&, const KernelArgs& args) {
   const char uplo = Char(args.params[0][0]);
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
   const int64_t e_step = LastDim(args.outputs[2]), tau_step = LastDim(args.outputs[3]);
-  std::vector<T> e_tmp(static_cast<size_t>(std::max<int64_t>(1, mm.rows))), tau_tmp(e_tmp.size());
+  std::vector<Real<T>> e_tmp(static_cast<size_t>(std::max<int64_t>(1, mm.rows)));
+  std::vector<T> tau_tmp(e_tmp.size());
   T query{};
   Int lwork = -1, status = 0;
   lapack::Routines<T>::sytrd(&uplo, &n, nullptr, &lda, nullptr, nullptr, nullptr, &query, &lwork, &status, 1);
@@ -326,26 +366,115 @@ Status Gees(const KernelContext&, const KernelArgs& args) {
   Matrices mm(args.inputs[0]);
   T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
   T* vs = args.outputs[1].as<T>();
-  T* wr = args.outputs[2].as<T>();
-  T* wi = args.outputs[3].as<T>();
-  int32_t* sdim = args.outputs[4].as<int32_t>();
-  int32_t* info = args.outputs[5].as<int32_t>();
-  ZeroInfo(args.outputs[4]);
-  ZeroInfo(args.outputs[5]);
+  // Real: wr, wi, sdim, info; complex: w, sdim, info.
+  const size_t sdim_index = kComplex<T> ? 3 : 4;
+  T* w = args.outputs[2].as<T>();
+  T* wi = kComplex<T> ? nullptr : args.outputs[3].as<T>();
+  int32_t* sdim = args.outputs[sdim_index].as<int32_t>();
+  int32_t* info = args.outputs[sdim_index + 1].as<int32_t>();
+  ZeroInfo(args.outputs[sdim_index]);
+  ZeroInfo(args.outputs[sdim_index + 1]);
   if (mm.size() == 0) return OkStatus();
   const char jobvs = Char(args.params[0][0]), sort = 'N';
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
-  if (jobvs == 'N') std::memset(vs, 0, static_cast<size_t>(args.outputs[1].num_elements) * sizeof(T));
+  if (jobvs == 'N') std::memset(static_cast<void*>(vs), 0, static_cast<size_t>(args.outputs[1].num_elements) * sizeof(T));
   T query{};
   Int lwork = -1, status = 0, selected = 0;
-  lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, nullptr, &lda, &selected, nullptr, nullptr, nullptr, &lda,
-                            &query, &lwork, nullptr, &status, 1, 1);
+  std::vector<Real<T>> rwork(static_cast<size_t>(std::max<int64_t>(1, mm.rows)));
+  auto call = [&](T* a_b, T* w_b, T* wi_b, T* vs_b, T* work_p) {
+    if constexpr (kComplex<T>) {
+      lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a_b, &lda, &selected, w_b, vs_b, &lda, work_p, &lwork,
+                                rwork.data(), nullptr, &status, 1, 1);
+    } else {
+      lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a_b, &lda, &selected, w_b, wi_b, vs_b, &lda, work_p,
+                                &lwork, nullptr, &status, 1, 1);
+    }
+  };
+  call(nullptr, nullptr, nullptr, nullptr, &query);
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
   for (int64_t b = 0; b < mm.batch; ++b) {
-    lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a + b * mm.size(), &lda, &selected, wr + b * n, wi + b * n,
-                              vs + b * mm.size(), &lda, work.data(), &lwork, nullptr, &status, 1, 1);
+    call(a + b * mm.size(), w + b * n, wi ? wi + b * n : nullptr, vs + b * mm.size(), work.data());
     sdim[b] = selected;
+    info[b] = status;
+  }
+  return OkStatus();
+}
+
+// Real geev packs a complex conjugate pair (wi[j] > 0) as columns j (real part) and j+1
+// (imaginary part); the result holds the complex vectors, the pair's second one conjugated.
+template <typename R>
+void UnpackEigenvectors(int64_t n, const R* wi, const R* packed, std::complex<R>* out) {
+  for (int64_t j = 0; j < n; ++j) {
+    const R* col = packed + j * n;
+    if (wi[j] == R(0) || j + 1 >= n) {
+      for (int64_t i = 0; i < n; ++i) out[j * n + i] = std::complex<R>(col[i], 0);
+      continue;
+    }
+    const R* next = col + n;
+    for (int64_t i = 0; i < n; ++i) {
+      out[j * n + i] = std::complex<R>(col[i], next[i]);
+      out[(j + 1) * n + i] = std::complex<R>(col[i], -next[i]);
+    }
+    ++j;
+  }
+}
+
+template <typename T>
+Status Geev(const KernelContext&, const KernelArgs& args) {
+  using C = std::complex<Real<T>>;
+  Matrices mm(args.inputs[0]);
+  const T* x = args.inputs[0].as<T>();
+  // Real: wr, wi, vl, vr, info; complex: w, vl, vr, info.
+  const size_t vl_index = kComplex<T> ? 1 : 2;
+  T* w = args.outputs[0].as<T>();
+  T* wi = kComplex<T> ? nullptr : args.outputs[1].as<T>();
+  C* vl = args.outputs[vl_index].as<C>();
+  C* vr = args.outputs[vl_index + 1].as<C>();
+  int32_t* info = args.outputs[vl_index + 2].as<int32_t>();
+  ZeroInfo(args.outputs[vl_index + 2]);
+  for (size_t i : {vl_index, vl_index + 1})
+    if (args.outputs[i].num_elements > 0)
+      std::memset(static_cast<void*>(args.outputs[i].data), 0, static_cast<size_t>(args.outputs[i].num_elements) * sizeof(C));
+  if (mm.size() == 0) return OkStatus();
+  const char jobvl = Char(args.params[0][0]), jobvr = Char(args.params[0][1]);
+  const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
+  std::vector<T> copy(static_cast<size_t>(mm.size())), left(copy.size()), right(copy.size());
+  std::vector<Real<T>> rwork(static_cast<size_t>(2 * mm.rows));
+  T query{};
+  Int lwork = -1, status = 0;
+  auto call = [&](T* a_b, T* w_b, T* wi_b, T* vl_b, T* vr_b, T* work_p) {
+    if constexpr (kComplex<T>) {
+      lapack::Routines<T>::geev(&jobvl, &jobvr, &n, a_b, &lda, w_b, vl_b, &lda, vr_b, &lda, work_p, &lwork,
+                                rwork.data(), &status, 1, 1);
+    } else {
+      lapack::Routines<T>::geev(&jobvl, &jobvr, &n, a_b, &lda, w_b, wi_b, vl_b, &lda, vr_b, &lda, work_p, &lwork,
+                                &status, 1, 1);
+    }
+  };
+  call(nullptr, nullptr, nullptr, nullptr, nullptr, &query);
+  lwork = WorkSize(query);
+  std::vector<T> work(static_cast<size_t>(lwork));
+  const int64_t n2 = mm.size();
+  for (int64_t b = 0; b < mm.batch; ++b) {
+    const T* xb = x + b * n2;
+    std::copy_n(xb, n2, copy.data());
+    bool finite = true;
+    for (int64_t i = 0; i < n2 && finite; ++i) finite = std::isfinite(std::real(copy[i])) && std::isfinite(std::imag(copy[i]));
+    if (!finite) {
+      info[b] = -4;
+      continue;
+    }
+    T* wi_b = wi ? wi + b * n : nullptr;
+    if constexpr (kComplex<T>) {
+      call(copy.data(), w + b * n, nullptr, vl + b * n2, vr + b * n2, work.data());
+    } else {
+      call(copy.data(), w + b * n, wi_b, left.data(), right.data(), work.data());
+      if (status == 0) {
+        if (jobvl == 'V') UnpackEigenvectors<T>(n, wi_b, left.data(), vl + b * n2);
+        if (jobvr == 'V') UnpackEigenvectors<T>(n, wi_b, right.data(), vr + b * n2);
+      }
+    }
     info[b] = status;
   }
   return OkStatus();
@@ -362,7 +491,7 @@ Status RegisterFor(KernelRegistry& r, DType dtype) {
       {"lapack_geqrf", &Geqrf<T>},   {"lapack_geqp3", &Geqp3<T>},        {"lapack_orgqr", &Orgqr<T>},
       {"lapack_syevd", &Syevd<T>},   {"lapack_gesdd", &Svd<T, true>},    {"lapack_gesvd", &Svd<T, false>},
       {"lapack_gehrd", &Gehrd<T>},   {"lapack_sytrd", &Sytrd<T>},        {"lapack_gtsv", &Gtsv<T>},
-      {"lapack_gees", &Gees<T>},
+      {"lapack_gees", &Gees<T>},     {"lapack_geev", &Geev<T>},
   };
   for (const Entry& entry : entries) STABLERT_RETURN_IF_ERROR(r.Register(KernelKey(entry.name, {dtype}), entry.fn));
   return OkStatus();
@@ -373,6 +502,8 @@ Status RegisterFor(KernelRegistry& r, DType dtype) {
 Status RegisterLinalgCustomCallKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(RegisterFor<float>(r, DType::kF32));
   STABLERT_RETURN_IF_ERROR(RegisterFor<double>(r, DType::kF64));
+  STABLERT_RETURN_IF_ERROR(RegisterFor<std::complex<float>>(r, DType::kC64));
+  STABLERT_RETURN_IF_ERROR(RegisterFor<std::complex<double>>(r, DType::kC128));
   return OkStatus();
 }
 

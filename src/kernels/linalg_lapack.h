@@ -1,4 +1,5 @@
-// LAPACK and BLAS routines the linear algebra kernels call, for float and double.
+// LAPACK and BLAS routines the linear algebra kernels call, for float, double,
+// std::complex<float> and std::complex<double> (layout-compatible with Fortran COMPLEX).
 //
 // Declared here from the documented Fortran interface (reference LAPACK 3.x, gfortran ABI:
 // every argument by pointer, one hidden `size_t` length per CHARACTER argument appended at
@@ -6,8 +7,10 @@
 // Internal to kernels/. All routines are reentrant; matrices are column-major.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace stablert::kernels::lapack {
 
@@ -47,6 +50,42 @@ extern "C" {
 STABLERT_LAPACK_REAL(float, s)
 STABLERT_LAPACK_REAL(double, d)
 #undef STABLERT_LAPACK_REAL
+
+// Complex routines: the Hermitian/unitary counterparts (ungqr, heevd, hetrd) and the extra
+// real workspaces (rwork) of geqp3, gesdd, gesvd, gees and geev.
+#define STABLERT_LAPACK_COMPLEX(C, R, p)                                                                              \
+  void p##potrf_(const char* uplo, const Int* n, C* a, const Int* lda, Int* info, size_t);                          \
+  void p##trsm_(const char* side, const char* uplo, const char* transa, const char* diag, const Int* m, const Int* n, \
+                const C* alpha, const C* a, const Int* lda, C* b, const Int* ldb, size_t, size_t, size_t, size_t);  \
+  void p##getrf_(const Int* m, const Int* n, C* a, const Int* lda, Int* ipiv, Int* info);                           \
+  void p##geqrf_(const Int* m, const Int* n, C* a, const Int* lda, C* tau, C* work, const Int* lwork, Int* info);   \
+  void p##geqp3_(const Int* m, const Int* n, C* a, const Int* lda, Int* jpvt, C* tau, C* work, const Int* lwork,    \
+                 R* rwork, Int* info);                                                                               \
+  void p##ungqr_(const Int* m, const Int* n, const Int* k, C* a, const Int* lda, const C* tau, C* work,             \
+                 const Int* lwork, Int* info);                                                                       \
+  void p##heevd_(const char* jobz, const char* uplo, const Int* n, C* a, const Int* lda, R* w, C* work,             \
+                 const Int* lwork, R* rwork, const Int* lrwork, Int* iwork, const Int* liwork, Int* info, size_t,    \
+                 size_t);                                                                                            \
+  void p##gesdd_(const char* jobz, const Int* m, const Int* n, C* a, const Int* lda, R* s, C* u, const Int* ldu,    \
+                 C* vt, const Int* ldvt, C* work, const Int* lwork, R* rwork, Int* iwork, Int* info, size_t);        \
+  void p##gesvd_(const char* jobu, const char* jobvt, const Int* m, const Int* n, C* a, const Int* lda, R* s, C* u, \
+                 const Int* ldu, C* vt, const Int* ldvt, C* work, const Int* lwork, R* rwork, Int* info, size_t,    \
+                 size_t);                                                                                            \
+  void p##gehrd_(const Int* n, const Int* ilo, const Int* ihi, C* a, const Int* lda, C* tau, C* work,               \
+                 const Int* lwork, Int* info);                                                                       \
+  void p##hetrd_(const char* uplo, const Int* n, C* a, const Int* lda, R* d, R* e, C* tau, C* work,                 \
+                 const Int* lwork, Int* info, size_t);                                                               \
+  void p##gtsv_(const Int* n, const Int* nrhs, C* dl, C* d, C* du, C* b, const Int* ldb, Int* info);                \
+  void p##gees_(const char* jobvs, const char* sort, Int (*select)(const C*), const Int* n, C* a, const Int* lda,   \
+                Int* sdim, C* w, C* vs, const Int* ldvs, C* work, const Int* lwork, R* rwork, Int* bwork,           \
+                Int* info, size_t, size_t);                                                                          \
+  void p##geev_(const char* jobvl, const char* jobvr, const Int* n, C* a, const Int* lda, C* w, C* vl,              \
+                const Int* ldvl, C* vr, const Int* ldvr, C* work, const Int* lwork, R* rwork, Int* info, size_t,    \
+                size_t);
+
+STABLERT_LAPACK_COMPLEX(std::complex<float>, float, c)
+STABLERT_LAPACK_COMPLEX(std::complex<double>, double, z)
+#undef STABLERT_LAPACK_COMPLEX
 }
 
 // Type-dispatched wrappers: Routines<float> calls s*, Routines<double> calls d*.
@@ -75,5 +114,42 @@ struct Routines;
 STABLERT_LAPACK_ROUTINES(float, s)
 STABLERT_LAPACK_ROUTINES(double, d)
 #undef STABLERT_LAPACK_ROUTINES
+
+// Complex: orgqr, syevd and sytrd name ungqr, heevd and hetrd.
+#define STABLERT_LAPACK_COMPLEX_ROUTINES(C, p)                                         \
+  template <>                                                                           \
+  struct Routines<C> {                                                                  \
+    static constexpr auto potrf = &p##potrf_;                                           \
+    static constexpr auto trsm = &p##trsm_;                                             \
+    static constexpr auto getrf = &p##getrf_;                                           \
+    static constexpr auto geqrf = &p##geqrf_;                                           \
+    static constexpr auto geqp3 = &p##geqp3_;                                           \
+    static constexpr auto orgqr = &p##ungqr_;                                           \
+    static constexpr auto syevd = &p##heevd_;                                           \
+    static constexpr auto gesdd = &p##gesdd_;                                           \
+    static constexpr auto gesvd = &p##gesvd_;                                           \
+    static constexpr auto gehrd = &p##gehrd_;                                           \
+    static constexpr auto sytrd = &p##hetrd_;                                           \
+    static constexpr auto gtsv = &p##gtsv_;                                             \
+    static constexpr auto gees = &p##gees_;                                             \
+    static constexpr auto geev = &p##geev_;                                             \
+  };
+STABLERT_LAPACK_COMPLEX_ROUTINES(std::complex<float>, c)
+STABLERT_LAPACK_COMPLEX_ROUTINES(std::complex<double>, z)
+#undef STABLERT_LAPACK_COMPLEX_ROUTINES
+
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <typename R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+// The real type of T (T itself for float and double).
+template <typename T>
+using Real = typename RealOf<T>::type;
+template <typename T>
+inline constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
 
 }  // namespace stablert::kernels::lapack

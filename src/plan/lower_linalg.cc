@@ -21,7 +21,12 @@ using ir::OpCode;
 
 std::string Key(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
 
-bool IsLapackFloat(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF64; }
+bool IsLapackFloat(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kC64 || dtype == DType::kC128;
+}
+DType RealOf(DType dtype) { return dtype == DType::kC64 ? DType::kF32 : dtype == DType::kC128 ? DType::kF64 : dtype; }
+DType ComplexOf(DType dtype) { return dtype == DType::kF32 ? DType::kC64 : dtype == DType::kF64 ? DType::kC128 : dtype; }
+bool IsComplexDType(DType dtype) { return dtype == DType::kC64 || dtype == DType::kC128; }
 
 std::optional<bool> BoolAttr(const ir::Operation& op, std::string_view name) {
   const ir::Attribute* attr = op.attr(name);
@@ -36,7 +41,7 @@ Status LowerCholesky(Lowering& l, const ir::Operation& op) {
   if (in.dims.size() < 2 || in.dims[in.dims.size() - 1] != in.dims[in.dims.size() - 2])
     return l.Invalid(op, "operand must be a batch of square matrices, got " + TensorTypeToString(in));
   if (!IsLapackFloat(in.dtype))
-    return l.Unsupported(op, "element type " + std::string(DTypeName(in.dtype)) + " is not supported yet (f32, f64)");
+    return l.Unsupported(op, "element type " + std::string(DTypeName(in.dtype)) + " is not supported (f32, f64, complex<f32>, complex<f64>)");
   bool lower = BoolAttr(op, "lower").value_or(false);
   ValueId out = l.NewValue(result);
   l.Emit(op, Key("cholesky", in.dtype), {operand}, {out}, {{lower ? 1 : 0}});
@@ -66,7 +71,7 @@ Status LowerTriangularSolve(Lowering& l, const ir::Operation& op) {
                              TensorTypeToString(at) + ", " + TensorTypeToString(bt) + " -> " +
                              TensorTypeToString(result));
   if (!IsLapackFloat(at.dtype))
-    return l.Unsupported(op, "element type " + std::string(DTypeName(at.dtype)) + " is not supported yet (f32, f64)");
+    return l.Unsupported(op, "element type " + std::string(DTypeName(at.dtype)) + " is not supported (f32, f64, complex<f32>, complex<f64>)");
   ValueId out = l.NewValue(result);
   l.Emit(op, Key("triangular_solve", at.dtype), {a, b}, {out},
          {{*left_side ? 1 : 0, *lower ? 1 : 0, *unit ? 1 : 0, transpose->value}});
@@ -99,6 +104,10 @@ std::optional<CustomCall> ParseTarget(std::string_view target) {
     default: return std::nullopt;
   }
   call.routine = std::string(body.substr(1));
+  // The Hermitian/unitary routines of complex types share the real ones' kernels.
+  if (call.routine == "ungqr") call.routine = "orgqr";
+  if (call.routine == "heevd") call.routine = "syevd";
+  if (call.routine == "hetrd") call.routine = "sytrd";
   return call;
 }
 
@@ -181,6 +190,8 @@ class CustomCallLowering {
 
   TensorType T(Dims dims) const { return TensorType{dtype_, std::move(dims)}; }
   TensorType I32(Dims dims) const { return TensorType{DType::kS32, std::move(dims)}; }
+  TensorType R(Dims dims) const { return TensorType{RealOf(dtype_), std::move(dims)}; }
+  TensorType C(Dims dims) const { return TensorType{ComplexOf(dtype_), std::move(dims)}; }
   Dims B(std::initializer_list<int64_t> tail) const {
     Dims dims = batch_;
     dims.insert(dims.end(), tail);
@@ -269,7 +280,7 @@ class CustomCallLowering {
     } else if (routine == "syevd") {
       STABLERT_RETURN_IF_ERROR(Square());
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
-      STABLERT_RETURN_IF_ERROR(ExpectResults({a, T(B({n_})), I32(batch_)}));
+      STABLERT_RETURN_IF_ERROR(ExpectResults({a, R(B({n_})), I32(batch_)}));
       STABLERT_ASSIGN_OR_RETURN(int64_t mode, CharAttr("mode", "NV"));
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
       *params = {{mode, uplo}};
@@ -286,7 +297,7 @@ class CustomCallLowering {
         if (out_[3].dims[out_[3].dims.size() - 2] == n_) vt_rows = n_;
       }
       STABLERT_RETURN_IF_ERROR(
-          ExpectResults({a, T(B({k})), T(B({m_, u_cols})), T(B({vt_rows, n_})), I32(batch_)}));
+          ExpectResults({a, R(B({k})), T(B({m_, u_cols})), T(B({vt_rows, n_})), I32(batch_)}));
       *params = {{mode}};
     } else if (routine == "gehrd") {
       STABLERT_RETURN_IF_ERROR(Square());
@@ -302,7 +313,7 @@ class CustomCallLowering {
       if (n_ < 1) return Invalid("expected a non-empty matrix");
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
       STABLERT_RETURN_IF_ERROR(
-          ExpectResults({a, T(B({n_})), T(B({n_ - 1})), T(B({n_ - 1})), I32(batch_)}));
+          ExpectResults({a, R(B({n_})), R(B({n_ - 1})), T(B({n_ - 1})), I32(batch_)}));
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
       *params = {{uplo}};
     } else if (routine == "gtsv") {
@@ -317,11 +328,27 @@ class CustomCallLowering {
     } else if (routine == "gees") {
       STABLERT_RETURN_IF_ERROR(Square());
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
-      STABLERT_RETURN_IF_ERROR(ExpectResults({a, a, T(B({n_})), T(B({n_})), I32(batch_), I32(batch_)}));
+      if (IsComplexDType(dtype_)) {
+        STABLERT_RETURN_IF_ERROR(ExpectResults({a, a, T(B({n_})), I32(batch_), I32(batch_)}));
+      } else {
+        STABLERT_RETURN_IF_ERROR(ExpectResults({a, a, T(B({n_})), T(B({n_})), I32(batch_), I32(batch_)}));
+      }
       STABLERT_ASSIGN_OR_RETURN(int64_t mode, CharAttr("mode", "NV"));
       STABLERT_ASSIGN_OR_RETURN(int64_t sort, CharAttr("sort", "NS"));
       if (sort != 'N') return l_.Unsupported(op_, "custom_call '" + target_ + "': sorted Schur forms are not supported");
       *params = {{mode}};
+    } else if (routine == "geev") {
+      STABLERT_RETURN_IF_ERROR(Square());
+      STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
+      const TensorType vectors = C(B({n_, n_}));
+      if (IsComplexDType(dtype_)) {
+        STABLERT_RETURN_IF_ERROR(ExpectResults({T(B({n_})), vectors, vectors, I32(batch_)}));
+      } else {
+        STABLERT_RETURN_IF_ERROR(ExpectResults({T(B({n_})), T(B({n_})), vectors, vectors, I32(batch_)}));
+      }
+      STABLERT_ASSIGN_OR_RETURN(int64_t left, CharAttr("compute_left", "NV"));
+      STABLERT_ASSIGN_OR_RETURN(int64_t right, CharAttr("compute_right", "NV"));
+      *params = {{left, right}};
     } else {
       return l_.Unsupported(op_, "custom_call target '" + target_ + "' is not supported yet");
     }

@@ -33,7 +33,7 @@ NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     ("conv_general_dilated", ("int*", "uint*"), "stablehlo.convolution on integer element types"),
     ("conv_preferred_element_type", "*", "stablehlo.convolution with a wider result type"),
     # linear algebra
-    ("eig", "*", "complex results of eig (lapack_*geev_ffi)"),
+    ("eig", "*", "stablehlo.gather on complex element types (sorting the complex eigenvalues)"),
 ]
 
 
