@@ -133,7 +133,8 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
     }
     // Ops that only rename a value.
     if ((body_op.code == OpCode::kReshape || body_op.code == OpCode::kBroadcastInDim ||
-         body_op.code == OpCode::kOptimizationBarrier) && body_op.operands.size() == 1) {
+         body_op.code == OpCode::kOptimizationBarrier || body_op.code == OpCode::kSdyShardingConstraint) &&
+        body_op.operands.size() == 1) {
       STABLERT_ASSIGN_OR_RETURN(int64_t r, use(body_op.operands[0]));
       STABLERT_ASSIGN_OR_RETURN(DType dtype, scalar_type(body_op.results[0]));
       if (dtype != dtypes[static_cast<size_t>(r)]) return l.Invalid(op, what + " changes the element type");

@@ -6,7 +6,9 @@
 // region starts with one "manual_operand" step per operand (the partition's block, in the
 // local type of the block argument), holds the body lowered with local shapes, and ends
 // with one "manual_result" step per result (each block written by its first holder). The
-// blocks come from the in_shardings/out_shardings through ParseSharding/LayoutShards.
+// blocks come from the in_shardings/out_shardings through ParseSharding/LayoutShards. In a
+// partially manual region (some mesh axes not in manual_axes) the blocks are cut along the
+// manual axes only, and the body runs on every device.
 //
 // Collectives name their groups as partition ids: replica groups are resolved here per the
 // StableHLO spec (channel_id, use_global_device_ids) for programs with one replica.
@@ -83,10 +85,11 @@ StatusOr<ShardLayout> ManualLayout(Lowering& l, const ir::Operation& op, const i
   std::string where = l.Origin(op) + ": " + what;
   STABLERT_ASSIGN_OR_RETURN(TensorSharding sharding,
                             ParseSharding(l.module(), attrs, static_cast<int64_t>(global.size()), partitions, where));
-  for (const MeshAxis& axis : sharding.mesh.axes)
-    if (axis.size > 1 && !manual_axes.count(axis.name))
-      return l.Unsupported(op, "partially manual regions (mesh axis '" + axis.name +
-                                   "' is not manual) are not supported yet");
+  // A partially manual region: the body sees blocks along the manual axes only. Along the
+  // other (automatic) axes every device holds the whole extent, so those axes are dropped
+  // from the sharding, and devices that differ only along them run identical copies.
+  for (std::vector<AxisRef>& dim : sharding.dims)
+    std::erase_if(dim, [&](const AxisRef& ref) { return !manual_axes.count(sharding.mesh.axes[ref.axis].name); });
   if (sharding.maximal_partition >= 0) return l.Unsupported(op, what + " has a maximal sharding");
   STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, LayoutShards(sharding, global, partitions, where));
   if (layout.local_dims != local)
@@ -327,10 +330,49 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
   return OkStatus();
 }
 
+// A manual region inside a manual region (shard_map inside a partially manual shard_map):
+// the enclosing body already runs once per partition, so this one is lowered inline: each
+// partition takes its block of the operands along the inner manual axes, runs the body,
+// and keeps its result, which must be replicated along the inner axes.
+Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const ir::Block& block,
+                                    const ir::Attribute::Array& in_shardings, const ir::Attribute::Array& out_shardings,
+                                    const std::set<std::string>& manual_axes) {
+  const int64_t partitions = l.manual_partitions;
+  std::vector<ValueId> arguments;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId outer, l.Operand(op, i));
+    const ir::Type& local_type = l.module().type_of(block.arguments[i]);
+    if (!local_type.is_tensor() || local_type.dtype != l.TypeOf(outer).dtype)
+      return l.Invalid(op, "body argument " + std::to_string(i) + " has type " + ir::TypeToString(local_type));
+    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout,
+                              ManualLayout(l, op, in_shardings[i], l.TypeOf(outer).dims, local_type.dims, partitions,
+                                           manual_axes, "operand " + std::to_string(i)));
+    ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
+    l.EmitControl(op, CollectiveStep(l, op, "manual_operand", {outer}, {local}, {Flatten(layout.starts)}));
+    arguments.push_back(local);
+  }
+  std::vector<ValueId> returned;
+  STABLERT_RETURN_IF_ERROR(l.LowerRegion(op, op.regions[0], arguments, l.current_sequence(), &returned));
+  if (returned.size() != op.results.size())
+    return l.Invalid(op, "the body returns " + std::to_string(returned.size()) + " values for " +
+                             std::to_string(op.results.size()) + " results");
+  for (size_t i = 0; i < returned.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
+    const TensorType local = l.TypeOf(returned[i]);
+    if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
+    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, out_shardings[i], type.dims, local.dims,
+                                                               partitions, manual_axes, "result " + std::to_string(i)));
+    if (layout.local_dims != type.dims)
+      return l.Unsupported(op, "result " + std::to_string(i) +
+                                   " of a nested manual region is split along its manual axes, which is not supported yet");
+    l.Bind(op.results[i], returned[i]);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
-  if (l.manual_partitions > 0) return l.Unsupported(op, "manual regions nested in manual regions are not supported yet");
   if (op.regions.size() != 1 || op.regions[0].blocks.size() != 1) return l.Invalid(op, "expected one body block");
   const ir::Block& block = op.regions[0].blocks[0];
   if (block.arguments.size() != op.operands.size())
@@ -350,6 +392,8 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
       manual_axes.emplace(*name);
     }
   }
+  if (l.manual_partitions > 0)
+    return LowerNestedManualComputation(l, op, block, *in_shardings, *out_shardings, manual_axes);
   const int64_t partitions = ModuleInt(l.module(), "mhlo.num_partitions", 1);
   if (partitions < 1) return l.Invalid(op, "the module's mhlo.num_partitions is not positive");
 

@@ -11,12 +11,21 @@ using ir::OpCode;
 std::string MatchReductionBody(const ir::Module& module, const ir::Region& region, DType dtype) {
   if (region.blocks.size() != 1) return "";
   const ir::Block& block = region.blocks[0];
-  if (block.arguments.size() != 2 || block.ops.size() != 2) return "";
+  if (block.arguments.size() != 2 || block.ops.size() < 2 || block.ops.size() > 3) return "";
   const ir::Operation& body = block.ops[0];
-  const ir::Operation& ret = block.ops[1];
-  if (ret.code != OpCode::kReturn || ret.operands.size() != 1 || body.results.size() != 1 ||
-      ret.operands[0] != body.results[0] || body.operands.size() != 2)
+  const ir::Operation& ret = block.ops.back();
+  if (ret.code != OpCode::kReturn || ret.operands.size() != 1 || body.results.size() != 1 || body.operands.size() != 2)
     return "";
+  ir::ValueId returned = ret.operands[0];
+  if (block.ops.size() == 3) {
+    // A sharding constraint on the result (JAX adds them in shard_map bodies) renames it.
+    const ir::Operation& constraint = block.ops[1];
+    if (constraint.code != OpCode::kSdyShardingConstraint || constraint.operands.size() != 1 ||
+        constraint.results.size() != 1 || constraint.results[0] != returned)
+      return "";
+    returned = constraint.operands[0];
+  }
+  if (returned != body.results[0]) return "";
   const ir::ValueId a = block.arguments[0], b = block.arguments[1];
   if (!((body.operands[0] == a && body.operands[1] == b) || (body.operands[0] == b && body.operands[1] == a)))
     return "";

@@ -76,6 +76,9 @@ class Lowering {
   Status LowerRegion(const ir::Operation& op, const ir::Region& region, const std::vector<ValueId>& arguments,
                      Sequence* into, std::vector<ValueId>* returned);
 
+  // The sequence Emit appends to (to lower a region inline, pass it to LowerRegion).
+  Sequence* current_sequence() { return current_; }
+
   // Inside a manual region: the number of partitions it runs on (0 outside). Collectives
   // lower differently inside and outside manual regions.
   int64_t manual_partitions = 0;

@@ -100,6 +100,25 @@ def test_shard_map_2d(mesh_pair, name, body, out_specs):
     assert_same(got, want)
 
 
+# Partially manual: only "x" is manual; "y" stays automatic (the body sees whole columns).
+PARTIAL = [
+    ("psum_x", lambda x: jax.lax.psum(x, "x"), P()),
+    ("all_gather_x", lambda x: jax.lax.all_gather(x, "x", tiled=True) * 2, P()),
+    ("ppermute_x", lambda x: jax.lax.ppermute(jnp.sin(x), "x", [(0, 1), (1, 0)]), P("x")),
+    ("axis_index_x", lambda x: x.sum(axis=1, keepdims=True) + jax.lax.axis_index("x"), P("x")),
+]
+
+
+@pytest.mark.parametrize("name,body,out_specs", PARTIAL, ids=[c[0] for c in PARTIAL])
+def test_shard_map_partially_manual(mesh_pair, name, body, out_specs):
+    results = []
+    for mesh in mesh_pair((2, 2), ("x", "y")):
+        x = jax.device_put(X, NamedSharding(mesh, P("x", "y")))
+        fn = shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=out_specs, axis_names={"x"}, check_vma=False)
+        results.append(jax.jit(fn)(x))
+    assert_same(*results)
+
+
 def test_shard_map_replicated_operand(mesh_pair):
     body = lambda x, w: jax.lax.psum(x @ w, "i")
     w = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
