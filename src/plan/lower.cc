@@ -241,6 +241,8 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kRngBitGenerator:
     case OpCode::kRng:
       return LowerRng(*this, op);
+    case OpCode::kFft:
+      return LowerFft(*this, op);
     case OpCode::kWhile:
     case OpCode::kIf:
     case OpCode::kCase:

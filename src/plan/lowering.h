@@ -122,6 +122,8 @@ Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op);
 Status LowerDot(Lowering& lowering, const ir::Operation& op);
 // lower_rng.cc: rng_bit_generator and rng.
 Status LowerRng(Lowering& lowering, const ir::Operation& op);
+// lower_fft.cc: fft.
+Status LowerFft(Lowering& lowering, const ir::Operation& op);
 // lower_control.cc: while, if, case.
 Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
 // lower_manual.cc: sdy.manual_computation, the collectives, partition_id and replica_id.
