@@ -78,8 +78,8 @@ def _use_cpu_linalg_lowerings() -> None:
     Without them eigh, svd, eig, schur, hessenberg and tridiagonal have no lowering on
     stablert at all, and lu/qr/householder_product/tridiagonal_solve take generic paths whose
     results differ from JAX's CPU backend (other pivots, other algorithms).
-    tridiagonal_solve(perturb_singular=True) calls a non-LAPACK target of jaxlib
-    (`tridiagonal_solve_perturbed_ffi`) that StableRT refuses at compile time, naming it.
+    tridiagonal_solve(perturb_singular=True) calls jaxlib's own (non-LAPACK) target
+    `tridiagonal_solve_perturbed_ffi`, which StableRT implements too.
     """
     from jax._src.interpreters import mlir
     from jax._src.lax import linalg

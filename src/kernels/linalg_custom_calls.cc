@@ -26,10 +26,13 @@
 //                                        out: w, vl, vr, info      (complex T)
 //                       params: [[jobvl, jobvr]]; a matrix with a non-finite entry gives info -4
 //                       without calling LAPACK, as jaxlib does.
+//   "lapack_gtsv_perturbed.<T>"  in: dl, d, du, b   out: x   (jaxlib's
+//                       tridiagonal_solve_perturbed_ffi: see SolvePerturbed)
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/families.h"
@@ -361,6 +364,137 @@ Status Gtsv(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
+// Makes a small back-substitution pivot safe to divide by, the way LAPACK's xLAGTS does: a
+// pivot below 1 in magnitude whose row would overflow when divided is moved away from zero
+// by `perturb` (doubling each time, with the pivot's sign), or the pivot and the row are
+// scaled up when the pivot is only tiny.
+template <typename T>
+void PerturbPivot(Real<T> perturb, T& pivot, std::vector<T>& row) {
+  using R = Real<T>;
+  const R one(1);
+  const R tiny = std::numeric_limits<R>::min();
+  const R small = one / std::numeric_limits<R>::max();
+  const R safe_min = small < tiny ? tiny : small * (one + std::numeric_limits<R>::epsilon());
+  const R big = one / safe_min;
+  R magnitude = std::abs(pivot);
+  if (magnitude >= one) return;
+  perturb = std::copysign(std::max(std::abs(perturb), safe_min), std::real(pivot));
+  R row_max = 0;
+  for (const T& v : row) row_max = std::max(row_max, static_cast<R>(std::abs(v)));
+  while (magnitude < one) {
+    if (magnitude < safe_min) {
+      if (magnitude == R(0) || row_max * safe_min > magnitude) {
+        pivot += perturb;
+        perturb *= R(2);
+      } else {
+        pivot *= big;
+        for (T& v : row) v *= big;
+        return;
+      }
+    } else if (row_max > magnitude * big) {
+      pivot += perturb;
+      perturb *= R(2);
+    } else {
+      return;
+    }
+    magnitude = std::abs(pivot);
+  }
+}
+
+// jaxlib's `tridiagonal_solve_perturbed_ffi`: Gaussian elimination with row pivoting on the
+// tridiagonal matrix (dl[i] = A[i][i-1], d, du[i] = A[i][i+1]), the forward solve done while
+// factoring, then back substitution with pivots perturbed by eps * max|U| (PerturbPivot), so
+// singular systems give finite solutions (inverse iteration). b and x are column-major.
+template <typename T>
+void SolvePerturbed(int64_t n, int64_t k, const T* dl, const T* d, const T* du, const T* b, T* x) {
+  using R = Real<T>;
+  if (n == 0) return;
+  std::vector<T> row(static_cast<size_t>(k));
+  auto x_at = [&](int64_t i, int64_t j) -> T& { return x[j * n + i]; };
+  auto b_at = [&](int64_t i, int64_t j) { return b[j * n + i]; };
+  const R eps = std::numeric_limits<R>::epsilon();
+  if (n == 1) {
+    T pivot = d[0];
+    for (int64_t j = 0; j < k; ++j) row[j] = b_at(0, j);
+    PerturbPivot<T>(eps * std::abs(pivot), pivot, row);
+    for (int64_t j = 0; j < k; ++j) x_at(0, j) = row[j] / pivot;
+    return;
+  }
+  // U's diagonal and two superdiagonals (row exchanges make the second one non-zero).
+  std::vector<T> u0(static_cast<size_t>(n)), u1(u0.size()), u2(u0.size());
+  u0[0] = d[0];
+  u1[0] = du[0];
+  R max_u = std::max<R>(std::abs(u0[0]), std::abs(u1[0]));
+  R scale1 = std::abs(u0[0]) + std::abs(u1[0]);
+  for (int64_t j = 0; j < k; ++j) x_at(0, j) = b_at(0, j);
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const T sub = dl[i + 1];
+    u0[i + 1] = d[i + 1];
+    R scale2 = std::abs(sub) + std::abs(u0[i + 1]);
+    if (i + 2 < n) scale2 += std::abs(du[i + 1]);
+    if (sub == T(0)) {
+      scale1 = scale2;
+      u1[i + 1] = du[i + 1];
+      u2[i] = T(0);
+      for (int64_t j = 0; j < k; ++j) x_at(i + 1, j) = b_at(i + 1, j);
+    } else {
+      const R piv1 = u0[i] == T(0) ? R(0) : std::abs(u0[i]) / scale1;
+      const R piv2 = std::abs(sub) / scale2;
+      if (piv2 <= piv1) {
+        scale1 = scale2;
+        const T factor = sub / u0[i];
+        u0[i + 1] -= factor * u1[i];
+        u1[i + 1] = du[i + 1];
+        u2[i] = T(0);
+        for (int64_t j = 0; j < k; ++j) x_at(i + 1, j) = b_at(i + 1, j) - factor * x_at(i, j);
+      } else {
+        // Exchange rows i and i+1.
+        const T factor = u0[i] / sub;
+        const T old_u1 = u1[i];
+        u0[i] = sub;
+        u0[i + 1] = old_u1 - factor * d[i + 1];
+        u1[i] = d[i + 1];
+        if (i + 2 < n) {
+          u2[i] = du[i + 1];
+          u1[i + 1] = -factor * du[i + 1];
+        }
+        for (int64_t j = 0; j < k; ++j) {
+          const T xi = x_at(i, j);
+          x_at(i + 1, j) = xi - factor * b_at(i + 1, j);
+          x_at(i, j) = b_at(i + 1, j);
+        }
+        scale1 = std::abs(u0[i + 1]) + std::abs(u1[i + 1]);
+      }
+    }
+    if (i + 2 < n) max_u = std::max<R>({max_u, std::abs(u0[i]), std::abs(u1[i]), std::abs(u2[i])});
+  }
+  max_u = std::max<R>(max_u, std::abs(u0[n - 1]));
+  const R perturb = eps * max_u;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    T pivot = u0[i];
+    for (int64_t j = 0; j < k; ++j) {
+      T v = x_at(i, j);
+      if (i + 1 < n) v -= u1[i] * x_at(i + 1, j);
+      if (i + 2 < n) v -= u2[i] * x_at(i + 2, j);
+      row[j] = v;
+    }
+    PerturbPivot<T>(i == n - 1 ? perturb : std::copysign(perturb, std::real(pivot)), pivot, row);
+    const T inverse = T(1) / pivot;
+    for (int64_t j = 0; j < k; ++j) x_at(i, j) = row[j] * inverse;
+  }
+}
+
+template <typename T>
+Status GtsvPerturbed(const KernelContext&, const KernelArgs& args) {
+  Matrices bm(args.inputs[3]);
+  const int64_t n = LastDim(args.inputs[1]);
+  T* x = args.outputs[0].as<T>();
+  for (int64_t b = 0; b < bm.batch && bm.size() > 0; ++b)
+    SolvePerturbed<T>(n, bm.cols, args.inputs[0].as<T>() + b * n, args.inputs[1].as<T>() + b * n,
+                      args.inputs[2].as<T>() + b * n, args.inputs[3].as<T>() + b * bm.size(), x + b * bm.size());
+  return OkStatus();
+}
+
 template <typename T>
 Status Gees(const KernelContext&, const KernelArgs& args) {
   Matrices mm(args.inputs[0]);
@@ -491,7 +625,7 @@ Status RegisterFor(KernelRegistry& r, DType dtype) {
       {"lapack_geqrf", &Geqrf<T>},   {"lapack_geqp3", &Geqp3<T>},        {"lapack_orgqr", &Orgqr<T>},
       {"lapack_syevd", &Syevd<T>},   {"lapack_gesdd", &Svd<T, true>},    {"lapack_gesvd", &Svd<T, false>},
       {"lapack_gehrd", &Gehrd<T>},   {"lapack_sytrd", &Sytrd<T>},        {"lapack_gtsv", &Gtsv<T>},
-      {"lapack_gees", &Gees<T>},     {"lapack_geev", &Geev<T>},
+      {"lapack_gees", &Gees<T>},     {"lapack_geev", &Geev<T>},          {"lapack_gtsv_perturbed", &GtsvPerturbed<T>},
   };
   for (const Entry& entry : entries) STABLERT_RETURN_IF_ERROR(r.Register(KernelKey(entry.name, {dtype}), entry.fn));
   return OkStatus();

@@ -1,7 +1,8 @@
 // Lowering of linear algebra: the StableHLO ops cholesky and triangular_solve, and the
 // LAPACK custom calls JAX's CPU lowering emits (`lapack_<p><routine>_ffi`, typed FFI with
 // attributes in `mhlo.backend_config`), plus the generic `Qr` and
-// `ProductOfElementaryHouseholderReflectors` custom calls.
+// `ProductOfElementaryHouseholderReflectors` custom calls and jaxlib's
+// `tridiagonal_solve_perturbed_ffi`.
 //
 // Custom calls: the matrices (operands and results of the highest operand rank) are
 // column-major for LAPACK. Their declared layouts must say so (or be absent, for the
@@ -90,6 +91,7 @@ struct CustomCall {
 std::optional<CustomCall> ParseTarget(std::string_view target) {
   if (target == "Qr") return CustomCall{"geqrf", DType::kInvalid, false};
   if (target == "ProductOfElementaryHouseholderReflectors") return CustomCall{"orgqr", DType::kInvalid, false};
+  if (target == "tridiagonal_solve_perturbed_ffi") return CustomCall{"gtsv_perturbed", DType::kInvalid, true};
   constexpr std::string_view kPrefix = "lapack_", kSuffix = "_ffi";
   if (target.size() <= kPrefix.size() + kSuffix.size() + 1 || target.substr(0, kPrefix.size()) != kPrefix ||
       target.substr(target.size() - kSuffix.size()) != kSuffix)
@@ -139,7 +141,7 @@ class CustomCallLowering {
       batch_.assign(in_[0].dims.begin(), in_[0].dims.end() - 2);
       m_ = in_[0].dims[rank - 2];
       n_ = in_[0].dims[rank - 1];
-    } else if (call.routine != "gtsv") {
+    } else if (call.routine != "gtsv" && call.routine != "gtsv_perturbed") {
       return Invalid("operand 0 must be a batch of matrices");
     }
     for (const TensorType& t : in_) matrix_rank_ = std::max(matrix_rank_, t.dims.size());
@@ -325,6 +327,13 @@ class CustomCallLowering {
       const TensorType diag = T(B({n}));
       STABLERT_RETURN_IF_ERROR(ExpectOperands({diag, diag, diag, T(b.dims)}));
       STABLERT_RETURN_IF_ERROR(ExpectResults({diag, diag, diag, b, I32(batch_)}));
+    } else if (routine == "gtsv_perturbed") {
+      if (in_.size() != 4 || in_[3].dims.size() < 2) return Invalid("expected operands dl, d, du, b");
+      const TensorType& b = in_[3];
+      batch_.assign(b.dims.begin(), b.dims.end() - 2);
+      const TensorType diag = T(B({b.dims[b.dims.size() - 2]}));
+      STABLERT_RETURN_IF_ERROR(ExpectOperands({diag, diag, diag, T(b.dims)}));
+      STABLERT_RETURN_IF_ERROR(ExpectResults({b}));
     } else if (routine == "gees") {
       STABLERT_RETURN_IF_ERROR(Square());
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));

@@ -145,13 +145,31 @@ def test_cholesky_of_non_positive_definite_is_nan_like_cpu(stablert_device, cpu_
 
 
 def test_unknown_custom_call_fails_at_compile_time_naming_the_target(stablert_device):
-    # tridiagonal_solve(perturb_singular=True) lowers to jaxlib's own (non-LAPACK) target.
-    args = [jax.device_put(a, stablert_device) for a in _LINALG_PROGRAMS["tridiagonal_solve"][1]()]
-    f = jax.jit(lambda dl, d, du, b: lx.tridiagonal_solve(dl, d, du, b, perturb_singular=True))
+    f = jax.jit(lambda x: jax.ffi.ffi_call("no_such_target_ffi", jax.ShapeDtypeStruct((4,), np.float32))(x))
     compiled = None
-    with pytest.raises(Exception, match=r"UNIMPLEMENTED.*tridiagonal_solve_perturbed_ffi"):
-        compiled = f.lower(*args).compile()
+    with pytest.raises(Exception, match=r"UNIMPLEMENTED.*no_such_target_ffi"):
+        compiled = f.lower(jax.device_put(np.ones(4, np.float32), stablert_device)).compile()
     assert compiled is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_tridiagonal_solve_perturbed_like_cpu(dtype, stablert_device, cpu_device):
+    # jaxlib's own target tridiagonal_solve_perturbed_ffi (not LAPACK): singular and
+    # pivoting systems give the same finite solutions as on CPU.
+    f = jax.jit(lambda dl, d, du, b: lx.tridiagonal_solve(dl, d, du, b, perturb_singular=True))
+    systems = [
+        (np.zeros(3), np.zeros(3), np.zeros(3), np.ones((3, 2))),                   # zero matrix
+        (np.array([0, 1.0]), np.array([1, 1.0]), np.array([1, 0.0]), np.ones((2, 1))),  # singular 2x2
+        (np.array([0, 2, 1e-3, 5]), np.array([1e-9, 3, 4, 1]), np.array([1, 1e-7, 2, 0]),
+         np.arange(8.0).reshape(4, 2)),                                              # pivoting
+        (np.array([0.0]), np.array([0.0]), np.array([0.0]), np.ones((1, 3))),           # 1x1 singular
+    ]
+    for system in systems:
+        args = [np.asarray(a, dtype) for a in system]
+        want = np.asarray(f(*[jax.device_put(a, cpu_device) for a in args]))
+        got = np.asarray(f(*[jax.device_put(a, stablert_device) for a in args]))
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
 # --- lax.platform_dependent (_platform_dependent_takes_cpu_branch) ---
