@@ -88,14 +88,27 @@ StatusOr<ShardLayout> ManualLayout(Lowering& l, const ir::Operation& op, const i
   // A partially manual region: the body sees blocks along the manual axes only. Along the
   // other (automatic) axes every device holds the whole extent, so those axes are dropped
   // from the sharding, and devices that differ only along them run identical copies.
-  for (std::vector<AxisRef>& dim : sharding.dims)
-    std::erase_if(dim, [&](const AxisRef& ref) { return !manual_axes.count(sharding.mesh.axes[ref.axis].name); });
+  auto automatic = [&](const AxisRef& ref) { return !manual_axes.count(sharding.mesh.axes[ref.axis].name); };
+  for (std::vector<AxisRef>& dim : sharding.dims) std::erase_if(dim, automatic);
+  std::erase_if(sharding.unreduced, automatic);
   if (sharding.maximal_partition >= 0) return l.Unsupported(op, what + " has a maximal sharding");
   STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, LayoutShards(sharding, global, partitions, where));
   if (layout.local_dims != local)
     return l.Invalid(op, what + ": the sharding gives blocks of " + DimsToString(layout.local_dims) +
                              " but the region's type is " + DimsToString(local));
   return layout;
+}
+
+// "manual_operand" params: the blocks' starts, then whether each partition takes zeros
+// instead (an unreduced operand: position 0 along the unreduced axes holds the value).
+std::vector<std::vector<int64_t>> ManualOperandParams(const ShardLayout& layout) {
+  std::vector<std::vector<int64_t>> params = {Flatten(layout.starts)};
+  if (layout.partial_group_size > 1) {
+    std::vector<int64_t> zero;
+    for (int64_t index : layout.partial_index) zero.push_back(index != 0);
+    params.push_back(std::move(zero));
+  }
+  return params;
 }
 
 Step CollectiveStep(Lowering& l, const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
@@ -348,7 +361,7 @@ Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const 
                               ManualLayout(l, op, in_shardings[i], l.TypeOf(outer).dims, local_type.dims, partitions,
                                            manual_axes, "operand " + std::to_string(i)));
     ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
-    l.EmitControl(op, CollectiveStep(l, op, "manual_operand", {outer}, {local}, {Flatten(layout.starts)}));
+    l.EmitControl(op, CollectiveStep(l, op, "manual_operand", {outer}, {local}, ManualOperandParams(layout)));
     arguments.push_back(local);
   }
   std::vector<ValueId> returned;
@@ -362,9 +375,9 @@ Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const 
     if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
     STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, out_shardings[i], type.dims, local.dims,
                                                                partitions, manual_axes, "result " + std::to_string(i)));
-    if (layout.local_dims != type.dims)
+    if (layout.local_dims != type.dims || layout.partial_group_size > 1)
       return l.Unsupported(op, "result " + std::to_string(i) +
-                                   " of a nested manual region is split along its manual axes, which is not supported yet");
+                                    " of a nested manual region is split or unreduced along its manual axes, which is not supported yet");
     l.Bind(op.results[i], returned[i]);
   }
   return OkStatus();
@@ -412,7 +425,7 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
                               ManualLayout(l, op, (*in_shardings)[i], l.TypeOf(global).dims, local_type.dims,
                                            partitions, manual_axes, "operand " + std::to_string(i)));
     ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
-    body.steps.push_back(CollectiveStep(l, op, "manual_operand", {global}, {local}, {Flatten(layout.starts)}));
+    body.steps.push_back(CollectiveStep(l, op, "manual_operand", {global}, {local}, ManualOperandParams(layout)));
     step.inputs.push_back(global);
     arguments.push_back(local);
   }
@@ -430,8 +443,19 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
     if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
     STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, (*out_shardings)[i], type.dims, local.dims,
                                                                partitions, manual_axes, "result " + std::to_string(i)));
+    ValueId block = returned[i];
+    if (layout.partial_group_size > 1) {
+      // An unreduced result: the global array holds the sum of the partitions' partials.
+      if (!ElementwiseAccepts(OpCode::kAdd, local.dtype))
+        return l.Unsupported(op, "result " + std::to_string(i) + ": unreduced " +
+                                     std::string(DTypeName(local.dtype)) + " values are not supported");
+      ValueId summed = l.NewValue(local);
+      body.steps.push_back(CollectiveStep(l, op, "all_reduce.add." + std::string(DTypeName(local.dtype)), {block},
+                                          {summed}, {layout.partial_groups, {layout.partial_group_size}}));
+      block = summed;
+    }
     ValueId global = l.NewValue(type);
-    body.steps.push_back(CollectiveStep(l, op, "manual_result", {returned[i]}, {global}, {Flatten(layout.starts)}));
+    body.steps.push_back(CollectiveStep(l, op, "manual_result", {block}, {global}, {Flatten(layout.starts)}));
     step.outputs.push_back(global);
     l.Bind(op.results[i], global);
   }

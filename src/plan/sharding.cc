@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <set>
 
 #include "base/proto_wire.h"
@@ -97,8 +98,12 @@ StatusOr<TensorSharding> ParseSdySharding(const ir::Module& module, const ir::At
     }
     sharding.dims.push_back(std::move(refs));
   }
-  if (const ir::Attribute::Array* unreduced = AsArray(ir::FindAttr(*dict, "unreduced_axes")); unreduced && !unreduced->empty())
-    return Unimplemented(what + ": shardings with unreduced axes are not supported yet");
+  if (const ir::Attribute::Array* unreduced = AsArray(ir::FindAttr(*dict, "unreduced_axes"))) {
+    for (const ir::Attribute& axis : *unreduced) {
+      STABLERT_ASSIGN_OR_RETURN(AxisRef ref, ParseAxisRef(sharding.mesh, axis, what));
+      sharding.unreduced.push_back(ref);
+    }
+  }
   // A mesh without axes but with one device id is a maximal sharding.
   if (sharding.mesh.axes.empty() && sharding.mesh.device_ids.size() == 1)
     sharding.maximal_partition = sharding.mesh.device_ids[0];
@@ -237,7 +242,7 @@ int64_t Mesh::num_positions() const {
 bool TensorSharding::IsReplicated() const {
   for (const auto& refs : dims)
     if (!refs.empty()) return false;
-  return true;
+  return unreduced.empty();
 }
 
 std::string TensorSharding::ToString() const {
@@ -253,6 +258,11 @@ std::string TensorSharding::ToString() const {
       if (ref.size) out += ":(" + std::to_string(ref.pre_size) + ")" + std::to_string(ref.size);
     }
     out += "]";
+  }
+  if (!unreduced.empty()) {
+    out += ", unreduced={";
+    for (size_t i = 0; i < unreduced.size(); ++i) out += (i ? "," : "") + mesh.axes[unreduced[i].axis].name;
+    out += "}";
   }
   return out + "}";
 }
@@ -304,6 +314,7 @@ StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& g
   if (!mesh.device_ids.empty())
     for (size_t i = 0; i < mesh.device_ids.size(); ++i) position[mesh.device_ids[i]] = static_cast<int64_t>(i);
   std::map<Dims, int64_t> holders;
+  std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>> partial_keys;  // (key, index, partition)
   for (int64_t p = 0; p < num_partitions; ++p) {
     std::vector<int64_t> coord(mesh.axes.size());
     int64_t rest = position[p];
@@ -323,14 +334,34 @@ StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& g
     }
     auto [it, inserted] = holders.emplace(layout.starts[p], p);
     layout.first_holder[p] = it->second;
+    // Position along the unreduced axes, and the coordinates without them (the group key).
+    int64_t partial_index = 0;
+    for (const AxisRef& ref : sharding.unreduced) {
+      int64_t axis_size = mesh.axes[ref.axis].size;
+      int64_t size = ref.size ? ref.size : axis_size;
+      int64_t post = axis_size / (ref.size ? ref.pre_size * ref.size : axis_size);
+      int64_t index = (coord[ref.axis] / post) % size;
+      partial_index = partial_index * size + index;
+      coord[ref.axis] -= index * post;
+    }
+    layout.partial_index.push_back(partial_index);
+    partial_keys.emplace_back(coord, partial_index, p);
+  }
+  if (!sharding.unreduced.empty()) {
+    std::sort(partial_keys.begin(), partial_keys.end());
+    for (const auto& [key, index, p] : partial_keys) layout.partial_groups.push_back(p);
+    layout.partial_group_size = 1;
+    for (const AxisRef& ref : sharding.unreduced)
+      layout.partial_group_size *= ref.size ? ref.size : mesh.axes[ref.axis].size;
   }
   return layout;
 }
 
 std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_dims) {
   // xla.OpSharding: type = 1, tile_assignment_dimensions = 3, tile_assignment_devices = 4,
-  // replicate_on_last_tile_dim = 6; Type REPLICATED = 0, OTHER = 3.
-  constexpr uint64_t kReplicated = 0, kOther = 3;
+  // replicate_on_last_tile_dim = 6, last_tile_dims = 8; Type REPLICATED = 0, OTHER = 3,
+  // UNREDUCED = 6.
+  constexpr uint64_t kReplicated = 0, kOther = 3, kUnreduced = 6;
   size_t rank = global_dims.size();
   int64_t partitions = static_cast<int64_t>(layout.starts.size());
   // Distinct block starts per dimension give the number of tiles along it.
@@ -347,8 +378,13 @@ std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_di
     tiles *= tile_dims.back();
   }
   proto::WireWriter writer;
-  if (tiles <= 1) {
+  const int64_t unreduced = layout.partial_group_size;
+  if (tiles <= 1 && unreduced <= 1) {
     writer.Varint(1, kReplicated);
+    return writer.Take();
+  }
+  if (tiles <= 1 && unreduced == partitions) {
+    writer.Varint(1, kUnreduced);
     return writer.Take();
   }
   int64_t replication = partitions / tiles;
@@ -363,8 +399,26 @@ std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_di
     holders[tile].push_back(p);
   }
   writer.Varint(1, kOther);
-  if (replication > 1) tile_dims.push_back(replication);
   std::vector<int64_t> devices;
+  if (unreduced > 1) {
+    // Subgroups: [tiles..., unreduced, replicated] with last_tile_dims = 8 naming them;
+    // within a tile the devices go by position along the unreduced axes.
+    const int64_t replicas = replication / unreduced;
+    tile_dims.push_back(unreduced);
+    if (replicas > 1) tile_dims.push_back(replicas);
+    for (auto& group : holders) {
+      std::stable_sort(group.begin(), group.end(),
+                       [&](int64_t a, int64_t b) { return layout.partial_index[a] < layout.partial_index[b]; });
+      devices.insert(devices.end(), group.begin(), group.end());
+    }
+    writer.PackedVarints(3, tile_dims);
+    writer.PackedVarints(4, devices);
+    std::vector<int64_t> subgroup_types = {kUnreduced};
+    if (replicas > 1) subgroup_types.push_back(kReplicated);
+    writer.PackedVarints(8, subgroup_types);
+    return writer.Take();
+  }
+  if (replication > 1) tile_dims.push_back(replication);
   for (const auto& group : holders) devices.insert(devices.end(), group.begin(), group.end());
   writer.PackedVarints(3, tile_dims);
   writer.PackedVarints(4, devices);

@@ -40,6 +40,9 @@ struct AxisRef {
 struct TensorSharding {
   Mesh mesh;
   std::vector<std::vector<AxisRef>> dims;  // per dimension, major axis first
+  // Unreduced (partial-sum) axes: the array is the sum of one partial value per position
+  // along these axes.
+  std::vector<AxisRef> unreduced;
   // Set for a maximal sharding: the whole array lives on that one partition.
   int64_t maximal_partition = -1;
   bool IsReplicated() const;
@@ -66,6 +69,14 @@ struct ShardLayout {
   std::vector<Dims> starts;          // starts[partition][dim]
   // owner[partition] = the first partition holding the same block (itself if first).
   std::vector<int64_t> first_holder;
+  // With unreduced axes, a block is the sum of the partial blocks of the partitions that
+  // differ only along those axes. StableRT holds such arrays summed: the partition at
+  // position 0 along the unreduced axes (partial_index[partition]) holds the block, the
+  // others zeros. partial_groups lists the partitions group by group (the members of a
+  // group sum to one block), partial_group_size each; 1 without unreduced axes.
+  std::vector<int64_t> partial_index;
+  std::vector<int64_t> partial_groups;
+  int64_t partial_group_size = 1;
 };
 
 StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& global_dims, int64_t num_partitions,

@@ -1,10 +1,12 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/hash.h"
 
 #include "runtime/box_copy.h"
+#include "kernels/registry.h"
 #include "runtime/executor.h"
 
 namespace stablert::runtime {
@@ -55,24 +57,65 @@ std::vector<std::string> OpShardings(const std::vector<plan::TensorType>& types,
   return out;
 }
 
+// sum += addend, elementwise over `count` elements of `dtype`, with the CPU add kernel.
+Status AddInto(DType dtype, int64_t count, void* sum, const void* addend) {
+  kernels::KernelFn add = kernels::CpuKernels().Find("add." + std::string(DTypeName(dtype)));
+  if (add == nullptr) return Unimplemented("unreduced arrays of " + std::string(DTypeName(dtype)) + " are not supported");
+  const int64_t dims[1] = {count};
+  const kernels::BufferView views[3] = {{sum, dtype, dims, count}, {const_cast<void*>(addend), dtype, dims, count},
+                                        {sum, dtype, dims, count}};
+  kernels::KernelArgs args{std::span(views, 2), std::span(views + 2, 1), {}, nullptr};
+  return add(kernels::KernelContext{}, args);
+}
+
+// The block partition `holder` contributes to its parameter's global array: its shard, or,
+// for an unreduced parameter, the sum of the partial shards of its group (written to
+// `scratch`).
+StatusOr<const void*> ParameterBlock(const plan::ShardLayout& layout, const plan::TensorType& type, size_t index,
+                                     int64_t holder, const std::vector<const DeviceRun*>& by_partition,
+                                     std::vector<uint8_t>& scratch) {
+  const void* shard = by_partition[holder]->inputs[index]->data();
+  if (layout.partial_group_size <= 1) return shard;
+  for (int64_t member : layout.partial_groups)
+    if (by_partition[member] == nullptr)
+      return Unimplemented("unreduced parameter " + std::to_string(index) + ": partition " + std::to_string(member) +
+                           " is not addressable");
+  const int64_t count = ElementCount(layout.local_dims);
+  const size_t bytes = static_cast<size_t>(count) * DTypeByteSize(type.dtype);
+  scratch.assign(static_cast<const uint8_t*>(shard), static_cast<const uint8_t*>(shard) + bytes);
+  const auto& groups = layout.partial_groups;
+  const auto at = std::find(groups.begin(), groups.end(), holder) - groups.begin();
+  const auto first = at - at % layout.partial_group_size;
+  for (auto k = first; k < first + layout.partial_group_size; ++k) {
+    if (groups[k] == holder) continue;
+    STABLERT_RETURN_IF_ERROR(AddInto(type.dtype, count, scratch.data(), by_partition[groups[k]]->inputs[index]->data()));
+  }
+  return static_cast<const void*>(scratch.data());
+}
+
 Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs) {
   for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
   const auto& parameter_types = executable.parameter_types();
   const auto& result_types = executable.result_types();
   std::vector<std::shared_ptr<BufferStorage>> globals;
   std::vector<const void*> in;
+  std::vector<const DeviceRun*> by_partition(executable.num_partitions(), nullptr);
+  for (const DeviceRun& run : runs) by_partition[run.partition] = &run;
+  std::vector<uint8_t> scratch;
   for (size_t i = 0; i < parameter_types.size(); ++i) {
     const plan::ShardLayout& layout = executable.parameter_shards()[i];
-    if (layout.local_dims == parameter_types[i].dims) {  // replicated: any device's copy is the array
-      in.push_back(runs.front().inputs[i]->data());
+    if (layout.local_dims == parameter_types[i].dims && layout.partial_group_size <= 1) {
+      in.push_back(runs.front().inputs[i]->data());  // replicated: any device's copy is the array
       continue;
     }
     STABLERT_ASSIGN_OR_RETURN(auto global, BufferStorage::Allocate(static_cast<size_t>(plan::ByteSize(parameter_types[i]))));
     size_t element_size = DTypeByteSize(parameter_types[i].dtype);
     for (const DeviceRun& run : runs) {
       if (layout.first_holder[run.partition] != run.partition) continue;
-      CopyBox(run.inputs[i]->data(), layout.local_dims, Dims(layout.local_dims.size(), 0), global->data(),
-              parameter_types[i].dims, layout.starts[run.partition], layout.local_dims, element_size);
+      STABLERT_ASSIGN_OR_RETURN(const void* block,
+                                ParameterBlock(layout, parameter_types[i], i, run.partition, by_partition, scratch));
+      CopyBox(block, layout.local_dims, Dims(layout.local_dims.size(), 0), global->data(), parameter_types[i].dims,
+              layout.starts[run.partition], layout.local_dims, element_size);
     }
     in.push_back(global->data());
     globals.push_back(std::move(global));
@@ -87,9 +130,15 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   for (size_t o = 0; o < result_types.size(); ++o) {
     const plan::ShardLayout& layout = executable.result_shards()[o];
     size_t element_size = DTypeByteSize(result_types[o].dtype);
-    for (const DeviceRun& run : runs)
+    for (const DeviceRun& run : runs) {
+      if (layout.partial_group_size > 1 && layout.partial_index[run.partition] != 0) {
+        // An unreduced result is held summed: one partial per group carries it, the rest are zeros.
+        std::memset(run.outputs[o]->data(), 0, static_cast<size_t>(ElementCount(layout.local_dims)) * element_size);
+        continue;
+      }
       CopyBox(out[o], result_types[o].dims, layout.starts[run.partition], run.outputs[o]->data(), layout.local_dims,
               Dims(layout.local_dims.size(), 0), layout.local_dims, element_size);
+    }
   }
   return OkStatus();
 }

@@ -400,6 +400,12 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
     const Dims start = rank_dims ? BlockStart(starts, rank, rank_dims) : Dims{};
     const Dims zero(rank_dims, 0);
     if (name == "manual_operand") {
+      // An unreduced operand: partitions off position 0 along the unreduced axes take zeros.
+      if (plan_step.params.size() > 1 && static_cast<size_t>(rank) < plan_step.params[1].size() &&
+          plan_step.params[1][static_cast<size_t>(rank)] != 0) {
+        std::memset(local.data, 0, static_cast<size_t>(local.num_elements) * element_size);
+        return OkStatus();
+      }
       CopyBox(global.data, global_dims, start, local.data, local_dims, zero, local_dims, element_size);
       return OkStatus();
     }

@@ -66,18 +66,21 @@ using BodyFn = std::function<std::vector<ir::ValueId>(ModuleBuilder&, ir::ValueI
 // main(x: f32[partitions * k]) = manual_computation(x) over a 1-D mesh "i": the body gets
 // the partition's f32[k] block and returns one f32 value of `out_local` dims, assembled
 // by `out_dims` (sharded along "i" when `out_sharded`).
+// With a larger `mesh` whose "i" axis has `blocks` positions, x is f32[blocks * k].
 ir::Module ManualModule(int partitions, int64_t k, Dims out_local, bool out_sharded, const BodyFn& body,
-                        std::vector<std::string> manual_axes = {"i"}, Attribute mesh = Attribute()) {
+                        std::vector<std::string> manual_axes = {"i"}, Attribute mesh = Attribute(),
+                        int64_t blocks = 0) {
   if (mesh.get<Attribute::Dictionary>() == nullptr) mesh = Mesh({{"i", partitions}});
+  if (blocks == 0) blocks = partitions;
   ModuleBuilder b;
   b.SetLocation("model.py", 7, 3);
-  ir::ValueId x = b.Param(DType::kF32, {partitions * k});
+  ir::ValueId x = b.Param(DType::kF32, {blocks * k});
   b.BeginFunction("manual_body");
   ir::ValueId arg = b.Param(DType::kF32, {k});
   std::vector<ir::ValueId> returned = body(b, arg);
   b.EndFunction(returned);
   Dims out_global = out_local;
-  if (out_sharded) out_global[0] *= partitions;
+  if (out_sharded) out_global[0] *= blocks;
   Attribute::Array axes;
   for (const std::string& axis : manual_axes) axes.push_back(Str(axis));
   ir::ValueId y = b.Op(OpCode::kSdyManualComputation, {x}, DType::kF32, out_global,
@@ -163,16 +166,20 @@ TEST(ManualRegionTest, GeneralReductionBodyUsesBodyProgram) {
   EXPECT_EQ(*out, (std::vector<float>{4}));
 }
 
-TEST(ManualRegionTest, PartiallyManualRegionIsUnimplementedAtCompileTime) {
+TEST(ManualRegionTest, PartiallyManualRegionCutsBlocksAlongManualAxesOnly) {
+  // Mesh i=2 x j=2, only "i" manual: partitions (i, j) = 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1).
+  // Each gets x's half along "i" (j stays automatic); psum over "i" pairs {0,2} and {1,3}.
   Attribute mesh = Mesh({{"i", 2}, {"j", 2}});
-  ir::Module module = ManualModule(4, 2, {2}, true, [](ModuleBuilder&, ir::ValueId arg) {
-    return std::vector<ir::ValueId>{arg};
-  }, {"i"}, mesh);
-  auto plan = plan::LowerToPlan(module);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(plan.status().message().find("sdy.manual_computation"), std::string::npos) << plan.status().ToString();
-  EXPECT_NE(plan.status().message().find("partially manual"), std::string::npos) << plan.status().ToString();
+  ir::Module module = ManualModule(4, 2, {2}, false, [](ModuleBuilder& b, ir::ValueId arg) {
+    Attribute::Dictionary attrs = {{"channel_id", ModuleBuilder::Int(1)},
+                                   {"replica_groups", Groups({{0, 2}, {1, 3}})},
+                                   {"use_global_device_ids", Attribute(Attribute::Value(true))}};
+    return std::vector<ir::ValueId>{b.Op(OpCode::kAllReduce, {arg}, DType::kF32, {2}, attrs,
+                                         {b.BinaryBody(OpCode::kAdd, DType::kF32)})};
+  }, {"i"}, mesh, /*blocks=*/2);
+  auto out = LowerAndRun(module, std::vector<float>{1, 2, 10, 20});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, (std::vector<float>{11, 22}));
 }
 
 TEST(ManualRegionTest, MismatchedCollectiveTimesOutNamingOpAndMissingDevices) {

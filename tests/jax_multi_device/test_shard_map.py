@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 shard_map = jax.shard_map
 
@@ -185,3 +185,47 @@ def test_shard_map_inside_a_loop(mesh_pair):
         x = jax.device_put(X, NamedSharding(mesh, P("i")))
         results.append(jax.jit(lambda v: jax.lax.fori_loop(0, 3, lambda k, a: step(a) * (k + 1), v))(x))
     assert_same(*results)
+
+
+def test_unreduced_results_and_operands():
+    """Unreduced (partial-sum) values: StableRT keeps them summed (the devices at position 0
+    along the unreduced axes hold the value, the others zeros), so per-device partials differ
+    from XLA's, but every logical value, reshard and gradient equals the CPU backend's."""
+    from jax.sharding import AxisType
+
+    a_host = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+    b_host = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+    results = []
+    for platform in ("stablert", "cpu"):
+        devices = np.array(jax.devices(platform)[:4]).reshape(2, 2)
+        mesh = Mesh(devices, ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+        with jax.set_mesh(mesh):
+            a = jax.device_put(a_host, P("x", "y"))
+            b = jax.device_put(b_host, P("y", None))
+
+            @jax.jit
+            @shard_map(in_specs=(P("x", "y"), P("y", None)), out_specs=P("x", None, unreduced={"y"}))
+            def matmul(x, y):
+                return jnp.einsum("ab,bc->ac", x, y)
+
+            out = matmul(a, b)
+            assert out.sharding == NamedSharding(mesh, P("x", None, unreduced={"y"}))
+            shards = {}  # row of the mesh ("x" position) -> the partials along "y"
+            for shard in out.addressable_shards:
+                row = int(np.argwhere(devices == shard.device)[0][0])
+                shards.setdefault(row, []).append(np.asarray(shard.data))
+            partial_sums = {k: sum(v) for k, v in shards.items()}
+            summed = jax.sharding.reshard(out, P("x", None))
+
+            def loss(x, y):
+                return jax.sharding.reshard(matmul(x, y), P("x", None)).sum()
+
+            grads = jax.jit(jax.grad(loss, argnums=(0, 1)))(a, b)
+            results.append((partial_sums, np.asarray(summed), [np.asarray(g) for g in grads]))
+    (got_partials, got, got_grads), (want_partials, want, want_grads) = results
+    np.testing.assert_allclose(got, a_host @ b_host, rtol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    for k in want_partials:
+        np.testing.assert_allclose(got_partials[k], want_partials[k], rtol=1e-6)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
