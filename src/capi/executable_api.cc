@@ -102,7 +102,13 @@ PJRT_Error* PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Ar
   STABLERT_CAPI_ARGS(PJRT_Executable_OptimizedProgram, args);
   STABLERT_CAPI_REQUIRE(PJRT_Executable_OptimizedProgram, args->executable);
   STABLERT_CAPI_REQUIRE(PJRT_Executable_OptimizedProgram, args->program);
-  // The program is the original StableHLO portable artifact (format "mlir").
+  // The program is the original StableHLO portable artifact (format "mlir"): StableRT keeps
+  // no HLO. Frameworks turn it into HLO text, which fails for Shardy ops, so a program with
+  // them has no optimized form to show (JAX's `compiled.as_text()` is then None).
+  const std::string& shardy_op = args->executable->executable->shardy_op();
+  if (!shardy_op.empty())
+    return ToPjrtError(Unimplemented("PJRT_Executable_OptimizedProgram: the program holds " + shardy_op +
+                                     ", which has no HLO form; StableRT runs it from its execution plan"));
   const std::string& code = args->executable->executable->program();
   static constexpr char kFormat[] = "mlir";
   args->program->format = kFormat;

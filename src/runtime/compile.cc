@@ -59,6 +59,31 @@ StatusOr<std::vector<plan::ShardLayout>> ShardLayouts(const ir::Module& module,
   return layouts;
 }
 
+
+// The name of the first Shardy op (sdy.manual_computation, sdy.sharding_constraint, ...) in
+// `module`'s functions, or "" if there is none.
+std::string FirstShardyOpIn(const ir::Region& region) {
+  for (const ir::Block& block : region.blocks) {
+    for (const ir::Operation& op : block.ops) {
+      std::string_view name = ir::OpName(op.code);
+      if (name.starts_with("sdy.") && name != "sdy.return") return std::string(name);
+      for (const ir::Region& inner : op.regions) {
+        std::string found = FirstShardyOpIn(inner);
+        if (!found.empty()) return found;
+      }
+    }
+  }
+  return "";
+}
+
+std::string FirstShardyOp(const ir::Module& module) {
+  for (const ir::Function& function : module.functions) {
+    std::string found = FirstShardyOpIn(function.body);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view program, std::string_view format,
@@ -97,10 +122,12 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   STABLERT_ASSIGN_OR_RETURN(result_shards, ShardLayouts(*module, result_attrs, plan.result_types,
                                                         options.num_partitions, "result"));
   std::string name = module->name.empty() ? "main" : module->name;
+  std::string shardy_op = FirstShardyOp(*module);
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),
                                                        std::move(options), std::move(plan), std::move(output_kinds),
                                                        std::move(parameter_kinds), std::move(donatable),
-                                                       std::move(parameter_shards), std::move(result_shards));
+                                                       std::move(parameter_shards), std::move(result_shards),
+                                                       std::move(shardy_op));
   return Load(std::move(executable));
 }
 

@@ -148,7 +148,8 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
 Executable::Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
                        plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
                        std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
-                       std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards)
+                       std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards,
+                       std::string shardy_op)
     : name_(std::move(name)),
       program_(std::move(program)),
       program_format_(std::move(program_format)),
@@ -159,6 +160,7 @@ Executable::Executable(std::string name, std::string program, std::string progra
       donatable_parameters_(std::move(donatable_parameters)),
       parameter_shards_(std::move(parameter_shards)),
       result_shards_(std::move(result_shards)),
+      shardy_op_(std::move(shardy_op)),
       local_parameter_types_(LocalTypes(plan_.parameter_types, parameter_shards_)),
       local_result_types_(LocalTypes(plan_.result_types, result_shards_)),
       parameter_op_shardings_(OpShardings(plan_.parameter_types, parameter_shards_)),

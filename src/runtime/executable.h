@@ -35,7 +35,8 @@ class Executable {
   Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
              plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
              std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
-             std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards);
+             std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards,
+             std::string shardy_op = {});
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -64,6 +65,9 @@ class Executable {
   const std::string& fingerprint() const { return fingerprint_; }
   // A textual form of the compiled program (the execution plan).
   std::string OptimizedProgramText() const;
+  // The first Shardy op of the program ("sdy.manual_computation"), empty if none: frameworks
+  // cannot turn such a program into HLO (PJRT_Executable_OptimizedProgram says so).
+  const std::string& shardy_op() const { return shardy_op_; }
 
  private:
   std::string name_;
@@ -76,6 +80,7 @@ class Executable {
   std::vector<bool> donatable_parameters_;
   std::vector<plan::ShardLayout> parameter_shards_;
   std::vector<plan::ShardLayout> result_shards_;
+  std::string shardy_op_;
   std::vector<plan::TensorType> local_parameter_types_;
   std::vector<plan::TensorType> local_result_types_;
   std::vector<std::string> parameter_op_shardings_;

@@ -229,3 +229,13 @@ def test_unreduced_results_and_operands():
         np.testing.assert_allclose(got_partials[k], want_partials[k], rtol=1e-6)
     for g, w in zip(got_grads, want_grads):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_compiled_text_of_a_shard_map_program_is_none():
+    # StableRT keeps no HLO: JAX converts the program it compiled to HLO text, which Shardy
+    # ops in it prevent; PJRT_Executable_OptimizedProgram says UNIMPLEMENTED and JAX gives None.
+    devices = jax.devices("stablert")[:4]
+    f = jax.pmap(lambda x: x - jax.lax.pmean(x, "i"), axis_name="i", devices=devices)
+    assert f.lower(np.ones((4, 3), np.float32)).compile().as_text() is None
+    with jax.default_device(devices[0]):
+        assert "HloModule" in jax.jit(lambda x: x * 2).lower(1.0).compile().as_text()
