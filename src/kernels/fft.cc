@@ -12,6 +12,7 @@
 // Multi-dimensional transforms run axis by axis in place in the output (RFFT: the last
 // axis first, IRFFT: the last axis last), each axis as interleaved sequences (no
 // transposes). Normalization multiplies real and imaginary parts by a real factor.
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <map>
@@ -57,6 +58,29 @@ std::vector<std::complex<T>>& Scratch(size_t size) {
   return scratch;
 }
 
+// Transforms `lines` contiguous sequences of length n: groups of up to kGroup lines are
+// interleaved into a buffer (element j of line g at g + j * group), transformed together
+// (the plan's inner loops then run over the group), and written back.
+// Lines of the innermost axis transformed together (interleaved), see RunContiguousLines.
+constexpr int64_t kGroup = 16;
+
+template <typename T>
+void RunContiguousLines(const fft::FftPlan<T>& plan, std::complex<T>* data, int64_t n, int64_t lines, bool inverse) {
+  std::vector<std::complex<T>>& buffer = Scratch<T>(static_cast<size_t>(n * kGroup + plan.ScratchSize(kGroup)));
+  std::complex<T>* group_data = buffer.data();
+  std::complex<T>* scratch = buffer.data() + n * kGroup;
+  for (int64_t first = 0; first < lines; first += kGroup) {
+    const int64_t g = std::min(kGroup, lines - first);
+    const std::complex<T>* src = data + first * n;
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t j = 0; j < n; ++j) group_data[l + j * g] = src[l * n + j];
+    plan.Run(group_data, scratch, g, inverse);
+    std::complex<T>* dst = data + first * n;
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t j = 0; j < n; ++j) dst[l * n + j] = group_data[l + j * g];
+  }
+}
+
 // Transforms `data` (row-major `dims`) along axes [first, last) in place.
 template <typename T>
 void TransformAxes(std::complex<T>* data, const std::vector<int64_t>& dims, size_t first, size_t last,
@@ -70,6 +94,10 @@ void TransformAxes(std::complex<T>* data, const std::vector<int64_t>& dims, size
     int64_t outer = 1, inner = 1;
     for (size_t i = 0; i < axis; ++i) outer *= dims[i];
     for (size_t i = axis + 1; i < rank; ++i) inner *= dims[i];
+    if (inner == 1 && outer > 1 && !plan.uses_bluestein()) {
+      RunContiguousLines(plan, data, n, outer, inverse);
+      continue;
+    }
     std::vector<std::complex<T>>& scratch = Scratch<T>(static_cast<size_t>(plan.ScratchSize(inner)));
     for (int64_t o = 0; o < outer; ++o) plan.Run(data + o * n * inner, scratch.data(), inner, inverse);
   }
@@ -112,12 +140,17 @@ Status RealFftKernel(const KernelContext&, const KernelArgs& args) {
   const T* x = in.as<const T>();
   auto* y = out.as<std::complex<T>>();
   const fft::FftPlan<T>& plan = *state.plans.back();
-  std::vector<std::complex<T>> line(static_cast<size_t>(n));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(1)));
-  for (int64_t l = 0; l < lines; ++l) {
-    for (int64_t j = 0; j < n; ++j) line[static_cast<size_t>(j)] = std::complex<T>(x[l * n + j], 0);
-    plan.Run(line.data(), scratch.data(), 1, false);
-    std::memcpy(static_cast<void*>(y + l * half), line.data(), static_cast<size_t>(half) * sizeof(std::complex<T>));
+  // Lines in interleaved groups (see RunContiguousLines), widened to complex.
+  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
+  std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
+  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
+  for (int64_t first = 0; first < lines; first += group) {
+    const int64_t g = std::min(group, lines - first);
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t j = 0; j < n; ++j) buffer[static_cast<size_t>(l + j * g)] = std::complex<T>(x[(first + l) * n + j], 0);
+    plan.Run(buffer.data(), scratch.data(), g, false);
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t k = 0; k < half; ++k) y[(first + l) * half + k] = buffer[static_cast<size_t>(l + k * g)];
   }
   std::vector<int64_t> dims(out.dims.begin(), out.dims.end());
   TransformAxes(y, dims, dims.size() - state.lengths.size(), dims.size() - 1, state, false);
@@ -140,18 +173,23 @@ Status InverseRealFftKernel(const KernelContext&, const KernelArgs& args) {
   std::vector<int64_t> dims(in.dims.begin(), in.dims.end());
   TransformAxes(spectrum.data(), dims, dims.size() - state.lengths.size(), dims.size() - 1, state, true);
   const fft::FftPlan<T>& plan = *state.plans.back();
-  std::vector<std::complex<T>> line(static_cast<size_t>(n));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(1)));
+  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
+  std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
+  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
   double total = 1;
   for (int64_t len : state.lengths) total *= static_cast<double>(len);
   const T factor = static_cast<T>(1.0 / total);
   T* y = out.as<T>();
-  for (int64_t l = 0; l < lines; ++l) {
-    const std::complex<T>* z = spectrum.data() + l * half;
-    for (int64_t k = 0; k < n; ++k)
-      line[static_cast<size_t>(k)] = k < half ? z[k] : std::conj(z[n - k]);
-    plan.Run(line.data(), scratch.data(), 1, true);
-    for (int64_t j = 0; j < n; ++j) y[l * n + j] = line[static_cast<size_t>(j)].real() * factor;
+  for (int64_t first = 0; first < lines; first += group) {
+    const int64_t g = std::min(group, lines - first);
+    for (int64_t l = 0; l < g; ++l) {
+      const std::complex<T>* z = spectrum.data() + (first + l) * half;
+      for (int64_t k = 0; k < n; ++k)
+        buffer[static_cast<size_t>(l + k * g)] = k < half ? z[k] : std::conj(z[n - k]);
+    }
+    plan.Run(buffer.data(), scratch.data(), g, true);
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t j = 0; j < n; ++j) y[(first + l) * n + j] = buffer[static_cast<size_t>(l + j * g)].real() * factor;
   }
   return OkStatus();
 }

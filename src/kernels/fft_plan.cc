@@ -134,6 +134,49 @@ void RadixOdd(int r, int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const
   }
 }
 
+// Odd radix R known at compile time: the same arithmetic as RadixOdd, unrolled, with the
+// sequences (q) innermost so that the loop vectorizes.
+template <int R, bool kInverse, typename T>
+void RadixOddFixed(int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const Cx<T>* x, Cx<T>* y) {
+  constexpr int h = (R - 1) / 2;
+  T cs[h + 1][h + 1], sn[h + 1][h + 1];
+  for (int u = 1; u <= h; ++u)
+    for (int t = 1; t <= h; ++t) {
+      const int k = (t * u) % R;
+      cs[u][t] = trig[2 * k];
+      sn[u][t] = trig[2 * k + 1];
+    }
+  for (int64_t p = 0; p < m; ++p) {
+    const Cx<T>* w = tw + (R - 1) * p;
+    const Cx<T>* in = x + s * p;
+    Cx<T>* out = y + s * (R * p);
+    for (int64_t q = 0; q < s; ++q) {
+      Cx<T> a0 = in[q], sums[h + 1], diffs[h + 1];
+      Cx<T> c0 = a0;
+      for (int t = 1; t <= h; ++t) {
+        const Cx<T> at = in[q + s * m * t], bt = in[q + s * m * (R - t)];
+        sums[t] = Add(at, bt);
+        diffs[t] = Sub(at, bt);
+        c0 = Add(c0, sums[t]);
+      }
+      out[q] = c0;
+      for (int u = 1; u <= h; ++u) {
+        Cx<T> A = a0, B = {0, 0};
+        for (int t = 1; t <= h; ++t) {
+          A.re += cs[u][t] * sums[t].re;
+          A.im += cs[u][t] * sums[t].im;
+          B.re += sn[u][t] * diffs[t].re;
+          B.im += sn[u][t] * diffs[t].im;
+        }
+        const Cx<T> minus_ib = {A.re + B.im, A.im - B.re}, plus_ib = {A.re - B.im, A.im + B.re};
+        const Cx<T> cu = kInverse ? plus_ib : minus_ib, cr = kInverse ? minus_ib : plus_ib;
+        out[q + s * u] = p == 0 ? cu : Twiddle<kInverse>(cu, w[u - 1]);
+        out[q + s * (R - u)] = p == 0 ? cr : Twiddle<kInverse>(cr, w[R - u - 1]);
+      }
+    }
+  }
+}
+
 std::complex<double> UnitRoot(int64_t k, int64_t n) {  // exp(-2*pi*i*k/n), k reduced mod n
   k %= n;
   const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
@@ -262,6 +305,24 @@ void FftPlan<T>::RunStockham(std::complex<T>* data, std::complex<T>* scratch, in
       case 4:
         inverse ? Radix4<true>(stage.m, s, w, src, dst) : Radix4<false>(stage.m, s, w, src, dst);
         break;
+      case 3: {
+        const T* trig = trig_.data() + stage.trig_offset;
+        inverse ? RadixOddFixed<3, true>(stage.m, s, w, trig, src, dst)
+                : RadixOddFixed<3, false>(stage.m, s, w, trig, src, dst);
+        break;
+      }
+      case 5: {
+        const T* trig = trig_.data() + stage.trig_offset;
+        inverse ? RadixOddFixed<5, true>(stage.m, s, w, trig, src, dst)
+                : RadixOddFixed<5, false>(stage.m, s, w, trig, src, dst);
+        break;
+      }
+      case 7: {
+        const T* trig = trig_.data() + stage.trig_offset;
+        inverse ? RadixOddFixed<7, true>(stage.m, s, w, trig, src, dst)
+                : RadixOddFixed<7, false>(stage.m, s, w, trig, src, dst);
+        break;
+      }
       default: {
         const T* trig = trig_.data() + stage.trig_offset;
         inverse ? RadixOdd<true>(stage.radix, stage.m, s, w, trig, src, dst)

@@ -38,6 +38,7 @@ class FftPlan {
   // elements and must not overlap `data`.
   void Run(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
 
+  bool uses_bluestein() const { return bluestein_ != nullptr; }
   // The radices of the Stockham stages, or empty for Bluestein (and n == 1); for tests.
   std::vector<int> radices() const;
 
