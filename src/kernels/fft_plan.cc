@@ -74,22 +74,27 @@ void Radix4(int64_t m, int64_t s, const Cx<T>* tw, const Cx<T>* x, Cx<T>* y) {
     Cx<T>* y1 = y0 + s;
     Cx<T>* y2 = y1 + s;
     Cx<T>* y3 = y2 + s;
-    const Cx<T>* w = tw + 3 * p;
+    if (p == 0) {
+      for (int64_t q = 0; q < s; ++q) {
+        const Cx<T> a0 = x0[q], a1 = x1[q], a2 = x2[q], a3 = x3[q];
+        const Cx<T> s02 = Add(a0, a2), d02 = Sub(a0, a2), s13 = Add(a1, a3);
+        const Cx<T> r13 = Rotate<kInverse>(Sub(a1, a3));
+        y0[q] = Add(s02, s13);
+        y1[q] = Add(d02, r13);
+        y2[q] = Sub(s02, s13);
+        y3[q] = Sub(d02, r13);
+      }
+      continue;
+    }
+    const Cx<T> w1 = tw[3 * p], w2 = tw[3 * p + 1], w3 = tw[3 * p + 2];
     for (int64_t q = 0; q < s; ++q) {
       const Cx<T> a0 = x0[q], a1 = x1[q], a2 = x2[q], a3 = x3[q];
       const Cx<T> s02 = Add(a0, a2), d02 = Sub(a0, a2), s13 = Add(a1, a3);
       const Cx<T> r13 = Rotate<kInverse>(Sub(a1, a3));
-      const Cx<T> c0 = Add(s02, s13), c1 = Add(d02, r13), c2 = Sub(s02, s13), c3 = Sub(d02, r13);
-      y0[q] = c0;
-      if (p == 0) {
-        y1[q] = c1;
-        y2[q] = c2;
-        y3[q] = c3;
-      } else {
-        y1[q] = Twiddle<kInverse>(c1, w[0]);
-        y2[q] = Twiddle<kInverse>(c2, w[1]);
-        y3[q] = Twiddle<kInverse>(c3, w[2]);
-      }
+      y0[q] = Add(s02, s13);
+      y1[q] = Twiddle<kInverse>(Add(d02, r13), w1);
+      y2[q] = Twiddle<kInverse>(Sub(s02, s13), w2);
+      y3[q] = Twiddle<kInverse>(Sub(d02, r13), w3);
     }
   }
 }
@@ -136,10 +141,48 @@ void RadixOdd(int r, int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const
 
 // Odd radix R known at compile time: the same arithmetic as RadixOdd, unrolled, with the
 // sequences (q) innermost so that the loop vectorizes.
+template <int R, bool kInverse, bool kTwiddle, typename T>
+inline void RadixOddFixedRow(int64_t m, int64_t s, const Cx<T>* w, const T (&cs)[R][R], const T (&sn)[R][R],
+                             const Cx<T>* in, Cx<T>* out) {
+  constexpr int h = (R - 1) / 2;
+  for (int64_t q = 0; q < s; ++q) {
+    Cx<T> sums[h + 1], diffs[h + 1];
+    const Cx<T> a0 = in[q];
+    Cx<T> c0 = a0;
+    for (int t = 1; t <= h; ++t) {
+      const Cx<T> at = in[q + s * m * t], bt = in[q + s * m * (R - t)];
+      sums[t] = Add(at, bt);
+      diffs[t] = Sub(at, bt);
+      c0 = Add(c0, sums[t]);
+    }
+    out[q] = c0;
+    for (int u = 1; u <= h; ++u) {
+      Cx<T> A = a0, B = {0, 0};
+      for (int t = 1; t <= h; ++t) {
+        A.re += cs[u][t] * sums[t].re;
+        A.im += cs[u][t] * sums[t].im;
+        B.re += sn[u][t] * diffs[t].re;
+        B.im += sn[u][t] * diffs[t].im;
+      }
+      const Cx<T> minus_ib = {A.re + B.im, A.im - B.re}, plus_ib = {A.re - B.im, A.im + B.re};
+      const Cx<T> cu = kInverse ? plus_ib : minus_ib, cr = kInverse ? minus_ib : plus_ib;
+      if constexpr (kTwiddle) {
+        out[q + s * u] = Twiddle<kInverse>(cu, w[u - 1]);
+        out[q + s * (R - u)] = Twiddle<kInverse>(cr, w[R - u - 1]);
+      } else {
+        out[q + s * u] = cu;
+        out[q + s * (R - u)] = cr;
+      }
+    }
+  }
+}
+
+// Odd radix R known at compile time: the same arithmetic as RadixOdd, unrolled, with the
+// sequences (q) innermost so that the loop vectorizes.
 template <int R, bool kInverse, typename T>
 void RadixOddFixed(int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const Cx<T>* x, Cx<T>* y) {
   constexpr int h = (R - 1) / 2;
-  T cs[h + 1][h + 1], sn[h + 1][h + 1];
+  T cs[R][R] = {}, sn[R][R] = {};
   for (int u = 1; u <= h; ++u)
     for (int t = 1; t <= h; ++t) {
       const int k = (t * u) % R;
@@ -148,32 +191,8 @@ void RadixOddFixed(int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const C
     }
   for (int64_t p = 0; p < m; ++p) {
     const Cx<T>* w = tw + (R - 1) * p;
-    const Cx<T>* in = x + s * p;
-    Cx<T>* out = y + s * (R * p);
-    for (int64_t q = 0; q < s; ++q) {
-      Cx<T> a0 = in[q], sums[h + 1], diffs[h + 1];
-      Cx<T> c0 = a0;
-      for (int t = 1; t <= h; ++t) {
-        const Cx<T> at = in[q + s * m * t], bt = in[q + s * m * (R - t)];
-        sums[t] = Add(at, bt);
-        diffs[t] = Sub(at, bt);
-        c0 = Add(c0, sums[t]);
-      }
-      out[q] = c0;
-      for (int u = 1; u <= h; ++u) {
-        Cx<T> A = a0, B = {0, 0};
-        for (int t = 1; t <= h; ++t) {
-          A.re += cs[u][t] * sums[t].re;
-          A.im += cs[u][t] * sums[t].im;
-          B.re += sn[u][t] * diffs[t].re;
-          B.im += sn[u][t] * diffs[t].im;
-        }
-        const Cx<T> minus_ib = {A.re + B.im, A.im - B.re}, plus_ib = {A.re - B.im, A.im + B.re};
-        const Cx<T> cu = kInverse ? plus_ib : minus_ib, cr = kInverse ? minus_ib : plus_ib;
-        out[q + s * u] = p == 0 ? cu : Twiddle<kInverse>(cu, w[u - 1]);
-        out[q + s * (R - u)] = p == 0 ? cr : Twiddle<kInverse>(cr, w[R - u - 1]);
-      }
-    }
+    if (p == 0) RadixOddFixedRow<R, kInverse, false>(m, s, w, cs, sn, x + s * p, y + s * (R * p));
+    else RadixOddFixedRow<R, kInverse, true>(m, s, w, cs, sn, x + s * p, y + s * (R * p));
   }
 }
 
