@@ -4,7 +4,7 @@
 //   "cholesky.<T>"          in: a [..., n, n]   out: l [..., n, n]   params: [[lower]]
 //       Reads only the requested triangle; the other triangle of the result is zero. A
 //       matrix that is not positive definite gives a result of NaNs (XLA:CPU does the same;
-//       complex NaNs are (NaN, 0) as JAX's CPU lowering makes them).
+//       complex ones are (NaN, NaN) as there).
 //   "triangular_solve.<T>"  in: a [..., k, k], b [..., m, n]   out: x [..., m, n]
 //       params: [[left_side, lower, unit_diagonal, transpose]] with transpose in the VHLO
 //       numbering (NO_TRANSPOSE=1, TRANSPOSE=2, ADJOINT=3). Solves op(a) x = b (left side)
@@ -52,7 +52,12 @@ Status CholeskyKernel(const KernelContext&, const KernelArgs& args) {
     Int info = 0;
     lapack::Routines<T>::potrf(&uplo, &n_v, m, &n_v, &info, 1);
     if (info != 0) {
-      std::fill(m, m + n * n, T(std::numeric_limits<lapack::Real<T>>::quiet_NaN()));
+      const lapack::Real<T> nan = std::numeric_limits<lapack::Real<T>>::quiet_NaN();
+      if constexpr (lapack::kComplex<T>) {
+        std::fill(m, m + n * n, T(nan, nan));
+      } else {
+        std::fill(m, m + n * n, nan);
+      }
       continue;
     }
     for (int64_t i = 0; i < n; ++i)

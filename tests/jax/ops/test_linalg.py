@@ -109,6 +109,23 @@ def linalg_cases(op, dt):
         if op not in ("eig", "schur", "hessenberg", "tridiagonal", "pinv", "eigh", "svd"):
             for name, shape in empty.items():
                 cases[name] = Call(fn, np.zeros(shape, dt))
+        if op == "cholesky":
+            # Not positive definite in some batch members: those become NaN (upper triangle 0).
+            bad = _spd(dt, (3, 4, 4), 7)
+            bad[1] -= 20 * np.eye(4, dtype=dt)
+            bad[2, 0, 0] = 0
+            cases["not_pd"] = Call(fn, bad)
+            cases["upper"] = Call(lambda a: lx.cholesky(a, symmetrize_input=False), np.swapaxes(_spd(dt, (5, 5), 8), -1, -2).copy())
+        if op == "lu":
+            cases["tall"] = Call(fn, I.random(dt, (2, 6, 4), 9, scale=1.0))
+            cases["wide"] = Call(fn, I.random(dt, (4, 6), 10, scale=1.0))
+            cases["singular"] = Call(fn, np.ones((4, 4), dt))
+        if op == "svd":
+            cases["values_only_tall"] = Call(lambda a: jnp.linalg.svd(a, compute_uv=False), I.random(dt, (2, 6, 3), 11, scale=1.0))
+            cases["values_only_wide"] = Call(lambda a: jnp.linalg.svd(a, compute_uv=False), I.random(dt, (3, 5), 12, scale=1.0))
+        if op == "eigh":
+            cases["upper"] = Call(lambda a: _phase_normalize(jnp.linalg.eigh(a, UPLO="U")[1]), _sym(dt, (5, 5), 13))
+            cases["values_only"] = Call(jnp.linalg.eigvalsh, _sym(dt, (2, 6, 6), 14))
         return cases
     if op == "triangular_solve":
         a = np.tril(_mat(dt, (5, 5), 1))
