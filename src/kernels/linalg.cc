@@ -89,29 +89,37 @@ Status TriangularSolveKernel(const KernelContext&, const KernelArgs& args) {
   const char trans = transpose == 1 ? 'N' : transpose == 2 ? 'T' : 'C';
   const char diag = unit_diagonal ? 'U' : 'N';
   const Int m_v = static_cast<Int>(cols), n_v = static_cast<Int>(rows);
-  const Int lda = static_cast<Int>(std::max<int64_t>(1, k)), ldb = static_cast<Int>(std::max<int64_t>(1, cols));
+  const Int lda = static_cast<Int>(std::max<int64_t>(1, k)),
+            ldb = static_cast<Int>(std::max<int64_t>(1, cols));
   const T one = T(1);
   const T* a_data = a.as<T>();
   T* x = out.as<T>();
   for (int64_t i = 0; i < batch; ++i)
-    lapack::Routines<T>::trsm(&side, &uplo, &trans, &diag, &m_v, &n_v, &one, a_data + i * k * k, &lda,
-                              x + i * rows * cols, &ldb, 1, 1, 1, 1);
+    lapack::Routines<T>::trsm(&side, &uplo, &trans, &diag, &m_v, &n_v, &one, a_data + i * k * k,
+                              &lda, x + i * rows * cols, &ldb, 1, 1, 1, 1);
   return OkStatus();
 }
 
 }  // namespace
 
 Status RegisterLinalgKernels(KernelRegistry& r) {
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kF32}), &CholeskyKernel<float>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kF64}), &CholeskyKernel<double>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kF32}), &TriangularSolveKernel<float>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kF64}), &TriangularSolveKernel<double>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("cholesky", {DType::kF32}), &CholeskyKernel<float>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("cholesky", {DType::kF64}), &CholeskyKernel<double>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("triangular_solve", {DType::kF32}), &TriangularSolveKernel<float>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("triangular_solve", {DType::kF64}), &TriangularSolveKernel<double>));
   using C64 = std::complex<float>;
   using C128 = std::complex<double>;
   STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kC64}), &CholeskyKernel<C64>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kC128}), &CholeskyKernel<C128>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kC64}), &TriangularSolveKernel<C64>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("triangular_solve", {DType::kC128}), &TriangularSolveKernel<C128>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("cholesky", {DType::kC128}), &CholeskyKernel<C128>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("triangular_solve", {DType::kC64}), &TriangularSolveKernel<C64>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register(KernelKey("triangular_solve", {DType::kC128}), &TriangularSolveKernel<C128>));
   return OkStatus();
 }
 

@@ -1,7 +1,7 @@
 // Kernels of the LAPACK custom calls JAX's CPU lowering emits (`lapack_<p><routine>_ffi`),
-// batched, f32/f64/complex<f32>/complex<f64>. Each runs the LAPACK routine of the same name on every matrix of the
-// batch and reports LAPACK's `info` where the custom call has an info result; JAX's lowering
-// turns a non-zero info into NaNs itself.
+// batched, f32/f64/complex<f32>/complex<f64>. Each runs the LAPACK routine of the same name on
+// every matrix of the batch and reports LAPACK's `info` where the custom call has an info result;
+// JAX's lowering turns a non-zero info into NaNs itself.
 //
 // Matrices arrive column-major, as the custom calls' layouts ask: the lowering
 // (plan/lower_linalg.cc) transposes them, so a matrix view has dims [..., cols, rows].
@@ -21,7 +21,8 @@
 //   "lapack_sytrd.<T>"  in: a            out: a, d, e (real), tau, info  params: [[uplo]] (hetrd)
 //   "lapack_gtsv.<T>"   in: dl, d, du, b out: dl, d, du, b, info
 //   "lapack_gees.<T>"   in: a            out: t, vs, wr, wi, sdim, info (real T)
-//                                        out: t, vs, w, sdim, info      (complex T)  params: [[mode]]
+//                                        out: t, vs, w, sdim, info      (complex T)  params:
+//                                        [[mode]]
 //   "lapack_geev.<T>"   in: a            out: wr, wi, vl, vr, info (real T; vectors complex)
 //                                        out: w, vl, vr, info      (complex T)
 //                       params: [[jobvl, jobvr]]; a matrix with a non-finite entry gives info -4
@@ -69,7 +70,8 @@ T* CopyIn(const BufferView& in, const BufferView& out) {
 }
 
 void ZeroInfo(const BufferView& info) {
-  if (info.num_elements > 0) std::memset(info.data, 0, static_cast<size_t>(info.num_elements) * sizeof(int32_t));
+  if (info.num_elements > 0)
+    std::memset(info.data, 0, static_cast<size_t>(info.num_elements) * sizeof(int32_t));
 }
 
 // LAPACK's optimal workspace size from a query's first work element.
@@ -103,11 +105,12 @@ Status Trsm(const KernelContext&, const KernelArgs& args) {
   if (bm.size() == 0 || am.size() == 0) return OkStatus();
   const auto& p = args.params[0];
   const char side = Char(p[0]), uplo = Char(p[1]), trans = Char(p[2]), diag = Char(p[3]);
-  const Int m = static_cast<Int>(bm.rows), n = static_cast<Int>(bm.cols), lda = am.ld(), ldb = bm.ld();
+  const Int m = static_cast<Int>(bm.rows), n = static_cast<Int>(bm.cols), lda = am.ld(),
+            ldb = bm.ld();
   const T one = T(1);
   for (int64_t b = 0; b < bm.batch; ++b)
-    lapack::Routines<T>::trsm(&side, &uplo, &trans, &diag, &m, &n, &one, a + b * am.size(), &lda, x + b * bm.size(),
-                              &ldb, 1, 1, 1, 1);
+    lapack::Routines<T>::trsm(&side, &uplo, &trans, &diag, &m, &n, &one, a + b * am.size(), &lda,
+                              x + b * bm.size(), &ldb, 1, 1, 1, 1);
   return OkStatus();
 }
 
@@ -141,7 +144,8 @@ Status Geqrf(const KernelContext&, const KernelArgs& args) {
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
   for (int64_t b = 0; b < mm.batch; ++b)
-    lapack::Routines<T>::geqrf(&m, &n, a + b * mm.size(), &lda, tau + b * k, work.data(), &lwork, &status);
+    lapack::Routines<T>::geqrf(&m, &n, a + b * mm.size(), &lda, tau + b * k, work.data(), &lwork,
+                               &status);
   return OkStatus();
 }
 
@@ -167,7 +171,8 @@ Status Geqp3(const KernelContext&, const KernelArgs& args) {
   call(nullptr, nullptr, nullptr, &query, &lwork);
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
-  for (int64_t b = 0; b < mm.batch; ++b) call(a + b * mm.size(), jpvt + b * mm.cols, tau + b * k, work.data(), &lwork);
+  for (int64_t b = 0; b < mm.batch; ++b)
+    call(a + b * mm.size(), jpvt + b * mm.cols, tau + b * k, work.data(), &lwork);
   return OkStatus();
 }
 
@@ -178,14 +183,16 @@ Status Orgqr(const KernelContext&, const KernelArgs& args) {
   const T* tau = args.inputs[1].as<T>();
   const int64_t k = LastDim(args.inputs[1]);
   if (mm.size() == 0) return OkStatus();
-  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), k_v = static_cast<Int>(k), lda = mm.ld();
+  const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), k_v = static_cast<Int>(k),
+            lda = mm.ld();
   T query{};
   Int lwork = -1, status = 0;
   lapack::Routines<T>::orgqr(&m, &n, &k_v, nullptr, &lda, nullptr, &query, &lwork, &status);
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
   for (int64_t b = 0; b < mm.batch; ++b)
-    lapack::Routines<T>::orgqr(&m, &n, &k_v, a + b * mm.size(), &lda, tau + b * k, work.data(), &lwork, &status);
+    lapack::Routines<T>::orgqr(&m, &n, &k_v, a + b * mm.size(), &lda, tau + b * k, work.data(),
+                               &lwork, &status);
   return OkStatus();
 }
 
@@ -207,10 +214,11 @@ Status Syevd(const KernelContext&, const KernelArgs& args) {
   std::vector<Int> iwork;
   auto call = [&](T* a_b, Real<T>* w_b, T* work_p, Real<T>* rwork_p, Int* iwork_p) {
     if constexpr (kComplex<T>) {
-      lapack::Routines<T>::syevd(&jobz, &uplo, &n, a_b, &lda, w_b, work_p, &lwork, rwork_p, &lrwork, iwork_p, &liwork,
-                                 &status, 1, 1);
+      lapack::Routines<T>::syevd(&jobz, &uplo, &n, a_b, &lda, w_b, work_p, &lwork, rwork_p, &lrwork,
+                                 iwork_p, &liwork, &status, 1, 1);
     } else {
-      lapack::Routines<T>::syevd(&jobz, &uplo, &n, a_b, &lda, w_b, work_p, &lwork, iwork_p, &liwork, &status, 1, 1);
+      lapack::Routines<T>::syevd(&jobz, &uplo, &n, a_b, &lda, w_b, work_p, &lwork, iwork_p, &liwork,
+                                 &status, 1, 1);
     }
   };
   call(nullptr, nullptr, &query, &rquery, &iquery);
@@ -242,8 +250,12 @@ Status Svd(const KernelContext&, const KernelArgs& args) {
   const Int ldu = mm.ld(), ldvt = vtm.ld();
   const int64_t k = std::min(mm.rows, mm.cols);
   // u and vt are written only as far as `job` asks; the rest keeps zeros.
-  if (args.outputs[2].num_elements > 0) std::memset(static_cast<void*>(u), 0, static_cast<size_t>(args.outputs[2].num_elements) * sizeof(T));
-  if (args.outputs[3].num_elements > 0) std::memset(static_cast<void*>(vt), 0, static_cast<size_t>(args.outputs[3].num_elements) * sizeof(T));
+  if (args.outputs[2].num_elements > 0)
+    std::memset(static_cast<void*>(u), 0,
+                static_cast<size_t>(args.outputs[2].num_elements) * sizeof(T));
+  if (args.outputs[3].num_elements > 0)
+    std::memset(static_cast<void*>(vt), 0,
+                static_cast<size_t>(args.outputs[3].num_elements) * sizeof(T));
   // LAPACK wants ldu >= m and ldvt >= the rows it writes even when u/vt are not referenced.
   T u_dummy{}, vt_dummy{};
   T* u_ptr = um.size() > 0 ? u : &u_dummy;
@@ -255,24 +267,26 @@ Status Svd(const KernelContext&, const KernelArgs& args) {
   // Complex routines' real workspace, sized as LAPACK documents it.
   size_t rwork_size = 1;
   if constexpr (kComplex<T>) {
-    rwork_size = !kDivideAndConquer ? static_cast<size_t>(5 * mn)
-                 : job == 'N'       ? static_cast<size_t>(7 * mn)
-                                    : static_cast<size_t>(std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn));
+    rwork_size =
+        !kDivideAndConquer ? static_cast<size_t>(5 * mn)
+        : job == 'N'
+            ? static_cast<size_t>(7 * mn)
+            : static_cast<size_t>(std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn));
   }
   std::vector<Real<T>> rwork(rwork_size);
   auto call = [&](T* a_b, Real<T>* s_b, T* u_b, T* vt_b, T* work_p) {
     if constexpr (kDivideAndConquer && kComplex<T>) {
-      lapack::Routines<T>::gesdd(&job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork, rwork.data(),
-                                 iwork.data(), &status, 1);
+      lapack::Routines<T>::gesdd(&job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p,
+                                 &lwork, rwork.data(), iwork.data(), &status, 1);
     } else if constexpr (kDivideAndConquer) {
-      lapack::Routines<T>::gesdd(&job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork, iwork.data(),
-                                 &status, 1);
+      lapack::Routines<T>::gesdd(&job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p,
+                                 &lwork, iwork.data(), &status, 1);
     } else if constexpr (kComplex<T>) {
-      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork,
-                                 rwork.data(), &status, 1, 1);
+      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p,
+                                 &lwork, rwork.data(), &status, 1, 1);
     } else {
-      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p, &lwork, &status,
-                                 1, 1);
+      lapack::Routines<T>::gesvd(&job, &job, &m, &n, a_b, &lda, s_b, u_b, &ldu, vt_b, &ldvt, work_p,
+                                 &lwork, &status, 1, 1);
     }
   };
   call(nullptr, nullptr, nullptr, nullptr, &query);
@@ -306,7 +320,8 @@ Status Gehrd(const KernelContext&, const KernelArgs& args) {
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
   for (int64_t b = 0; b < mm.batch; ++b) {
-    lapack::Routines<T>::gehrd(&n, &ilo, &ihi, a + b * mm.size(), &lda, tau_tmp.data(), work.data(), &lwork, &status);
+    lapack::Routines<T>::gehrd(&n, &ilo, &ihi, a + b * mm.size(), &lda, tau_tmp.data(), work.data(),
+                               &lwork, &status);
     std::copy_n(tau_tmp.data(), tau_step, tau + b * tau_step);
     info[b] = status;
   }
@@ -330,12 +345,13 @@ Status Sytrd(const KernelContext&, const KernelArgs& args) {
   std::vector<T> tau_tmp(e_tmp.size());
   T query{};
   Int lwork = -1, status = 0;
-  lapack::Routines<T>::sytrd(&uplo, &n, nullptr, &lda, nullptr, nullptr, nullptr, &query, &lwork, &status, 1);
+  lapack::Routines<T>::sytrd(&uplo, &n, nullptr, &lda, nullptr, nullptr, nullptr, &query, &lwork,
+                             &status, 1);
   lwork = WorkSize(query);
   std::vector<T> work(static_cast<size_t>(lwork));
   for (int64_t b = 0; b < mm.batch; ++b) {
-    lapack::Routines<T>::sytrd(&uplo, &n, a + b * mm.size(), &lda, d + b * n, e_tmp.data(), tau_tmp.data(),
-                               work.data(), &lwork, &status, 1);
+    lapack::Routines<T>::sytrd(&uplo, &n, a + b * mm.size(), &lda, d + b * n, e_tmp.data(),
+                               tau_tmp.data(), work.data(), &lwork, &status, 1);
     std::copy_n(e_tmp.data(), e_step, e + b * e_step);
     std::copy_n(tau_tmp.data(), tau_step, tau + b * tau_step);
     info[b] = status;
@@ -358,7 +374,8 @@ Status Gtsv(const KernelContext&, const KernelArgs& args) {
   for (int64_t b = 0; b < bm.batch; ++b) {
     Int status = 0;
     // dl[0] is outside the matrix: LAPACK's sub-diagonal starts at dl[1].
-    lapack::Routines<T>::gtsv(&n_v, &nrhs, dl + b * n + 1, d + b * n, du + b * n, x + b * bm.size(), &ldb, &status);
+    lapack::Routines<T>::gtsv(&n_v, &nrhs, dl + b * n + 1, d + b * n, du + b * n, x + b * bm.size(),
+                              &ldb, &status);
     info[b] = status;
   }
   return OkStatus();
@@ -491,7 +508,8 @@ Status GtsvPerturbed(const KernelContext&, const KernelArgs& args) {
   T* x = args.outputs[0].as<T>();
   for (int64_t b = 0; b < bm.batch && bm.size() > 0; ++b)
     SolvePerturbed<T>(n, bm.cols, args.inputs[0].as<T>() + b * n, args.inputs[1].as<T>() + b * n,
-                      args.inputs[2].as<T>() + b * n, args.inputs[3].as<T>() + b * bm.size(), x + b * bm.size());
+                      args.inputs[2].as<T>() + b * n, args.inputs[3].as<T>() + b * bm.size(),
+                      x + b * bm.size());
   return OkStatus();
 }
 
@@ -511,17 +529,19 @@ Status Gees(const KernelContext&, const KernelArgs& args) {
   if (mm.size() == 0) return OkStatus();
   const char jobvs = Char(args.params[0][0]), sort = 'N';
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
-  if (jobvs == 'N') std::memset(static_cast<void*>(vs), 0, static_cast<size_t>(args.outputs[1].num_elements) * sizeof(T));
+  if (jobvs == 'N')
+    std::memset(static_cast<void*>(vs), 0,
+                static_cast<size_t>(args.outputs[1].num_elements) * sizeof(T));
   T query{};
   Int lwork = -1, status = 0, selected = 0;
   std::vector<Real<T>> rwork(static_cast<size_t>(std::max<int64_t>(1, mm.rows)));
   auto call = [&](T* a_b, T* w_b, T* wi_b, T* vs_b, T* work_p) {
     if constexpr (kComplex<T>) {
-      lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a_b, &lda, &selected, w_b, vs_b, &lda, work_p, &lwork,
-                                rwork.data(), nullptr, &status, 1, 1);
+      lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a_b, &lda, &selected, w_b, vs_b, &lda,
+                                work_p, &lwork, rwork.data(), nullptr, &status, 1, 1);
     } else {
-      lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a_b, &lda, &selected, w_b, wi_b, vs_b, &lda, work_p,
-                                &lwork, nullptr, &status, 1, 1);
+      lapack::Routines<T>::gees(&jobvs, &sort, nullptr, &n, a_b, &lda, &selected, w_b, wi_b, vs_b,
+                                &lda, work_p, &lwork, nullptr, &status, 1, 1);
     }
   };
   call(nullptr, nullptr, nullptr, nullptr, &query);
@@ -569,7 +589,8 @@ Status Geev(const KernelContext&, const KernelArgs& args) {
   ZeroInfo(args.outputs[vl_index + 2]);
   for (size_t i : {vl_index, vl_index + 1})
     if (args.outputs[i].num_elements > 0)
-      std::memset(static_cast<void*>(args.outputs[i].data), 0, static_cast<size_t>(args.outputs[i].num_elements) * sizeof(C));
+      std::memset(static_cast<void*>(args.outputs[i].data), 0,
+                  static_cast<size_t>(args.outputs[i].num_elements) * sizeof(C));
   if (mm.size() == 0) return OkStatus();
   const char jobvl = Char(args.params[0][0]), jobvr = Char(args.params[0][1]);
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
@@ -579,11 +600,11 @@ Status Geev(const KernelContext&, const KernelArgs& args) {
   Int lwork = -1, status = 0;
   auto call = [&](T* a_b, T* w_b, T* wi_b, T* vl_b, T* vr_b, T* work_p) {
     if constexpr (kComplex<T>) {
-      lapack::Routines<T>::geev(&jobvl, &jobvr, &n, a_b, &lda, w_b, vl_b, &lda, vr_b, &lda, work_p, &lwork,
-                                rwork.data(), &status, 1, 1);
+      lapack::Routines<T>::geev(&jobvl, &jobvr, &n, a_b, &lda, w_b, vl_b, &lda, vr_b, &lda, work_p,
+                                &lwork, rwork.data(), &status, 1, 1);
     } else {
-      lapack::Routines<T>::geev(&jobvl, &jobvr, &n, a_b, &lda, w_b, wi_b, vl_b, &lda, vr_b, &lda, work_p, &lwork,
-                                &status, 1, 1);
+      lapack::Routines<T>::geev(&jobvl, &jobvr, &n, a_b, &lda, w_b, wi_b, vl_b, &lda, vr_b, &lda,
+                                work_p, &lwork, &status, 1, 1);
     }
   };
   call(nullptr, nullptr, nullptr, nullptr, nullptr, &query);
@@ -594,7 +615,8 @@ Status Geev(const KernelContext&, const KernelArgs& args) {
     const T* xb = x + b * n2;
     std::copy_n(xb, n2, copy.data());
     bool finite = true;
-    for (int64_t i = 0; i < n2 && finite; ++i) finite = std::isfinite(std::real(copy[i])) && std::isfinite(std::imag(copy[i]));
+    for (int64_t i = 0; i < n2 && finite; ++i)
+      finite = std::isfinite(std::real(copy[i])) && std::isfinite(std::imag(copy[i]));
     if (!finite) {
       info[b] = -4;
       continue;
@@ -621,13 +643,24 @@ Status RegisterFor(KernelRegistry& r, DType dtype) {
     KernelFn fn;
   };
   const Entry entries[] = {
-      {"lapack_potrf", &Potrf<T>},   {"lapack_trsm", &Trsm<T>},          {"lapack_getrf", &Getrf<T>},
-      {"lapack_geqrf", &Geqrf<T>},   {"lapack_geqp3", &Geqp3<T>},        {"lapack_orgqr", &Orgqr<T>},
-      {"lapack_syevd", &Syevd<T>},   {"lapack_gesdd", &Svd<T, true>},    {"lapack_gesvd", &Svd<T, false>},
-      {"lapack_gehrd", &Gehrd<T>},   {"lapack_sytrd", &Sytrd<T>},        {"lapack_gtsv", &Gtsv<T>},
-      {"lapack_gees", &Gees<T>},     {"lapack_geev", &Geev<T>},          {"lapack_gtsv_perturbed", &GtsvPerturbed<T>},
+      {"lapack_potrf", &Potrf<T>},
+      {"lapack_trsm", &Trsm<T>},
+      {"lapack_getrf", &Getrf<T>},
+      {"lapack_geqrf", &Geqrf<T>},
+      {"lapack_geqp3", &Geqp3<T>},
+      {"lapack_orgqr", &Orgqr<T>},
+      {"lapack_syevd", &Syevd<T>},
+      {"lapack_gesdd", &Svd<T, true>},
+      {"lapack_gesvd", &Svd<T, false>},
+      {"lapack_gehrd", &Gehrd<T>},
+      {"lapack_sytrd", &Sytrd<T>},
+      {"lapack_gtsv", &Gtsv<T>},
+      {"lapack_gees", &Gees<T>},
+      {"lapack_geev", &Geev<T>},
+      {"lapack_gtsv_perturbed", &GtsvPerturbed<T>},
   };
-  for (const Entry& entry : entries) STABLERT_RETURN_IF_ERROR(r.Register(KernelKey(entry.name, {dtype}), entry.fn));
+  for (const Entry& entry : entries)
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey(entry.name, {dtype}), entry.fn));
   return OkStatus();
 }
 

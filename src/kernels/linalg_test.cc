@@ -70,7 +70,8 @@ TEST(LinalgKernels, CholeskyReadsOnlyItsTriangleAndMatchesReference) {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < n; ++j)
-          if (lower ? j > i : j < i) input[b * n * n + i * n + j] = 1e6 + static_cast<double>(i + j);
+          if (lower ? j > i : j < i)
+            input[b * n * n + i * n + j] = 1e6 + static_cast<double>(i + j);
     Array in = F64({batch, n, n}, input), out(DType::kF64, {batch, n, n});
     RunKernel("cholesky.f64", {&in}, {&out}, {{lower ? 1 : 0}});
     for (int64_t b = 0; b < batch; ++b) {
@@ -78,7 +79,8 @@ TEST(LinalgKernels, CholeskyReadsOnlyItsTriangleAndMatchesReference) {
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < n; ++j) {
           double want = lower ? l[i * n + j] : l[j * n + i];  // upper factor is L^T
-          EXPECT_NEAR(Data(out)[b * n * n + i * n + j], want, 1e-12) << lower << " " << b << " " << i << "," << j;
+          EXPECT_NEAR(Data(out)[b * n * n + i * n + j], want, 1e-12)
+              << lower << " " << b << " " << i << "," << j;
         }
     }
   }
@@ -117,7 +119,8 @@ TEST(LinalgKernels, TriangularSolveEveryVariantSatisfiesItsEquation) {
                 }
                 dense[at] = (i == j && unit) ? 1.0 : a[at];
               }
-          Array a_in = F64({batch, k, k}, a), b_in = F64({batch, m, n}, b), x(DType::kF64, {batch, m, n});
+          Array a_in = F64({batch, k, k}, a), b_in = F64({batch, m, n}, b),
+                x(DType::kF64, {batch, m, n});
           RunKernel("triangular_solve.f64", {&a_in, &b_in}, {&x}, {{left, lower, unit, transpose}});
           for (int64_t bi = 0; bi < batch; ++bi) {
             auto op = [&](int64_t i, int64_t j) {  // op(A)[i][j]
@@ -132,7 +135,8 @@ TEST(LinalgKernels, TriangularSolveEveryVariantSatisfiesItsEquation) {
                 else
                   for (int64_t t = 0; t < k; ++t) s += xb[i * n + t] * op(t, j);
                 EXPECT_NEAR(s, b[bi * m * n + i * n + j], 1e-10)
-                    << "left " << left << " lower " << lower << " unit " << unit << " transpose " << transpose;
+                    << "left " << left << " lower " << lower << " unit " << unit << " transpose "
+                    << transpose;
               }
           }
         }
@@ -170,7 +174,8 @@ TEST(LinalgCustomCallKernels, GetrfFactorsWithPivots) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double s = 0;
-      for (int64_t t = 0; t <= std::min(i, j); ++t) s += (t == i ? 1.0 : At(Data(lu), n, i, t)) * At(Data(lu), n, t, j);
+      for (int64_t t = 0; t <= std::min(i, j); ++t)
+        s += (t == i ? 1.0 : At(Data(lu), n, i, t)) * At(Data(lu), n, t, j);
       EXPECT_NEAR(s, At(pa.data(), n, i, j), 1e-12);
     }
 }
@@ -197,14 +202,15 @@ TEST(LinalgCustomCallKernels, GesddReconstructs) {
   const int64_t m = 5, n = 3;
   std::vector<double> a = Random(m * n, 6);
   Array in = F64({n, m}, a);  // column-major [cols, rows]
-  Array out(DType::kF64, {n, m}), s(DType::kF64, {n}), u(DType::kF64, {n, m}), vt(DType::kF64, {n, n}),
-      info(DType::kS32, {});
+  Array out(DType::kF64, {n, m}), s(DType::kF64, {n}), u(DType::kF64, {n, m}),
+      vt(DType::kF64, {n, n}), info(DType::kS32, {});
   RunKernel("lapack_gesdd.f64", {&in}, {&out, &s, &u, &vt, &info}, {{'S'}});
   EXPECT_EQ(testing::GetInt(info, 0), 0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double r = 0;
-      for (int64_t t = 0; t < n; ++t) r += At(Data(u), m, i, t) * Data(s)[t] * At(Data(vt), n, t, j);
+      for (int64_t t = 0; t < n; ++t)
+        r += At(Data(u), m, i, t) * Data(s)[t] * At(Data(vt), n, t, j);
       EXPECT_NEAR(r, At(a.data(), m, i, j), 1e-12);
     }
 }
@@ -214,7 +220,8 @@ TEST(LinalgCustomCallKernels, PerturbedTridiagonalSolve) {
   const int64_t n = 4;
   std::vector<double> dl = {0, 2, 1e-3, 5}, d = {1e-9, 3, 4, 1}, du = {1, 1e-7, 2, 0};
   std::vector<double> b = {1, 2, 3, 4};
-  Array dl_in = F64({n}, dl), d_in = F64({n}, d), du_in = F64({n}, du), b_in = F64({1, n}, b), x(DType::kF64, {1, n});
+  Array dl_in = F64({n}, dl), d_in = F64({n}, d), du_in = F64({n}, du), b_in = F64({1, n}, b),
+        x(DType::kF64, {1, n});
   RunKernel("lapack_gtsv_perturbed.f64", {&dl_in, &d_in, &du_in, &b_in}, {&x}, {});
   for (int64_t i = 0; i < n; ++i) {
     double s = d[i] * Data(x)[i];

@@ -10,6 +10,7 @@
 // kernel and each matrix result back after it, so kernels (kernels/linalg_custom_calls.cc)
 // see plain column-major data. Result types are checked against what the routine computes
 // from its operands; attributes are checked against the values LAPACK accepts.
+#include <climits>
 #include <optional>
 #include <string>
 
@@ -20,14 +21,28 @@ namespace {
 
 using ir::OpCode;
 
-std::string Key(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
+std::string Key(std::string_view op, DType dtype) {
+  return std::string(op) + "." + std::string(DTypeName(dtype));
+}
 
 bool IsLapackFloat(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kC64 || dtype == DType::kC128;
+  return dtype == DType::kF32 || dtype == DType::kF64 || dtype == DType::kC64 ||
+         dtype == DType::kC128;
 }
-DType RealOf(DType dtype) { return dtype == DType::kC64 ? DType::kF32 : dtype == DType::kC128 ? DType::kF64 : dtype; }
-DType ComplexOf(DType dtype) { return dtype == DType::kF32 ? DType::kC64 : dtype == DType::kF64 ? DType::kC128 : dtype; }
+DType RealOf(DType dtype) {
+  return dtype == DType::kC64 ? DType::kF32 : dtype == DType::kC128 ? DType::kF64 : dtype;
+}
+DType ComplexOf(DType dtype) {
+  return dtype == DType::kF32 ? DType::kC64 : dtype == DType::kF64 ? DType::kC128 : dtype;
+}
 bool IsComplexDType(DType dtype) { return dtype == DType::kC64 || dtype == DType::kC128; }
+
+// LAPACK's INTEGER is 32-bit: every dimension a routine sees must fit.
+bool FitsLapackInt(const TensorType& type) {
+  for (int64_t d : type.dims)
+    if (d > INT32_MAX) return false;
+  return true;
+}
 
 std::optional<bool> BoolAttr(const ir::Operation& op, std::string_view name) {
   const ir::Attribute* attr = op.attr(name);
@@ -38,11 +53,16 @@ Status LowerCholesky(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
   const TensorType in = l.TypeOf(operand);
-  if (in != result) return l.Invalid(op, "result type differs from the operand type " + TensorTypeToString(in));
+  if (in != result)
+    return l.Invalid(op, "result type differs from the operand type " + TensorTypeToString(in));
   if (in.dims.size() < 2 || in.dims[in.dims.size() - 1] != in.dims[in.dims.size() - 2])
-    return l.Invalid(op, "operand must be a batch of square matrices, got " + TensorTypeToString(in));
+    return l.Invalid(op,
+                     "operand must be a batch of square matrices, got " + TensorTypeToString(in));
   if (!IsLapackFloat(in.dtype))
-    return l.Unsupported(op, "element type " + std::string(DTypeName(in.dtype)) + " is not supported (f32, f64, complex<f32>, complex<f64>)");
+    return l.Unsupported(op, "element type " + std::string(DTypeName(in.dtype)) +
+                                 " is not supported (f32, f64, complex<f32>, complex<f64>)");
+  if (!FitsLapackInt(in))
+    return l.Unsupported(op, "matrices with dimensions beyond 2^31-1 are not supported");
   bool lower = BoolAttr(op, "lower").value_or(false);
   ValueId out = l.NewValue(result);
   l.Emit(op, Key("cholesky", in.dtype), {operand}, {out}, {{lower ? 1 : 0}});
@@ -56,8 +76,10 @@ Status LowerTriangularSolve(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
   const TensorType at = l.TypeOf(a), bt = l.TypeOf(b);
   const size_t rank = at.dims.size();
-  auto left_side = BoolAttr(op, "left_side"), lower = BoolAttr(op, "lower"), unit = BoolAttr(op, "unit_diagonal");
-  if (!left_side || !lower || !unit) return l.Invalid(op, "missing boolean attribute left_side, lower or unit_diagonal");
+  auto left_side = BoolAttr(op, "left_side"), lower = BoolAttr(op, "lower"),
+       unit = BoolAttr(op, "unit_diagonal");
+  if (!left_side || !lower || !unit)
+    return l.Invalid(op, "missing boolean attribute left_side, lower or unit_diagonal");
   const ir::Attribute* transpose_attr = op.attr("transpose_a");
   const ir::EnumValue* transpose = transpose_attr ? transpose_attr->get<ir::EnumValue>() : nullptr;
   if (transpose == nullptr || transpose->kind != ir::EnumKind::kTranspose || transpose->value < 1 ||
@@ -67,12 +89,16 @@ Status LowerTriangularSolve(Lowering& l, const ir::Operation& op) {
       at.dims[rank - 1] != at.dims[rank - 2] ||
       !std::equal(at.dims.begin(), at.dims.end() - 2, bt.dims.begin()) ||
       at.dims[rank - 1] != bt.dims[*left_side ? rank - 2 : rank - 1])
-    return l.Invalid(op, "expected a [..., k, k] and b [..., m, n] with the same batch dimensions and k = " +
-                             std::string(*left_side ? "m" : "n") + ", result of b's type; got " +
-                             TensorTypeToString(at) + ", " + TensorTypeToString(bt) + " -> " +
-                             TensorTypeToString(result));
+    return l.Invalid(
+        op, "expected a [..., k, k] and b [..., m, n] with the same batch dimensions and k = " +
+                std::string(*left_side ? "m" : "n") + ", result of b's type; got " +
+                TensorTypeToString(at) + ", " + TensorTypeToString(bt) + " -> " +
+                TensorTypeToString(result));
   if (!IsLapackFloat(at.dtype))
-    return l.Unsupported(op, "element type " + std::string(DTypeName(at.dtype)) + " is not supported (f32, f64, complex<f32>, complex<f64>)");
+    return l.Unsupported(op, "element type " + std::string(DTypeName(at.dtype)) +
+                                 " is not supported (f32, f64, complex<f32>, complex<f64>)");
+  if (!FitsLapackInt(at) || !FitsLapackInt(bt))
+    return l.Unsupported(op, "matrices with dimensions beyond 2^31-1 are not supported");
   ValueId out = l.NewValue(result);
   l.Emit(op, Key("triangular_solve", at.dtype), {a, b}, {out},
          {{*left_side ? 1 : 0, *lower ? 1 : 0, *unit ? 1 : 0, transpose->value}});
@@ -90,20 +116,33 @@ struct CustomCall {
 
 std::optional<CustomCall> ParseTarget(std::string_view target) {
   if (target == "Qr") return CustomCall{"geqrf", DType::kInvalid, false};
-  if (target == "ProductOfElementaryHouseholderReflectors") return CustomCall{"orgqr", DType::kInvalid, false};
-  if (target == "tridiagonal_solve_perturbed_ffi") return CustomCall{"gtsv_perturbed", DType::kInvalid, true};
+  if (target == "ProductOfElementaryHouseholderReflectors")
+    return CustomCall{"orgqr", DType::kInvalid, false};
+  if (target == "tridiagonal_solve_perturbed_ffi")
+    return CustomCall{"gtsv_perturbed", DType::kInvalid, true};
   constexpr std::string_view kPrefix = "lapack_", kSuffix = "_ffi";
-  if (target.size() <= kPrefix.size() + kSuffix.size() + 1 || target.substr(0, kPrefix.size()) != kPrefix ||
+  if (target.size() <= kPrefix.size() + kSuffix.size() + 1 ||
+      target.substr(0, kPrefix.size()) != kPrefix ||
       target.substr(target.size() - kSuffix.size()) != kSuffix)
     return std::nullopt;
-  std::string_view body = target.substr(kPrefix.size(), target.size() - kPrefix.size() - kSuffix.size());
+  std::string_view body =
+      target.substr(kPrefix.size(), target.size() - kPrefix.size() - kSuffix.size());
   CustomCall call;
   switch (body[0]) {
-    case 's': call.dtype = DType::kF32; break;
-    case 'd': call.dtype = DType::kF64; break;
-    case 'c': call.dtype = DType::kC64; break;
-    case 'z': call.dtype = DType::kC128; break;
-    default: return std::nullopt;
+    case 's':
+      call.dtype = DType::kF32;
+      break;
+    case 'd':
+      call.dtype = DType::kF64;
+      break;
+    case 'c':
+      call.dtype = DType::kC64;
+      break;
+    case 'z':
+      call.dtype = DType::kC128;
+      break;
+    default:
+      return std::nullopt;
   }
   call.routine = std::string(body.substr(1));
   // The Hermitian/unitary routines of complex types share the real ones' kernels.
@@ -129,12 +168,18 @@ class CustomCallLowering {
       out_.push_back(std::move(type));
     }
     if (in_.empty()) return Invalid("expected operands");
+    for (const auto* types : {&in_, &out_})
+      for (const TensorType& type : *types)
+        if (!FitsLapackInt(type))
+          return l_.Unsupported(
+              op_, "custom_call '" + target_ + "': dimensions beyond 2^31-1 are not supported");
     dtype_ = call.dtype == DType::kInvalid ? in_[0].dtype : call.dtype;
     if (in_[0].dtype != dtype_)
-      return Invalid("operand 0 has element type " + std::string(DTypeName(in_[0].dtype)) + ", the target expects " +
-                     std::string(DTypeName(dtype_)));
+      return Invalid("operand 0 has element type " + std::string(DTypeName(in_[0].dtype)) +
+                     ", the target expects " + std::string(DTypeName(dtype_)));
     if (!IsLapackFloat(dtype_))
-      return l_.Unsupported(op_, "custom_call target '" + target_ + "' is not supported yet for element type " +
+      return l_.Unsupported(op_, "custom_call target '" + target_ +
+                                     "' is not supported yet for element type " +
                                      std::string(DTypeName(dtype_)));
     const size_t rank = in_[0].dims.size();
     if (rank >= 2) {
@@ -157,7 +202,9 @@ class CustomCallLowering {
     return l_.Invalid(op_, "custom_call '" + target_ + "': " + std::string(what));
   }
 
-  bool IsMatrix(const TensorType& type) const { return type.dims.size() == matrix_rank_ && matrix_rank_ >= 2; }
+  bool IsMatrix(const TensorType& type) const {
+    return type.dims.size() == matrix_rank_ && matrix_rank_ >= 2;
+  }
 
   // Matrices must be declared column-major, everything else in the default layout.
   Status CheckLayouts(bool required) {
@@ -165,14 +212,19 @@ class CustomCallLowering {
       const ir::Attribute* attr = op_.attr(name);
       const auto* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
       if (list == nullptr || list->empty()) {
-        if (required && attr != nullptr) return Invalid(std::string(name) + " is not a list of layouts");
+        if (required && attr != nullptr)
+          return Invalid(std::string(name) + " is not a list of layouts");
         continue;
       }
-      const std::vector<TensorType>& types = std::string_view(name) == "operand_layouts" ? in_ : out_;
-      if (list->size() != types.size()) return Invalid(std::string(name) + " has the wrong number of entries");
+      const std::vector<TensorType>& types =
+          std::string_view(name) == "operand_layouts" ? in_ : out_;
+      if (list->size() != types.size())
+        return Invalid(std::string(name) + " has the wrong number of entries");
       for (size_t i = 0; i < types.size(); ++i) {
         auto layout = (*list)[i].AsIntArray();
-        if (!layout) return Invalid(std::string(name) + " entry " + std::to_string(i) + " is not an integer list");
+        if (!layout)
+          return Invalid(std::string(name) + " entry " + std::to_string(i) +
+                         " is not an integer list");
         const int64_t r = static_cast<int64_t>(types[i].dims.size());
         std::vector<int64_t> expected;
         if (IsMatrix(types[i])) {
@@ -182,9 +234,10 @@ class CustomCallLowering {
           for (int64_t d = r - 1; d >= 0; --d) expected.push_back(d);
         }
         if (*layout != expected)
-          return l_.Unsupported(op_, "custom_call '" + target_ + "': " + name + " entry " + std::to_string(i) + " " +
-                                         DimsToString(*layout) + " is not supported (expected " +
-                                         DimsToString(expected) + ")");
+          return l_.Unsupported(op_, "custom_call '" + target_ + "': " + name + " entry " +
+                                         std::to_string(i) + " " + DimsToString(*layout) +
+                                         " is not supported (expected " + DimsToString(expected) +
+                                         ")");
       }
     }
     return OkStatus();
@@ -202,20 +255,22 @@ class CustomCallLowering {
 
   Status ExpectOperands(const std::vector<TensorType>& expected) const {
     if (in_.size() != expected.size())
-      return Invalid("expected " + std::to_string(expected.size()) + " operands, got " + std::to_string(in_.size()));
+      return Invalid("expected " + std::to_string(expected.size()) + " operands, got " +
+                     std::to_string(in_.size()));
     for (size_t i = 0; i < expected.size(); ++i)
       if (in_[i] != expected[i])
-        return Invalid("operand " + std::to_string(i) + " is " + TensorTypeToString(in_[i]) + ", expected " +
-                       TensorTypeToString(expected[i]));
+        return Invalid("operand " + std::to_string(i) + " is " + TensorTypeToString(in_[i]) +
+                       ", expected " + TensorTypeToString(expected[i]));
     return OkStatus();
   }
   Status ExpectResults(const std::vector<TensorType>& expected) const {
     if (out_.size() != expected.size())
-      return Invalid("expected " + std::to_string(expected.size()) + " results, got " + std::to_string(out_.size()));
+      return Invalid("expected " + std::to_string(expected.size()) + " results, got " +
+                     std::to_string(out_.size()));
     for (size_t i = 0; i < expected.size(); ++i)
       if (out_[i] != expected[i])
-        return Invalid("result " + std::to_string(i) + " is " + TensorTypeToString(out_[i]) + ", expected " +
-                       TensorTypeToString(expected[i]));
+        return Invalid("result " + std::to_string(i) + " is " + TensorTypeToString(out_[i]) +
+                       ", expected " + TensorTypeToString(expected[i]));
     return OkStatus();
   }
   Status Square() const { return m_ == n_ ? OkStatus() : Invalid("operand 0 must be square"); }
@@ -226,7 +281,8 @@ class CustomCallLowering {
     const auto* dict = config ? config->get<ir::Attribute::Dictionary>() : nullptr;
     const ir::Attribute* attr = dict ? ir::FindAttr(*dict, name) : nullptr;
     auto value = attr ? attr->AsInt() : std::nullopt;
-    if (!value || *value <= 0 || *value > 127 || allowed.find(static_cast<char>(*value)) == std::string_view::npos)
+    if (!value || *value <= 0 || *value > 127 ||
+        allowed.find(static_cast<char>(*value)) == std::string_view::npos)
       return Invalid("backend_config '" + std::string(name) + "' must be one of the characters '" +
                      std::string(allowed) + "'");
     return *value;
@@ -260,7 +316,8 @@ class CustomCallLowering {
       const int64_t rows = b.dims[b.dims.size() - 2], cols = b.dims.back();
       Dims b_batch(b.dims.begin(), b.dims.end() - 2);
       if (b.dtype != dtype_ || b_batch != batch_ || m_ != n_ || m_ != (side == 'L' ? rows : cols))
-        return Invalid("operand shapes " + TensorTypeToString(a) + ", " + TensorTypeToString(b) + " do not match");
+        return Invalid("operand shapes " + TensorTypeToString(a) + ", " + TensorTypeToString(b) +
+                       " do not match");
       STABLERT_RETURN_IF_ERROR(ExpectResults({b}));
       *params = {{side, uplo, trans, diag}};
     } else if (routine == "getrf") {
@@ -277,7 +334,8 @@ class CustomCallLowering {
         return Invalid("expected operands a [..., m, n] and tau [..., k]");
       const int64_t taus = in_[1].dims.back();
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a, T(B({taus}))}));
-      if (!(m_ >= n_ && n_ >= taus)) return Invalid("expected m >= n >= k for a [..., m, n] and tau [..., k]");
+      if (!(m_ >= n_ && n_ >= taus))
+        return Invalid("expected m >= n >= k for a [..., m, n] and tau [..., k]");
       STABLERT_RETURN_IF_ERROR(ExpectResults({a}));
     } else if (routine == "syevd") {
       STABLERT_RETURN_IF_ERROR(Square());
@@ -289,7 +347,8 @@ class CustomCallLowering {
     } else if (routine == "gesdd" || routine == "gesvd") {
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
       STABLERT_ASSIGN_OR_RETURN(int64_t mode, CharAttr("mode", "ASNO"));
-      if (mode == 'O') return l_.Unsupported(op_, "custom_call '" + target_ + "': mode 'O' is not supported");
+      if (mode == 'O')
+        return l_.Unsupported(op_, "custom_call '" + target_ + "': mode 'O' is not supported");
       // u is [..., m, m] or [..., m, k], vt [..., n, n] or [..., k, n] as the mode asks; without
       // vectors (mode 'N') either shape is accepted and left zero.
       int64_t u_cols = mode == 'A' ? m_ : k, vt_rows = mode == 'A' ? n_ : k;
@@ -308,7 +367,8 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(ExpectResults({a, T(B({n_ - 1})), I32(batch_)}));
       STABLERT_ASSIGN_OR_RETURN(int64_t low, IntConfig("low"));
       STABLERT_ASSIGN_OR_RETURN(int64_t high, IntConfig("high"));
-      if (!(1 <= low && low <= high && high <= n_)) return Invalid("expected 1 <= low <= high <= n");
+      if (!(1 <= low && low <= high && high <= n_))
+        return Invalid("expected 1 <= low <= high <= n");
       *params = {{low, high}};
     } else if (routine == "sytrd") {
       STABLERT_RETURN_IF_ERROR(Square());
@@ -320,7 +380,8 @@ class CustomCallLowering {
       *params = {{uplo}};
     } else if (routine == "gtsv") {
       // Operand 0 is dl [..., n]; the right-hand sides b [..., n, nrhs] come last.
-      if (in_.size() != 4 || in_[3].dims.size() < 2) return Invalid("expected operands dl, d, du, b");
+      if (in_.size() != 4 || in_[3].dims.size() < 2)
+        return Invalid("expected operands dl, d, du, b");
       const TensorType& b = in_[3];
       batch_.assign(b.dims.begin(), b.dims.end() - 2);
       const int64_t n = b.dims[b.dims.size() - 2];
@@ -328,7 +389,8 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(ExpectOperands({diag, diag, diag, T(b.dims)}));
       STABLERT_RETURN_IF_ERROR(ExpectResults({diag, diag, diag, b, I32(batch_)}));
     } else if (routine == "gtsv_perturbed") {
-      if (in_.size() != 4 || in_[3].dims.size() < 2) return Invalid("expected operands dl, d, du, b");
+      if (in_.size() != 4 || in_[3].dims.size() < 2)
+        return Invalid("expected operands dl, d, du, b");
       const TensorType& b = in_[3];
       batch_.assign(b.dims.begin(), b.dims.end() - 2);
       const TensorType diag = T(B({b.dims[b.dims.size() - 2]}));
@@ -340,11 +402,14 @@ class CustomCallLowering {
       if (IsComplexDType(dtype_)) {
         STABLERT_RETURN_IF_ERROR(ExpectResults({a, a, T(B({n_})), I32(batch_), I32(batch_)}));
       } else {
-        STABLERT_RETURN_IF_ERROR(ExpectResults({a, a, T(B({n_})), T(B({n_})), I32(batch_), I32(batch_)}));
+        STABLERT_RETURN_IF_ERROR(
+            ExpectResults({a, a, T(B({n_})), T(B({n_})), I32(batch_), I32(batch_)}));
       }
       STABLERT_ASSIGN_OR_RETURN(int64_t mode, CharAttr("mode", "NV"));
       STABLERT_ASSIGN_OR_RETURN(int64_t sort, CharAttr("sort", "NS"));
-      if (sort != 'N') return l_.Unsupported(op_, "custom_call '" + target_ + "': sorted Schur forms are not supported");
+      if (sort != 'N')
+        return l_.Unsupported(
+            op_, "custom_call '" + target_ + "': sorted Schur forms are not supported");
       *params = {{mode}};
     } else if (routine == "geev") {
       STABLERT_RETURN_IF_ERROR(Square());
@@ -353,7 +418,8 @@ class CustomCallLowering {
       if (IsComplexDType(dtype_)) {
         STABLERT_RETURN_IF_ERROR(ExpectResults({T(B({n_})), vectors, vectors, I32(batch_)}));
       } else {
-        STABLERT_RETURN_IF_ERROR(ExpectResults({T(B({n_})), T(B({n_})), vectors, vectors, I32(batch_)}));
+        STABLERT_RETURN_IF_ERROR(
+            ExpectResults({T(B({n_})), T(B({n_})), vectors, vectors, I32(batch_)}));
       }
       STABLERT_ASSIGN_OR_RETURN(int64_t left, CharAttr("compute_left", "NV"));
       STABLERT_ASSIGN_OR_RETURN(int64_t right, CharAttr("compute_right", "NV"));
@@ -384,17 +450,20 @@ class CustomCallLowering {
         continue;
       }
       ValueId column_major = l_.NewValue(Swapped(in_[i]));
-      l_.Emit(op_, Key("transpose", in_[i].dtype), {operands_[i]}, {column_major}, {SwapLast(in_[i].dims.size())});
+      l_.Emit(op_, Key("transpose", in_[i].dtype), {operands_[i]}, {column_major},
+              {SwapLast(in_[i].dims.size())});
       inputs.push_back(column_major);
     }
     std::vector<ValueId> outputs;
-    for (const TensorType& type : out_) outputs.push_back(l_.NewValue(IsMatrix(type) ? Swapped(type) : type));
+    for (const TensorType& type : out_)
+      outputs.push_back(l_.NewValue(IsMatrix(type) ? Swapped(type) : type));
     l_.Emit(op_, Key(kernel, dtype_), std::move(inputs), outputs, std::move(params));
     for (size_t i = 0; i < out_.size(); ++i) {
       ValueId result = outputs[i];
       if (IsMatrix(out_[i])) {
         result = l_.NewValue(out_[i]);
-        l_.Emit(op_, Key("transpose", out_[i].dtype), {outputs[i]}, {result}, {SwapLast(out_[i].dims.size())});
+        l_.Emit(op_, Key("transpose", out_[i].dtype), {outputs[i]}, {result},
+                {SwapLast(out_[i].dims.size())});
       }
       l_.Bind(op_.results[i], result);
     }
@@ -423,7 +492,9 @@ bool IsLinalgCustomCall(std::string_view target) { return ParseTarget(target).ha
 
 Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::string_view target) {
   std::optional<CustomCall> call = ParseTarget(target);
-  if (!call) return lowering.Unsupported(op, "custom_call target '" + std::string(target) + "' is not supported yet");
+  if (!call)
+    return lowering.Unsupported(
+        op, "custom_call target '" + std::string(target) + "' is not supported yet");
   return CustomCallLowering(lowering, op, target).Run(*call);
 }
 

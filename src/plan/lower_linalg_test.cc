@@ -23,7 +23,8 @@ Attribute U8(char c) { return Attribute(Attribute::Integer{c, DType::kU8}); }
 // lapack_spotrf_ffi on a [2, 3, 3] batch as JAX's CPU lowering writes it.
 Attribute::Dictionary PotrfAttrs(std::vector<int64_t> matrix_layout) {
   Attribute::Array operand_layouts = {ModuleBuilder::IntList(matrix_layout)};
-  Attribute::Array result_layouts = {ModuleBuilder::IntList(matrix_layout), ModuleBuilder::IntList({0})};
+  Attribute::Array result_layouts = {ModuleBuilder::IntList(matrix_layout),
+                                     ModuleBuilder::IntList({0})};
   return {{"call_target_name", Attribute(std::string("lapack_spotrf_ffi"))},
           {"api_version", Attribute(Attribute::Integer{4, DType::kS32})},
           {"mhlo.backend_config", Attribute(Attribute::Dictionary{{"uplo", U8('L')}})},
@@ -65,12 +66,14 @@ TEST(LowerLinalgTest, TriangularSolveShapeMismatchIsInvalid) {
 TEST(LowerLinalgTest, LapackCustomCallTransposesMatricesAroundTheKernel) {
   ModuleBuilder b;
   auto a = b.Param(DType::kF32, {2, 3, 3});
-  auto results = b.OpN(OpCode::kCustomCall, {a},
-                       {ir::Type::Tensor(DType::kF32, {2, 3, 3}), ir::Type::Tensor(DType::kS32, {2})},
-                       PotrfAttrs({1, 2, 0}));
+  auto results =
+      b.OpN(OpCode::kCustomCall, {a},
+            {ir::Type::Tensor(DType::kF32, {2, 3, 3}), ir::Type::Tensor(DType::kS32, {2})},
+            PotrfAttrs({1, 2, 0}));
   auto plan = LowerToPlan(b.Build({results[0], results[1]}));
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  EXPECT_EQ(Kernels(*plan), (std::vector<std::string>{"transpose.f32", "lapack_potrf.f32", "transpose.f32"}));
+  EXPECT_EQ(Kernels(*plan),
+            (std::vector<std::string>{"transpose.f32", "lapack_potrf.f32", "transpose.f32"}));
   EXPECT_EQ(plan->body.steps[0].params, (std::vector<std::vector<int64_t>>{{0, 2, 1}}));
   EXPECT_EQ(plan->body.steps[1].params, (std::vector<std::vector<int64_t>>{{'L'}}));
 }
@@ -79,13 +82,15 @@ TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {
   {  // wrong result type
     ModuleBuilder b;
     auto a = b.Param(DType::kF32, {3, 3});
-    auto results = b.OpN(OpCode::kCustomCall, {a},
-                         {ir::Type::Tensor(DType::kF32, {3, 3}), ir::Type::Tensor(DType::kS32, {3})},
-                         PotrfAttrs({0, 1}));
+    auto results =
+        b.OpN(OpCode::kCustomCall, {a},
+              {ir::Type::Tensor(DType::kF32, {3, 3}), ir::Type::Tensor(DType::kS32, {3})},
+              PotrfAttrs({0, 1}));
     auto plan = LowerToPlan(b.Build({results[0]}));
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(plan.status().message().find("lapack_spotrf_ffi"), std::string_view::npos) << plan.status().message();
+    EXPECT_NE(plan.status().message().find("lapack_spotrf_ffi"), std::string_view::npos)
+        << plan.status().message();
   }
   {  // a row-major matrix layout is not what LAPACK reads
     ModuleBuilder b;
@@ -96,7 +101,8 @@ TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {
     auto plan = LowerToPlan(b.Build({results[0]}));
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-    EXPECT_NE(plan.status().message().find("operand_layouts"), std::string_view::npos) << plan.status().message();
+    EXPECT_NE(plan.status().message().find("operand_layouts"), std::string_view::npos)
+        << plan.status().message();
   }
   {  // an unknown LAPACK routine
     ModuleBuilder b;
@@ -106,7 +112,8 @@ TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {
     auto plan = LowerToPlan(b.Build({y}));
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-    EXPECT_NE(plan.status().message().find("lapack_sfoo_ffi"), std::string_view::npos) << plan.status().message();
+    EXPECT_NE(plan.status().message().find("lapack_sfoo_ffi"), std::string_view::npos)
+        << plan.status().message();
   }
 }
 
