@@ -13,10 +13,12 @@
 // axis first, IRFFT: the last axis last), each axis as interleaved sequences (no
 // transposes). Normalization multiplies real and imaginary parts by a real factor.
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numbers>
 #include <vector>
 
 #include "kernels/dtype_traits.h"
@@ -33,6 +35,10 @@ template <typename T>
 struct FftState {
   std::vector<int64_t> lengths;
   std::vector<std::shared_ptr<const fft::FftPlan<T>>> plans;  // one per length, shared by equal lengths
+  // RFFT/IRFFT with an even last length n: a plan of length n/2 (the real line packed as
+  // n/2 complex numbers) and w^k = exp(-2*pi*i*k/n) for k <= n/2.
+  std::shared_ptr<const fft::FftPlan<T>> half_plan;
+  std::vector<std::complex<T>> half_twiddles;
 };
 
 template <typename T>
@@ -47,6 +53,14 @@ StatusOr<KernelState> PrepareFft(const KernelArgs& args) {
     auto& plan = by_length[n];
     if (!plan) plan = std::make_shared<const fft::FftPlan<T>>(n);
     state->plans.push_back(plan);
+  }
+  const int64_t type = args.params[0][0], n = state->lengths.back();
+  if ((type == 2 || type == 3) && n >= 2 && n % 2 == 0) {
+    state->half_plan = std::make_shared<const fft::FftPlan<T>>(n / 2);
+    for (int64_t k = 0; k <= n / 2; ++k) {
+      const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+      state->half_twiddles.emplace_back(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
+    }
   }
   return KernelState(std::move(state));
 }
@@ -113,6 +127,53 @@ void Scale(std::complex<T>* data, int64_t count, const std::vector<int64_t>& len
 }
 
 template <typename T>
+void RealFftLines(const fft::FftPlan<T>& plan, const T* x, std::complex<T>* y, int64_t n, int64_t lines);
+template <typename T>
+void RealFftEvenLines(const FftState<T>& state, const T* x, std::complex<T>* y, int64_t n, int64_t lines);
+
+// IRFFT of lines of even length n through a plan of length h = n/2 (the inverse of
+// RealFftEvenLines): E_k = (X_k + conj(X_h-k)) / 2, O_k = conj(w^k) (X_k - conj(X_h-k)) / 2,
+// z = IFFT_h(E + iO) = h (x_2j + i x_2j+1). The imaginary parts of X_0 and X_h are ignored.
+template <typename T>
+void InverseRealFftEvenLines(const FftState<T>& state, const std::complex<T>* spectrum, T* y, int64_t n,
+                             int64_t lines, T factor) {
+  const fft::FftPlan<T>& plan = *state.half_plan;
+  const int64_t h = n / 2;
+  const std::complex<T>* w = state.half_twiddles.data();
+  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
+  std::vector<std::complex<T>> buffer(static_cast<size_t>(h * group));
+  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
+  const T scale = 2 * factor;  // the length-h inverse yields h * x, the full one n * x
+  for (int64_t first = 0; first < lines; first += group) {
+    const int64_t g = std::min(group, lines - first);
+    for (int64_t l = 0; l < g; ++l) {
+      const std::complex<T>* z = spectrum + (first + l) * (h + 1);
+      for (int64_t k = 0; k < h; ++k) {
+        std::complex<T> xk = z[k], xc = std::conj(z[h - k]);
+        if (k == 0) {
+          xk.imag(0);
+          xc.imag(0);
+        }
+        const std::complex<T> e((xk.real() + xc.real()) / 2, (xk.imag() + xc.imag()) / 2);
+        const std::complex<T> d((xk.real() - xc.real()) / 2, (xk.imag() - xc.imag()) / 2);
+        const std::complex<T> wk = w[k];  // O = conj(wk) * d
+        const std::complex<T> o(wk.real() * d.real() + wk.imag() * d.imag(), wk.real() * d.imag() - wk.imag() * d.real());
+        buffer[static_cast<size_t>(l + k * g)] = std::complex<T>(e.real() - o.imag(), e.imag() + o.real());
+      }
+    }
+    plan.Run(buffer.data(), scratch.data(), g, true);
+    for (int64_t l = 0; l < g; ++l) {
+      T* line = y + (first + l) * n;
+      for (int64_t j = 0; j < h; ++j) {
+        const std::complex<T> v = buffer[static_cast<size_t>(l + j * g)];
+        line[2 * j] = v.real() * scale;
+        line[2 * j + 1] = v.imag() * scale;
+      }
+    }
+  }
+}
+
+template <typename T>
 Status ComplexFftKernel(const KernelContext&, const KernelArgs& args) {
   const auto& state = *static_cast<const FftState<T>*>(args.state);
   const BufferView& in = args.inputs[0];
@@ -139,7 +200,20 @@ Status RealFftKernel(const KernelContext&, const KernelArgs& args) {
   const int64_t lines = out.num_elements / half;
   const T* x = in.as<const T>();
   auto* y = out.as<std::complex<T>>();
-  const fft::FftPlan<T>& plan = *state.plans.back();
+  if (state.half_plan) {
+    RealFftEvenLines(state, x, y, n, lines);
+  } else {
+    RealFftLines(*state.plans.back(), x, y, n, lines);
+  }
+  std::vector<int64_t> dims(out.dims.begin(), out.dims.end());
+  TransformAxes(y, dims, dims.size() - state.lengths.size(), dims.size() - 1, state, false);
+  return OkStatus();
+}
+
+// RFFT of contiguous real lines through a full-length complex plan (any n).
+template <typename T>
+void RealFftLines(const fft::FftPlan<T>& plan, const T* x, std::complex<T>* y, int64_t n, int64_t lines) {
+  const int64_t half = n / 2 + 1;
   // Lines in interleaved groups (see RunContiguousLines), widened to complex.
   const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
   std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
@@ -152,9 +226,39 @@ Status RealFftKernel(const KernelContext&, const KernelArgs& args) {
     for (int64_t l = 0; l < g; ++l)
       for (int64_t k = 0; k < half; ++k) y[(first + l) * half + k] = buffer[static_cast<size_t>(l + k * g)];
   }
-  std::vector<int64_t> dims(out.dims.begin(), out.dims.end());
-  TransformAxes(y, dims, dims.size() - state.lengths.size(), dims.size() - 1, state, false);
-  return OkStatus();
+}
+
+// RFFT of lines of even length n through a plan of length h = n/2: z_j = x_2j + i x_2j+1,
+// Z = FFT(z); the spectra of the even and odd samples are E_k = (Z_k + conj(Z_h-k)) / 2 and
+// O_k = (Z_k - conj(Z_h-k)) / 2i, and X_k = E_k + w^k O_k for k = 0..h.
+template <typename T>
+void RealFftEvenLines(const FftState<T>& state, const T* x, std::complex<T>* y, int64_t n, int64_t lines) {
+  const fft::FftPlan<T>& plan = *state.half_plan;
+  const int64_t h = n / 2;
+  const std::complex<T>* w = state.half_twiddles.data();
+  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
+  std::vector<std::complex<T>> buffer(static_cast<size_t>(h * group));
+  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
+  for (int64_t first = 0; first < lines; first += group) {
+    const int64_t g = std::min(group, lines - first);
+    for (int64_t l = 0; l < g; ++l) {
+      const T* line = x + (first + l) * n;
+      for (int64_t j = 0; j < h; ++j) buffer[static_cast<size_t>(l + j * g)] = std::complex<T>(line[2 * j], line[2 * j + 1]);
+    }
+    plan.Run(buffer.data(), scratch.data(), g, false);
+    for (int64_t l = 0; l < g; ++l) {
+      std::complex<T>* out = y + (first + l) * (h + 1);
+      for (int64_t k = 0; k <= h; ++k) {
+        const std::complex<T> zk = buffer[static_cast<size_t>(l + (k == h ? 0 : k) * g)];
+        const std::complex<T> zc = std::conj(buffer[static_cast<size_t>(l + (k == 0 ? 0 : h - k) * g)]);
+        const std::complex<T> e((zk.real() + zc.real()) / 2, (zk.imag() + zc.imag()) / 2);
+        const std::complex<T> o((zk.imag() - zc.imag()) / 2, (zc.real() - zk.real()) / 2);  // (zk - zc) / 2i
+        const std::complex<T> wk = w[k];
+        out[k] = std::complex<T>(e.real() + wk.real() * o.real() - wk.imag() * o.imag(),
+                                 e.imag() + wk.real() * o.imag() + wk.imag() * o.real());
+      }
+    }
+  }
 }
 
 template <typename T>
@@ -172,14 +276,18 @@ Status InverseRealFftKernel(const KernelContext&, const KernelArgs& args) {
               static_cast<size_t>(in.num_elements) * sizeof(std::complex<T>));
   std::vector<int64_t> dims(in.dims.begin(), in.dims.end());
   TransformAxes(spectrum.data(), dims, dims.size() - state.lengths.size(), dims.size() - 1, state, true);
-  const fft::FftPlan<T>& plan = *state.plans.back();
-  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
-  std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
   double total = 1;
   for (int64_t len : state.lengths) total *= static_cast<double>(len);
   const T factor = static_cast<T>(1.0 / total);
   T* y = out.as<T>();
+  if (state.half_plan) {
+    InverseRealFftEvenLines(state, spectrum.data(), y, n, lines, factor);
+    return OkStatus();
+  }
+  const fft::FftPlan<T>& plan = *state.plans.back();
+  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
+  std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
+  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
   for (int64_t first = 0; first < lines; first += group) {
     const int64_t g = std::min(group, lines - first);
     for (int64_t l = 0; l < g; ++l) {

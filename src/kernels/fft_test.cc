@@ -216,5 +216,44 @@ TEST(FftKernelTest, ManyLinesMatchOneLineAtATime) {
   for (int64_t i = 0; i < lines * n; ++i) ASSERT_NEAR(GetDouble(back, i), GetDouble(r, i), 1e-14) << i;
 }
 
+// RFFT and IRFFT of even lengths (packed half-length path, incl. a Bluestein half) and odd
+// lengths against the definition; IRFFT against the Hermitian extension of its input.
+TEST(FftKernelTest, RealTransformsMatchTheDefinition) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  for (int64_t n : {1, 2, 4, 6, 10, 16, 15, 134, 1000}) {
+    const int64_t lines = 19, half = n / 2 + 1;
+    Array r(DType::kF64, {lines, n}), spectrum(DType::kC128, {lines, half});
+    for (int64_t i = 0; i < lines * n; ++i) SetDouble(r, i, uniform(rng));
+    RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&spectrum}, {{2}, {n}});
+    const auto* got = reinterpret_cast<const C128*>(spectrum.bytes.data());
+    for (int64_t l = 0; l < lines; ++l) {
+      std::vector<std::complex<long double>> x(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) x[static_cast<size_t>(j)] = GetDouble(r, l * n + j);
+      auto want = NaiveDft(x, false);
+      for (int64_t k = 0; k < half; ++k) {
+        const auto d = std::complex<long double>(got[l * half + k].real(), got[l * half + k].imag()) - want[static_cast<size_t>(k)];
+        ASSERT_LT(static_cast<double>(std::abs(d)), 1e-12 * static_cast<double>(n)) << "n=" << n << " k=" << k;
+      }
+    }
+    // IRFFT of an arbitrary half spectrum (imaginary parts at k = 0 and n/2 included).
+    Array z(DType::kC128, {lines, half}), back(DType::kF64, {lines, n});
+    auto* zs = reinterpret_cast<C128*>(z.bytes.data());
+    for (int64_t i = 0; i < lines * half; ++i) zs[i] = {uniform(rng), uniform(rng)};
+    RunKernel(KernelKey("irfft", {DType::kC128}), {&z}, {&back}, {{3}, {n}});
+    for (int64_t l = 0; l < lines; ++l) {
+      std::vector<std::complex<long double>> full(static_cast<size_t>(n));
+      for (int64_t k = 0; k < n; ++k) {
+        const C128 v = k < half ? zs[l * half + k] : std::conj(zs[l * half + n - k]);
+        full[static_cast<size_t>(k)] = {v.real(), v.imag()};
+      }
+      auto want = NaiveDft(full, true);
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_NEAR(GetDouble(back, l * n + j), static_cast<double>(want[static_cast<size_t>(j)].real()) / n, 1e-13)
+            << "n=" << n << " j=" << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stablert::kernels
