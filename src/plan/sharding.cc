@@ -191,48 +191,6 @@ StatusOr<TensorSharding> ParseMhloSharding(std::string_view text, int64_t rank, 
 
 }  // namespace
 
-const ir::Attribute* PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
-                                              size_t result_index) {
-  if (function.body.blocks.size() != 1) return nullptr;
-  const ir::Block& block = function.body.blocks.front();
-  if (block.ops.empty() || result_index >= block.ops.back().operands.size()) return nullptr;
-  // Where each value of the entry block is defined.
-  std::map<ir::ValueId, const ir::Operation*> defining;
-  for (const ir::Operation& op : block.ops)
-    for (ir::ValueId result : op.results) defining[result] = &op;
-  std::map<ir::ValueId, size_t> parameter;
-  for (size_t i = 0; i < block.arguments.size(); ++i) parameter[block.arguments[i]] = i;
-  ir::ValueId value = block.ops.back().operands[result_index];
-  const ir::Type& type = module.type_of(value);
-  for (int steps = 0; steps < 256; ++steps) {
-    if (auto it = parameter.find(value); it != parameter.end()) {
-      if (it->second >= function.argument_attrs.size()) return nullptr;
-      return ir::FindAttr(function.argument_attrs[it->second], "sdy.sharding");
-    }
-    auto it = defining.find(value);
-    if (it == defining.end()) return nullptr;
-    const ir::Operation& op = *it->second;
-    if (op.code == ir::OpCode::kSdyShardingConstraint || op.code == ir::OpCode::kSdyReshard)
-      return op.attr("sharding");
-    ir::OpClass op_class = ir::GetOpInfo(op.code).op_class;
-    bool elementwise = op_class == ir::OpClass::kUnary || op_class == ir::OpClass::kBinary ||
-                       op.code == ir::OpCode::kConvert || op.code == ir::OpCode::kSelect ||
-                       op.code == ir::OpCode::kClamp || op.code == ir::OpCode::kCompare;
-    if (!elementwise) return nullptr;
-    // Follow the first operand of the same shape (broadcast scalars carry no sharding).
-    bool followed = false;
-    for (ir::ValueId operand : op.operands) {
-      if (module.type_of(operand).dims == type.dims) {
-        value = operand;
-        followed = true;
-        break;
-      }
-    }
-    if (!followed) return nullptr;
-  }
-  return nullptr;
-}
-
 int64_t Mesh::num_positions() const {
   int64_t n = 1;
   for (const MeshAxis& axis : axes) n *= axis.size;

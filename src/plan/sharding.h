@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,13 +56,18 @@ struct TensorSharding {
 StatusOr<TensorSharding> ParseSharding(const ir::Module& module, const ir::Attribute::Dictionary& attrs, int64_t rank,
                                        int64_t num_partitions, const std::string& what);
 
-// For a result of `function` that carries no sharding: the sharding of the value it comes
-// from through sharding constraints and shape-preserving elementwise ops, found by walking
-// back from the returned value (a parameter's sharding if the walk reaches one). This picks
-// what a sharding propagation pass would for such chains; nullptr if nothing is found
-// (the result is then replicated). The returned attribute lives in `module`.
-const ir::Attribute* PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
-                                              size_t result_index);
+// For a result of `function` that carries no sharding (or an open, empty one): the sharding
+// of the data it is computed from, found by following it back through sharding
+// constraints, manual regions, elementwise ops, transposes, broadcasts, reshapes,
+// reductions and dot_general (rules in result_sharding.cc) to the parameters. This picks
+// what a sharding propagation pass would for such programs; nullopt if nothing sharded is
+// found (the result is then replicated).
+std::optional<TensorSharding> PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
+                                                       size_t result_index, int64_t num_partitions);
+
+// Whether an sdy.sharding leaves every dimension open and unsharded (`[{?}, {?}]`): the
+// program lets the compiler choose.
+bool IsUnconstrainedSharding(const ir::Attribute& sdy_sharding);
 
 // Where each partition's shard sits in the global array.
 struct ShardLayout {

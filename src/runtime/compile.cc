@@ -40,18 +40,24 @@ bool IsDonatable(const ir::Attribute::Dictionary& attrs) {
 }
 
 // The shard layout of every parameter or result over `num_partitions` devices.
+// `chosen[i]`, where set, replaces the sharding the attributes state.
 StatusOr<std::vector<plan::ShardLayout>> ShardLayouts(const ir::Module& module,
                                                       const std::vector<ir::Attribute::Dictionary>& attrs,
                                                       const std::vector<plan::TensorType>& types,
-                                                      int64_t num_partitions, const char* kind) {
+                                                      int64_t num_partitions, const char* kind,
+                                                      const std::vector<std::optional<plan::TensorSharding>>& chosen = {}) {
   std::vector<plan::ShardLayout> layouts;
   static const ir::Attribute::Dictionary kNone;
   for (size_t i = 0; i < types.size(); ++i) {
     std::string what = "PJRT_Client_Compile: " + std::string(kind) + " " + std::to_string(i) + " of @main";
-    STABLERT_ASSIGN_OR_RETURN(
-        plan::TensorSharding sharding,
-        plan::ParseSharding(module, i < attrs.size() ? attrs[i] : kNone, static_cast<int64_t>(types[i].dims.size()),
-                            num_partitions, what));
+    plan::TensorSharding sharding;
+    if (i < chosen.size() && chosen[i]) {
+      sharding = *chosen[i];
+    } else {
+      STABLERT_ASSIGN_OR_RETURN(
+          sharding, plan::ParseSharding(module, i < attrs.size() ? attrs[i] : kNone,
+                                        static_cast<int64_t>(types[i].dims.size()), num_partitions, what));
+    }
     STABLERT_ASSIGN_OR_RETURN(plan::ShardLayout layout,
                               plan::LayoutShards(sharding, types[i].dims, num_partitions, what));
     layouts.push_back(std::move(layout));
@@ -114,13 +120,16 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
                                                            options.num_partitions, "parameter"));
   std::vector<ir::Attribute::Dictionary> result_attrs = entry->result_attrs;
   result_attrs.resize(entry->result_types.size());
+  // Results the program leaves to the compiler follow the data they are computed from.
+  std::vector<std::optional<plan::TensorSharding>> chosen(result_attrs.size());
   for (size_t i = 0; i < result_attrs.size(); ++i) {
-    if (ir::FindAttr(result_attrs[i], "sdy.sharding") || ir::FindAttr(result_attrs[i], "mhlo.sharding")) continue;
-    if (const ir::Attribute* sharding = plan::PropagatedResultSharding(*module, *entry, i))
-      result_attrs[i].emplace_back("sdy.sharding", *sharding);
+    const ir::Attribute* sdy = ir::FindAttr(result_attrs[i], "sdy.sharding");
+    if (ir::FindAttr(result_attrs[i], "mhlo.sharding") || (sdy && !plan::IsUnconstrainedSharding(*sdy))) continue;
+    if (options.num_partitions > 1)
+      chosen[i] = plan::PropagatedResultSharding(*module, *entry, i, options.num_partitions);
   }
   STABLERT_ASSIGN_OR_RETURN(result_shards, ShardLayouts(*module, result_attrs, plan.result_types,
-                                                        options.num_partitions, "result"));
+                                                        options.num_partitions, "result", chosen));
   std::string name = module->name.empty() ? "main" : module->name;
   std::string shardy_op = FirstShardyOp(*module);
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),

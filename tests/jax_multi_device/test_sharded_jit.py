@@ -72,3 +72,22 @@ def test_device_put_round_trips_shardings(mesh_pair):
         np.testing.assert_array_equal(np.asarray(x), A)
         resharded = jax.device_put(x, NamedSharding(sm, P("y", "x")))
         np.testing.assert_array_equal(np.asarray(resharded), A)
+
+
+# Results left unsharded by the program take the sharding of the data they come from, as
+# XLA's sharding propagation chooses it.
+PROPAGATION = [
+    ("matmul", lambda a, b: jnp.sin(a * 2) @ b.T),
+    ("transpose", lambda a, b: a.T * 3),
+    ("reduce", lambda a, b: a.sum(axis=1)),
+    ("broadcast", lambda a, b: jnp.broadcast_to(a[None], (3, 8, 8))),
+    ("reshape_unit_dim", lambda a, b: a.reshape(8, 1, 8)),
+    ("batched_matmul", lambda a, b: jnp.einsum("bij,bjk->bik", a.reshape(2, 4, 8), b.reshape(2, 8, 4))),
+]
+
+
+@pytest.mark.parametrize("name,fn", PROPAGATION, ids=[p[0] for p in PROPAGATION])
+def test_open_result_shardings_follow_their_data(mesh_pair, name, fn):
+    (sm, s), (cm, c) = run_both(mesh_pair, (2, 2), ("x", "y"), fn, [A, B], [P("x", "y"), P("x", "y")])
+    assert_same(s, c, sm)
+    assert s.sharding.spec == c.sharding.spec

@@ -1,0 +1,271 @@
+// Shardings of results the program leaves open: found by following each result back through
+// the ops it comes from (sharding.h, PropagatedResultSharding).
+//
+// The rules, per op (a value's sharding is a TensorSharding; "none" means replicated):
+//   entry parameter                  its sdy.sharding / mhlo.sharding
+//   sharding_constraint, reshard     the op's sharding
+//   manual_computation result r      out_shardings[r]
+//   elementwise ops, convert         the first operand of the result's shape that is sharded
+//   transpose                        the operand's, permuted
+//   broadcast_in_dim                 the operand's on the dims it maps to (same size only)
+//   reshape                          the operand's, through splits and merges of dims (Reshaped)
+//   reduce                           the operand's without the reduced dims
+//   dot_general                      batch dims from lhs (else rhs), free dims from their side;
+//                                    an axis already used is dropped from later dims
+// Anything else ends the walk (replicated). Like a sharding propagation pass, this keeps the
+// partitioning of the data the result is computed from, so the result stays sharded.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "plan/sharding.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+
+class Propagator {
+ public:
+  Propagator(const ir::Module& module, const ir::Function& function, int64_t num_partitions)
+      : module_(module), function_(function), num_partitions_(num_partitions) {
+    const ir::Block& block = function.body.blocks.front();
+    for (const ir::Operation& op : block.ops)
+      for (size_t r = 0; r < op.results.size(); ++r) defining_[op.results[r]] = {&op, r};
+    for (size_t i = 0; i < block.arguments.size(); ++i) parameter_[block.arguments[i]] = i;
+  }
+
+  std::optional<TensorSharding> Of(ir::ValueId value, int depth = 0) {
+    if (depth > 512) return std::nullopt;
+    if (auto it = memo_.find(value); it != memo_.end()) return it->second;
+    std::optional<TensorSharding> sharding = Compute(value, depth);
+    if (sharding && sharding->IsReplicated()) sharding.reset();
+    memo_[value] = sharding;
+    return sharding;
+  }
+
+ private:
+  int64_t Rank(ir::ValueId value) const { return static_cast<int64_t>(module_.type_of(value).dims.size()); }
+
+  std::optional<TensorSharding> Parse(const ir::Attribute::Dictionary& attrs, int64_t rank) const {
+    auto sharding = ParseSharding(module_, attrs, rank, num_partitions_, "result sharding");
+    if (!sharding.ok() || sharding->maximal_partition >= 0) return std::nullopt;
+    return *sharding;
+  }
+
+  std::optional<TensorSharding> ParseSdy(const ir::Attribute* attr, int64_t rank) const {
+    if (attr == nullptr) return std::nullopt;
+    ir::Attribute::Dictionary attrs;
+    attrs.emplace_back("sdy.sharding", *attr);
+    return Parse(attrs, rank);
+  }
+
+  std::optional<TensorSharding> Compute(ir::ValueId value, int depth) {
+    if (auto it = parameter_.find(value); it != parameter_.end()) {
+      if (it->second >= function_.argument_attrs.size()) return std::nullopt;
+      return Parse(function_.argument_attrs[it->second], Rank(value));
+    }
+    auto it = defining_.find(value);
+    if (it == defining_.end()) return std::nullopt;
+    const ir::Operation& op = *it->second.first;
+    const size_t result = it->second.second;
+    const Dims& dims = module_.type_of(value).dims;
+    switch (op.code) {
+      case OpCode::kSdyShardingConstraint:
+      case OpCode::kSdyReshard:
+        return ParseSdy(op.attr("sharding"), Rank(value));
+      case OpCode::kSdyManualComputation: {
+        const ir::Attribute* attr = op.attr("out_shardings");
+        const ir::Attribute::Array* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
+        if (attr && !list)
+          if (const auto* dict = attr->get<ir::Attribute::Dictionary>())
+            if (const ir::Attribute* inner = ir::FindAttr(*dict, "shardings")) list = inner->get<ir::Attribute::Array>();
+        if (!list || result >= list->size()) return std::nullopt;
+        return ParseSdy(&(*list)[result], Rank(value));
+      }
+      case OpCode::kTranspose: {
+        auto from = Of(op.operands[0], depth + 1);
+        auto perm = op.attr("permutation") ? op.attr("permutation")->AsIntArray() : std::nullopt;
+        if (!from || !perm || perm->size() != dims.size()) return std::nullopt;
+        TensorSharding out = *from;
+        for (size_t d = 0; d < dims.size(); ++d) out.dims[d] = from->dims[static_cast<size_t>((*perm)[d])];
+        return out;
+      }
+      case OpCode::kBroadcastInDim: {
+        auto from = Of(op.operands[0], depth + 1);
+        auto map = op.attr("broadcast_dimensions") ? op.attr("broadcast_dimensions")->AsIntArray() : std::nullopt;
+        const Dims& in = module_.type_of(op.operands[0]).dims;
+        if (!from || !map || map->size() != in.size()) return std::nullopt;
+        TensorSharding out = *from;
+        out.dims.assign(dims.size(), {});
+        for (size_t j = 0; j < in.size(); ++j)
+          if (in[j] == dims[static_cast<size_t>((*map)[j])]) out.dims[static_cast<size_t>((*map)[j])] = from->dims[j];
+        return out;
+      }
+      case OpCode::kReshape: {
+        auto from = Of(op.operands[0], depth + 1);
+        if (!from) return std::nullopt;
+        return Reshaped(*from, module_.type_of(op.operands[0]).dims, dims);
+      }
+      case OpCode::kReduce: {
+        if (op.operands.empty()) return std::nullopt;
+        auto from = Of(op.operands[0], depth + 1);
+        auto reduced = op.attr("dimensions") ? op.attr("dimensions")->AsIntArray() : std::nullopt;
+        if (!from || !reduced) return std::nullopt;
+        TensorSharding out = *from;
+        out.dims.clear();
+        for (size_t d = 0; d < from->dims.size(); ++d)
+          if (std::find(reduced->begin(), reduced->end(), static_cast<int64_t>(d)) == reduced->end())
+            out.dims.push_back(from->dims[d]);
+        if (out.dims.size() != dims.size()) return std::nullopt;
+        return out;
+      }
+      case OpCode::kDotGeneral:
+        return DotGeneral(op, value, depth);
+      default:
+        break;
+    }
+    const ir::OpClass op_class = ir::GetOpInfo(op.code).op_class;
+    const bool elementwise = op_class == ir::OpClass::kUnary || op_class == ir::OpClass::kBinary ||
+                             op.code == OpCode::kConvert || op.code == OpCode::kSelect || op.code == OpCode::kClamp ||
+                             op.code == OpCode::kCompare || op.code == OpCode::kOptimizationBarrier;
+    if (!elementwise) return std::nullopt;
+    for (ir::ValueId operand : op.operands) {
+      if (module_.type_of(operand).dims != dims) continue;
+      if (auto sharding = Of(operand, depth + 1)) return sharding;
+    }
+    return std::nullopt;
+  }
+
+  // Groups the non-unit dims of `in` and `out` into runs of equal element count: a run of
+  // one input dim split into several keeps its axes on the major output dim (if they
+  // divide it); several input dims merged into one keep the major dim's axes (if the
+  // others are unsharded); anything else becomes unsharded.
+  static std::optional<TensorSharding> Reshaped(const TensorSharding& from, const Dims& in, const Dims& out_dims) {
+    TensorSharding out = from;
+    out.dims.assign(out_dims.size(), {});
+    auto pieces = [&](const std::vector<AxisRef>& axes) {
+      int64_t n = 1;
+      for (const AxisRef& ref : axes) n *= ref.size ? ref.size : from.mesh.axes[ref.axis].size;
+      return n;
+    };
+    std::vector<size_t> in_dims, out_idx;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (in[d] != 1) in_dims.push_back(d);
+      else if (!from.dims[d].empty()) return std::nullopt;
+    }
+    for (size_t d = 0; d < out_dims.size(); ++d)
+      if (out_dims[d] != 1) out_idx.push_back(d);
+    size_t i = 0, j = 0;
+    while (i < in_dims.size() && j < out_idx.size()) {
+      size_t i1 = i + 1, j1 = j + 1;
+      int64_t a = in[in_dims[i]], b = out_dims[out_idx[j]];
+      while (a != b) {
+        if (a < b) {
+          if (i1 >= in_dims.size()) return std::nullopt;
+          a *= in[in_dims[i1++]];
+        } else {
+          if (j1 >= out_idx.size()) return std::nullopt;
+          b *= out_dims[out_idx[j1++]];
+        }
+      }
+      const std::vector<AxisRef>& major = from.dims[in_dims[i]];
+      bool minors_unsharded = true;
+      for (size_t k = i + 1; k < i1; ++k) minors_unsharded = minors_unsharded && from.dims[in_dims[k]].empty();
+      if (!major.empty() && minors_unsharded && (j1 == j + 1 || out_dims[out_idx[j]] % pieces(major) == 0))
+        out.dims[out_idx[j]] = major;
+      i = i1;
+      j = j1;
+    }
+    return out;
+  }
+
+  std::optional<TensorSharding> DotGeneral(const ir::Operation& op, ir::ValueId value, int depth) {
+    if (op.operands.size() != 2) return std::nullopt;
+    const ir::Attribute::Dictionary* numbers = nullptr;
+    if (const ir::Attribute* attr = op.attr("dot_dimension_numbers")) numbers = attr->get<ir::Attribute::Dictionary>();
+    auto list = [&](std::string_view name) {
+      const ir::Attribute* attr = numbers ? ir::FindAttr(*numbers, name) : op.attr(name);
+      auto values = attr ? attr->AsIntArray() : std::nullopt;
+      return values.value_or(std::vector<int64_t>{});
+    };
+    const std::vector<int64_t> lhs_batch = list("lhs_batching_dimensions"), rhs_batch = list("rhs_batching_dimensions");
+    const std::vector<int64_t> lhs_contract = list("lhs_contracting_dimensions"),
+                               rhs_contract = list("rhs_contracting_dimensions");
+    auto lhs = Of(op.operands[0], depth + 1);
+    auto rhs = Of(op.operands[1], depth + 1);
+    if (!lhs && !rhs) return std::nullopt;
+    const int64_t lhs_rank = Rank(op.operands[0]), rhs_rank = Rank(op.operands[1]);
+    auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract) {
+      std::vector<int64_t> free;
+      for (int64_t d = 0; d < rank; ++d)
+        if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+            std::find(contract.begin(), contract.end(), d) == contract.end())
+          free.push_back(d);
+      return free;
+    };
+    // Result dims: batch, lhs free, rhs free; each with (lhs dim, rhs dim) sources.
+    std::vector<std::pair<int64_t, int64_t>> sources;
+    for (size_t i = 0; i < lhs_batch.size() && i < rhs_batch.size(); ++i) sources.emplace_back(lhs_batch[i], rhs_batch[i]);
+    for (int64_t d : free_dims(lhs_rank, lhs_batch, lhs_contract)) sources.emplace_back(d, -1);
+    for (int64_t d : free_dims(rhs_rank, rhs_batch, rhs_contract)) sources.emplace_back(-1, d);
+    if (static_cast<int64_t>(sources.size()) != Rank(value)) return std::nullopt;
+    TensorSharding out = lhs ? *lhs : *rhs;
+    if (lhs && rhs && (lhs->mesh.axes.size() != rhs->mesh.axes.size() || lhs->mesh.device_ids != rhs->mesh.device_ids))
+      rhs.reset();  // different meshes: keep the lhs side only
+    out.dims.assign(sources.size(), {});
+    out.unreduced.clear();
+    std::set<int> used;
+    for (size_t d = 0; d < sources.size(); ++d) {
+      const std::vector<AxisRef>* axes = nullptr;
+      if (sources[d].first >= 0 && lhs && !lhs->dims[static_cast<size_t>(sources[d].first)].empty())
+        axes = &lhs->dims[static_cast<size_t>(sources[d].first)];
+      else if (sources[d].second >= 0 && rhs)
+        axes = &rhs->dims[static_cast<size_t>(sources[d].second)];
+      if (!axes) continue;
+      for (const AxisRef& ref : *axes) {
+        if (used.count(ref.axis)) break;  // keep a major-to-minor prefix of unused axes
+        out.dims[d].push_back(ref);
+      }
+      for (const AxisRef& ref : out.dims[d]) used.insert(ref.axis);
+    }
+    return out;
+  }
+
+  const ir::Module& module_;
+  const ir::Function& function_;
+  int64_t num_partitions_;
+  std::map<ir::ValueId, std::pair<const ir::Operation*, size_t>> defining_;
+  std::map<ir::ValueId, size_t> parameter_;
+  std::map<ir::ValueId, std::optional<TensorSharding>> memo_;
+};
+
+}  // namespace
+
+bool IsUnconstrainedSharding(const ir::Attribute& sdy_sharding) {
+  const auto* dict = sdy_sharding.get<ir::Attribute::Dictionary>();
+  const ir::Attribute* dims = dict ? ir::FindAttr(*dict, "dim_shardings") : nullptr;
+  const auto* list = dims ? dims->get<ir::Attribute::Array>() : nullptr;
+  if (!list || list->empty()) return false;
+  for (const ir::Attribute& dim : *list) {
+    const auto* d = dim.get<ir::Attribute::Dictionary>();
+    if (!d) return false;
+    const ir::Attribute* axes = ir::FindAttr(*d, "axes");
+    const ir::Attribute* closed = ir::FindAttr(*d, "is_closed");
+    const auto* axis_list = axes ? axes->get<ir::Attribute::Array>() : nullptr;
+    if ((axis_list && !axis_list->empty()) || !closed || closed->AsBool().value_or(true)) return false;
+  }
+  return true;
+}
+
+std::optional<TensorSharding> PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
+                                                       size_t result_index, int64_t num_partitions) {
+  if (function.body.blocks.size() != 1) return std::nullopt;
+  const ir::Block& block = function.body.blocks.front();
+  if (block.ops.empty() || result_index >= block.ops.back().operands.size()) return std::nullopt;
+  Propagator propagator(module, function, num_partitions);
+  return propagator.Of(block.ops.back().operands[result_index]);
+}
+
+}  // namespace stablert::plan
