@@ -152,7 +152,7 @@ GroupMode ModeOf(const ir::Operation& op) {
 // partitions and one replica: flattened into `flat`, every group of `group_size` members.
 // An empty `flat` means one group of all partitions.
 Status ResolveGroups(Lowering& l, const ir::Operation& op, int64_t partitions, std::vector<int64_t>* flat,
-                     int64_t* group_size) {
+                     int64_t* group_size, std::vector<int64_t>* uneven_sizes = nullptr) {
   std::vector<int64_t> ids;
   int64_t size = 0;
   if (const ir::Attribute* attr = op.attr("replica_groups")) {
@@ -161,6 +161,23 @@ Status ResolveGroups(Lowering& l, const ir::Operation& op, int64_t partitions, s
     if (!values || dims.size() != 2) return l.Invalid(op, "replica_groups is not a 2-D integer array");
     ids = *values;
     size = dims[1];
+    // Groups of different sizes are padded with -1 (all_reduce only).
+    if (std::find(ids.begin(), ids.end(), -1) != ids.end()) {
+      if (uneven_sizes == nullptr) return l.Invalid(op, "replica groups of different sizes are only valid for all_reduce");
+      std::vector<int64_t> packed;
+      uneven_sizes->clear();
+      for (int64_t g = 0; g < dims[0]; ++g) {
+        int64_t members = 0;
+        for (int64_t k = 0; k < size; ++k) {
+          int64_t id = ids[static_cast<size_t>(g * size + k)];
+          if (id == -1) continue;
+          packed.push_back(id);
+          ++members;
+        }
+        if (members > 0) uneven_sizes->push_back(members);
+      }
+      ids = std::move(packed);
+    }
   }
   const GroupMode mode = ModeOf(op);
   flat->clear();
@@ -197,6 +214,8 @@ Status ResolveGroups(Lowering& l, const ir::Operation& op, int64_t partitions, s
                              " devices");
   *flat = std::move(ids);
   *group_size = size;
+  if (uneven_sizes && !uneven_sizes->empty() && mode != GroupMode::kFlattenedIds && mode != GroupMode::kCrossPartition)
+    return l.Invalid(op, "replica groups of different sizes need partition ids");
   return OkStatus();
 }
 
@@ -235,10 +254,11 @@ Status ReductionOf(Lowering& l, const ir::Operation& op, DType dtype, std::strin
 
 Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions) {
   if (op.operands.size() != op.results.size()) return l.Invalid(op, "operand and result counts differ");
-  std::vector<int64_t> groups;
+  std::vector<int64_t> groups, uneven_sizes;
   int64_t group_size = 1;
   if (op.code != OpCode::kCollectivePermute)
-    STABLERT_RETURN_IF_ERROR(ResolveGroups(l, op, partitions, &groups, &group_size));
+    STABLERT_RETURN_IF_ERROR(ResolveGroups(l, op, partitions, &groups, &group_size,
+                                           op.code == OpCode::kAllReduce ? &uneven_sizes : nullptr));
   for (size_t i = 0; i < op.operands.size(); ++i) {
     STABLERT_ASSIGN_OR_RETURN(ValueId input, l.Operand(op, i));
     STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
@@ -252,6 +272,7 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
     };
     std::string kernel;
     std::vector<std::vector<int64_t>> params = {groups, {group_size}};
+    if (!uneven_sizes.empty()) params[1] = uneven_sizes;  // each group's size
     switch (op.code) {
       case OpCode::kAllReduce: {
         if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");

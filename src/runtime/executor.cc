@@ -104,12 +104,17 @@ Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step
   if (in.dtype != out.dtype) return malformed();
   if (name == "manual_operand" || name == "manual_result") {
     const plan::TensorType& local = name == "manual_operand" ? out : in;
-    if (step.params.size() != 1 || (!local.dims.empty() && step.params[0].size() % local.dims.size() != 0))
+    // params: the blocks' starts; for an unreduced manual_operand, which partitions take zeros.
+    const size_t expected = name == "manual_operand" ? 2 : 1;
+    if (step.params.empty() || step.params.size() > expected ||
+        (!local.dims.empty() && step.params[0].size() % local.dims.size() != 0))
       return malformed();
     return OkStatus();
   }
   if (name == "collective_permute") return step.params.size() == 1 && step.params[0].size() % 2 == 0 ? OkStatus() : malformed();
-  if (step.params.size() < 2 || step.params[1].size() != 1 || step.params[1][0] < 1) return malformed();
+  // params[1]: the group size, or (all_reduce over uneven groups) each group's size.
+  if (step.params.size() < 2 || step.params[1].empty() || step.params[1][0] < 1) return malformed();
+  if (step.params[1].size() != 1 && !StartsWith(name, "all_reduce")) return malformed();
   if (name == "all_gather" || name == "collective_broadcast" || name == "all_to_all") return OkStatus();
   for (std::string_view prefix : {"all_reduce", "reduce_scatter"}) {
     if (!StartsWith(name, prefix)) continue;
@@ -318,11 +323,16 @@ int64_t Product(std::span<const int64_t> dims, size_t from, size_t to) {
   return n;
 }
 
-collectives::ReplicaGroups Groups(const std::vector<int64_t>& flat, int64_t group_size) {
+// `sizes`: one group size for all groups, or each group's size (uneven all_reduce groups).
+collectives::ReplicaGroups Groups(const std::vector<int64_t>& flat, const std::vector<int64_t>& sizes) {
   collectives::ReplicaGroups groups;
-  for (size_t i = 0; i < flat.size(); i += static_cast<size_t>(group_size))
+  size_t k = 0;
+  for (size_t i = 0; i < flat.size(); ++k) {
+    const auto size = static_cast<size_t>(sizes.size() == 1 ? sizes[0] : k < sizes.size() ? sizes[k] : 1);
     groups.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
-                        flat.begin() + static_cast<std::ptrdiff_t>(std::min(flat.size(), i + group_size)));
+                        flat.begin() + static_cast<std::ptrdiff_t>(std::min(flat.size(), i + size)));
+    i += std::max<size_t>(size, 1);
+  }
   return groups;
 }
 
@@ -437,7 +447,7 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
   if (flat_groups.empty() && group_size != num_ranks)
     return InvalidArgument(origin + ": the group of all partitions has " + std::to_string(num_ranks) +
                            " members, not " + std::to_string(group_size));
-  const collectives::ReplicaGroups groups = Groups(flat_groups, group_size);
+  const collectives::ReplicaGroups groups = Groups(flat_groups, plan_step.params[1]);
   if (name == "collective_broadcast")
     return communicator->CollectiveBroadcast(rank, groups, in.data, out.data, in_bytes, origin);
   if (name == "all_gather") {

@@ -36,6 +36,15 @@ def test_pmap_collectives():
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
 
 
+def test_pmap_psum_over_uneven_groups():
+    groups = [[0], [1, 2, 3]]
+    fn = lambda x: x - jax.lax.psum(x, "i", axis_index_groups=groups)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    got = jax.pmap(fn, "i", devices=jax.devices("stablert")[:4])(x)
+    want = jax.pmap(fn, "i", devices=jax.devices("cpu")[:4])(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want))
+
+
 def run_both(mesh_pair, shape, names, body, in_specs, out_specs, inputs, check_vma=False):
     results = []
     for mesh in mesh_pair(shape, names):
@@ -217,12 +226,21 @@ def test_unreduced_results_and_operands():
             partial_sums = {k: sum(v) for k, v in shards.items()}
             summed = jax.sharding.reshard(out, P("x", None))
 
+            # An unreduced operand: the body sees partials that psum back to the value.
+            @jax.jit
+            @shard_map(in_specs=P("x", None, unreduced={"y"}), out_specs=P("x", None))
+            def reduce_partials(p):
+                return jax.lax.psum(p, "y")
+
+            psummed = reduce_partials(out)
+
             def loss(x, y):
                 return jax.sharding.reshard(matmul(x, y), P("x", None)).sum()
 
             grads = jax.jit(jax.grad(loss, argnums=(0, 1)))(a, b)
-            results.append((partial_sums, np.asarray(summed), [np.asarray(g) for g in grads]))
-    (got_partials, got, got_grads), (want_partials, want, want_grads) = results
+            results.append((partial_sums, np.asarray(summed), [np.asarray(g) for g in grads], np.asarray(psummed)))
+    (got_partials, got, got_grads, got_psum), (want_partials, want, want_grads, want_psum) = results
+    np.testing.assert_allclose(got_psum, want_psum, rtol=1e-6)
     np.testing.assert_allclose(got, a_host @ b_host, rtol=1e-6)
     np.testing.assert_allclose(got, want, rtol=1e-6)
     for k in want_partials:
