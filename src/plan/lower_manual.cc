@@ -16,6 +16,7 @@
 // (every group then holds only partition 0).
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -79,7 +80,8 @@ StatusOr<const ir::Attribute::Array*> ShardingList(Lowering& l, const ir::Operat
 // local dims must be `local`.
 StatusOr<ShardLayout> ManualLayout(Lowering& l, const ir::Operation& op, const ir::Attribute& sharding_attr,
                                    const Dims& global, const Dims& local, int64_t partitions,
-                                   const std::set<std::string>& manual_axes, const std::string& what) {
+                                   const std::set<std::string>& manual_axes, const std::string& what,
+                                   Mesh* mesh_out = nullptr) {
   ir::Attribute::Dictionary attrs;
   attrs.emplace_back("sdy.sharding", sharding_attr);
   std::string where = l.Origin(op) + ": " + what;
@@ -92,6 +94,7 @@ StatusOr<ShardLayout> ManualLayout(Lowering& l, const ir::Operation& op, const i
   for (std::vector<AxisRef>& dim : sharding.dims) std::erase_if(dim, automatic);
   std::erase_if(sharding.unreduced, automatic);
   if (sharding.maximal_partition >= 0) return l.Unsupported(op, what + " has a maximal sharding");
+  if (mesh_out) *mesh_out = sharding.mesh;
   STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, LayoutShards(sharding, global, partitions, where));
   if (layout.local_dims != local)
     return l.Invalid(op, what + ": the sharding gives blocks of " + DimsToString(layout.local_dims) +
@@ -364,10 +367,38 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
   return OkStatus();
 }
 
+// The number of partitions along the axes in `axes`.
+int64_t GroupSize(const Mesh& mesh, const std::set<std::string>& axes) {
+  int64_t size = 1;
+  for (const MeshAxis& axis : mesh.axes)
+    if (axes.count(axis.name)) size *= axis.size;
+  return size;
+}
+
+// The partitions grouped by their position along the mesh axes outside `axes` (each group
+// differs only along `axes`), flattened; within a group in mesh order.
+std::vector<int64_t> InnerAxisGroups(const Mesh& mesh, const std::set<std::string>& axes, int64_t partitions) {
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  for (int64_t position = 0; position < partitions; ++position) {
+    const int64_t partition = mesh.device_ids.empty() ? position : mesh.device_ids[static_cast<size_t>(position)];
+    std::vector<int64_t> key(mesh.axes.size());
+    int64_t rest = position;
+    for (size_t a = mesh.axes.size(); a-- > 0;) {
+      key[a] = axes.count(mesh.axes[a].name) ? 0 : rest % mesh.axes[a].size;
+      rest /= mesh.axes[a].size;
+    }
+    groups[key].push_back(partition);
+  }
+  std::vector<int64_t> flat;
+  for (const auto& [key, members] : groups) flat.insert(flat.end(), members.begin(), members.end());
+  return flat;
+}
+
 // A manual region inside a manual region (shard_map inside a partially manual shard_map):
 // the enclosing body already runs once per partition, so this one is lowered inline: each
 // partition takes its block of the operands along the inner manual axes, runs the body,
-// and keeps its result, which must be replicated along the inner axes.
+// and keeps its result if replicated along the inner axes, or gathers the whole result
+// from the blocks of the partitions that differ only along them ("gather_blocks").
 Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const ir::Block& block,
                                     const ir::Attribute::Array& in_shardings, const ir::Attribute::Array& out_shardings,
                                     const std::set<std::string>& manual_axes) {
@@ -394,12 +425,25 @@ Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const 
     STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
     const TensorType local = l.TypeOf(returned[i]);
     if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
+    Mesh mesh;
     STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, out_shardings[i], type.dims, local.dims,
-                                                               partitions, manual_axes, "result " + std::to_string(i)));
-    if (layout.local_dims != type.dims || layout.partial_group_size > 1)
+                                                               partitions, manual_axes, "result " + std::to_string(i),
+                                                               &mesh));
+    if (layout.partial_group_size > 1)
       return l.Unsupported(op, "result " + std::to_string(i) +
-                                    " of a nested manual region is split or unreduced along its manual axes, which is not supported yet");
-    l.Bind(op.results[i], returned[i]);
+                                   " of a nested manual region is unreduced, which is not supported yet");
+    if (layout.local_dims == type.dims) {  // replicated along the inner axes: every copy is the value
+      l.Bind(op.results[i], returned[i]);
+      continue;
+    }
+    // Split along the inner axes: the partitions that differ only along them gather their
+    // blocks into the whole value.
+    ValueId whole = l.NewValue(type);
+    l.EmitControl(op, CollectiveStep(l, op, "gather_blocks", {returned[i]}, {whole},
+                                     {InnerAxisGroups(mesh, manual_axes, partitions),
+                                      {GroupSize(mesh, manual_axes)},
+                                      Flatten(layout.starts)}));
+    l.Bind(op.results[i], whole);
   }
   return OkStatus();
 }

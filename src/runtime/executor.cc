@@ -116,6 +116,9 @@ Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step
   if (step.params.size() < 2 || step.params[1].empty() || step.params[1][0] < 1) return malformed();
   if (step.params[1].size() != 1 && !StartsWith(name, "all_reduce")) return malformed();
   if (name == "all_gather" || name == "collective_broadcast" || name == "all_to_all") return OkStatus();
+  if (name == "gather_blocks")  // params[2]: every partition's block start
+    return step.params.size() == 3 && (in.dims.empty() || step.params[2].size() % in.dims.size() == 0) ? OkStatus()
+                                                                                                      : malformed();
   for (std::string_view prefix : {"all_reduce", "reduce_scatter"}) {
     if (!StartsWith(name, prefix)) continue;
     std::string_view rest = std::string_view(name).substr(prefix.size());
@@ -450,6 +453,21 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
   const collectives::ReplicaGroups groups = Groups(flat_groups, plan_step.params[1]);
   if (name == "collective_broadcast")
     return communicator->CollectiveBroadcast(rank, groups, in.data, out.data, in_bytes, origin);
+  if (name == "gather_blocks") {
+    // The group's blocks, gathered in group order, each placed at its partition's start.
+    const int64_t group_size = plan_step.params[1][0];
+    std::vector<char> gathered(static_cast<size_t>(in_bytes * group_size));
+    STABLERT_RETURN_IF_ERROR(communicator->AllGather(rank, groups, in.data, gathered.data(), in_bytes, origin));
+    const size_t rank_dims = in.dims.size();
+    const Dims local_dims(in.dims.begin(), in.dims.end()), whole_dims(out.dims.begin(), out.dims.end());
+    for (const std::vector<int>& group : groups) {
+      if (std::find(group.begin(), group.end(), rank) == group.end()) continue;
+      for (size_t k = 0; k < group.size(); ++k)
+        CopyBox(gathered.data() + k * static_cast<size_t>(in_bytes), local_dims, Dims(rank_dims, 0), out.data,
+                whole_dims, BlockStart(plan_step.params[2], group[k], rank_dims), local_dims, element_size);
+    }
+    return OkStatus();
+  }
   if (name == "all_gather") {
     const auto dim = static_cast<size_t>(plan_step.params[2][0]);
     const int64_t outer = Product(in.dims, 0, dim);
