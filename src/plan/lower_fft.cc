@@ -38,6 +38,8 @@ Status LowerFft(Lowering& l, const ir::Operation& op) {
     return l.Invalid(op, "operand and result must have the same rank, at least the " + std::to_string(k) +
                              " transformed dimensions");
   const bool real_in = type->value == 2, real_out = type->value == 3;
+  if ((real_in || real_out) && lengths.back() == 0)
+    return l.Invalid(op, "the last fft_length of RFFT/IRFFT must be positive, got " + DimsText(lengths));
   const DType in_dtype = input.dtype, out_dtype = result.dtype;
   const bool single = real_in ? in_dtype == DType::kF32 : in_dtype == DType::kC64;
   const bool dbl = real_in ? in_dtype == DType::kF64 : in_dtype == DType::kC128;
