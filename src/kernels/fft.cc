@@ -65,12 +65,29 @@ StatusOr<KernelState> PrepareFft(const KernelArgs& args) {
   return KernelState(std::move(state));
 }
 
+// Scratch memory of one call: up to 1 MiB comes from a buffer kept per thread (no
+// allocation per call for small transforms); larger requests are allocated and freed with
+// the call, so no thread keeps the memory of its largest transform. At most one instance per
+// thread is alive at a time.
 template <typename T>
-std::vector<std::complex<T>>& Scratch(size_t size) {
-  thread_local std::vector<std::complex<T>> scratch;
-  if (scratch.size() < size) scratch.resize(size);
-  return scratch;
-}
+class Scratch {
+ public:
+  explicit Scratch(size_t size) {
+    thread_local std::vector<std::complex<T>> cached;
+    if (size * sizeof(std::complex<T>) <= (size_t{1} << 20)) {
+      if (cached.size() < size) cached.resize(size);
+      data_ = cached.data();
+    } else {
+      owned_.resize(size);
+      data_ = owned_.data();
+    }
+  }
+  std::complex<T>* data() { return data_; }
+
+ private:
+  std::complex<T>* data_ = nullptr;
+  std::vector<std::complex<T>> owned_;
+};
 
 // Transforms `lines` contiguous sequences of length n: groups of up to kGroup lines are
 // interleaved into a buffer (element j of line g at g + j * group), transformed together
@@ -80,7 +97,7 @@ constexpr int64_t kGroup = 16;
 
 template <typename T>
 void RunContiguousLines(const fft::FftPlan<T>& plan, std::complex<T>* data, int64_t n, int64_t lines, bool inverse) {
-  std::vector<std::complex<T>>& buffer = Scratch<T>(static_cast<size_t>(n * kGroup + plan.ScratchSize(kGroup)));
+  Scratch<T> buffer(static_cast<size_t>(n * kGroup + plan.ScratchSize(kGroup)));
   std::complex<T>* group_data = buffer.data();
   std::complex<T>* scratch = buffer.data() + n * kGroup;
   for (int64_t first = 0; first < lines; first += kGroup) {
@@ -112,7 +129,7 @@ void TransformAxes(std::complex<T>* data, const std::vector<int64_t>& dims, size
       RunContiguousLines(plan, data, n, outer, inverse);
       continue;
     }
-    std::vector<std::complex<T>>& scratch = Scratch<T>(static_cast<size_t>(plan.ScratchSize(inner)));
+    Scratch<T> scratch(static_cast<size_t>(plan.ScratchSize(inner)));
     for (int64_t o = 0; o < outer; ++o) plan.Run(data + o * n * inner, scratch.data(), inner, inverse);
   }
 }
