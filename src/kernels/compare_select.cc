@@ -118,6 +118,9 @@ void ClampScalar(ScalarSlot* r, const ScalarInstruction& i) {
 }  // namespace
 
 Status RegisterCompareSelectKernels(KernelRegistry& r) {
+  STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
+    return r.Register(KernelKey("select", {D}), &SelectKernel<D>);
+  }));
   return ForEachDType(AllDTypes{}, [&]<DType D>() {
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("compare", {D}), &CompareKernel<D>));
     STABLERT_RETURN_IF_ERROR(

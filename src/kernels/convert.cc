@@ -3,7 +3,9 @@
 // Semantics follow XLA's CPU backend: float -> integer truncates toward zero, saturates at
 // the target's range and maps NaN to 0; anything -> i1 is "!= 0" (NaN -> true); i1 -> x is
 // 0 or 1; integer -> integer wraps; conversions to f16/bf16 go through f32 (as XLA does)
-// and round to nearest even.
+// and round to nearest even. Complex: a real value becomes (value, 0); a complex value
+// converts to a real type through its real part (as JAX's convert_element_type does);
+// complex -> complex converts each part.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -27,11 +29,22 @@ inline I FloatToInt(F x) {
   return static_cast<I>(x);
 }
 
+template <DType D>
+constexpr DType PartDType() {
+  return D == DType::kC64 ? DType::kF32 : DType::kF64;
+}
+
 template <DType From, DType To>
 inline Storage<To> ConvertOne(Storage<From> x) {
   using S = Storage<From>;
   using T = Storage<To>;
-  if constexpr (To == DType::kPred && kIsHalf<S>) {
+  if constexpr (kIsComplex<S> && kIsComplex<T>) {
+    return T(static_cast<Part<T>>(x.real()), static_cast<Part<T>>(x.imag()));
+  } else if constexpr (kIsComplex<S>) {
+    return ConvertOne<PartDType<From>(), To>(x.real());
+  } else if constexpr (kIsComplex<T>) {
+    return T(ConvertOne<From, PartDType<To>()>(x), Part<T>(0));
+  } else if constexpr (To == DType::kPred && kIsHalf<S>) {
     return (x.bits & 0x7fffu) != 0 ? 1 : 0;  // on the bits, as XLA does: denormals count
   } else if constexpr (To == DType::kPred) {
     return Load(x) != 0 ? 1 : 0;
@@ -63,8 +76,8 @@ void ConvertScalar(ScalarSlot* r, const ScalarInstruction& i) {
 }  // namespace
 
 Status RegisterConvertKernels(KernelRegistry& r) {
-  return ForEachDType(AllDTypes{}, [&]<DType From>() {
-    return ForEachDType(AllDTypes{}, [&]<DType To>() {
+  return ForEachDType(MovableDTypes{}, [&]<DType From>() {
+    return ForEachDType(MovableDTypes{}, [&]<DType To>() {
       STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("convert", {From, To}), &ConvertKernel<From, To>));
       return r.RegisterScalar(KernelKey("convert", {From, To}),
                               reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ConvertScalar<From, To>));

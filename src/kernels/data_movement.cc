@@ -10,12 +10,6 @@
 namespace stablert::kernels {
 namespace {
 
-template <int kBytes>
-struct Word;
-template <> struct Word<1> { using type = uint8_t; };
-template <> struct Word<2> { using type = uint16_t; };
-template <> struct Word<4> { using type = uint32_t; };
-template <> struct Word<8> { using type = uint64_t; };
 
 Status CopyKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
@@ -26,7 +20,7 @@ Status CopyKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status BroadcastInDimKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const ParamList& broadcast_dims = args.params[0];
@@ -43,7 +37,7 @@ Status BroadcastInDimKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status TransposeKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const ParamList& permutation = args.params[0];
@@ -58,7 +52,7 @@ Status TransposeKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status SliceKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
@@ -79,7 +73,7 @@ Status SliceKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status ConcatenateKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& out = args.outputs[0];
   const size_t dim = static_cast<size_t>(args.params[0][0]);
   DimVector dst_strides = DenseStrides(out.dims);
@@ -119,14 +113,14 @@ Status IotaKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterDataMovementKernels(KernelRegistry& r) {
-  return ForEachDType(AllDTypes{}, [&]<DType D>() {
+  return ForEachDType(MovableDTypes{}, [&]<DType D>() {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("copy", {D}), &CopyKernel));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("broadcast_in_dim", {D}), &BroadcastInDimKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("transpose", {D}), &TransposeKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("slice", {D}), &SliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
-    if constexpr (D != DType::kPred) {
+    if constexpr (D != DType::kPred && !kIsComplex<Storage<D>>) {
       STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("iota", {D}), &IotaKernel<D>));
     }
     return OkStatus();

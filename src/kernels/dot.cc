@@ -1,5 +1,5 @@
 // Batched matrix product: "dot.<T>", out[b,m,n] = sum_k lhs(b,m,k) * rhs(b,k,n), for
-// integers (wrapping) and floats (f16/bf16 accumulate in f32 and round once).
+// integers (wrapping), floats (f16/bf16 accumulate in f32 and round once) and complex.
 // lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (params[0] says which);
 // the plan reshapes/transposes dot_general operands into these forms. A straightforward
 // loop nest whose inner loop runs over contiguous memory; library GEMMs come later.
@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -18,6 +19,7 @@ namespace {
 template <typename C>
 inline C MultiplyAdd(C acc, C a, C b) {
   if constexpr (std::is_integral_v<C>) return ops::AddOp::Apply(acc, ops::MultiplyOp::Apply(a, b));
+  else if constexpr (kIsComplex<C>) return cx::Add(acc, cx::Multiply(a, b));
   else return acc + a * b;
 }
 
@@ -79,7 +81,8 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
 
 Status RegisterDotKernels(KernelRegistry& r) {
   using Numeric = DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,
-                            DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64>;
+                            DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kC64,
+                            DType::kC128>;
   return ForEachDType(Numeric{}, [&]<DType D>() {
     return r.Register(KernelKey("dot", {D}), &DotKernel<D>);
   });

@@ -2,6 +2,7 @@
 // helpers to register one kernel template for a list of dtypes. Internal to kernels/.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -28,12 +29,34 @@ template <> struct StorageOf<DType::kF16> { using type = F16; };
 template <> struct StorageOf<DType::kBF16> { using type = BF16; };
 template <> struct StorageOf<DType::kF32> { using type = float; };
 template <> struct StorageOf<DType::kF64> { using type = double; };
+// Complex values are stored as (real, imaginary) pairs, the layout of std::complex. Kernels
+// compute on the parts with the formulas of kernels/complex_ops.h, never with std::complex's
+// own operators (whose NaN/inf handling differs from XLA's).
+template <> struct StorageOf<DType::kC64> { using type = std::complex<float>; };
+template <> struct StorageOf<DType::kC128> { using type = std::complex<double>; };
 
 template <DType D>
 using Storage = typename StorageOf<D>::type;
 
 template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
+
+template <typename T>
+inline constexpr bool kIsComplex = false;
+template <typename R>
+inline constexpr bool kIsComplex<std::complex<R>> = true;
+
+// The part type of a complex storage type (float for complex<float>), T itself otherwise.
+template <typename T>
+struct PartOf {
+  using type = T;
+};
+template <typename R>
+struct PartOf<std::complex<R>> {
+  using type = R;
+};
+template <typename T>
+using Part = typename PartOf<T>::type;
 
 template <typename T>
 constexpr bool IsFloatStorage() {
@@ -58,6 +81,20 @@ inline T StoreAs(Compute<T> value) {
   else return value;
 }
 
+// An unsigned word of N bytes, for kernels that only move elements (1, 2, 4, 8 or 16).
+struct Word128 {
+  uint64_t low, high;
+};
+template <int kBytes>
+struct WordOf;
+template <> struct WordOf<1> { using type = uint8_t; };
+template <> struct WordOf<2> { using type = uint16_t; };
+template <> struct WordOf<4> { using type = uint32_t; };
+template <> struct WordOf<8> { using type = uint64_t; };
+template <> struct WordOf<16> { using type = Word128; };
+template <int kBytes>
+using WordType = typename WordOf<kBytes>::type;
+
 template <DType... Ds>
 struct DTypeList {};
 
@@ -68,6 +105,11 @@ using FloatDTypes = DTypeList<DType::kF16, DType::kBF16, DType::kF32, DType::kF6
 using AllDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64,
                             DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kF16,
                             DType::kBF16, DType::kF32, DType::kF64>;
+using ComplexDTypes = DTypeList<DType::kC64, DType::kC128>;
+// Every dtype with a storage type: for kernels that only move or compare bytes.
+using MovableDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64,
+                                DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kF16,
+                                DType::kBF16, DType::kF32, DType::kF64, DType::kC64, DType::kC128>;
 
 // Calls fn.template operator()<D>() for each D in the list, stopping at the first error.
 template <typename Fn, DType... Ds>

@@ -21,6 +21,7 @@ Status RegisterWindowKernels(KernelRegistry& registry);
 Status RegisterGatherScatterKernels(KernelRegistry& registry);
 Status RegisterConvolutionKernels(KernelRegistry& registry);
 Status RegisterReducePrecisionKernels(KernelRegistry& registry);
+Status RegisterComplexKernels(KernelRegistry& registry);
 Status RegisterLinalgKernels(KernelRegistry& registry);
 Status RegisterLinalgCustomCallKernels(KernelRegistry& registry);
 Status RegisterRngKernels(KernelRegistry& registry);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -28,12 +29,6 @@
 namespace stablert::kernels {
 namespace {
 
-template <int kBytes>
-struct Word;
-template <> struct Word<1> { using type = uint8_t; };
-template <> struct Word<2> { using type = uint16_t; };
-template <> struct Word<4> { using type = uint32_t; };
-template <> struct Word<8> { using type = uint64_t; };
 
 bool Contains(const ParamList& list, int64_t value) { return std::find(list.begin(), list.end(), value) != list.end(); }
 
@@ -93,7 +88,7 @@ bool Next(DimVector& index, std::span<const int64_t> dims) {
 
 template <int kBytes>
 Status GatherKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& operand = args.inputs[0];
   const BufferView& indices = args.inputs[1];
   const BufferView& out = args.outputs[0];
@@ -287,10 +282,12 @@ using IntAndPredDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType:
 }  // namespace
 
 Status RegisterGatherScatterKernels(KernelRegistry& r) {
-  STABLERT_RETURN_IF_ERROR(ForEachDType(AllDTypes{}, [&]<DType D>() {
+  STABLERT_RETURN_IF_ERROR(ForEachDType(MovableDTypes{}, [&]<DType D>() {
     return r.Register(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>);
   }));
-  STABLERT_RETURN_IF_ERROR(RegisterScatter<AssignBody>(r, "scatter_assign", AllDTypes{}));
+  STABLERT_RETURN_IF_ERROR(RegisterScatter<AssignBody>(r, "scatter_assign", MovableDTypes{}));
+  STABLERT_RETURN_IF_ERROR(RegisterScatter<cx::AddOp>(r, "scatter_add", ComplexDTypes{}));
+  STABLERT_RETURN_IF_ERROR(RegisterScatter<cx::MultiplyOp>(r, "scatter_mul", ComplexDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::AddOp>(r, "scatter_add", IntAndFloatDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::OrOp>(r, "scatter_add", Pred{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::MultiplyOp>(r, "scatter_mul", IntAndFloatDTypes{}));

@@ -1,13 +1,21 @@
 // Reductions with a recognized body: "reduce_<body>.<T>" for body in add, mul, max, min,
 // and, or. out = init op x[...] over the reduced dimensions, each output accumulated in
-// row-major order of the reduced elements. f16/bf16 round to their format after every
-// step, as XLA's CPU backend does (f32 holds each exact sum/product before rounding);
-// f32/f64 sums of contiguous rows use several partial sums. Float max/min follow the
-// elementwise maximum/minimum semantics (NaN propagates, -0 < +0).
+// row-major order of the reduced elements; f32/f64 sums of contiguous rows use several
+// partial sums. Complex add/mul use complex_ops.h.
+//
+// f16/bf16 follow XLA's CPU backend exactly: every step rounds to the storage format, and
+// a reduction with a reduced dimension longer than 32 runs as XLA's tree-reduction rewrite
+// does: first a reduce_window over the reduced dimensions (window and stride min(size, 32),
+// "SAME" padding with the init value, the lower half of the padding first), then the
+// reduction of those partial results, repeated while a reduced dimension is longer than 32.
+// (Long f16/bf16 sums therefore keep their precision: 300 bf16 ones sum to 300, not 256.)
+// Float max/min follow the elementwise maximum/minimum semantics (NaN propagates, -0 < +0).
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -54,14 +62,75 @@ inline Compute<T> Step(Compute<T> acc, T x) {
   else return Body::Apply(acc, x);
 }
 
+constexpr int64_t kTreeWindow = 32;
+
+// XLA's first tree-reduction stage for f16/bf16 (see the file comment): the partial results
+// of windows over the reduced dimensions; `dims` becomes the partial results' shape.
+template <typename Body, typename T>
+std::vector<T> TreeStage(const T* src, std::vector<int64_t>& dims, const ParamList& reduced, T init) {
+  const size_t rank = dims.size();
+  std::vector<int64_t> window(rank, 1), low(rank, 0), out_dims = dims;
+  for (int64_t d : reduced) {
+    const auto i = static_cast<size_t>(d);
+    window[i] = std::min(dims[i], kTreeWindow);
+    out_dims[i] = (dims[i] + window[i] - 1) / window[i];
+    low[i] = std::max<int64_t>(out_dims[i] * window[i] - dims[i], 0) / 2;
+  }
+  const DimVector in_strides = DenseStrides({dims.data(), dims.size()});
+  int64_t count = 1;
+  for (int64_t d : out_dims) count *= d;
+  std::vector<T> partial(static_cast<size_t>(count));
+  std::vector<int64_t> o(rank, 0), k(rank, 0);
+  for (int64_t p = 0; p < count; ++p) {
+    Compute<T> acc = Load(init);
+    std::fill(k.begin(), k.end(), 0);
+    while (true) {
+      int64_t offset = 0;
+      bool inside = true;
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t x = o[i] * window[i] - low[i] + k[i];
+        if (x < 0 || x >= dims[i]) inside = false;
+        offset += x * in_strides[i];
+      }
+      acc = Step<Body>(acc, inside ? src[offset] : init);
+      size_t i = rank;
+      while (i > 0 && ++k[i - 1] == window[i - 1]) k[--i] = 0;
+      if (i == 0) break;
+    }
+    partial[static_cast<size_t>(p)] = StoreAs<T>(acc);
+    size_t i = rank;
+    while (i > 0 && ++o[i - 1] == out_dims[i - 1]) o[--i] = 0;
+  }
+  dims = out_dims;
+  return partial;
+}
+
 template <typename Body, DType D>
 Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
   using T = Storage<D>;
   using C = Compute<T>;
-  const BufferView& in = args.inputs[0];
+  BufferView in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const C init = Load(args.inputs[1].as<const T>()[0]);
   const ParamList& reduced = args.params[0];
+
+  std::vector<T> partial;
+  std::vector<int64_t> partial_dims;
+  if constexpr (kIsHalf<T>) {
+    // XLA repeats the rewrite until no reduced dimension is longer than the window.
+    auto needs_tree = [&] {
+      for (int64_t d : reduced)
+        if (in.dims[static_cast<size_t>(d)] > kTreeWindow) return in.num_elements > 0;
+      return false;
+    };
+    while (needs_tree()) {
+      partial_dims = std::vector<int64_t>(in.dims.begin(), in.dims.end());  // in.dims may view partial_dims
+      partial = TreeStage<Body>(in.as<const T>(), partial_dims, reduced, args.inputs[1].as<const T>()[0]);
+      in.data = partial.data();
+      in.dims = {partial_dims.data(), partial_dims.size()};
+      in.num_elements = static_cast<int64_t>(partial.size());
+    }
+  }
 
   // Accumulate in the output directly, or in a float scratch array for f16/bf16.
   std::vector<C> scratch;
@@ -157,6 +226,8 @@ using IntAndPredDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType:
 Status RegisterReduceKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(Register<AddBody>(r, "reduce_add", IntAndFloatDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<OrBody>(r, "reduce_add", Pred{}));
+  STABLERT_RETURN_IF_ERROR(Register<cx::AddOp>(r, "reduce_add", ComplexDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<cx::MultiplyOp>(r, "reduce_mul", ComplexDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<MulBody>(r, "reduce_mul", IntAndFloatDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<AndBody>(r, "reduce_mul", Pred{}));
   STABLERT_RETURN_IF_ERROR(Register<MaxBody>(r, "reduce_max", AllDTypes{}));

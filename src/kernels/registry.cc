@@ -62,6 +62,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterGatherScatterKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterConvolutionKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterReducePrecisionKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterComplexKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterLinalgKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterLinalgCustomCallKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterRngKernels(registry));

@@ -17,6 +17,7 @@ bool IsRegisterDType(DType dtype) {
     case DType::kPred: case DType::kS8: case DType::kS16: case DType::kS32: case DType::kS64:
     case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
     case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
+    case DType::kC64: case DType::kC128:
       return true;
     default:
       return false;
@@ -65,6 +66,9 @@ std::string_view ScalarOpName(int64_t op) {
     case ScalarOp::kRoundNearestAfz: return "round_nearest_afz";
     case ScalarOp::kRoundNearestEven: return "round_nearest_even";
     case ScalarOp::kIsFinite: return "is_finite";
+    case ScalarOp::kReal: return "real";
+    case ScalarOp::kImag: return "imag";
+    case ScalarOp::kComplex: return "complex";
     case ScalarOp::kAdd: return "add";
     case ScalarOp::kSubtract: return "subtract";
     case ScalarOp::kMultiply: return "multiply";
@@ -110,10 +114,10 @@ StatusOr<ScalarProgram> ScalarProgram::Decode(std::span<const int64_t> code, con
   int64_t inputs;
   if (!reader.Next(&inputs) || inputs < 0 || inputs > registers) return malformed("bad input count");
   program.num_inputs_ = static_cast<int>(inputs);
-  if (!reader.Next(&count) || count < 0 || count > registers) return malformed("bad constant count");
+  if (!reader.Next(&count) || count < 0 || count > 2 * registers) return malformed("bad constant count");
   for (int64_t i = 0; i < count; ++i) {
     int64_t r, bits;
-    if (!reader.Next(&r) || !reader.Next(&bits) || !valid(r)) return malformed("bad constant");
+    if (!reader.Next(&r) || !reader.Next(&bits) || r < 0 || r >= 2 * registers) return malformed("bad constant");
     program.constants_.emplace_back(static_cast<int32_t>(r), static_cast<uint64_t>(bits));
   }
   if (!reader.Next(&count) || count < 0 || count > kMaxInstructions) return malformed("bad instruction count");
@@ -131,8 +135,17 @@ StatusOr<ScalarProgram> ScalarProgram::Decode(std::span<const int64_t> code, con
     if (name.empty()) return malformed("unknown opcode " + std::to_string(op));
     std::string key;
     bool types_ok;
-    if (op >= 1 && op <= 23) {  // unary
-      types_ok = dst == (op == static_cast<int64_t>(ScalarOp::kIsFinite) ? DType::kPred : a);
+    if (op >= 1 && op <= 25) {  // unary
+      const bool to_part = IsComplex(a) && (op == static_cast<int64_t>(ScalarOp::kAbs) ||
+                                            op == static_cast<int64_t>(ScalarOp::kReal) ||
+                                            op == static_cast<int64_t>(ScalarOp::kImag));
+      const DType expected = op == static_cast<int64_t>(ScalarOp::kIsFinite) ? DType::kPred
+                             : to_part ? (a == DType::kC64 ? DType::kF32 : DType::kF64)
+                                       : a;
+      types_ok = dst == expected;
+      key = KernelKey(name, {a});
+    } else if (op == static_cast<int64_t>(ScalarOp::kComplex)) {
+      types_ok = a == b && ((a == DType::kF32 && dst == DType::kC64) || (a == DType::kF64 && dst == DType::kC128));
       key = KernelKey(name, {a});
     } else if (op >= 40 && op <= 54) {  // binary
       types_ok = a == b && dst == a;

@@ -8,12 +8,15 @@
 //   [1,                                   format version
 //    R, dtype_0 .. dtype_{R-1},           registers and their DType (PJRT numbering)
 //    I,                                   registers 0..I-1 are the body's arguments
-//    K, (register, bits) * K,             constants: raw little-endian bits
+//    K, (register, bits) * K,             constants: raw little-endian bits; an entry for
+//                                         register R + r (R registers) sets the high 8 bytes
+//                                         of register r (complex<f64> constants)
 //    N, (op, dst, a, b, c, attr) * N,     instructions (ScalarOp), operands are registers
 //    O, register * O]                     the body's results
 // Instruction operands: unary ops read a; binary ops a, b; kCompare a, b with
 // attr = direction * 8 + compare type (VHLO numbering); kSelect a (i1), b, c;
-// kClamp a (min), b (x), c (max); kConvert a, to dst's dtype; kCopy a.
+// kClamp a (min), b (x), c (max); kConvert a, to dst's dtype; kCopy a. abs, real and imag
+// of a complex register give its part type; kComplex makes a complex value of a, b.
 //
 // A decoded program is immutable and may run on many threads, each with its own
 // registers.
@@ -33,16 +36,17 @@ namespace stablert::kernels {
 
 class KernelRegistry;
 
-// One register: any element value in its low bytes.
+// One register: any element value in its low bytes (up to 16, complex<f64>).
 union ScalarSlot {
   uint64_t bits;
-  uint8_t bytes[8];
+  uint64_t words[2];
+  uint8_t bytes[16];
 };
 
 template <typename T>
 inline T GetSlot(const ScalarSlot& slot) {
   T value;
-  std::memcpy(&value, &slot, sizeof(T));
+  std::memcpy(static_cast<void*>(&value), &slot, sizeof(T));
   return value;
 }
 template <typename T>
@@ -64,10 +68,10 @@ enum class ScalarOp : int64_t {
   kNegate = 1, kAbs = 2, kSign = 3, kNot = 4, kPopcnt = 5, kCountLeadingZeros = 6, kExponential = 7,
   kExponentialMinusOne = 8, kLog = 9, kLogPlusOne = 10, kSqrt = 11, kRsqrt = 12, kCbrt = 13, kTanh = 14,
   kLogistic = 15, kSine = 16, kCosine = 17, kTan = 18, kFloor = 19, kCeil = 20, kRoundNearestAfz = 21,
-  kRoundNearestEven = 22, kIsFinite = 23,
+  kRoundNearestEven = 22, kIsFinite = 23, kReal = 24, kImag = 25,
   kAdd = 40, kSubtract = 41, kMultiply = 42, kDivide = 43, kRemainder = 44, kMaximum = 45, kMinimum = 46,
   kPower = 47, kAtan2 = 48, kAnd = 49, kOr = 50, kXor = 51, kShiftLeft = 52, kShiftRightLogical = 53,
-  kShiftRightArithmetic = 54,
+  kShiftRightArithmetic = 54, kComplex = 55,
   kCompare = 70, kSelect = 71, kClamp = 72, kConvert = 73, kCopy = 74,
 };
 
@@ -88,7 +92,7 @@ class ScalarProgram {
 
   // Writes the constants into a register file of num_registers() slots.
   void Initialize(ScalarSlot* registers) const {
-    for (const auto& [r, bits] : constants_) registers[r].bits = bits;
+    for (const auto& [r, bits] : constants_) registers[r % num_registers()].words[r / num_registers()] = bits;
   }
   void Run(ScalarSlot* registers) const {
     for (const ScalarInstruction& instruction : code_) instruction.fn(registers, instruction);

@@ -19,13 +19,6 @@
 namespace stablert::kernels {
 namespace {
 
-template <int kBytes>
-struct Word;
-template <> struct Word<1> { using type = uint8_t; };
-template <> struct Word<2> { using type = uint16_t; };
-template <> struct Word<4> { using type = uint32_t; };
-template <> struct Word<8> { using type = uint64_t; };
-
 // An index scalar of any integer dtype, saturated to int64.
 int64_t ReadIndex(const BufferView& view) {
   const void* p = view.data;
@@ -60,7 +53,7 @@ int64_t ClampedOffset(const KernelArgs& args, size_t first, std::span<const int6
 
 template <int kBytes>
 Status DynamicSliceKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
@@ -74,7 +67,7 @@ Status DynamicSliceKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status DynamicUpdateSliceKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& update = args.inputs[1];
   const BufferView& out = args.outputs[0];
@@ -91,7 +84,7 @@ Status DynamicUpdateSliceKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status PadKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
@@ -126,7 +119,7 @@ Status PadKernel(const KernelContext&, const KernelArgs& args) {
 
 template <int kBytes>
 Status ReverseKernel(const KernelContext&, const KernelArgs& args) {
-  using W = typename Word<kBytes>::type;
+  using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
@@ -145,7 +138,7 @@ Status ReverseKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterSlicingKernels(KernelRegistry& r) {
-  return ForEachDType(AllDTypes{}, [&]<DType D>() {
+  return ForEachDType(MovableDTypes{}, [&]<DType D>() {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_slice", {D}), &DynamicSliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_update_slice", {D}), &DynamicUpdateSliceKernel<kBytes>));

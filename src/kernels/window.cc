@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -109,6 +110,7 @@ Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
   std::vector<C> acc(static_cast<size_t>(out.num_elements), Load(init));
+  // f16/bf16 round to their format after every step, as XLA's CPU backend does.
   auto step = [](C a, T x) -> C {
     if constexpr (kIsHalf<T>) return Load(StoreAs<T>(Body::Apply(a, Load(x))));
     else return Body::Apply(a, x);
@@ -271,6 +273,8 @@ Status RegisterWindowKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(Register<ops::MinOp>(r, "reduce_window_min", AllDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<ops::AndOp>(r, "reduce_window_and", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<ops::OrOp>(r, "reduce_window_or", IntAndPredDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<cx::AddOp>(r, "reduce_window_add", ComplexDTypes{}));
+  STABLERT_RETURN_IF_ERROR(Register<cx::MultiplyOp>(r, "reduce_window_mul", ComplexDTypes{}));
   STABLERT_RETURN_IF_ERROR(r.Register("reduce_window_program", &ReduceWindowProgramKernel, &PrepareWindowProgram));
   STABLERT_RETURN_IF_ERROR(ForEachDType(AllDTypes{}, [&]<DType D>() {
     return r.Register(KernelKey("select_and_scatter", {D}), &SelectAndScatterKernel, &PrepareSelectAndScatter);

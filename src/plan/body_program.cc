@@ -41,6 +41,9 @@ int64_t BodyProgramOpcode(OpCode code) {
     case OpCode::kRoundNearestAfz: return 21;
     case OpCode::kRoundNearestEven: return 22;
     case OpCode::kIsFinite: return 23;
+    case OpCode::kReal: return 24;
+    case OpCode::kImag: return 25;
+    case OpCode::kComplex: return 55;
     case OpCode::kAdd: return 40;
     case OpCode::kSubtract: return 41;
     case OpCode::kMultiply: return 42;
@@ -72,6 +75,7 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
   std::vector<DType> dtypes;
   std::unordered_map<ir::ValueId, int64_t> registers;
   std::vector<std::pair<int64_t, int64_t>> constants;
+  std::vector<std::pair<int64_t, int64_t>> high_constants;  // high 8 bytes of 16-byte constants
   std::vector<int64_t> code;
   int64_t instructions = 0;
 
@@ -94,10 +98,11 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
     STABLERT_ASSIGN_OR_RETURN(int64_t r, define(v));
     if (bytes.size() != static_cast<size_t>(DTypeByteSize(dtypes[static_cast<size_t>(r)])))
       return l.Invalid(op, "body constant without a scalar value");
-    int64_t bits = 0;
-    std::memcpy(&bits, bytes.data(), bytes.size());
-    if (dtypes[static_cast<size_t>(r)] == DType::kPred) bits = bits != 0;
-    constants.emplace_back(r, bits);
+    int64_t bits[2] = {0, 0};
+    std::memcpy(bits, bytes.data(), bytes.size());
+    if (dtypes[static_cast<size_t>(r)] == DType::kPred) bits[0] = bits[0] != 0;
+    constants.emplace_back(r, bits[0]);
+    if (bytes.size() > 8) high_constants.emplace_back(r, bits[1]);
     return r;
   };
   // Values defined outside the body may be used if they are constants.
@@ -159,9 +164,15 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
     const DType result = dtypes[static_cast<size_t>(dst)];
     auto operand_type = [&](size_t i) { return dtypes[static_cast<size_t>(operands[i])]; };
     bool typed = true;
-    if (opcode < 70) {
+    if (body_op.code == OpCode::kComplex) {
+      typed = operand_type(1) == a && result == (a == DType::kF32 ? DType::kC64 : DType::kC128);
+    } else if (opcode < 70) {
+      const bool to_part = IsComplex(a) && (body_op.code == OpCode::kAbs || body_op.code == OpCode::kReal ||
+                                            body_op.code == OpCode::kImag);
       for (size_t i = 1; i < operands.size(); ++i) typed = typed && operand_type(i) == a;
-      typed = typed && result == (body_op.code == OpCode::kIsFinite ? DType::kPred : a);
+      typed = typed && result == (body_op.code == OpCode::kIsFinite ? DType::kPred
+                                  : to_part ? (a == DType::kC64 ? DType::kF32 : DType::kF64)
+                                            : a);
     } else if (opcode == kCompare) {
       typed = operand_type(1) == a && result == DType::kPred;
     } else if (opcode == kSelect) {
@@ -179,7 +190,7 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
       if (const ir::Attribute* type_attr = body_op.attr("compare_type"))
         if (const ir::EnumValue* value = type_attr->get<ir::EnumValue>()) type = value->value;
       if (type < 0 || type > 4) return l.Invalid(op, what + " has an invalid compare_type");
-      const bool is_float = IsFloat(a);
+      const bool is_float = IsFloat(a) || IsComplex(a);
       if (type == 2 && !is_float) type = 0;
       if (type == 0 || (type != 2 && is_float)) type = is_float ? 1 : 0;
       attr = direction->value * 8 + type;
@@ -199,8 +210,10 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
   std::vector<int64_t> program = {kFormatVersion, static_cast<int64_t>(dtypes.size())};
   for (DType dtype : dtypes) program.push_back(static_cast<int64_t>(dtype));
   program.push_back(num_inputs);
-  program.push_back(static_cast<int64_t>(constants.size()));
+  program.push_back(static_cast<int64_t>(constants.size() + high_constants.size()));
   for (const auto& [r, bits] : constants) program.insert(program.end(), {r, bits});
+  const auto num_registers = static_cast<int64_t>(dtypes.size());
+  for (const auto& [r, bits] : high_constants) program.insert(program.end(), {num_registers + r, bits});
   program.push_back(instructions);
   program.insert(program.end(), code.begin(), code.end());
   program.push_back(static_cast<int64_t>(outputs.size()));

@@ -11,6 +11,7 @@ bool IsSupportedDType(DType dtype) {
     case DType::kPred: case DType::kS8: case DType::kS16: case DType::kS32: case DType::kS64:
     case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
     case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
+    case DType::kC64: case DType::kC128:
       return true;
     default:
       return false;

@@ -9,7 +9,7 @@ namespace {
 
 using ir::OpCode;
 
-enum KindMask : uint8_t { kBool = 1, kSigned = 2, kUnsigned = 4, kFloat = 8 };
+enum KindMask : uint8_t { kBool = 1, kSigned = 2, kUnsigned = 4, kFloat = 8, kComplex = 16 };
 constexpr uint8_t kInt = kSigned | kUnsigned;
 constexpr uint8_t kNumeric = kInt | kFloat;
 constexpr uint8_t kAny = kBool | kNumeric;
@@ -20,6 +20,7 @@ uint8_t KindBit(DType dtype) {
     case DTypeKind::kSigned: return kSigned;
     case DTypeKind::kUnsigned: return kUnsigned;
     case DTypeKind::kFloat: return kFloat;
+    case DTypeKind::kComplex: return kComplex;
     default: return 0;
   }
 }
@@ -28,25 +29,34 @@ uint8_t KindBit(DType dtype) {
 uint8_t AllowedKinds(OpCode code) {
   switch (code) {
     case OpCode::kAbs: case OpCode::kSign:
-      return kSigned | kFloat;
+      return kSigned | kFloat | kComplex;
     case OpCode::kNegate:
-      return kNumeric;
+      return kNumeric | kComplex;
+    case OpCode::kReal: case OpCode::kImag:
+      return kComplex;
+    case OpCode::kComplex:
+      return kFloat;
     case OpCode::kNot:
       return kBool | kInt;
     case OpCode::kPopcnt: case OpCode::kCountLeadingZeros:
       return kInt;
-    case OpCode::kCbrt: case OpCode::kCeil: case OpCode::kCosine: case OpCode::kExponential:
-    case OpCode::kExponentialMinusOne: case OpCode::kFloor: case OpCode::kIsFinite: case OpCode::kLog:
-    case OpCode::kLogPlusOne: case OpCode::kLogistic: case OpCode::kRoundNearestAfz:
-    case OpCode::kRoundNearestEven: case OpCode::kRsqrt: case OpCode::kSine: case OpCode::kSqrt:
-    case OpCode::kTan: case OpCode::kTanh:
+    case OpCode::kCbrt: case OpCode::kCeil: case OpCode::kFloor: case OpCode::kIsFinite:
+    case OpCode::kRoundNearestAfz: case OpCode::kRoundNearestEven:
       return kFloat;
-    case OpCode::kAdd: case OpCode::kMultiply: case OpCode::kMaximum: case OpCode::kMinimum:
+    case OpCode::kCosine: case OpCode::kExponential: case OpCode::kExponentialMinusOne: case OpCode::kLog:
+    case OpCode::kLogPlusOne: case OpCode::kLogistic: case OpCode::kRsqrt: case OpCode::kSine: case OpCode::kSqrt:
+    case OpCode::kTan: case OpCode::kTanh:
+      return kFloat | kComplex;
+    case OpCode::kAdd: case OpCode::kMultiply:
+      return kAny | kComplex;
+    case OpCode::kMaximum: case OpCode::kMinimum:
       return kAny;
-    case OpCode::kSubtract: case OpCode::kDivide: case OpCode::kRemainder: case OpCode::kPower:
+    case OpCode::kSubtract: case OpCode::kDivide: case OpCode::kPower:
+      return kNumeric | kComplex;
+    case OpCode::kRemainder:
       return kNumeric;
     case OpCode::kAtan2:
-      return kFloat;
+      return kFloat | kComplex;
     case OpCode::kAnd: case OpCode::kOr: case OpCode::kXor:
       return kBool | kInt;
     case OpCode::kShiftLeft: case OpCode::kShiftRightArithmetic: case OpCode::kShiftRightLogical:
@@ -56,6 +66,22 @@ uint8_t AllowedKinds(OpCode code) {
   }
 }
 
+
+// The result element type of unary/binary op `code` on `operand`: i1 for is_finite, the
+// part type for abs/real/imag of a complex operand, the complex type for complex (only of
+// f32/f64; kInvalid otherwise), the operand type for every other op.
+DType ResultDType(OpCode code, DType operand) {
+  const bool complex = IsComplex(operand);
+  const DType part = operand == DType::kC64 ? DType::kF32 : DType::kF64;
+  switch (code) {
+    case OpCode::kIsFinite: return DType::kPred;
+    case OpCode::kAbs: return complex ? part : operand;
+    case OpCode::kReal: case OpCode::kImag: return part;
+    case OpCode::kComplex:
+      return operand == DType::kF32 ? DType::kC64 : operand == DType::kF64 ? DType::kC128 : DType::kInvalid;
+    default: return operand;
+  }
+}
 
 // "stablehlo.add" -> "add".
 std::string ShortName(OpCode code) {
@@ -84,7 +110,9 @@ Status LowerUnaryOrBinary(Lowering& l, const ir::Operation& op) {
   for (ValueId input : inputs)
     if (l.TypeOf(input) != operand) return l.Invalid(op, "operands have different types");
   STABLERT_RETURN_IF_ERROR(CheckKind(l, op, operand.dtype, allowed));
-  DType expected_result = op.code == OpCode::kIsFinite ? DType::kPred : operand.dtype;
+  DType expected_result = ResultDType(op.code, operand.dtype);
+  if (expected_result == DType::kInvalid)
+    return l.Unsupported(op, "element type " + std::string(DTypeName(operand.dtype)) + " is not supported for this op");
   if (result.dims != operand.dims || result.dtype != expected_result)
     return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match operand type " +
                              TensorTypeToString(operand));
@@ -105,7 +133,7 @@ Status LowerCompare(Lowering& l, const ir::Operation& op) {
   if (l.TypeOf(rhs) != operand) return l.Invalid(op, "operands have different types");
   if (result.dtype != DType::kPred || result.dims != operand.dims)
     return l.Invalid(op, "result type must be i1" + DimsToString(operand.dims));
-  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, operand.dtype, kAny));
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, operand.dtype, kAny | kComplex));
 
   const ir::Attribute* direction_attr = op.attr("comparison_direction");
   const ir::EnumValue* direction = direction_attr ? direction_attr->get<ir::EnumValue>() : nullptr;
@@ -118,6 +146,18 @@ Status LowerCompare(Lowering& l, const ir::Operation& op) {
     if (value == nullptr || value->kind != ir::EnumKind::kComparisonType || value->value < 0 || value->value > 4)
       return l.Invalid(op, "invalid attribute 'compare_type'");
     type = value->value;
+  }
+  if (IsComplex(operand.dtype)) {
+    // XLA defines only EQ and NE on complex values (compare_type FLOAT or none).
+    if (direction->value > 1)
+      return l.Unsupported(op, "comparison direction " + std::to_string(direction->value) +
+                                   " is not defined on complex values (only EQ and NE)");
+    if (type != kNoType && type != kFloatCompare)
+      return l.Invalid(op, "compare_type " + std::to_string(type) + " does not fit a complex element type");
+    ValueId out = l.NewValue(result);
+    l.Emit(op, KeyFor("compare", operand.dtype), {lhs, rhs}, {out}, {{direction->value, kFloatCompare}});
+    l.Bind(op.results[0], out);
+    return OkStatus();
   }
   const bool is_float = IsFloat(operand.dtype);
   const bool is_signed = DTypeKindOf(operand.dtype) == DTypeKind::kSigned;

@@ -14,7 +14,8 @@
 
 namespace stablert::plan {
 
-// Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64).
+// Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64,
+// complex<f32>, complex<f64>).
 bool IsSupportedDType(DType dtype);
 // Whether the elementwise unary/binary op `code` has a kernel for `dtype`.
 bool ElementwiseAccepts(ir::OpCode code, DType dtype);
