@@ -103,6 +103,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   }
   DumpIfRequested(program, compile_options);
   STABLERT_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, stablehlo::ReadModule(program));
+  STABLERT_RETURN_IF_ERROR(ValidateOptionOverrides(options));
   STABLERT_RETURN_IF_ERROR(ir::Verify(*module));
   const ir::Function* entry = module->EntryFunction();
   if (!entry) return InvalidArgument("PJRT_Client_Compile: the module has no entry function 'main'");

@@ -1,5 +1,6 @@
 #include "runtime/compile_options.h"
 
+#include <cctype>
 #include <cstring>
 
 #include "base/proto_wire.h"
@@ -145,6 +146,19 @@ Status ParseOverride(std::string_view bytes, CompileOptions* options) {
   return OkStatus();
 }
 
+// XLA's boolean debug options that frameworks and users commonly pass.
+constexpr std::string_view kBooleanXlaOptions[] = {
+    "xla_embed_ir_in_executable", "xla_dump_hlo_as_text", "xla_dump_hlo_as_proto", "xla_dump_hlo_as_html",
+    "xla_cpu_enable_fast_math",   "xla_cpu_fast_math_honor_nans", "xla_allow_excess_precision",
+    "xla_detailed_logging",       "xla_llvm_disable_expensive_passes"};
+
+bool ParsesAsBool(std::string value) {
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view accepted : {"true", "false", "t", "f", "yes", "no", "y", "n", "1", "0"})
+    if (value == accepted) return true;
+  return false;
+}
+
 Status ParseTopLevel(std::string_view bytes, CompileOptions* options) {
   WireReader reader(bytes);
   while (!reader.done()) {
@@ -191,6 +205,19 @@ std::string SerializeDeviceAssignment(const std::vector<std::vector<int64_t>>& a
     writer.Bytes(kComputationDevices, devices.data());
   }
   return writer.Take();
+}
+
+Status ValidateOptionOverrides(const CompileOptions& options) {
+  for (const auto& [name, value] : options.env_option_overrides) {
+    if (name.rfind("xla_", 0) != 0)
+      return InvalidArgument("PJRT_Client_Compile: No such compile option: '" + name +
+                             "' (StableRT accepts XLA's xla_... option names, which have no effect on it)");
+    for (std::string_view boolean : kBooleanXlaOptions)
+      if (name == boolean && !ParsesAsBool(value))
+        return InvalidArgument("PJRT_Client_Compile: compile option '" + name + "': '" + value +
+                               "' is not a valid bool value.");
+  }
+  return OkStatus();
 }
 
 }  // namespace stablert::runtime

@@ -36,6 +36,12 @@ struct CompileOptions {
 // "failed to deserialize CompileOptionsProto".
 StatusOr<CompileOptions> ParseCompileOptions(std::string_view bytes);
 
+// Checks env_option_overrides (`jit(..., compiler_options=...)`). StableRT has no options
+// of its own there; names of XLA's debug options (`xla_...`) are accepted so programs tuned
+// for XLA compile unchanged, and they have no effect; the boolean ones must hold a boolean.
+// Any other name is InvalidArgument "No such compile option: '<name>'".
+Status ValidateOptionOverrides(const CompileOptions& options);
+
 // Encodes an xla.DeviceAssignmentProto for assignment[replica][partition].
 std::string SerializeDeviceAssignment(const std::vector<std::vector<int64_t>>& assignment);
 

@@ -109,3 +109,15 @@ def test_four_devices_from_the_environment():
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok")
+
+
+def test_compiler_options_are_checked(stablert_device):
+    x = jax.device_put(np.float32(2), stablert_device)
+    f = lambda v: v * 3
+    # XLA's option names compile (they have no effect on StableRT); booleans must be booleans.
+    out = jax.jit(f, compiler_options={"xla_embed_ir_in_executable": True, "xla_dump_max_hlo_modules": 2})(x)
+    assert float(out) == 6.0
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option: 'invalid_key'"):
+        jax.jit(f).lower(x).compile(compiler_options={"invalid_key": "invalid_value"})
+    with pytest.raises(jax.errors.JaxRuntimeError, match="is not a valid bool value"):
+        jax.jit(f).lower(x).compile(compiler_options={"xla_embed_ir_in_executable": "invalid_value"})
