@@ -3,6 +3,7 @@
 //
 // The rules, per op (a value's sharding is a TensorSharding; "none" means replicated):
 //   entry parameter                  its sdy.sharding / mhlo.sharding
+//   call result                      the callee's returned value (parameters bound to operands)
 //   sharding_constraint, reshard     the op's sharding
 //   manual_computation result r      out_shardings[r]
 //   elementwise ops, convert         the first operand of the result's shape that is sharded
@@ -28,8 +29,13 @@ using ir::OpCode;
 
 class Propagator {
  public:
-  Propagator(const ir::Module& module, const ir::Function& function, int64_t num_partitions)
-      : module_(module), function_(function), num_partitions_(num_partitions) {
+  // The shardings of `function`'s parameters: for the entry function its argument
+  // attributes; for a called function, what the caller's operands carry.
+  using ParameterShardings = std::function<std::optional<TensorSharding>(size_t index, int depth)>;
+
+  Propagator(const ir::Module& module, const ir::Function& function, int64_t num_partitions,
+             ParameterShardings parameters = nullptr)
+      : module_(module), function_(function), num_partitions_(num_partitions), parameters_(std::move(parameters)) {
     const ir::Block& block = function.body.blocks.front();
     for (const ir::Operation& op : block.ops)
       for (size_t r = 0; r < op.results.size(); ++r) defining_[op.results[r]] = {&op, r};
@@ -63,6 +69,7 @@ class Propagator {
 
   std::optional<TensorSharding> Compute(ir::ValueId value, int depth) {
     if (auto it = parameter_.find(value); it != parameter_.end()) {
+      if (parameters_) return parameters_(it->second, depth + 1);
       if (it->second >= function_.argument_attrs.size()) return std::nullopt;
       return Parse(function_.argument_attrs[it->second], Rank(value));
     }
@@ -123,6 +130,8 @@ class Propagator {
       }
       case OpCode::kDotGeneral:
         return DotGeneral(op, value, depth);
+      case OpCode::kCall:
+        return CallResult(op, result, depth);
       default:
         break;
     }
@@ -181,6 +190,23 @@ class Propagator {
     return out;
   }
 
+  // A call's result: the callee's returned value, its parameters bound to the operands.
+  std::optional<TensorSharding> CallResult(const ir::Operation& op, size_t result, int depth) {
+    const ir::Attribute* callee = op.attr("callee");
+    auto name = callee ? callee->AsString() : std::nullopt;
+    if (!name) return std::nullopt;
+    for (const ir::Function& function : module_.functions) {
+      if (function.name != *name || function.body.blocks.size() != 1) continue;
+      const ir::Block& block = function.body.blocks.front();
+      if (block.ops.empty() || result >= block.ops.back().operands.size()) return std::nullopt;
+      Propagator inner(module_, function, num_partitions_, [&](size_t index, int inner_depth) {
+        return index < op.operands.size() ? Of(op.operands[index], inner_depth) : std::nullopt;
+      });
+      return inner.Of(block.ops.back().operands[result], depth + 1);
+    }
+    return std::nullopt;
+  }
+
   std::optional<TensorSharding> DotGeneral(const ir::Operation& op, ir::ValueId value, int depth) {
     if (op.operands.size() != 2) return std::nullopt;
     const ir::Attribute::Dictionary* numbers = nullptr;
@@ -236,6 +262,7 @@ class Propagator {
   const ir::Module& module_;
   const ir::Function& function_;
   int64_t num_partitions_;
+  ParameterShardings parameters_;
   std::map<ir::ValueId, std::pair<const ir::Operation*, size_t>> defining_;
   std::map<ir::ValueId, size_t> parameter_;
   std::map<ir::ValueId, std::optional<TensorSharding>> memo_;

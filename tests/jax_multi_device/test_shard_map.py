@@ -280,3 +280,16 @@ def test_compiled_text_of_a_shard_map_program_is_none():
     assert f.lower(np.ones((4, 3), np.float32)).compile().as_text() is None
     with jax.default_device(devices[0]):
         assert "HloModule" in jax.jit(lambda x: x * 2).lower(1.0).compile().as_text()
+
+
+def test_gradient_of_a_shard_map_keeps_its_sharding(mesh_pair):
+    # The gradient is the result of a called function's manual region (out_specs P("x")).
+    results = []
+    for mesh in mesh_pair((4,), ("x",)):
+        f = shard_map(lambda a: jax.lax.all_gather(a, "x", tiled=True), mesh=mesh, in_specs=P("x"), out_specs=P(),
+                      check_vma=False)
+        with jax.default_device(mesh.devices.flat[0]):
+            grad = jax.jit(jax.grad(lambda x: jax.jit(f)(x).sum()))(jnp.arange(8.0))
+        results.append(grad)
+    assert_same(*results)
+    assert results[0].sharding.spec == results[1].sharding.spec
