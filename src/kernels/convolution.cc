@@ -1,5 +1,5 @@
 // Direct convolution: "convolution.<T>" for f16, bf16, f32, f64 (f16/bf16 accumulate in
-// f32). Any dimension layout, strides, padding, dilations, window reversal, feature and
+// f32), complex<f32>, complex<f64>. Any dimension layout, strides, padding, dilations, window reversal, feature and
 // batch groups. A plain loop nest; library convolutions come later.
 //
 //   in: lhs, rhs   out: result (same element type)
@@ -9,6 +9,7 @@
 //            [window_reversal (0/1)], [feature_group_count, batch_group_count]]
 #include <vector>
 
+#include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -17,10 +18,16 @@
 namespace stablert::kernels {
 namespace {
 
+template <typename A>
+inline A MultiplyAdd(A sum, A a, A b) {
+  if constexpr (kIsComplex<A>) return cx::Add(sum, cx::Multiply(a, b));
+  else return sum + a * b;
+}
+
 template <DType D>
 Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
   using T = Storage<D>;
-  using Acc = std::conditional_t<D == DType::kF64, double, float>;
+  using Acc = std::conditional_t<kIsComplex<T> || D == DType::kF64, T, float>;
   const BufferView& lhs = args.inputs[0];
   const BufferView& rhs = args.inputs[1];
   const BufferView& out = args.outputs[0];
@@ -97,8 +104,8 @@ Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
           }
           if (inside) {
             for (int64_t i = 0; i < in_features_per_group; ++i)
-              sum += static_cast<Acc>(Load(lhs_base[lhs_offset + i * lhs_feature_stride])) *
-                     static_cast<Acc>(Load(rhs_base[rhs_offset + i * rhs_in_stride]));
+              sum = MultiplyAdd(sum, static_cast<Acc>(Load(lhs_base[lhs_offset + i * lhs_feature_stride])),
+                                static_cast<Acc>(Load(rhs_base[rhs_offset + i * rhs_in_stride])));
           }
           for (size_t s = spatial; s-- > 0;) {
             if (++k_index[s] < window[s]) break;
@@ -129,7 +136,10 @@ Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterConvolutionKernels(KernelRegistry& r) {
-  return ForEachDType(FloatDTypes{}, [&]<DType D>() {
+  STABLERT_RETURN_IF_ERROR(ForEachDType(FloatDTypes{}, [&]<DType D>() {
+    return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+  }));
+  return ForEachDType(ComplexDTypes{}, [&]<DType D>() {
     return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   });
 }

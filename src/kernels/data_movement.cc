@@ -102,6 +102,7 @@ Status IotaKernel(const KernelContext&, const KernelArgs& args) {
     for (int64_t i = 0; i < size; ++i) {
       T value;
       if constexpr (kIsHalf<T>) value = StoreAs<T>(static_cast<float>(i));
+      else if constexpr (kIsComplex<T>) value = T(static_cast<Part<T>>(i), 0);
       else value = static_cast<T>(i);
       T* row = data + (o * size + i) * inner;
       for (int64_t k = 0; k < inner; ++k) row[k] = value;
@@ -120,7 +121,7 @@ Status RegisterDataMovementKernels(KernelRegistry& r) {
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("transpose", {D}), &TransposeKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("slice", {D}), &SliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
-    if constexpr (D != DType::kPred && !kIsComplex<Storage<D>>) {
+    if constexpr (D != DType::kPred) {
       STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("iota", {D}), &IotaKernel<D>));
     }
     return OkStatus();

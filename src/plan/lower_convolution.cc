@@ -25,7 +25,7 @@ Status LowerConvolution(Lowering& l, const ir::Operation& op) {
   const TensorType lt = l.TypeOf(lhs), rt = l.TypeOf(rhs);
   if (lt.dtype != rt.dtype || result.dtype != lt.dtype)
     return l.Unsupported(op, "mixed element types are not supported yet");
-  if (!IsFloat(lt.dtype)) return l.Unsupported(op, "element type " + std::string(DTypeName(lt.dtype)) + " is not supported yet");
+  if (!IsFloat(lt.dtype) && !IsComplex(lt.dtype)) return l.Unsupported(op, "element type " + std::string(DTypeName(lt.dtype)) + " is not supported yet");
   const size_t rank = lt.dims.size();
   if (rank < 2 || rt.dims.size() != rank || result.dims.size() != rank) return l.Invalid(op, "operand ranks differ");
   const size_t spatial = rank - 2;

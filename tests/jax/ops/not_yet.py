@@ -23,7 +23,6 @@ from .compare import NotImplementedOnStableRT
 NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     # (op glob, dtype glob(s), what is not implemented). Conversions name their dtype "src->group".
     # element types
-    ("conv_general_dilated", ("complex64", "complex128"), "stablehlo.convolution on complex element types"),
     ("*", ("float8_*", "*->float8"), "float8 element types"),
     ("*", ("float4_e2m1fn*",), "float4_e2m1fn element type"),
     ("*", ("int4*", "uint4*", "*->int4"), "int4/uint4 element types"),
