@@ -256,5 +256,22 @@ TEST(HalfReduce, LongSumsKeepPrecisionShortSumsRoundPerStep) {
   EXPECT_EQ(GetDouble(out, 0), 256.0);
 }
 
+TEST(HalfReduce, LongScansAreGroupedAsXlaGroupsThem) {
+  // cumsum of 300 bf16 ones: reduce_window with window 300, padding (299, 0).
+  Array ones(DType::kBF16, {300});
+  for (int64_t i = 0; i < 300; ++i) SetDouble(ones, i, 1.0);
+  Array zero(DType::kBF16, {});
+  Array out(DType::kBF16, {300});
+  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&out}, {{300}, {1}, {1}, {1}, {299}, {0}});
+  EXPECT_EQ(GetDouble(out, 15), 16.0);
+  EXPECT_EQ(GetDouble(out, 299), 300.0);  // one chain of 300 rounded steps would stop at 256
+  // Reverse exclusive scan: padding (0, 300), 301 outputs, the last one the init value.
+  Array reverse(DType::kBF16, {301});
+  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&reverse}, {{300}, {1}, {1}, {1}, {0}, {300}});
+  EXPECT_EQ(GetDouble(reverse, 0), 300.0);
+  EXPECT_EQ(GetDouble(reverse, 299), 1.0);
+  EXPECT_EQ(GetDouble(reverse, 300), 0.0);
+}
+
 }  // namespace
 }  // namespace stablert::kernels

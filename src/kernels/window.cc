@@ -9,7 +9,9 @@
 // Each output element starts at init and folds in its window's elements in row-major
 // window order. Positions in padding or base-dilation holes are skipped, as XLA's CPU
 // backend does (StableHLO's spec would fold in the init value there; the two agree when
-// init is the body's identity, which is what JAX emits). f16/bf16 round after every step.
+// init is the body's identity, which is what JAX emits). f16/bf16 round after every step;
+// long f16/bf16 scans (cumsum, cumprod, ...) are grouped as XLA's CPU backend groups them.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -100,6 +102,90 @@ class WindowWalker {
   std::vector<std::vector<int64_t>> tables_;
 };
 
+// XLA's CPU backend rewrites a scan (a reduce_window whose only non-trivial dimension has
+// window = length n, stride 1, no dilation, padding (n-1 or n, 0) forward or (0, n-1 or n)
+// reverse) longer than 16 into a two-level scan: tiles of 16 (the last one padded), each
+// output folding its tile prefix (suffix), combined with the scan of the tile totals,
+// itself rewritten the same way. For f16/bf16, which round after every step, the grouping
+// decides the result; ScanTree reproduces it (padding positions are skipped, as above).
+constexpr int64_t kScanBase = 16;
+
+template <typename Body, typename T>
+void InclusiveScan(const std::vector<T>& x, bool reverse, std::vector<T>& out, T init) {
+  using C = Compute<T>;
+  const auto n = static_cast<int64_t>(x.size());
+  out.resize(x.size());
+  auto fold = [&](int64_t begin, int64_t end) {  // ascending, as a window is folded
+    C acc = Load(init);
+    for (int64_t i = begin; i < end; ++i) acc = Load(StoreAs<T>(Body::Apply(acc, Load(x[static_cast<size_t>(i)]))));
+    return StoreAs<T>(acc);
+  };
+  if (n <= kScanBase) {
+    for (int64_t j = 0; j < n; ++j) out[static_cast<size_t>(j)] = reverse ? fold(j, n) : fold(0, j + 1);
+    return;
+  }
+  const int64_t tiles = (n + kScanBase - 1) / kScanBase;
+  std::vector<T> partial(x.size()), totals(static_cast<size_t>(tiles));
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
+    for (int64_t j = begin; j < end; ++j) partial[static_cast<size_t>(j)] = reverse ? fold(j, end) : fold(begin, j + 1);
+    totals[static_cast<size_t>(t)] = reverse ? partial[static_cast<size_t>(begin)] : partial[static_cast<size_t>(end - 1)];
+  }
+  std::vector<T> carried;
+  InclusiveScan<Body>(totals, reverse, carried, init);
+  for (int64_t t = 0; t < tiles; ++t) {
+    // The exclusive scan of the totals: the inclusive one shifted by one tile.
+    const int64_t from = reverse ? t + 1 : t - 1;
+    const T carry = from < 0 || from >= tiles ? init : carried[static_cast<size_t>(from)];
+    const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
+    for (int64_t j = begin; j < end; ++j)
+      out[static_cast<size_t>(j)] = StoreAs<T>(Body::Apply(Load(partial[static_cast<size_t>(j)]), Load(carry)));
+  }
+}
+
+// Runs a long f16/bf16 scan as XLA does; false if the window is not such a scan.
+template <typename Body, typename T>
+bool ScanTree(const KernelArgs& args) {
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  const ParamList &window = args.params[0], &strides = args.params[1], &base = args.params[2],
+                  &dilations = args.params[3], &low = args.params[4], &high = args.params[5];
+  int64_t dim = -1;
+  for (size_t d = 0; d < window.size(); ++d) {
+    if (window[d] == 1 && strides[d] == 1 && base[d] == 1 && dilations[d] == 1 && low[d] == 0 && high[d] == 0)
+      continue;
+    if (dim >= 0) return false;
+    dim = static_cast<int64_t>(d);
+  }
+  if (dim < 0) return false;
+  const auto d = static_cast<size_t>(dim);
+  const int64_t n = in.dims[d];
+  if (n <= kScanBase || window[d] != n || strides[d] != 1 || base[d] != 1 || dilations[d] != 1) return false;
+  const bool forward = (low[d] == n - 1 || low[d] == n) && high[d] == 0;
+  const bool reverse = (high[d] == n - 1 || high[d] == n) && low[d] == 0;
+  if (!forward && !reverse) return false;
+  const bool exclusive = forward ? low[d] == n : high[d] == n;
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
+  for (size_t i = d + 1; i < in.dims.size(); ++i) inner *= in.dims[i];
+  const int64_t out_n = out.dims[d];
+  const T init = args.inputs[1].as<const T>()[0];
+  const T* src = in.as<const T>();
+  T* dst = out.as<T>();
+  std::vector<T> line(static_cast<size_t>(n)), scanned;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      for (int64_t i = 0; i < n; ++i) line[static_cast<size_t>(i)] = src[(o * n + i) * inner + k];
+      InclusiveScan<Body>(line, forward ? false : true, scanned, init);
+      for (int64_t i = 0; i < out_n; ++i) {
+        const int64_t from = !exclusive ? i : forward ? i - 1 : i;
+        dst[(o * out_n + i) * inner + k] = from < 0 || from >= n ? init : scanned[static_cast<size_t>(from)];
+      }
+    }
+  }
+  return true;
+}
+
 template <typename Body, DType D>
 Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
   using T = Storage<D>;
@@ -107,6 +193,9 @@ Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
+  if constexpr (kIsHalf<T>) {
+    if (ScanTree<Body, T>(args)) return OkStatus();
+  }
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
   std::vector<C> acc(static_cast<size_t>(out.num_elements), Load(init));
