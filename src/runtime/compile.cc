@@ -32,11 +32,42 @@ std::string MemoryKindOf(const ir::Attribute::Dictionary& attrs) {
 
 // JAX marks a donated argument with `tf.aliasing_output = <result>` (the result may reuse
 // its memory) or `jax.buffer_donor = true` (donated without a designated result).
-bool IsDonatable(const ir::Attribute::Dictionary& attrs) {
-  if (ir::FindAttr(attrs, "tf.aliasing_output")) return true;
-  if (const ir::Attribute* donor = ir::FindAttr(attrs, "jax.buffer_donor"))
-    return donor->AsBool().value_or(true);
-  return false;
+bool IsBufferDonor(const ir::Attribute::Dictionary& attrs) {
+  const ir::Attribute* donor = ir::FindAttr(attrs, "jax.buffer_donor");
+  return donor && donor->AsBool().value_or(true);
+}
+
+// Which parameters an execution consumes. As in XLA, a buffer donor is consumed only if a
+// result of the same (per-device) type is left for it after the designated aliases; a
+// donor no result can reuse stays valid.
+std::vector<bool> DonatedParameters(const ir::Function& entry, const std::vector<plan::TensorType>& parameter_types,
+                                    const std::vector<plan::ShardLayout>& parameter_shards,
+                                    const std::vector<plan::TensorType>& result_types,
+                                    const std::vector<plan::ShardLayout>& result_shards) {
+  const size_t n = parameter_types.size();
+  auto local = [](const plan::TensorType& type, const std::vector<plan::ShardLayout>& shards, size_t i) {
+    plan::TensorType out = type;
+    if (i < shards.size()) out.dims = shards[i].local_dims;
+    return out;
+  };
+  std::vector<bool> donated(n, false), result_taken(result_types.size(), false);
+  for (size_t i = 0; i < n && i < entry.argument_attrs.size(); ++i) {
+    const ir::Attribute* alias = ir::FindAttr(entry.argument_attrs[i], "tf.aliasing_output");
+    if (!alias) continue;
+    donated[i] = true;
+    auto index = alias->AsInt();
+    if (index && *index >= 0 && static_cast<size_t>(*index) < result_taken.size()) result_taken[*index] = true;
+  }
+  for (size_t i = 0; i < n && i < entry.argument_attrs.size(); ++i) {
+    if (donated[i] || !IsBufferDonor(entry.argument_attrs[i])) continue;
+    const plan::TensorType want = local(parameter_types[i], parameter_shards, i);
+    for (size_t r = 0; r < result_types.size(); ++r) {
+      if (result_taken[r] || local(result_types[r], result_shards, r) != want) continue;
+      result_taken[r] = donated[i] = true;
+      break;
+    }
+  }
+  return donated;
 }
 
 // The shard layout of every parameter or result over `num_partitions` devices.
@@ -111,9 +142,6 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   for (const auto& attrs : entry->result_attrs) output_kinds.push_back(MemoryKindOf(attrs));
   for (const auto& attrs : entry->argument_attrs) parameter_kinds.push_back(MemoryKindOf(attrs));
   output_kinds.resize(entry->result_types.size(), kDeviceMemoryKind);
-  std::vector<bool> donatable;
-  for (const auto& attrs : entry->argument_attrs) donatable.push_back(IsDonatable(attrs));
-  donatable.resize(entry->argument_types.size(), false);
   parameter_kinds.resize(entry->argument_types.size(), kDeviceMemoryKind);
   STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
   std::vector<plan::ShardLayout> parameter_shards, result_shards;
@@ -131,6 +159,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   }
   STABLERT_ASSIGN_OR_RETURN(result_shards, ShardLayouts(*module, result_attrs, plan.result_types,
                                                         options.num_partitions, "result", chosen));
+  std::vector<bool> donatable =
+      DonatedParameters(*entry, plan.parameter_types, parameter_shards, plan.result_types, result_shards);
   std::string name = module->name.empty() ? "main" : module->name;
   std::string shardy_op = FirstShardyOp(*module);
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),

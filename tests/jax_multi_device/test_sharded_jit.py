@@ -92,3 +92,25 @@ def test_open_result_shardings_follow_their_data(mesh_pair, name, fn):
     (sm, s), (cm, c) = run_both(mesh_pair, (2, 2), ("x", "y"), fn, [A, B], [P("x", "y"), P("x", "y")])
     assert_same(s, c, sm)
     assert s.sharding.spec == c.sharding.spec
+
+
+def test_a_donation_no_result_can_reuse_leaves_the_argument_valid(mesh_pair):
+    # As on XLA: the sharded x (8x2) cannot back the 8x8 result, so it is not consumed;
+    # a donation that fits is.
+    import warnings
+
+    a = np.arange(16, dtype=np.float32).reshape(8, 2)
+    outcome = []
+    for mesh in mesh_pair((2, 2), ("x", "y")):
+        s = NamedSharding(mesh, P("x"))
+        x, y = jax.device_put(a, s), jax.device_put(a, s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
+            product = jax.jit(lambda v: v @ v.T, donate_argnums=0)(x)
+            doubled = jax.jit(lambda v: v * 2, donate_argnums=0)(y)
+        outcome.append((np.asarray(product), x.is_deleted(), np.asarray(doubled), y.is_deleted()))
+    got, want = outcome
+    assert got[1] is want[1] is False
+    assert got[3] is want[3] is True
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[2], want[2])
