@@ -110,42 +110,43 @@ class WindowWalker {
 // decides the result; ScanTree reproduces it (padding positions are skipped, as above).
 constexpr int64_t kScanBase = 16;
 
-template <typename Body, typename T>
-void InclusiveScan(const std::vector<T>& x, bool reverse, std::vector<T>& out, T init) {
-  using C = Compute<T>;
+// The inclusive scan of `x` (reversed: suffixes) grouped as XLA groups it; `combine(acc, v)`
+// is one rounded step of the body.
+template <typename V, typename Combine>
+void InclusiveScan(const std::vector<V>& x, bool reverse, std::vector<V>& out, V init, const Combine& combine) {
   const auto n = static_cast<int64_t>(x.size());
   out.resize(x.size());
   auto fold = [&](int64_t begin, int64_t end) {  // ascending, as a window is folded
-    C acc = Load(init);
-    for (int64_t i = begin; i < end; ++i) acc = Load(StoreAs<T>(Body::Apply(acc, Load(x[static_cast<size_t>(i)]))));
-    return StoreAs<T>(acc);
+    V acc = init;
+    for (int64_t i = begin; i < end; ++i) acc = combine(acc, x[static_cast<size_t>(i)]);
+    return acc;
   };
   if (n <= kScanBase) {
     for (int64_t j = 0; j < n; ++j) out[static_cast<size_t>(j)] = reverse ? fold(j, n) : fold(0, j + 1);
     return;
   }
   const int64_t tiles = (n + kScanBase - 1) / kScanBase;
-  std::vector<T> partial(x.size()), totals(static_cast<size_t>(tiles));
+  std::vector<V> partial(x.size()), totals(static_cast<size_t>(tiles));
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
     for (int64_t j = begin; j < end; ++j) partial[static_cast<size_t>(j)] = reverse ? fold(j, end) : fold(begin, j + 1);
     totals[static_cast<size_t>(t)] = reverse ? partial[static_cast<size_t>(begin)] : partial[static_cast<size_t>(end - 1)];
   }
-  std::vector<T> carried;
-  InclusiveScan<Body>(totals, reverse, carried, init);
+  std::vector<V> carried;
+  InclusiveScan(totals, reverse, carried, init, combine);
   for (int64_t t = 0; t < tiles; ++t) {
     // The exclusive scan of the totals: the inclusive one shifted by one tile.
     const int64_t from = reverse ? t + 1 : t - 1;
-    const T carry = from < 0 || from >= tiles ? init : carried[static_cast<size_t>(from)];
+    const V carry = from < 0 || from >= tiles ? init : carried[static_cast<size_t>(from)];
     const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
-    for (int64_t j = begin; j < end; ++j)
-      out[static_cast<size_t>(j)] = StoreAs<T>(Body::Apply(Load(partial[static_cast<size_t>(j)]), Load(carry)));
+    for (int64_t j = begin; j < end; ++j) out[static_cast<size_t>(j)] = combine(partial[static_cast<size_t>(j)], carry);
   }
 }
 
-// Runs a long f16/bf16 scan as XLA does; false if the window is not such a scan.
-template <typename Body, typename T>
-bool ScanTree(const KernelArgs& args) {
+// Runs a long f16/bf16 scan as XLA does with element values V (read/written with memcpy);
+// false if the window is not such a scan.
+template <typename V, typename Combine>
+bool ScanTree(const KernelArgs& args, const Combine& combine) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const ParamList &window = args.params[0], &strides = args.params[1], &base = args.params[2],
@@ -169,17 +170,21 @@ bool ScanTree(const KernelArgs& args) {
   for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
   for (size_t i = d + 1; i < in.dims.size(); ++i) inner *= in.dims[i];
   const int64_t out_n = out.dims[d];
-  const T init = args.inputs[1].as<const T>()[0];
-  const T* src = in.as<const T>();
-  T* dst = out.as<T>();
-  std::vector<T> line(static_cast<size_t>(n)), scanned;
+  const size_t size = static_cast<size_t>(DTypeByteSize(in.dtype));
+  V init{};
+  std::memcpy(&init, args.inputs[1].data, size);
+  const auto* src = static_cast<const uint8_t*>(in.data);
+  auto* dst = static_cast<uint8_t*>(out.data);
+  std::vector<V> line(static_cast<size_t>(n)), scanned;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k = 0; k < inner; ++k) {
-      for (int64_t i = 0; i < n; ++i) line[static_cast<size_t>(i)] = src[(o * n + i) * inner + k];
-      InclusiveScan<Body>(line, forward ? false : true, scanned, init);
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(&line[static_cast<size_t>(i)], src + static_cast<size_t>((o * n + i) * inner + k) * size, size);
+      InclusiveScan(line, reverse, scanned, init, combine);
       for (int64_t i = 0; i < out_n; ++i) {
         const int64_t from = !exclusive ? i : forward ? i - 1 : i;
-        dst[(o * out_n + i) * inner + k] = from < 0 || from >= n ? init : scanned[static_cast<size_t>(from)];
+        const V& value = from < 0 || from >= n ? init : scanned[static_cast<size_t>(from)];
+        std::memcpy(dst + static_cast<size_t>((o * out_n + i) * inner + k) * size, &value, size);
       }
     }
   }
@@ -194,7 +199,7 @@ Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
   if constexpr (kIsHalf<T>) {
-    if (ScanTree<Body, T>(args)) return OkStatus();
+    if (ScanTree<T>(args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); })) return OkStatus();
   }
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
@@ -236,6 +241,17 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
   if (out0.num_elements == 0) return OkStatus();
   std::vector<ScalarSlot> registers(static_cast<size_t>(program.num_registers()));
   program.Initialize(registers.data());
+  const DType dtype = out0.dtype;
+  if (n == 1 && (dtype == DType::kF16 || dtype == DType::kBF16)) {
+    const int32_t result = program.outputs()[0];
+    auto combine = [&](ScalarSlot acc, ScalarSlot x) {
+      registers[0] = acc;
+      registers[1] = x;
+      program.Run(registers.data());
+      return registers[static_cast<size_t>(result)];
+    };
+    if (ScanTree<ScalarSlot>(args, combine)) return OkStatus();
+  }
   std::vector<int> sizes(n);
   std::vector<ScalarSlot> acc(static_cast<size_t>(out0.num_elements) * n), staged(n);
   for (size_t i = 0; i < n; ++i) {

@@ -46,8 +46,6 @@ _KNOWN_WRONG = {
         "complex pow: XLA's log/exp approximations differ by ulps; cos/sin of ~1e30 arguments",
     "test_elementwise.py::test_binary[pow-complex128]":
         "complex pow: XLA's log/exp approximations differ by ulps; cos/sin of ~1e30 arguments",
-    "test_reduce.py::test_cumulative[cumlogsumexp-float16]": "f16/bf16 accumulation rounded per step",
-    "test_reduce.py::test_cumulative[cumlogsumexp-bfloat16]": "f16/bf16 accumulation rounded per step",
     "test_convert.py::test_convert[convert-bfloat16->bool]": "bf16 denormal flushed before convert to bool",
     "test_elementwise.py::test_unary[log-bfloat16]": "log of denormals: XLA gives -inf",
     "test_elementwise.py::test_unary[log-float64]": "log of f64 denormals: XLA gives -inf",
