@@ -8,6 +8,7 @@
 //   manual_computation result r      out_shardings[r]
 //   elementwise ops, convert         the first operand of the result's shape that is sharded
 //   transpose                        the operand's, permuted
+//   slice, dynamic_slice, pad        the operand's
 //   broadcast_in_dim                 the operand's on the dims it maps to (same size only)
 //   reshape                          the operand's, through splits and merges of dims (Reshaped)
 //   reduce                           the operand's without the reduced dims
@@ -115,6 +116,12 @@ class Propagator {
         if (!from) return std::nullopt;
         return Reshaped(*from, module_.type_of(op.operands[0]).dims, dims);
       }
+      case OpCode::kSlice:
+      case OpCode::kDynamicSlice:
+      case OpCode::kPad:
+        // Same dims, new extents: the operand's sharding (a dim that no longer splits evenly
+        // is left whole by the caller).
+        return op.operands.empty() ? std::nullopt : Of(op.operands[0], depth + 1);
       case OpCode::kReduce: {
         if (op.operands.empty()) return std::nullopt;
         auto from = Of(op.operands[0], depth + 1);

@@ -89,9 +89,20 @@ StatusOr<std::vector<plan::ShardLayout>> ShardLayouts(const ir::Module& module,
           sharding, plan::ParseSharding(module, i < attrs.size() ? attrs[i] : kNone,
                                         static_cast<int64_t>(types[i].dims.size()), num_partitions, what));
     }
-    STABLERT_ASSIGN_OR_RETURN(plan::ShardLayout layout,
-                              plan::LayoutShards(sharding, types[i].dims, num_partitions, what));
-    layouts.push_back(std::move(layout));
+    StatusOr<plan::ShardLayout> layout = plan::LayoutShards(sharding, types[i].dims, num_partitions, what);
+    if (!layout.ok() && i < chosen.size() && chosen[i]) {
+      // A chosen sharding that does not split a dimension evenly leaves that dimension
+      // whole, as XLA does.
+      for (size_t d = 0; d < sharding.dims.size() && d < types[i].dims.size(); ++d) {
+        int64_t pieces = 1;
+        for (const plan::AxisRef& ref : sharding.dims[d])
+          pieces *= ref.size ? ref.size : sharding.mesh.axes[static_cast<size_t>(ref.axis)].size;
+        if (types[i].dims[d] % pieces != 0) sharding.dims[d].clear();
+      }
+      layout = plan::LayoutShards(sharding, types[i].dims, num_partitions, what);
+    }
+    if (!layout.ok()) return layout.status();
+    layouts.push_back(std::move(layout).value());
   }
   return layouts;
 }

@@ -84,6 +84,8 @@ PROPAGATION = [
     ("reshape_unit_dim", lambda a, b: a.reshape(8, 1, 8)),
     ("batched_matmul", lambda a, b: jnp.einsum("bij,bjk->bik", a.reshape(2, 4, 8), b.reshape(2, 8, 4))),
     ("through_a_call", lambda a, b: jax.jit(lambda x: jnp.tanh(x).T)(a) + 1),
+    # 3 rows do not split over 2 devices: the result is replicated, as on XLA.
+    ("uneven_result", lambda a, b: a[:3] * 2),
 ]
 
 
