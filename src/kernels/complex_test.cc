@@ -271,6 +271,10 @@ TEST(HalfReduce, LongScansAreGroupedAsXlaGroupsThem) {
   EXPECT_EQ(GetDouble(reverse, 0), 300.0);
   EXPECT_EQ(GetDouble(reverse, 299), 1.0);
   EXPECT_EQ(GetDouble(reverse, 300), 0.0);
+  // A window covering the whole dimension runs as a reduce (tree-grouped).
+  Array whole(DType::kBF16, {1});
+  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&whole}, {{300}, {1}, {1}, {1}, {0}, {0}});
+  EXPECT_EQ(GetDouble(whole, 0), 300.0);
 }
 
 }  // namespace

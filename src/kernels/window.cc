@@ -10,9 +10,12 @@
 // window order. Positions in padding or base-dilation holes are skipped, as XLA's CPU
 // backend does (StableHLO's spec would fold in the init value there; the two agree when
 // init is the body's identity, which is what JAX emits). f16/bf16 round after every step;
-// long f16/bf16 scans (cumsum, cumprod, ...) are grouped as XLA's CPU backend groups them.
+// long f16/bf16 scans (cumsum, cumprod, ...) and windows covering whole dimensions are
+// grouped as XLA's CPU backend groups them.
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/complex_ops.h"
@@ -191,8 +194,46 @@ bool ScanTree(const KernelArgs& args, const Combine& combine) {
   return true;
 }
 
+// XLA's CPU backend turns a reduce_window whose windows each cover whole dimensions (no
+// padding or dilation) into a reduce, which then follows its tree-reduction rewrite. For
+// f16/bf16 sums and products this decides the rounding, so such windows run as the reduce
+// kernel `reduce_<body>` does; false if the window is not of that form.
+template <typename Body>
+Status WholeDimensionReduce(const KernelContext& context, const KernelArgs& args, bool* done) {
+  *done = false;
+  std::string_view body;
+  if constexpr (std::is_same_v<Body, ops::AddOp>) body = "reduce_add";
+  else if constexpr (std::is_same_v<Body, ops::MultiplyOp>) body = "reduce_mul";
+  else return OkStatus();
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  ParamList reduced;
+  std::vector<int64_t> kept;
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    if (args.params[2][d] != 1 || args.params[3][d] != 1 || args.params[4][d] != 0 || args.params[5][d] != 0)
+      return OkStatus();
+    const int64_t window = args.params[0][d];
+    if (window == 1) {
+      kept.push_back(in.dims[d]);
+    } else if (window == in.dims[d] && out.dims[d] == 1) {
+      reduced.push_back(static_cast<int64_t>(d));
+    } else {
+      return OkStatus();
+    }
+  }
+  if (reduced.empty()) return OkStatus();
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(KernelKey(body, {in.dtype}));
+  if (entry == nullptr) return OkStatus();
+  BufferView result = out;
+  result.dims = kept;
+  const BufferView outputs[] = {result};
+  const ParamList params[] = {reduced};
+  *done = true;
+  return entry->fn(context, KernelArgs{args.inputs, outputs, params, nullptr});
+}
+
 template <typename Body, DType D>
-Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
+Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   using C = Compute<T>;
   const BufferView& in = args.inputs[0];
@@ -200,6 +241,9 @@ Status ReduceWindowKernel(const KernelContext&, const KernelArgs& args) {
   if (out.num_elements == 0) return OkStatus();
   if constexpr (kIsHalf<T>) {
     if (ScanTree<T>(args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); })) return OkStatus();
+    bool done = false;
+    STABLERT_RETURN_IF_ERROR(WholeDimensionReduce<Body>(context, args, &done));
+    if (done) return OkStatus();
   }
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
