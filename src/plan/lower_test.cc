@@ -58,14 +58,49 @@ TEST(LowerTest, UnsupportedOpNamesOpAndLocation) {
             "stablehlo.tuple (jit(f)/tuple at model.py:12:7): op is not supported by the CPU plan yet");
 }
 
+TEST(LowerTest, ComplexOpsLowerWithPartTypedResults) {
+  ModuleBuilder b;
+  auto re = b.Param(DType::kF32, {4});
+  auto im = b.Param(DType::kF32, {4});
+  auto z = b.Op(OpCode::kComplex, {re, im}, DType::kC64, {4});
+  auto product = b.Op(OpCode::kMultiply, {z, z}, DType::kC64, {4});
+  auto magnitude = b.Op(OpCode::kAbs, {product}, DType::kF32, {4});
+  auto eq = b.Op(OpCode::kCompare, {z, product}, DType::kPred, {4},
+                 {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 0)}});
+  ExecutionPlan plan = MustLower(b.Build({magnitude, eq}));
+  ASSERT_EQ(plan.body.steps.size(), 4u);
+  EXPECT_EQ(plan.body.steps[0].kernel, "complex.f32");
+  EXPECT_EQ(plan.body.steps[1].kernel, "multiply.complex<f32>");
+  EXPECT_EQ(plan.body.steps[2].kernel, "abs.complex<f32>");
+  EXPECT_EQ(plan.body.steps[3].kernel, "compare.complex<f32>");
+  {
+    // Only EQ and NE are defined on complex values; abs must give the part type.
+    ModuleBuilder c;
+    auto x = c.Param(DType::kC128, {2});
+    auto gt = c.Op(OpCode::kCompare, {x, x}, DType::kPred, {2},
+                   {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 3)}});
+    auto result = LowerToPlan(c.Build({gt}));
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kUnimplemented) << result.status().message();
+  }
+  {
+    ModuleBuilder c;
+    auto x = c.Param(DType::kC128, {2});
+    auto wrong = c.Op(OpCode::kAbs, {x}, DType::kC128, {2});
+    auto result = LowerToPlan(c.Build({wrong}));
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << result.status().message();
+  }
+}
+
 TEST(LowerTest, UnsupportedDtypeFailsAtLowering) {
   {
     ModuleBuilder b;
-    auto x = b.Param(DType::kC64, {4});
+    auto x = b.Param(DType::kF8E5M2, {4});
     auto plan = LowerToPlan(b.Build({x}));
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-    EXPECT_NE(plan.status().message().find("complex<f32>"), std::string_view::npos) << plan.status().message();
+    EXPECT_NE(plan.status().message().find("f8E5M2"), std::string_view::npos) << plan.status().message();
   }
   {
     ModuleBuilder b;
