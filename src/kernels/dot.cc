@@ -1,5 +1,6 @@
 // Batched matrix product: "dot.<T>", out[b,m,n] = sum_k lhs(b,m,k) * rhs(b,k,n), for
-// integers (wrapping), floats (f16/bf16 accumulate in f32 and round once) and complex.
+// integers (wrapping), floats (f16/bf16 accumulate in f32 and round once), complex, and
+// booleans (or of ands, as XLA computes a pred dot).
 // lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (params[0] says which);
 // the plan reshapes/transposes dot_general operands into these forms. A straightforward
 // loop nest whose inner loop runs over contiguous memory; library GEMMs come later.
@@ -16,9 +17,10 @@
 namespace stablert::kernels {
 namespace {
 
-template <typename C>
+template <DType D, typename C>
 inline C MultiplyAdd(C acc, C a, C b) {
-  if constexpr (std::is_integral_v<C>) return ops::AddOp::Apply(acc, ops::MultiplyOp::Apply(a, b));
+  if constexpr (D == DType::kPred) return static_cast<C>((acc | (a & b)) != 0);  // or of ands
+  else if constexpr (std::is_integral_v<C>) return ops::AddOp::Apply(acc, ops::MultiplyOp::Apply(a, b));
   else if constexpr (kIsComplex<C>) return cx::Add(acc, cx::Multiply(a, b));
   else return acc + a * b;
 }
@@ -57,7 +59,7 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
         for (int64_t k = 0; k < k_size; ++k) {
           const C a = Load(l[m * lhs_sm + k * lhs_sk]);
           const T* r_row = r + k * rhs_sk;
-          for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd(row[n], a, Load(r_row[n]));
+          for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd<D>(row[n], a, Load(r_row[n]));
         }
         if constexpr (kIsHalf<T>)
           for (int64_t n = 0; n < n_size; ++n) o[m * n_size + n] = StoreAs<T>(row[n]);
@@ -68,7 +70,7 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
         for (int64_t n = 0; n < n_size; ++n) {
           const T* r_row = r + n * rhs_sn;
           C sum = 0;
-          for (int64_t k = 0; k < k_size; ++k) sum = MultiplyAdd(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k])));
+          for (int64_t k = 0; k < k_size; ++k) sum = MultiplyAdd<D>(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k])));
           o[m * n_size + n] = StoreAs<T>(sum);
         }
       }
@@ -80,7 +82,7 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterDotKernels(KernelRegistry& r) {
-  using Numeric = DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,
+  using Numeric = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,
                             DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kC64,
                             DType::kC128>;
   return ForEachDType(Numeric{}, [&]<DType D>() {

@@ -57,7 +57,7 @@ def dot_cases(dt):
     }
 
 
-@pytest.mark.parametrize("op,dtype", [not_yet.param("dot_general", dt) for dt in I.INT + I.FLOAT + I.COMPLEX])
+@pytest.mark.parametrize("op,dtype", [not_yet.param("dot_general", dt) for dt in I.BOOL + I.INT + I.FLOAT + I.COMPLEX])
 def test_dot_general(op, dtype):
     check_cases(None, dot_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
 
