@@ -38,8 +38,8 @@ bool IsBufferDonor(const ir::Attribute::Dictionary& attrs) {
 }
 
 // Which parameters an execution consumes. As in XLA, a buffer donor is consumed only if a
-// result of the same (per-device) type is left for it after the designated aliases; a
-// donor no result can reuse stays valid.
+// result of the same per-device size in bytes is left for it after the designated aliases
+// (shapes may differ: [8, 1] can back [8]); a donor no result can reuse stays valid.
 std::vector<bool> DonatedParameters(const ir::Function& entry, const std::vector<plan::TensorType>& parameter_types,
                                     const std::vector<plan::ShardLayout>& parameter_shards,
                                     const std::vector<plan::TensorType>& result_types,
@@ -60,9 +60,9 @@ std::vector<bool> DonatedParameters(const ir::Function& entry, const std::vector
   }
   for (size_t i = 0; i < n && i < entry.argument_attrs.size(); ++i) {
     if (donated[i] || !IsBufferDonor(entry.argument_attrs[i])) continue;
-    const plan::TensorType want = local(parameter_types[i], parameter_shards, i);
+    const int64_t want = plan::ByteSize(local(parameter_types[i], parameter_shards, i));
     for (size_t r = 0; r < result_types.size(); ++r) {
-      if (result_taken[r] || local(result_types[r], result_shards, r) != want) continue;
+      if (result_taken[r] || plan::ByteSize(local(result_types[r], result_shards, r)) != want) continue;
       result_taken[r] = donated[i] = true;
       break;
     }

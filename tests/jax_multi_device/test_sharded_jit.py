@@ -109,7 +109,7 @@ def test_a_donation_no_result_can_reuse_leaves_the_argument_valid(mesh_pair):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
             product = jax.jit(lambda v: v @ v.T, donate_argnums=0)(x)
-            doubled = jax.jit(lambda v: v * 2, donate_argnums=0)(y)
+            doubled = jax.jit(lambda v: (v * 2).reshape(16), donate_argnums=0)(y)  # same bytes, new shape
         outcome.append((np.asarray(product), x.is_deleted(), np.asarray(doubled), y.is_deleted()))
     got, want = outcome
     assert got[1] is want[1] is False
