@@ -121,3 +121,16 @@ def test_compiler_options_are_checked(stablert_device):
         jax.jit(f).lower(x).compile(compiler_options={"invalid_key": "invalid_value"})
     with pytest.raises(jax.errors.JaxRuntimeError, match="is not a valid bool value"):
         jax.jit(f).lower(x).compile(compiler_options={"xla_embed_ir_in_executable": "invalid_value"})
+
+
+def test_dce_sink_is_accepted(stablert_device, cpu_device):
+    def f(x):
+        y = x + 1
+        lax.dce_sink(y, prevent_mlir_dce=True)
+        return x * 2
+
+    for device in (stablert_device, cpu_device):
+        x = jax.device_put(np.float32(3), device)
+        assert float(jax.jit(f)(x)) == 6.0
+    with jax.default_device(stablert_device):
+        assert "dce_sink" in jax.jit(f).lower(np.float32(3)).compile().as_text()
