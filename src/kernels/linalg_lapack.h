@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/dtype_traits.h"
+
 namespace stablert::kernels::lapack {
 
 using Int = int32_t;  // Fortran INTEGER of the reference build
@@ -150,18 +152,11 @@ STABLERT_LAPACK_COMPLEX_ROUTINES(std::complex<float>, c)
 STABLERT_LAPACK_COMPLEX_ROUTINES(std::complex<double>, z)
 #undef STABLERT_LAPACK_COMPLEX_ROUTINES
 
+// The real type of T (T itself for float and double), and whether T is complex: the
+// kernels' own traits under the names LAPACK code reads best with.
 template <typename T>
-struct RealOf {
-  using type = T;
-};
-template <typename R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
-// The real type of T (T itself for float and double).
+using Real = Part<T>;
 template <typename T>
-using Real = typename RealOf<T>::type;
-template <typename T>
-inline constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
+inline constexpr bool kComplex = kIsComplex<T>;
 
 }  // namespace stablert::kernels::lapack

@@ -394,6 +394,28 @@ std::vector<int64_t> InnerAxisGroups(const Mesh& mesh, const std::set<std::strin
   return flat;
 }
 
+// The body's arguments: for each operand (`outer[i]`, the global or enclosing value), a
+// "manual_operand" step appended to `into` cuts the partition's block of the body
+// argument's local type.
+StatusOr<std::vector<ValueId>> ManualOperands(Lowering& l, const ir::Operation& op, const ir::Block& block,
+                                              const ir::Attribute::Array& in_shardings,
+                                              const std::vector<ValueId>& outer, int64_t partitions,
+                                              const std::set<std::string>& manual_axes, Sequence* into) {
+  std::vector<ValueId> arguments;
+  for (size_t i = 0; i < outer.size(); ++i) {
+    const ir::Type& local_type = l.module().type_of(block.arguments[i]);
+    if (!local_type.is_tensor() || local_type.dtype != l.TypeOf(outer[i]).dtype)
+      return l.Invalid(op, "body argument " + std::to_string(i) + " has type " + ir::TypeToString(local_type));
+    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout,
+                              ManualLayout(l, op, in_shardings[i], l.TypeOf(outer[i]).dims, local_type.dims,
+                                           partitions, manual_axes, "operand " + std::to_string(i)));
+    ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
+    into->steps.push_back(CollectiveStep(l, op, "manual_operand", {outer[i]}, {local}, ManualOperandParams(layout)));
+    arguments.push_back(local);
+  }
+  return arguments;
+}
+
 // A manual region inside a manual region (shard_map inside a partially manual shard_map):
 // the enclosing body already runs once per partition, so this one is lowered inline: each
 // partition takes its block of the operands along the inner manual axes, runs the body,
@@ -403,19 +425,14 @@ Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const 
                                     const ir::Attribute::Array& in_shardings, const ir::Attribute::Array& out_shardings,
                                     const std::set<std::string>& manual_axes) {
   const int64_t partitions = l.manual_partitions;
-  std::vector<ValueId> arguments;
+  std::vector<ValueId> outer;
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    STABLERT_ASSIGN_OR_RETURN(ValueId outer, l.Operand(op, i));
-    const ir::Type& local_type = l.module().type_of(block.arguments[i]);
-    if (!local_type.is_tensor() || local_type.dtype != l.TypeOf(outer).dtype)
-      return l.Invalid(op, "body argument " + std::to_string(i) + " has type " + ir::TypeToString(local_type));
-    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout,
-                              ManualLayout(l, op, in_shardings[i], l.TypeOf(outer).dims, local_type.dims, partitions,
-                                           manual_axes, "operand " + std::to_string(i)));
-    ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
-    l.EmitControl(op, CollectiveStep(l, op, "manual_operand", {outer}, {local}, ManualOperandParams(layout)));
-    arguments.push_back(local);
+    STABLERT_ASSIGN_OR_RETURN(ValueId value, l.Operand(op, i));
+    outer.push_back(value);
   }
+  STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> arguments,
+                            ManualOperands(l, op, block, in_shardings, outer, partitions, manual_axes,
+                                           l.current_sequence()));
   std::vector<ValueId> returned;
   STABLERT_RETURN_IF_ERROR(l.LowerRegion(op, op.regions[0], arguments, l.current_sequence(), &returned));
   if (returned.size() != op.results.size())
@@ -480,20 +497,12 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
   step.params = {{partitions}};
   step.regions.resize(1);
   Sequence& body = step.regions[0];
-  std::vector<ValueId> arguments;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     STABLERT_ASSIGN_OR_RETURN(ValueId global, l.Operand(op, i));
-    const ir::Type& local_type = l.module().type_of(block.arguments[i]);
-    if (!local_type.is_tensor() || local_type.dtype != l.TypeOf(global).dtype)
-      return l.Invalid(op, "body argument " + std::to_string(i) + " has type " + ir::TypeToString(local_type));
-    STABLERT_ASSIGN_OR_RETURN(ShardLayout layout,
-                              ManualLayout(l, op, (*in_shardings)[i], l.TypeOf(global).dims, local_type.dims,
-                                           partitions, manual_axes, "operand " + std::to_string(i)));
-    ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
-    body.steps.push_back(CollectiveStep(l, op, "manual_operand", {global}, {local}, ManualOperandParams(layout)));
     step.inputs.push_back(global);
-    arguments.push_back(local);
   }
+  STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> arguments,
+                            ManualOperands(l, op, block, *in_shardings, step.inputs, partitions, manual_axes, &body));
   std::vector<ValueId> returned;
   l.manual_partitions = partitions;
   Status status = l.LowerRegion(op, op.regions[0], arguments, &body, &returned);
