@@ -135,8 +135,37 @@ def _platform_dependent_takes_cpu_branch() -> None:
     mlir.register_lowering(conditionals.cond_p, cond_lowering, inline=cond_rule.inline)
 
 
+def _cpu_rules_as_fallback() -> None:
+    """jax._src.interpreters.mlir._get_lowering_rules (jax 0.10.2).
+
+    A primitive whose lowering rules are all platform-specific and include one for "cpu" but
+    none for stablert (nor a generic rule) would fail with "MLIR translation rule for
+    primitive ... not found for platform stablert". stablert computes what the CPU backend
+    computes, so it lowers such primitives with their "cpu" rule. A rule registered for
+    stablert, or a generic rule, still wins; a CPU rule that emits a custom call StableRT does
+    not implement fails at compile time naming the target.
+    """
+    from jax._src.interpreters import mlir
+
+    get_rules = mlir._get_lowering_rules
+    if getattr(get_rules, "_stablert_shim", False):
+        return
+
+    def get_lowering_rules(ctx, primitive, eqn_ctx):
+        platform_rules, default_rule, inline = get_rules(ctx, primitive, eqn_ctx)
+        if default_rule is None and PLATFORM not in platform_rules and PLATFORM in ctx.platforms:
+            entry = mlir._platform_specific_lowerings["cpu"].get(primitive)
+            if entry is not None:
+                platform_rules = {**platform_rules, PLATFORM: entry.rule}
+                inline = inline and entry.inline
+        return platform_rules, default_rule, inline
+
+    get_lowering_rules._stablert_shim = True
+    mlir._get_lowering_rules = get_lowering_rules
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
-          _platform_dependent_takes_cpu_branch)
+          _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback)
 
 
 def install() -> None:

@@ -195,3 +195,50 @@ def test_platform_dependent_inside_vmap_and_grad(stablert_device):
 
     x = jax.device_put(np.linspace(0, 1, 4, dtype=_F), stablert_device)
     np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(jax.grad(h)))(x)), np.cos(np.linspace(0, 1, 4)), rtol=1e-6)
+
+
+# --- primitives with only platform-specific rules (_cpu_rules_as_fallback) ---
+
+def _primitive_with_rules(name, platforms):
+    """A primitive computing sin(x), lowered only for `platforms`; the rule records the platform
+    it was lowered for and refuses any other, as JAX's own lowering-error test primitive does."""
+    from functools import partial
+
+    from jax._src import core, dispatch
+    from jax._src.interpreters import mlir
+
+    prim = core.Primitive(name)
+    prim.def_abstract_eval(lambda aval: aval)
+    prim.def_impl(partial(dispatch.apply_primitive, prim))
+    lowered_for = []
+
+    def rule(platform, ctx, x):
+        lowered_for.append(platform)
+        return [mlir.hlo.sine(x)]
+
+    for platform in platforms:
+        mlir.register_lowering(prim, partial(rule, platform), platform=platform)
+    return prim, lowered_for
+
+
+def test_primitive_with_only_a_cpu_rule_lowers_with_it(stablert_device):
+    prim, lowered_for = _primitive_with_rules("stablert_test_cpu_only", ("cpu", "tpu"))
+    x = jax.device_put(np.float32(1), stablert_device)
+    np.testing.assert_allclose(float(jax.jit(prim.bind)(x)), np.sin(np.float32(1)), rtol=1e-6)
+    assert lowered_for == ["cpu"]
+    # lax.platform_dependent lowers only the branch for the platform (the cpu one on stablert).
+    f = jax.jit(lambda x: lax.platform_dependent(x, cpu=prim.bind, tpu=prim.bind))
+    np.testing.assert_allclose(float(f(x)), np.sin(np.float32(1)), rtol=1e-6)
+    assert "tpu" not in lowered_for
+
+
+def test_stablert_rule_wins_over_the_cpu_rule(stablert_device):
+    prim, lowered_for = _primitive_with_rules("stablert_test_own_rule", ("cpu", "stablert"))
+    jax.jit(prim.bind)(jax.device_put(np.float32(1), stablert_device)).block_until_ready()
+    assert lowered_for == ["stablert"]
+
+
+def test_primitive_without_cpu_rule_still_names_the_platform(stablert_device):
+    prim, _ = _primitive_with_rules("stablert_test_tpu_only", ("tpu",))
+    with pytest.raises(NotImplementedError, match="not found for platform stablert"):
+        jax.jit(prim.bind)(jax.device_put(np.float32(1), stablert_device))
