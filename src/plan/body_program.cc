@@ -1,7 +1,9 @@
 // Compiles region bodies (reduce, sort comparators) into body programs: straight-line
 // scalar code in the encoding kernels/scalar_program.h documents. The opcode numbers
 // below mirror kernels::ScalarOp (a runtime test checks every one).
+#include <array>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "plan/lowering.h"
@@ -12,7 +14,7 @@ namespace {
 using ir::OpCode;
 
 constexpr int64_t kFormatVersion = 1;
-constexpr int64_t kCompare = 70, kSelect = 71, kClamp = 72, kConvert = 73;
+constexpr int64_t kCompare = 70, kSelect = 71, kClamp = 72, kConvert = 73, kCopy = 74;
 
 }  // namespace
 
@@ -220,5 +222,90 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
   program.insert(program.end(), outputs.begin(), outputs.end());
   return program;
 }
+
+namespace {
+
+// Reads a body program's encoding (see kernels/scalar_program.h) into its sections.
+struct ProgramParts {
+  std::vector<int64_t> dtypes;
+  int64_t num_inputs = 0;
+  std::vector<std::pair<int64_t, int64_t>> constants;
+  std::vector<std::array<int64_t, 6>> instructions;
+  std::vector<int64_t> outputs;
+};
+
+std::optional<ProgramParts> ParseProgram(const std::vector<int64_t>& p) {
+  ProgramParts parts;
+  size_t i = 0;
+  auto next = [&](int64_t& v) {
+    if (i >= p.size()) return false;
+    v = p[i++];
+    return true;
+  };
+  int64_t version = 0, count = 0;
+  if (!next(version) || version != 1 || !next(count) || count < 0) return std::nullopt;
+  parts.dtypes.resize(static_cast<size_t>(count));
+  for (int64_t& d : parts.dtypes)
+    if (!next(d)) return std::nullopt;
+  if (!next(parts.num_inputs) || !next(count) || count < 0) return std::nullopt;
+  parts.constants.resize(static_cast<size_t>(count));
+  for (auto& [reg, bits] : parts.constants)
+    if (!next(reg) || !next(bits)) return std::nullopt;
+  if (!next(count) || count < 0) return std::nullopt;
+  parts.instructions.resize(static_cast<size_t>(count));
+  for (auto& inst : parts.instructions)
+    for (int64_t& field : inst)
+      if (!next(field)) return std::nullopt;
+  if (!next(count) || count < 0) return std::nullopt;
+  parts.outputs.resize(static_cast<size_t>(count));
+  for (int64_t& o : parts.outputs)
+    if (!next(o)) return std::nullopt;
+  if (i != p.size()) return std::nullopt;
+  return parts;
+}
+
+// The reduce body (acc_value, acc_index, x_value, x_index) -> (value, index) that keeps
+// the accumulator where comparator(acc_value, x_value, acc_index, x_index) holds.
+}  // namespace
+
+std::optional<std::vector<int64_t>> AccumulatorFromComparator(const std::vector<int64_t>& comparator) {
+  std::optional<ProgramParts> c = ParseProgram(comparator);
+  if (!c || c->num_inputs != 4 || c->outputs.size() != 1) return std::nullopt;
+  constexpr int64_t kShift = 4;  // the accumulator's own argument registers come first
+  const int64_t r = static_cast<int64_t>(c->dtypes.size());
+  const int64_t out_value = kShift + r, out_index = kShift + r + 1;
+  const int64_t value_dtype = c->dtypes[0], index_dtype = c->dtypes[2];
+  std::vector<int64_t> dtypes = {value_dtype, index_dtype, value_dtype, index_dtype};
+  dtypes.insert(dtypes.end(), c->dtypes.begin(), c->dtypes.end());
+  dtypes.push_back(value_dtype);
+  dtypes.push_back(index_dtype);
+  const int64_t registers = static_cast<int64_t>(dtypes.size());
+
+  std::vector<int64_t> p = {1, registers};
+  p.insert(p.end(), dtypes.begin(), dtypes.end());
+  p.push_back(4);  // arguments
+  p.push_back(static_cast<int64_t>(c->constants.size()));
+  for (auto [reg, bits] : c->constants) {
+    // Entries past the register count address the high half of register (reg - count).
+    p.push_back(reg < r ? reg + kShift : registers + (reg - r) + kShift);
+    p.push_back(bits);
+  }
+  std::vector<std::array<int64_t, 6>> code;
+  // The comparator's arguments (lhs, rhs, lhs_index, rhs_index) = (acc, x, acc_index, x_index).
+  const int64_t from[4] = {0, 2, 1, 3};
+  for (int64_t a = 0; a < 4; ++a) code.push_back({kCopy, kShift + a, from[a], 0, 0, 0});
+  for (auto inst : c->instructions) {
+    for (int f = 1; f <= 4; ++f) inst[f] += kShift;
+    code.push_back(inst);
+  }
+  const int64_t keep = c->outputs[0] + kShift;
+  code.push_back({kSelect, out_value, keep, 0, 2, 0});
+  code.push_back({kSelect, out_index, keep, 1, 3, 0});
+  p.push_back(static_cast<int64_t>(code.size()));
+  for (const auto& inst : code) p.insert(p.end(), inst.begin(), inst.end());
+  p.insert(p.end(), {2, out_value, out_index});
+  return p;
+}
+
 
 }  // namespace stablert::plan

@@ -303,6 +303,7 @@ Status Lowering::LowerOp(const ir::Operation& op) {
         return OkStatus();
       }
       if (IsLinalgCustomCall(target)) return LowerLinalgCustomCall(*this, op, target);
+      if (target == "ApproxTopK") return LowerApproxTopK(*this, op);
       // lax.dce_sink: marks its operands as used; nothing to compute.
       if (target == "dce_sink" && op.results.empty()) return OkStatus();
       return Unsupported(op, "custom_call target '" + target + "' is not supported yet");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -135,6 +136,8 @@ Status LowerCollective(Lowering& lowering, const ir::Operation& op);
 Status LowerLinalg(Lowering& lowering, const ir::Operation& op);
 bool IsLinalgCustomCall(std::string_view target);
 Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::string_view target);
+// lower_approx_top_k.cc: custom_call @ApproxTopK (lax.approx_max_k/approx_min_k), exact.
+Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op);
 
 //===--- Body programs (body_program.cc) ---===//
 
@@ -143,6 +146,10 @@ Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::s
 // must be a scalar of a supported type. Unimplemented for ops a program cannot express.
 StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& lowering, const ir::Operation& op,
                                                   const ir::Region& region);
+// From a comparator program (lhs, rhs, lhs_index, rhs_index) -> i1, the reduce body
+// (acc, acc_index, x, x_index) -> select(comparator(acc, x, acc_index, x_index), acc|x, ...):
+// the accumulator XLA builds for a top-1 by comparator. nullopt for another program shape.
+std::optional<std::vector<int64_t>> AccumulatorFromComparator(const std::vector<int64_t>& comparator);
 // The body-program opcode of an elementwise-like op, or 0 (exposed for tests).
 int64_t BodyProgramOpcode(ir::OpCode code);
 

@@ -70,3 +70,32 @@ def top_k_cases(dt):
 @pytest.mark.parametrize("op,dtype", [not_yet.param("top_k", dt) for dt in I.INT + I.FLOAT])
 def test_top_k(op, dtype):
     check_cases(None, top_k_cases(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
+
+
+def _distinct(dt, shape, seed):
+    """Distinct, exactly representable values (no NaN, one zero) in random order."""
+    n = int(np.prod(shape))
+    return ((I.rng(seed).permutation(n) - n // 2) * 0.5).astype(dt).reshape(shape)
+
+
+def approx_top_k_cases(dt):
+    """lax.approx_max_k/approx_min_k: custom_call ApproxTopK, which XLA's CPU backend computes
+    exactly (sort by the comparator and slice; a reduce for k=1). Where a sort decides, values
+    are distinct and not NaN: XLA's sort here is unstable and the comparator (a plain GT/LT) is
+    no order on NaN, so the order of tied values or NaNs is unspecified."""
+    return {
+        "max_k3": Call(lambda x: lax.approx_max_k(x, 3), _distinct(dt, (4, 20), 1)),
+        "min_k5_dim0": Call(lambda x: lax.approx_min_k(x, 5, reduction_dimension=0), _distinct(dt, (12, 3), 2)),
+        "max_k1": Call(lambda x: lax.approx_max_k(x, 1), _keys(dt, (5, 9), 3)),
+        "min_k1_specials": Call(lambda x: lax.approx_min_k(x, 1), I.specials(dt)),
+        "max_k1_specials": Call(lambda x: lax.approx_max_k(x, 1), I.specials(dt)),
+        "max_all_3d": Call(lambda x: lax.approx_max_k(x, 6, reduction_dimension=1), _distinct(dt, (2, 6, 3), 4)),
+        "max_not_aggregated": Call(lambda x: lax.approx_max_k(x, 2, aggregate_to_topk=False),
+                                   _distinct(dt, (2, 30), 5)),
+        "empty_rows": Call(lambda x: lax.approx_max_k(x, 2), np.zeros((0, 4), dt)),
+    }
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("approx_top_k", dt) for dt in I.FLOAT])
+def test_approx_top_k(op, dtype):
+    check_cases(None, approx_top_k_cases(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
