@@ -164,8 +164,67 @@ def _cpu_rules_as_fallback() -> None:
     mlir._get_lowering_rules = get_lowering_rules
 
 
+class _ModuleContextAsTpu:
+    """A view of a JAX ModuleContext whose lowering platform reads "tpu"; everything else
+    (the channel counter, the host callback list, the backend) is the wrapped context's own."""
+
+    platforms = ("tpu",)
+
+    def __init__(self, module_context):
+        self._module_context = module_context
+
+    def get_backend(self, optional: bool = False):
+        return self._module_context.get_backend(optional)
+
+    def __getattr__(self, name):
+        return getattr(self._module_context, name)
+
+
+def _host_callbacks_by_send_and_recv() -> None:
+    """jax._src.callback.emit_python_callback and the lowerings of debug_callback_p and
+    debug_print_p (jax 0.10.2).
+
+    JAX refuses host callbacks on platforms other than cpu/cuda/rocm/tpu. Its CPU/GPU path is
+    a custom call whose Python callable reaches the runtime as FFI user data only for XLA's own
+    CPU/GPU clients; its TPU path is plain PJRT: `stablehlo.send`/`stablehlo.recv` host
+    transfers whose channels the client serves through PJRT_ExecuteOptions.send_callbacks /
+    recv_callbacks. On stablert, emit_python_callback takes the TPU path: JAX's own function
+    runs with a view of the module context whose platform reads "tpu" (same channel counter,
+    same host callback list, same backend). Partitioned callbacks (`partitioned=True`) stay
+    refused there, as on TPU. debug_callback_p and debug_print_p get JAX's lowering rules,
+    uncacheable like on TPU (their channel ids differ per lowering).
+    """
+    import dataclasses
+
+    from jax._src import callback as callback_module
+    from jax._src import debugging
+    from jax._src.interpreters import mlir
+
+    original = callback_module.emit_python_callback
+    if getattr(original, "_stablert_shim", False):
+        return
+
+    def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, **kwargs):
+        if tuple(ctx.module_context.platforms) == (PLATFORM,):
+            if kwargs.get("partitioned", False):
+                raise NotImplementedError(f"Partitioned callback not implemented on {PLATFORM} backend.")
+            ctx = dataclasses.replace(ctx, module_context=_ModuleContextAsTpu(ctx.module_context))
+        return original(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
+
+    emit_python_callback._stablert_shim = True
+    callback_module.emit_python_callback = emit_python_callback
+    mlir.emit_python_callback = emit_python_callback
+    import jax.interpreters.mlir as public_mlir
+
+    public_mlir.emit_python_callback = emit_python_callback
+    mlir.register_lowering(debugging.debug_callback_p, debugging.debug_callback_lowering, platform=PLATFORM,
+                           cacheable=False)
+    mlir.register_lowering(debugging.debug_print_p, debugging.debug_print_lowering_rule, platform=PLATFORM,
+                           cacheable=False)
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
-          _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback)
+          _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv)
 
 
 def install() -> None:

@@ -4,6 +4,7 @@
 #include "capi/api.h"
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "capi/host_transfers.h"
 #include "capi/serialization.h"
 #include "runtime/compile_options.h"
 
@@ -334,8 +335,13 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
                            options->non_donatable_input_indices + options->num_non_donatable_input_indices);
     }
     runtime::Device* device = args->execute_device ? args->execute_device->device : nullptr;
-    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::ExecuteResult result,
-                                   args->executable->loaded->Execute(arguments, device, non_donatable));
+    // Host transfers (send/recv callbacks, one list per argument list) serve the program's
+    // stablehlo.send/recv host transfers.
+    auto host_transfers = HostTransfersFromOptions(options, args->num_devices);
+    if (!host_transfers.ok()) return ToPjrtError(host_transfers.status().WithPrefix(kFn));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(
+        runtime::ExecuteResult result,
+        args->executable->loaded->Execute(arguments, device, non_donatable, std::move(host_transfers).value()));
     for (size_t d = 0; d < result.outputs.size(); ++d) {
       for (size_t o = 0; o < result.outputs[d].size(); ++o)
         args->output_lists[d][o] = NewBufferHandle(std::move(result.outputs[d][o]), args->executable->client);

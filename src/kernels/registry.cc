@@ -48,7 +48,14 @@ std::vector<std::string> KernelRegistry::Keys() const {
   return keys;
 }
 
+namespace {
+// Tokens (!stablehlo.token) order side effects and carry no bytes: copying one (a token a
+// loop carries or a branch returns) does nothing.
+Status CopyTokenKernel(const KernelContext&, const KernelArgs&) { return OkStatus(); }
+}  // namespace
+
 Status RegisterCpuKernels(KernelRegistry& registry) {
+  STABLERT_RETURN_IF_ERROR(registry.Register("copy.token", &CopyTokenKernel));
   STABLERT_RETURN_IF_ERROR(RegisterUnaryKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterCompareSelectKernels(registry));

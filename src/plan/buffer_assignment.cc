@@ -122,7 +122,8 @@ class Liveness {
 
   void Walk(const Sequence& sequence) {
     for (const Step& step : sequence.steps) {
-      if (step.kind == StepKind::kKernel || step.kind == StepKind::kCollective) {
+      if (step.kind == StepKind::kKernel || step.kind == StepKind::kCollective ||
+          step.kind == StepKind::kHostTransfer) {
         for (ValueId v : step.inputs) Reference(v, false);
         for (ValueId v : step.outputs) Reference(v, true);
         ++position_;

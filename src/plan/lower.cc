@@ -41,6 +41,7 @@ StatusOr<TensorType> Lowering::ResultType(const ir::Operation& op, size_t i) con
   ir::ValueId id = op.results[i];
   if (id >= module_.value_types.size()) return Invalid(op, "result " + std::to_string(i) + " has no type");
   const ir::Type& type = module_.value_types[id];
+  if (type.kind == ir::Type::Kind::kToken) return TokenType();
   if (!type.is_tensor()) return Unsupported(op, "result type " + ir::TypeToString(type) + " is not supported yet");
   if (!IsSupportedDType(type.dtype))
     return Unsupported(op, "element type " + std::string(DTypeName(type.dtype)) + " is not supported yet");
@@ -128,7 +129,8 @@ Status Lowering::LowerRegion(const ir::Operation& op, const ir::Region& region, 
     ir::ValueId argument = block.arguments[i];
     if (argument >= value_map_.size()) return Invalid(op, "region argument has no type");
     const ir::Type& type = module_.value_types[argument];
-    if (!type.is_tensor() || TensorType{type.dtype, type.dims} != TypeOf(arguments[i]))
+    const bool token = type.kind == ir::Type::Kind::kToken && TypeOf(arguments[i]) == TokenType();
+    if (!token && (!type.is_tensor() || TensorType{type.dtype, type.dims} != TypeOf(arguments[i])))
       return Invalid(op, "region argument " + std::to_string(i) + " has type " + ir::TypeToString(type) +
                              ", expected " + TensorTypeToString(TypeOf(arguments[i])));
     Bind(argument, arguments[i]);
@@ -253,6 +255,11 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       return LowerLinalg(*this, op);
     case OpCode::kSdyManualComputation:
       return LowerManualComputation(*this, op);
+    case OpCode::kSend:
+    case OpCode::kRecv:
+    case OpCode::kCreateToken:
+    case OpCode::kAfterAll:
+      return LowerHostTransfer(*this, op);
     case OpCode::kAllReduce:
     case OpCode::kAllGather:
     case OpCode::kReduceScatter:
@@ -325,6 +332,15 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   for (size_t i = 0; i < block.arguments.size(); ++i) {
     const ir::Type& type = entry->argument_types[i];
     std::string where = "parameter " + std::to_string(i) + " of @" + entry->name + " has type " + ir::TypeToString(type);
+    if (type.kind == ir::Type::Kind::kToken && block.arguments[i] < value_map_.size()) {
+      // A token parameter is passed as pred[0] (JAX's runtime tokens, as XLA takes them).
+      plan_.parameter_types.push_back(kEntryTokenType);
+      ValueId value = NewValue(kEntryTokenType);
+      plan_.values[value].storage = Storage::kParameter;
+      plan_.values[value].index = static_cast<int64_t>(i);
+      Bind(block.arguments[i], NewValue(TokenType()));
+      continue;
+    }
     if (!type.is_tensor()) return Unimplemented(where + ", which is not supported yet");
     if (!IsSupportedDType(type.dtype)) return Unimplemented(where + ": element type not supported yet");
     auto count = CheckedElementCount(type.dims);
@@ -348,6 +364,11 @@ StatusOr<ExecutionPlan> Lowering::Run() {
                            std::to_string(entry->result_types.size()) + " results");
   for (size_t i = 0; i < returned.size(); ++i) {
     const ir::Type& type = entry->result_types[i];
+    if (type.kind == ir::Type::Kind::kToken && TypeOf(returned[i]) == TokenType()) {
+      returned[i] = NewConstant(kEntryTokenType, {});  // returned as pred[0], like token parameters
+      plan_.result_types.push_back(kEntryTokenType);
+      continue;
+    }
     if (!type.is_tensor() || TensorType{type.dtype, type.dims} != TypeOf(returned[i]))
       return InvalidArgument("result " + std::to_string(i) + " of @" + entry->name + " is declared " +
                              ir::TypeToString(type) + " but the returned value is " +

@@ -15,6 +15,11 @@
 
 namespace stablert::plan {
 
+// The plan type of a !stablehlo.token value: no bytes (tokens only order side effects).
+inline TensorType TokenType() { return TensorType{DType::kToken, {}}; }
+// A token parameter or result of the entry function is passed as a pred[0] array.
+inline const TensorType kEntryTokenType{DType::kPred, {0}};
+
 // Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64,
 // complex<f32>, complex<f64>).
 bool IsSupportedDType(DType dtype);
@@ -136,6 +141,9 @@ Status LowerCollective(Lowering& lowering, const ir::Operation& op);
 Status LowerLinalg(Lowering& lowering, const ir::Operation& op);
 bool IsLinalgCustomCall(std::string_view target);
 Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::string_view target);
+// lower_host_transfer.cc: send and recv with is_host_transfer (StepKind::kHostTransfer),
+// create_token, after_all.
+Status LowerHostTransfer(Lowering& lowering, const ir::Operation& op);
 // lower_approx_top_k.cc: custom_call @ApproxTopK (lax.approx_max_k/approx_min_k), exact.
 Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op);
 

@@ -97,6 +97,7 @@ void PrintSequence(const Sequence& sequence, const std::string& indent, std::str
       case StepKind::kCase: out += "case"; break;
       case StepKind::kManual: out += "manual"; break;
       case StepKind::kCollective: out += step.kernel; break;
+      case StepKind::kHostTransfer: out += step.kernel; break;
     }
     out += ' ';
     out += ValueListToString(step.inputs);

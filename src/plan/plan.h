@@ -90,6 +90,12 @@ enum class StepKind : uint8_t {
                 //                     all_to_all [split_dim, concat_dim], all_reduce_program
                 //                     [body program]; empty groups: all partitions
                 //   "collective_permute" params: [[source, target pairs flattened]]
+  kHostTransfer,  // a host transfer (stablehlo.send/recv with is_host_transfer), run by the
+                  // executor through the execution's runtime::HostTransferHandler in program
+                  // order, for the device of the partition it runs in; `kernel`:
+                  //   "host_send"  in: the array sent  out: none
+                  //   "host_recv"  in: none  out: the array received
+                  // params: [[channel_id]]
 };
 
 struct Step;

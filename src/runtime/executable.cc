@@ -93,7 +93,7 @@ StatusOr<const void*> ParameterBlock(const plan::ShardLayout& layout, const plan
   return static_cast<const void*>(scratch.data());
 }
 
-Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs) {
+Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs, const HostTransfers& host) {
   for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
   const auto& parameter_types = executable.parameter_types();
   const auto& result_types = executable.result_types();
@@ -126,7 +126,7 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
     out.push_back(global->data());
     globals.push_back(std::move(global));
   }
-  STABLERT_RETURN_IF_ERROR(ExecutePlan(executable.plan(), in, out));
+  STABLERT_RETURN_IF_ERROR(ExecutePlan(executable.plan(), in, out, &host));
   for (size_t o = 0; o < result_types.size(); ++o) {
     const plan::ShardLayout& layout = executable.result_shards()[o];
     size_t element_size = DTypeByteSize(result_types[o].dtype);
@@ -182,7 +182,8 @@ LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executa
 }
 
 StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<Buffer*>>& arguments,
-                                                  Device* execute_device, const std::vector<int64_t>& non_donatable) {
+                                                  Device* execute_device, const std::vector<int64_t>& non_donatable,
+                                                  std::shared_ptr<const HostTransferHandler> host_transfers) {
   if (deleted_) return FailedPrecondition("PJRT_LoadedExecutable_Execute: the executable has been deleted");
   std::vector<Device*> run_on;
   if (execute_device) {
@@ -255,21 +256,26 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
   for (Buffer* buffer : donated) buffer->Delete();
   std::shared_ptr<const Executable> executable = executable_;
   if (partitioned) {
-    Device* host = runs.front().device;
-    host->queue().Submit([executable, runs = std::move(runs), shared_done] {
-      shared_done->Set(RunPartitioned(*executable, runs)).IgnoreError();
+    // Partition p's host transfers are those of the device that runs partition p.
+    HostTransfers host{host_transfers.get(), std::vector<int>(static_cast<size_t>(executable->num_partitions()), 0), 0};
+    for (size_t d = 0; d < runs.size(); ++d) host.device_of_partition[static_cast<size_t>(runs[d].partition)] = static_cast<int>(d);
+    Device* first = runs.front().device;
+    first->queue().Submit([executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)] {
+      shared_done->Set(RunPartitioned(*executable, runs, host)).IgnoreError();
     });
     return result;
   }
-  for (DeviceRun& run : runs) {
-    run.device->queue().Submit([executable, run = std::move(run)] {
+  for (size_t d = 0; d < runs.size(); ++d) {
+    DeviceRun& run = runs[d];
+    HostTransfers host{host_transfers.get(), {}, static_cast<int>(d)};
+    run.device->queue().Submit([executable, run = std::move(run), host_transfers, host = std::move(host)] {
       Status status = AwaitAll(run.input_events);
       if (status.ok()) {
         std::vector<const void*> in;
         std::vector<void*> out;
         for (const auto& storage : run.inputs) in.push_back(storage->data());
         for (const auto& storage : run.outputs) out.push_back(storage->data());
-        status = ExecutePlan(executable->plan(), in, out);
+        status = ExecutePlan(executable->plan(), in, out, &host);
       }
       run.done->Set(status).IgnoreError();
     });

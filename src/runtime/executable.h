@@ -19,6 +19,7 @@
 #include "runtime/buffer.h"
 #include "runtime/compile_options.h"
 #include "runtime/device.h"
+#include "runtime/host_transfer.h"
 
 namespace stablert::runtime {
 
@@ -115,9 +116,12 @@ class LoadedExecutable {
   // that device. Errors (wrong counts, types, deleted buffers, a buffer donated twice) are
   // returned before any work is queued. Donatable parameters not listed in
   // `non_donatable` are consumed: their buffers are deleted once the work is queued (the
-  // execution keeps the bytes alive until it is done).
+  // execution keeps the bytes alive until it is done). The program's host transfers go to
+  // `host_transfers` (shared by the queued work until every device is done), the device
+  // index it is given being the argument list's index; without one they fail the execution.
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device,
-                                  const std::vector<int64_t>& non_donatable = {});
+                                  const std::vector<int64_t>& non_donatable = {},
+                                  std::shared_ptr<const HostTransferHandler> host_transfers = nullptr);
 
   void Delete() { deleted_ = true; }
   bool IsDeleted() const { return deleted_; }

@@ -179,6 +179,13 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
             if (v >= plan.values.size()) return InvalidArgument(step.origin + ": step refers to an unknown value");
         STABLERT_RETURN_IF_ERROR(ResolveCollective(plan, step, registry, &resolved.fn, &resolved.state));
         break;
+      case plan::StepKind::kHostTransfer: {
+        const bool send = step.kernel == "host_send", recv = step.kernel == "host_recv";
+        if (!step.regions.empty() || (!send && !recv) || step.inputs.size() != (send ? 1u : 0u) ||
+            step.outputs.size() != (recv ? 1u : 0u) || step.params.size() != 1 || step.params[0].size() != 1)
+          return InvalidArgument(step.origin + ": malformed host transfer step '" + step.kernel + "'");
+        break;
+      }
       case plan::StepKind::kManual:
         if (step.regions.size() != 1 || step.params.size() != 1 || step.params[0].size() != 1 ||
             step.params[0][0] < 1 || step.params[0][0] > kMaxPartitions)
@@ -254,7 +261,8 @@ StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPl
 }
 
 Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
-                       const std::vector<kernels::BufferView>& views, const Partition* partition) const {
+                       const std::vector<kernels::BufferView>& views, const Partition* partition,
+                       const HostTransfers* host) const {
   const ResolvedSequence& seq = sequences_[sequence];
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
     const ResolvedStep& step = steps_[s];
@@ -273,15 +281,15 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
       case plan::StepKind::kWhile: {
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
         while (true) {
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition));
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
           if (!*condition) break;
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition));
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host));
         }
         break;
       }
       case plan::StepKind::kIf: {
         const auto* predicate = static_cast<const uint8_t*>(views[step.first_operand].data);
-        STABLERT_RETURN_IF_ERROR(Run(step.first_region + (*predicate ? 0 : 1), context, views, partition));
+        STABLERT_RETURN_IF_ERROR(Run(step.first_region + (*predicate ? 0 : 1), context, views, partition, host));
         break;
       }
       case plan::StepKind::kCase: {
@@ -289,15 +297,18 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         std::memcpy(&index, views[step.first_operand].data, sizeof(index));
         const auto last = static_cast<int32_t>(step.num_regions - 1);
         uint32_t branch = static_cast<uint32_t>(index < 0 || index > last ? last : index);
-        STABLERT_RETURN_IF_ERROR(Run(step.first_region + branch, context, views, partition));
+        STABLERT_RETURN_IF_ERROR(Run(step.first_region + branch, context, views, partition, host));
         break;
       }
       case plan::StepKind::kManual:
         if (partition != nullptr) return Unimplemented(step.step->origin + ": nested manual regions");
-        STABLERT_RETURN_IF_ERROR(RunManual(step, context, views));
+        STABLERT_RETURN_IF_ERROR(RunManual(step, context, views, host));
         break;
       case plan::StepKind::kCollective:
         STABLERT_RETURN_IF_ERROR(RunCollective(step, context, views, partition));
+        break;
+      case plan::StepKind::kHostTransfer:
+        STABLERT_RETURN_IF_ERROR(RunHostTransfer(step, views, partition, host));
         break;
     }
   }
@@ -348,7 +359,7 @@ Dims BlockStart(const std::vector<int64_t>& starts, int rank, size_t dims) {
 }  // namespace
 
 Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
-                             const std::vector<kernels::BufferView>& views) const {
+                             const std::vector<kernels::BufferView>& views, const HostTransfers* host) const {
   const int partitions = static_cast<int>(step.step->params[0][0]);
   collectives::Communicator communicator(partitions, collectives::DefaultCollectiveTimeout());
   // Partitions other than 0 work in private arenas.
@@ -373,9 +384,10 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
     threads.emplace_back([&, p] {
       ScopedFlushDenormals flush_denormals;
       statuses[static_cast<size_t>(p)] =
-          Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)], &contexts[static_cast<size_t>(p)]);
+          Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)], &contexts[static_cast<size_t>(p)],
+              host);
     });
-  statuses[0] = Run(step.first_region, context, views, &contexts[0]);
+  statuses[0] = Run(step.first_region, context, views, &contexts[0], host);
   for (std::thread& thread : threads) thread.join();
   for (Arena& arena : arenas) ReleaseArena(std::move(arena));
   // A partition's own failure explains its peers' timeouts: report it first.
@@ -384,6 +396,23 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
   for (const Status& status : statuses)
     if (!status.ok()) return status;
   return OkStatus();
+}
+
+Status LoadedPlan::RunHostTransfer(const ResolvedStep& step, const std::vector<kernels::BufferView>& views,
+                                   const Partition* partition, const HostTransfers* host) const {
+  const plan::Step& plan_step = *step.step;
+  const int64_t channel = plan_step.params[0][0];
+  const bool send = plan_step.kernel == "host_send";
+  if (host == nullptr || host->handler == nullptr)
+    return FailedPrecondition(plan_step.origin + ": the execution has no host " + (send ? "send" : "receive") +
+                              " callback for channel " + std::to_string(channel) +
+                              " (host transfers need PJRT_ExecuteOptions " + (send ? "send" : "recv") + "_callbacks)");
+  const int device = host->DeviceOf(partition ? partition->rank : 0);
+  const kernels::BufferView& view = views[step.first_operand];
+  const size_t bytes = static_cast<size_t>(view.num_elements) * DTypeByteSize(view.dtype);
+  Status status = send ? host->handler->Send(device, channel, view.data, bytes)
+                       : host->handler->Recv(device, channel, view.data, bytes);
+  return status.ok() ? status : status.WithPrefix(plan_step.origin);
 }
 
 Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::KernelContext& context,
@@ -570,7 +599,8 @@ void LoadedPlan::ReleaseArena(Arena arena) const {
   free_arenas_.push_back(std::move(arena));
 }
 
-Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<void* const> results) const {
+Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<void* const> results,
+                           const HostTransfers* host) const {
   const plan::ExecutionPlan& plan = plan_;
   if (arguments.size() != plan.parameter_types.size())
     return InvalidArgument("expected " + std::to_string(plan.parameter_types.size()) + " arguments, got " +
@@ -601,7 +631,7 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   Status status;
   {
     ScopedFlushDenormals flush_denormals;
-    status = Run(0, context, views, nullptr);
+    status = Run(0, context, views, nullptr, host);
   }
   ReleaseArena(std::move(arena));
   STABLERT_RETURN_IF_ERROR(status);
@@ -630,9 +660,9 @@ StatusOr<const LoadedPlan*> Loaded(const plan::ExecutionPlan& plan) {
 Status PreparePlan(const plan::ExecutionPlan& plan) { return Loaded(plan).status(); }
 
 Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
-                   std::span<void* const> results) {
+                   std::span<void* const> results, const HostTransfers* host) {
   STABLERT_ASSIGN_OR_RETURN(const LoadedPlan* loaded, Loaded(plan));
-  return loaded->Execute(arguments, results);
+  return loaded->Execute(arguments, results, host);
 }
 
 }  // namespace stablert::runtime

@@ -13,6 +13,10 @@
 // collectives::DefaultCollectiveTimeout(). Collective steps call that communicator; a
 // collective whose peers never arrive fails the execution with DeadlineExceeded naming
 // the op (its origin) and the missing partitions, after the timeout.
+//
+// Host transfer steps (plan::StepKind::kHostTransfer) go to the HostTransferHandler of the
+// execution (runtime/host_transfer.h), for the device of the partition they run in; without
+// one they fail naming the channel.
 #pragma once
 
 #include <memory>
@@ -24,6 +28,7 @@
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
 #include "plan/plan.h"
+#include "runtime/host_transfer.h"
 
 namespace stablert::collectives {
 class Communicator;
@@ -47,8 +52,10 @@ class LoadedPlan {
   LoadedPlan& operator=(const LoadedPlan&) = delete;
 
   // Runs the plan. InvalidArgument if the buffer counts differ from the plan's; a kernel's
-  // error is returned prefixed with the step's origin.
-  Status Execute(std::span<const void* const> arguments, std::span<void* const> results) const;
+  // error is returned prefixed with the step's origin. Host transfers go to `host` (may be
+  // null), which must outlive the call.
+  Status Execute(std::span<const void* const> arguments, std::span<void* const> results,
+                 const HostTransfers* host = nullptr) const;
 
   const plan::ExecutionPlan& plan() const { return plan_; }
 
@@ -83,9 +90,11 @@ class LoadedPlan {
   Status Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry, int depth);
   // `partition` is null outside manual regions.
   Status Run(uint32_t sequence, const kernels::KernelContext& context, const std::vector<kernels::BufferView>& views,
-             const Partition* partition) const;
+             const Partition* partition, const HostTransfers* host) const;
   Status RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
-                   const std::vector<kernels::BufferView>& views) const;
+                   const std::vector<kernels::BufferView>& views, const HostTransfers* host) const;
+  Status RunHostTransfer(const ResolvedStep& step, const std::vector<kernels::BufferView>& views,
+                         const Partition* partition, const HostTransfers* host) const;
   Status RunCollective(const ResolvedStep& step, const kernels::KernelContext& context,
                        const std::vector<kernels::BufferView>& views, const Partition* partition) const;
 
@@ -121,6 +130,6 @@ Status PreparePlan(const plan::ExecutionPlan& plan);
 // Runs `plan` with the CPU kernels, preparing it first if PreparePlan was not called
 // (a plan that cannot be prepared fails every call with that error). Thread-safe.
 Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
-                   std::span<void* const> results);
+                   std::span<void* const> results, const HostTransfers* host = nullptr);
 
 }  // namespace stablert::runtime
