@@ -9,9 +9,9 @@
 // Each output element starts at init and folds in its window's elements in row-major
 // window order. Positions in padding or base-dilation holes are skipped, as XLA's CPU
 // backend does (StableHLO's spec would fold in the init value there; the two agree when
-// init is the body's identity, which is what JAX emits). f16/bf16 round after every step;
-// long f16/bf16 scans (cumsum, cumprod, ...) and windows covering whole dimensions are
-// grouped as XLA's CPU backend groups them.
+// init is the body's identity, which is what JAX emits). f16/bf16 round after every step.
+// Long scans (cumsum, cumprod, cummax, ...) of every type, and f16/bf16 windows covering
+// whole dimensions, are grouped as XLA's CPU backend groups them.
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -109,8 +109,9 @@ class WindowWalker {
 // window = length n, stride 1, no dilation, padding (n-1 or n, 0) forward or (0, n-1 or n)
 // reverse) longer than 16 into a two-level scan: tiles of 16 (the last one padded), each
 // output folding its tile prefix (suffix), combined with the scan of the tile totals,
-// itself rewritten the same way. For f16/bf16, which round after every step, the grouping
-// decides the result; ScanTree reproduces it (padding positions are skipped, as above).
+// itself rewritten the same way. ScanTree reproduces it (padding positions are skipped, as
+// above) for every element type: it is linear in n where window by window is quadratic, and
+// the grouping decides the rounding of float scans (every step for f16/bf16).
 constexpr int64_t kScanBase = 16;
 
 // The inclusive scan of `x` (reversed: suffixes) grouped as XLA groups it; `combine(acc, v)`
@@ -146,8 +147,8 @@ void InclusiveScan(const std::vector<V>& x, bool reverse, std::vector<V>& out, V
   }
 }
 
-// Runs a long f16/bf16 scan as XLA does with element values V (read/written with memcpy);
-// false if the window is not such a scan.
+// Runs a long scan as XLA does with element values V (read/written with memcpy); false if
+// the window is not such a scan.
 template <typename V, typename Combine>
 bool ScanTree(const KernelArgs& args, const Combine& combine) {
   const BufferView& in = args.inputs[0];
@@ -239,8 +240,9 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
+  // Scans (cumsum, cummax, ...) in linear time, grouped as XLA groups them.
+  if (ScanTree<T>(args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); })) return OkStatus();
   if constexpr (kIsHalf<T>) {
-    if (ScanTree<T>(args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); })) return OkStatus();
     bool done = false;
     STABLERT_RETURN_IF_ERROR(WholeDimensionReduce<Body>(context, args, &done));
     if (done) return OkStatus();
@@ -285,8 +287,7 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
   if (out0.num_elements == 0) return OkStatus();
   std::vector<ScalarSlot> registers(static_cast<size_t>(program.num_registers()));
   program.Initialize(registers.data());
-  const DType dtype = out0.dtype;
-  if (n == 1 && (dtype == DType::kF16 || dtype == DType::kBF16)) {
+  if (n == 1) {
     const int32_t result = program.outputs()[0];
     auto combine = [&](ScalarSlot acc, ScalarSlot x) {
       registers[0] = acc;

@@ -170,6 +170,8 @@ def test_cumulative(op, dtype):
         "2d_axis1_reverse": Call(lambda x: f(x, 1, reverse=True), small((5, 4), 3)),
         "3d_axis1": Call(lambda x: f(x, 1), small((2, 6, 3), 4)),
         "long": Call(lambda x: f(x, 0), small((300,), 5)),
+        # A window as long as the array: linear time, not one window per element.
+        "very_long": Call(lambda x: f(x, 1, reverse=True), small((2, 200_000), 7)),
         "empty": Call(lambda x: f(x, 0), np.zeros((0, 3), dt)),
         "special": Call(lambda x: f(x, 0), _specials_2d(dt)),
     }
