@@ -43,19 +43,16 @@ class WindowWalker {
                std::span<const int64_t> low, std::span<const int64_t> in_dims, std::span<const int64_t> out_dims)
       : rank_(in_dims.size()), out_dims_(out_dims) {
     DimVector in_strides = DenseStrides(in_dims);
-    // Per dimension: input offset (already multiplied by its stride) or -1, indexed by
-    // out_index * window + window_index.
     for (size_t d = 0; d < rank_; ++d) {
       window_.push_back(window[d]);
-      std::vector<int64_t> table(static_cast<size_t>(out_dims[d] * window[d]));
-      for (int64_t o = 0; o < out_dims[d]; ++o) {
-        for (int64_t w = 0; w < window[d]; ++w) {
-          int64_t position = o * strides[d] + w * window_dilations[d] - low[d];
-          int64_t value = -1;
-          if (position >= 0 && position % base_dilations[d] == 0 && position / base_dilations[d] < in_dims[d])
-            value = position / base_dilations[d] * in_strides[d];
-          table[static_cast<size_t>(o * window[d] + w)] = value;
-        }
+      dims_.push_back({strides[d], window_dilations[d], base_dilations[d], low[d], in_dims[d], in_strides[d]});
+      // Per dimension: input offset (already multiplied by its stride) or -1, indexed by
+      // out_index * window + window_index; computed on the fly where the table would be large.
+      std::vector<int64_t> table;
+      if (out_dims[d] * window[d] <= kMaxTable) {
+        table.resize(static_cast<size_t>(out_dims[d] * window[d]));
+        for (int64_t o = 0; o < out_dims[d]; ++o)
+          for (int64_t w = 0; w < window[d]; ++w) table[static_cast<size_t>(o * window[d] + w)] = dims_[d].Offset(o, w);
       }
       tables_.push_back(std::move(table));
     }
@@ -73,7 +70,8 @@ class WindowWalker {
           int64_t linear = 0;
           bool padded = false;
           for (size_t d = 0; d < rank_; ++d) {
-            int64_t offset = tables_[d][static_cast<size_t>(out_index[d] * window_[d] + w_index[d])];
+            int64_t offset = tables_[d].empty() ? dims_[d].Offset(out_index[d], w_index[d])
+                                                : tables_[d][static_cast<size_t>(out_index[d] * window_[d] + w_index[d])];
             if (offset < 0) padded = true;
             linear += offset;
           }
@@ -99,9 +97,20 @@ class WindowWalker {
   }
 
  private:
+  static constexpr int64_t kMaxTable = int64_t{1} << 20;
+  struct Dimension {
+    int64_t stride, window_dilation, base_dilation, low, in_size, in_stride;
+    // The input offset of window position w of output index o, or -1 in padding or holes.
+    int64_t Offset(int64_t o, int64_t w) const {
+      const int64_t position = o * stride + w * window_dilation - low;
+      if (position < 0 || position % base_dilation != 0 || position / base_dilation >= in_size) return -1;
+      return position / base_dilation * in_stride;
+    }
+  };
   size_t rank_;
   std::span<const int64_t> out_dims_;
   std::vector<int64_t> window_;
+  std::vector<Dimension> dims_;
   std::vector<std::vector<int64_t>> tables_;
 };
 

@@ -38,6 +38,9 @@ def _reduce_window_cases(dtype, computation, init):
         cases[name] = Call(f, _operand(dt, (2, 7, 6), i))
     cases["1d"] = Call(lambda x: lax.reduce_window(x, np.array(init(dt), dt), computation, (3,), (2,), "SAME"),
                        _operand(dt, (11,), 20))
+    # windows x outputs beyond the walker's offset tables (offsets computed on the fly)
+    cases["wide_window"] = Call(lambda x: lax.reduce_window(x, np.array(init(dt), dt), computation, (1001,), (1,),
+                                                            "SAME"), _operand(dt, (2000,), 21))
     cases["empty"] = Call(lambda x: lax.reduce_window(x, np.array(init(dt), dt), computation, (1, 2), (1, 1), "VALID"),
                           np.zeros((0, 5), dt))
     sp = I.specials(dt)
