@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
+#include <string>
 #include <thread>
 
 #include "collectives/communicator.h"
@@ -15,6 +18,19 @@
 
 namespace stablert::runtime {
 namespace {
+
+// Kernels report failures as Status; what the standard library throws (an allocation larger
+// than memory) becomes an error of this execution instead of ending the process.
+template <typename Fn>
+Status CatchingExceptions(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("executing the program ran out of memory");
+  } catch (const std::exception& error) {
+    return Internal(std::string("executing the program failed: ") + error.what());
+  }
+}
 
 // Flushes denormal float inputs and results to zero on this thread while alive, as XLA's
 // CPU backend runs every program (results differ from IEEE ones only for denormals).
@@ -383,11 +399,12 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
   for (int p = 1; p < partitions; ++p)
     threads.emplace_back([&, p] {
       ScopedFlushDenormals flush_denormals;
-      statuses[static_cast<size_t>(p)] =
-          Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)], &contexts[static_cast<size_t>(p)],
-              host);
+      statuses[static_cast<size_t>(p)] = CatchingExceptions([&] {
+        return Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)],
+                   &contexts[static_cast<size_t>(p)], host);
+      });
     });
-  statuses[0] = Run(step.first_region, context, views, &contexts[0], host);
+  statuses[0] = CatchingExceptions([&] { return Run(step.first_region, context, views, &contexts[0], host); });
   for (std::thread& thread : threads) thread.join();
   for (Arena& arena : arenas) ReleaseArena(std::move(arena));
   // A partition's own failure explains its peers' timeouts: report it first.
@@ -662,7 +679,7 @@ Status PreparePlan(const plan::ExecutionPlan& plan) { return Loaded(plan).status
 Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
                    std::span<void* const> results, const HostTransfers* host) {
   STABLERT_ASSIGN_OR_RETURN(const LoadedPlan* loaded, Loaded(plan));
-  return loaded->Execute(arguments, results, host);
+  return CatchingExceptions([&] { return loaded->Execute(arguments, results, host); });
 }
 
 }  // namespace stablert::runtime
