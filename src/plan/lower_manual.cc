@@ -404,6 +404,10 @@ StatusOr<std::vector<ValueId>> ManualOperands(Lowering& l, const ir::Operation& 
   std::vector<ValueId> arguments;
   for (size_t i = 0; i < outer.size(); ++i) {
     const ir::Type& local_type = l.module().type_of(block.arguments[i]);
+    if (local_type.kind == ir::Type::Kind::kToken && l.TypeOf(outer[i]) == TokenType()) {
+      arguments.push_back(l.NewValue(TokenType()));  // tokens carry no bytes: nothing to cut
+      continue;
+    }
     if (!local_type.is_tensor() || local_type.dtype != l.TypeOf(outer[i]).dtype)
       return l.Invalid(op, "body argument " + std::to_string(i) + " has type " + ir::TypeToString(local_type));
     STABLERT_ASSIGN_OR_RETURN(ShardLayout layout,
@@ -441,6 +445,10 @@ Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const 
   for (size_t i = 0; i < returned.size(); ++i) {
     STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
     const TensorType local = l.TypeOf(returned[i]);
+    if (type == TokenType() && local == TokenType()) {  // a token result: no bytes to write
+      l.Bind(op.results[i], l.NewValue(TokenType()));
+      continue;
+    }
     if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
     Mesh mesh;
     STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, out_shardings[i], type.dims, local.dims,
@@ -514,6 +522,10 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
   for (size_t i = 0; i < returned.size(); ++i) {
     STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
     const TensorType local = l.TypeOf(returned[i]);
+    if (type == TokenType() && local == TokenType()) {  // a token result: no bytes to write
+      l.Bind(op.results[i], l.NewValue(TokenType()));
+      continue;
+    }
     if (local.dtype != type.dtype) return l.Invalid(op, "result " + std::to_string(i) + " changes the element type");
     STABLERT_ASSIGN_OR_RETURN(ShardLayout layout, ManualLayout(l, op, (*out_shardings)[i], type.dims, local.dims,
                                                                partitions, manual_axes, "result " + std::to_string(i)));

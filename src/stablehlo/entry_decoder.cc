@@ -188,6 +188,17 @@ StatusOr<DecodedType> EntryDecoder::DecodeType(uint32_t index) {
     result = DecodeBuiltinType(c);
   } else if (dialect == "vhlo") {
     result = DecodeVhloType(c);
+  } else if (dialect == "stablehlo") {
+    // !stablehlo.token (StableHLO's bytecode type code 0): a token crossing a non-VHLO op
+    // (sdy.manual_computation) in a mixed artifact, behind an unrealized_conversion_cast.
+    uint64_t code;
+    STABLERT_RETURN_IF_ERROR(c.ReadVarInt(&code, "stablehlo type kind"));
+    if (code != 0)
+      return Unimplemented("stablehlo type #" + std::to_string(code) + " (" + where + ") is not supported");
+    DecodedType token;
+    token.kind = DecodedType::Kind::kValue;
+    token.value = ir::Type::Token();
+    result = token;
   } else {
     return Unimplemented("types of dialect '" + std::string(dialect) + "' are not supported (" +
                          where + ")");

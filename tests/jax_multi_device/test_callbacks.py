@@ -1,0 +1,95 @@
+"""Host callbacks on several devices, compared with JAX's CPU backend with as many devices:
+inside shard_map and pmap (once per device, with that device's block), on a sharded jit (once,
+on the whole array), and ordered io_callbacks per device."""
+import collections
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import io_callback
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from conftest import meshes
+
+shard_map = jax.shard_map
+
+
+def per_device_calls(platform, n):
+    """io_callback (ordered) twice per device in a shard_map: what each device's calls saw."""
+    mesh = meshes(platform, (n,), ("x",))
+    seen = collections.defaultdict(list)
+
+    def host(shard_id, x):
+        seen[int(shard_id[0])].append(np.asarray(x).tolist())
+
+    def body(shard_ids, x):
+        io_callback(host, None, shard_ids, x, ordered=True)
+        io_callback(host, None, shard_ids, x + 1, ordered=True)
+
+    f = jax.jit(shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=None))
+    sharding = NamedSharding(mesh, P("x"))
+    f(jax.device_put(np.arange(n, dtype=np.int32), sharding),
+      jax.device_put(np.arange(2 * n, dtype=np.int32), sharding))
+    jax.effects_barrier()
+    return dict(seen)
+
+
+def test_ordered_io_callback_in_shard_map_runs_per_device_in_order(device_count):
+    got = per_device_calls("stablert", device_count)
+    assert got == per_device_calls("cpu", device_count)
+    assert got == {k: [[2 * k, 2 * k + 1], [2 * k + 1, 2 * k + 2]] for k in range(device_count)}
+
+
+def test_pure_callback_in_shard_map_computes_each_block(device_count):
+    def run(platform):
+        mesh = meshes(platform, (device_count,), ("x",))
+        f = jax.jit(shard_map(lambda x: jax.pure_callback(lambda b: b * 2 + 1, jax.ShapeDtypeStruct((3,), np.float32), x),
+                              mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+        return np.asarray(f(jax.device_put(np.arange(3 * device_count, dtype=np.float32), NamedSharding(mesh, P("x")))))
+
+    np.testing.assert_array_equal(run("stablert"), run("cpu"))
+
+
+def test_debug_print_in_shard_map_prints_each_block(device_count, capfd):
+    outputs = []
+    for platform in ("stablert", "cpu"):
+        mesh = meshes(platform, (device_count,), ("x",))
+
+        def body(x):
+            jax.debug.print("block {}", x)
+            return x
+
+        f = jax.jit(shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+        f(jax.device_put(np.arange(2 * device_count), NamedSharding(mesh, P("x"))))
+        jax.effects_barrier()
+        outputs.append(sorted(capfd.readouterr().out.splitlines()))
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) == device_count
+
+
+def test_callbacks_on_a_sharded_jit_see_the_whole_array(device_count, capfd):
+    outputs = []
+    for platform in ("stablert", "cpu"):
+        mesh = meshes(platform, (device_count,), ("x",))
+        x = jax.device_put(np.arange(4 * device_count, dtype=np.float32).reshape(device_count, 4),
+                           NamedSharding(mesh, P("x")))
+
+        def f(v):
+            jax.debug.print("sum {}", v.sum())
+            y = jax.pure_callback(lambda a: np.cumsum(a, axis=0), jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+            return y * 2
+
+        out = np.asarray(jax.jit(f)(x))
+        jax.effects_barrier()
+        outputs.append((out, capfd.readouterr().out))
+    np.testing.assert_array_equal(outputs[0][0], outputs[1][0])
+    assert outputs[0][1] == outputs[1][1] and outputs[0][1].count("sum") == 1
+
+
+def test_pure_callback_in_pmap(device_count):
+    def run(platform):
+        f = jax.pmap(lambda v: jax.pure_callback(lambda a: a * a, jax.ShapeDtypeStruct((2,), np.int32), v) + 1,
+                     devices=jax.devices(platform)[:device_count])
+        return np.asarray(f(np.arange(2 * device_count, dtype=np.int32).reshape(device_count, 2)))
+
+    np.testing.assert_array_equal(run("stablert"), run("cpu"))
