@@ -242,3 +242,39 @@ def test_primitive_without_cpu_rule_still_names_the_platform(stablert_device):
     prim, _ = _primitive_with_rules("stablert_test_tpu_only", ("tpu",))
     with pytest.raises(NotImplementedError, match="not found for platform stablert"):
         jax.jit(prim.bind)(jax.device_put(np.float32(1), stablert_device))
+
+
+def test_host_callbacks_lower_to_host_transfers_on_stablert(stablert_device, cpu_device):
+    """_host_callbacks_by_send_and_recv (jax 0.10.2): stablert takes JAX's TPU path
+    (stablehlo.send/recv host transfers, one channel per operand and result); cpu keeps its
+    custom call."""
+    def f(x):
+        y = jax.pure_callback(lambda a: a * 2, jax.ShapeDtypeStruct((3,), np.float32), x)
+        jax.debug.print("{}", y)
+        return y
+
+    x = np.arange(3, dtype=np.float32)
+    stablert_text = jax.jit(f).lower(jax.device_put(x, stablert_device)).as_text()
+    cpu_text = jax.jit(f).lower(jax.device_put(x, cpu_device)).as_text()
+    assert stablert_text.count('"stablehlo.send"') == 2 and stablert_text.count('"stablehlo.recv"') == 2
+    assert "is_host_transfer = true" in stablert_text and "custom_call" not in stablert_text
+    assert "xla_ffi_python_cpu_callback" in cpu_text and "stablehlo.send" not in cpu_text
+
+
+def test_partitioned_callbacks_are_refused_by_name(stablert_device):
+    f = jax.jit(lambda x: jax.debug.print("{}", x, partitioned=True))
+    with pytest.raises(NotImplementedError, match="Partitioned callback not implemented on stablert"):
+        f.lower(jax.device_put(np.float32(1), stablert_device))
+
+
+def test_host_transfer_channels_differ_across_lowerings(stablert_device):
+    """debug_callback/debug_print are uncacheable on stablert, as on TPU: each lowering and
+    each use gets its own channels, so two prints of one jaxpr never share a channel."""
+    def g(x):
+        jax.debug.print("a {}", x)
+        return x
+
+    f = jax.jit(lambda x: g(g(x)))
+    text = f.lower(jax.device_put(np.float32(1), stablert_device)).as_text()
+    handles = re.findall(r"channel_handle<handle = (\d+)", text)
+    assert len(handles) == len(set(handles)) == 4
