@@ -4,11 +4,17 @@
 // The rules, per op (a value's sharding is a TensorSharding; "none" means replicated):
 //   entry parameter                  its sdy.sharding / mhlo.sharding
 //   call result                      the callee's returned value (parameters bound to operands)
-//   sharding_constraint, reshard     the op's sharding
+//   sharding_constraint, reshard     the op's sharding; its open unsharded dims ({?}) keep
+//                                    the operand's
+//   concatenate                      the first sharded operand's, the concatenated dim whole
+//   gather                           the operand's on dims sliced whole (offset dims)
+//   while, if, case result r         the region's returned value r (first branch carrying one);
+//                                    a while's region arguments stand for its operands
 //   manual_computation result r      out_shardings[r]
 //   elementwise ops, convert         the first operand of the result's shape that is sharded
 //   transpose                        the operand's, permuted
-//   slice, dynamic_slice, pad        the operand's
+//   slice, dynamic_slice, pad,       the operand's
+//   reverse
 //   broadcast_in_dim                 the operand's on the dims it maps to (same size only)
 //   reshape                          the operand's, through splits and merges of dims (Reshaped)
 //   reduce                           the operand's without the reduced dims
@@ -38,8 +44,7 @@ class Propagator {
              ParameterShardings parameters = nullptr)
       : module_(module), function_(function), num_partitions_(num_partitions), parameters_(std::move(parameters)) {
     const ir::Block& block = function.body.blocks.front();
-    for (const ir::Operation& op : block.ops)
-      for (size_t r = 0; r < op.results.size(); ++r) defining_[op.results[r]] = {&op, r};
+    Index(block);
     for (size_t i = 0; i < block.arguments.size(); ++i) parameter_[block.arguments[i]] = i;
   }
 
@@ -53,6 +58,35 @@ class Propagator {
   }
 
  private:
+  // Records the defining op of every value of `block` and of the regions nested in it; the
+  // block arguments of a while loop's regions stand for its carried operands.
+  void Index(const ir::Block& block) {
+    for (const ir::Operation& op : block.ops) {
+      for (size_t r = 0; r < op.results.size(); ++r) defining_[op.results[r]] = {&op, r};
+      for (const ir::Region& region : op.regions)
+        for (const ir::Block& inner : region.blocks) {
+          if (op.code == OpCode::kWhile)
+            for (size_t i = 0; i < inner.arguments.size(); ++i) carried_[inner.arguments[i]] = {&op, i};
+          Index(inner);
+        }
+    }
+  }
+
+  // A result of while/if/case: what the region's returned value carries (the first branch
+  // that carries a sharding), else for a while loop its initial value's.
+  std::optional<TensorSharding> RegionResult(const ir::Operation& op, size_t result, int depth) {
+    const size_t first_region = op.code == OpCode::kWhile ? 1 : 0;  // a while's body follows its condition
+    for (size_t i = first_region; i < op.regions.size(); ++i) {
+      const ir::Region& region = op.regions[i];
+      if (region.blocks.empty() || region.blocks.back().ops.empty()) continue;
+      const ir::Operation& terminator = region.blocks.back().ops.back();
+      if (result < terminator.operands.size())
+        if (auto sharding = Of(terminator.operands[result], depth + 1)) return sharding;
+    }
+    if (op.code == OpCode::kWhile && result < op.operands.size()) return Of(op.operands[result], depth + 1);
+    return std::nullopt;
+  }
+
   int64_t Rank(ir::ValueId value) const { return static_cast<int64_t>(module_.type_of(value).dims.size()); }
 
   std::optional<TensorSharding> Parse(const ir::Attribute::Dictionary& attrs, int64_t rank) const {
@@ -74,6 +108,10 @@ class Propagator {
       if (it->second >= function_.argument_attrs.size()) return std::nullopt;
       return Parse(function_.argument_attrs[it->second], Rank(value));
     }
+    if (auto carried = carried_.find(value); carried != carried_.end()) {
+      const auto& [loop, index] = carried->second;
+      return index < loop->operands.size() ? Of(loop->operands[index], depth + 1) : std::nullopt;
+    }
     auto it = defining_.find(value);
     if (it == defining_.end()) return std::nullopt;
     const ir::Operation& op = *it->second.first;
@@ -82,7 +120,19 @@ class Propagator {
     switch (op.code) {
       case OpCode::kSdyShardingConstraint:
       case OpCode::kSdyReshard:
-        return ParseSdy(op.attr("sharding"), Rank(value));
+        return Constrained(op, value, depth);
+      case OpCode::kConcatenate: {
+        // The first sharded operand's sharding, the concatenated dimension left whole.
+        auto dimension = op.attr("dimension") ? op.attr("dimension")->AsInt() : std::nullopt;
+        if (!dimension || *dimension < 0 || static_cast<size_t>(*dimension) >= dims.size()) return std::nullopt;
+        for (ir::ValueId operand : op.operands) {
+          auto from = Of(operand, depth + 1);
+          if (!from || from->dims.size() != dims.size()) continue;
+          from->dims[static_cast<size_t>(*dimension)].clear();
+          return from;
+        }
+        return std::nullopt;
+      }
       case OpCode::kSdyManualComputation: {
         const ir::Attribute* attr = op.attr("out_shardings");
         const ir::Attribute::Array* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
@@ -119,6 +169,7 @@ class Propagator {
       case OpCode::kSlice:
       case OpCode::kDynamicSlice:
       case OpCode::kPad:
+      case OpCode::kReverse:
         // Same dims, new extents: the operand's sharding (a dim that no longer splits evenly
         // is left whole by the caller).
         return op.operands.empty() ? std::nullopt : Of(op.operands[0], depth + 1);
@@ -135,6 +186,12 @@ class Propagator {
         if (out.dims.size() != dims.size()) return std::nullopt;
         return out;
       }
+      case OpCode::kGather:
+        return Gather(op, value, depth);
+      case OpCode::kWhile:
+      case OpCode::kIf:
+      case OpCode::kCase:
+        return RegionResult(op, result, depth);
       case OpCode::kDotGeneral:
         return DotGeneral(op, value, depth);
       case OpCode::kCall:
@@ -154,6 +211,87 @@ class Propagator {
     return std::nullopt;
   }
 
+  // gather: the operand's sharding on the dims a slice takes whole (offset dims passed
+  // through); the other result dims whole.
+  std::optional<TensorSharding> Gather(const ir::Operation& op, ir::ValueId value, int depth) {
+    if (op.operands.empty()) return std::nullopt;
+    auto from = Of(op.operands[0], depth + 1);
+    auto list = [&](const char* name) {
+      const ir::Attribute* attr = op.attr(name);
+      return attr ? attr->AsIntArray() : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+    };
+    auto offset_dims = list("offset_dims"), collapsed = list("collapsed_slice_dims"),
+         batching = list("operand_batching_dims"), sizes = list("slice_sizes");
+    const Dims& in = module_.type_of(op.operands[0]).dims;
+    const Dims& out_dims = module_.type_of(value).dims;
+    if (!from || !offset_dims || !collapsed || !batching || !sizes || sizes->size() != in.size()) return std::nullopt;
+    TensorSharding out = *from;
+    out.dims.assign(out_dims.size(), {});
+    size_t next = 0;
+    for (size_t d = 0; d < in.size(); ++d) {
+      const auto id = static_cast<int64_t>(d);
+      if (std::count(collapsed->begin(), collapsed->end(), id) || std::count(batching->begin(), batching->end(), id))
+        continue;
+      if (next >= offset_dims->size()) return std::nullopt;
+      const auto o = static_cast<size_t>((*offset_dims)[next++]);
+      if (o >= out_dims.size()) return std::nullopt;
+      if ((*sizes)[d] == in[d] && out_dims[o] == in[d]) out.dims[o] = from->dims[d];
+    }
+    return out;
+  }
+
+  // A sharding constraint or reshard: its sharding, except on dimensions it leaves open and
+  // unsharded (`{?}`), which keep what the operand carries (JAX marks results it leaves to
+  // the compiler that way, often on an empty mesh).
+  std::optional<TensorSharding> Constrained(const ir::Operation& op, ir::ValueId value, int depth) {
+    const ir::Attribute* attr = op.attr("sharding");
+    std::optional<TensorSharding> constrained = ParseSdy(attr, Rank(value));
+    std::vector<bool> open = OpenUnshardedDims(attr);
+    if (std::find(open.begin(), open.end(), true) == open.end() || op.operands.empty()) return constrained;
+    std::optional<TensorSharding> from = Of(op.operands[0], depth + 1);
+    if (!from || from->dims.size() != open.size()) return constrained;
+    const bool same_mesh = constrained && constrained->mesh.axes.size() == from->mesh.axes.size() &&
+                           std::equal(constrained->mesh.axes.begin(), constrained->mesh.axes.end(),
+                                      from->mesh.axes.begin(), [](const auto& a, const auto& b) {
+                                        return a.name == b.name && a.size == b.size;
+                                      });
+    if (constrained && !constrained->mesh.axes.empty() && !same_mesh) return constrained;
+    TensorSharding out = *from;
+    out.unreduced = same_mesh ? constrained->unreduced : std::vector<AxisRef>{};
+    std::set<int> used;  // mesh axes the constraint pins to its closed dims
+    for (size_t d = 0; d < open.size(); ++d) {
+      if (open[d]) continue;
+      out.dims[d] = same_mesh ? constrained->dims[d] : std::vector<AxisRef>{};
+      for (const AxisRef& ref : out.dims[d]) used.insert(ref.axis);
+    }
+    for (size_t d = 0; d < open.size(); ++d) {
+      if (!open[d]) continue;
+      for (const AxisRef& ref : out.dims[d])
+        if (used.count(ref.axis)) {
+          out.dims[d].clear();
+          break;
+        }
+    }
+    return out;
+  }
+
+  // Per dimension of an sdy.sharding: whether it is open (`?`) with no axes.
+  static std::vector<bool> OpenUnshardedDims(const ir::Attribute* sdy_sharding) {
+    std::vector<bool> open;
+    const auto* dict = sdy_sharding ? sdy_sharding->get<ir::Attribute::Dictionary>() : nullptr;
+    const ir::Attribute* dims = dict ? ir::FindAttr(*dict, "dim_shardings") : nullptr;
+    const auto* list = dims ? dims->get<ir::Attribute::Array>() : nullptr;
+    if (!list) return open;
+    for (const ir::Attribute& dim : *list) {
+      const auto* d = dim.get<ir::Attribute::Dictionary>();
+      const ir::Attribute* axes = d ? ir::FindAttr(*d, "axes") : nullptr;
+      const ir::Attribute* closed = d ? ir::FindAttr(*d, "is_closed") : nullptr;
+      const auto* axis_list = axes ? axes->get<ir::Attribute::Array>() : nullptr;
+      open.push_back((!axis_list || axis_list->empty()) && closed && !closed->AsBool().value_or(true));
+    }
+    return open;
+  }
+
   // Groups the non-unit dims of `in` and `out` into runs of equal element count: a run of
   // one input dim split into several keeps its axes on the major output dim (if they
   // divide it); several input dims merged into one keep the major dim's axes (if the
@@ -167,10 +305,9 @@ class Propagator {
       return n;
     };
     std::vector<size_t> in_dims, out_idx;
-    for (size_t d = 0; d < in.size(); ++d) {
+    // Size-1 dims hold no split (their axes, if any, are left whole) and drop out.
+    for (size_t d = 0; d < in.size(); ++d)
       if (in[d] != 1) in_dims.push_back(d);
-      else if (!from.dims[d].empty()) return std::nullopt;
-    }
     for (size_t d = 0; d < out_dims.size(); ++d)
       if (out_dims[d] != 1) out_idx.push_back(d);
     size_t i = 0, j = 0;
@@ -271,6 +408,7 @@ class Propagator {
   int64_t num_partitions_;
   ParameterShardings parameters_;
   std::map<ir::ValueId, std::pair<const ir::Operation*, size_t>> defining_;
+  std::map<ir::ValueId, std::pair<const ir::Operation*, size_t>> carried_;  // while region argument -> (loop, index)
   std::map<ir::ValueId, size_t> parameter_;
   std::map<ir::ValueId, std::optional<TensorSharding>> memo_;
 };

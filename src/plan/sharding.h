@@ -58,8 +58,9 @@ StatusOr<TensorSharding> ParseSharding(const ir::Module& module, const ir::Attri
 
 // For a result of `function` that carries no sharding (or an open, empty one): the sharding
 // of the data it is computed from, found by following it back through sharding
-// constraints, manual regions, elementwise ops, transposes, broadcasts, reshapes,
-// reductions and dot_general (rules in result_sharding.cc) to the parameters. This picks
+// constraints, manual regions, elementwise ops, transposes, broadcasts, reshapes, slices,
+// concatenates, gathers, reductions, dot_general and control flow (rules in
+// result_sharding.cc) to the parameters. This picks
 // what a sharding propagation pass would for such programs; nullopt if nothing sharded is
 // found (the result is then replicated).
 std::optional<TensorSharding> PropagatedResultSharding(const ir::Module& module, const ir::Function& function,

@@ -86,6 +86,15 @@ PROPAGATION = [
     ("through_a_call", lambda a, b: jax.jit(lambda x: jnp.tanh(x).T)(a) + 1),
     # 3 rows do not split over 2 devices: the result is replicated, as on XLA.
     ("uneven_result", lambda a, b: a[:3] * 2),
+    ("concatenate", lambda a, b: jnp.stack([a, b * 2], axis=-1)),
+    ("gather_row", lambda a, b: a[:, jnp.array(3)]),
+    ("gather_square", lambda a, b: a.reshape(2, 4, 8)[:, 1, :]),
+    ("reverse", lambda a, b: a[::-1] + 1),
+    ("while_loop", lambda a, b: jax.lax.fori_loop(0, 3, lambda i, x: jnp.sin(x) + i, a)),
+    ("cond", lambda a, b: jax.lax.cond(a[0, 0] > 0, lambda x: x * 2, lambda x: -x, a)),
+    # jax.random's threefry keys from sharded seeds: an open constraint on an empty mesh.
+    ("threefry_keys", lambda a, b: jax.random.key_data(jax.vmap(jax.vmap(jax.random.key))(
+        a.astype(jnp.uint32))).transpose(1, 0, 2)),
 ]
 
 
@@ -94,6 +103,18 @@ def test_open_result_shardings_follow_their_data(mesh_pair, name, fn):
     (sm, s), (cm, c) = run_both(mesh_pair, (2, 2), ("x", "y"), fn, [A, B], [P("x", "y"), P("x", "y")])
     assert_same(s, c, sm)
     assert s.sharding.spec == c.sharding.spec
+
+
+def test_a_sharding_constraint_in_a_loop_body_shards_the_loop_result(mesh_pair):
+    results = []
+    for mesh in mesh_pair((2, 2), ("x", "y")):
+        def f(a):
+            step = lambda c, _: (jax.lax.with_sharding_constraint(c * 2, NamedSharding(mesh, P("y", "x"))), None)
+            return jax.lax.scan(step, a, None, length=2)[0]
+        results.append(jax.jit(f)(jax.device_put(A, NamedSharding(mesh, P()))))
+    s, c = results
+    assert_same(s, c, s.sharding.mesh)
+    assert s.sharding.spec == c.sharding.spec == P("y", "x")
 
 
 def test_a_donation_no_result_can_reuse_leaves_the_argument_valid(mesh_pair):
