@@ -10,7 +10,8 @@
 //   gather                           the operand's on dims sliced whole (offset dims)
 //   while, if, case result r         the region's returned value r (first branch carrying one);
 //                                    a while's region arguments stand for its operands
-//   manual_computation result r      out_shardings[r]
+//   manual_computation result r      out_shardings[r]; open dims: the body's value r on the
+//                                    automatic axes
 //   elementwise ops, convert         the first operand of the result's shape that is sharded
 //   transpose                        the operand's, permuted
 //   slice, dynamic_slice, pad,       the operand's
@@ -133,15 +134,8 @@ class Propagator {
         }
         return std::nullopt;
       }
-      case OpCode::kSdyManualComputation: {
-        const ir::Attribute* attr = op.attr("out_shardings");
-        const ir::Attribute::Array* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
-        if (attr && !list)
-          if (const auto* dict = attr->get<ir::Attribute::Dictionary>())
-            if (const ir::Attribute* inner = ir::FindAttr(*dict, "shardings")) list = inner->get<ir::Attribute::Array>();
-        if (!list || result >= list->size()) return std::nullopt;
-        return ParseSdy(&(*list)[result], Rank(value));
-      }
+      case OpCode::kSdyManualComputation:
+        return ManualResult(op, result, value, depth);
       case OpCode::kTranspose: {
         auto from = Of(op.operands[0], depth + 1);
         auto perm = op.attr("permutation") ? op.attr("permutation")->AsIntArray() : std::nullopt;
@@ -244,24 +238,57 @@ class Propagator {
   // unsharded (`{?}`), which keep what the operand carries (JAX marks results it leaves to
   // the compiler that way, often on an empty mesh).
   std::optional<TensorSharding> Constrained(const ir::Operation& op, ir::ValueId value, int depth) {
-    const ir::Attribute* attr = op.attr("sharding");
-    std::optional<TensorSharding> constrained = ParseSdy(attr, Rank(value));
-    std::vector<bool> open = OpenUnshardedDims(attr);
-    if (std::find(open.begin(), open.end(), true) == open.end() || op.operands.empty()) return constrained;
-    std::optional<TensorSharding> from = Of(op.operands[0], depth + 1);
-    if (!from || from->dims.size() != open.size()) return constrained;
-    const bool same_mesh = constrained && constrained->mesh.axes.size() == from->mesh.axes.size() &&
-                           std::equal(constrained->mesh.axes.begin(), constrained->mesh.axes.end(),
-                                      from->mesh.axes.begin(), [](const auto& a, const auto& b) {
-                                        return a.name == b.name && a.size == b.size;
-                                      });
-    if (constrained && !constrained->mesh.axes.empty() && !same_mesh) return constrained;
+    return WithOpenDims(op.attr("sharding"), Rank(value), [&]() -> std::optional<TensorSharding> {
+      return op.operands.empty() ? std::nullopt : Of(op.operands[0], depth + 1);
+    });
+  }
+
+  // A manual region's result r: its out sharding; dims left open take what the body's
+  // returned value carries on the axes the region leaves automatic.
+  std::optional<TensorSharding> ManualResult(const ir::Operation& op, size_t result, ir::ValueId value, int depth) {
+    const ir::Attribute* attr = op.attr("out_shardings");
+    const ir::Attribute::Array* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
+    if (attr && !list)
+      if (const auto* dict = attr->get<ir::Attribute::Dictionary>())
+        if (const ir::Attribute* inner = ir::FindAttr(*dict, "shardings")) list = inner->get<ir::Attribute::Array>();
+    if (!list || result >= list->size()) return std::nullopt;
+    std::set<std::string> manual;
+    if (const ir::Attribute* axes = op.attr("manual_axes"))
+      if (const auto* names = axes->get<ir::Attribute::Array>())
+        for (const ir::Attribute& name : *names)
+          if (auto text = name.AsString()) manual.insert(std::string(*text));
+    return WithOpenDims(&(*list)[result], Rank(value), [&]() -> std::optional<TensorSharding> {
+      if (op.regions.empty() || op.regions[0].blocks.empty() || op.regions[0].blocks.back().ops.empty())
+        return std::nullopt;
+      const ir::Operation& terminator = op.regions[0].blocks.back().ops.back();
+      if (result >= terminator.operands.size()) return std::nullopt;
+      std::optional<TensorSharding> inner = Of(terminator.operands[result], depth + 1);
+      if (inner)
+        for (std::vector<AxisRef>& dim : inner->dims)
+          std::erase_if(dim, [&](const AxisRef& ref) { return manual.count(inner->mesh.axes[ref.axis].name) > 0; });
+      return inner;
+    });
+  }
+
+  // `sdy_sharding`, except on its open unsharded dims, which take `inner()`'s (if it is on the
+  // same mesh, or the sharding names none); an axis pinned to a closed dim is not reused.
+  std::optional<TensorSharding> WithOpenDims(const ir::Attribute* sdy_sharding, int64_t rank,
+                                             const std::function<std::optional<TensorSharding>()>& inner) {
+    std::optional<TensorSharding> given = ParseSdy(sdy_sharding, rank);
+    std::vector<bool> open = OpenUnshardedDims(sdy_sharding);
+    if (std::find(open.begin(), open.end(), true) == open.end()) return given;
+    std::optional<TensorSharding> from = inner();
+    if (!from || from->dims.size() != open.size()) return given;
+    const bool same_mesh = given && given->mesh.axes.size() == from->mesh.axes.size() &&
+                           std::equal(given->mesh.axes.begin(), given->mesh.axes.end(), from->mesh.axes.begin(),
+                                      [](const auto& a, const auto& b) { return a.name == b.name && a.size == b.size; });
+    if (given && !given->mesh.axes.empty() && !same_mesh) return given;
     TensorSharding out = *from;
-    out.unreduced = same_mesh ? constrained->unreduced : std::vector<AxisRef>{};
-    std::set<int> used;  // mesh axes the constraint pins to its closed dims
+    out.unreduced = same_mesh ? given->unreduced : std::vector<AxisRef>{};
+    std::set<int> used;  // mesh axes pinned to closed dims
     for (size_t d = 0; d < open.size(); ++d) {
       if (open[d]) continue;
-      out.dims[d] = same_mesh ? constrained->dims[d] : std::vector<AxisRef>{};
+      out.dims[d] = same_mesh ? given->dims[d] : std::vector<AxisRef>{};
       for (const AxisRef& ref : out.dims[d]) used.insert(ref.axis);
     }
     for (size_t d = 0; d < open.size(); ++d) {

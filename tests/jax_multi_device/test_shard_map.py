@@ -128,6 +128,19 @@ def test_shard_map_partially_manual(mesh_pair, name, body, out_specs):
     assert_same(*results)
 
 
+def test_partially_manual_result_follows_a_constraint_on_the_automatic_axis(mesh_pair):
+    # out_specs=P() over the manual "x" leaves the automatic "y" open: the body's sharding
+    # constraint on "y" decides the result's sharding, as XLA's propagation does.
+    results = []
+    for mesh in mesh_pair((2, 2), ("x", "y")):
+        sharding = NamedSharding(mesh, P("y"))
+        body = lambda v: jax.lax.with_sharding_constraint(v * v, sharding)
+        fn = shard_map(body, mesh=mesh, in_specs=P(), out_specs=P(), axis_names=frozenset({"x"}), check_vma=False)
+        results.append(jax.jit(fn)(jax.device_put(X[:4], sharding)))
+    assert_same(*results)
+    assert results[0].sharding.spec == results[1].sharding.spec == P("y")
+
+
 def test_nested_shard_map_inside_a_partially_manual_one(mesh_pair):
     # Outer region manual over "i", inner over "j": the inner result is split along "j" and
     # gathered back; the outer result along "i". Gradients flow through both.
