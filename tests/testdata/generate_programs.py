@@ -176,21 +176,51 @@ def programs():
     return out
 
 
+# Programs JAX on CPU does not emit, written as StableHLO text: name -> MLIR.
+TEXT_PROGRAMS = {
+    # A host transfer: x goes to the host on channel 1, y comes back on channel 2; returns x + y.
+    "host_transfer": """
+func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = stablehlo.create_token : !stablehlo.token
+  %1 = "stablehlo.send"(%arg0, %0) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 2>,
+      is_host_transfer = true}> : (tensor<3xf32>, !stablehlo.token) -> !stablehlo.token
+  %2:2 = "stablehlo.recv"(%1) <{channel_handle = #stablehlo.channel_handle<handle = 2, type = 3>,
+      is_host_transfer = true}> : (!stablehlo.token) -> (tensor<3xf32>, !stablehlo.token)
+  %3 = stablehlo.add %arg0, %2#0 : tensor<3xf32>
+  return %3 : tensor<3xf32>
+}
+""",
+}
+
+
+def text_modules():
+    from jax._src.interpreters import mlir
+    from jaxlib.mlir import ir
+
+    context = mlir.make_ir_context()
+    return {name: ir.Module.parse(text, context=context) for name, text in TEXT_PROGRAMS.items()}
+
+
+def write(out_dir, name, module):
+    for target in targets():
+        try:
+            data = serialize(module, target)
+        except Exception as e:  # e.g. composites (chlo.erf) do not exist before 0.19.0
+            print(f"{name} at {target}: not serializable ({str(e).splitlines()[0]})")
+            continue
+        path = out_dir / f"{name}.{target.replace('.', '_')}.mlirbc"
+        path.write_bytes(data)
+        print(f"{path.name}: {len(data)} bytes")
+
+
 def main():
     out_dir = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else (
         pathlib.Path(__file__).resolve().parent / "programs")
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, (fn, args, kwargs) in programs().items():
-        module = jax.jit(fn, **kwargs).lower(*args).compiler_ir("stablehlo")
-        for target in targets():
-            try:
-                data = serialize(module, target)
-            except Exception as e:  # e.g. composites (chlo.erf) do not exist before 0.19.0
-                print(f"{name} at {target}: not serializable ({str(e).splitlines()[0]})")
-                continue
-            path = out_dir / f"{name}.{target.replace('.', '_')}.mlirbc"
-            path.write_bytes(data)
-            print(f"{path.name}: {len(data)} bytes")
+        write(out_dir, name, jax.jit(fn, **kwargs).lower(*args).compiler_ir("stablehlo"))
+    for name, module in text_modules().items():
+        write(out_dir, name, module)
 
 
 if __name__ == "__main__":
