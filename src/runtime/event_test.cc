@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
+#include <vector>
 
 #include "runtime/work_queue.h"
 
@@ -48,6 +50,37 @@ TEST(WorkQueue, RunsTasksInOrderAndDrainsOnDestruction) {
   }
   ASSERT_EQ(order.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST(WorkQueue, RunsInlineOnlyWhenIdleAndKeepsTheOrder) {
+  WorkQueue queue("test");
+  std::vector<int> order;
+  // Idle: the task runs on this thread, before the call returns.
+  const std::thread::id self = std::this_thread::get_id();
+  std::thread::id ran_on;
+  EXPECT_TRUE(queue.RunInlineIfIdle([&] {
+    ran_on = std::this_thread::get_id();
+    order.push_back(0);
+  }));
+  EXPECT_EQ(ran_on, self);
+  // Busy: a queued task is still running, so an inline request is refused and the caller
+  // queues the work behind it.
+  EventRef release = Event::Create();
+  EventRef started = Event::Create();
+  queue.Submit([&] {
+    started->Set(OkStatus()).IgnoreError();
+    release->Await().IgnoreError();
+    order.push_back(1);
+  });
+  started->Await().IgnoreError();
+  std::function<void()> later = [&] { order.push_back(2); };
+  EXPECT_FALSE(queue.RunInlineIfIdle(later));
+  queue.Submit(later);
+  release->Set(OkStatus()).IgnoreError();
+  EventRef drained = Event::Create();
+  queue.Submit([&] { drained->Set(OkStatus()).IgnoreError(); });
+  drained->Await().IgnoreError();
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "base/hash.h"
 
@@ -145,6 +146,25 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
 
 }  // namespace
 
+namespace {
+
+// Whether `plan` is cheap enough to run inline: kernel steps only (no loops, regions, host
+// transfers or collectives), few of them, over little data.
+bool IsSmallStraightLine(const plan::ExecutionPlan& plan) {
+  constexpr size_t kMaxSteps = 16;
+  constexpr int64_t kMaxBytes = 64 * 1024;
+  if (plan.body.steps.size() > kMaxSteps) return false;
+  for (const plan::Step& step : plan.body.steps)
+    if (step.kind != plan::StepKind::kKernel) return false;
+  int64_t bytes = plan.arena_size;
+  for (const plan::TensorType& type : plan.parameter_types) bytes += plan::ByteSize(type);
+  for (const plan::TensorType& type : plan.result_types) bytes += plan::ByteSize(type);
+  for (const auto& constant : plan.constants) bytes += static_cast<int64_t>(constant.size());
+  return bytes <= kMaxBytes;
+}
+
+}  // namespace
+
 Executable::Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
                        plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
                        std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
@@ -165,7 +185,8 @@ Executable::Executable(std::string name, std::string program, std::string progra
       local_result_types_(LocalTypes(plan_.result_types, result_shards_)),
       parameter_op_shardings_(OpShardings(plan_.parameter_types, parameter_shards_)),
       result_op_shardings_(OpShardings(plan_.result_types, result_shards_)),
-      fingerprint_(Fingerprint(program_, options_.serialized)) {}
+      fingerprint_(Fingerprint(program_, options_.serialized)),
+      runs_inline_when_idle_(IsSmallStraightLine(plan_) && options_.num_partitions == 1) {}
 
 std::string Executable::OptimizedProgramText() const { return plan::PrintPlan(plan_); }
 
@@ -267,8 +288,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
   }
   for (size_t d = 0; d < runs.size(); ++d) {
     DeviceRun& run = runs[d];
+    const bool inputs_ready = std::all_of(run.input_events.begin(), run.input_events.end(),
+                                          [](const EventRef& event) { return event->IsReady(); });
+    WorkQueue& queue = run.device->queue();
     HostTransfers host{host_transfers.get(), {}, static_cast<int>(d)};
-    run.device->queue().Submit([executable, run = std::move(run), host_transfers, host = std::move(host)] {
+    std::function<void()> task = [executable, run = std::move(run), host_transfers, host = std::move(host)] {
       Status status = AwaitAll(run.input_events);
       if (status.ok()) {
         std::vector<const void*> in;
@@ -278,7 +302,9 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
         status = ExecutePlan(executable->plan(), in, out, &host);
       }
       run.done->Set(status).IgnoreError();
-    });
+    };
+    if (!(executable->runs_inline_when_idle() && inputs_ready && queue.RunInlineIfIdle(task)))
+      queue.Submit(std::move(task));
   }
   return result;
 }

@@ -69,6 +69,10 @@ class Executable {
   // The first Shardy op of the program ("sdy.manual_computation"), empty if none: frameworks
   // cannot turn such a program into HLO (PJRT_Executable_OptimizedProgram says so).
   const std::string& shardy_op() const { return shardy_op_; }
+  // Small straight-line programs (kernel steps only, little data) run on the caller's thread
+  // when their device is idle and their inputs are ready: a thread handoff would cost more
+  // than the work.
+  bool runs_inline_when_idle() const { return runs_inline_when_idle_; }
 
  private:
   std::string name_;
@@ -87,6 +91,7 @@ class Executable {
   std::vector<std::string> parameter_op_shardings_;
   std::vector<std::string> result_op_shardings_;
   std::string fingerprint_;
+  bool runs_inline_when_idle_;
 };
 
 struct ExecuteResult {

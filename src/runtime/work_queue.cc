@@ -23,18 +23,36 @@ void WorkQueue::Submit(std::function<void()> task) {
   cv_.notify_one();
 }
 
+bool WorkQueue::RunInlineIfIdle(const std::function<void()>& task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (running_ || stopping_ || !tasks_.empty()) return false;
+    running_ = true;
+  }
+  task();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+  }
+  cv_.notify_one();
+  return true;
+}
+
 void WorkQueue::Run() {
   pthread_setname_np(pthread_self(), name_.substr(0, 15).c_str());
   for (;;) {
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      cv_.wait(lock, [this] { return (stopping_ && !running_) || (!tasks_.empty() && !running_); });
       if (tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      running_ = true;
     }
     task();
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
   }
 }
 

@@ -1,8 +1,8 @@
 // WorkQueue: one worker thread running submitted tasks in FIFO order.
 //
 // Each device owns one queue; work submitted to a device runs in submission order,
-// and different devices' queues run concurrently. Submit() is thread-safe. The destructor
-// finishes the tasks already queued, then joins the thread.
+// and different devices' queues run concurrently. Submit() and RunInlineIfIdle() are
+// thread-safe. The destructor finishes the tasks already queued, then joins the thread.
 #pragma once
 
 #include <condition_variable>
@@ -22,6 +22,10 @@ class WorkQueue {
   WorkQueue& operator=(const WorkQueue&) = delete;
 
   void Submit(std::function<void()> task);
+  // Runs `task` on the calling thread if the queue has nothing queued or running (tasks
+  // submitted meanwhile wait for it, so the order holds) and returns true; otherwise
+  // leaves `task` untouched and returns false.
+  bool RunInlineIfIdle(const std::function<void()>& task);
 
  private:
   void Run();
@@ -31,6 +35,7 @@ class WorkQueue {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
+  bool running_ = false;  // a task is running, on the worker or inline
   std::thread thread_;
 };
 
