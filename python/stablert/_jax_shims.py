@@ -180,6 +180,26 @@ class _ModuleContextAsTpu:
         return getattr(self._module_context, name)
 
 
+def _mark_partitioned(token, stop) -> None:
+    """Marks the sends and recvs of one callback, found back along the token chain from
+    `token` to `stop`, with the frontend attribute `_stablert_partitioned`: StableRT then calls
+    the callback once per device with that device's shard of each operand."""
+    from jax._src.lib.mlir import ir
+
+    seen = 0
+    while token is not None and (stop is None or token != stop) and seen < 10_000:
+        op = token.owner
+        if not hasattr(op, "name") or op.name not in ("stablehlo.send", "stablehlo.recv"):
+            break
+        attrs = {}
+        if "mhlo.frontend_attributes" in op.attributes:
+            attrs = {a.name: a.attr for a in ir.DictAttr(op.attributes["mhlo.frontend_attributes"])}
+        attrs["_stablert_partitioned"] = ir.StringAttr.get("true")
+        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(attrs)
+        token = op.operands[len(op.operands) - 1]
+        seen += 1
+
+
 def _host_callbacks_by_send_and_recv() -> None:
     """jax._src.callback.emit_python_callback and the lowerings of debug_callback_p and
     debug_print_p (jax 0.10.2).
@@ -190,8 +210,9 @@ def _host_callbacks_by_send_and_recv() -> None:
     transfers whose channels the client serves through PJRT_ExecuteOptions.send_callbacks /
     recv_callbacks. On stablert, emit_python_callback takes the TPU path: JAX's own function
     runs with a view of the module context whose platform reads "tpu" (same channel counter,
-    same host callback list, same backend). Partitioned callbacks (`partitioned=True`) stay
-    refused there, as on TPU. debug_callback_p and debug_print_p get JAX's lowering rules,
+    same host callback list, same backend). Partitioned callbacks (`partitioned=True`, which
+    JAX refuses on TPU) take the same path with their sends and recvs marked
+    `_stablert_partitioned` (see _mark_partitioned). debug_callback_p and debug_print_p get JAX's lowering rules,
     uncacheable like on TPU (their channel ids differ per lowering).
     """
     import dataclasses
@@ -205,11 +226,19 @@ def _host_callbacks_by_send_and_recv() -> None:
         return
 
     def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, **kwargs):
-        if tuple(ctx.module_context.platforms) == (PLATFORM,):
-            if kwargs.get("partitioned", False):
-                raise NotImplementedError(f"Partitioned callback not implemented on {PLATFORM} backend.")
-            ctx = dataclasses.replace(ctx, module_context=_ModuleContextAsTpu(ctx.module_context))
-        return original(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
+        if tuple(ctx.module_context.platforms) != (PLATFORM,):
+            return original(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
+        ctx = dataclasses.replace(ctx, module_context=_ModuleContextAsTpu(ctx.module_context))
+        if not kwargs.get("partitioned", False):
+            return original(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
+        if result_avals:
+            raise ValueError("Partitioned callback not supported with return values.")
+        kwargs["partitioned"] = False
+        kwargs.pop("sharding", None)  # each device calls with its own shard, not device 0 alone
+        results, token_out, host_callback = original(ctx, callback, token, operands, operand_avals, result_avals,
+                                                     **kwargs)
+        _mark_partitioned(token_out, token)
+        return results, token_out, host_callback
 
     emit_python_callback._stablert_shim = True
     callback_module.emit_python_callback = emit_python_callback

@@ -467,4 +467,11 @@ std::optional<TensorSharding> PropagatedResultSharding(const ir::Module& module,
   return propagator.Of(block.ops.back().operands[result_index]);
 }
 
+std::optional<TensorSharding> PropagatedValueSharding(const ir::Module& module, const ir::Function& function,
+                                                      ir::ValueId value, int64_t num_partitions) {
+  if (function.body.blocks.size() != 1) return std::nullopt;
+  Propagator propagator(module, function, num_partitions);
+  return propagator.Of(value);
+}
+
 }  // namespace stablert::plan

@@ -66,6 +66,11 @@ StatusOr<TensorSharding> ParseSharding(const ir::Module& module, const ir::Attri
 std::optional<TensorSharding> PropagatedResultSharding(const ir::Module& module, const ir::Function& function,
                                                        size_t result_index, int64_t num_partitions);
 
+// The sharding of any value of `function`'s body (or of a region nested in it), found by the
+// same rules; nullopt if it is replicated or its origin is not followed.
+std::optional<TensorSharding> PropagatedValueSharding(const ir::Module& module, const ir::Function& function,
+                                                      ir::ValueId value, int64_t num_partitions);
+
 // Whether an sdy.sharding leaves every dimension open and unsharded (`[{?}, {?}]`): the
 // program lets the compiler choose.
 bool IsUnconstrainedSharding(const ir::Attribute& sdy_sharding);

@@ -6,6 +6,7 @@ import collections
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax.experimental import io_callback
 from jax.sharding import NamedSharding, PartitionSpec as P
 
@@ -93,3 +94,23 @@ def test_pure_callback_in_pmap(device_count):
         return np.asarray(f(np.arange(2 * device_count, dtype=np.int32).reshape(device_count, 2)))
 
     np.testing.assert_array_equal(run("stablert"), run("cpu"))
+
+
+def test_partitioned_callback_of_a_replicated_value_runs_on_every_device(device_count, capfd):
+    outputs = []
+    for platform in ("stablert", "cpu"):
+        mesh = meshes(platform, (device_count,), ("x",))
+        x = jax.device_put(np.arange(2 * device_count), NamedSharding(mesh, P("x")))
+        jax.jit(lambda v: jax.debug.print("sum {}", v.sum(), partitioned=True))(x)
+        jax.effects_barrier()
+        outputs.append(capfd.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count("sum") == device_count
+
+
+def test_partitioned_callback_of_a_sharded_value_is_refused_at_compile_time(device_count):
+    mesh = meshes("stablert", (device_count,), ("x",))
+    x = jax.device_put(np.arange(2 * device_count), NamedSharding(mesh, P("x")))
+    f = jax.jit(lambda v: jax.debug.print("{}", v, partitioned=True))
+    with pytest.raises(Exception, match="partitioned callback of an operand sharded over devices"):
+        f.lower(x).compile()
