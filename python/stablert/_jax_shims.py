@@ -180,24 +180,38 @@ class _ModuleContextAsTpu:
         return getattr(self._module_context, name)
 
 
-def _mark_partitioned(token, stop) -> None:
-    """Marks the sends and recvs of one callback, found back along the token chain from
-    `token` to `stop`, with the frontend attribute `_stablert_partitioned`: StableRT then calls
-    the callback once per device with that device's shard of each operand."""
-    from jax._src.lib.mlir import ir
+SHARD_LAYOUT_TARGET = "stablert.shard_layout"
 
-    seen = 0
-    while token is not None and (stop is None or token != stop) and seen < 10_000:
-        op = token.owner
-        if not hasattr(op, "name") or op.name not in ("stablehlo.send", "stablehlo.recv"):
-            break
-        attrs = {}
-        if "mhlo.frontend_attributes" in op.attributes:
-            attrs = {a.name: a.attr for a in ir.DictAttr(op.attributes["mhlo.frontend_attributes"])}
-        attrs["_stablert_partitioned"] = ir.StringAttr.get("true")
-        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(attrs)
-        token = op.operands[len(op.operands) - 1]
-        seen += 1
+
+def _partitioned(ctx, callback, operands, operand_avals, num_devices):
+    """A partitioned callback on a sharded jit, as one unpartitioned callback on the whole
+    arrays. Each operand is followed by the custom call `stablert.shard_layout` of it: an
+    int64[num_devices, 2, rank] StableRT fills at compile time with every device's block
+    (start, then extent) of the operand as the program partitions it. The Python side cuts
+    the blocks and calls `callback` once per device with that device's shards, as XLA calls
+    a partitioned callback on every device."""
+    import numpy as np
+    from jax._src import core
+    from jax._src.interpreters import mlir
+
+    layouts, layout_avals = [], []
+    for operand, aval in zip(operands, operand_avals):
+        layout_aval = core.ShapedArray((num_devices, 2, len(aval.shape)), np.int64)
+        layouts.append(mlir.custom_call(SHARD_LAYOUT_TARGET, result_types=[mlir.aval_to_ir_type(ctx.module_context, layout_aval)],
+                                        operands=[operand]).results[0])
+        layout_avals.append(layout_aval)
+    count = len(operands)
+
+    def per_device(*args):
+        arrays, blocks = args[:count], args[count:]
+        for device in range(num_devices):
+            shards = [array[tuple(slice(int(start), int(start) + int(size))
+                                  for start, size in zip(block[device][0], block[device][1]))]
+                      for array, block in zip(arrays, blocks)]
+            callback(*shards)
+        return ()
+
+    return per_device, [*operands, *layouts], [*operand_avals, *layout_avals]
 
 
 def _host_callbacks_by_send_and_recv() -> None:
@@ -211,14 +225,14 @@ def _host_callbacks_by_send_and_recv() -> None:
     recv_callbacks. On stablert, emit_python_callback takes the TPU path: JAX's own function
     runs with a view of the module context whose platform reads "tpu" (same channel counter,
     same host callback list, same backend). Partitioned callbacks (`partitioned=True`, which
-    JAX refuses on TPU) take the same path with their sends and recvs marked
-    `_stablert_partitioned` (see _mark_partitioned). debug_callback_p and debug_print_p get JAX's lowering rules,
+    JAX refuses on TPU) on a sharded jit are called once per device with its shards, cut on
+    the host from layouts StableRT computes (see _partitioned). debug_callback_p and debug_print_p get JAX's lowering rules,
     uncacheable like on TPU (their channel ids differ per lowering).
     """
     import dataclasses
 
     from jax._src import callback as callback_module
-    from jax._src import debugging
+    from jax._src import debugging, sharding_impls
     from jax._src.interpreters import mlir
 
     original = callback_module.emit_python_callback
@@ -234,11 +248,13 @@ def _host_callbacks_by_send_and_recv() -> None:
         if result_avals:
             raise ValueError("Partitioned callback not supported with return values.")
         kwargs["partitioned"] = False
-        kwargs.pop("sharding", None)  # each device calls with its own shard, not device 0 alone
-        results, token_out, host_callback = original(ctx, callback, token, operands, operand_avals, result_avals,
-                                                     **kwargs)
-        _mark_partitioned(token_out, token)
-        return results, token_out, host_callback
+        axis_context = ctx.module_context.axis_context
+        num_devices = getattr(axis_context, "num_devices", 1)
+        if isinstance(axis_context, sharding_impls.ShardingContext) and num_devices > 1:
+            callback, operands, operand_avals = _partitioned(ctx, callback, list(operands), list(operand_avals),
+                                                             num_devices)
+        # Elsewhere (one device, or a shard_map body) the callback already sees what the device holds.
+        return original(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
 
     emit_python_callback._stablert_shim = True
     callback_module.emit_python_callback = emit_python_callback

@@ -310,6 +310,7 @@ Status Lowering::LowerOp(const ir::Operation& op) {
         return OkStatus();
       }
       if (IsLinalgCustomCall(target)) return LowerLinalgCustomCall(*this, op, target);
+      if (target == "stablert.shard_layout") return LowerShardLayout(*this, op);
       if (target == "ApproxTopK") return LowerApproxTopK(*this, op);
       // lax.dce_sink: marks its operands as used; nothing to compute.
       if (target == "dce_sink" && op.results.empty()) return OkStatus();

@@ -8,15 +8,14 @@
 // computes. Side effects stay in program order because the plan runs steps in the order
 // of the ops. Device-to-device send/recv (no host transfer) is refused at compile time.
 //
-// Partitioned callbacks (JAX's `partitioned=True`, marked by the frontend attribute
-// `_stablert_partitioned` that python/stablert/_jax_shims.py sets) in a program on several
-// partitions, outside manual regions: every device calls the callback with its own shard.
-// The send step then carries the operand's shard layout (from plan::PropagatedValueSharding;
-// replicated if unknown): params [[channel], [num_partitions], local dims, every partition's
-// block start, flattened]; the recv step [[channel], [num_partitions]]. Only replicated
-// operands are accepted (every device calls with the whole array, as XLA does): JAX fixes the
-// callback's operand shapes when it lowers it, as the global shapes, so a sharded operand is
-// refused at compile time.
+// Partitioned callbacks (JAX's `partitioned=True`) on a sharded jit: JAX fixes a callback's
+// operand shapes when it lowers it, before the partitioning is known, so
+// python/stablert/_jax_shims.py sends the whole arrays, each followed by the custom call
+// `stablert.shard_layout` of it. That call lowers to a constant int64[num_partitions, 2, rank]:
+// every partition's block of the operand (start, then extent) as plan::PropagatedValueSharding
+// finds its sharding (replicated if unknown); the host cuts the shards from it.
+#include <cstring>
+
 #include "plan/lowering.h"
 #include "plan/sharding.h"
 
@@ -53,55 +52,15 @@ Status CheckToken(Lowering& l, const ir::Operation& op, size_t operand) {
 }
 
 Status EmitHostTransfer(Lowering& l, const ir::Operation& op, const char* kernel, std::vector<ValueId> inputs,
-                        std::vector<ValueId> outputs, int64_t channel,
-                        std::vector<std::vector<int64_t>> partitioned = {}) {
+                        std::vector<ValueId> outputs, int64_t channel) {
   Step step;
   step.kind = StepKind::kHostTransfer;
   step.kernel = kernel;
   step.inputs = std::move(inputs);
   step.outputs = std::move(outputs);
   step.params = {{channel}};
-  for (auto& param : partitioned) step.params.push_back(std::move(param));
   l.EmitControl(op, std::move(step));
   return OkStatus();
-}
-
-// The number of partitions a partitioned host transfer is split over: the module's
-// mhlo.num_partitions for a marked op outside manual regions, else 0 (not split).
-int64_t PartitionedOver(Lowering& l, const ir::Operation& op) {
-  const ir::Attribute* frontend = op.attr("mhlo.frontend_attributes");
-  const auto* dict = frontend ? frontend->get<ir::Attribute::Dictionary>() : nullptr;
-  const ir::Attribute* mark = dict ? ir::FindAttr(*dict, "_stablert_partitioned") : nullptr;
-  if (mark == nullptr || mark->AsString() != "true" || l.manual_partitions > 0) return 0;
-  const ir::Attribute* attr = ir::FindAttr(l.module().attrs, "mhlo.num_partitions");
-  const int64_t partitions = attr && attr->AsInt() ? *attr->AsInt() : 1;
-  return partitions > 1 ? partitions : 0;
-}
-
-// The send params of a partitioned host transfer of `operand` (see the file comment).
-StatusOr<std::vector<std::vector<int64_t>>> PartitionedSendParams(Lowering& l, const ir::Operation& op, size_t operand,
-                                                                  int64_t partitions) {
-  STABLERT_ASSIGN_OR_RETURN(ValueId value, l.Operand(op, operand));
-  const Dims dims = l.TypeOf(value).dims;
-  const ir::Function* entry = l.module().EntryFunction();
-  std::optional<TensorSharding> sharding =
-      entry ? PropagatedValueSharding(l.module(), *entry, op.operands[operand], partitions) : std::nullopt;
-  ShardLayout layout;
-  if (sharding) {
-    STABLERT_ASSIGN_OR_RETURN(layout, LayoutShards(*sharding, dims, partitions, "operand " + std::to_string(operand)));
-    if (layout.partial_group_size > 1)
-      return l.Unsupported(op, "a partitioned callback of an unreduced value is not supported");
-    if (layout.local_dims != dims)
-      return l.Unsupported(op, "a partitioned callback of an operand sharded over devices (" + sharding->ToString() +
-                                   ") is not supported: the host callback's operand shapes are fixed when JAX "
-                                   "lowers it, before the per-device shard shape is known");
-  } else {
-    layout.local_dims = dims;
-    layout.starts.assign(static_cast<size_t>(partitions), Dims(dims.size(), 0));
-  }
-  std::vector<int64_t> starts;
-  for (const Dims& start : layout.starts) starts.insert(starts.end(), start.begin(), start.end());
-  return std::vector<std::vector<int64_t>>{{partitions}, layout.local_dims, starts};
 }
 
 }  // namespace
@@ -128,11 +87,7 @@ Status LowerHostTransfer(Lowering& l, const ir::Operation& op) {
         STABLERT_ASSIGN_OR_RETURN(ValueId value, l.Operand(op, i));
         if (!IsSupportedDType(l.TypeOf(value).dtype))
           return l.Unsupported(op, "sending " + TensorTypeToString(l.TypeOf(value)) + " is not supported");
-        std::vector<std::vector<int64_t>> partitioned;
-        if (int64_t partitions = PartitionedOver(l, op); partitions > 0) {
-          STABLERT_ASSIGN_OR_RETURN(partitioned, PartitionedSendParams(l, op, i, partitions));
-        }
-        STABLERT_RETURN_IF_ERROR(EmitHostTransfer(l, op, "host_send", {value}, {}, channel, std::move(partitioned)));
+        STABLERT_RETURN_IF_ERROR(EmitHostTransfer(l, op, "host_send", {value}, {}, channel));
       }
       l.Bind(op.results[0], l.NewValue(TokenType()));
       return OkStatus();
@@ -148,9 +103,7 @@ Status LowerHostTransfer(Lowering& l, const ir::Operation& op) {
       for (size_t i = 0; i + 1 < op.results.size(); ++i) {
         STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, i));
         ValueId value = l.NewValue(type);
-        std::vector<std::vector<int64_t>> partitioned;
-        if (int64_t partitions = PartitionedOver(l, op); partitions > 0) partitioned = {{partitions}};
-        STABLERT_RETURN_IF_ERROR(EmitHostTransfer(l, op, "host_recv", {}, {value}, channel, std::move(partitioned)));
+        STABLERT_RETURN_IF_ERROR(EmitHostTransfer(l, op, "host_recv", {}, {value}, channel));
         l.Bind(op.results[i], value);
       }
       l.Bind(op.results.back(), l.NewValue(TokenType()));
@@ -159,6 +112,42 @@ Status LowerHostTransfer(Lowering& l, const ir::Operation& op) {
     default:
       return l.Unsupported(op, "not a host transfer op");
   }
+}
+
+Status LowerShardLayout(Lowering& l, const ir::Operation& op) {
+  if (op.operands.size() != 1 || op.results.size() != 1) return l.Invalid(op, "expected one operand and one result");
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType type, l.ResultType(op, 0));
+  const Dims dims = l.TypeOf(operand).dims;
+  const auto rank = static_cast<int64_t>(dims.size());
+  const ir::Attribute* attr = ir::FindAttr(l.module().attrs, "mhlo.num_partitions");
+  const int64_t partitions = attr && attr->AsInt() ? *attr->AsInt() : 1;
+  if (type.dtype != DType::kS64 || type.dims != Dims{partitions, 2, rank})
+    return l.Invalid(op, "result must be s64[" + std::to_string(partitions) + ",2," + std::to_string(rank) +
+                             "] (partitions, start/extent, rank), got " + TensorTypeToString(type));
+  if (l.manual_partitions > 0) return l.Unsupported(op, "shard layouts inside manual regions are not supported");
+  const ir::Function* entry = l.module().EntryFunction();
+  std::optional<TensorSharding> sharding =
+      entry && partitions > 1 ? PropagatedValueSharding(l.module(), *entry, op.operands[0], partitions) : std::nullopt;
+  ShardLayout layout;
+  if (sharding) {
+    STABLERT_ASSIGN_OR_RETURN(layout, LayoutShards(*sharding, dims, partitions, "the operand"));
+    if (layout.partial_group_size > 1)
+      return l.Unsupported(op, "the shards of an unreduced value are partial sums, not blocks of the array");
+  } else {
+    layout.local_dims = dims;
+    layout.starts.assign(static_cast<size_t>(partitions), Dims(dims.size(), 0));
+  }
+  std::vector<int64_t> table;
+  for (int64_t p = 0; p < partitions; ++p) {
+    const Dims& start = layout.starts[static_cast<size_t>(p)];
+    table.insert(table.end(), start.begin(), start.end());
+    table.insert(table.end(), layout.local_dims.begin(), layout.local_dims.end());
+  }
+  std::vector<uint8_t> bytes(table.size() * sizeof(int64_t));
+  if (!bytes.empty()) std::memcpy(bytes.data(), table.data(), bytes.size());
+  l.Bind(op.results[0], l.NewConstant(type, std::move(bytes)));
+  return OkStatus();
 }
 
 }  // namespace stablert::plan

@@ -144,6 +144,8 @@ Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::s
 // lower_host_transfer.cc: send and recv with is_host_transfer (StepKind::kHostTransfer),
 // create_token, after_all.
 Status LowerHostTransfer(Lowering& lowering, const ir::Operation& op);
+// custom_call @stablert.shard_layout: every partition's block of the operand, as a constant.
+Status LowerShardLayout(Lowering& lowering, const ir::Operation& op);
 // lower_approx_top_k.cc: custom_call @ApproxTopK (lax.approx_max_k/approx_min_k), exact.
 Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op);
 

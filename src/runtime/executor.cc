@@ -198,19 +198,8 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       case plan::StepKind::kHostTransfer: {
         const bool send = step.kernel == "host_send", recv = step.kernel == "host_recv";
         if (!step.regions.empty() || (!send && !recv) || step.inputs.size() != (send ? 1u : 0u) ||
-            step.outputs.size() != (recv ? 1u : 0u) || step.params.empty() || step.params[0].size() != 1)
+            step.outputs.size() != (recv ? 1u : 0u) || step.params.size() != 1 || step.params[0].size() != 1)
           return InvalidArgument(step.origin + ": malformed host transfer step '" + step.kernel + "'");
-        if (step.params.size() > 1) {  // partitioned: [channel], [partitions], (send) local dims, starts
-          const int64_t partitions = step.params[1].empty() ? 0 : step.params[1][0];
-          if (send && step.inputs[0] >= plan.values.size())
-            return InvalidArgument(step.origin + ": step refers to an unknown value");
-          const size_t rank = send ? plan.values[step.inputs[0]].type.dims.size() : 0;
-          if (partitions < 1 || partitions > kMaxPartitions || step.params[1].size() != 1 ||
-              step.params.size() != (send ? 4u : 2u) ||
-              (send && (step.params[2].size() != rank ||
-                        step.params[3].size() != static_cast<size_t>(partitions) * rank)))
-            return InvalidArgument(step.origin + ": malformed partitioned host transfer step '" + step.kernel + "'");
-        }
         break;
       }
       case plan::StepKind::kManual:
@@ -437,29 +426,6 @@ Status LoadedPlan::RunHostTransfer(const ResolvedStep& step, const std::vector<k
                               " (host transfers need PJRT_ExecuteOptions " + (send ? "send" : "recv") + "_callbacks)");
   const kernels::BufferView& view = views[step.first_operand];
   const size_t bytes = static_cast<size_t>(view.num_elements) * DTypeByteSize(view.dtype);
-  if (plan_step.params.size() > 1 && partition == nullptr) {
-    // A partitioned callback: every partition's device gets its own block (sends) or
-    // answers (recvs; their values are the same dummy, the last one stays).
-    const int64_t partitions = plan_step.params[1][0];
-    const size_t element_size = DTypeByteSize(view.dtype);
-    std::vector<char> block;
-    for (int64_t p = 0; p < partitions; ++p) {
-      const int device = host->DeviceOf(static_cast<int>(p));
-      Status status;
-      if (send) {
-        const Dims local(plan_step.params[2].begin(), plan_step.params[2].end());
-        const auto start = plan_step.params[3].begin() + static_cast<std::ptrdiff_t>(p * local.size());
-        block.resize(static_cast<size_t>(ElementCount(local)) * element_size);
-        CopyBox(view.data, Dims(view.dims.begin(), view.dims.end()), Dims(start, start + static_cast<std::ptrdiff_t>(local.size())), block.data(),
-                local, Dims(local.size(), 0), local, element_size);
-        status = host->handler->Send(device, channel, block.data(), block.size());
-      } else {
-        status = host->handler->Recv(device, channel, view.data, bytes);
-      }
-      if (!status.ok()) return status.WithPrefix(plan_step.origin);
-    }
-    return OkStatus();
-  }
   const int device = host->DeviceOf(partition ? partition->rank : 0);
   Status status = send ? host->handler->Send(device, channel, view.data, bytes)
                        : host->handler->Recv(device, channel, view.data, bytes);

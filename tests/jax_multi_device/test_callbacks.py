@@ -108,9 +108,19 @@ def test_partitioned_callback_of_a_replicated_value_runs_on_every_device(device_
     assert outputs[0].count("sum") == device_count
 
 
-def test_partitioned_callback_of_a_sharded_value_is_refused_at_compile_time(device_count):
-    mesh = meshes("stablert", (device_count,), ("x",))
-    x = jax.device_put(np.arange(2 * device_count), NamedSharding(mesh, P("x")))
-    f = jax.jit(lambda v: jax.debug.print("{}", v, partitioned=True))
-    with pytest.raises(Exception, match="partitioned callback of an operand sharded over devices"):
-        f.lower(x).compile()
+def test_partitioned_callback_of_a_sharded_value_sees_each_device_block(device_count, capfd):
+    results = []
+    for platform in ("stablert", "cpu"):
+        mesh = meshes(platform, (2, device_count // 2), ("x", "y"))
+        x = jax.device_put(np.arange(4 * device_count).reshape(4, device_count), NamedSharding(mesh, P("y", "x")))
+        seen = []
+
+        def f(v):
+            jax.debug.callback(lambda a, b: seen.append((a.tolist(), b.tolist())), v, v.T * 2, partitioned=True)
+            jax.debug.print("block {}", v + 1, partitioned=True)
+
+        jax.jit(f)(x)
+        jax.effects_barrier()
+        results.append((sorted(map(repr, seen)), sorted(capfd.readouterr().out.split("block"))))
+    assert results[0] == results[1]
+    assert len(results[0][0]) == device_count and len(results[0][1]) == device_count + 1
