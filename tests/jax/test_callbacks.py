@@ -273,3 +273,16 @@ def test_callbacks_are_called_once_per_execution(stablert_device):
         for i in range(5):
             assert float(g(jax.device_put(np.float32(i), stablert_device))) == i + 1
     assert len(calls) == 5
+
+
+def test_callbacks_in_switch_branches_and_nested_jits(stablert_device, cpu_device):
+    @jax.jit
+    def inner(v):
+        return jax.pure_callback(lambda a: a * 10, spec(np.float32(0)), v)
+
+    def f(i, x):
+        y = lax.switch(i, [lambda v: v + 1, inner, lambda v: inner(inner(v))], x)
+        return inner(y) + inner(x)
+
+    for i in range(3):
+        both(stablert_device, cpu_device, f, np.int32(i), np.float32(2))
