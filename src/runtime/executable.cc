@@ -144,10 +144,6 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   return OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 // Whether `plan` is cheap enough to run inline: kernel steps only (no loops, regions, host
 // transfers or collectives), few of them, over little data.
 bool IsSmallStraightLine(const plan::ExecutionPlan& plan) {
