@@ -268,8 +268,92 @@ def _host_callbacks_by_send_and_recv() -> None:
                            cacheable=False)
 
 
+def _hlo_sharding_from_layout(table, shape):
+    """The HloSharding whose tiles are the blocks of a stablert.shard_layout table
+    (table[partition] = (start, extent)), devices named by partition index."""
+    import numpy as np
+    from jax._src.lib import xla_client as xc
+
+    table = np.asarray(table)
+    partitions = table.shape[0]
+    tiles = [int(d // e) if e else 1 for d, e in zip(shape, table[0][1])]
+    if all(t == 1 for t in tiles):
+        return xc.HloSharding.replicate()
+    replication = partitions // int(np.prod(tiles))
+    order = sorted(range(partitions), key=lambda p: (
+        tuple(int(s // e) if e else 0 for s, e in zip(table[p][0], table[p][1])), p))
+    proto = xc.OpSharding()
+    proto.type = xc.OpSharding.Type.OTHER
+    proto.tile_assignment_dimensions = tiles + ([replication] if replication > 1 else [])
+    proto.tile_assignment_devices = order
+    proto.replicate_on_last_tile_dim = replication > 1
+    return xc.HloSharding.from_proto(proto)
+
+
+def _inspect_sharding_from_layouts() -> None:
+    """jax._src.debugging.inspect_sharding_p (jax 0.10.2): `jax.debug.inspect_array_sharding`
+    and `visualize_array_sharding` inside jit.
+
+    On several devices JAX's rule emits the custom call `InspectSharding`, whose backend_config
+    hands XLA's SPMD partitioner a Python object to call with the sharding it picked; a plugin
+    cannot call it. On stablert the value's `stablert.shard_layout` table (every device's
+    block, compiled by StableRT from the sharding it gives the value) goes to a host callback
+    that builds the sharding from it and calls the user's callback, on the first run of the
+    executable (XLA calls it once, while compiling). In a shard_map body (manual axes) the
+    callback is called at lowering with PartitionSpec(), what XLA reports for manual values.
+    One device: JAX's own rule (it calls back at lowering).
+    """
+    import numpy as np
+    from jax._src import core, debugging, sharding_impls
+    from jax._src import mesh as mesh_lib
+    from jax._src.interpreters import mlir
+
+    jax_rule = mlir._lowerings[debugging.inspect_sharding_p]
+
+    def rule(ctx, value, *, callback):
+        axis_context = ctx.module_context.axis_context
+        if isinstance(axis_context, sharding_impls.SPMDAxisContext) and len(axis_context.mesh.devices.flat) > 1:
+            callback(sharding_impls.NamedSharding(axis_context.mesh, sharding_impls.PartitionSpec()))
+            return []
+        if not isinstance(axis_context, sharding_impls.ShardingContext) or axis_context.num_devices <= 1:
+            return jax_rule.rule(ctx, value, callback=callback)
+        devices = axis_context.device_assignment
+        mesh = mesh_lib.thread_resources.env.physical_mesh
+        if axis_context.abstract_mesh is not None:
+            am = axis_context.abstract_mesh
+            mesh = mesh_lib.Mesh(np.array(devices).reshape(am.axis_sizes), am.axis_names)
+        aval = ctx.avals_in[0]
+        layout_aval = core.ShapedArray((len(devices), 2, len(aval.shape)), np.int64)
+        layout = mlir.custom_call(SHARD_LAYOUT_TARGET, result_types=[mlir.aval_to_ir_type(ctx.module_context,
+                                                                                           layout_aval)],
+                                  operands=[value]).results[0]
+        called = []
+
+        def host(table):
+            if called:
+                return ()
+            called.append(True)
+            hlo_sharding = _hlo_sharding_from_layout(table, aval.shape)
+            if mesh.empty:
+                callback(sharding_impls.GSPMDSharding(devices, hlo_sharding))
+            else:
+                callback(sharding_impls.NamedSharding(
+                    mesh, sharding_impls.parse_flatten_op_sharding(hlo_sharding, mesh)[0]))
+            return ()
+
+        sub_ctx = ctx.replace(avals_in=[layout_aval], avals_out=[])
+        from jax._src import callback as callback_module
+
+        callback_module.emit_python_callback(sub_ctx, host, None, [layout], [layout_aval], [], has_side_effect=True,
+                                             returns_token=True)
+        return []
+
+    mlir.register_lowering(debugging.inspect_sharding_p, rule, platform=PLATFORM, cacheable=False)
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
-          _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv)
+          _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv,
+          _inspect_sharding_from_layouts)
 
 
 def install() -> None:

@@ -286,3 +286,14 @@ def test_host_transfer_channels_differ_across_lowerings(stablert_device):
     text = f.lower(jax.device_put(np.float32(1), stablert_device)).as_text()
     handles = re.findall(r"channel_handle<handle = (\d+)", text)
     assert len(handles) == len(set(handles)) == 4
+
+
+def test_inspect_array_sharding_on_one_device_calls_back_at_lowering(stablert_device):
+    """_inspect_sharding_from_layouts (jax 0.10.2): on one device JAX's own rule runs (it calls
+    back while lowering, with a replicated sharding); several devices: tests/jax_multi_device."""
+    from jax._src import debugging
+
+    seen = []
+    f = jax.jit(lambda v: (debugging.inspect_array_sharding(v, callback=seen.append), v + 1)[1])
+    f.lower(jax.device_put(np.zeros(3, np.float32), stablert_device))
+    assert len(seen) == 1 and seen[0].is_fully_replicated

@@ -124,3 +124,24 @@ def test_partitioned_callback_of_a_sharded_value_sees_each_device_block(device_c
         results.append((sorted(map(repr, seen)), sorted(capfd.readouterr().out.split("block"))))
     assert results[0] == results[1]
     assert len(results[0][0]) == device_count and len(results[0][1]) == device_count + 1
+
+
+def test_inspect_array_sharding_in_jit_reports_the_sharding_cpu_reports(device_count):
+    from jax._src import debugging
+
+    def shardings(platform):
+        seen = []
+        mesh = meshes(platform, (2, device_count // 2), ("a", "b"))
+        f = jax.jit(lambda v: (debugging.inspect_array_sharding(v, callback=lambda s: seen.append(s.spec)),
+                               debugging.inspect_array_sharding(v * 2 + 1, callback=lambda s: seen.append(s.spec)),
+                               v.sum())[2])
+        for spec in (P("a"), P("b", "a"), P(None, ("a", "b")), P()):
+            x = jax.device_put(np.arange(4.0 * device_count).reshape(4, device_count), NamedSharding(mesh, spec))
+            f(x)
+            f(x)  # XLA reports once, while compiling; StableRT on the first run
+            jax.effects_barrier()
+        return seen
+
+    got = shardings("stablert")
+    assert got == shardings("cpu")
+    assert len(got) == 8
