@@ -197,8 +197,8 @@ def _partitioned(ctx, callback, operands, operand_avals, num_devices):
     layouts, layout_avals = [], []
     for operand, aval in zip(operands, operand_avals):
         layout_aval = core.ShapedArray((num_devices, 2, len(aval.shape)), np.int64)
-        layouts.append(mlir.custom_call(SHARD_LAYOUT_TARGET, result_types=[mlir.aval_to_ir_type(ctx.module_context, layout_aval)],
-                                        operands=[operand]).results[0])
+        layout_type = mlir.aval_to_ir_type(ctx.module_context, layout_aval)
+        layouts.append(mlir.custom_call(SHARD_LAYOUT_TARGET, result_types=[layout_type], operands=[operand]).results[0])
         layout_avals.append(layout_aval)
     count = len(operands)
 
@@ -226,8 +226,9 @@ def _host_callbacks_by_send_and_recv() -> None:
     runs with a view of the module context whose platform reads "tpu" (same channel counter,
     same host callback list, same backend). Partitioned callbacks (`partitioned=True`, which
     JAX refuses on TPU) on a sharded jit are called once per device with its shards, cut on
-    the host from layouts StableRT computes (see _partitioned). debug_callback_p and debug_print_p get JAX's lowering rules,
-    uncacheable like on TPU (their channel ids differ per lowering).
+    the host from layouts StableRT computes (see _partitioned). debug_callback_p and
+    debug_print_p get JAX's lowering rules, uncacheable like on TPU (their channel ids differ
+    per lowering).
     """
     import dataclasses
 

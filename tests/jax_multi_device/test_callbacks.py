@@ -44,7 +44,8 @@ def test_ordered_io_callback_in_shard_map_runs_per_device_in_order(device_count)
 def test_pure_callback_in_shard_map_computes_each_block(device_count):
     def run(platform):
         mesh = meshes(platform, (device_count,), ("x",))
-        f = jax.jit(shard_map(lambda x: jax.pure_callback(lambda b: b * 2 + 1, jax.ShapeDtypeStruct((3,), np.float32), x),
+        block = jax.ShapeDtypeStruct((3,), np.float32)
+        f = jax.jit(shard_map(lambda x: jax.pure_callback(lambda b: b * 2 + 1, block, x),
                               mesh=mesh, in_specs=P("x"), out_specs=P("x")))
         return np.asarray(f(jax.device_put(np.arange(3 * device_count, dtype=np.float32), NamedSharding(mesh, P("x")))))
 
