@@ -144,6 +144,19 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   return OkStatus();
 }
 
+// Runs `task` on `queue`: at once if the caller is the queue's own worker (a host callback
+// of a program on this device runs another program on it: queued behind the calling
+// program, it would wait for it forever), inline if allowed and the queue is idle, else
+// queued.
+void Dispatch(WorkQueue& queue, std::function<void()> task, bool may_run_inline) {
+  if (queue.OnWorkerThread()) {
+    task();
+    return;
+  }
+  if (may_run_inline && queue.RunInlineIfIdle(task)) return;
+  queue.Submit(std::move(task));
+}
+
 // Whether `plan` is cheap enough to run inline: kernel steps only (no loops, regions, host
 // transfers or collectives), few of them, over little data.
 bool IsSmallStraightLine(const plan::ExecutionPlan& plan) {
@@ -277,9 +290,9 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     HostTransfers host{host_transfers.get(), std::vector<int>(static_cast<size_t>(executable->num_partitions()), 0), 0};
     for (size_t d = 0; d < runs.size(); ++d) host.device_of_partition[static_cast<size_t>(runs[d].partition)] = static_cast<int>(d);
     Device* first = runs.front().device;
-    first->queue().Submit([executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)] {
+    Dispatch(first->queue(), [executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)] {
       shared_done->Set(RunPartitioned(*executable, runs, host)).IgnoreError();
-    });
+    }, /*may_run_inline=*/false);
     return result;
   }
   for (size_t d = 0; d < runs.size(); ++d) {
@@ -299,8 +312,7 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       }
       run.done->Set(status).IgnoreError();
     };
-    if (!(executable->runs_inline_when_idle() && inputs_ready && queue.RunInlineIfIdle(task)))
-      queue.Submit(std::move(task));
+    Dispatch(queue, std::move(task), executable->runs_inline_when_idle() && inputs_ready);
   }
   return result;
 }

@@ -26,6 +26,9 @@ class WorkQueue {
   // submitted meanwhile wait for it, so the order holds) and returns true; otherwise
   // leaves `task` untouched and returns false.
   bool RunInlineIfIdle(const std::function<void()>& task);
+  // Whether the caller is this queue's worker thread, i.e. code run by one of its tasks
+  // (a host callback of a program on this device).
+  bool OnWorkerThread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
  private:
   void Run();

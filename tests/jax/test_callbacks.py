@@ -286,3 +286,16 @@ def test_callbacks_in_switch_branches_and_nested_jits(stablert_device, cpu_devic
 
     for i in range(3):
         both(stablert_device, cpu_device, f, np.int32(i), np.float32(2))
+
+
+def test_a_callback_may_run_a_program_on_the_device_that_called_it(stablert_device):
+    # The device is busy running the calling program; the inner program runs at once on its
+    # thread instead of queueing behind the caller (which would wait for it forever).
+    def callback(x):
+        inner = jax.device_put(np.asarray(x), stablert_device)
+        return np.asarray(jax.jit(jnp.sin)(inner) + jax.jit(lambda v: v * 2)(inner))
+
+    f = jax.jit(lambda x: jax.pure_callback(callback, jax.ShapeDtypeStruct(x.shape, x.dtype), x) + 1)
+    x = np.linspace(0, 1, 5, dtype=np.float32)
+    got = f(jax.device_put(x, stablert_device))
+    np.testing.assert_allclose(np.asarray(got), np.sin(x) + x * 2 + 1, rtol=1e-6)
