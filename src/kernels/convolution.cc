@@ -1,12 +1,16 @@
 // Direct convolution: "convolution.<T>" for f16, bf16, f32, f64 (f16/bf16 accumulate in
-// f32), complex<f32>, complex<f64>. Any dimension layout, strides, padding, dilations, window reversal, feature and
-// batch groups. A plain loop nest; library convolutions come later.
+// f32), complex<f32>, complex<f64> and every integer type (accumulating in T, wrapping
+// around as two's complement arithmetic does, as XLA's CPU backend computes it). Any
+// dimension layout, strides, padding, dilations, window reversal, feature and batch groups.
+// A plain loop nest; library convolutions come later. Operands of a narrower type than the
+// result (preferred_element_type) are widened by the plan before this kernel.
 //
 //   in: lhs, rhs   out: result (same element type)
 //   params: [[lhs_batch, lhs_feature, lhs_spatial...], [rhs_in_feature, rhs_out_feature,
 //            rhs_spatial...], [out_batch, out_feature, out_spatial...], [window_strides],
 //            [padding_low], [padding_high], [lhs_dilation], [rhs_dilation],
 //            [window_reversal (0/1)], [feature_group_count, batch_group_count]]
+#include <type_traits>
 #include <vector>
 
 #include "kernels/complex_ops.h"
@@ -20,14 +24,21 @@ namespace {
 
 template <typename A>
 inline A MultiplyAdd(A sum, A a, A b) {
-  if constexpr (kIsComplex<A>) return cx::Add(sum, cx::Multiply(a, b));
-  else return sum + a * b;
+  if constexpr (kIsComplex<A>) {
+    return cx::Add(sum, cx::Multiply(a, b));
+  } else if constexpr (std::is_integral_v<A>) {
+    // Modulo 2^bits, without signed overflow.
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(static_cast<U>(sum) + static_cast<U>(static_cast<U>(a) * static_cast<U>(b))));
+  } else {
+    return sum + a * b;
+  }
 }
 
 template <DType D>
 Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
   using T = Storage<D>;
-  using Acc = std::conditional_t<kIsComplex<T> || D == DType::kF64, T, float>;
+  using Acc = std::conditional_t<kIsComplex<T> || D == DType::kF64 || std::is_integral_v<T>, T, float>;
   const BufferView& lhs = args.inputs[0];
   const BufferView& rhs = args.inputs[1];
   const BufferView& out = args.outputs[0];
@@ -137,6 +148,9 @@ Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
 
 Status RegisterConvolutionKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(FloatDTypes{}, [&]<DType D>() {
+    return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+  }));
+  STABLERT_RETURN_IF_ERROR(ForEachDType(IntDTypes{}, [&]<DType D>() {
     return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
   return ForEachDType(ComplexDTypes{}, [&]<DType D>() {

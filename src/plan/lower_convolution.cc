@@ -22,10 +22,13 @@ Status LowerConvolution(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(ValueId lhs, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(ValueId rhs, l.Operand(op, 1));
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  if (!IsFloat(result.dtype) && !IsComplex(result.dtype) && !IsInteger(result.dtype))
+    return l.Unsupported(op, "element type " + std::string(DTypeName(result.dtype)) + " is not supported yet");
+  // Operands of a narrower type (preferred_element_type) are widened to the result type
+  // first, as XLA does; narrowing is not supported.
+  STABLERT_ASSIGN_OR_RETURN(lhs, WidenedTo(l, op, lhs, result.dtype));
+  STABLERT_ASSIGN_OR_RETURN(rhs, WidenedTo(l, op, rhs, result.dtype));
   const TensorType lt = l.TypeOf(lhs), rt = l.TypeOf(rhs);
-  if (lt.dtype != rt.dtype || result.dtype != lt.dtype)
-    return l.Unsupported(op, "mixed element types are not supported yet");
-  if (!IsFloat(lt.dtype) && !IsComplex(lt.dtype)) return l.Unsupported(op, "element type " + std::string(DTypeName(lt.dtype)) + " is not supported yet");
   const size_t rank = lt.dims.size();
   if (rank < 2 || rt.dims.size() != rank || result.dims.size() != rank) return l.Invalid(op, "operand ranks differ");
   const size_t spatial = rank - 2;

@@ -12,23 +12,6 @@ namespace {
 
 using ir::OpCode;
 
-// Whether every value of `from` is exactly representable in `to`.
-bool WidensExactly(DType from, DType to) {
-  const int from_bits = DTypeBitWidth(from), to_bits = DTypeBitWidth(to);
-  const DTypeKind from_kind = DTypeKindOf(from), to_kind = DTypeKindOf(to);
-  if (from == DType::kPred) return to_kind == DTypeKind::kSigned || to_kind == DTypeKind::kUnsigned || IsFloat(to);
-  if (IsFloat(from)) {
-    if (!IsFloat(to)) return false;
-    if (to == DType::kF64) return true;
-    return to == DType::kF32 && (from == DType::kF16 || from == DType::kBF16);
-  }
-  if (IsFloat(to)) {  // integer -> float: the mantissa must hold every value
-    const int mantissa = to == DType::kF64 ? 53 : to == DType::kF32 ? 24 : to == DType::kF16 ? 11 : 8;
-    return from_bits - (from_kind == DTypeKind::kSigned ? 1 : 0) <= mantissa;
-  }
-  if (from_kind == to_kind) return from_bits <= to_bits;
-  return from_kind == DTypeKind::kUnsigned && to_kind == DTypeKind::kSigned && from_bits < to_bits;
-}
 
 struct DotDims {
   std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
@@ -117,6 +100,35 @@ std::pair<ValueId, bool> Canonicalize(Lowering& l, const ir::Operation& op, Valu
 
 }  // namespace
 
+bool WidensExactly(DType from, DType to) {
+  const int from_bits = DTypeBitWidth(from), to_bits = DTypeBitWidth(to);
+  const DTypeKind from_kind = DTypeKindOf(from), to_kind = DTypeKindOf(to);
+  if (from == DType::kPred) return to_kind == DTypeKind::kSigned || to_kind == DTypeKind::kUnsigned || IsFloat(to);
+  if (IsFloat(from)) {
+    if (!IsFloat(to)) return false;
+    if (to == DType::kF64) return true;
+    return to == DType::kF32 && (from == DType::kF16 || from == DType::kBF16);
+  }
+  if (IsFloat(to)) {  // integer -> float: the mantissa must hold every value
+    const int mantissa = to == DType::kF64 ? 53 : to == DType::kF32 ? 24 : to == DType::kF16 ? 11 : 8;
+    return from_bits - (from_kind == DTypeKind::kSigned ? 1 : 0) <= mantissa;
+  }
+  if (from_kind == to_kind) return from_bits <= to_bits;
+  return from_kind == DTypeKind::kUnsigned && to_kind == DTypeKind::kSigned && from_bits < to_bits;
+}
+
+StatusOr<ValueId> WidenedTo(Lowering& l, const ir::Operation& op, ValueId operand, DType dtype) {
+  const TensorType type = l.TypeOf(operand);
+  if (type.dtype == dtype) return operand;
+  if (!WidensExactly(type.dtype, dtype))
+    return l.Unsupported(op, "operand type " + std::string(DTypeName(type.dtype)) + " with result type " +
+                                 std::string(DTypeName(dtype)) + " is not supported yet");
+  ValueId widened = l.NewValue(TensorType{dtype, type.dims});
+  l.Emit(op, "convert." + std::string(DTypeName(type.dtype)) + "." + std::string(DTypeName(dtype)), {operand},
+         {widened});
+  return widened;
+}
+
 Status LowerDot(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(ValueId lhs, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(ValueId rhs, l.Operand(op, 1));
@@ -125,17 +137,8 @@ Status LowerDot(Lowering& l, const ir::Operation& op) {
     return l.Unsupported(op, "element type " + std::string(DTypeName(result.dtype)) + " is not supported yet");
   // Operands of a narrower type (preferred_element_type) are widened to the result type
   // first, as XLA does; narrowing is not supported.
-  for (ValueId* operand : {&lhs, &rhs}) {
-    const TensorType type = l.TypeOf(*operand);
-    if (type.dtype == result.dtype) continue;
-    if (!WidensExactly(type.dtype, result.dtype))
-      return l.Unsupported(op, "operand type " + std::string(DTypeName(type.dtype)) + " with result type " +
-                                   std::string(DTypeName(result.dtype)) + " is not supported yet");
-    ValueId widened = l.NewValue(TensorType{result.dtype, type.dims});
-    l.Emit(op, "convert." + std::string(DTypeName(type.dtype)) + "." + std::string(DTypeName(result.dtype)), {*operand},
-           {widened});
-    *operand = widened;
-  }
+  STABLERT_ASSIGN_OR_RETURN(lhs, WidenedTo(l, op, lhs, result.dtype));
+  STABLERT_ASSIGN_OR_RETURN(rhs, WidenedTo(l, op, rhs, result.dtype));
   const TensorType lhs_type = l.TypeOf(lhs), rhs_type = l.TypeOf(rhs);
   STABLERT_ASSIGN_OR_RETURN(DotDims dims, ReadDotDims(l, op, lhs_type, rhs_type));
   if (dims.lhs_batch.size() != dims.rhs_batch.size() || dims.lhs_contracting.size() != dims.rhs_contracting.size())

@@ -136,6 +136,12 @@ Status LowerControlFlow(Lowering& lowering, const ir::Operation& op);
 // lower_manual.cc: sdy.manual_computation, the collectives, partition_id and replica_id.
 Status LowerManualComputation(Lowering& lowering, const ir::Operation& op);
 Status LowerCollective(Lowering& lowering, const ir::Operation& op);
+// lower_dot.cc: whether every value of `from` is exactly representable in `to` (operands
+// of a narrower type than a dot's or convolution's result are widened first, as XLA does).
+bool WidensExactly(DType from, DType to);
+// `operand` converted to `dtype` if it widens exactly (itself if already of it); Unimplemented
+// naming `op` otherwise.
+StatusOr<ValueId> WidenedTo(Lowering& lowering, const ir::Operation& op, ValueId operand, DType dtype);
 // lower_linalg.cc: cholesky, triangular_solve, and the LAPACK custom calls (lapack_*_ffi, Qr,
 // ProductOfElementaryHouseholderReflectors).
 Status LowerLinalg(Lowering& lowering, const ir::Operation& op);

@@ -26,9 +26,6 @@ NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     ("*", ("float8_*", "*->float8"), "float8 element types"),
     ("*", ("float4_e2m1fn*",), "float4_e2m1fn element type"),
     ("*", ("int4*", "uint4*", "*->int4"), "int4/uint4 element types"),
-    # ops
-    ("conv_general_dilated", ("int*", "uint*"), "stablehlo.convolution on integer element types"),
-    ("conv_preferred_element_type", "*", "stablehlo.convolution with a wider result type"),
 ]
 
 

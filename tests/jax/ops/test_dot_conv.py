@@ -96,7 +96,7 @@ def conv(strides=(1, 1), padding="VALID", lhs_dil=None, rhs_dil=None, dn=None, f
 
 def conv_cases(dt):
     x = lambda shape, s: _ints(dt, shape, s)
-    return {
+    cases = {
         "nchw_valid": Call(conv(), x((2, 3, 7, 6), 1), x((4, 3, 3, 2), 2)),
         "stride2_same": Call(conv((2, 2), "SAME"), x((1, 2, 8, 7), 3), x((3, 2, 3, 3), 4)),
         "explicit_padding": Call(conv((1, 2), ((1, 2), (0, 1))), x((1, 2, 5, 6), 5), x((2, 2, 2, 3), 6)),
@@ -113,16 +113,21 @@ def conv_cases(dt):
         "empty_batch": Call(conv(), x((0, 2, 4, 4), 27), x((3, 2, 2, 2), 28)),
         "kernel_larger_than_input_padded": Call(conv((1, 1), ((2, 2), (2, 2))), x((1, 1, 2, 2), 29), x((1, 1, 4, 4), 30)),
     }
+    if I.is_int(dt):
+        # sums past the type's range wrap around, as on XLA
+        big = np.array(I.iinfo(dt).max // 3, dt)
+        cases["wraparound"] = Call(conv(), x((1, 3, 4, 4), 31) * big, x((2, 3, 3, 3), 32) + np.array(3, dt))
+    return cases
 
 
 @pytest.mark.parametrize("op,dtype", [not_yet.param("conv_general_dilated", dt)
-                                      for dt in I.FLOAT + I.COMPLEX + [np.dtype(np.int32), np.dtype(np.int8)]])
+                                      for dt in I.FLOAT + I.COMPLEX + I.INT])
 def test_conv(op, dtype):
     check_cases(None, conv_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
 
 
-@pytest.mark.parametrize("op,dtype", [not_yet.param("conv_preferred_element_type", "int8->int32"),
-                                      not_yet.param("conv_preferred_element_type", "bfloat16->float32")])
+@pytest.mark.parametrize("op,dtype", [not_yet.param("conv_preferred_element_type", t) for t in (
+    "int8->int32", "int16->int32", "uint8->uint32", "bfloat16->float32", "float16->float32", "float32->float64")])
 def test_conv_preferred_element_type(op, dtype):
     src, out = [np.dtype(I.FLOAT[1] if t == "bfloat16" else t) for t in dtype.split("->")]
     x = _ints(src, (1, 3, 6, 6), 1) * np.array(20 if src == np.int8 else 1, src)
