@@ -2,7 +2,8 @@
 //
 // Semantics follow XLA's CPU backend: float -> integer truncates toward zero, saturates at
 // the target's range and maps NaN to 0; anything -> i1 is "!= 0" (NaN -> true); i1 -> x is
-// 0 or 1; integer -> integer wraps; conversions to f16/bf16 go through f32 (as XLA does)
+// 0 or 1; integer -> integer wraps (to sub-byte types too, which floats saturate at their
+// range like other integers); conversions to f16/bf16 go through f32 (as XLA does)
 // and round to nearest even. Complex: a real value becomes (value, 0); a complex value
 // converts to a real type through its real part (as JAX's convert_element_type does);
 // complex -> complex converts each part.
@@ -34,11 +35,50 @@ constexpr DType PartDType() {
   return D == DType::kC64 ? DType::kF32 : DType::kF64;
 }
 
+// A sub-byte integer's byte holds its two's complement bits in the low bits, the others
+// zero (as ml_dtypes stores them); readers ignore the high bits.
+template <DType D>
+inline Storage<D> WrapToNarrow(uint64_t bits) {
+  return static_cast<Storage<D>>(bits & ((uint64_t{1} << kNarrowIntBits<D>) - 1));
+}
+
+// The value of a sub-byte integer's byte: its low bits, sign-extended if D is signed.
+template <DType D>
+inline int64_t DecodeNarrow(Storage<D> x) {
+  constexpr int kBits = kNarrowIntBits<D>;
+  const uint64_t low = static_cast<uint64_t>(static_cast<uint8_t>(x)) & ((uint64_t{1} << kBits) - 1);
+  if constexpr (kNarrowIntSigned<D>) {
+    const uint64_t sign = uint64_t{1} << (kBits - 1);
+    return static_cast<int64_t>(low ^ sign) - static_cast<int64_t>(sign);
+  } else {
+    return static_cast<int64_t>(low);
+  }
+}
+
 template <DType From, DType To>
 inline Storage<To> ConvertOne(Storage<From> x) {
   using S = Storage<From>;
   using T = Storage<To>;
-  if constexpr (kIsComplex<S> && kIsComplex<T>) {
+  if constexpr (kNarrowIntBits<From> > 0) {
+    constexpr DType kWide = kNarrowIntSigned<From> ? DType::kS8 : DType::kU8;
+    return ConvertOne<kWide, To>(static_cast<Storage<kWide>>(DecodeNarrow<From>(x)));
+  } else if constexpr (kNarrowIntBits<To> > 0) {
+    // To a sub-byte integer: floats truncate and saturate at its range (NaN -> 0), as for
+    // the other integer types; integers wrap.
+    constexpr int kBits = kNarrowIntBits<To>;
+    constexpr int64_t kMin = kNarrowIntSigned<To> ? -(int64_t{1} << (kBits - 1)) : 0;
+    constexpr int64_t kMax = kNarrowIntSigned<To> ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
+    if constexpr (kIsComplex<S>) {
+      return ConvertOne<PartDType<From>(), To>(x.real());
+    } else if constexpr (From == DType::kPred) {
+      return static_cast<T>(x != 0 ? 1 : 0);
+    } else if constexpr (IsFloatStorage<S>()) {
+      const int64_t v = FloatToInt<int64_t>(Load(x));
+      return static_cast<T>(v < kMin ? kMin : v > kMax ? kMax : v);
+    } else {
+      return WrapToNarrow<To>(static_cast<uint64_t>(x));
+    }
+  } else if constexpr (kIsComplex<S> && kIsComplex<T>) {
     return T(static_cast<Part<T>>(x.real()), static_cast<Part<T>>(x.imag()));
   } else if constexpr (kIsComplex<S>) {
     return ConvertOne<PartDType<From>(), To>(x.real());

@@ -34,6 +34,19 @@ template <> struct StorageOf<DType::kF64> { using type = double; };
 // own operators (whose NaN/inf handling differs from XLA's).
 template <> struct StorageOf<DType::kC64> { using type = std::complex<float>; };
 template <> struct StorageOf<DType::kC128> { using type = std::complex<double>; };
+// Sub-byte integers take one byte per element holding their two's complement bits in the
+// low bits, the others zero (as ml_dtypes stores them). Kernels only move and convert them;
+// the plan computes on them in i8/ui8 (plan/lower_narrow.cc).
+template <> struct StorageOf<DType::kS4> { using type = int8_t; };
+template <> struct StorageOf<DType::kU4> { using type = uint8_t; };
+template <> struct StorageOf<DType::kS2> { using type = int8_t; };
+template <> struct StorageOf<DType::kU2> { using type = uint8_t; };
+
+// Sub-byte integer types: their bit width and signedness (0 bits for other types).
+template <DType D>
+inline constexpr int kNarrowIntBits = D == DType::kS4 || D == DType::kU4 ? 4 : D == DType::kS2 || D == DType::kU2 ? 2 : 0;
+template <DType D>
+inline constexpr bool kNarrowIntSigned = D == DType::kS4 || D == DType::kS2;
 
 template <DType D>
 using Storage = typename StorageOf<D>::type;
@@ -109,7 +122,8 @@ using ComplexDTypes = DTypeList<DType::kC64, DType::kC128>;
 // Every dtype with a storage type: for kernels that only move or compare bytes.
 using MovableDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64,
                                 DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kF16,
-                                DType::kBF16, DType::kF32, DType::kF64, DType::kC64, DType::kC128>;
+                                DType::kBF16, DType::kF32, DType::kF64, DType::kC64, DType::kC128,
+                                DType::kS4, DType::kU4, DType::kS2, DType::kU2>;
 
 // Calls fn.template operator()<D>() for each D in the list, stopping at the first error.
 template <typename Fn, DType... Ds>

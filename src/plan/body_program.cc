@@ -83,8 +83,8 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
 
   auto scalar_type = [&](ir::ValueId v) -> StatusOr<DType> {
     if (v >= module.value_types.size()) return l.Invalid(op, "body value without a type");
-    const ir::Type& type = module.value_types[v];
-    if (!type.is_tensor() || !type.dims.empty() || !IsSupportedDType(type.dtype))
+    const ir::Type& type = l.IrType(v);
+    if (!type.is_tensor() || !type.dims.empty() || !IsSupportedDType(type.dtype) || CarrierOf(type.dtype) != type.dtype)
       return l.Unsupported(op, "body value of type " + ir::TypeToString(type) + " is not supported");
     return type.dtype;
   };

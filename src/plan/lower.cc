@@ -12,9 +12,18 @@ bool IsSupportedDType(DType dtype) {
     case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
     case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
     case DType::kC64: case DType::kC128:
+    case DType::kS4: case DType::kU4: case DType::kS2: case DType::kU2:
       return true;
     default:
       return false;
+  }
+}
+
+DType CarrierOf(DType dtype) {
+  switch (dtype) {
+    case DType::kS4: case DType::kS2: return DType::kS8;
+    case DType::kU4: case DType::kU2: return DType::kU8;
+    default: return dtype;
   }
 }
 
@@ -40,7 +49,7 @@ StatusOr<TensorType> Lowering::ResultType(const ir::Operation& op, size_t i) con
   if (i >= op.results.size()) return Invalid(op, "expected at least " + std::to_string(i + 1) + " results");
   ir::ValueId id = op.results[i];
   if (id >= module_.value_types.size()) return Invalid(op, "result " + std::to_string(i) + " has no type");
-  const ir::Type& type = module_.value_types[id];
+  const ir::Type& type = IrType(id);
   if (type.kind == ir::Type::Kind::kToken) return TokenType();
   if (!type.is_tensor()) return Unsupported(op, "result type " + ir::TypeToString(type) + " is not supported yet");
   if (!IsSupportedDType(type.dtype))
@@ -128,7 +137,7 @@ Status Lowering::LowerRegion(const ir::Operation& op, const ir::Region& region, 
   for (size_t i = 0; i < arguments.size(); ++i) {
     ir::ValueId argument = block.arguments[i];
     if (argument >= value_map_.size()) return Invalid(op, "region argument has no type");
-    const ir::Type& type = module_.value_types[argument];
+    const ir::Type& type = IrType(argument);
     const bool token = type.kind == ir::Type::Kind::kToken && TypeOf(arguments[i]) == TokenType();
     if (!token && (!type.is_tensor() || TensorType{type.dtype, type.dims} != TypeOf(arguments[i])))
       return Invalid(op, "region argument " + std::to_string(i) + " has type " + ir::TypeToString(type) +
@@ -201,6 +210,9 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   if (info.num_results >= 0 && op.results.size() != static_cast<size_t>(info.num_results))
     return Invalid(op, "expected " + std::to_string(info.num_results) + " results, got " +
                            std::to_string(op.results.size()));
+  bool in_carrier = false;
+  STABLERT_RETURN_IF_ERROR(LowerInCarrier(op, &in_carrier));
+  if (in_carrier) return OkStatus();
   if (info.op_class == ir::OpClass::kUnary || info.op_class == ir::OpClass::kBinary)
     return LowerElementwise(*this, op);
   switch (op.code) {

@@ -131,14 +131,14 @@ Status LowerGather(Lowering& l, const ir::Operation& op) {
 }
 
 // "assign" when the body returns its second argument; else a reduction body name; else "".
-std::string ScatterBody(const ir::Module& module, const ir::Region& region, DType dtype) {
+std::string ScatterBody(const Lowering& l, const ir::Region& region, DType dtype) {
   if (region.blocks.size() == 1) {
     const ir::Block& block = region.blocks[0];
     if (block.arguments.size() == 2 && block.ops.size() == 1 && block.ops[0].code == OpCode::kReturn &&
         block.ops[0].operands.size() == 1 && block.ops[0].operands[0] == block.arguments[1])
       return "assign";
   }
-  return MatchReductionBody(module, region, dtype);
+  return MatchReductionBody(l, region, dtype);
 }
 
 Status LowerScatter(Lowering& l, const ir::Operation& op) {
@@ -195,7 +195,7 @@ Status LowerScatter(Lowering& l, const ir::Operation& op) {
   std::vector<std::vector<int64_t>> params = {window_dims, inserted, input_batching, indices_batching, to_operand,
                                               {index_vector_dim}};
   ValueId out = l.NewValue(result);
-  std::string body = ScatterBody(l.module(), op.regions[0], in.dtype);
+  std::string body = ScatterBody(l, op.regions[0], in.dtype);
   if (!body.empty()) {
     l.Emit(op, "scatter_" + body + "." + std::string(DTypeName(in.dtype)), {operand, indices, updates}, {out},
            std::move(params));

@@ -244,7 +244,7 @@ OpCode BinaryOpCode(const std::string& body) {
 Status ReductionOf(Lowering& l, const ir::Operation& op, DType dtype, std::string* suffix,
                    std::vector<int64_t>* program) {
   if (op.regions.size() != 1) return l.Invalid(op, "expected one reduction body");
-  std::string body = MatchReductionBody(l.module(), op.regions[0], dtype);
+  std::string body = MatchReductionBody(l, op.regions[0], dtype);
   if (!body.empty() && ElementwiseAccepts(BinaryOpCode(body), dtype)) {
     *suffix = "." + BinaryKernelOp(body) + "." + std::string(DTypeName(dtype));
     program->clear();

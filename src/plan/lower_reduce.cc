@@ -8,7 +8,7 @@ namespace stablert::plan {
 
 using ir::OpCode;
 
-std::string MatchReductionBody(const ir::Module& module, const ir::Region& region, DType dtype) {
+std::string MatchReductionBody(const Lowering& l, const ir::Region& region, DType dtype) {
   if (region.blocks.size() != 1) return "";
   const ir::Block& block = region.blocks[0];
   if (block.arguments.size() != 2 || block.ops.size() < 2 || block.ops.size() > 3) return "";
@@ -31,7 +31,7 @@ std::string MatchReductionBody(const ir::Module& module, const ir::Region& regio
     return "";
   const ir::Type scalar = ir::Type::Tensor(dtype, {});
   for (ir::ValueId v : {a, b, body.results[0]})
-    if (v >= module.value_types.size() || module.value_types[v] != scalar) return "";
+    if (v >= l.module().value_types.size() || l.IrType(v) != scalar) return "";
   const bool is_float = IsFloat(dtype);
   switch (body.code) {
     case OpCode::kAdd: return "add";
@@ -87,7 +87,7 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
 
   std::vector<ValueId> outs;
   for (const TensorType& result : results) outs.push_back(l.NewValue(result));
-  std::string body = n == 1 ? MatchReductionBody(l.module(), op.regions[0], in.dtype) : "";
+  std::string body = n == 1 ? MatchReductionBody(l, op.regions[0], in.dtype) : "";
   if (!body.empty()) {
     l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs, {dimensions});
   } else {

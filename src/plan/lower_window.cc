@@ -85,7 +85,7 @@ Status LowerReduceWindow(Lowering& l, const ir::Operation& op) {
   std::vector<std::vector<int64_t>> params = {window, strides, base_dilations, window_dilations, low, high};
   std::vector<ValueId> outs;
   for (const TensorType& result : results) outs.push_back(l.NewValue(result));
-  std::string body = n == 1 ? MatchReductionBody(l.module(), op.regions[0], in.dtype) : "";
+  std::string body = n == 1 ? MatchReductionBody(l, op.regions[0], in.dtype) : "";
   if (!body.empty()) {
     l.Emit(op, "reduce_window_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs,
            std::move(params));

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -21,8 +22,10 @@ inline TensorType TokenType() { return TensorType{DType::kToken, {}}; }
 inline const TensorType kEntryTokenType{DType::kPred, {0}};
 
 // Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64,
-// complex<f32>, complex<f64>).
+// complex<f32>, complex<f64>; sub-byte integers, which are computed in a carrier type).
 bool IsSupportedDType(DType dtype);
+// The type sub-byte integers are computed in (i8 or ui8); `dtype` itself for others.
+DType CarrierOf(DType dtype);
 // Whether the elementwise unary/binary op `code` has a kernel for `dtype`.
 bool ElementwiseAccepts(ir::OpCode code, DType dtype);
 
@@ -44,6 +47,13 @@ class Lowering {
   }
   Status Invalid(const ir::Operation& op, std::string_view what) const {
     return OpError(StatusCode::kInvalidArgument, op, what);
+  }
+
+  // The type of an IR value as lowering sees it: its own, or the carrier type it is
+  // computed in (see LowerInCarrier).
+  const ir::Type& IrType(ir::ValueId value) const {
+    auto it = type_override_.find(value);
+    return it != type_override_.end() ? it->second : module_.value_types[value];
   }
 
   // The plan value bound to operand `i` of `op`.
@@ -95,6 +105,11 @@ class Lowering {
 
   Status LowerOp(const ir::Operation& op);
   Status LowerCall(const ir::Operation& op, std::string_view callee);
+  // lower_narrow.cc: ops computing on sub-byte types run in a wider carrier type: operands
+  // converted up, the op lowered with its results (and region values) typed in the carrier,
+  // results converted (wrapped) back. Returns false in *handled if `op` needs none.
+  Status LowerInCarrier(const ir::Operation& op, bool* handled);
+  Status LowerNarrowBitOp(const ir::Operation& op, DType narrow);
 
   const ir::Module& module_;
   ExecutionPlan plan_;
@@ -102,6 +117,8 @@ class Lowering {
   std::vector<ValueId> value_map_;     // ir::ValueId -> plan value
   std::vector<ValueId> alias_root_;    // plan value -> value owning its storage
   std::vector<std::string> call_stack_;
+  std::unordered_map<ir::ValueId, ir::Type> type_override_;  // IR value -> carrier type
+  const ir::Operation* carrier_op_ = nullptr;                // the op LowerInCarrier is lowering
 };
 
 //===--- Per-op lowering functions (one family per file) ---===//
@@ -115,7 +132,7 @@ Status LowerSlicingOp(Lowering& lowering, const ir::Operation& op);
 // lower_reduce.cc: reduce and sort.
 // The reduction a body computes: "add", "mul", "max", "min", "and", "or", or "" if the
 // body is not `return op(arg0, arg1)` (either argument order) over scalars of `dtype`.
-std::string MatchReductionBody(const ir::Module& module, const ir::Region& region, DType dtype);
+std::string MatchReductionBody(const Lowering& lowering, const ir::Region& region, DType dtype);
 Status LowerReduce(Lowering& lowering, const ir::Operation& op);
 Status LowerSort(Lowering& lowering, const ir::Operation& op);
 // lower_gather_scatter.cc: gather and scatter.

@@ -81,6 +81,8 @@ def is_inexact(dtype) -> bool:
     return is_float(dtype) or is_complex(dtype)
 
 
+_SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
+
 _HINT = " [StableRT cannot compile this program yet: list the case in tests/jax/ops/not_yet.py]"
 
 
@@ -108,7 +110,15 @@ def run_on(device, fn, *args, static_argnums=()):
     """jit(fn)(*args) on `device`; returns the outputs as a pytree of numpy arrays."""
     __tracebackhide__ = True
     compiled, dynamic = _lower_and_compile(fn, args, device, tuple(static_argnums))
-    out = compiled(*dynamic)
+    if any(getattr(a, "dtype", None) is not None and a.dtype.name in _SUB_BYTE for a in dynamic):
+        # jax 0.10.2: a compiled executable's input layouts for sub-byte types carry
+        # sub_byte_element_size_in_bits=4 on the CPU backend while device_put arrays carry 0,
+        # so calling the AOT executable fails on XLA:CPU itself; jit's own call path works.
+        with jax.default_device(device):
+            out = jax.jit(fn, static_argnums=tuple(static_argnums))(*[
+                a if i in static_argnums else jax.device_put(a, device) for i, a in enumerate(args)])
+    else:
+        out = compiled(*dynamic)
     out = jax.block_until_ready(out)
     for leaf in jax.tree.leaves(out):
         if hasattr(leaf, "devices"):

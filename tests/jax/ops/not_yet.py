@@ -25,7 +25,6 @@ NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     # element types
     ("*", ("float8_*", "*->float8"), "float8 element types"),
     ("*", ("float4_e2m1fn*",), "float4_e2m1fn element type"),
-    ("*", ("int4*", "uint4*", "*->int4"), "int4/uint4 element types"),
 ]
 
 
