@@ -72,12 +72,32 @@ inline Storage<To> ConvertOne(Storage<From> x) {
       return ConvertOne<PartDType<From>(), To>(x.real());
     } else if constexpr (From == DType::kPred) {
       return static_cast<T>(x != 0 ? 1 : 0);
+    } else if constexpr (kIsMinifloat<S>) {
+      // Saturating at the narrow range as the narrow float rounds its limits (XLA).
+      const MinifloatFormat format = MinifloatFormatOf(From);
+      const float value = Load(x);
+      if (std::isnan(value)) return static_cast<T>(0);
+      const float high = MinifloatToFloat(format, MinifloatFromDouble(format, static_cast<double>(kMax)));
+      const float low = MinifloatToFloat(format, MinifloatFromDouble(format, static_cast<double>(kMin)));
+      const int64_t v = !std::isnan(high) && value >= high ? kMax
+                        : !std::isnan(low) && value <= low ? kMin
+                                                           : static_cast<int64_t>(value);
+      return WrapToNarrow<To>(static_cast<uint64_t>(v < kMin ? kMin : v > kMax ? kMax : v));
     } else if constexpr (IsFloatStorage<S>()) {
       const int64_t v = FloatToInt<int64_t>(Load(x));
-      return static_cast<T>(v < kMin ? kMin : v > kMax ? kMax : v);
+      return WrapToNarrow<To>(static_cast<uint64_t>(v < kMin ? kMin : v > kMax ? kMax : v));
     } else {
       return WrapToNarrow<To>(static_cast<uint64_t>(x));
     }
+  } else if constexpr (kIsMinifloat<T> && !kIsComplex<S>) {
+    // Rounded once, from the source's exact value.
+    if constexpr (From == DType::kPred) return StoreAs<T>(x != 0 ? 1.0f : 0.0f);
+    else if constexpr (std::is_same_v<S, double>) return T{MinifloatFromDouble(MinifloatFormatOf(To), x)};
+    else if constexpr (IsFloatStorage<S>())
+      return T{MinifloatFromDouble(MinifloatFormatOf(To), ExactDouble(Load(x)), /*e8m0_underflow=*/0)};
+    else return T{MinifloatFromDouble(MinifloatFormatOf(To), static_cast<double>(x), /*e8m0_underflow=*/0)};
+  } else if constexpr (kIsMinifloat<S> && std::is_integral_v<T> && From != DType::kPred && To != DType::kPred) {
+    return MinifloatToInt<T>(MinifloatFormatOf(From), Load(x));
   } else if constexpr (kIsComplex<S> && kIsComplex<T>) {
     return T(static_cast<Part<T>>(x.real()), static_cast<Part<T>>(x.imag()));
   } else if constexpr (kIsComplex<S>) {
@@ -94,6 +114,8 @@ inline Storage<To> ConvertOne(Storage<From> x) {
     return FloatToInt<T>(Load(x));
   } else if constexpr (kIsHalf<T>) {
     return StoreAs<T>(static_cast<float>(Load(x)));
+  } else if constexpr (kIsMinifloat<S> && std::is_same_v<T, double>) {
+    return ExactDouble(Load(x));  // f8E8M0FNU's 2^-127 is a subnormal float
   } else {
     return static_cast<T>(Load(x));
   }

@@ -121,7 +121,7 @@ Status RegisterDataMovementKernels(KernelRegistry& r) {
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("transpose", {D}), &TransposeKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("slice", {D}), &SliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
-    if constexpr (D != DType::kPred && kNarrowIntBits<D> == 0) {
+    if constexpr (D != DType::kPred && kNarrowIntBits<D> == 0 && !kIsMinifloat<Storage<D>>) {
       STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("iota", {D}), &IotaKernel<D>));
     }
     return OkStatus();

@@ -2,6 +2,7 @@
 // helpers to register one kernel template for a list of dtypes. Internal to kernels/.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "base/status.h"
 #include "kernels/half.h"
 #include "kernels/kernel.h"
+#include "kernels/minifloat.h"
 
 namespace stablert::kernels {
 
@@ -41,6 +43,31 @@ template <> struct StorageOf<DType::kS4> { using type = int8_t; };
 template <> struct StorageOf<DType::kU4> { using type = uint8_t; };
 template <> struct StorageOf<DType::kS2> { using type = int8_t; };
 template <> struct StorageOf<DType::kU2> { using type = uint8_t; };
+
+// The narrow floats (kernels/minifloat.h): one code per byte. Kernels move and convert
+// them; the plan computes on them in f16/f32 (plan/lower_narrow.cc).
+template <DType D>
+struct Minifloat {
+  uint8_t bits;
+};
+template <> struct StorageOf<DType::kF8E5M2> { using type = Minifloat<DType::kF8E5M2>; };
+template <> struct StorageOf<DType::kF8E4M3FN> { using type = Minifloat<DType::kF8E4M3FN>; };
+template <> struct StorageOf<DType::kF8E4M3B11FNUZ> { using type = Minifloat<DType::kF8E4M3B11FNUZ>; };
+template <> struct StorageOf<DType::kF8E5M2FNUZ> { using type = Minifloat<DType::kF8E5M2FNUZ>; };
+template <> struct StorageOf<DType::kF8E4M3FNUZ> { using type = Minifloat<DType::kF8E4M3FNUZ>; };
+template <> struct StorageOf<DType::kF8E4M3> { using type = Minifloat<DType::kF8E4M3>; };
+template <> struct StorageOf<DType::kF8E3M4> { using type = Minifloat<DType::kF8E3M4>; };
+template <> struct StorageOf<DType::kF8E8M0FNU> { using type = Minifloat<DType::kF8E8M0FNU>; };
+template <> struct StorageOf<DType::kF4E2M1FN> { using type = Minifloat<DType::kF4E2M1FN>; };
+
+template <typename T>
+inline constexpr bool kIsMinifloat = false;
+template <DType D>
+inline constexpr bool kIsMinifloat<Minifloat<D>> = true;
+template <typename T>
+inline constexpr DType MinifloatDType = DType::kInvalid;
+template <DType D>
+inline constexpr DType MinifloatDType<Minifloat<D>> = D;
 
 // Sub-byte integer types: their bit width and signedness (0 bits for other types).
 template <DType D>
@@ -73,17 +100,30 @@ using Part = typename PartOf<T>::type;
 
 template <typename T>
 constexpr bool IsFloatStorage() {
-  return kIsHalf<T> || std::is_floating_point_v<T>;
+  return kIsHalf<T> || kIsMinifloat<T> || std::is_floating_point_v<T>;
 }
 
-// The type arithmetic is done in: float for the 16-bit floats, the storage type otherwise.
+// The type arithmetic is done in: float for the 16-bit and narrower floats, the storage
+// type otherwise.
 template <typename T>
-using Compute = std::conditional_t<kIsHalf<T>, float, T>;
+using Compute = std::conditional_t<kIsHalf<T> || kIsMinifloat<T>, float, T>;
+
+template <DType D>
+inline float MinifloatValue(Minifloat<D> value) {
+  static const std::array<float, 256> kTable = [] {
+    std::array<float, 256> table{};
+    for (int code = 0; code < 256; ++code)
+      table[static_cast<size_t>(code)] = MinifloatToFloat(MinifloatFormatOf(D), static_cast<uint8_t>(code));
+    return table;
+  }();
+  return kTable[value.bits];
+}
 
 template <typename T>
 inline Compute<T> Load(T value) {
   if constexpr (std::is_same_v<T, F16>) return F16ToFloat(value);
   else if constexpr (std::is_same_v<T, BF16>) return BF16ToFloat(value);
+  else if constexpr (kIsMinifloat<T>) return MinifloatValue(value);
   else return value;
 }
 
@@ -91,6 +131,7 @@ template <typename T>
 inline T StoreAs(Compute<T> value) {
   if constexpr (std::is_same_v<T, F16>) return FloatToF16(value);
   else if constexpr (std::is_same_v<T, BF16>) return FloatToBF16(value);
+  else if constexpr (kIsMinifloat<T>) return T{MinifloatFromDouble(MinifloatFormatOf(MinifloatDType<T>), value)};
   else return value;
 }
 
@@ -123,7 +164,10 @@ using ComplexDTypes = DTypeList<DType::kC64, DType::kC128>;
 using MovableDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64,
                                 DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kF16,
                                 DType::kBF16, DType::kF32, DType::kF64, DType::kC64, DType::kC128,
-                                DType::kS4, DType::kU4, DType::kS2, DType::kU2>;
+                                DType::kS4, DType::kU4, DType::kS2, DType::kU2, DType::kF8E5M2,
+                                DType::kF8E4M3FN, DType::kF8E4M3B11FNUZ, DType::kF8E5M2FNUZ,
+                                DType::kF8E4M3FNUZ, DType::kF8E4M3, DType::kF8E3M4, DType::kF8E8M0FNU,
+                                DType::kF4E2M1FN>;
 
 // Calls fn.template operator()<D>() for each D in the list, stopping at the first error.
 template <typename Fn, DType... Ds>

@@ -18,6 +18,11 @@ bool IsRegisterDType(DType dtype) {
     case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
     case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
     case DType::kC64: case DType::kC128:
+    // Narrow types hold body constants, converted to their carrier type (plan/lower_narrow.cc).
+    case DType::kS4: case DType::kU4: case DType::kS2: case DType::kU2:
+    case DType::kF8E5M2: case DType::kF8E4M3FN: case DType::kF8E4M3B11FNUZ: case DType::kF8E5M2FNUZ:
+    case DType::kF8E4M3FNUZ: case DType::kF8E4M3: case DType::kF8E3M4: case DType::kF8E8M0FNU:
+    case DType::kF4E2M1FN:
       return true;
     default:
       return false;

@@ -95,16 +95,35 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
     registers[v] = r;
     return r;
   };
-  // A constant scalar register holding `bytes`.
+  // A constant scalar register holding `bytes`. A constant of a narrow type (computed in its
+  // carrier type, plan/lower_narrow.cc) is held in its own type and converted.
   auto constant = [&](ir::ValueId v, const std::vector<uint8_t>& bytes) -> StatusOr<int64_t> {
-    STABLERT_ASSIGN_OR_RETURN(int64_t r, define(v));
-    if (bytes.size() != static_cast<size_t>(DTypeByteSize(dtypes[static_cast<size_t>(r)])))
+    const ir::Type& own = v < module.value_types.size() ? module.value_types[v] : l.IrType(v);
+    const bool narrow = own.is_tensor() && own.dims.empty() && IsSupportedDType(own.dtype) &&
+                        CarrierOf(own.dtype) != own.dtype;
+    int64_t held = 0, r = 0;
+    if (narrow) {
+      held = static_cast<int64_t>(dtypes.size());
+      dtypes.push_back(own.dtype);
+      r = static_cast<int64_t>(dtypes.size());
+      dtypes.push_back(CarrierOf(own.dtype));
+      registers[v] = r;
+    } else {
+      STABLERT_ASSIGN_OR_RETURN(r, define(v));
+      held = r;
+    }
+    const DType held_type = dtypes[static_cast<size_t>(held)];
+    if (bytes.size() != static_cast<size_t>(DTypeByteSize(held_type)))
       return l.Invalid(op, "body constant without a scalar value");
     int64_t bits[2] = {0, 0};
     std::memcpy(bits, bytes.data(), bytes.size());
-    if (dtypes[static_cast<size_t>(r)] == DType::kPred) bits[0] = bits[0] != 0;
-    constants.emplace_back(r, bits[0]);
-    if (bytes.size() > 8) high_constants.emplace_back(r, bits[1]);
+    if (held_type == DType::kPred) bits[0] = bits[0] != 0;
+    constants.emplace_back(held, bits[0]);
+    if (bytes.size() > 8) high_constants.emplace_back(held, bits[1]);
+    if (narrow) {
+      code.insert(code.end(), {kConvert, r, held, 0, 0, 0});
+      ++instructions;
+    }
     return r;
   };
   // Values defined outside the body may be used if they are constants.
@@ -206,6 +225,15 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
     while (operands.size() < 3) operands.push_back(0);
     code.insert(code.end(), {opcode, dst, operands[0], operands[1], operands[2], attr});
     ++instructions;
+    // A narrow float computed in its carrier rounds to its own type after every op, as XLA
+    // normalizes such bodies.
+    const ir::Type& own = module.value_types[body_op.results[0]];
+    if (own.is_tensor() && IsFloat(own.dtype) && CarrierOf(own.dtype) != own.dtype && result != own.dtype) {
+      const int64_t rounded = static_cast<int64_t>(dtypes.size());
+      dtypes.push_back(own.dtype);
+      code.insert(code.end(), {kConvert, rounded, dst, 0, 0, 0, kConvert, dst, rounded, 0, 0, 0});
+      instructions += 2;
+    }
   }
   if (!returned) return l.Invalid(op, "body does not end with a return");
 

@@ -13,6 +13,9 @@ bool IsSupportedDType(DType dtype) {
     case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
     case DType::kC64: case DType::kC128:
     case DType::kS4: case DType::kU4: case DType::kS2: case DType::kU2:
+    case DType::kF8E5M2: case DType::kF8E4M3FN: case DType::kF8E4M3B11FNUZ: case DType::kF8E5M2FNUZ:
+    case DType::kF8E4M3FNUZ: case DType::kF8E4M3: case DType::kF8E3M4: case DType::kF8E8M0FNU:
+    case DType::kF4E2M1FN:
       return true;
     default:
       return false;
@@ -23,6 +26,12 @@ DType CarrierOf(DType dtype) {
   switch (dtype) {
     case DType::kS4: case DType::kS2: return DType::kS8;
     case DType::kU4: case DType::kU2: return DType::kU8;
+    // Narrow floats compute in f16, as XLA's CPU backend normalizes them; f8E8M0FNU's
+    // exponent range needs f32.
+    case DType::kF8E5M2: case DType::kF8E4M3FN: case DType::kF8E4M3B11FNUZ: case DType::kF8E5M2FNUZ:
+    case DType::kF8E4M3FNUZ: case DType::kF8E4M3: case DType::kF8E3M4: case DType::kF4E2M1FN:
+      return DType::kF16;
+    case DType::kF8E8M0FNU: return DType::kF32;
     default: return dtype;
   }
 }

@@ -1,13 +1,16 @@
-// Sub-byte integer types (i4, ui4, i2, ui2) in the plan. Kernels store them one per byte
-// (the low bits) and only move and convert them; everything that computes on them
-// runs in a carrier type (i8 or ui8, CarrierOf): its operands are converted up, the op is
-// lowered with its results and the values of its regions (reduction bodies, comparators)
-// typed in the carrier, and its results are converted back, which wraps them into the
-// narrow type's range. Wrapping once at the end equals wrapping after every step for the
-// ring operations (add, multiply, ...), and comparisons, min/max, select and the bitwise ops
-// are exact in the carrier; popcnt counts the carrier's bits, as XLA's CPU backend does.
-// count_leading_zeros and shift_right_logical see only the narrow type's bits, as XLA
-// computes them (LowerNarrowBitOp).
+// Narrow element types in the plan: sub-byte integers (i4, ui4, i2, ui2) and narrow floats
+// (the f8 family, f4E2M1FN). Kernels store them one per byte and only move and convert
+// them; everything that computes on them runs in a carrier type (CarrierOf: i8/ui8, f16, or
+// f32 for f8E8M0FNU): its operands are converted up, the op is lowered with its results
+// and the values of its regions (reduction bodies, comparators) typed in the carrier, and
+// its results are converted back (integers wrap into their range, floats round). This is
+// XLA's CPU backend's own treatment (FloatNormalization for narrow floats; body programs
+// round a narrow float to its type after every op, body_program.cc, as XLA's normalized
+// bodies do). Wrapping once at the end equals wrapping after every step for the ring
+// operations (add, multiply, ...), and comparisons, min/max, select and the bitwise ops are
+// exact in the carrier; popcnt counts the carrier's bits, as XLA's CPU backend does.
+// count_leading_zeros, shift_right_logical and (of unsigned types) shift_right_arithmetic
+// see only the narrow type's bits, as XLA computes them (LowerNarrowBitOp).
 #include <algorithm>
 #include <string>
 

@@ -96,11 +96,11 @@ TEST(LowerTest, ComplexOpsLowerWithPartTypedResults) {
 TEST(LowerTest, UnsupportedDtypeFailsAtLowering) {
   {
     ModuleBuilder b;
-    auto x = b.Param(DType::kF8E5M2, {4});
+    auto x = b.Param(DType::kF6E2M3FN, {4});
     auto plan = LowerToPlan(b.Build({x}));
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-    EXPECT_NE(plan.status().message().find("f8E5M2"), std::string_view::npos) << plan.status().message();
+    EXPECT_NE(plan.status().message().find("f6E2M3FN"), std::string_view::npos) << plan.status().message();
   }
   {
     ModuleBuilder b;

@@ -49,6 +49,11 @@ _KNOWN_WRONG = {
     "test_convert.py::test_convert[convert-bfloat16->bool]": "bf16 denormal flushed before convert to bool",
     "test_elementwise.py::test_unary[log-bfloat16]": "log of denormals: XLA gives -inf",
     "test_elementwise.py::test_unary[log-float64]": "log of f64 denormals: XLA gives -inf",
+    # lax.reduce_sum on float8 rounds to float8 after every step; long sums follow XLA's
+    # tree-reduction order, which StableRT reproduces for f16/bf16 only (jnp.sum upcasts
+    # float8 to f32 and is exact here).
+    "test_reduce.py::test_reduction[reduce_sum-float8_e4m3fn]": "long float8 sums: XLA's summation order",
+    "test_reduce.py::test_reduction[reduce_sum-float8_e5m2]": "long float8 sums: XLA's summation order",
 }
 
 _previous_modify = pytest_collection_modifyitems

@@ -23,8 +23,6 @@ from .compare import NotImplementedOnStableRT
 NOT_YET: list[tuple[str, str | tuple[str, ...], str]] = [
     # (op glob, dtype glob(s), what is not implemented). Conversions name their dtype "src->group".
     # element types
-    ("*", ("float8_*", "*->float8"), "float8 element types"),
-    ("*", ("float4_e2m1fn*",), "float4_e2m1fn element type"),
 ]
 
 

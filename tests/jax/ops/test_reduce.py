@@ -81,10 +81,10 @@ def _prod_data_cases(dtype, red):
 
 
 REDUCTIONS = {
-    "reduce_sum": (lambda x, a: lax.reduce_sum(x, a), I.INT + I.FLOAT + I.COMPLEX, _axes_cases),
+    "reduce_sum": (lambda x, a: lax.reduce_sum(x, a), I.INT + I.FLOAT + I.COMPLEX + I.FLOAT8 + I.INT4, _axes_cases),
     "reduce_prod": (lambda x, a: lax.reduce_prod(x, a), I.INT + I.FLOAT + I.COMPLEX, _prod_data_cases),
-    "reduce_max": (lambda x, a: lax.reduce_max(x, a), I.BOOL + I.INT + I.FLOAT, _axes_cases),
-    "reduce_min": (lambda x, a: lax.reduce_min(x, a), I.BOOL + I.INT + I.FLOAT, _axes_cases),
+    "reduce_max": (lambda x, a: lax.reduce_max(x, a), I.BOOL + I.INT + I.FLOAT + I.FLOAT8 + I.INT4, _axes_cases),
+    "reduce_min": (lambda x, a: lax.reduce_min(x, a), I.BOOL + I.INT + I.FLOAT + I.FLOAT8 + I.INT4, _axes_cases),
     "reduce_and": (lambda x, a: lax.reduce_and(x, a), I.BOOL + I.INT, _axes_cases),
     "reduce_or": (lambda x, a: lax.reduce_or(x, a), I.BOOL + I.INT, _axes_cases),
     "reduce_xor": (lambda x, a: lax.reduce_xor(x, a), I.BOOL + I.INT, _axes_cases),

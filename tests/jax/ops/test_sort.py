@@ -52,7 +52,7 @@ def sort_cases(dt):
     return cases
 
 
-@pytest.mark.parametrize("op,dtype", [not_yet.param("sort", dt) for dt in I.ALL])
+@pytest.mark.parametrize("op,dtype", [not_yet.param("sort", dt) for dt in I.ALL + I.FLOAT8 + I.INT4])
 def test_sort(op, dtype):
     check_cases(None, sort_cases(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
 
