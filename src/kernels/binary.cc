@@ -16,16 +16,16 @@ namespace {
 using namespace ops;  // NOLINT
 
 template <typename Op, DType D>
-Status BinaryKernel(const KernelContext&, const KernelArgs& args) {
+Status BinaryKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   const T* a = args.inputs[0].as<const T>();
   const T* b = args.inputs[1].as<const T>();
   T* out = args.outputs[0].as<T>();
-  const int64_t n = args.outputs[0].num_elements;
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
   if constexpr (kIsHalf<T>) {
-    for (int64_t i = 0; i < n; ++i) out[i] = StoreAs<T>(Op::Apply(Load(a[i]), Load(b[i])));
+    for (int64_t i = begin; i < end; ++i) out[i] = StoreAs<T>(Op::Apply(Load(a[i]), Load(b[i])));
   } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], b[i]);
+    for (int64_t i = begin; i < end; ++i) out[i] = Op::Apply(a[i], b[i]);
   }
   return OkStatus();
 }
@@ -41,7 +41,7 @@ void BinaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
 template <typename Op, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(registry.Register(KernelKey(name, {D}), &BinaryKernel<Op, D>));
+    STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryKernel<Op, D>));
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&BinaryScalar<Op, D>));
   });

@@ -26,7 +26,7 @@ inline C MultiplyAdd(C acc, C a, C b) {
 }
 
 template <DType D>
-Status DotKernel(const KernelContext&, const KernelArgs& args) {
+Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   using C = Compute<T>;  // float for f16/bf16; integers wrap
   const BufferView& lhs_view = args.inputs[0];
@@ -45,34 +45,33 @@ Status DotKernel(const KernelContext&, const KernelArgs& args) {
   const T* rhs = rhs_view.as<const T>();
   T* out = out_view.as<T>();
   std::vector<C> row_buffer(kIsHalf<T> ? static_cast<size_t>(n_size) : 0);
-  for (int64_t b = 0; b < batch; ++b) {
+  // This call's share: rows (b, m) of the flattened [batch * m_size] output rows.
+  const auto [first_row, last_row] = ShareOf(context, batch * m_size);
+  for (int64_t row_index = first_row; row_index < last_row; ++row_index) {
+    const int64_t b = row_index / m_size, m = row_index % m_size;
     const T* l = lhs + b * m_size * k_size;
     const T* r = rhs + b * k_size * n_size;
     T* o = out + b * m_size * n_size;
     if (!rhs_bnk) {
       // Inner loop over n, contiguous in rhs and out.
-      for (int64_t m = 0; m < m_size; ++m) {
-        C* row;
-        if constexpr (kIsHalf<T>) row = row_buffer.data();
-        else row = o + m * n_size;
-        for (int64_t n = 0; n < n_size; ++n) row[n] = C(0);
-        for (int64_t k = 0; k < k_size; ++k) {
-          const C a = Load(l[m * lhs_sm + k * lhs_sk]);
-          const T* r_row = r + k * rhs_sk;
-          for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd<D>(row[n], a, Load(r_row[n]));
-        }
-        if constexpr (kIsHalf<T>)
-          for (int64_t n = 0; n < n_size; ++n) o[m * n_size + n] = StoreAs<T>(row[n]);
+      C* row;
+      if constexpr (kIsHalf<T>) row = row_buffer.data();
+      else row = o + m * n_size;
+      for (int64_t n = 0; n < n_size; ++n) row[n] = C(0);
+      for (int64_t k = 0; k < k_size; ++k) {
+        const C a = Load(l[m * lhs_sm + k * lhs_sk]);
+        const T* r_row = r + k * rhs_sk;
+        for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd<D>(row[n], a, Load(r_row[n]));
       }
+      if constexpr (kIsHalf<T>)
+        for (int64_t n = 0; n < n_size; ++n) o[m * n_size + n] = StoreAs<T>(row[n]);
     } else {
       // Inner loop over k, contiguous in rhs.
-      for (int64_t m = 0; m < m_size; ++m) {
-        for (int64_t n = 0; n < n_size; ++n) {
-          const T* r_row = r + n * rhs_sn;
-          C sum = 0;
-          for (int64_t k = 0; k < k_size; ++k) sum = MultiplyAdd<D>(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k])));
-          o[m * n_size + n] = StoreAs<T>(sum);
-        }
+      for (int64_t n = 0; n < n_size; ++n) {
+        const T* r_row = r + n * rhs_sn;
+        C sum = 0;
+        for (int64_t k = 0; k < k_size; ++k) sum = MultiplyAdd<D>(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k])));
+        o[m * n_size + n] = StoreAs<T>(sum);
       }
     }
   }
@@ -86,7 +85,7 @@ Status RegisterDotKernels(KernelRegistry& r) {
                             DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kC64,
                             DType::kC128>;
   return ForEachDType(Numeric{}, [&]<DType D>() {
-    return r.Register(KernelKey("dot", {D}), &DotKernel<D>);
+    return r.RegisterSplittable(KernelKey("dot", {D}), &DotKernel<D>);
   });
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.h"
@@ -41,12 +42,19 @@ struct BufferView {
   int rank() const { return static_cast<int>(dims.size()); }
 };
 
-// Execution environment of one kernel call. Kernels may split their work into
-// `thread_count` parts; the current executor calls every kernel once with a count of 1.
+// Execution environment of one kernel call. A kernel registered as splittable is called
+// `thread_count` times at once (thread_index 0 .. thread_count-1) with the same arguments,
+// each call doing its share (ShareOf); other kernels are called once with a count of 1.
 struct KernelContext {
   int thread_index = 0;
   int thread_count = 1;
 };
+
+// The share [begin, end) of `n` items that call `context` does: contiguous, balanced.
+inline std::pair<int64_t, int64_t> ShareOf(const KernelContext& context, int64_t n) {
+  const int64_t count = context.thread_count, index = context.thread_index;
+  return {n * index / count, n * (index + 1) / count};
+}
 
 // Integer parameters of one call: a few lists of int64 (dimension lists, enums, sizes).
 using ParamList = std::vector<int64_t>;

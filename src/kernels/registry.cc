@@ -20,6 +20,12 @@ Status KernelRegistry::Register(std::string key, KernelFn fn, PrepareFn prepare)
   return OkStatus();
 }
 
+Status KernelRegistry::RegisterSplittable(std::string key, KernelFn fn) {
+  STABLERT_RETURN_IF_ERROR(Register(key, fn));
+  kernels_.find(key)->second.splittable = true;
+  return OkStatus();
+}
+
 KernelFn KernelRegistry::Find(std::string_view key) const {
   const Entry* entry = Lookup(key);
   return entry ? entry->fn : nullptr;

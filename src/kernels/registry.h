@@ -63,11 +63,14 @@ class KernelRegistry {
   struct Entry {
     KernelFn fn = nullptr;
     PrepareFn prepare = nullptr;  // optional
+    bool splittable = false;      // honours KernelContext's thread_index/thread_count
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
   // is already taken.
   Status Register(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
+  // Adds a kernel that does its share of the work per KernelContext (kernel.h).
+  Status RegisterSplittable(std::string key, KernelFn fn);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.

@@ -15,16 +15,16 @@ namespace {
 using namespace ops;  // NOLINT
 
 template <typename Op, DType D, DType Out>
-Status UnaryKernel(const KernelContext&, const KernelArgs& args) {
+Status UnaryKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   using O = Storage<Out>;
   const T* in = args.inputs[0].as<const T>();
   O* out = args.outputs[0].as<O>();
-  const int64_t n = args.outputs[0].num_elements;
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
   if constexpr (kIsHalf<T> || kIsHalf<O>) {
-    for (int64_t i = 0; i < n; ++i) out[i] = StoreAs<O>(Op::Apply(Load(in[i])));
+    for (int64_t i = begin; i < end; ++i) out[i] = StoreAs<O>(Op::Apply(Load(in[i])));
   } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<O>(Op::Apply(in[i]));
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<O>(Op::Apply(in[i]));
   }
   return OkStatus();
 }
@@ -42,7 +42,7 @@ template <typename Op, bool kPredOut = false, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
     constexpr DType kOut = kPredOut ? DType::kPred : D;
-    STABLERT_RETURN_IF_ERROR(registry.Register(KernelKey(name, {D}), &UnaryKernel<Op, D, kOut>));
+    STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &UnaryKernel<Op, D, kOut>));
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&UnaryScalar<Op, D, kOut>));
   });

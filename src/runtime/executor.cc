@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "base/thread_pool.h"
 #include "collectives/communicator.h"
 #include "kernels/scalar_program.h"
 #include "runtime/box_copy.h"
@@ -175,6 +176,14 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         entry = registry.Lookup(step.kernel);
         if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
         resolved.fn = entry->fn;
+        if (entry->splittable) {
+          // Split only work worth a handoff to other threads (tens of microseconds).
+          int64_t elements = 0;
+          for (plan::ValueId v : step.inputs) elements += ElementCount(plan.values[v].type.dims);
+          for (plan::ValueId v : step.outputs) elements += ElementCount(plan.values[v].type.dims);
+          constexpr int64_t kMinElementsToSplit = 1 << 16;
+          if (elements >= kMinElementsToSplit) resolved.parts = ThreadPool::Shared().parallelism();
+        }
         break;
       case plan::StepKind::kWhile:
       case plan::StepKind::kIf: {
@@ -290,7 +299,20 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
                                                             step.num_outputs);
         args.params = step.step->params;
         args.state = step.state.get();
-        Status status = step.fn(context, args);
+        Status status;
+        if (step.parts > 1 && context.thread_count == 1) {
+          // Every part runs in the executor's floating-point mode (denormals flushed).
+          std::vector<Status> statuses(static_cast<size_t>(step.parts));
+          ThreadPool::Shared().ParallelFor(step.parts, [&](int part) {
+            ScopedFlushDenormals flush_denormals;
+            statuses[static_cast<size_t>(part)] = CatchingExceptions(
+                [&] { return step.fn(kernels::KernelContext{part, step.parts}, args); });
+          });
+          for (const Status& part_status : statuses)
+            if (!part_status.ok() && status.ok()) status = part_status;
+        } else {
+          status = step.fn(context, args);
+        }
         if (!status.ok()) return status.WithPrefix(step.step->origin);
         break;
       }

@@ -73,6 +73,7 @@ class LoadedPlan {
                                  // reductions: a decoded body program)
     uint32_t first_private;      // kManual: into private_slots_
     uint32_t num_private;
+    int parts = 1;               // kernel steps: calls splitting the work (splittable kernels)
   };
   // The partition a manual region's copy runs for.
   struct Partition {

@@ -134,3 +134,17 @@ def test_dce_sink_is_accepted(stablert_device, cpu_device):
         assert float(jax.jit(f)(x)) == 6.0
     with jax.default_device(stablert_device):
         assert "dce_sink" in jax.jit(f).lower(np.float32(3)).compile().as_text()
+
+
+def test_large_steps_split_across_threads_give_the_same_results(stablert_device, cpu_device):
+    # Big enough for the executor to split dot, unary and binary steps over the thread pool.
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((384, 320)).astype(np.float32)
+    b = rng.standard_normal((320, 352)).astype(np.float32)
+    ints = rng.integers(-2**31, 2**31 - 1, size=300_000, dtype=np.int32)
+    f = jax.jit(lambda a, b, i: (jnp.tanh(a) @ b, i * 3 + (i >> 2), jnp.exp(a) - a))
+    got = f(*(jax.device_put(x, stablert_device) for x in (a, b, ints)))
+    want = f(*(jax.device_put(x, cpu_device) for x in (a, b, ints)))
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=2e-5, atol=2e-4)
+    np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
+    np.testing.assert_allclose(np.asarray(got[2]), np.asarray(want[2]), rtol=1e-6)
