@@ -36,7 +36,7 @@ inline A MultiplyAdd(A sum, A a, A b) {
 }
 
 template <DType D>
-Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
+Status ConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   using Acc = std::conditional_t<kIsComplex<T> || D == DType::kF64 || std::is_integral_v<T>, T, float>;
   const BufferView& lhs = args.inputs[0];
@@ -91,9 +91,12 @@ Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
   T* out_data = out.as<T>();
   DimVector out_strides = DenseStrides(out.dims);
   DimVector out_position(spatial), k_index(spatial);
-  // Visit outputs by logical coordinates (batch, feature, spatial...).
-  for (int64_t n = 0; n < out_batch; ++n) {
-    for (int64_t o = 0; o < out_features; ++o) {
+  // Visit outputs by logical coordinates (batch, feature, spatial...); this call's share is
+  // a range of (batch, feature) pairs.
+  const auto [first_pair, last_pair] = ShareOf(context, out_batch * out_features);
+  for (int64_t pair = first_pair; pair < last_pair; ++pair) {
+    const int64_t n = pair / out_features, o = pair % out_features;
+    {
       const int64_t feature_group = o / out_per_feature_group;
       const int64_t batch_group = o / out_per_batch_group;
       const int64_t lhs_n = batch_group * out_batch + n;
@@ -148,13 +151,13 @@ Status ConvolutionKernel(const KernelContext&, const KernelArgs& args) {
 
 Status RegisterConvolutionKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(FloatDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+    return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
   STABLERT_RETURN_IF_ERROR(ForEachDType(IntDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+    return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
   return ForEachDType(ComplexDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+    return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   });
 }
 

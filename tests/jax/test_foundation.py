@@ -137,7 +137,8 @@ def test_dce_sink_is_accepted(stablert_device, cpu_device):
 
 
 def test_large_steps_split_across_threads_give_the_same_results(stablert_device, cpu_device):
-    # Big enough for the executor to split dot, unary and binary steps over the thread pool.
+    # Big enough for the executor to split dot, convolution, unary and binary steps over the
+    # thread pool.
     rng = np.random.default_rng(3)
     a = rng.standard_normal((384, 320)).astype(np.float32)
     b = rng.standard_normal((320, 352)).astype(np.float32)
@@ -148,3 +149,9 @@ def test_large_steps_split_across_threads_give_the_same_results(stablert_device,
     np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=2e-5, atol=2e-4)
     np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
     np.testing.assert_allclose(np.asarray(got[2]), np.asarray(want[2]), rtol=1e-6)
+    x = rng.standard_normal((4, 32, 32, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
+    conv = jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+    np.testing.assert_allclose(np.asarray(conv(jax.device_put(x, stablert_device), jax.device_put(w, stablert_device))),
+                               np.asarray(conv(jax.device_put(x, cpu_device), jax.device_put(w, cpu_device))),
+                               rtol=2e-5, atol=2e-4)
