@@ -87,7 +87,7 @@ bool Next(DimVector& index, std::span<const int64_t> dims) {
 }
 
 template <int kBytes>
-Status GatherKernel(const KernelContext&, const KernelArgs& args) {
+Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& operand = args.inputs[0];
   const BufferView& indices = args.inputs[1];
@@ -120,8 +120,19 @@ Status GatherKernel(const KernelContext&, const KernelArgs& args) {
   for (size_t i = 0; i < batch_positions.size(); ++i) batch_dims[i] = out.dims[static_cast<size_t>(batch_positions[i])];
 
   IndexReader reader(indices, index_vector_dim);
+  // This call's share: a range of batch positions (row-major), the first one unravelled.
+  int64_t positions = 1;
+  for (size_t i = 0; i < batch_dims.size(); ++i) positions *= batch_dims[i];
+  const auto [first_position, last_position] = ShareOf(context, positions);
+  if (first_position >= last_position) return OkStatus();
   DimVector batch(batch_positions.size(), 0), start(operand_rank, 0);
-  do {
+  for (int64_t rest = first_position, i = static_cast<int64_t>(batch.size()) - 1; i >= 0; --i) {
+    batch[static_cast<size_t>(i)] = rest % batch_dims[static_cast<size_t>(i)];
+    rest /= batch_dims[static_cast<size_t>(i)];
+  }
+  int64_t slice_elements = 1;
+  for (size_t i = 0; i < slice_dims.size(); ++i) slice_elements *= slice_dims[i];
+  for (int64_t position = first_position; position < last_position; ++position) {
     const int64_t index_offset = reader.BatchOffset(batch);
     for (size_t d = 0; d < operand_rank; ++d) start[d] = 0;
     for (size_t k = 0; k < start_index_map.size(); ++k)
@@ -138,8 +149,13 @@ Status GatherKernel(const KernelContext&, const KernelArgs& args) {
     }
     for (size_t i = 0; i < batch_positions.size(); ++i)
       dst_offset += batch[i] * out_strides[static_cast<size_t>(batch_positions[i])];
-    StridedCopy(out.as<W>() + dst_offset, dst_strides, operand.as<const W>() + src_offset, src_strides, slice_dims);
-  } while (Next(batch, {batch_dims.data(), batch_dims.size()}));
+    if (slice_elements == 1) {
+      out.as<W>()[dst_offset] = operand.as<const W>()[src_offset];  // one element: no strided walk
+    } else {
+      StridedCopy(out.as<W>() + dst_offset, dst_strides, operand.as<const W>() + src_offset, src_strides, slice_dims);
+    }
+    Next(batch, {batch_dims.data(), batch_dims.size()});
+  }
   return OkStatus();
 }
 
@@ -283,7 +299,7 @@ using IntAndPredDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType:
 
 Status RegisterGatherScatterKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(MovableDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>);
+    return r.RegisterSplittable(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>);
   }));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<AssignBody>(r, "scatter_assign", MovableDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<cx::AddOp>(r, "scatter_add", ComplexDTypes{}));

@@ -137,8 +137,8 @@ def test_dce_sink_is_accepted(stablert_device, cpu_device):
 
 
 def test_large_steps_split_across_threads_give_the_same_results(stablert_device, cpu_device):
-    # Big enough for the executor to split dot, convolution, unary and binary steps over the
-    # thread pool.
+    # Big enough for the executor to split dot, convolution, gather, unary and binary steps
+    # over the thread pool.
     rng = np.random.default_rng(3)
     a = rng.standard_normal((384, 320)).astype(np.float32)
     b = rng.standard_normal((320, 352)).astype(np.float32)
@@ -149,6 +149,11 @@ def test_large_steps_split_across_threads_give_the_same_results(stablert_device,
     np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=2e-5, atol=2e-4)
     np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
     np.testing.assert_allclose(np.asarray(got[2]), np.asarray(want[2]), rtol=1e-6)
+    rows = rng.integers(-5, 400, size=(70_000,))  # out-of-range indices clamp, as on XLA
+    take = jax.jit(lambda a, i: (a[i], a[:, 7][i]))
+    for g, w in zip(take(jax.device_put(a, stablert_device), jax.device_put(rows, stablert_device)),
+                    take(jax.device_put(a, cpu_device), jax.device_put(rows, cpu_device))):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
     x = rng.standard_normal((4, 32, 32, 8)).astype(np.float32)
     w = rng.standard_normal((3, 3, 8, 16)).astype(np.float32)
     conv = jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))
