@@ -22,6 +22,12 @@ bool IsSupportedDType(DType dtype) {
   }
 }
 
+std::string KeyFor(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
+
+std::string ConvertKeyFor(DType from, DType to) {
+  return "convert." + std::string(DTypeName(from)) + "." + std::string(DTypeName(to));
+}
+
 DType CarrierOf(DType dtype) {
   switch (dtype) {
     case DType::kS4: case DType::kS2: return DType::kS8;

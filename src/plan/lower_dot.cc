@@ -124,7 +124,7 @@ StatusOr<ValueId> WidenedTo(Lowering& l, const ir::Operation& op, ValueId operan
     return l.Unsupported(op, "operand type " + std::string(DTypeName(type.dtype)) + " with result type " +
                                  std::string(DTypeName(dtype)) + " is not supported yet");
   ValueId widened = l.NewValue(TensorType{dtype, type.dims});
-  l.Emit(op, "convert." + std::string(DTypeName(type.dtype)) + "." + std::string(DTypeName(dtype)), {operand},
+  l.Emit(op, ConvertKeyFor(type.dtype, dtype), {operand},
          {widened});
   return widened;
 }

@@ -90,7 +90,6 @@ std::string ShortName(OpCode code) {
   return std::string(dot == std::string_view::npos ? name : name.substr(dot + 1));
 }
 
-std::string KeyFor(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
 
 Status CheckKind(Lowering& l, const ir::Operation& op, DType dtype, uint8_t allowed) {
   if (IsSupportedDType(dtype) && (KindBit(dtype) & allowed)) return OkStatus();
@@ -217,7 +216,7 @@ Status LowerConvert(Lowering& l, const ir::Operation& op) {
     return OkStatus();
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, "convert." + std::string(DTypeName(from.dtype)) + "." + std::string(DTypeName(result.dtype)), {operand},
+  l.Emit(op, ConvertKeyFor(from.dtype, result.dtype), {operand},
          {out});
   l.Bind(op.results[0], out);
   return OkStatus();

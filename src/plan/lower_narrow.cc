@@ -53,12 +53,6 @@ void ForEachRegionValue(const ir::Operation& op, Visit&& visit) {
     }
 }
 
-std::string ConvertKey(DType from, DType to) {
-  return "convert." + std::string(DTypeName(from)) + "." + std::string(DTypeName(to));
-}
-
-std::string Key(std::string_view kernel, DType dtype) { return std::string(kernel) + "." + std::string(DTypeName(dtype)); }
-
 }  // namespace
 
 Status Lowering::LowerInCarrier(const ir::Operation& op, bool* handled) {
@@ -91,7 +85,7 @@ Status Lowering::LowerInCarrier(const ir::Operation& op, bool* handled) {
     const TensorType type = TypeOf(value_map_[operand]);
     if (!IsNarrow(type.dtype)) continue;
     const ValueId wide = NewValue(TensorType{CarrierOf(type.dtype), type.dims});
-    Emit(op, ConvertKey(type.dtype, CarrierOf(type.dtype)), {value_map_[operand]}, {wide});
+    Emit(op, ConvertKeyFor(type.dtype, CarrierOf(type.dtype)), {value_map_[operand]}, {wide});
     own.emplace_back(operand, value_map_[operand]);
     value_map_[operand] = wide;
   }
@@ -119,7 +113,7 @@ Status Lowering::LowerInCarrier(const ir::Operation& op, bool* handled) {
       if (it == type_override_.end()) continue;
       const ir::Type& type = module_.value_types[result];
       const ValueId back = NewValue(TensorType{type.dtype, type.dims});
-      Emit(op, ConvertKey(it->second.dtype, type.dtype), {value_map_[result]}, {back});
+      Emit(op, ConvertKeyFor(it->second.dtype, type.dtype), {value_map_[result]}, {back});
       Bind(result, back);
     }
   }
@@ -136,18 +130,18 @@ Status Lowering::LowerNarrowBitOp(const ir::Operation& op, DType narrow) {
   auto wide = [&](ValueId v) {
     const TensorType t = TypeOf(v);
     const ValueId out = NewValue(TensorType{carrier, t.dims});
-    Emit(op, ConvertKey(t.dtype, carrier), {v}, {out});
+    Emit(op, ConvertKeyFor(t.dtype, carrier), {v}, {out});
     return out;
   };
   auto splat = [&](int64_t value) {
     const ValueId scalar = NewConstant(TensorType{carrier, {}}, {static_cast<uint8_t>(value)});
     const ValueId out = NewValue(TensorType{carrier, type.dims});
-    Emit(op, Key("broadcast_in_dim", carrier), {scalar}, {out}, {{}});
+    Emit(op, KeyFor("broadcast_in_dim", carrier), {scalar}, {out}, {{}});
     return out;
   };
   auto binary = [&](std::string_view kernel, ValueId a, ValueId b) {
     const ValueId out = NewValue(TensorType{carrier, type.dims});
-    Emit(op, Key(kernel, carrier), {a, b}, {out});
+    Emit(op, KeyFor(kernel, carrier), {a, b}, {out});
     return out;
   };
   if (op.code == OpCode::kShiftRightArithmetic) {
@@ -159,14 +153,14 @@ Status Lowering::LowerNarrowBitOp(const ir::Operation& op, DType narrow) {
     const ValueId shifted = NewValue(TensorType{DType::kS8, type.dims});
     const ValueId amount_wide = wide(amount);
     const ValueId x_wide = NewValue(TensorType{DType::kS8, type.dims});
-    Emit(op, ConvertKey(as_signed, DType::kS8), {signed_x}, {x_wide});
+    Emit(op, ConvertKeyFor(as_signed, DType::kS8), {signed_x}, {x_wide});
     const ValueId amount_signed = NewValue(TensorType{DType::kS8, type.dims});
-    Emit(op, ConvertKey(carrier, DType::kS8), {amount_wide}, {amount_signed});
-    Emit(op, Key("shift_right_arithmetic", DType::kS8), {x_wide, amount_signed}, {shifted});
+    Emit(op, ConvertKeyFor(carrier, DType::kS8), {amount_wide}, {amount_signed});
+    Emit(op, KeyFor("shift_right_arithmetic", DType::kS8), {x_wide, amount_signed}, {shifted});
     STABLERT_ASSIGN_OR_RETURN(TensorType result_type, ResultType(op, 0));
     if (result_type != type) return Invalid(op, "result type differs from the operand's");
     const ValueId back = NewValue(type);
-    Emit(op, ConvertKey(DType::kS8, narrow), {shifted}, {back});
+    Emit(op, ConvertKeyFor(DType::kS8, narrow), {shifted}, {back});
     Bind(op.results[0], back);
     return OkStatus();
   }
@@ -175,7 +169,7 @@ Status Lowering::LowerNarrowBitOp(const ir::Operation& op, DType narrow) {
   ValueId result;
   if (op.code == OpCode::kCountLeadingZeros) {
     const ValueId zeros = NewValue(TensorType{carrier, type.dims});
-    Emit(op, Key("count_leading_zeros", carrier), {bits_only}, {zeros});
+    Emit(op, KeyFor("count_leading_zeros", carrier), {bits_only}, {zeros});
     result = binary("subtract", zeros, splat(8 - bits));
   } else {
     // A shift by the narrow width or more gives 0 here too: the value has only `bits` bits,
@@ -187,7 +181,7 @@ Status Lowering::LowerNarrowBitOp(const ir::Operation& op, DType narrow) {
   STABLERT_ASSIGN_OR_RETURN(TensorType result_type, ResultType(op, 0));
   if (result_type != type) return Invalid(op, "result type differs from the operand's");
   const ValueId back = NewValue(type);
-  Emit(op, ConvertKey(carrier, narrow), {result}, {back});
+  Emit(op, ConvertKeyFor(carrier, narrow), {result}, {back});
   Bind(op.results[0], back);
   return OkStatus();
 }

@@ -8,8 +8,6 @@ namespace {
 
 using ir::OpCode;
 
-std::string KeyFor(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
-
 std::string ListToString(const std::vector<int64_t>& list) { return DimsToString(list); }
 
 Status LowerConstant(Lowering& l, const ir::Operation& op) {

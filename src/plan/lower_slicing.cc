@@ -8,8 +8,6 @@ namespace {
 
 using ir::OpCode;
 
-std::string KeyFor(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
-
 // Start-index operands: one integer scalar per dimension of `rank`, from operand `first`.
 StatusOr<std::vector<ValueId>> StartIndices(Lowering& l, const ir::Operation& op, size_t first, size_t rank) {
   if (op.operands.size() != first + rank)

@@ -24,6 +24,9 @@ inline const TensorType kEntryTokenType{DType::kPred, {0}};
 // Element types the CPU kernels support (bool, 8..64-bit integers, f16, bf16, f32, f64,
 // complex<f32>, complex<f64>; sub-byte integers, which are computed in a carrier type).
 bool IsSupportedDType(DType dtype);
+// Kernel keys: "<op>.<dtype>" and "convert.<from>.<to>".
+std::string KeyFor(std::string_view op, DType dtype);
+std::string ConvertKeyFor(DType from, DType to);
 // The type sub-byte integers are computed in (i8 or ui8); `dtype` itself for others.
 DType CarrierOf(DType dtype);
 // Whether the elementwise unary/binary op `code` has a kernel for `dtype`.
