@@ -103,14 +103,21 @@ PJRT_Error* PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Ar
   STABLERT_CAPI_ARGS(PJRT_Executable_OptimizedProgram, args);
   STABLERT_CAPI_REQUIRE(PJRT_Executable_OptimizedProgram, args->executable);
   STABLERT_CAPI_REQUIRE(PJRT_Executable_OptimizedProgram, args->program);
-  // The program is the original StableHLO portable artifact (format "mlir"): StableRT keeps
-  // no HLO. Frameworks turn it into HLO text, which fails for Shardy ops, so a program with
-  // them has no optimized form to show (JAX's `compiled.as_text()` is then None).
-  const std::string& shardy_op = args->executable->executable->shardy_op();
-  if (!shardy_op.empty())
+  // Format "mlir". A program run per partition shows the partitioned program (what each
+  // device runs, with its collectives) as MLIR text; others show the original StableHLO
+  // portable artifact: StableRT keeps no HLO. Frameworks turn it into HLO text, which fails
+  // for Shardy ops, so a program with them has no optimized form to show (JAX's
+  // `compiled.as_text()` is then None).
+  const runtime::Executable& executable = *args->executable->executable;
+  const std::string& shardy_op = executable.shardy_op();
+  if (executable.runs_per_partition() && executable.partitioned_program().empty())
+    return ToPjrtError(Unimplemented("PJRT_Executable_OptimizedProgram: the partitioned program of " +
+                                     executable.name() + " has no MLIR text form"));
+  if (!executable.runs_per_partition() && !shardy_op.empty())
     return ToPjrtError(Unimplemented("PJRT_Executable_OptimizedProgram: the program holds " + shardy_op +
                                      ", which has no HLO form; StableRT runs it from its execution plan"));
-  const std::string& code = args->executable->executable->program();
+  const std::string& code =
+      executable.runs_per_partition() ? executable.partitioned_program() : executable.program();
   static constexpr char kFormat[] = "mlir";
   args->program->format = kFormat;
   args->program->format_size = sizeof(kFormat) - 1;

@@ -408,6 +408,10 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   return std::move(plan_);
 }
 
-StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module) { return Lowering(module).Run(); }
+StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module, int64_t partitions) {
+  Lowering lowering(module);
+  lowering.manual_partitions = partitions;
+  return lowering.Run();
+}
 
 }  // namespace stablert::plan

@@ -18,7 +18,10 @@ namespace stablert::plan {
 //   - InvalidArgument for malformed input (missing or inconsistent attributes, shape
 //     mismatches, recursive calls),
 // with a message "stablehlo.foo (<location>): <what>".
+// With `partitions` > 0 the entry function is the program of one partition of that many
+// (plan/partition.h): the plan runs once per partition, and collectives and partition_id
+// lower as inside a manual region.
 // Pure function of `module`; thread-safe for concurrent calls on the same module.
-StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module);
+StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module, int64_t partitions = 0);
 
 }  // namespace stablert::plan

@@ -3,9 +3,12 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <cstdio>
+
 #include "ir/module.h"
 #include "ir/verifier.h"
 #include "plan/lower.h"
+#include "plan/partition.h"
 #include "plan/sharding.h"
 #include "runtime/client.h"
 #include "runtime/executor.h"
@@ -132,6 +135,25 @@ std::string FirstShardyOp(const ir::Module& module) {
   return "";
 }
 
+// STABLERT_PARTITIONER=0 runs every multi-device program in the global view.
+bool PartitioningEnabled() {
+  const char* value = std::getenv("STABLERT_PARTITIONER");
+  return !(value && std::string_view(value) == "0");
+}
+
+// STABLERT_DEBUG_PARTITIONER=1: why a multi-device program runs in the global view, on stderr.
+void DebugLogPartitioning(const std::string& name, const Status& status) {
+  const char* value = std::getenv("STABLERT_DEBUG_PARTITIONER");
+  if (value && std::string_view(value) == "1")
+    std::fprintf(stderr, "stablert: %s runs in the global view: %s\n", name.c_str(), status.ToString().c_str());
+}
+
+std::vector<plan::TensorType> GlobalTypes(const std::vector<ir::Type>& types) {
+  std::vector<plan::TensorType> out;
+  for (const ir::Type& type : types) out.push_back(plan::TensorType{type.dtype, type.dims});
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view program, std::string_view format,
@@ -154,6 +176,41 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   for (const auto& attrs : entry->argument_attrs) parameter_kinds.push_back(MemoryKindOf(attrs));
   output_kinds.resize(entry->result_types.size(), kDeviceMemoryKind);
   parameter_kinds.resize(entry->argument_types.size(), kDeviceMemoryKind);
+  std::string name = module->name.empty() ? "main" : module->name;
+  if (options.num_partitions > 1 && options.num_replicas == 1 && PartitioningEnabled()) {
+    // Partitioned: each device runs its own blocks; the global view where the partitioner
+    // does not cover the program (plan/partition.h).
+    auto partitioned = plan::PartitionProgram(*module, options.num_partitions);
+    if (partitioned.ok()) {
+      auto local_plan = plan::LowerToPlan(partitioned->module, options.num_partitions);
+      if (local_plan.ok()) {
+        PerPartitionTypes global{GlobalTypes(entry->argument_types), GlobalTypes(entry->result_types)};
+        std::vector<plan::ShardLayout> parameter_shards, result_shards;
+        for (size_t i = 0; i < global.parameters.size(); ++i) {
+          STABLERT_ASSIGN_OR_RETURN(
+              auto layout, plan::LayoutShards(partitioned->parameter_shardings[i], global.parameters[i].dims,
+                                              options.num_partitions, "PJRT_Client_Compile: parameter " + std::to_string(i)));
+          parameter_shards.push_back(std::move(layout));
+        }
+        for (size_t i = 0; i < global.results.size(); ++i) {
+          STABLERT_ASSIGN_OR_RETURN(
+              auto layout, plan::LayoutShards(partitioned->result_shardings[i], global.results[i].dims,
+                                              options.num_partitions, "PJRT_Client_Compile: result " + std::to_string(i)));
+          result_shards.push_back(std::move(layout));
+        }
+        std::vector<bool> donatable =
+            DonatedParameters(*entry, global.parameters, parameter_shards, global.results, result_shards);
+        auto executable = std::make_shared<const Executable>(
+            name, std::string(program), std::string(format), std::move(options), std::move(local_plan).value(),
+            std::move(output_kinds), std::move(parameter_kinds), std::move(donatable), std::move(parameter_shards),
+            std::move(result_shards), std::string(), std::move(global));
+        return Load(std::move(executable));
+      }
+      DebugLogPartitioning(name, local_plan.status());
+    } else {
+      DebugLogPartitioning(name, partitioned.status());
+    }
+  }
   STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
   std::vector<plan::ShardLayout> parameter_shards, result_shards;
   STABLERT_ASSIGN_OR_RETURN(parameter_shards, ShardLayouts(*module, entry->argument_attrs, plan.parameter_types,
@@ -172,7 +229,6 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
                                                         options.num_partitions, "result", chosen));
   std::vector<bool> donatable =
       DonatedParameters(*entry, plan.parameter_types, parameter_shards, plan.result_types, result_shards);
-  std::string name = module->name.empty() ? "main" : module->name;
   std::string shardy_op = FirstShardyOp(*module);
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),
                                                        std::move(options), std::move(plan), std::move(output_kinds),

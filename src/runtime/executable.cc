@@ -6,8 +6,11 @@
 
 #include "base/hash.h"
 
-#include "runtime/box_copy.h"
+#include <thread>
+
+#include "collectives/communicator.h"
 #include "kernels/registry.h"
+#include "runtime/box_copy.h"
 #include "runtime/executor.h"
 
 namespace stablert::runtime {
@@ -144,6 +147,38 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   return OkStatus();
 }
 
+// The execution of a program run per partition: each device runs the partition's plan on
+// its own shards, on its own thread (the first on the calling one), the partitions' collectives
+// meeting in one communicator. Every partition must be addressable here.
+Status RunEachPartition(const Executable& executable, const std::vector<DeviceRun>& runs, const HostTransfers& host) {
+  for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
+  const int partitions = static_cast<int>(executable.num_partitions());
+  if (static_cast<int>(runs.size()) != partitions)
+    return Unimplemented(executable.name() + ": " + std::to_string(runs.size()) + " of its " +
+                         std::to_string(partitions) + " partitions are addressable; all must be");
+  collectives::Communicator communicator(partitions, collectives::DefaultCollectiveTimeout());
+  std::vector<Status> statuses(runs.size());
+  auto run_one = [&](size_t d) {
+    const DeviceRun& run = runs[d];
+    std::vector<const void*> in;
+    std::vector<void*> out;
+    for (const auto& storage : run.inputs) in.push_back(storage->data());
+    for (const auto& storage : run.outputs) out.push_back(storage->data());
+    const PartitionContext partition{static_cast<int>(run.partition), &communicator};
+    statuses[d] = ExecutePlan(executable.plan(), in, out, &host, &partition);
+  };
+  std::vector<std::thread> threads;
+  for (size_t d = 1; d < runs.size(); ++d) threads.emplace_back(run_one, d);
+  run_one(0);
+  for (std::thread& thread : threads) thread.join();
+  // A partition's own failure explains its peers' timeouts: report it first.
+  for (const Status& status : statuses)
+    if (!status.ok() && status.code() != StatusCode::kDeadlineExceeded) return status;
+  for (const Status& status : statuses)
+    if (!status.ok()) return status;
+  return OkStatus();
+}
+
 // Runs `task` on `queue`: at once if the caller is the queue's own worker (a host callback
 // of a program on this device runs another program on it: queued behind the calling
 // program, it would wait for it forever), inline if allowed and the queue is idle, else
@@ -178,7 +213,8 @@ Executable::Executable(std::string name, std::string program, std::string progra
                        plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
                        std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
                        std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards,
-                       std::string shardy_op)
+                       std::string shardy_op, std::optional<PerPartitionTypes> per_partition,
+                       std::string partitioned_program)
     : name_(std::move(name)),
       program_(std::move(program)),
       program_format_(std::move(program_format)),
@@ -190,10 +226,14 @@ Executable::Executable(std::string name, std::string program, std::string progra
       parameter_shards_(std::move(parameter_shards)),
       result_shards_(std::move(result_shards)),
       shardy_op_(std::move(shardy_op)),
-      local_parameter_types_(LocalTypes(plan_.parameter_types, parameter_shards_)),
-      local_result_types_(LocalTypes(plan_.result_types, result_shards_)),
-      parameter_op_shardings_(OpShardings(plan_.parameter_types, parameter_shards_)),
-      result_op_shardings_(OpShardings(plan_.result_types, result_shards_)),
+      runs_per_partition_(per_partition.has_value()),
+      partitioned_program_(std::move(partitioned_program)),
+      parameter_types_(per_partition ? per_partition->parameters : plan_.parameter_types),
+      result_types_(per_partition ? per_partition->results : plan_.result_types),
+      local_parameter_types_(LocalTypes(parameter_types_, parameter_shards_)),
+      local_result_types_(LocalTypes(result_types_, result_shards_)),
+      parameter_op_shardings_(OpShardings(parameter_types_, parameter_shards_)),
+      result_op_shardings_(OpShardings(result_types_, result_shards_)),
       fingerprint_(Fingerprint(program_, options_.serialized)),
       runs_inline_when_idle_(IsSmallStraightLine(plan_) && options_.num_partitions == 1) {}
 
@@ -291,7 +331,9 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     for (size_t d = 0; d < runs.size(); ++d) host.device_of_partition[static_cast<size_t>(runs[d].partition)] = static_cast<int>(d);
     Device* first = runs.front().device;
     Dispatch(first->queue(), [executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)] {
-      shared_done->Set(RunPartitioned(*executable, runs, host)).IgnoreError();
+      shared_done->Set(executable->runs_per_partition() ? RunEachPartition(*executable, runs, host)
+                                                        : RunPartitioned(*executable, runs, host))
+          .IgnoreError();
     }, /*may_run_inline=*/false);
     return result;
   }

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ namespace stablert::runtime {
 
 class Client;
 
+// The global (unpartitioned) parameter and result types of a program whose plan is the
+// program of one partition (plan/partition.h): the plan runs once per partition.
+struct PerPartitionTypes {
+  std::vector<plan::TensorType> parameters;
+  std::vector<plan::TensorType> results;
+};
+
 class Executable {
  public:
   // `donatable_parameters[i]`: the program lets parameter i be donated (its buffer is
@@ -37,7 +45,8 @@ class Executable {
              plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
              std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
              std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards,
-             std::string shardy_op = {});
+             std::string shardy_op = {}, std::optional<PerPartitionTypes> per_partition = std::nullopt,
+             std::string partitioned_program = {});
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -49,8 +58,14 @@ class Executable {
   int64_t num_replicas() const { return options_.num_replicas; }
   int64_t num_partitions() const { return options_.num_partitions; }
   // Global (unpartitioned) types, as the program states them.
-  const std::vector<plan::TensorType>& parameter_types() const { return plan_.parameter_types; }
-  const std::vector<plan::TensorType>& result_types() const { return plan_.result_types; }
+  const std::vector<plan::TensorType>& parameter_types() const { return parameter_types_; }
+  const std::vector<plan::TensorType>& result_types() const { return result_types_; }
+  // Whether the plan is one partition's program, run once per partition with collectives
+  // between them (else a partitioned program runs in the global view).
+  bool runs_per_partition() const { return runs_per_partition_; }
+  // For a program run per partition: the partitioned entry function as MLIR text (what
+  // one partition runs, with its collectives), if it could be printed; else empty.
+  const std::string& partitioned_program() const { return partitioned_program_; }
   // Per-device types: the shard each device passes or receives.
   const std::vector<plan::TensorType>& local_parameter_types() const { return local_parameter_types_; }
   const std::vector<plan::TensorType>& local_result_types() const { return local_result_types_; }
@@ -86,6 +101,10 @@ class Executable {
   std::vector<plan::ShardLayout> parameter_shards_;
   std::vector<plan::ShardLayout> result_shards_;
   std::string shardy_op_;
+  bool runs_per_partition_;
+  std::string partitioned_program_;
+  std::vector<plan::TensorType> parameter_types_;
+  std::vector<plan::TensorType> result_types_;
   std::vector<plan::TensorType> local_parameter_types_;
   std::vector<plan::TensorType> local_result_types_;
   std::vector<std::string> parameter_op_shardings_;

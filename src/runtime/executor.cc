@@ -639,7 +639,7 @@ void LoadedPlan::ReleaseArena(Arena arena) const {
 }
 
 Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<void* const> results,
-                           const HostTransfers* host) const {
+                           const HostTransfers* host, const PartitionContext* partition) const {
   const plan::ExecutionPlan& plan = plan_;
   if (arguments.size() != plan.parameter_types.size())
     return InvalidArgument("expected " + std::to_string(plan.parameter_types.size()) + " arguments, got " +
@@ -670,7 +670,7 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   Status status;
   {
     ScopedFlushDenormals flush_denormals;
-    status = Run(0, context, views, nullptr, host);
+    status = Run(0, context, views, partition, host);
   }
   ReleaseArena(std::move(arena));
   STABLERT_RETURN_IF_ERROR(status);
@@ -699,9 +699,9 @@ StatusOr<const LoadedPlan*> Loaded(const plan::ExecutionPlan& plan) {
 Status PreparePlan(const plan::ExecutionPlan& plan) { return Loaded(plan).status(); }
 
 Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
-                   std::span<void* const> results, const HostTransfers* host) {
+                   std::span<void* const> results, const HostTransfers* host, const PartitionContext* partition) {
   STABLERT_ASSIGN_OR_RETURN(const LoadedPlan* loaded, Loaded(plan));
-  return CatchingExceptions([&] { return loaded->Execute(arguments, results, host); });
+  return CatchingExceptions([&] { return loaded->Execute(arguments, results, host, partition); });
 }
 
 }  // namespace stablert::runtime

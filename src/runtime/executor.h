@@ -36,6 +36,13 @@ class Communicator;
 
 namespace stablert::runtime {
 
+// The partition an execution (or a manual region's copy) runs for: its rank among the
+// partitions and the communicator its collectives use. Not owned.
+struct PartitionContext {
+  int rank;
+  collectives::Communicator* communicator;
+};
+
 // A plan bound to kernel functions: every step's key resolved once, every operand's view
 // prepared. Immutable after Create; Execute is thread-safe. Holds a reference to the plan,
 // which must outlive it and stay unchanged.
@@ -54,8 +61,10 @@ class LoadedPlan {
   // Runs the plan. InvalidArgument if the buffer counts differ from the plan's; a kernel's
   // error is returned prefixed with the step's origin. Host transfers go to `host` (may be
   // null), which must outlive the call.
+  // `partition`: set when the plan is one partition's program of a partitioned one
+  // (plan::LowerToPlan with partitions); its collectives then go to that communicator.
   Status Execute(std::span<const void* const> arguments, std::span<void* const> results,
-                 const HostTransfers* host = nullptr) const;
+                 const HostTransfers* host = nullptr, const PartitionContext* partition = nullptr) const;
 
   const plan::ExecutionPlan& plan() const { return plan_; }
 
@@ -75,11 +84,7 @@ class LoadedPlan {
     uint32_t num_private;
     int parts = 1;               // kernel steps: calls splitting the work (splittable kernels)
   };
-  // The partition a manual region's copy runs for.
-  struct Partition {
-    int rank;
-    collectives::Communicator* communicator;
-  };
+  using Partition = PartitionContext;
   struct ResolvedSequence {
     uint32_t first_step;  // into steps_; a sequence's steps are contiguous
     uint32_t num_steps;
@@ -131,6 +136,7 @@ Status PreparePlan(const plan::ExecutionPlan& plan);
 // Runs `plan` with the CPU kernels, preparing it first if PreparePlan was not called
 // (a plan that cannot be prepared fails every call with that error). Thread-safe.
 Status ExecutePlan(const plan::ExecutionPlan& plan, std::span<const void* const> arguments,
-                   std::span<void* const> results, const HostTransfers* host = nullptr);
+                   std::span<void* const> results, const HostTransfers* host = nullptr,
+                   const PartitionContext* partition = nullptr);
 
 }  // namespace stablert::runtime
