@@ -313,6 +313,9 @@ class Partitioner {
   Status RewriteReduce(const ir::Operation& op);
   Status RewriteDot(const ir::Operation& op);
   Status RewriteManual(const ir::Operation& op);
+  // A scatter-add of sharded updates: each partition adds its updates into its partial of
+  // the operand (the operand on the first partition, zeros on the others).
+  Status RewriteScatterAdd(const ir::Operation& op);
   Status RewriteWhole(const ir::Operation& op);
   StatusOr<Local> Get(ValueId global) const;
   void Set(ValueId global, Local local) { local_[global] = std::move(local); }
@@ -329,6 +332,11 @@ class Partitioner {
   // `local` (a block of a global value of `global_dims`) with sharding `target`.
   StatusOr<Local> Reshard(const Local& local, const Spec& target, const Dims& global_dims);
   ValueId AllReduce(ValueId value, const std::vector<int>& axes, OpCode reduction);
+  // Turns `value` (sharded as `current`) into partials along the axes `fresh`: blocks split
+  // along them are placed in zeros, and along the others only the first partition keeps the
+  // value. Updates `current`'s dimensions.
+  StatusOr<ValueId> MakePartials(ValueId value, const std::vector<int>& fresh, const Spec& target,
+                                 const Dims& global_dims, Spec& current);
   ValueId AllGather(ValueId value, int64_t dim, const std::vector<int>& axes);
   // The partition's offset along a dimension split by `axes` into blocks of `block`.
   ValueId Offset(const std::vector<int>& axes, int64_t block);
@@ -588,6 +596,16 @@ std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
       }
       break;
     }
+    case OpCode::kScatter: {
+      // Element scatters: the updates are laid out as the indices' batch dimensions.
+      if (op.operands.size() != 3 || !IntList(op, "update_window_dims").empty()) break;
+      const ir::Attribute* vector_dim_attr = op.attr("index_vector_dim");
+      const int64_t vector_dim = vector_dim_attr ? vector_dim_attr->AsInt().value_or(-1) : -1;
+      const int64_t index_rank = out_.type_of(op.operands[1]).rank();
+      for (int64_t e = 0, u = 0; e < index_rank; ++e)
+        if (e != vector_dim) links.push_back({op.operands[1], e, op.operands[2], u++});
+      break;
+    }
     case OpCode::kDotGeneral: {
       std::vector<int64_t> lb = IntList(op, "lhs_batching_dimensions"), rb = IntList(op, "rhs_batching_dimensions");
       std::vector<int64_t> lc = IntList(op, "lhs_contracting_dimensions"),
@@ -752,15 +770,18 @@ StatusOr<Local> Partitioner::Reshard(const Local& local, const Spec& target, con
   std::vector<int> combine;
   for (int a : local.spec.unreduced)
     if (!std::binary_search(target.unreduced.begin(), target.unreduced.end(), a)) combine.push_back(a);
+  std::vector<int> fresh;  // axes along which the target is unreduced and the value is not
   for (int a : target.unreduced)
-    if (!std::binary_search(local.spec.unreduced.begin(), local.spec.unreduced.end(), a))
-      return NotCovered("a value made unreduced from a reduced one");
-  if (!target.unreduced.empty() && local.partial_op != OpCode::kAdd)
+    if (!std::binary_search(local.spec.unreduced.begin(), local.spec.unreduced.end(), a)) fresh.push_back(a);
+  if (!target.unreduced.empty() && local.partial_op != OpCode::kAdd && fresh.size() != target.unreduced.size())
     return NotCovered("unreduced partials of a reduction other than a sum");
   if (!combine.empty()) value = AllReduce(value, combine, local.partial_op);
-  // Dimensions split differently: gathered whole, then cut as the target splits them.
   Spec current = local.spec;
   current.unreduced = target.unreduced;
+  if (!fresh.empty()) {
+    STABLERT_ASSIGN_OR_RETURN(value, MakePartials(value, fresh, target, global_dims, current));
+  }
+  // Dimensions split differently: gathered whole, then cut as the target splits them.
   for (size_t d = 0; d < global_dims.size(); ++d) {
     if (current.dims[d] == target.dims[d] || current.dims[d].empty()) continue;
     value = AllGather(value, static_cast<int64_t>(d), current.dims[d]);
@@ -783,6 +804,49 @@ StatusOr<Local> Partitioner::Reshard(const Local& local, const Spec& target, con
                   {{"slice_sizes", IntListAttr(std::vector<int64_t>(local_dims.begin(), local_dims.end()))}});
   }
   return Local{value, target, OpCode::kAdd};
+}
+
+StatusOr<ValueId> Partitioner::MakePartials(ValueId value, const std::vector<int>& fresh, const Spec& target,
+                                            const Dims& global_dims, Spec& current) {
+  const DType dtype = out_.type_of(value).dtype;
+  const std::vector<uint8_t> zero(static_cast<size_t>(DTypeByteSize(dtype)), 0);
+  auto in_fresh = [&](int a) { return std::binary_search(fresh.begin(), fresh.end(), a); };
+  std::vector<int> placed;
+  for (size_t d = 0; d < current.dims.size(); ++d) {
+    std::vector<int>& axes = current.dims[d];
+    if (axes.empty() || axes == target.dims[d] || !std::any_of(axes.begin(), axes.end(), in_fresh)) continue;
+    if (!std::all_of(axes.begin(), axes.end(), in_fresh))
+      return NotCovered("a dimension split partly along axes that become unreduced");
+    // The partial of a block split along unreduced axes: the block at its place, zeros elsewhere.
+    const Dims block = out_.type_of(value).dims;
+    Dims whole = block;
+    whole[d] = global_dims[d] / LocalDims(global_dims, current, *mesh_)[d] * block[d];
+    ValueId zeros = Emit1(OpCode::kBroadcastInDim, {ScalarConstant(dtype, zero)}, ir::Type::Tensor(dtype, whole),
+                          {{"broadcast_dimensions", IntListAttr({})}});
+    std::vector<ValueId> operands = {zeros, value};
+    ValueId origin = ScalarConstant(DType::kS32, std::vector<uint8_t>(4, 0));
+    for (size_t e = 0; e < block.size(); ++e) operands.push_back(e == d ? Offset(axes, block[d]) : origin);
+    value = Emit1(OpCode::kDynamicUpdateSlice, std::move(operands), ir::Type::Tensor(dtype, whole));
+    placed.insert(placed.end(), axes.begin(), axes.end());
+    axes.clear();
+  }
+  std::vector<int> masked;
+  for (int a : fresh)
+    if (std::find(placed.begin(), placed.end(), a) == placed.end()) masked.push_back(a);
+  if (masked.empty()) return value;
+  // Replicated along the other new axes: the partition first along them holds the value,
+  // the others zeros.
+  auto data = std::make_shared<ir::ElementsData>();
+  data->type = ir::Type::Tensor(DType::kPred, {partitions_});
+  for (int64_t p = 0; p < partitions_; ++p) data->bytes.push_back(mesh_->BlockIndex(p, masked) == 0 ? 1 : 0);
+  ValueId table = Emit1(OpCode::kConstant, {}, data->type, {{"value", ir::Attribute(ir::Attribute::Elements(data))}});
+  ValueId entry = Emit1(OpCode::kDynamicSlice, {table, PartitionIdS32()}, ir::Type::Tensor(DType::kPred, {1}),
+                        {{"slice_sizes", IntListAttr({1})}});
+  const ir::Type type = out_.type_of(value);
+  ValueId first = Emit1(OpCode::kReshape, {entry}, ir::Type::Tensor(DType::kPred, {}));
+  ValueId zeros = Emit1(OpCode::kBroadcastInDim, {ScalarConstant(dtype, zero)}, type,
+                        {{"broadcast_dimensions", IntListAttr({})}});
+  return Emit1(OpCode::kSelect, {first, value, zeros}, type);
 }
 
 Status Partitioner::CheckReplicatedSize(const ir::Operation& op) const {
@@ -1033,6 +1097,47 @@ Status Partitioner::RewriteDot(const ir::Operation& op) {
   return OkStatus();
 }
 
+Status Partitioner::RewriteScatterAdd(const ir::Operation& op) {
+  if (op.operands.size() != 3 || op.results.size() != 1 || op.regions.size() != 1 ||
+      SimpleReduction(op.regions[0]) != OpCode::kAdd || !IntList(op, "update_window_dims").empty() ||
+      !IntList(op, "input_batching_dims").empty())
+    return RewriteWhole(op);
+  const ValueId operand = op.operands[0], indices = op.operands[1], updates = op.operands[2];
+  const Spec update_spec = SpecOf(updates);
+  std::vector<int> axes;
+  for (const auto& dim : update_spec.dims) axes.insert(axes.end(), dim.begin(), dim.end());
+  const ir::Attribute* vector_dim_attr = op.attr("index_vector_dim");
+  const int64_t vector_dim = vector_dim_attr ? vector_dim_attr->AsInt().value_or(-1) : -1;
+  const Dims& index_dims = DimsOf(indices);
+  if (axes.empty() || vector_dim < 0 || vector_dim > static_cast<int64_t>(index_dims.size()) ||
+      index_dims.size() - (vector_dim < static_cast<int64_t>(index_dims.size()) ? 1 : 0) != update_spec.dims.size())
+    return RewriteWhole(op);
+  Spec update_target = update_spec;
+  update_target.unreduced.clear();
+  Spec index_target = Replicated(index_dims.size());
+  for (size_t e = 0, u = 0; e < index_dims.size(); ++e)
+    if (static_cast<int64_t>(e) != vector_dim) index_target.dims[e] = update_target.dims[u++];
+  if (!Fits(update_target, DimsOf(updates), *mesh_) || !Fits(index_target, index_dims, *mesh_)) return RewriteWhole(op);
+  std::sort(axes.begin(), axes.end());
+  STABLERT_ASSIGN_OR_RETURN(Local base, Get(operand));
+  const Spec whole = Replicated(DimsOf(operand).size());
+  STABLERT_ASSIGN_OR_RETURN(base, Reshard(base, whole, DimsOf(operand)));
+  Spec partial = whole;
+  partial.unreduced = axes;
+  STABLERT_ASSIGN_OR_RETURN(base, Reshard(base, partial, DimsOf(operand)));
+  STABLERT_ASSIGN_OR_RETURN(Local idx, Get(indices));
+  STABLERT_ASSIGN_OR_RETURN(idx, Reshard(idx, index_target, index_dims));
+  STABLERT_ASSIGN_OR_RETURN(Local upd, Get(updates));
+  STABLERT_ASSIGN_OR_RETURN(upd, Reshard(upd, update_target, DimsOf(updates)));
+  std::unordered_map<ValueId, ValueId> map;
+  std::vector<ir::Region> regions;
+  regions.push_back(CloneRegion(op.regions[0], map));
+  ValueId value = Emit1(op.code, {base.value, idx.value, upd.value}, out_.type_of(op.results[0]), op.attrs,
+                        std::move(regions));
+  Set(op.results[0], Local{value, partial, OpCode::kAdd});
+  return OkStatus();
+}
+
 Status Partitioner::RewriteManual(const ir::Operation& op) {
   std::set<std::string> all;
   for (const MeshAxis& axis : mesh_->mesh().axes) all.insert(axis.name);
@@ -1088,6 +1193,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
     return OkStatus();
   }
   if (op.code == OpCode::kReduce) return RewriteReduce(op);
+  if (op.code == OpCode::kScatter) return RewriteScatterAdd(op);
   if (op.code == OpCode::kDotGeneral) return RewriteDot(op);
   Spec spec = SpecOf(result);
   spec.unreduced.clear();
