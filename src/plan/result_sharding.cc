@@ -134,6 +134,9 @@ class Propagator {
         }
         return std::nullopt;
       }
+      case OpCode::kSort:
+        // Sorted arrays keep their operands' shardings (the sorted dimension too, as XLA).
+        return result < op.operands.size() ? Of(op.operands[result], depth + 1) : std::nullopt;
       case OpCode::kSdyManualComputation:
         return ManualResult(op, result, value, depth);
       case OpCode::kTranspose: {

@@ -233,9 +233,8 @@ def test_shard_map_inside_a_loop(mesh_pair):
 
 
 def test_unreduced_results_and_operands():
-    """Unreduced (partial-sum) values: StableRT keeps them summed (the devices at position 0
-    along the unreduced axes hold the value, the others zeros), so per-device partials differ
-    from XLA's, but every logical value, reshard and gradient equals the CPU backend's."""
+    """Unreduced (partial-sum) values: every device holds the same partial as on the CPU
+    backend, and every logical value, reshard and gradient is the CPU backend's."""
     from jax.sharding import AxisType
 
     a_host = np.arange(8.0, dtype=np.float32).reshape(2, 4)
@@ -260,6 +259,7 @@ def test_unreduced_results_and_operands():
                 row = int(np.argwhere(devices == shard.device)[0][0])
                 shards.setdefault(row, []).append(np.asarray(shard.data))
             partial_sums = {k: sum(v) for k, v in shards.items()}
+            per_device = [np.asarray(s.data) for s in sorted(out.addressable_shards, key=lambda s: s.device.id)]
             summed = jax.sharding.reshard(out, P("x", None))
 
             # An unreduced operand: the body sees partials that psum back to the value.
@@ -274,8 +274,11 @@ def test_unreduced_results_and_operands():
                 return jax.sharding.reshard(matmul(x, y), P("x", None)).sum()
 
             grads = jax.jit(jax.grad(loss, argnums=(0, 1)))(a, b)
-            results.append((partial_sums, np.asarray(summed), [np.asarray(g) for g in grads], np.asarray(psummed)))
-    (got_partials, got, got_grads, got_psum), (want_partials, want, want_grads, want_psum) = results
+            results.append((partial_sums, np.asarray(summed), [np.asarray(g) for g in grads], np.asarray(psummed),
+                            per_device))
+    (got_partials, got, got_grads, got_psum, got_shards), (want_partials, want, want_grads, want_psum, want_shards) = results
+    for g, w in zip(got_shards, want_shards):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
     np.testing.assert_allclose(got_psum, want_psum, rtol=1e-6)
     np.testing.assert_allclose(got, a_host @ b_host, rtol=1e-6)
     np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -1,0 +1,117 @@
+"""The SPMD partitioner (src/plan/partition.h): programs over sharded arrays run once per
+device on its blocks, with collectives between devices. Results, output shardings and the
+per-device data of unreduced (partial-sum) arrays equal JAX's CPU backend's; programs the
+partitioner does not cover run in the global view with the same results."""
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P
+
+
+def explicit_mesh(platform, shape, names):
+    devices = np.array(jax.devices(platform)[: int(np.prod(shape))]).reshape(shape)
+    return Mesh(devices, names, axis_types=(AxisType.Explicit,) * len(shape))
+
+
+def shard_data(array):
+    """Per-device data in device-id order."""
+    return [np.asarray(s.data) for s in sorted(array.addressable_shards, key=lambda s: s.device.id)]
+
+
+def assert_same_shards(got, want):
+    assert got.sharding.spec == want.sharding.spec
+    for g, w in zip(shard_data(got), shard_data(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+UNREDUCED_PROGRAMS = {
+    # out_shardings unreduced: a replicated value lives on the first device of the group,
+    # a sharded one as its blocks placed in zeros.
+    "identity_of_replicated": ((2,), lambda: (np.arange(4.0),), (P(),),
+                               lambda x: jax.jit(lambda v: v, out_shardings=P(unreduced={"x"}))(x)),
+    "identity_of_sharded": ((2,), lambda: (np.arange(4.0),), (P("x"),),
+                            lambda x: jax.jit(lambda v: v, out_shardings=P(unreduced={"x"}))(x)),
+    # a contraction over the sharded dimension kept as per-device partials
+    "einsum": ((2, 2), lambda: (np.arange(8.0).reshape(4, 2),), (P("x", None),),
+               lambda x: jax.jit(lambda v: jnp.einsum("ab->b", v, out_sharding=P(None, unreduced={"x"})))(x)),
+    "matmul": ((2, 2), lambda: (np.arange(16.0).reshape(2, 8), np.arange(24.0).reshape(8, 3)),
+               (P("y", "x"), P("x", None)),
+               lambda a, b: jax.jit(lambda u, v: jnp.matmul(u, v, out_sharding=P("y", unreduced={"x"})))(a, b)),
+    # a scatter-add of sharded indices: each device counts its own
+    "bincount": ((2,), lambda: (np.array([1, 1, 0, 1], np.int32),), (P("x"),),
+                 lambda x: jax.jit(lambda v: jnp.bincount(v, length=2, out_sharding=P(unreduced={"x"})))(x)),
+    # a shard_map whose result is unreduced: the body's partials are the shards
+    "shard_map": ((2,), lambda: (np.arange(8.0).reshape(4, 2),), (P("x"),),
+                  lambda x: jax.jit(jax.shard_map(lambda a: a.sum(0, keepdims=True),
+                                                  out_specs=P(None, unreduced={"x"}), check_vma=False))(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNREDUCED_PROGRAMS))
+def test_unreduced_results_hold_the_same_partials_as_xla(name):
+    shape, inputs, specs, fn = UNREDUCED_PROGRAMS[name]
+    names = ("x", "y")[: len(shape)]
+    outs = []
+    for platform in ("stablert", "cpu"):
+        with jax.set_mesh(explicit_mesh(platform, shape, names)):
+            args = [jax.device_put(a, s) for a, s in zip(inputs(), specs)]
+            out = fn(*args)
+            outs.append((out, np.asarray(jax.sharding.reshard(out, P()))))
+    (got, got_sum), (want, want_sum) = outs
+    assert_same_shards(got, want)
+    np.testing.assert_allclose(got_sum, want_sum, rtol=1e-6)
+
+
+def threefry_bits_plus(x):
+    from jax._src.random import threefry2x32
+    return threefry2x32.threefry_random_bits(jnp.array([0, 0], dtype="uint32"), 32, x.shape) + x
+
+
+PROGRAMS = {
+    "random_bits": (threefry_bits_plus, [np.arange(64, dtype=np.uint32).reshape(8, 8)], [P("x", "y")]),
+    "sum_over_sharded_dim": (lambda a: jnp.sum(a, axis=0), [np.arange(64.0).reshape(8, 8)], [P("x", "y")]),
+    "max_over_all": (lambda a: jnp.max(a), [np.sin(np.arange(64.0)).reshape(8, 8)], [P("x", "y")]),
+    "matmul_contracting_sharded": (lambda a, b: jnp.tanh(a @ b), [np.arange(64.0).reshape(8, 8) / 64,
+                                                                 np.cos(np.arange(64.0)).reshape(8, 8)],
+                                   [P(None, "x"), P("x", "y")]),
+    "transpose_reshape": (lambda a: (a.T.reshape(4, 16) * 2).sum(1), [np.arange(64.0).reshape(8, 8)], [P("x", "y")]),
+    "iota_and_broadcast": (lambda a: a + jnp.arange(8.0)[None, :] + jnp.arange(8)[:, None], [np.ones((8, 8))],
+                           [P("y", "x")]),
+    "softmax": (jax.nn.softmax, [np.cos(np.arange(64.0)).reshape(8, 8)], [P("x", None)]),
+    # an op without a partitioning rule: small, so it runs whole on every device
+    "sort_of_sharded": (lambda a: jnp.sort(a, axis=0) + 1, [np.sin(np.arange(64.0)).reshape(8, 8)], [P("x", "y")]),
+    # a large one: left to the global view
+    "large_sort": (lambda a: jnp.sort(a, axis=0), [np.sin(np.arange(1 << 15, dtype=np.float32)).reshape(256, 128)],
+                   [P("x", "y")]),
+    "grad": (jax.grad(lambda a, b: jnp.sum(jnp.tanh(a @ b) ** 2)), [np.arange(64.0).reshape(8, 8) / 64,
+                                                                     np.cos(np.arange(64.0)).reshape(8, 8)],
+             [P("x", "y"), P("y", None)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_partitioned_programs_equal_xla_and_the_global_view(name, monkeypatch):
+    fn, inputs, specs = PROGRAMS[name]
+    results = {}
+    for mode, platform in (("partitioned", "stablert"), ("global", "stablert"), ("xla", "cpu")):
+        if mode == "global":
+            monkeypatch.setenv("STABLERT_PARTITIONER", "0")  # read at every compilation
+        else:
+            monkeypatch.delenv("STABLERT_PARTITIONER", raising=False)
+        devices = np.array(jax.devices(platform)[:4]).reshape(2, 2)
+        mesh = Mesh(devices, ("x", "y"))
+        args = [jax.device_put(a, NamedSharding(mesh, s)) for a, s in zip(inputs, specs)]
+        out = jax.jit(lambda *a: fn(*a))(*args)  # a fresh function: compiled anew in each mode
+        results[mode] = out
+    for mode in ("partitioned", "global"):
+        got, want = results[mode], results["xla"]
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+        # The global view follows result shardings through fewer ops (result_sharding.cc);
+        # the partitioned program's results are sharded as XLA's.
+        if mode == "partitioned":
+            assert got.sharding.spec == want.sharding.spec
+        for shard in got.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data), np.asarray(got)[shard.index])
