@@ -6,7 +6,7 @@
 
 #include "base/hash.h"
 
-#include <thread>
+#include <mutex>
 
 #include "collectives/communicator.h"
 #include "kernels/registry.h"
@@ -147,36 +147,60 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   return OkStatus();
 }
 
-// The execution of a program run per partition: each device runs the partition's plan on
-// its own shards, on its own thread (the first on the calling one), the partitions' collectives
-// meeting in one communicator. Every partition must be addressable here.
-Status RunEachPartition(const Executable& executable, const std::vector<DeviceRun>& runs, const HostTransfers& host) {
-  for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
-  const int partitions = static_cast<int>(executable.num_partitions());
-  if (static_cast<int>(runs.size()) != partitions)
-    return Unimplemented(executable.name() + ": " + std::to_string(runs.size()) + " of its " +
-                         std::to_string(partitions) + " partitions are addressable; all must be");
-  collectives::Communicator communicator(partitions, collectives::DefaultCollectiveTimeout());
-  std::vector<Status> statuses(runs.size());
-  auto run_one = [&](size_t d) {
-    const DeviceRun& run = runs[d];
-    std::vector<const void*> in;
-    std::vector<void*> out;
-    for (const auto& storage : run.inputs) in.push_back(storage->data());
-    for (const auto& storage : run.outputs) out.push_back(storage->data());
-    const PartitionContext partition{static_cast<int>(run.partition), &communicator};
-    statuses[d] = ExecutePlan(executable.plan(), in, out, &host, &partition);
-  };
-  std::vector<std::thread> threads;
-  for (size_t d = 1; d < runs.size(); ++d) threads.emplace_back(run_one, d);
-  run_one(0);
-  for (std::thread& thread : threads) thread.join();
-  // A partition's own failure explains its peers' timeouts: report it first.
-  for (const Status& status : statuses)
-    if (!status.ok() && status.code() != StatusCode::kDeadlineExceeded) return status;
-  for (const Status& status : statuses)
-    if (!status.ok()) return status;
-  return OkStatus();
+// One execution of a program run per partition: each device runs the partition's plan on
+// its own shards on its own queue, the partitions' collectives meeting in one communicator.
+// The last partition to finish completes the execution (every output waits for all).
+class PerPartitionRun {
+ public:
+  PerPartitionRun(int partitions, EventRef done)
+      : communicator_(partitions, collectives::DefaultCollectiveTimeout()),
+        statuses_(static_cast<size_t>(partitions)),
+        remaining_(partitions),
+        done_(std::move(done)) {}
+
+  void Run(const Executable& executable, const DeviceRun& run, const HostTransfers& host) {
+    Status status = AwaitAll(run.input_events);
+    if (status.ok()) {
+      std::vector<const void*> in;
+      std::vector<void*> out;
+      for (const auto& storage : run.inputs) in.push_back(storage->data());
+      for (const auto& storage : run.outputs) out.push_back(storage->data());
+      const PartitionContext partition{static_cast<int>(run.partition), &communicator_};
+      status = ExecutePlan(executable.plan(), in, out, &host, &partition);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    statuses_[static_cast<size_t>(run.partition)] = status;
+    if (--remaining_ > 0) return;
+    // A partition's own failure explains its peers' timeouts: report it first.
+    Status first;
+    for (const Status& s : statuses_)
+      if (!s.ok() && s.code() != StatusCode::kDeadlineExceeded) {
+        first = s;
+        break;
+      }
+    if (first.ok())
+      for (const Status& s : statuses_)
+        if (!s.ok()) {
+          first = s;
+          break;
+        }
+    done_->Set(first).IgnoreError();
+  }
+
+ private:
+  collectives::Communicator communicator_;
+  std::mutex mutex_;
+  std::vector<Status> statuses_;
+  int remaining_;
+  EventRef done_;
+};
+
+// Executions run per partition are queued on all their devices under this lock, so that
+// every device's queue holds them in the same order (else two executions could each wait
+// on a device busy with the other's collectives).
+std::mutex& PerPartitionQueueingMutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 // Runs `task` on `queue`: at once if the caller is the queue's own worker (a host callback
@@ -329,11 +353,24 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     // Partition p's host transfers are those of the device that runs partition p.
     HostTransfers host{host_transfers.get(), std::vector<int>(static_cast<size_t>(executable->num_partitions()), 0), 0};
     for (size_t d = 0; d < runs.size(); ++d) host.device_of_partition[static_cast<size_t>(runs[d].partition)] = static_cast<int>(d);
+    if (executable->runs_per_partition()) {
+      if (static_cast<int64_t>(runs.size()) != executable->num_partitions())
+        return Unimplemented(executable->name() + ": " + std::to_string(runs.size()) + " of its " +
+                             std::to_string(executable->num_partitions()) + " partitions are addressable; all must be");
+      auto state = std::make_shared<PerPartitionRun>(static_cast<int>(runs.size()), shared_done);
+      auto shared_host = std::make_shared<const HostTransfers>(std::move(host));
+      std::lock_guard<std::mutex> order(PerPartitionQueueingMutex());
+      for (DeviceRun& run : runs) {
+        WorkQueue& queue = run.device->queue();
+        Dispatch(queue, [executable, state, run = std::move(run), host_transfers, shared_host] {
+          state->Run(*executable, run, *shared_host);
+        }, /*may_run_inline=*/false);
+      }
+      return result;
+    }
     Device* first = runs.front().device;
     Dispatch(first->queue(), [executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)] {
-      shared_done->Set(executable->runs_per_partition() ? RunEachPartition(*executable, runs, host)
-                                                        : RunPartitioned(*executable, runs, host))
-          .IgnoreError();
+      shared_done->Set(RunPartitioned(*executable, runs, host)).IgnoreError();
     }, /*may_run_inline=*/false);
     return result;
   }
