@@ -301,7 +301,7 @@ class Partitioner {
   Status Seed();
   std::vector<Link> LinksOf(const ir::Operation& op) const;
   bool Propagate(const ir::Operation& op);
-  const Dims& DimsOf(ValueId v) const { return out_.type_of(v).dims; }
+  Dims DimsOf(ValueId v) const { return out_.type_of(v).dims; }  // a copy: Emit may move the value table
   Spec SpecOf(ValueId v) const {
     auto it = spec_.find(v);
     return it != spec_.end() ? it->second : Replicated(DimsOf(v).size());
@@ -326,7 +326,7 @@ class Partitioner {
     return Emit(code, std::move(operands), {std::move(result)}, std::move(attrs), std::move(regions))[0];
   }
   ir::Type LocalType(ValueId global, const Spec& spec) const {
-    const ir::Type& type = out_.type_of(global);
+    const ir::Type type = out_.type_of(global);
     return type.is_tensor() ? ir::Type::Tensor(type.dtype, LocalDims(type.dims, spec, *mesh_)) : type;
   }
   // `local` (a block of a global value of `global_dims`) with sharding `target`.
@@ -487,7 +487,7 @@ TensorSharding Partitioner::ToSharding(const Spec& spec) const {
 
 Status Partitioner::Seed() {
   for (size_t i = 0; i < params_.size(); ++i) {
-    const ir::Type& type = out_.type_of(params_[i]);
+    const ir::Type type = out_.type_of(params_[i]);
     if (!type.is_tensor()) return NotCovered("a parameter that is not a tensor");
     STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSpec(i < entry_->argument_attrs.size() ? entry_->argument_attrs[i]
                                                                                      : ir::Attribute::Dictionary{},
@@ -495,7 +495,7 @@ Status Partitioner::Seed() {
     param_specs_.push_back(spec);
   }
   for (size_t i = 0; i < returned_.size(); ++i) {
-    const ir::Type& type = out_.type_of(returned_[i]);
+    const ir::Type type = out_.type_of(returned_[i]);
     if (!type.is_tensor()) return NotCovered("a result that is not a tensor");
     const ir::Attribute::Dictionary& attrs = entry_->result_attrs[i];
     const ir::Attribute* sdy = ir::FindAttr(attrs, "sdy.sharding");
@@ -523,7 +523,7 @@ Status Partitioner::Seed() {
       const ir::Attribute::Array* outs = ShardingArray(op, "out_shardings");
       if (!outs || outs->size() != op.results.size()) return NotCovered("a manual region without out_shardings");
       for (size_t i = 0; i < op.results.size(); ++i) {
-        const ir::Type& type = out_.type_of(op.results[i]);
+        const ir::Type type = out_.type_of(op.results[i]);
         if (!type.is_tensor()) continue;
         STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec((*outs)[i], type.rank(), "a manual region's result"));
         spec_[op.results[i]] = spec;
@@ -544,7 +544,7 @@ Status Partitioner::Seed() {
     const ir::Attribute::Array* ins = ShardingArray(op, "in_shardings");
     if (!ins || ins->size() != op.operands.size()) return NotCovered("a manual region without in_shardings");
     for (size_t i = 0; i < op.operands.size(); ++i) {
-      const ir::Type& type = out_.type_of(op.operands[i]);
+      const ir::Type type = out_.type_of(op.operands[i]);
       if (!type.is_tensor() || spec_.count(op.operands[i])) continue;
       STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec((*ins)[i], type.rank(), "a manual region's operand"));
       spec.unreduced.clear();
@@ -568,7 +568,7 @@ std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
   switch (op.code) {
     case OpCode::kBroadcastInDim: {
       std::vector<int64_t> dims = IntList(op, "broadcast_dimensions");
-      const Dims& from = DimsOf(op.operands[0]);
+      const Dims from = DimsOf(op.operands[0]);
       for (size_t i = 0; i < dims.size() && i < from.size(); ++i)
         if (dims[i] >= 0 && dims[i] < rank && from[i] == DimsOf(result)[static_cast<size_t>(dims[i])])
           links.push_back({op.operands[0], static_cast<int64_t>(i), result, dims[i]});
@@ -644,7 +644,7 @@ bool Partitioner::Propagate(const ir::Operation& op) {
   bool changed = false;
   for (ValueId target : targets) {
     if (spec_.count(target)) continue;
-    const Dims& dims = DimsOf(target);
+    const Dims dims = DimsOf(target);
     Spec spec = Replicated(dims.size());
     for (const Link& link : links) {
       ValueId other;
@@ -726,7 +726,7 @@ ValueId Partitioner::Offset(const std::vector<int>& axes, int64_t block) {
 }
 
 ValueId Partitioner::AllReduce(ValueId value, const std::vector<int>& axes, OpCode reduction) {
-  const ir::Type& type = out_.type_of(value);
+  const ir::Type type = out_.type_of(value);
   const ir::Type scalar = ir::Type::Tensor(type.dtype, {});
   ir::Region body;
   ir::Block& block = body.blocks.emplace_back();
@@ -851,7 +851,7 @@ StatusOr<ValueId> Partitioner::MakePartials(ValueId value, const std::vector<int
 
 Status Partitioner::CheckReplicatedSize(const ir::Operation& op) const {
   auto check = [&](ValueId v) -> Status {
-    const ir::Type& type = out_.type_of(v);
+    const ir::Type type = out_.type_of(v);
     if (type.is_tensor() && ElementCount(type.dims) > kMaxReplicatedElements)
       return NotCovered(std::string(ir::OpName(op.code)) + " over " + ir::TypeToString(type) +
                         " would run whole on every partition");
@@ -962,7 +962,7 @@ Status Partitioner::RewriteWhole(const ir::Operation& op) {
   for (ValueId v : op.operands) {
     if (map.count(v)) continue;
     STABLERT_ASSIGN_OR_RETURN(Local local, Get(v));
-    const ir::Type& type = out_.type_of(v);
+    const ir::Type type = out_.type_of(v);
     if (type.is_tensor()) {
       STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, Replicated(type.dims.size()), type.dims));
     }
@@ -970,7 +970,7 @@ Status Partitioner::RewriteWhole(const ir::Operation& op) {
   }
   ir::Operation copy = Clone(op, map);
   for (size_t i = 0; i < op.results.size(); ++i) {
-    const ir::Type& type = out_.type_of(op.results[i]);
+    const ir::Type type = out_.type_of(op.results[i]);
     if (!type.is_tensor()) return NotCovered("a result that is not a tensor");
     Set(op.results[i], Local{copy.results[i], Replicated(type.dims.size())});
   }
@@ -984,7 +984,7 @@ Status Partitioner::RewriteReduce(const ir::Operation& op) {
   Spec wanted = SpecOf(result);
   std::optional<OpCode> reduction = op.regions.size() == 1 ? SimpleReduction(op.regions[0]) : std::nullopt;
   std::vector<int64_t> reduced = IntList(op, "dimensions");
-  const Dims& in_dims = DimsOf(op.operands[0]);
+  const Dims in_dims = DimsOf(op.operands[0]);
   // The operand is split as the result along kept dimensions; a single-operand reduction
   // with an identity init keeps its own split along reduced ones (leaving partials).
   bool partial_ok = false;
@@ -1052,7 +1052,7 @@ Status Partitioner::RewriteDot(const ir::Operation& op) {
   std::vector<int64_t> lb = IntList(op, "lhs_batching_dimensions"), rb = IntList(op, "rhs_batching_dimensions");
   std::vector<int64_t> lc = IntList(op, "lhs_contracting_dimensions"), rc = IntList(op, "rhs_contracting_dimensions");
   if (lb.size() != rb.size() || lc.size() != rc.size()) return NotCovered("a malformed dot_general");
-  const Dims &ld = DimsOf(lhs), &rd = DimsOf(rhs);
+  const Dims ld = DimsOf(lhs), rd = DimsOf(rhs);
   Spec wanted = SpecOf(result);
   Spec result_spec = wanted;
   result_spec.unreduced.clear();
@@ -1108,7 +1108,7 @@ Status Partitioner::RewriteScatterAdd(const ir::Operation& op) {
   for (const auto& dim : update_spec.dims) axes.insert(axes.end(), dim.begin(), dim.end());
   const ir::Attribute* vector_dim_attr = op.attr("index_vector_dim");
   const int64_t vector_dim = vector_dim_attr ? vector_dim_attr->AsInt().value_or(-1) : -1;
-  const Dims& index_dims = DimsOf(indices);
+  const Dims index_dims = DimsOf(indices);
   if (axes.empty() || vector_dim < 0 || vector_dim > static_cast<int64_t>(index_dims.size()) ||
       index_dims.size() - (vector_dim < static_cast<int64_t>(index_dims.size()) ? 1 : 0) != update_spec.dims.size())
     return RewriteWhole(op);
@@ -1151,7 +1151,7 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
   const ir::Block& block = op.regions[0].blocks[0];
   std::unordered_map<ValueId, ValueId> map;
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    const ir::Type& type = out_.type_of(op.operands[i]);
+    const ir::Type type = out_.type_of(op.operands[i]);
     if (!type.is_tensor()) return NotCovered("a manual region over tokens");
     STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec((*ins)[i], type.rank(), "a manual region's operand"));
     STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[i]));
@@ -1241,7 +1241,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
     case OpCode::kIota: {
       const ir::Attribute* dim_attr = op.attr("iota_dimension");
       auto dim = dim_attr ? dim_attr->AsInt() : std::nullopt;
-      const ir::Type& type = out_.type_of(result);
+      const ir::Type type = out_.type_of(result);
       if (!dim || *dim < 0 || *dim >= type.rank()) return NotCovered("a malformed iota");
       const std::vector<int>& axes = spec.dims[static_cast<size_t>(*dim)];
       if (!axes.empty() && !IsInteger(type.dtype)) {
@@ -1263,7 +1263,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
     }
     case OpCode::kBroadcastInDim: {
       std::vector<int64_t> dims = IntList(op, "broadcast_dimensions");
-      const Dims& from = DimsOf(op.operands[0]);
+      const Dims from = DimsOf(op.operands[0]);
       if (dims.size() != from.size()) return NotCovered("a malformed broadcast_in_dim");
       Spec operand_spec = Replicated(from.size());
       for (size_t i = 0; i < from.size(); ++i)
@@ -1284,7 +1284,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
       return OkStatus();
     }
     case OpCode::kReshape: {
-      const Dims& from = DimsOf(op.operands[0]);
+      const Dims from = DimsOf(op.operands[0]);
       Spec operand_spec = Replicated(from.size());
       Spec reachable = Replicated(spec.dims.size());
       for (auto [e, d] : ReshapeDimPairs(from, DimsOf(result))) {
