@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ir/module.h"
+#include "ir/stablehlo_text.h"
 #include "ir/verifier.h"
 #include "plan/lower.h"
 #include "plan/partition.h"
@@ -200,10 +201,12 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
         }
         std::vector<bool> donatable =
             DonatedParameters(*entry, global.parameters, parameter_shards, global.results, result_shards);
+        auto text = ir::PrintStablehloText(partitioned->module);
+        if (!text.ok()) DebugLogPartitioning(name + " (no text form)", text.status());
         auto executable = std::make_shared<const Executable>(
             name, std::string(program), std::string(format), std::move(options), std::move(local_plan).value(),
             std::move(output_kinds), std::move(parameter_kinds), std::move(donatable), std::move(parameter_shards),
-            std::move(result_shards), std::string(), std::move(global));
+            std::move(result_shards), std::string(), std::move(global), text.ok() ? std::move(text).value() : std::string());
         return Load(std::move(executable));
       }
       DebugLogPartitioning(name, local_plan.status());

@@ -288,12 +288,19 @@ def test_unreduced_results_and_operands():
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
-def test_compiled_text_of_a_shard_map_program_is_none():
-    # StableRT keeps no HLO: JAX converts the program it compiled to HLO text, which Shardy
-    # ops in it prevent; PJRT_Executable_OptimizedProgram says UNIMPLEMENTED and JAX gives None.
+def test_compiled_text_shows_what_each_device_runs():
+    # A partitioned program's compiled text is the program one device runs (local shapes,
+    # its collectives), as XLA's; a program left to the global view has no HLO form when it
+    # holds Shardy ops (JAX gives None), and single-device programs show their HLO.
     devices = jax.devices("stablert")[:4]
     f = jax.pmap(lambda x: x - jax.lax.pmean(x, "i"), axis_name="i", devices=devices)
-    assert f.lower(np.ones((4, 3), np.float32)).compile().as_text() is None
+    text = f.lower(np.ones((4, 3), np.float32)).compile().as_text()
+    assert "all-reduce(" in text and "f32[1,3]" in text and "f32[4,3]" not in text
+    mesh = Mesh(np.array(devices).reshape(2, 2), ("i", "j"))
+    partially_manual = jax.jit(shard_map(lambda a: jax.lax.psum(a, "i"), mesh=mesh, in_specs=P("i"), out_specs=P(),
+                                         axis_names={"i"}, check_vma=False))
+    x = jax.device_put(np.ones((4, 3), np.float32), NamedSharding(mesh, P("i")))
+    assert partially_manual.lower(x).compile().as_text() is None
     with jax.default_device(devices[0]):
         assert "HloModule" in jax.jit(lambda x: x * 2).lower(1.0).compile().as_text()
 

@@ -1,0 +1,378 @@
+#include "ir/stablehlo_text.h"
+
+#include <cstdio>
+#include <set>
+#include <string_view>
+
+#include "ir/float_format.h"
+#include "ir/printer.h"
+
+namespace stablert::ir {
+namespace {
+
+// Attributes StableHLO holds as dense i64 arrays (`array<i64: ...>`).
+const std::set<std::string_view>& I64ArrayAttributes() {
+  static const std::set<std::string_view> names = {
+      "broadcast_dimensions", "permutation", "dimensions", "slice_sizes", "start_indices",
+      "limit_indices", "strides", "edge_padding_low", "edge_padding_high", "interior_padding",
+      "window_dimensions", "window_strides", "base_dilations", "window_dilations", "lhs_dilation",
+      "rhs_dilation", "fft_length", "broadcast_sizes"};
+  return names;
+}
+
+std::string Quote(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char ch : text) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch >= 0x20 && ch < 0x7F) {
+      out += static_cast<char>(ch);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "\\%02X", ch);
+      out += hex;
+    }
+  }
+  return out + "\"";
+}
+
+std::string IntList(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+std::string EnumText(const EnumValue& value) {
+  static constexpr const char* kKinds[] = {"comparison_direction", "comparison_type", "custom_call_api_version",
+                                           "fft_type", "precision", "rng_algorithm", "rng_distribution",
+                                           "transpose", "result_accuracy_mode", "channel_type"};
+  return std::string("#stablehlo<") + kKinds[static_cast<int>(value.kind)] + " " + EnumValueName(value) + ">";
+}
+
+// A dense elements attribute: hex data, or a nested list of booleans.
+StatusOr<std::string> DenseText(const ElementsData& data) {
+  const std::string type = TypeToString(data.type);
+  if (data.type.dtype == DType::kPred) {
+    std::string out;
+    size_t index = 0;
+    auto nested = [&](auto&& self, size_t dim) -> void {
+      if (dim == data.type.dims.size()) {
+        out += index < data.bytes.size() && data.bytes[index] ? "true" : "false";
+        ++index;
+        return;
+      }
+      out += "[";
+      for (int64_t i = 0; i < data.type.dims[dim]; ++i) {
+        if (i) out += ", ";
+        self(self, dim + 1);
+      }
+      out += "]";
+    };
+    nested(nested, 0);
+    return "dense<" + out + "> : " + type;
+  }
+  if (data.bytes.empty()) return "dense<> : " + type;
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string hex = "\"0x";
+  hex.reserve(data.bytes.size() * 2 + 4);
+  for (uint8_t b : data.bytes) {
+    hex += kHex[b >> 4];
+    hex += kHex[b & 15];
+  }
+  return "dense<" + hex + "\"> : " + type;
+}
+
+// An integer tensor attribute (replica_groups, source_target_pairs, padding) as a nested
+// decimal list.
+StatusOr<std::string> IntTensorText(const Attribute& attr) {
+  const auto* elements = attr.get<Attribute::Elements>();
+  if (!elements || !*elements) return Unimplemented("an integer tensor attribute of another kind");
+  const ElementsData& data = **elements;
+  const int size = DTypeByteSize(data.type.dtype);
+  if (DTypeKindOf(data.type.dtype) != DTypeKind::kSigned || size == 0)
+    return Unimplemented("an integer tensor attribute of " + std::string(DTypeName(data.type.dtype)));
+  std::string out;
+  size_t index = 0;
+  auto nested = [&](auto&& self, size_t dim) -> void {
+    if (dim == data.type.dims.size()) {
+      uint64_t bits = LoadElementBits(data.type.dtype, data.bytes.data() + index * static_cast<size_t>(size));
+      int64_t value = static_cast<int64_t>(bits);
+      if (size < 8) {
+        const uint64_t sign = uint64_t{1} << (size * 8 - 1);
+        value = static_cast<int64_t>((bits ^ sign) - sign);
+      }
+      out += std::to_string(value);
+      ++index;
+      return;
+    }
+    out += "[";
+    for (int64_t i = 0; i < data.type.dims[dim]; ++i) {
+      if (i) out += ", ";
+      self(self, dim + 1);
+    }
+    out += "]";
+  };
+  if (data.type.dims.empty() || ElementCount(data.type.dims) > 0) {
+    nested(nested, 0);
+  } else {
+    out = "[]";
+  }
+  return "dense<" + out + "> : " + TypeToString(data.type);
+}
+
+class TextPrinter {
+ public:
+  explicit TextPrinter(const Module& module) : module_(module) {}
+
+  StatusOr<std::string> Run() {
+    out_ = "module";
+    if (!module_.name.empty()) out_ += " @" + module_.name;
+    std::string attrs = SimpleDict(module_.attrs);
+    if (!attrs.empty()) out_ += " attributes " + attrs;
+    out_ += " {\n";
+    for (const Function& f : module_.functions) STABLERT_RETURN_IF_ERROR(PrintFunction(f));
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  static std::string Name(ValueId v) { return "%v" + std::to_string(v); }
+  std::string TypeOf(ValueId v) const { return TypeToString(module_.type_of(v)); }
+
+  // Simple attributes (strings, integers, floats, booleans) of a dictionary; others left out.
+  static std::string SimpleDict(const Attribute::Dictionary& dict) {
+    std::string out;
+    for (const auto& [name, value] : dict) {
+      std::string text;
+      if (auto s = value.get<std::string>()) {
+        text = Quote(*s);
+      } else if (auto b = value.get<bool>()) {
+        text = *b ? "true" : "false";
+      } else if (auto i = value.get<Attribute::Integer>()) {
+        text = std::to_string(i->value) + " : " + std::string(DTypeName(i->dtype));
+      } else {
+        continue;
+      }
+      out += (out.empty() ? "" : ", ") + name + " = " + text;
+    }
+    return out.empty() ? "" : "{" + out + "}";
+  }
+
+  Status PrintFunction(const Function& f) {
+    if (f.body.blocks.size() != 1) return Unimplemented("function @" + f.name + " with several blocks");
+    const Block& block = f.body.blocks[0];
+    out_ += "  func.func " + std::string(f.is_public ? "public " : "private ") + "@" + f.name + "(";
+    for (size_t i = 0; i < block.arguments.size(); ++i) {
+      if (i) out_ += ", ";
+      out_ += Name(block.arguments[i]) + ": " + TypeOf(block.arguments[i]);
+      if (i < f.argument_attrs.size()) {
+        std::string attrs = SimpleDict(f.argument_attrs[i]);
+        if (!attrs.empty()) out_ += " " + attrs;
+      }
+    }
+    out_ += ") -> (";
+    for (size_t i = 0; i < f.result_types.size(); ++i) {
+      if (i) out_ += ", ";
+      out_ += TypeToString(f.result_types[i]);
+      if (i < f.result_attrs.size()) {
+        std::string attrs = SimpleDict(f.result_attrs[i]);
+        if (!attrs.empty()) out_ += " " + attrs;
+      }
+    }
+    out_ += ") {\n";
+    for (const Operation& op : block.ops) STABLERT_RETURN_IF_ERROR(PrintOp(op, 4, /*in_function=*/true));
+    out_ += "  }\n";
+    return OkStatus();
+  }
+
+  Status PrintRegion(const Region& region, int indent) {
+    out_ += "{\n";
+    for (size_t b = 0; b < region.blocks.size(); ++b) {
+      const Block& block = region.blocks[b];
+      out_ += std::string(static_cast<size_t>(indent), ' ') + "^bb" + std::to_string(b);
+      if (!block.arguments.empty()) {
+        out_ += "(";
+        for (size_t i = 0; i < block.arguments.size(); ++i) {
+          if (i) out_ += ", ";
+          out_ += Name(block.arguments[i]) + ": " + TypeOf(block.arguments[i]);
+        }
+        out_ += ")";
+      }
+      out_ += ":\n";
+      for (const Operation& op : block.ops) STABLERT_RETURN_IF_ERROR(PrintOp(op, indent + 2, false));
+    }
+    out_ += std::string(static_cast<size_t>(indent - 2), ' ') + "}";
+    return OkStatus();
+  }
+
+  StatusOr<std::string> AttrText(const Operation& op, const std::string& name, const Attribute& attr) {
+    const std::string_view op_name = OpName(op.code);
+    if (I64ArrayAttributes().count(name) && !(name == "dimensions" && op.code == OpCode::kBroadcast))
+      if (auto list = attr.AsIntArray()) {
+        std::string out = "array<i64";
+        for (size_t i = 0; i < list->size(); ++i) out += (i ? ", " : ": ") + std::to_string((*list)[i]);
+        return out + ">";
+      }
+    if (name == "window_reversal")
+      if (auto list = attr.AsBoolArray()) {
+        std::string out = "array<i1";
+        for (size_t i = 0; i < list->size(); ++i) out += std::string(i ? ", " : ": ") + ((*list)[i] ? "true" : "false");
+        return out + ">";
+      }
+    if (name == "replica_groups" || name == "source_target_pairs" || name == "padding") return IntTensorText(attr);
+    return std::visit(
+        [&](const auto& v) -> StatusOr<std::string> {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, Attribute::Unit>) {
+            return std::string("unit");
+          } else if constexpr (std::is_same_v<T, bool>) {
+            return std::string(v ? "true" : "false");
+          } else if constexpr (std::is_same_v<T, Attribute::Integer>) {
+            return std::to_string(v.value) + " : " + std::string(DTypeName(v.dtype));
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            return Quote(v);
+          } else if constexpr (std::is_same_v<T, Attribute::Symbol>) {
+            return "@" + v.name;
+          } else if constexpr (std::is_same_v<T, EnumValue>) {
+            return EnumText(v);
+          } else if constexpr (std::is_same_v<T, Attribute::Elements>) {
+            if (!v) return Unimplemented(std::string(op_name) + ": empty attribute '" + name + "'");
+            return DenseText(*v);
+          } else if constexpr (std::is_same_v<T, Attribute::Array>) {
+            std::string out = "[";
+            for (size_t i = 0; i < v.size(); ++i) {
+              STABLERT_ASSIGN_OR_RETURN(std::string element, AttrText(op, "", v[i]));
+              out += (i ? ", " : "") + element;
+            }
+            return out + "]";
+          } else if constexpr (std::is_same_v<T, Type>) {
+            return TypeToString(v);
+          } else {
+            return Unimplemented(std::string(op_name) + ": attribute '" + name + "' has no text form here");
+          }
+        },
+        attr.value());
+  }
+
+  std::vector<int64_t> Ints(const Operation& op, std::string_view name) {
+    const Attribute* attr = op.attr(name);
+    auto list = attr ? attr->AsIntArray() : std::nullopt;
+    return list ? *list : std::vector<int64_t>{};
+  }
+
+  // The op's attributes in StableHLO's form: `name = text` entries.
+  StatusOr<std::vector<std::string>> Attributes(const Operation& op) {
+    std::vector<std::string> out;
+    std::set<std::string> done;
+    auto fields = [&](const char* struct_name, std::initializer_list<const char*> names,
+                      std::initializer_list<const char*> scalars) {
+      std::string text = std::string("#stablehlo.") + struct_name + "<";
+      bool first = true;
+      for (const char* n : names) {
+        done.insert(n);
+        std::vector<int64_t> values = Ints(op, n);
+        if (values.empty()) continue;
+        text += (first ? "" : ", ") + std::string(n) + " = " + IntList(values);
+        first = false;
+      }
+      for (const char* n : scalars) {
+        done.insert(n);
+        const Attribute* attr = op.attr(n);
+        auto value = attr ? attr->AsInt() : std::nullopt;
+        if (!value) continue;
+        text += (first ? "" : ", ") + std::string(n) + " = " + std::to_string(*value);
+        first = false;
+      }
+      return text + ">";
+    };
+    switch (op.code) {
+      case OpCode::kDotGeneral:
+        out.push_back("dot_dimension_numbers = " +
+                      fields("dot", {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+                                     "rhs_contracting_dimensions"},
+                             {}));
+        break;
+      case OpCode::kGather:
+        out.push_back("dimension_numbers = " + fields("gather",
+                                                      {"offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                                                       "start_indices_batching_dims", "start_index_map"},
+                                                      {"index_vector_dim"}));
+        break;
+      case OpCode::kScatter:
+        out.push_back("scatter_dimension_numbers = " +
+                      fields("scatter", {"update_window_dims", "inserted_window_dims", "input_batching_dims",
+                                         "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"},
+                             {"index_vector_dim"}));
+        break;
+      case OpCode::kConvolution:
+        return Unimplemented("stablehlo.convolution has no text form here");
+      default:
+        break;
+    }
+    for (const auto& [name, value] : op.attrs) {
+      if (done.count(name) || name.rfind("sdy.", 0) == 0) continue;
+      if (name == "channel_id") {
+        auto id = value.AsInt();
+        if (!id) return Unimplemented(std::string(OpName(op.code)) + ": channel_id is not an integer");
+        if (*id > 0) out.push_back("channel_handle = #stablehlo.channel_handle<handle = " + std::to_string(*id) +
+                                   ", type = 1>");
+        continue;
+      }
+      if (const auto* b = value.get<bool>(); b && name == "use_global_device_ids") {
+        if (*b) out.push_back(name);
+        continue;
+      }
+      STABLERT_ASSIGN_OR_RETURN(std::string text, AttrText(op, name, value));
+      out.push_back(name + " = " + text);
+    }
+    return out;
+  }
+
+  Status PrintOp(const Operation& op, int indent, bool in_function) {
+    std::string_view name = OpName(op.code);
+    if (name.rfind("sdy.", 0) == 0) return Unimplemented(std::string(name) + " has no StableHLO text form");
+    if (op.code == OpCode::kReturn && in_function) name = "func.return";
+    STABLERT_ASSIGN_OR_RETURN(std::vector<std::string> attrs, Attributes(op));
+    out_ += std::string(static_cast<size_t>(indent), ' ');
+    for (size_t i = 0; i < op.results.size(); ++i) out_ += (i ? ", " : "") + Name(op.results[i]);
+    if (!op.results.empty()) out_ += " = ";
+    out_ += "\"" + std::string(name) + "\"(";
+    for (size_t i = 0; i < op.operands.size(); ++i) out_ += (i ? ", " : "") + Name(op.operands[i]);
+    out_ += ")";
+    if (!op.regions.empty()) {
+      out_ += " (";
+      for (size_t r = 0; r < op.regions.size(); ++r) {
+        if (r) out_ += ", ";
+        STABLERT_RETURN_IF_ERROR(PrintRegion(op.regions[r], indent + 4));
+      }
+      out_ += ")";
+    }
+    if (!attrs.empty()) {
+      out_ += " {";
+      for (size_t i = 0; i < attrs.size(); ++i) out_ += (i ? ", " : "") + attrs[i];
+      out_ += "}";
+    }
+    out_ += " : (";
+    for (size_t i = 0; i < op.operands.size(); ++i) out_ += (i ? ", " : "") + TypeOf(op.operands[i]);
+    out_ += ") -> ";
+    if (op.results.size() == 1) {
+      out_ += TypeOf(op.results[0]);
+    } else {
+      out_ += "(";
+      for (size_t i = 0; i < op.results.size(); ++i) out_ += (i ? ", " : "") + TypeOf(op.results[i]);
+      out_ += ")";
+    }
+    out_ += "\n";
+    return OkStatus();
+  }
+
+  const Module& module_;
+  std::string out_;
+};
+
+}  // namespace
+
+StatusOr<std::string> PrintStablehloText(const Module& module) { return TextPrinter(module).Run(); }
+
+}  // namespace stablert::ir
