@@ -344,6 +344,7 @@ class Partitioner {
   ValueId ScalarConstant(DType dtype, const std::vector<uint8_t>& bytes);
   Status CheckReplicatedSize(const ir::Operation& op) const;
   void EliminateDeadOps();
+  void DropUnusedFunctions();
 
   const ir::Module& in_;
   ir::Module out_;
@@ -1305,6 +1306,31 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
   }
 }
 
+void Partitioner::DropUnusedFunctions() {
+  // Calls were inlined into the entry; only functions still called from it (in nested
+  // regions or manual bodies) stay.
+  std::set<std::string> used;
+  std::vector<const ir::Function*> work = {out_.EntryFunction()};
+  auto visit = [&](auto&& self, const ir::Region& region) -> void {
+    for (const ir::Block& block : region.blocks)
+      for (const ir::Operation& op : block.ops) {
+        for (const char* name : {"callee", "decomposition"})
+          if (const ir::Attribute* attr = op.attr(name))
+            if (auto callee = attr->AsString())
+              if (used.insert(std::string(*callee)).second)
+                if (const ir::Function* f = out_.FindFunction(*callee)) work.push_back(f);
+        for (const ir::Region& inner : op.regions) self(self, inner);
+      }
+  };
+  while (!work.empty()) {
+    const ir::Function* f = work.back();
+    work.pop_back();
+    visit(visit, f->body);
+  }
+  const std::string entry = out_.EntryFunction()->name;
+  std::erase_if(out_.functions, [&](const ir::Function& f) { return f.name != entry && !used.count(f.name); });
+}
+
 void Partitioner::EliminateDeadOps() {
   std::unordered_set<ValueId> used;
   auto mark_region_uses = [&](auto&& self, const ir::Region& region) -> void {
@@ -1383,6 +1409,7 @@ Status Partitioner::Rewrite() {
   main.body.blocks.clear();
   main.body.blocks.push_back(std::move(body_));
   out_.meshes.clear();
+  DropUnusedFunctions();
   return OkStatus();
 }
 

@@ -115,3 +115,24 @@ def test_partitioned_programs_equal_xla_and_the_global_view(name, monkeypatch):
             assert got.sharding.spec == want.sharding.spec
         for shard in got.addressable_shards:
             np.testing.assert_array_equal(np.asarray(shard.data), np.asarray(got)[shard.index])
+
+
+def test_compiled_text_is_the_per_device_program():
+    """`compiled.as_text()` of a partitioned program is what each device runs: local shapes,
+    an all-reduce where a reduction crosses devices, none for a pure map or for partials kept
+    unreduced."""
+    devices = np.array(jax.devices("stablert")[:4])
+    mesh = Mesh(devices.reshape(2, 2), ("x", "y"))
+    x = jax.device_put(np.arange(64, dtype=np.uint32).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
+    with jax.threefry_partitionable(True):
+        pure_map = jax.jit(threefry_bits_plus).lower(x).compile().as_text()
+    assert "u32[4,4]" in pure_map and "[8,8]" not in pure_map
+    assert "all-reduce" not in pure_map and "all-gather" not in pure_map and "collective-permute" not in pure_map
+
+    summed = jax.jit(lambda a: jnp.sum(a, axis=0)).lower(x.astype(np.float32)).compile().as_text()
+    assert summed.count("all-reduce(") == 1 and "f32[4,4]" in summed
+
+    with jax.set_mesh(explicit_mesh("stablert", (2, 2), ("x", "y"))):
+        arr = jax.device_put(np.arange(8.0).reshape(4, 2), P("x", None))
+        kept = jax.jit(lambda v: jnp.einsum("ab->b", v, out_sharding=P(None, unreduced={"x"}))).lower(arr)
+        assert "all-reduce" not in kept.compile().as_text()
