@@ -121,6 +121,29 @@ StatusOr<std::string> IntTensorText(const Attribute& attr) {
   return "dense<" + out + "> : " + TypeToString(data.type);
 }
 
+// `#stablehlo.result_accuracy<...>`, or "" for the default (exact, as if absent).
+StatusOr<std::string> ResultAccuracyText(const Attribute& attr) {
+  const auto* dict = attr.get<Attribute::Dictionary>();
+  if (!dict) return Unimplemented("attribute 'result_accuracy' of another kind");
+  double atol = 0, rtol = 0;
+  int64_t ulps = 0;
+  std::string mode = "DEFAULT";
+  for (const auto& [key, value] : *dict) {
+    if (const auto* f = value.get<Attribute::Float>()) {
+      (key == "atol" ? atol : rtol) = f->value;
+    } else if (const auto* i = value.get<Attribute::Integer>()) {
+      ulps = i->value;
+    } else if (const auto* e = value.get<EnumValue>()) {
+      mode = EnumValueName(*e);
+    }
+  }
+  if (atol == 0 && rtol == 0 && ulps == 0 && mode == "DEFAULT") return std::string();
+  char buffer[128];
+  std::snprintf(buffer, sizeof(buffer), "#stablehlo.result_accuracy<atol = %.17e, rtol = %.17e, ulps = %lld, mode = ",
+                atol, rtol, static_cast<long long>(ulps));
+  return std::string(buffer) + "#stablehlo.result_accuracy_mode<" + mode + ">>";
+}
+
 class TextPrinter {
  public:
   explicit TextPrinter(const Module& module) : module_(module) {}
@@ -317,6 +340,11 @@ class TextPrinter {
         if (!id) return Unimplemented(std::string(OpName(op.code)) + ": channel_id is not an integer");
         if (*id > 0) out.push_back("channel_handle = #stablehlo.channel_handle<handle = " + std::to_string(*id) +
                                    ", type = 1>");
+        continue;
+      }
+      if (name == "result_accuracy") {
+        STABLERT_ASSIGN_OR_RETURN(std::string text, ResultAccuracyText(value));
+        if (!text.empty()) out.push_back(name + " = " + text);
         continue;
       }
       if (const auto* b = value.get<bool>(); b && name == "use_global_device_ids") {

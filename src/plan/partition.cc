@@ -288,8 +288,9 @@ class Partitioner {
 
  private:
   // --- Step 1: the entry function with calls inlined, every value fresh. ---
+  // Appends the block's ops to `out` (ops_ if null), calls inlined, every value fresh.
   Status Flatten(const ir::Block& block, std::unordered_map<ValueId, ValueId>& map, std::vector<ValueId>* returned,
-                 int depth);
+                 int depth, std::vector<ir::Operation>* out = nullptr);
   ir::Operation Clone(const ir::Operation& op, std::unordered_map<ValueId, ValueId>& map);
   ir::Region CloneRegion(const ir::Region& region, std::unordered_map<ValueId, ValueId>& map);
 
@@ -317,6 +318,17 @@ class Partitioner {
   // the operand (the operand on the first partition, zeros on the others).
   Status RewriteScatterAdd(const ir::Operation& op);
   Status RewriteWhole(const ir::Operation& op);
+  // A while loop over blocks: each carry keeps its operand's sharding through the loop.
+  Status RewriteWhile(const ir::Operation& op);
+  // Rewrites the single block of `region` into a new region whose arguments hold blocks
+  // sharded as `specs` and whose results are resharded to `result_specs`.
+  StatusOr<ir::Region> RewriteRegion(const ir::Region& region, const std::vector<Spec>& specs,
+                                     const std::vector<Spec>& result_specs);
+  // slice, dynamic_slice and dynamic_update_slice: dimensions taken whole keep their split.
+  Status RewriteSlice(const ir::Operation& op);
+  // Sweeps propagation over `ops` and the bodies of their loops; whether anything changed.
+  bool PropagateAll(const std::vector<ir::Operation>& ops, bool backwards);
+  Status SeedOps(const std::vector<ir::Operation>& ops);
   StatusOr<Local> Get(ValueId global) const;
   void Set(ValueId global, Local local) { local_[global] = std::move(local); }
   std::vector<ValueId> Emit(OpCode code, std::vector<ValueId> operands, std::vector<ir::Type> results,
@@ -361,6 +373,7 @@ class Partitioner {
   std::vector<std::optional<Spec>> wanted_results_;
   std::unordered_map<ValueId, Local> local_;
   ir::Block body_;
+  ir::Block* block_ = &body_;  // where Emit appends: the entry block or a loop's region
   std::map<std::pair<std::vector<int>, int64_t>, ValueId> offsets_;
   std::optional<ValueId> partition_id_;
   int64_t next_channel_ = 1;
@@ -401,9 +414,39 @@ ir::Operation Partitioner::Clone(const ir::Operation& op, std::unordered_map<Val
 }
 
 Status Partitioner::Flatten(const ir::Block& block, std::unordered_map<ValueId, ValueId>& map,
-                            std::vector<ValueId>* returned, int depth) {
+                            std::vector<ValueId>* returned, int depth, std::vector<ir::Operation>* out) {
   if (depth > kMaxInlineDepth) return NotCovered("calls nest too deeply");
+  if (out == nullptr) out = &ops_;
   for (const ir::Operation& op : block.ops) {
+    if (op.code == OpCode::kWhile) {
+      // Loop bodies are flattened too (their calls inlined), so they can be partitioned.
+      ir::Operation copy;
+      copy.code = op.code;
+      copy.attrs = op.attrs;
+      copy.location = op.location;
+      for (ValueId v : op.operands) copy.operands.push_back(map.count(v) ? map[v] : v);
+      for (const ir::Region& region : op.regions) {
+        if (region.blocks.size() != 1) return NotCovered("a loop region with several blocks");
+        ir::Region& r = copy.regions.emplace_back();
+        ir::Block& b = r.blocks.emplace_back();
+        for (ValueId arg : region.blocks[0].arguments) {
+          ValueId fresh = out_.AddValue(out_.type_of(arg));
+          map[arg] = fresh;
+          b.arguments.push_back(fresh);
+        }
+        ir::Operation ret;
+        ret.code = OpCode::kReturn;
+        STABLERT_RETURN_IF_ERROR(Flatten(region.blocks[0], map, &ret.operands, depth + 1, &b.ops));
+        b.ops.push_back(std::move(ret));
+      }
+      for (ValueId v : op.results) {
+        ValueId fresh = out_.AddValue(out_.type_of(v));
+        map[v] = fresh;
+        copy.results.push_back(fresh);
+      }
+      out->push_back(std::move(copy));
+      continue;
+    }
     if (op.code == OpCode::kReturn) {
       returned->clear();
       for (ValueId v : op.operands) returned->push_back(map.count(v) ? map[v] : v);
@@ -419,12 +462,12 @@ Status Partitioner::Flatten(const ir::Block& block, std::unordered_map<ValueId, 
       for (size_t i = 0; i < op.operands.size(); ++i)
         inner[callee->body.blocks[0].arguments[i]] = map.count(op.operands[i]) ? map[op.operands[i]] : op.operands[i];
       std::vector<ValueId> results;
-      STABLERT_RETURN_IF_ERROR(Flatten(callee->body.blocks[0], inner, &results, depth + 1));
+      STABLERT_RETURN_IF_ERROR(Flatten(callee->body.blocks[0], inner, &results, depth + 1, out));
       if (results.size() != op.results.size()) return NotCovered("a call whose results do not match");
       for (size_t i = 0; i < results.size(); ++i) map[op.results[i]] = results[i];
       continue;
     }
-    ops_.push_back(Clone(op, map));
+    out->push_back(Clone(op, map));
   }
   return NotCovered("a block without a return");
 }
@@ -511,27 +554,7 @@ Status Partitioner::Seed() {
     STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSpec(attrs, type.rank(), "result " + std::to_string(i)));
     wanted_results_.push_back(spec);
   }
-  for (const ir::Operation& op : ops_) {
-    if (op.code == OpCode::kSdyShardingConstraint || op.code == OpCode::kSdyReshard) {
-      const ir::Attribute* attr = op.attr("sharding");
-      if (!attr) return NotCovered("a sharding constraint without a sharding");
-      if (IsUnconstrainedSharding(*attr)) continue;
-      STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec(*attr, out_.type_of(op.results[0]).rank(),
-                                                        "a sharding constraint"));
-      spec_[op.results[0]] = spec;
-      fixed_.insert(op.results[0]);
-    } else if (op.code == OpCode::kSdyManualComputation) {
-      const ir::Attribute::Array* outs = ShardingArray(op, "out_shardings");
-      if (!outs || outs->size() != op.results.size()) return NotCovered("a manual region without out_shardings");
-      for (size_t i = 0; i < op.results.size(); ++i) {
-        const ir::Type type = out_.type_of(op.results[i]);
-        if (!type.is_tensor()) continue;
-        STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec((*outs)[i], type.rank(), "a manual region's result"));
-        spec_[op.results[i]] = spec;
-        fixed_.insert(op.results[i]);
-      }
-    }
-  }
+  STABLERT_RETURN_IF_ERROR(SeedOps(ops_));
   for (size_t i = 0; i < params_.size(); ++i) {
     spec_[params_[i]] = param_specs_[i];
     fixed_.insert(params_[i]);
@@ -553,6 +576,46 @@ Status Partitioner::Seed() {
     }
   }
   return OkStatus();
+}
+
+Status Partitioner::SeedOps(const std::vector<ir::Operation>& ops) {
+  for (const ir::Operation& op : ops) {
+    if (op.code == OpCode::kSdyShardingConstraint || op.code == OpCode::kSdyReshard) {
+      const ir::Attribute* attr = op.attr("sharding");
+      if (!attr) return NotCovered("a sharding constraint without a sharding");
+      if (IsUnconstrainedSharding(*attr)) continue;
+      STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec(*attr, out_.type_of(op.results[0]).rank(),
+                                                        "a sharding constraint"));
+      spec_[op.results[0]] = spec;
+      fixed_.insert(op.results[0]);
+    } else if (op.code == OpCode::kSdyManualComputation) {
+      const ir::Attribute::Array* outs = ShardingArray(op, "out_shardings");
+      if (!outs || outs->size() != op.results.size()) return NotCovered("a manual region without out_shardings");
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        const ir::Type type = out_.type_of(op.results[i]);
+        if (!type.is_tensor()) continue;
+        STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec((*outs)[i], type.rank(), "a manual region's result"));
+        spec_[op.results[i]] = spec;
+        fixed_.insert(op.results[i]);
+      }
+    } else if (op.code == OpCode::kWhile) {
+      for (const ir::Region& region : op.regions)
+        for (const ir::Block& block : region.blocks) STABLERT_RETURN_IF_ERROR(SeedOps(block.ops));
+    }
+  }
+  return OkStatus();
+}
+
+bool Partitioner::PropagateAll(const std::vector<ir::Operation>& ops, bool backwards) {
+  bool changed = false;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const ir::Operation& op = ops[backwards ? ops.size() - 1 - k : k];
+    changed |= Propagate(op);
+    if (op.code == OpCode::kWhile)
+      for (const ir::Region& region : op.regions)
+        for (const ir::Block& block : region.blocks) changed |= PropagateAll(block.ops, backwards);
+  }
+  return changed;
 }
 
 std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
@@ -594,6 +657,39 @@ std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
           if (std::find(reduced.begin(), reduced.end(), e) != reduced.end()) continue;
           links.push_back({op.operands[k], e, op.results[k], r++});
         }
+      }
+      break;
+    }
+    case OpCode::kWhile: {
+      // A carry's operand, result, and the loop's block arguments and body results.
+      if (op.regions.size() != 2) break;
+      const ir::Block* cond = op.regions[0].blocks.empty() ? nullptr : &op.regions[0].blocks[0];
+      const ir::Block* body = op.regions[1].blocks.empty() ? nullptr : &op.regions[1].blocks[0];
+      if (!cond || !body || body->ops.empty()) break;
+      const ir::Operation& ret = body->ops.back();
+      for (size_t i = 0; i < op.operands.size() && i < op.results.size(); ++i) {
+        if (!out_.type_of(op.operands[i]).is_tensor()) continue;
+        for (int64_t d = 0; d < out_.type_of(op.operands[i]).rank(); ++d) {
+          links.push_back({op.operands[i], d, op.results[i], d});
+          if (i < cond->arguments.size()) links.push_back({op.operands[i], d, cond->arguments[i], d});
+          if (i < body->arguments.size()) links.push_back({op.operands[i], d, body->arguments[i], d});
+          if (i < ret.operands.size()) links.push_back({ret.operands[i], d, op.results[i], d});
+        }
+      }
+      break;
+    }
+    case OpCode::kSlice:
+    case OpCode::kDynamicSlice:
+    case OpCode::kDynamicUpdateSlice: {
+      // Dimensions taken whole.
+      const Dims from = DimsOf(op.operands[0]);
+      const Dims to = DimsOf(result);
+      for (int64_t d = 0; d < rank && static_cast<size_t>(d) < from.size(); ++d) {
+        if (from[static_cast<size_t>(d)] != to[static_cast<size_t>(d)]) continue;
+        links.push_back({op.operands[0], d, result, d});
+        if (op.code == OpCode::kDynamicUpdateSlice &&
+            DimsOf(op.operands[1])[static_cast<size_t>(d)] == to[static_cast<size_t>(d)])
+          links.push_back({op.operands[1], d, result, d});
       }
       break;
     }
@@ -682,8 +778,8 @@ std::vector<ValueId> Partitioner::Emit(OpCode code, std::vector<ValueId> operand
   for (ir::Type& type : results) op.results.push_back(out_.AddValue(std::move(type)));
   op.attrs = std::move(attrs);
   op.regions = std::move(regions);
-  body_.ops.push_back(std::move(op));
-  return body_.ops.back().results;
+  block_->ops.push_back(std::move(op));
+  return block_->ops.back().results;
 }
 
 StatusOr<Local> Partitioner::Get(ValueId global) const {
@@ -975,7 +1071,7 @@ Status Partitioner::RewriteWhole(const ir::Operation& op) {
     if (!type.is_tensor()) return NotCovered("a result that is not a tensor");
     Set(op.results[i], Local{copy.results[i], Replicated(type.dims.size())});
   }
-  body_.ops.push_back(std::move(copy));
+  block_->ops.push_back(std::move(copy));
   return OkStatus();
 }
 
@@ -1139,6 +1235,127 @@ Status Partitioner::RewriteScatterAdd(const ir::Operation& op) {
   return OkStatus();
 }
 
+StatusOr<ir::Region> Partitioner::RewriteRegion(const ir::Region& region, const std::vector<Spec>& specs,
+                                                const std::vector<Spec>& result_specs) {
+  if (region.blocks.size() != 1) return NotCovered("a loop region with several blocks");
+  const ir::Block& block = region.blocks[0];
+  if (block.arguments.size() != specs.size()) return NotCovered("a loop region whose arguments do not match");
+  ir::Region out;
+  ir::Block* inner = &out.blocks.emplace_back();
+  // Values cached for the enclosing block do not reach into the region: start afresh.
+  auto saved_offsets = std::move(offsets_);
+  offsets_.clear();
+  const std::optional<ValueId> saved_partition_id = partition_id_;
+  partition_id_.reset();
+  ir::Block* saved_block = block_;
+  block_ = inner;
+  Status status = [&]() -> Status {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      ValueId arg = out_.AddValue(LocalType(block.arguments[i], specs[i]));
+      inner->arguments.push_back(arg);
+      Set(block.arguments[i], Local{arg, specs[i]});
+    }
+    for (const ir::Operation& op : block.ops) {
+      if (op.code != OpCode::kReturn) {
+        STABLERT_RETURN_IF_ERROR(RewriteOp(op));
+        continue;
+      }
+      if (op.operands.size() != result_specs.size()) return NotCovered("a loop region returning the wrong count");
+      ir::Operation ret;
+      ret.code = OpCode::kReturn;
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[i]));
+        STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, result_specs[i], DimsOf(op.operands[i])));
+        ret.operands.push_back(local.value);
+      }
+      inner->ops.push_back(std::move(ret));
+      return OkStatus();
+    }
+    return NotCovered("a loop region without a return");
+  }();
+  block_ = saved_block;
+  offsets_ = std::move(saved_offsets);
+  partition_id_ = saved_partition_id;
+  STABLERT_RETURN_IF_ERROR(status);
+  return out;
+}
+
+Status Partitioner::RewriteWhile(const ir::Operation& op) {
+  if (op.regions.size() != 2 || op.operands.size() != op.results.size()) return NotCovered("a malformed while");
+  for (const ir::Region& region : op.regions)
+    for (const ir::Block& block : region.blocks)
+      for (const ir::Operation& inner : block.ops)
+        if (ContainsHostTransfer(inner) || ContainsManualRegion(inner))
+          return NotCovered("host transfers or manual regions in a loop");
+  std::vector<Spec> carry;
+  std::vector<ValueId> operands;
+  std::vector<ir::Type> types;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[i]));
+    const ir::Type type = out_.type_of(op.operands[i]);
+    Spec spec = Replicated(type.is_tensor() ? type.dims.size() : 0);
+    if (type.is_tensor()) {
+      spec = SpecOf(op.results[i]);
+      spec.unreduced = local.partial_op == OpCode::kAdd ? local.spec.unreduced : std::vector<int>{};
+      if (!Fits(spec, type.dims, *mesh_)) {
+        spec.dims.assign(type.dims.size(), {});
+        if (!Fits(spec, type.dims, *mesh_)) spec = Replicated(type.dims.size());
+      }
+      STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, spec, type.dims));
+    }
+    operands.push_back(local.value);
+    carry.push_back(spec);
+    types.push_back(LocalType(op.results[i], spec));
+  }
+  STABLERT_ASSIGN_OR_RETURN(ir::Region cond, RewriteRegion(op.regions[0], carry, {Replicated(0)}));
+  STABLERT_ASSIGN_OR_RETURN(ir::Region body, RewriteRegion(op.regions[1], carry, carry));
+  std::vector<ir::Region> regions;
+  regions.push_back(std::move(cond));
+  regions.push_back(std::move(body));
+  std::vector<ValueId> results = Emit(op.code, std::move(operands), std::move(types), op.attrs, std::move(regions));
+  for (size_t i = 0; i < results.size(); ++i) Set(op.results[i], Local{results[i], carry[i]});
+  return OkStatus();
+}
+
+Status Partitioner::RewriteSlice(const ir::Operation& op) {
+  const ValueId result = op.results[0];
+  const Dims from = DimsOf(op.operands[0]), to = DimsOf(result);
+  const bool update = op.code == OpCode::kDynamicUpdateSlice;
+  const Dims update_dims = update ? DimsOf(op.operands[1]) : Dims{};
+  if (from.size() != to.size()) return RewriteWhole(op);
+  Spec spec = SpecOf(result);
+  spec.unreduced.clear();
+  for (size_t d = 0; d < to.size(); ++d)
+    if (from[d] != to[d] || (update && update_dims[d] != from[d])) spec.dims[d].clear();
+  if (!Fits(spec, to, *mesh_)) spec = Replicated(to.size());
+  if (!spec.Sharded()) return RewriteWhole(op);
+  const Dims local = LocalDims(to, spec, *mesh_);
+  std::vector<ValueId> operands;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(Local value, Get(op.operands[i]));
+    const Dims dims = DimsOf(op.operands[i]);
+    const Spec target = (i == 0 || (update && i == 1)) ? spec : Replicated(dims.size());
+    STABLERT_ASSIGN_OR_RETURN(value, Reshard(value, target, dims));
+    operands.push_back(value.value);
+  }
+  ir::Attribute::Dictionary attrs = op.attrs;
+  auto replace = [&](const char* name, const std::vector<int64_t>& values) {
+    for (auto& [key, value] : attrs)
+      if (key == name) value = IntListAttr(values);
+  };
+  if (op.code == OpCode::kSlice) {
+    std::vector<int64_t> limits = IntList(op, "limit_indices");
+    if (limits.size() != to.size()) return NotCovered("a malformed slice");
+    for (size_t d = 0; d < to.size(); ++d)
+      if (!spec.dims[d].empty()) limits[d] = local[d];
+    replace("limit_indices", limits);
+  } else if (op.code == OpCode::kDynamicSlice) {
+    replace("slice_sizes", std::vector<int64_t>(local.begin(), local.end()));
+  }
+  Set(result, Local{Emit1(op.code, std::move(operands), LocalType(result, spec), std::move(attrs)), spec});
+  return OkStatus();
+}
+
 Status Partitioner::RewriteManual(const ir::Operation& op) {
   std::set<std::string> all;
   for (const MeshAxis& axis : mesh_->mesh().axes) all.insert(axis.name);
@@ -1176,7 +1393,7 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
     }
     if (ContainsManualRegion(inner)) return NotCovered("a manual region inside a manual region");
     if (ContainsHostTransfer(inner)) return NotCovered("host transfers in a manual region");
-    body_.ops.push_back(Clone(inner, map));
+    block_->ops.push_back(Clone(inner, map));
   }
   return NotCovered("a manual region without a return");
 }
@@ -1195,12 +1412,38 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
   }
   if (op.code == OpCode::kReduce) return RewriteReduce(op);
   if (op.code == OpCode::kScatter) return RewriteScatterAdd(op);
+  if (op.code == OpCode::kWhile) return RewriteWhile(op);
+  if (op.code == OpCode::kSlice || op.code == OpCode::kDynamicSlice || op.code == OpCode::kDynamicUpdateSlice)
+    return RewriteSlice(op);
   if (op.code == OpCode::kDotGeneral) return RewriteDot(op);
   Spec spec = SpecOf(result);
   spec.unreduced.clear();
   if (!Fits(spec, DimsOf(result), *mesh_)) spec = Replicated(DimsOf(result).size());
   const bool sharded = spec.Sharded();
   if (IsSameShapeOp(out_, op) && op.results.size() == 1) {
+    // Sums and differences of partials along the same axes are partials of the result.
+    if (op.code == OpCode::kAdd || op.code == OpCode::kSubtract || op.code == OpCode::kNegate) {
+      std::vector<Local> inputs;
+      for (ValueId v : op.operands) {
+        STABLERT_ASSIGN_OR_RETURN(Local local, Get(v));
+        inputs.push_back(local);
+      }
+      const std::vector<int>& axes = inputs[0].spec.unreduced;
+      const bool partials = !axes.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const Local& l) {
+        return l.spec.unreduced == axes && l.partial_op == OpCode::kAdd && l.spec.dims.size() == spec.dims.size();
+      });
+      if (partials) {
+        Spec partial = spec;
+        partial.unreduced = axes;
+        std::vector<ValueId> operands;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          STABLERT_ASSIGN_OR_RETURN(Local local, Reshard(inputs[i], partial, DimsOf(op.operands[i])));
+          operands.push_back(local.value);
+        }
+        Set(result, Local{Emit1(op.code, std::move(operands), LocalType(result, partial), op.attrs), partial});
+        return OkStatus();
+      }
+    }
     std::vector<ValueId> operands;
     for (ValueId v : op.operands) {
       STABLERT_ASSIGN_OR_RETURN(Local local, Get(v));
@@ -1427,13 +1670,19 @@ StatusOr<PartitionedProgram> Partitioner::Run() {
   STABLERT_RETURN_IF_ERROR(Flatten(entry_->body.blocks[0], map, &returned_, 0));
   if (returned_.size() != entry_->result_types.size() || entry_->result_attrs.size() != returned_.size())
     return NotCovered("results that do not match the entry's signature");
-  for (const ir::Operation& op : ops_)
-    for (ValueId v : op.results) def_[v] = &op;
+  auto define = [&](auto&& self, const std::vector<ir::Operation>& ops) -> void {
+    for (const ir::Operation& op : ops) {
+      for (ValueId v : op.results) def_[v] = &op;
+      if (op.code == OpCode::kWhile)
+        for (const ir::Region& region : op.regions)
+          for (const ir::Block& block : region.blocks) self(self, block.ops);
+    }
+  };
+  define(define, ops_);
   STABLERT_RETURN_IF_ERROR(Seed());
   for (int sweep = 0; sweep < 8; ++sweep) {
-    bool changed = false;
-    for (const ir::Operation& op : ops_) changed |= Propagate(op);
-    for (size_t i = ops_.size(); i-- > 0;) changed |= Propagate(ops_[i]);
+    bool changed = PropagateAll(ops_, /*backwards=*/false);
+    changed |= PropagateAll(ops_, /*backwards=*/true);
     if (!changed) break;
   }
   STABLERT_RETURN_IF_ERROR(Rewrite());
