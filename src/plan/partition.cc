@@ -330,6 +330,9 @@ class Partitioner {
   bool PropagateAll(const std::vector<ir::Operation>& ops, bool backwards);
   Status SeedOps(const std::vector<ir::Operation>& ops);
   StatusOr<Local> Get(ValueId global) const;
+  // Maps the values `regions` use from outside them (region bodies may capture values of the
+  // enclosing block) to their whole (replicated) local values.
+  Status MapCaptures(const std::vector<ir::Region>& regions, std::unordered_map<ValueId, ValueId>& map);
   void Set(ValueId global, Local local) { local_[global] = std::move(local); }
   std::vector<ValueId> Emit(OpCode code, std::vector<ValueId> operands, std::vector<ir::Type> results,
                             ir::Attribute::Dictionary attrs = {}, std::vector<ir::Region> regions = {});
@@ -788,6 +791,30 @@ StatusOr<Local> Partitioner::Get(ValueId global) const {
   return it->second;
 }
 
+Status Partitioner::MapCaptures(const std::vector<ir::Region>& regions, std::unordered_map<ValueId, ValueId>& map) {
+  std::unordered_set<ValueId> defined, captured;
+  auto visit = [&](auto&& self, const ir::Region& region) -> void {
+    for (const ir::Block& block : region.blocks) {
+      defined.insert(block.arguments.begin(), block.arguments.end());
+      for (const ir::Operation& op : block.ops) {
+        for (ValueId v : op.operands)
+          if (!defined.count(v)) captured.insert(v);
+        for (const ir::Region& inner : op.regions) self(self, inner);
+        defined.insert(op.results.begin(), op.results.end());
+      }
+    }
+  };
+  for (const ir::Region& region : regions) visit(visit, region);
+  for (ValueId v : captured) {
+    if (map.count(v)) continue;
+    STABLERT_ASSIGN_OR_RETURN(Local local, Get(v));
+    const Dims dims = DimsOf(v);
+    STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, Replicated(dims.size()), dims));
+    map[v] = local.value;
+  }
+  return OkStatus();
+}
+
 ValueId Partitioner::ScalarConstant(DType dtype, const std::vector<uint8_t>& bytes) {
   auto data = std::make_shared<ir::ElementsData>();
   data->type = ir::Type::Tensor(dtype, {});
@@ -1065,6 +1092,7 @@ Status Partitioner::RewriteWhole(const ir::Operation& op) {
     }
     map[v] = local.value;
   }
+  STABLERT_RETURN_IF_ERROR(MapCaptures(op.regions, map));
   ir::Operation copy = Clone(op, map);
   for (size_t i = 0; i < op.results.size(); ++i) {
     const ir::Type type = out_.type_of(op.results[i]);
@@ -1128,6 +1156,7 @@ Status Partitioner::RewriteReduce(const ir::Operation& op) {
     operands.push_back(local.value);
   }
   std::unordered_map<ValueId, ValueId> map;
+  STABLERT_RETURN_IF_ERROR(MapCaptures(op.regions, map));
   std::vector<ir::Region> regions;
   for (const ir::Region& region : op.regions) regions.push_back(CloneRegion(region, map));
   std::vector<ir::Type> types;
@@ -1227,6 +1256,7 @@ Status Partitioner::RewriteScatterAdd(const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(Local upd, Get(updates));
   STABLERT_ASSIGN_OR_RETURN(upd, Reshard(upd, update_target, DimsOf(updates)));
   std::unordered_map<ValueId, ValueId> map;
+  STABLERT_RETURN_IF_ERROR(MapCaptures(op.regions, map));
   std::vector<ir::Region> regions;
   regions.push_back(CloneRegion(op.regions[0], map));
   ValueId value = Emit1(op.code, {base.value, idx.value, upd.value}, out_.type_of(op.results[0]), op.attrs,
@@ -1378,6 +1408,7 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
       return NotCovered("a manual region whose blocks differ from its body's types");
     map[block.arguments[i]] = local.value;
   }
+  STABLERT_RETURN_IF_ERROR(MapCaptures(op.regions, map));
   for (const ir::Operation& inner : block.ops) {
     if (inner.code == OpCode::kSdyReturn || inner.code == OpCode::kReturn) {
       if (inner.operands.size() != op.results.size()) return NotCovered("a manual region returning the wrong count");

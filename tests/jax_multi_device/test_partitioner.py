@@ -81,6 +81,17 @@ PROGRAMS = {
     "iota_and_broadcast": (lambda a: a + jnp.arange(8.0)[None, :] + jnp.arange(8)[:, None], [np.ones((8, 8))],
                            [P("y", "x")]),
     "softmax": (jax.nn.softmax, [np.cos(np.arange(64.0)).reshape(8, 8)], [P("x", None)]),
+    # loops over blocks: carries keep their shardings
+    "fori_loop": (lambda a: jax.lax.fori_loop(0, 5, lambda i, v: jnp.tanh(v) * 2 + i, a),
+                  [np.arange(64.0).reshape(8, 8) / 64], [P("x", "y")]),
+    "scan_rows": (lambda a: jax.lax.scan(lambda c, r: (c + r.sum(), c * r), jnp.zeros((8,)), a)[1],
+                  [np.arange(64.0).reshape(8, 8) / 64], [P(None, "x")]),
+    "scan_over_layers": (lambda a, w: jax.lax.scan(lambda c, wi: (jnp.tanh(c @ wi), None), a,
+                                                   jnp.stack([w, w.T, w]))[0],
+                         [np.arange(64.0).reshape(8, 8) / 64, np.cos(np.arange(64.0)).reshape(8, 8)],
+                         [P("x", None), P()]),
+    "while_until_sum": (lambda a: jax.lax.while_loop(lambda v: v.sum() < 1000, lambda v: v * 1.5 + 1, a),
+                        [np.arange(64.0).reshape(8, 8) / 64], [P("x", "y")]),
     # an op without a partitioning rule: small, so it runs whole on every device
     "sort_of_sharded": (lambda a: jnp.sort(a, axis=0) + 1, [np.sin(np.arange(64.0)).reshape(8, 8)], [P("x", "y")]),
     # a large one: left to the global view
@@ -90,6 +101,10 @@ PROGRAMS = {
                                                                      np.cos(np.arange(64.0)).reshape(8, 8)],
              [P("x", "y"), P("y", None)]),
 }
+
+
+# Programs the partitioner leaves to the global view.
+GLOBAL_VIEW = {"large_sort"}
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -104,8 +119,15 @@ def test_partitioned_programs_equal_xla_and_the_global_view(name, monkeypatch):
         devices = np.array(jax.devices(platform)[:4]).reshape(2, 2)
         mesh = Mesh(devices, ("x", "y"))
         args = [jax.device_put(a, NamedSharding(mesh, s)) for a, s in zip(inputs, specs)]
-        out = jax.jit(lambda *a: fn(*a))(*args)  # a fresh function: compiled anew in each mode
-        results[mode] = out
+        jitted = jax.jit(lambda *a: fn(*a))  # a fresh function: compiled anew in each mode
+        results[mode] = jitted(*args)
+        if mode == "partitioned":
+            # Partitioned or not shows in the compiled program's parameters: blocks or wholes.
+            shard = args[0].addressable_shards[0].data
+            local = {"float32": "f32", "uint32": "u32"}[str(shard.dtype)] + str(list(shard.shape)).replace(" ", "")
+            text = jitted.lower(*args).compile().as_text()
+            header = text.splitlines()[0] if text else ""
+            assert (local in header) == (name not in GLOBAL_VIEW), header
     for mode in ("partitioned", "global"):
         got, want = results[mode], results["xla"]
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
