@@ -359,7 +359,14 @@ class Partitioner {
   ValueId ScalarConstant(DType dtype, const std::vector<uint8_t>& bytes);
   Status CheckReplicatedSize(const ir::Operation& op) const;
   void EliminateDeadOps();
+  // Merges all_reduces of one element type, reduction and groups into one variadic
+  // all_reduce at the first of them where their operands are defined by then (fewer
+  // synchronizations between partitions), in `block` and the loops in it.
+  void CombineAllReduces(ir::Block& block);
   void DropUnusedFunctions();
+  // Data movement (broadcast, transpose, reshape) of partial sums gives partial sums: the
+  // operand's unreduced axes are kept in both specs, unless the split uses them.
+  static void KeepSumPartials(const Local& operand, Spec& operand_spec, Spec& result_spec);
 
   const ir::Module& in_;
   ir::Module out_;
@@ -1358,8 +1365,16 @@ Status Partitioner::RewriteSlice(const ir::Operation& op) {
   for (size_t d = 0; d < to.size(); ++d)
     if (from[d] != to[d] || (update && update_dims[d] != from[d])) spec.dims[d].clear();
   if (!Fits(spec, to, *mesh_)) spec = Replicated(to.size());
-  if (!spec.Sharded()) return RewriteWhole(op);
   const Dims local = LocalDims(to, spec, *mesh_);
+  // Slicing and updating partial sums gives partial sums (an update of partials into a
+  // whole operand makes the operand partial first).
+  for (size_t i = 0; i < (update ? 2u : 1u); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(Local value, Get(op.operands[i]));
+    if (value.partial_op == OpCode::kAdd && !value.spec.unreduced.empty() && spec.unreduced.empty() &&
+        std::none_of(value.spec.unreduced.begin(), value.spec.unreduced.end(), [&](int a) { return spec.Uses(a); }))
+      spec.unreduced = value.spec.unreduced;
+  }
+  if (!spec.Sharded()) return RewriteWhole(op);
   std::vector<ValueId> operands;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     STABLERT_ASSIGN_OR_RETURN(Local value, Get(op.operands[i]));
@@ -1452,17 +1467,25 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
   if (!Fits(spec, DimsOf(result), *mesh_)) spec = Replicated(DimsOf(result).size());
   const bool sharded = spec.Sharded();
   if (IsSameShapeOp(out_, op) && op.results.size() == 1) {
-    // Sums and differences of partials along the same axes are partials of the result.
-    if (op.code == OpCode::kAdd || op.code == OpCode::kSubtract || op.code == OpCode::kNegate) {
+    // Linear ops of partial sums give partial sums: sums, differences, negations and float
+    // conversions (as XLA keeps them); whole operands among partials become partials (on the
+    // first partition of each group, zeros elsewhere).
+    const bool float_convert = op.code == OpCode::kConvert && IsFloat(out_.type_of(op.operands[0]).dtype) &&
+                               IsFloat(out_.type_of(result).dtype);
+    if (op.code == OpCode::kAdd || op.code == OpCode::kSubtract || op.code == OpCode::kNegate || float_convert) {
       std::vector<Local> inputs;
       for (ValueId v : op.operands) {
         STABLERT_ASSIGN_OR_RETURN(Local local, Get(v));
         inputs.push_back(local);
       }
-      const std::vector<int>& axes = inputs[0].spec.unreduced;
-      const bool partials = !axes.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const Local& l) {
-        return l.spec.unreduced == axes && l.partial_op == OpCode::kAdd && l.spec.dims.size() == spec.dims.size();
-      });
+      std::vector<int> axes;
+      bool partials = true;
+      for (const Local& l : inputs) {
+        if (l.spec.unreduced.empty()) continue;
+        if (l.partial_op != OpCode::kAdd || (!axes.empty() && l.spec.unreduced != axes)) partials = false;
+        axes = l.spec.unreduced;
+      }
+      partials = partials && !axes.empty() && std::none_of(axes.begin(), axes.end(), [&](int a) { return spec.Uses(a); });
       if (partials) {
         Spec partial = spec;
         partial.unreduced = axes;
@@ -1545,6 +1568,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
         if (from[i] == DimsOf(result)[static_cast<size_t>(dims[i])])
           operand_spec.dims[i] = spec.dims[static_cast<size_t>(dims[i])];
       STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[0]));
+      KeepSumPartials(local, operand_spec, spec);
       STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, operand_spec, from));
       Set(result, Local{Emit1(op.code, {local.value}, LocalType(result, spec), op.attrs), spec});
       return OkStatus();
@@ -1554,6 +1578,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
       Spec operand_spec = Replicated(perm.size());
       for (size_t j = 0; j < perm.size(); ++j) operand_spec.dims[static_cast<size_t>(perm[j])] = spec.dims[j];
       STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[0]));
+      KeepSumPartials(local, operand_spec, spec);
       STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, operand_spec, DimsOf(op.operands[0])));
       Set(result, Local{Emit1(op.code, {local.value}, LocalType(result, spec), op.attrs), spec});
       return OkStatus();
@@ -1569,6 +1594,8 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
         reachable.dims[static_cast<size_t>(d)] = axes;
       }
       STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[0]));
+      KeepSumPartials(local, operand_spec, reachable);
+      spec.unreduced = reachable.unreduced;
       STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, operand_spec, from));
       Local reshaped{Emit1(op.code, {local.value}, LocalType(result, reachable)), reachable};
       STABLERT_ASSIGN_OR_RETURN(reshaped, Reshard(reshaped, spec, DimsOf(result)));
@@ -1578,6 +1605,13 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
     default:
       return RewriteWhole(op);
   }
+}
+
+void Partitioner::KeepSumPartials(const Local& operand, Spec& operand_spec, Spec& result_spec) {
+  if (operand.partial_op != OpCode::kAdd || operand.spec.unreduced.empty()) return;
+  for (int a : operand.spec.unreduced)
+    if (operand_spec.Uses(a) || result_spec.Uses(a)) return;
+  operand_spec.unreduced = result_spec.unreduced = operand.spec.unreduced;
 }
 
 void Partitioner::DropUnusedFunctions() {
@@ -1603,6 +1637,44 @@ void Partitioner::DropUnusedFunctions() {
   }
   const std::string entry = out_.EntryFunction()->name;
   std::erase_if(out_.functions, [&](const ir::Function& f) { return f.name != entry && !used.count(f.name); });
+}
+
+void Partitioner::CombineAllReduces(ir::Block& block) {
+  std::unordered_map<ValueId, size_t> defined_at;  // value -> index in `kept` (+1; 0: argument)
+  std::vector<ir::Operation> kept;
+  struct Open {
+    size_t index;  // into kept
+    std::string key;
+  };
+  std::vector<Open> open;
+  for (ir::Operation& op : block.ops) {
+    for (ir::Region& region : op.regions)
+      if (op.code == OpCode::kWhile)
+        for (ir::Block& inner : region.blocks) CombineAllReduces(inner);
+    std::optional<OpCode> reduction =
+        op.code == OpCode::kAllReduce && op.regions.size() == 1 ? SimpleReduction(op.regions[0]) : std::nullopt;
+    if (reduction && op.operands.size() == 1 && op.results.size() == 1) {
+      const ir::Attribute* groups = op.attr("replica_groups");
+      const std::string key = std::to_string(static_cast<int>(*reduction)) + "/" +
+                              std::string(DTypeName(out_.type_of(op.operands[0]).dtype)) + "/" +
+                              (groups ? ir::AttributeToString(*groups) : "");
+      const size_t operand_at = defined_at.count(op.operands[0]) ? defined_at[op.operands[0]] : 0;
+      auto match = std::find_if(open.begin(), open.end(), [&](const Open& o) {
+        return o.key == key && operand_at <= o.index;  // the operand exists before that all_reduce
+      });
+      if (match != open.end()) {
+        ir::Operation& combined = kept[match->index];
+        combined.operands.push_back(op.operands[0]);
+        combined.results.push_back(op.results[0]);
+        defined_at[op.results[0]] = match->index + 1;
+        continue;
+      }
+      open.push_back({kept.size(), key});
+    }
+    for (ValueId v : op.results) defined_at[v] = kept.size() + 1;
+    kept.push_back(std::move(op));
+  }
+  block.ops = std::move(kept);
 }
 
 void Partitioner::EliminateDeadOps() {
@@ -1672,6 +1744,7 @@ Status Partitioner::Rewrite() {
   }
   body_.ops.push_back(std::move(ret));
   EliminateDeadOps();
+  CombineAllReduces(body_);
   main.argument_types = std::move(argument_types);
   main.result_types = std::move(result_types);
   auto drop_shardings = [](std::vector<ir::Attribute::Dictionary>& all) {
