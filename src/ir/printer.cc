@@ -27,22 +27,7 @@ std::string FormatDouble(double value, DType dtype) {
   return text;
 }
 
-std::string Quote(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char ch : text) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch >= 0x20 && ch < 0x7F) {
-      out += static_cast<char>(ch);
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof(hex), "\\%02X", ch);
-      out += hex;
-    }
-  }
-  return out + "\"";
-}
+std::string Quote(std::string_view text) { return QuotedString(text); }
 
 std::string IntegerText(int64_t value, DType dtype) {
   if (DTypeKindOf(dtype) == DTypeKind::kUnsigned) return std::to_string(static_cast<uint64_t>(value));
@@ -333,6 +318,23 @@ class ModulePrinter {
 };
 
 }  // namespace
+
+std::string QuotedString(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char ch : text) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch >= 0x20 && ch < 0x7F) {
+      out += static_cast<char>(ch);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "\\%02X", ch);
+      out += hex;
+    }
+  }
+  return out + "\"";
+}
 
 std::string EnumValueName(const EnumValue& value) {
   static constexpr const char* kComparisonDirection[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};

@@ -30,6 +30,9 @@ std::string PrintModule(const Module& module, const PrintOptions& options = {});
 // One op (and its regions), without a trailing newline.
 std::string PrintOperation(const Module& module, const Operation& op,
                            const PrintOptions& options = {});
+// `text` as an MLIR string literal: quoted, with quotes, backslashes and non-printable
+// bytes escaped (\XX).
+std::string QuotedString(std::string_view text);
 // The name of an enum value, e.g. "LT" for comparison_direction 5; "?" if unknown.
 std::string EnumValueName(const EnumValue& value);
 

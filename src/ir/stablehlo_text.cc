@@ -20,22 +20,7 @@ const std::set<std::string_view>& I64ArrayAttributes() {
   return names;
 }
 
-std::string Quote(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char ch : text) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch >= 0x20 && ch < 0x7F) {
-      out += static_cast<char>(ch);
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof(hex), "\\%02X", ch);
-      out += hex;
-    }
-  }
-  return out + "\"";
-}
+std::string Quote(std::string_view text) { return QuotedString(text); }
 
 std::string IntList(const std::vector<int64_t>& values) {
   std::string out = "[";

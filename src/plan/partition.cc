@@ -1021,43 +1021,9 @@ bool ContainsHostTransfer(const ir::Operation& op) {
   return false;
 }
 
-// Ops in `region` that a partitioned program cannot hold.
-Status CheckRegion(const ir::Region& region) {
-  for (const ir::Block& block : region.blocks)
-    for (const ir::Operation& op : block.ops) {
-      std::string_view name = ir::OpName(op.code);
-      switch (op.code) {
-        case OpCode::kCustomCall:
-        case OpCode::kSend:
-        case OpCode::kRecv:
-        case OpCode::kInfeed:
-        case OpCode::kOutfeed:
-        case OpCode::kRng:
-        case OpCode::kPartitionId:
-        case OpCode::kReplicaId:
-        case OpCode::kAllReduce:
-        case OpCode::kAllGather:
-        case OpCode::kAllToAll:
-        case OpCode::kReduceScatter:
-        case OpCode::kCollectivePermute:
-        case OpCode::kCollectiveBroadcast:
-        case OpCode::kCollectiveReduce:
-        case OpCode::kCrossReplicaSum:
-        case OpCode::kAsyncStart:
-        case OpCode::kAsyncDone:
-        case OpCode::kCall:
-        case OpCode::kComposite:
-          return NotCovered(std::string(name) + " in a nested region");
-        default:
-          if (name.starts_with("sdy.") && op.code != OpCode::kSdyReturn)
-            return NotCovered(std::string(name) + " in a nested region");
-      }
-      for (const ir::Region& inner : op.regions) STABLERT_RETURN_IF_ERROR(CheckRegion(inner));
-    }
-  return OkStatus();
-}
-
-Status Partitioner::RewriteWhole(const ir::Operation& op) {
+// Ops that cannot run whole on every partition: side effects, collectives and partition
+// identities (which mean something else once partitioned), Shardy ops.
+bool RunsOnlyOnce(const ir::Operation& op) {
   switch (op.code) {
     case OpCode::kCustomCall:
     case OpCode::kSend:
@@ -1080,13 +1046,26 @@ Status Partitioner::RewriteWhole(const ir::Operation& op) {
     case OpCode::kComposite:
     case OpCode::kCreateToken:
     case OpCode::kAfterAll:
-    case OpCode::kSdyShardingGroup:
     case OpCode::kOptimizationBarrier:
-      return NotCovered(std::string(ir::OpName(op.code)) + " outside a manual region");
+      return true;
     default:
-      break;
+      return ir::OpName(op.code).starts_with("sdy.") && op.code != OpCode::kSdyReturn;
   }
-  if (ir::OpName(op.code).starts_with("sdy.")) return NotCovered(std::string(ir::OpName(op.code)));
+}
+
+// Ops in `region` that a partitioned program cannot hold (calls are not inlined there).
+Status CheckRegion(const ir::Region& region) {
+  for (const ir::Block& block : region.blocks)
+    for (const ir::Operation& op : block.ops) {
+      if (RunsOnlyOnce(op) || op.code == OpCode::kCall)
+        return NotCovered(std::string(ir::OpName(op.code)) + " in a nested region");
+      for (const ir::Region& inner : op.regions) STABLERT_RETURN_IF_ERROR(CheckRegion(inner));
+    }
+  return OkStatus();
+}
+
+Status Partitioner::RewriteWhole(const ir::Operation& op) {
+  if (RunsOnlyOnce(op)) return NotCovered(std::string(ir::OpName(op.code)) + " outside a manual region");
   for (const ir::Region& region : op.regions) STABLERT_RETURN_IF_ERROR(CheckRegion(region));
   STABLERT_RETURN_IF_ERROR(CheckReplicatedSize(op));
   std::unordered_map<ValueId, ValueId> map;
