@@ -273,6 +273,25 @@ const ir::Attribute::Array* ShardingArray(const ir::Operation& op, std::string_v
   return nullptr;
 }
 
+// (indices dimension, result dimension) of a gather's batch dimensions: the result
+// dimensions not in offset_dims, in order, and the indices dimensions but index_vector_dim.
+std::vector<std::pair<int64_t, int64_t>> GatherBatchDims(const ir::Operation& op, const ir::Module& module) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const ir::Attribute* vector_dim_attr = op.attr("index_vector_dim");
+  const int64_t vector_dim = vector_dim_attr ? vector_dim_attr->AsInt().value_or(-1) : -1;
+  const int64_t index_rank = module.type_of(op.operands[1]).rank();
+  const int64_t result_rank = module.type_of(op.results[0]).rank();
+  std::vector<int64_t> offsets = IntList(op, "offset_dims");
+  int64_t e = 0;
+  for (int64_t r = 0; r < result_rank; ++r) {
+    if (std::find(offsets.begin(), offsets.end(), r) != offsets.end()) continue;
+    if (e == vector_dim) ++e;
+    if (e >= index_rank) return {};
+    pairs.emplace_back(e++, r);
+  }
+  return pairs;
+}
+
 // A value of the partitioned program: one partition's block of a global value.
 struct Local {
   ValueId value;
@@ -317,6 +336,8 @@ class Partitioner {
   // A scatter-add of sharded updates: each partition adds its updates into its partial of
   // the operand (the operand on the first partition, zeros on the others).
   Status RewriteScatterAdd(const ir::Operation& op);
+  // A gather of sharded index rows from a whole operand: each partition gathers its rows.
+  Status RewriteGather(const ir::Operation& op);
   Status RewriteWhole(const ir::Operation& op);
   // A while loop over blocks: each carry keeps its operand's sharding through the loop.
   Status RewriteWhile(const ir::Operation& op);
@@ -701,6 +722,12 @@ std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
             DimsOf(op.operands[1])[static_cast<size_t>(d)] == to[static_cast<size_t>(d)])
           links.push_back({op.operands[1], d, result, d});
       }
+      break;
+    }
+    case OpCode::kGather: {
+      // A row of the result comes from its row of indices: the batch dimensions match.
+      if (op.operands.size() != 2 || !IntList(op, "operand_batching_dims").empty()) break;
+      for (auto [e, r] : GatherBatchDims(op, out_)) links.push_back({op.operands[1], e, result, r});
       break;
     }
     case OpCode::kScatter: {
@@ -1209,6 +1236,32 @@ Status Partitioner::RewriteDot(const ir::Operation& op) {
   return OkStatus();
 }
 
+Status Partitioner::RewriteGather(const ir::Operation& op) {
+  if (op.operands.size() != 2 || op.results.size() != 1 || !IntList(op, "operand_batching_dims").empty())
+    return RewriteWhole(op);
+  const ValueId result = op.results[0];
+  const Dims index_dims = DimsOf(op.operands[1]), result_dims = DimsOf(result);
+  Spec spec = SpecOf(result);
+  spec.unreduced.clear();
+  Spec index_spec = Replicated(index_dims.size());
+  Spec result_spec = Replicated(result_dims.size());
+  for (auto [e, r] : GatherBatchDims(op, out_)) {
+    index_spec.dims[static_cast<size_t>(e)] = spec.dims[static_cast<size_t>(r)];
+    result_spec.dims[static_cast<size_t>(r)] = spec.dims[static_cast<size_t>(r)];
+  }
+  if (!result_spec.Sharded() || !Fits(result_spec, result_dims, *mesh_) || !Fits(index_spec, index_dims, *mesh_))
+    return RewriteWhole(op);
+  const Dims operand_dims = DimsOf(op.operands[0]);
+  STABLERT_ASSIGN_OR_RETURN(Local operand, Get(op.operands[0]));
+  STABLERT_ASSIGN_OR_RETURN(operand, Reshard(operand, Replicated(operand_dims.size()), operand_dims));
+  STABLERT_ASSIGN_OR_RETURN(Local indices, Get(op.operands[1]));
+  STABLERT_ASSIGN_OR_RETURN(indices, Reshard(indices, index_spec, index_dims));
+  ValueId value = Emit1(op.code, {operand.value, indices.value}, LocalType(result, result_spec), op.attrs);
+  STABLERT_ASSIGN_OR_RETURN(Local local, Reshard(Local{value, result_spec}, spec, result_dims));
+  Set(result, local);
+  return OkStatus();
+}
+
 Status Partitioner::RewriteScatterAdd(const ir::Operation& op) {
   if (op.operands.size() != 3 || op.results.size() != 1 || op.regions.size() != 1 ||
       SimpleReduction(op.regions[0]) != OpCode::kAdd || !IntList(op, "update_window_dims").empty() ||
@@ -1437,6 +1490,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
   }
   if (op.code == OpCode::kReduce) return RewriteReduce(op);
   if (op.code == OpCode::kScatter) return RewriteScatterAdd(op);
+  if (op.code == OpCode::kGather) return RewriteGather(op);
   if (op.code == OpCode::kWhile) return RewriteWhile(op);
   if (op.code == OpCode::kSlice || op.code == OpCode::kDynamicSlice || op.code == OpCode::kDynamicUpdateSlice)
     return RewriteSlice(op);

@@ -81,6 +81,13 @@ PROGRAMS = {
     "iota_and_broadcast": (lambda a: a + jnp.arange(8.0)[None, :] + jnp.arange(8)[:, None], [np.ones((8, 8))],
                            [P("y", "x")]),
     "softmax": (jax.nn.softmax, [np.cos(np.arange(64.0)).reshape(8, 8)], [P("x", None)]),
+    # embedding lookups: each device gathers its rows of indices
+    "take_rows": (lambda t, i: jnp.take(t, i, axis=0) * 2, [np.arange(64.0).reshape(16, 4),
+                                                           (np.arange(32) * 7 % 16).reshape(8, 4)],
+                  [P(), P("x", "y")]),
+    "take_from_sharded_table": (lambda t, i: jnp.take(t, i, axis=0).sum(-1),
+                                [np.arange(64.0).reshape(16, 4), (np.arange(32) * 5 % 16).reshape(8, 4)],
+                                [P(None, "y"), P("x", None)]),
     # loops over blocks: carries keep their shardings
     "fori_loop": (lambda a: jax.lax.fori_loop(0, 5, lambda i, v: jnp.tanh(v) * 2 + i, a),
                   [np.arange(64.0).reshape(8, 8) / 64], [P("x", "y")]),
@@ -124,7 +131,7 @@ def test_partitioned_programs_equal_xla_and_the_global_view(name, monkeypatch):
         if mode == "partitioned":
             # Partitioned or not shows in the compiled program's parameters: blocks or wholes.
             shard = args[0].addressable_shards[0].data
-            local = {"float32": "f32", "uint32": "u32"}[str(shard.dtype)] + str(list(shard.shape)).replace(" ", "")
+            local = {"float32": "f32", "uint32": "u32", "int32": "s32"}[str(shard.dtype)] + str(list(shard.shape)).replace(" ", "")
             text = jitted.lower(*args).compile().as_text()
             header = text.splitlines()[0] if text else ""
             assert (local in header) == (name not in GLOBAL_VIEW), header
