@@ -313,8 +313,30 @@ class TextPrinter {
                                          "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"},
                              {"index_vector_dim"}));
         break;
-      case OpCode::kConvolution:
-        return Unimplemented("stablehlo.convolution has no text form here");
+      case OpCode::kConvolution: {
+        std::string text = "#stablehlo.conv<raw ";
+        bool first = true;
+        for (const char* n : {"input_batch_dimension", "input_feature_dimension", "input_spatial_dimensions",
+                              "kernel_input_feature_dimension", "kernel_output_feature_dimension",
+                              "kernel_spatial_dimensions", "output_batch_dimension", "output_feature_dimension",
+                              "output_spatial_dimensions"}) {
+          done.insert(n);
+          const Attribute* attr = op.attr(n);
+          if (!attr) return Unimplemented(std::string("stablehlo.convolution without ") + n);
+          std::string value;
+          if (auto scalar = attr->AsInt()) {
+            value = std::to_string(*scalar);
+          } else if (auto list = attr->AsIntArray()) {
+            value = IntList(*list);
+          } else {
+            return Unimplemented(std::string("stablehlo.convolution: ") + n + " of another kind");
+          }
+          text += (first ? "" : ", ") + std::string(n) + " = " + value;
+          first = false;
+        }
+        out.push_back("dimension_numbers = " + text + ">");
+        break;
+      }
       default:
         break;
     }

@@ -339,6 +339,25 @@ std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
         if (e != vector_dim) links.push_back({op.operands[1], e, op.operands[2], u++});
       break;
     }
+    case OpCode::kConvolution: {
+      // Batch to batch, kernel output features to output features, input features with the
+      // kernel's input features (ungrouped convolutions only).
+      const ir::Attribute* features = op.attr("feature_group_count");
+      const ir::Attribute* batches = op.attr("batch_group_count");
+      if ((features && features->AsInt().value_or(1) != 1) || (batches && batches->AsInt().value_or(1) != 1)) break;
+      auto dim = [&](const char* name) {
+        const ir::Attribute* attr = op.attr(name);
+        return attr ? attr->AsInt().value_or(-1) : -1;
+      };
+      const int64_t in_batch = dim("input_batch_dimension"), in_feature = dim("input_feature_dimension");
+      const int64_t k_in = dim("kernel_input_feature_dimension"), k_out = dim("kernel_output_feature_dimension");
+      const int64_t out_batch = dim("output_batch_dimension"), out_feature = dim("output_feature_dimension");
+      if (std::min({in_batch, in_feature, k_in, k_out, out_batch, out_feature}) < 0) break;
+      links.push_back({op.operands[0], in_batch, result, out_batch});
+      links.push_back({op.operands[1], k_out, result, out_feature});
+      links.push_back({op.operands[0], in_feature, op.operands[1], k_in});
+      break;
+    }
     case OpCode::kDotGeneral: {
       std::vector<int64_t> lb = IntList(op, "lhs_batching_dimensions"), rb = IntList(op, "rhs_batching_dimensions");
       std::vector<int64_t> lc = IntList(op, "lhs_contracting_dimensions"),

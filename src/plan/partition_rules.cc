@@ -102,6 +102,53 @@ Status Partitioner::RewriteReduce(const ir::Operation& op) {
   return OkStatus();
 }
 
+Status Partitioner::RewriteConvolution(const ir::Operation& op) {
+  auto int_attr = [&](const char* name, int64_t fallback) {
+    const ir::Attribute* attr = op.attr(name);
+    return attr ? attr->AsInt().value_or(fallback) : fallback;
+  };
+  if (op.operands.size() != 2 || int_attr("feature_group_count", 1) != 1 || int_attr("batch_group_count", 1) != 1)
+    return RewriteWhole(op);
+  const int64_t in_batch = int_attr("input_batch_dimension", -1), in_feature = int_attr("input_feature_dimension", -1);
+  const int64_t k_in = int_attr("kernel_input_feature_dimension", -1);
+  const int64_t k_out = int_attr("kernel_output_feature_dimension", -1);
+  const int64_t out_batch = int_attr("output_batch_dimension", -1);
+  const int64_t out_feature = int_attr("output_feature_dimension", -1);
+  if (std::min({in_batch, in_feature, k_in, k_out, out_batch, out_feature}) < 0) return RewriteWhole(op);
+  const ValueId lhs = op.operands[0], rhs = op.operands[1], result = op.results[0];
+  const Dims ld = DimsOf(lhs), rd = DimsOf(rhs), od = DimsOf(result);
+  // Only the batch and feature dimensions split: spatial ones stay whole.
+  const Spec wanted = SpecOf(result);
+  Spec result_spec = Replicated(od.size());
+  result_spec.dims[static_cast<size_t>(out_batch)] = wanted.dims[static_cast<size_t>(out_batch)];
+  result_spec.dims[static_cast<size_t>(out_feature)] = wanted.dims[static_cast<size_t>(out_feature)];
+  Spec ls = Replicated(ld.size()), rs = Replicated(rd.size());
+  ls.dims[static_cast<size_t>(in_batch)] = result_spec.dims[static_cast<size_t>(out_batch)];
+  rs.dims[static_cast<size_t>(k_out)] = result_spec.dims[static_cast<size_t>(out_feature)];
+  // Input features keep the split either operand has (partials), if both can take it.
+  std::vector<int> partial_axes;
+  const Spec lown = SpecOf(lhs), rown = SpecOf(rhs);
+  for (const std::vector<int>* axes : {&lown.dims[static_cast<size_t>(in_feature)], &rown.dims[static_cast<size_t>(k_in)]}) {
+    if (axes->empty() || ld[static_cast<size_t>(in_feature)] % mesh_->Pieces(*axes) != 0) continue;
+    if (std::any_of(axes->begin(), axes->end(), [&](int a) { return ls.Uses(a) || rs.Uses(a) || result_spec.Uses(a); }))
+      continue;
+    ls.dims[static_cast<size_t>(in_feature)] = rs.dims[static_cast<size_t>(k_in)] = partial_axes = *axes;
+    break;
+  }
+  if (!result_spec.Sharded() && partial_axes.empty()) return RewriteWhole(op);
+  if (!Fits(ls, ld, *mesh_) || !Fits(rs, rd, *mesh_) || !Fits(result_spec, od, *mesh_)) return RewriteWhole(op);
+  STABLERT_ASSIGN_OR_RETURN(Local l, Get(lhs));
+  STABLERT_ASSIGN_OR_RETURN(l, Reshard(l, ls, ld));
+  STABLERT_ASSIGN_OR_RETURN(Local r, Get(rhs));
+  STABLERT_ASSIGN_OR_RETURN(r, Reshard(r, rs, rd));
+  ValueId value = Emit1(op.code, {l.value, r.value}, LocalType(result, result_spec), op.attrs);
+  std::sort(partial_axes.begin(), partial_axes.end());
+  Spec spec = result_spec;
+  spec.unreduced = partial_axes;
+  Set(result, Local{value, spec, OpCode::kAdd});
+  return OkStatus();
+}
+
 Status Partitioner::RewriteDot(const ir::Operation& op) {
   const ValueId lhs = op.operands[0], rhs = op.operands[1], result = op.results[0];
   std::vector<int64_t> lb = IntList(op, "lhs_batching_dimensions"), rb = IntList(op, "rhs_batching_dimensions");
@@ -411,6 +458,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
   if (op.code == OpCode::kSlice || op.code == OpCode::kDynamicSlice || op.code == OpCode::kDynamicUpdateSlice)
     return RewriteSlice(op);
   if (op.code == OpCode::kDotGeneral) return RewriteDot(op);
+  if (op.code == OpCode::kConvolution) return RewriteConvolution(op);
   Spec spec = SpecOf(result);
   spec.unreduced.clear();
   if (!Fits(spec, DimsOf(result), *mesh_)) spec = Replicated(DimsOf(result).size());

@@ -195,6 +195,9 @@ class Partitioner {
   Status RewriteOp(const ir::Operation& op);
   Status RewriteReduce(const ir::Operation& op);
   Status RewriteDot(const ir::Operation& op);
+  // Ungrouped convolutions split along batch and output features; input features split
+  // alike in both operands leave partials.
+  Status RewriteConvolution(const ir::Operation& op);
   Status RewriteManual(const ir::Operation& op);
   // A scatter-add of sharded updates: each partition adds its updates into its partial of
   // the operand (the operand on the first partition, zeros on the others).

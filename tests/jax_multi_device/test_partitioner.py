@@ -88,6 +88,14 @@ PROGRAMS = {
     "take_from_sharded_table": (lambda t, i: jnp.take(t, i, axis=0).sum(-1),
                                 [np.arange(64.0).reshape(16, 4), (np.arange(32) * 5 % 16).reshape(8, 4)],
                                 [P(None, "y"), P("x", None)]),
+    # data-parallel convolution: the forward pass on batch blocks, the kernel gradient as
+    # per-device partials combined by an all-reduce
+    "conv_and_kernel_grad": (
+        lambda x, k: jax.grad(lambda k_, x_: jnp.sum(jnp.tanh(jax.lax.conv_general_dilated(
+            x_, k_, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))) ** 2))(k, x),
+        [np.sin(np.arange(4 * 8 * 8 * 4.0)).reshape(4, 8, 8, 4),
+         np.cos(np.arange(3 * 3 * 4 * 8.0)).reshape(3, 3, 4, 8) / 6],
+        [P(("x", "y")), P()]),
     # loops over blocks: carries keep their shardings
     "fori_loop": (lambda a: jax.lax.fori_loop(0, 5, lambda i, v: jnp.tanh(v) * 2 + i, a),
                   [np.arange(64.0).reshape(8, 8) / 64], [P("x", "y")]),
