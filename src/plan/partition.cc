@@ -339,6 +339,18 @@ std::vector<Link> Partitioner::LinksOf(const ir::Operation& op) const {
         if (e != vector_dim) links.push_back({op.operands[1], e, op.operands[2], u++});
       break;
     }
+    case OpCode::kReduceWindow:
+    case OpCode::kSelectAndScatter: {
+      // Dimensions the window does not span: operands (and the scattered source) as results.
+      const std::vector<bool> pointwise = PointwiseWindowDims(op, static_cast<size_t>(rank));
+      const size_t inputs = op.code == OpCode::kReduceWindow ? op.results.size() : 2;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!pointwise[static_cast<size_t>(d)]) continue;
+        for (size_t k = 0; k < inputs && k < op.operands.size(); ++k)
+          links.push_back({op.operands[k], d, op.code == OpCode::kReduceWindow ? op.results[k] : result, d});
+      }
+      break;
+    }
     case OpCode::kConvolution: {
       // Batch to batch, kernel output features to output features, input features with the
       // kernel's input features (ungrouped convolutions only).

@@ -149,6 +149,40 @@ Status Partitioner::RewriteConvolution(const ir::Operation& op) {
   return OkStatus();
 }
 
+Status Partitioner::RewriteWindow(const ir::Operation& op) {
+  const ValueId result = op.results[0];
+  const Dims dims = DimsOf(result);
+  const bool reduce = op.code == OpCode::kReduceWindow;
+  const size_t inputs = reduce ? op.results.size() : 2;  // select_and_scatter: operand, source
+  if (op.operands.size() != (reduce ? 2 * inputs : 3)) return RewriteWhole(op);
+  const std::vector<bool> pointwise = PointwiseWindowDims(op, dims.size());
+  Spec spec = SpecOf(result);
+  spec.unreduced.clear();
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!pointwise[d]) spec.dims[d].clear();
+  if (!spec.Sharded() || !Fits(spec, dims, *mesh_)) return RewriteWhole(op);
+  std::vector<ValueId> operands;
+  std::vector<ir::Type> types;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(Local value, Get(op.operands[i]));
+    const Dims operand_dims = DimsOf(op.operands[i]);
+    // Blocked inputs share the result's split (equal sizes along pointwise dimensions); the
+    // init values are whole scalars.
+    const Spec target = i < inputs ? spec : Replicated(operand_dims.size());
+    if (i < inputs && !Fits(target, operand_dims, *mesh_)) return RewriteWhole(op);
+    STABLERT_ASSIGN_OR_RETURN(value, Reshard(value, target, operand_dims));
+    operands.push_back(value.value);
+  }
+  for (ValueId r : op.results) types.push_back(LocalType(r, spec));
+  std::unordered_map<ValueId, ValueId> map;
+  STABLERT_RETURN_IF_ERROR(MapCaptures(op.regions, map));
+  std::vector<ir::Region> regions;
+  for (const ir::Region& region : op.regions) regions.push_back(CloneRegion(region, map));
+  std::vector<ValueId> results = Emit(op.code, std::move(operands), std::move(types), op.attrs, std::move(regions));
+  for (size_t k = 0; k < results.size(); ++k) Set(op.results[k], Local{results[k], spec});
+  return OkStatus();
+}
+
 Status Partitioner::RewriteDot(const ir::Operation& op) {
   const ValueId lhs = op.operands[0], rhs = op.operands[1], result = op.results[0];
   std::vector<int64_t> lb = IntList(op, "lhs_batching_dimensions"), rb = IntList(op, "rhs_batching_dimensions");
@@ -459,6 +493,7 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
     return RewriteSlice(op);
   if (op.code == OpCode::kDotGeneral) return RewriteDot(op);
   if (op.code == OpCode::kConvolution) return RewriteConvolution(op);
+  if (op.code == OpCode::kReduceWindow || op.code == OpCode::kSelectAndScatter) return RewriteWindow(op);
   Spec spec = SpecOf(result);
   spec.unreduced.clear();
   if (!Fits(spec, DimsOf(result), *mesh_)) spec = Replicated(DimsOf(result).size());

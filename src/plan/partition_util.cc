@@ -259,4 +259,29 @@ Status CheckRegion(const ir::Region& region) {
   return OkStatus();
 }
 
+std::vector<bool> PointwiseWindowDims(const ir::Operation& op, size_t rank) {
+  std::vector<bool> pointwise(rank, false);
+  const std::vector<int64_t> window = IntList(op, "window_dimensions");
+  if (window.size() != rank) return pointwise;
+  auto ones_or_absent = [&](const char* name) {
+    std::vector<int64_t> values = IntList(op, name);
+    return values.empty() ? std::vector<int64_t>(rank, 1) : values;
+  };
+  const std::vector<int64_t> strides = ones_or_absent("window_strides");
+  const std::vector<int64_t> base = ones_or_absent("base_dilations");
+  const std::vector<int64_t> dilations = ones_or_absent("window_dilations");
+  std::vector<int64_t> padding(2 * rank, 0);
+  if (const ir::Attribute* attr = op.attr("padding"))
+    if (const auto* elements = attr->get<ir::Attribute::Elements>(); elements && *elements) {
+      const ir::ElementsData& data = **elements;
+      if (data.type.dtype != DType::kS64 || data.bytes.size() != 16 * rank) return pointwise;
+      std::memcpy(padding.data(), data.bytes.data(), data.bytes.size());
+    }
+  if (strides.size() != rank || base.size() != rank || dilations.size() != rank) return pointwise;
+  for (size_t d = 0; d < rank; ++d)
+    pointwise[d] = window[d] == 1 && strides[d] == 1 && base[d] == 1 && dilations[d] == 1 && padding[2 * d] == 0 &&
+                   padding[2 * d + 1] == 0;
+  return pointwise;
+}
+
 }  // namespace stablert::plan::partitioning

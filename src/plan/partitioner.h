@@ -152,6 +152,11 @@ const ir::Attribute::Array* ShardingArray(const ir::Operation& op, std::string_v
 // dimensions not in offset_dims, in order, and the indices dimensions but index_vector_dim.
 std::vector<std::pair<int64_t, int64_t>> GatherBatchDims(const ir::Operation& op, const ir::Module& module);
 
+// Per dimension of a reduce_window/select_and_scatter operand of `rank` dimensions, whether
+// the window is one element there (size, stride, dilations 1, no padding): each element of
+// the result depends on the same element of the operand, so the dimension may stay split.
+std::vector<bool> PointwiseWindowDims(const ir::Operation& op, size_t rank);
+
 // Whether `op` is or holds a manual region (sdy.manual_computation).
 bool ContainsManualRegion(const ir::Operation& op);
 // Send, recv and custom calls with side effects (host callbacks), in `op` or its regions.
@@ -198,6 +203,9 @@ class Partitioner {
   // Ungrouped convolutions split along batch and output features; input features split
   // alike in both operands leave partials.
   Status RewriteConvolution(const ir::Operation& op);
+  // reduce_window and select_and_scatter (pooling and its gradient) split along the
+  // dimensions their windows do not span.
+  Status RewriteWindow(const ir::Operation& op);
   Status RewriteManual(const ir::Operation& op);
   // A scatter-add of sharded updates: each partition adds its updates into its partial of
   // the operand (the operand on the first partition, zeros on the others).

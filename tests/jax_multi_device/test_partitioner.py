@@ -96,6 +96,11 @@ PROGRAMS = {
         [np.sin(np.arange(4 * 8 * 8 * 4.0)).reshape(4, 8, 8, 4),
          np.cos(np.arange(3 * 3 * 4 * 8.0)).reshape(3, 3, 4, 8) / 6],
         [P(("x", "y")), P()]),
+    # max pooling and its gradient (reduce_window, select_and_scatter) on batch blocks
+    "max_pool_and_grad": (
+        lambda x: jax.grad(lambda v: jnp.sum(jax.lax.reduce_window(
+            v, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") ** 2))(x),
+        [np.sin(np.arange(4 * 8 * 8 * 4.0)).reshape(4, 8, 8, 4)], [P(("x", "y"))]),
     # loops over blocks: carries keep their shardings
     "fori_loop": (lambda a: jax.lax.fori_loop(0, 5, lambda i, v: jnp.tanh(v) * 2 + i, a),
                   [np.arange(64.0).reshape(8, 8) / 64], [P("x", "y")]),
