@@ -35,26 +35,36 @@ std::string EnumText(const EnumValue& value) {
   return std::string("#stablehlo<") + kKinds[static_cast<int>(value.kind)] + " " + EnumValueName(value) + ">";
 }
 
+// `[[e, e], [e, e]]` for a tensor of `dims` whose i-th element (row-major) is element(i).
+template <typename ElementText>
+std::string NestedList(const Dims& dims, ElementText element) {
+  if (dims.empty()) return element(0);
+  if (ElementCount(dims) == 0) return "[]";
+  std::string out;
+  size_t index = 0;
+  auto nested = [&](auto&& self, size_t dim) -> void {
+    if (dim == dims.size()) {
+      out += element(index++);
+      return;
+    }
+    out += "[";
+    for (int64_t i = 0; i < dims[dim]; ++i) {
+      if (i) out += ", ";
+      self(self, dim + 1);
+    }
+    out += "]";
+  };
+  nested(nested, 0);
+  return out;
+}
+
 // A dense elements attribute: hex data, or a nested list of booleans.
 StatusOr<std::string> DenseText(const ElementsData& data) {
   const std::string type = TypeToString(data.type);
   if (data.type.dtype == DType::kPred) {
-    std::string out;
-    size_t index = 0;
-    auto nested = [&](auto&& self, size_t dim) -> void {
-      if (dim == data.type.dims.size()) {
-        out += index < data.bytes.size() && data.bytes[index] ? "true" : "false";
-        ++index;
-        return;
-      }
-      out += "[";
-      for (int64_t i = 0; i < data.type.dims[dim]; ++i) {
-        if (i) out += ", ";
-        self(self, dim + 1);
-      }
-      out += "]";
-    };
-    nested(nested, 0);
+    std::string out = NestedList(data.type.dims, [&](size_t i) {
+      return std::string(i < data.bytes.size() && data.bytes[i] ? "true" : "false");
+    });
     return "dense<" + out + "> : " + type;
   }
   if (data.bytes.empty()) return "dense<> : " + type;
@@ -77,32 +87,15 @@ StatusOr<std::string> IntTensorText(const Attribute& attr) {
   const int size = DTypeByteSize(data.type.dtype);
   if (DTypeKindOf(data.type.dtype) != DTypeKind::kSigned || size == 0)
     return Unimplemented("an integer tensor attribute of " + std::string(DTypeName(data.type.dtype)));
-  std::string out;
-  size_t index = 0;
-  auto nested = [&](auto&& self, size_t dim) -> void {
-    if (dim == data.type.dims.size()) {
-      uint64_t bits = LoadElementBits(data.type.dtype, data.bytes.data() + index * static_cast<size_t>(size));
-      int64_t value = static_cast<int64_t>(bits);
-      if (size < 8) {
-        const uint64_t sign = uint64_t{1} << (size * 8 - 1);
-        value = static_cast<int64_t>((bits ^ sign) - sign);
-      }
-      out += std::to_string(value);
-      ++index;
-      return;
+  std::string out = NestedList(data.type.dims, [&](size_t i) {
+    uint64_t bits = LoadElementBits(data.type.dtype, data.bytes.data() + i * static_cast<size_t>(size));
+    int64_t value = static_cast<int64_t>(bits);
+    if (size < 8) {
+      const uint64_t sign = uint64_t{1} << (size * 8 - 1);
+      value = static_cast<int64_t>((bits ^ sign) - sign);
     }
-    out += "[";
-    for (int64_t i = 0; i < data.type.dims[dim]; ++i) {
-      if (i) out += ", ";
-      self(self, dim + 1);
-    }
-    out += "]";
-  };
-  if (data.type.dims.empty() || ElementCount(data.type.dims) > 0) {
-    nested(nested, 0);
-  } else {
-    out = "[]";
-  }
+    return std::to_string(value);
+  });
   return "dense<" + out + "> : " + TypeToString(data.type);
 }
 

@@ -102,6 +102,23 @@ Status Partitioner::RewriteReduce(const ir::Operation& op) {
   return OkStatus();
 }
 
+Status Partitioner::EmitContraction(const ir::Operation& op, const Spec& lhs_spec, const Spec& rhs_spec,
+                                    const Spec& result_spec, std::vector<int> partial_axes) {
+  std::vector<ValueId> operands;
+  for (size_t i = 0; i < 2; ++i) {
+    STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[i]));
+    STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, i == 0 ? lhs_spec : rhs_spec, DimsOf(op.operands[i])));
+    operands.push_back(local.value);
+  }
+  const ValueId result = op.results[0];
+  ValueId value = Emit1(op.code, std::move(operands), LocalType(result, result_spec), op.attrs);
+  std::sort(partial_axes.begin(), partial_axes.end());
+  Spec spec = result_spec;
+  spec.unreduced = std::move(partial_axes);
+  Set(result, Local{value, spec, OpCode::kAdd});
+  return OkStatus();
+}
+
 Status Partitioner::RewriteConvolution(const ir::Operation& op) {
   auto int_attr = [&](const char* name, int64_t fallback) {
     const ir::Attribute* attr = op.attr(name);
@@ -137,16 +154,7 @@ Status Partitioner::RewriteConvolution(const ir::Operation& op) {
   }
   if (!result_spec.Sharded() && partial_axes.empty()) return RewriteWhole(op);
   if (!Fits(ls, ld, *mesh_) || !Fits(rs, rd, *mesh_) || !Fits(result_spec, od, *mesh_)) return RewriteWhole(op);
-  STABLERT_ASSIGN_OR_RETURN(Local l, Get(lhs));
-  STABLERT_ASSIGN_OR_RETURN(l, Reshard(l, ls, ld));
-  STABLERT_ASSIGN_OR_RETURN(Local r, Get(rhs));
-  STABLERT_ASSIGN_OR_RETURN(r, Reshard(r, rs, rd));
-  ValueId value = Emit1(op.code, {l.value, r.value}, LocalType(result, result_spec), op.attrs);
-  std::sort(partial_axes.begin(), partial_axes.end());
-  Spec spec = result_spec;
-  spec.unreduced = partial_axes;
-  Set(result, Local{value, spec, OpCode::kAdd});
-  return OkStatus();
+  return EmitContraction(op, ls, rs, result_spec, std::move(partial_axes));
 }
 
 Status Partitioner::RewriteWindow(const ir::Operation& op) {
@@ -221,16 +229,7 @@ Status Partitioner::RewriteDot(const ir::Operation& op) {
   }
   if (!Fits(ls, ld, *mesh_) || !Fits(rs, rd, *mesh_) || !Fits(result_spec, DimsOf(result), *mesh_))
     return NotCovered("a dot_general whose operands cannot be split as its result");
-  STABLERT_ASSIGN_OR_RETURN(Local l, Get(lhs));
-  STABLERT_ASSIGN_OR_RETURN(l, Reshard(l, ls, ld));
-  STABLERT_ASSIGN_OR_RETURN(Local rr, Get(rhs));
-  STABLERT_ASSIGN_OR_RETURN(rr, Reshard(rr, rs, rd));
-  ValueId value = Emit1(op.code, {l.value, rr.value}, LocalType(result, result_spec), op.attrs);
-  std::sort(partial_axes.begin(), partial_axes.end());
-  Spec spec = result_spec;
-  spec.unreduced = partial_axes;
-  Set(result, Local{value, spec, OpCode::kAdd});
-  return OkStatus();
+  return EmitContraction(op, ls, rs, result_spec, std::move(partial_axes));
 }
 
 Status Partitioner::RewriteGather(const ir::Operation& op) {

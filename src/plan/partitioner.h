@@ -200,6 +200,11 @@ class Partitioner {
   Status RewriteOp(const ir::Operation& op);
   Status RewriteReduce(const ir::Operation& op);
   Status RewriteDot(const ir::Operation& op);
+  // The two-operand contraction `op` (dot_general, convolution) with its operands resharded
+  // to `lhs_spec`/`rhs_spec`: its result is split as `result_spec` and partial along
+  // `partial_axes` (the axes splitting the contracted dimensions).
+  Status EmitContraction(const ir::Operation& op, const Spec& lhs_spec, const Spec& rhs_spec, const Spec& result_spec,
+                         std::vector<int> partial_axes);
   // Ungrouped convolutions split along batch and output features; input features split
   // alike in both operands leave partials.
   Status RewriteConvolution(const ir::Operation& op);
