@@ -147,6 +147,18 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   return OkStatus();
 }
 
+// Runs the plan on one device's buffers once its inputs are ready (`partition` set for one
+// partition's program).
+Status RunOnDevice(const Executable& executable, const DeviceRun& run, const HostTransfers& host,
+                   const PartitionContext* partition) {
+  STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (const auto& storage : run.inputs) in.push_back(storage->data());
+  for (const auto& storage : run.outputs) out.push_back(storage->data());
+  return ExecutePlan(executable.plan(), in, out, &host, partition);
+}
+
 // One execution of a program run per partition: each device runs the partition's plan on
 // its own shards on its own queue, the partitions' collectives meeting in one communicator.
 // The last partition to finish completes the execution (every output waits for all).
@@ -159,15 +171,8 @@ class PerPartitionRun {
         done_(std::move(done)) {}
 
   void Run(const Executable& executable, const DeviceRun& run, const HostTransfers& host) {
-    Status status = AwaitAll(run.input_events);
-    if (status.ok()) {
-      std::vector<const void*> in;
-      std::vector<void*> out;
-      for (const auto& storage : run.inputs) in.push_back(storage->data());
-      for (const auto& storage : run.outputs) out.push_back(storage->data());
-      const PartitionContext partition{static_cast<int>(run.partition), &communicator_};
-      status = ExecutePlan(executable.plan(), in, out, &host, &partition);
-    }
+    const PartitionContext partition{static_cast<int>(run.partition), &communicator_};
+    Status status = RunOnDevice(executable, run, host, &partition);
     std::lock_guard<std::mutex> lock(mutex_);
     statuses_[static_cast<size_t>(run.partition)] = status;
     if (--remaining_ > 0) return;
@@ -381,15 +386,7 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     WorkQueue& queue = run.device->queue();
     HostTransfers host{host_transfers.get(), {}, static_cast<int>(d)};
     std::function<void()> task = [executable, run = std::move(run), host_transfers, host = std::move(host)] {
-      Status status = AwaitAll(run.input_events);
-      if (status.ok()) {
-        std::vector<const void*> in;
-        std::vector<void*> out;
-        for (const auto& storage : run.inputs) in.push_back(storage->data());
-        for (const auto& storage : run.outputs) out.push_back(storage->data());
-        status = ExecutePlan(executable->plan(), in, out, &host);
-      }
-      run.done->Set(status).IgnoreError();
+      run.done->Set(RunOnDevice(*executable, run, host, nullptr)).IgnoreError();
     };
     Dispatch(queue, std::move(task), executable->runs_inline_when_idle() && inputs_ready);
   }
