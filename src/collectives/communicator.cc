@@ -1,7 +1,7 @@
 #include "collectives/communicator.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 namespace stablert::collectives {
@@ -12,17 +12,30 @@ struct Communicator::Instance {
   std::vector<bool> arrived;
   int arrivals = 0;
   int departures = 0;
+  // Set when a member gave up waiting: the collective failed, and members arriving later
+  // fail at once with this account (the op, who waited, who was missing).
+  std::string abandoned;
 };
+
+namespace {
+
+std::string DeviceList(const std::vector<int>& group, const std::vector<bool>& arrived, bool which) {
+  std::string out;
+  for (size_t i = 0; i < group.size(); ++i)
+    if (arrived[i] == which) out += (out.empty() ? "" : ", ") + std::to_string(group[i]);
+  return out;
+}
+
+std::string Seconds(std::chrono::milliseconds timeout) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(timeout.count()) / 1000.0);
+  return buffer;
+}
+
+}  // namespace
 
 Communicator::Communicator(int num_ranks, std::chrono::milliseconds timeout)
     : num_ranks_(num_ranks), timeout_(timeout), next_call_(num_ranks, 0) {}
-
-std::chrono::milliseconds DefaultCollectiveTimeout() {
-  const char* text = std::getenv("STABLERT_COLLECTIVE_TIMEOUT_SECONDS");
-  double seconds = text ? std::atof(text) : 0;
-  if (seconds <= 0) seconds = 60;
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
 
 StatusOr<std::vector<int>> Communicator::GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const {
   if (rank < 0 || rank >= num_ranks_)
@@ -60,22 +73,30 @@ Status Communicator::Exchange(int rank, const std::vector<int>& group, const voi
   std::shared_ptr<Instance> instance = slot;
   if (instance->group != group)
     return InvalidArgument(op + ": devices disagree on the replica group of this collective");
+  if (!instance->abandoned.empty())
+    return DeadlineExceeded(op + ": device " + std::to_string(rank) + " reached this collective too late: " +
+                            instance->abandoned);
   instance->inputs[position] = in;
   instance->arrived[position] = true;
   ++instance->arrivals;
   changed_.notify_all();
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   int size = static_cast<int>(group.size());
-  if (!changed_.wait_until(lock, deadline, [&] { return instance->arrivals == size; })) {
-    std::string missing;
-    for (int i = 0; i < size; ++i)
-      if (!instance->arrived[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(group[i]);
-    // Leave the instance so late arrivals also fail rather than wait forever.
+  if (!changed_.wait_until(lock, deadline,
+                           [&] { return instance->arrivals == size || !instance->abandoned.empty(); }) ||
+      !instance->abandoned.empty()) {
+    const std::string waited = DeviceList(instance->group, instance->arrived, true);
+    const std::string missing = DeviceList(instance->group, instance->arrived, false);
+    if (instance->abandoned.empty())
+      instance->abandoned = "devices " + waited + " stopped waiting for devices " + missing + " after " +
+                            Seconds(timeout_) + " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS)";
+    // The instance stays, so that late members fail at once instead of waiting.
     instance->arrivals = -size * 2;
     changed_.notify_all();
-    return DeadlineExceeded(op + ": devices " + missing + " did not reach this collective within " +
-                            std::to_string(timeout_.count() / 1000.0).substr(0, 5) + " s (device " +
-                            std::to_string(rank) + " waited); the program's collectives do not match");
+    return DeadlineExceeded(op + ": devices " + missing + " did not reach this collective within " + Seconds(timeout_) +
+                            " s (device " + std::to_string(rank) + " waited with devices " + waited +
+                            "; STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout); the program's collectives do "
+                            "not match");
   }
   lock.unlock();
   Status status = body(instance->inputs);

@@ -9,7 +9,9 @@
 //
 // Results are deterministic: reductions combine contributions in group order, the same way
 // every run. A member that does not arrive within the timeout makes the others fail with
-// DeadlineExceeded naming the op and the missing ranks — never a hang.
+// DeadlineExceeded naming the op, the missing ranks and those that waited — never a hang;
+// a member that arrives after the others gave up fails at once with the same account. The
+// runtime takes the timeout from STABLERT_COLLECTIVE_TIMEOUT_SECONDS (env::CollectiveTimeout).
 //
 // Thread-safety: all methods may be called concurrently from the participants' threads.
 // The Communicator must outlive all calls.
@@ -84,7 +86,5 @@ class Communicator {
   std::map<std::pair<int64_t, int>, std::shared_ptr<Instance>> instances_;  // (call index, group leader)
 };
 
-// The timeout from STABLERT_COLLECTIVE_TIMEOUT_SECONDS, default 60 s.
-std::chrono::milliseconds DefaultCollectiveTimeout();
 
 }  // namespace stablert::collectives

@@ -85,6 +85,35 @@ TEST(Communicator, MismatchedProgramsFailWithinTheTimeoutNamingMissingDevices) {
   }
 }
 
+TEST(Communicator, ALatePeerFailsAtOnceNamingTheCollectiveAndTheDevices) {
+  Communicator comm(3, std::chrono::milliseconds(100));
+  std::chrono::steady_clock::duration late_wait{};
+  auto statuses = OnRanks(3, [&](int r) -> Status {
+    int32_t v = r;
+    if (r == 2) {
+      // Device 2 arrives long after devices 0 and 1 gave up.
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      auto start = std::chrono::steady_clock::now();
+      Status status = comm.AllReduce(r, {}, &v, &v, 1, 4, AddInt32(), "stablehlo.all_reduce at f.py:3");
+      late_wait = std::chrono::steady_clock::now() - start;
+      return status;
+    }
+    return comm.AllReduce(r, {}, &v, &v, 1, 4, AddInt32(), "stablehlo.all_reduce at f.py:3");
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(statuses[r].code(), StatusCode::kDeadlineExceeded) << statuses[r].ToString();
+    EXPECT_NE(statuses[r].message().find("devices 2 did not reach this collective within 0.1 s"), std::string::npos)
+        << statuses[r].message();
+    EXPECT_NE(statuses[r].message().find("waited with devices 0, 1"), std::string::npos) << statuses[r].message();
+  }
+  ASSERT_EQ(statuses[2].code(), StatusCode::kDeadlineExceeded) << statuses[2].ToString();
+  std::string late(statuses[2].message());
+  EXPECT_NE(late.find("stablehlo.all_reduce at f.py:3: device 2 reached this collective too late"), std::string::npos)
+      << late;
+  EXPECT_NE(late.find("devices 0, 1 stopped waiting for devices 2 after 0.1 s"), std::string::npos) << late;
+  EXPECT_LT(late_wait, std::chrono::milliseconds(50)) << "a late peer must not wait out another timeout";
+}
+
 TEST(Communicator, ReductionOrderIsTheGroupOrder) {
   // A non-commutative combiner exposes the order: out = ((in0 * 10 + in1) * 10 + in2).
   Combiner append = [](const void* lhs, const void* rhs, void* out, int64_t) {

@@ -2,21 +2,32 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+
+#include "base/env.h"
+#include "runtime/dump.h"
 
 namespace stablert::runtime {
 namespace {
 
-constexpr int kMaxDevices = 4096;
+constexpr int kMaxDevices = static_cast<int>(env::kMaxDeviceCount);
 
-StatusOr<int> ParseDeviceCountEnv() {
-  const char* text = std::getenv("STABLERT_DEVICE_COUNT");
-  if (!text || !*text) return 1;
-  char* end = nullptr;
-  long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 1 || value > kMaxDevices)
-    return InvalidArgument(std::string("STABLERT_DEVICE_COUNT must be an integer in [1, ") + std::to_string(kMaxDevices) +
-                           "], got '" + text + "'");
-  return static_cast<int>(value);
+// An integer create option in [min, max]: an int64, or a string holding a decimal integer
+// (jax_pjrt_client_create_options passes strings). Errors name the option, the value or
+// the type given, and the range.
+StatusOr<int64_t> RangedIntOption(const std::string& name, const ClientOptions::Value& value, int64_t min,
+                                  int64_t max) {
+  const std::string what = "PJRT_Client_Create: create option " + name;
+  const std::string range = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (const auto* s = std::get_if<std::string>(&value)) return env::ParseInt(what, *s, min, max);
+  if (const auto* i = std::get_if<int64_t>(&value)) {
+    if (*i >= min && *i <= max) return *i;
+    return InvalidArgument(what + "=" + std::to_string(*i) + " is not " + range);
+  }
+  const char* type = std::holds_alternative<bool>(value)    ? "a bool"
+                     : std::holds_alternative<float>(value) ? "a float"
+                                                            : "an integer list";
+  return InvalidArgument(what + " is " + type + "; it must be " + range);
 }
 
 StatusOr<int64_t> IntOption(const std::string& name, const ClientOptions::Value& value) {
@@ -33,13 +44,12 @@ StatusOr<int64_t> IntOption(const std::string& name, const ClientOptions::Value&
 
 StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pair<std::string, Value>>& values) {
   ClientOptions options;
-  STABLERT_ASSIGN_OR_RETURN(options.device_count, ParseDeviceCountEnv());
+  StatusOr<int> env_count = env::DeviceCount();
+  if (!env_count.ok()) return env_count.status().WithPrefix("PJRT_Client_Create");
+  options.device_count = *env_count;
   for (const auto& [name, value] : values) {
     if (name == "device_count" || name == "cpu_device_count") {
-      STABLERT_ASSIGN_OR_RETURN(int64_t count, IntOption(name, value));
-      if (count < 1 || count > kMaxDevices)
-        return InvalidArgument("PJRT_Client_Create: option '" + name + "' must be in [1, " +
-                               std::to_string(kMaxDevices) + "], got " + std::to_string(count));
+      STABLERT_ASSIGN_OR_RETURN(int64_t count, RangedIntOption(name, value, 1, kMaxDevices));
       options.device_count = static_cast<int>(count);
     } else if (name == "node_id") {
       STABLERT_ASSIGN_OR_RETURN(int64_t id, IntOption(name, value));
@@ -66,6 +76,11 @@ Client::Client(const ClientOptions& options) : options_(options), platform_versi
 Client::~Client() = default;
 
 StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
+  // Every STABLERT_* variable is checked now, so that a mistake fails client creation (JAX
+  // shows the message) rather than a later compilation or execution.
+  STABLERT_RETURN_IF_ERROR(env::CheckEnvironment().WithPrefix("PJRT_Client_Create"));
+  STABLERT_ASSIGN_OR_RETURN(std::optional<env::DumpDir> dump_dir, env::DumpDirectory());
+  if (dump_dir) STABLERT_RETURN_IF_ERROR(PrepareDumpDirectory(*dump_dir).WithPrefix("PJRT_Client_Create"));
   std::unique_ptr<Client> client(new Client(options));
   const char* kinds[] = {kDeviceMemoryKind, kPinnedHostMemoryKind, kUnpinnedHostMemoryKind};
   int memory_id = 0;

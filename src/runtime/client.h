@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "base/env.h"
 #include "base/status.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -22,6 +24,16 @@
 namespace stablert::runtime {
 
 inline constexpr char kPlatformName[] = "stablert";
+
+class CompileTimer;
+class CompileDump;
+
+// The settings a compilation reads from the environment (compile.cc).
+struct CompileSettings {
+  bool partitioner = true;         // STABLERT_PARTITIONER
+  bool debug_partitioner = false;  // STABLERT_DEBUG_PARTITIONER
+  std::optional<env::DumpDir> dump_dir;
+};
 
 struct ClientOptions {
   int device_count = 1;
@@ -79,6 +91,8 @@ class Client {
   StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory);
 
   // Compiles `program` ("mlir" format: a StableHLO portable artifact in MLIR bytecode).
+  // Reads the compile-time settings (STABLERT_PARTITIONER, STABLERT_DEBUG_PARTITIONER, the
+  // dump directory) anew; with a dump directory, writes what it did there (runtime/dump.h).
   StatusOr<std::unique_ptr<LoadedExecutable>> Compile(std::string_view program, std::string_view format,
                                                       std::string_view compile_options);
   // Binds an already compiled executable to devices per its compile options.
@@ -86,6 +100,9 @@ class Client {
 
  private:
   explicit Client(const ClientOptions& options);
+  StatusOr<std::unique_ptr<LoadedExecutable>> CompileMlir(std::string_view program, std::string_view format,
+                                                          CompileOptions options, const CompileSettings& settings,
+                                                          CompileTimer& timer, CompileDump& dump, std::string& name);
 
   ClientOptions options_;
   std::string platform_version_;

@@ -1,32 +1,23 @@
 // Client::Compile and Client::Load: the one place that wires the reader, the verifier and
 // the lowering into an executable, and binds executables to devices.
-#include <cstdlib>
-#include <fstream>
-
 #include <cstdio>
+#include <optional>
 
+#include "base/env.h"
 #include "ir/module.h"
+#include "ir/printer.h"
 #include "ir/stablehlo_text.h"
 #include "ir/verifier.h"
 #include "plan/lower.h"
 #include "plan/partition.h"
 #include "plan/sharding.h"
 #include "runtime/client.h"
+#include "runtime/dump.h"
 #include "runtime/executor.h"
 #include "stablehlo/read_module.h"
 
 namespace stablert::runtime {
 namespace {
-
-// STABLERT_DUMP_DIR=<dir>: every compiled program and its options are written there.
-void DumpIfRequested(std::string_view program, std::string_view options) {
-  const char* dir = std::getenv("STABLERT_DUMP_DIR");
-  if (!dir || !*dir) return;
-  static std::atomic<int> counter{0};
-  std::string base = std::string(dir) + "/program_" + std::to_string(counter++);
-  std::ofstream(base + ".mlirbc", std::ios::binary).write(program.data(), program.size());
-  std::ofstream(base + ".options.pb", std::ios::binary).write(options.data(), options.size());
-}
 
 std::string MemoryKindOf(const ir::Attribute::Dictionary& attrs) {
   if (const ir::Attribute* kind = ir::FindAttr(attrs, "mhlo.memory_kind"))
@@ -136,17 +127,30 @@ std::string FirstShardyOp(const ir::Module& module) {
   return "";
 }
 
-// STABLERT_PARTITIONER=0 runs every multi-device program in the global view.
-bool PartitioningEnabled() {
-  const char* value = std::getenv("STABLERT_PARTITIONER");
-  return !(value && std::string_view(value) == "0");
-}
-
-// STABLERT_DEBUG_PARTITIONER=1: why a multi-device program runs in the global view, on stderr.
-void DebugLogPartitioning(const std::string& name, const Status& status) {
-  const char* value = std::getenv("STABLERT_DEBUG_PARTITIONER");
-  if (value && std::string_view(value) == "1")
-    std::fprintf(stderr, "stablert: %s runs in the global view: %s\n", name.c_str(), status.ToString().c_str());
+// The compile-time settings: STABLERT_PARTITIONER, STABLERT_DEBUG_PARTITIONER and the
+// dump directory (STABLERT_DUMP_DIR, else the compile option xla_dump_to, else XLA_FLAGS
+// --xla_dump_to), read at every compilation.
+StatusOr<CompileSettings> ReadCompileSettings(const CompileOptions& options) {
+  CompileSettings settings;
+  auto prefixed = [](const Status& status) { return status.WithPrefix("PJRT_Client_Compile"); };
+  StatusOr<bool> partitioner = env::PartitionerEnabled();
+  if (!partitioner.ok()) return prefixed(partitioner.status());
+  StatusOr<bool> debug = env::DebugPartitioner();
+  if (!debug.ok()) return prefixed(debug.status());
+  settings.partitioner = *partitioner;
+  settings.debug_partitioner = *debug;
+  std::optional<std::string> option_dir = StringOverride(options, "xla_dump_to");
+  if (env::Get(env::kDumpDir) || !option_dir || option_dir->empty()) {
+    StatusOr<std::optional<env::DumpDir>> dir = env::DumpDirectory();
+    if (!dir.ok()) return prefixed(dir.status());
+    settings.dump_dir = *dir;
+  } else {
+    if (*option_dir == "-" || *option_dir == "sponge" || *option_dir == "test_undeclared_outputs_dir")
+      return InvalidArgument("PJRT_Client_Compile: compile option xla_dump_to='" + *option_dir +
+                             "': StableRT dumps to a directory only; name one, or set STABLERT_DUMP_DIR");
+    settings.dump_dir = env::DumpDir{*option_dir, "compile option xla_dump_to"};
+  }
+  return settings;
 }
 
 std::vector<plan::TensorType> GlobalTypes(const std::vector<ir::Type>& types) {
@@ -159,6 +163,7 @@ std::vector<plan::TensorType> GlobalTypes(const std::vector<ir::Type>& types) {
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view program, std::string_view format,
                                                             std::string_view compile_options) {
+  CompileTimer timer;
   STABLERT_ASSIGN_OR_RETURN(CompileOptions options, ParseCompileOptions(compile_options));
   if (format != "mlir") {
     if (format == "hlo" || format == "hlo_with_config")
@@ -166,10 +171,44 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
                            "' (HloModuleProto) is not supported; StableRT compiles StableHLO (format 'mlir')");
     return InvalidArgument("Unknown program format '" + std::string(format) + "'.");
   }
-  DumpIfRequested(program, compile_options);
-  STABLERT_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, stablehlo::ReadModule(program));
   STABLERT_RETURN_IF_ERROR(ValidateOptionOverrides(options));
+  STABLERT_ASSIGN_OR_RETURN(CompileSettings settings, ReadCompileSettings(options));
+  timer.EndPhase("options");
+  CompileDump dump(settings.dump_dir, program);
+  if (!dump.status().ok()) return dump.status().WithPrefix("PJRT_Client_Compile");
+  std::string name = "unread";
+  StatusOr<std::unique_ptr<LoadedExecutable>> result =
+      CompileMlir(program, format, std::move(options), settings, timer, dump, name);
+  if (dump.enabled()) {
+    const bool bytecode = program.size() >= 4 && program.substr(0, 4) == std::string_view("ML\xEFR", 4);
+    dump.Write(bytecode ? "input.mlirbc" : "input.mlir", program);
+    dump.Write("compile_options.pb", compile_options);
+    dump.Write("timings.json", timer.ToJson(name));
+    if (!result.ok()) dump.Write("error.txt", result.status().ToString() + "\n");
+    if (!dump.status().ok()) return dump.status().WithPrefix("PJRT_Client_Compile");
+  }
+  return result;
+}
+
+// Reads, verifies, partitions and lowers the program; writes the intermediate forms to
+// `dump` as they are made and the phases' times to `timer`; `name` receives the module name.
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view program, std::string_view format,
+                                                                CompileOptions options, const CompileSettings& settings,
+                                                                CompileTimer& timer, CompileDump& dump,
+                                                                std::string& name) {
+  StatusOr<std::unique_ptr<ir::Module>> read = stablehlo::ReadModule(program);
+  timer.EndPhase("read");
+  if (!read.ok()) return read.status();
+  std::unique_ptr<ir::Module> module = std::move(read).value();
+  name = module->name.empty() ? "main" : module->name;
+  dump.SetModuleName(name);
+  if (dump.enabled()) {
+    dump.Write("input.txt", ir::PrintModule(*module, ir::PrintOptions{.locations = true}));
+    dump.Write("compile_options.txt", CompileOptionsToString(options));
+    timer.EndPhase("dump_input");
+  }
   STABLERT_RETURN_IF_ERROR(ir::Verify(*module));
+  timer.EndPhase("verify");
   const ir::Function* entry = module->EntryFunction();
   if (!entry) return InvalidArgument("PJRT_Client_Compile: the module has no entry function 'main'");
   std::vector<std::string> output_kinds, parameter_kinds;
@@ -177,14 +216,33 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   for (const auto& attrs : entry->argument_attrs) parameter_kinds.push_back(MemoryKindOf(attrs));
   output_kinds.resize(entry->result_types.size(), kDeviceMemoryKind);
   parameter_kinds.resize(entry->argument_types.size(), kDeviceMemoryKind);
-  std::string name = module->name.empty() ? "main" : module->name;
-  if (options.num_partitions > 1 && options.num_replicas == 1 && PartitioningEnabled()) {
+  // Why the program runs in the global view, for the dump and STABLERT_DEBUG_PARTITIONER.
+  std::string global_view_reason = "a single-partition program";
+  auto log_global_view = [&](const std::string& what, const Status& status) {
+    global_view_reason = status.ToString();
+    if (settings.debug_partitioner)
+      std::fprintf(stderr, "stablert: %s runs in the global view: %s\n", what.c_str(), status.ToString().c_str());
+  };
+  if (options.num_partitions > 1 && options.num_replicas > 1)
+    global_view_reason = "replicas and partitions together";
+  if (options.num_partitions > 1 && options.num_replicas == 1 && !settings.partitioner)
+    global_view_reason = "STABLERT_PARTITIONER is off";
+  if (options.num_partitions > 1 && options.num_replicas == 1 && settings.partitioner) {
     // Partitioned: each device runs its own blocks; the global view where the partitioner
     // does not cover the program (plan/partition.h).
     auto partitioned = plan::PartitionProgram(*module, options.num_partitions);
+    timer.EndPhase("partition");
     if (partitioned.ok()) {
       auto local_plan = plan::LowerToPlan(partitioned->module, options.num_partitions);
+      timer.EndPhase("lower_and_assign_buffers");
       if (local_plan.ok()) {
+        if (dump.enabled()) {
+          dump.Write("lowered.txt", "// the program of each of " + std::to_string(options.num_partitions) +
+                                        " partitions, after SPMD partitioning\n" +
+                                        ir::PrintModule(partitioned->module, ir::PrintOptions{.locations = true}));
+          dump.Write("plan.txt", plan::PrintPlan(*local_plan));
+          timer.EndPhase("dump_plan");
+        }
         PerPartitionTypes global{GlobalTypes(entry->argument_types), GlobalTypes(entry->result_types)};
         std::vector<plan::ShardLayout> parameter_shards, result_shards;
         for (size_t i = 0; i < global.parameters.size(); ++i) {
@@ -202,19 +260,30 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
         std::vector<bool> donatable =
             DonatedParameters(*entry, global.parameters, parameter_shards, global.results, result_shards);
         auto text = ir::PrintStablehloText(partitioned->module);
-        if (!text.ok()) DebugLogPartitioning(name + " (no text form)", text.status());
+        if (!text.ok()) log_global_view(name + " (no text form)", text.status());
+        timer.EndPhase("layouts");
         auto executable = std::make_shared<const Executable>(
             name, std::string(program), std::string(format), std::move(options), std::move(local_plan).value(),
             std::move(output_kinds), std::move(parameter_kinds), std::move(donatable), std::move(parameter_shards),
             std::move(result_shards), std::string(), std::move(global), text.ok() ? std::move(text).value() : std::string());
-        return Load(std::move(executable));
+        auto loaded = Load(std::move(executable));
+        timer.EndPhase("prepare_kernels");
+        return loaded;
       }
-      DebugLogPartitioning(name, local_plan.status());
+      log_global_view(name, local_plan.status());
     } else {
-      DebugLogPartitioning(name, partitioned.status());
+      log_global_view(name, partitioned.status());
     }
   }
   STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
+  timer.EndPhase("lower_and_assign_buffers");
+  if (dump.enabled()) {
+    std::string header = "// the program in the global view";
+    if (options.num_partitions > 1) header += " (not partitioned: " + global_view_reason + ")";
+    dump.Write("lowered.txt", header + "\n" + ir::PrintModule(*module, ir::PrintOptions{.locations = true}));
+    dump.Write("plan.txt", plan::PrintPlan(plan));
+    timer.EndPhase("dump_plan");
+  }
   std::vector<plan::ShardLayout> parameter_shards, result_shards;
   STABLERT_ASSIGN_OR_RETURN(parameter_shards, ShardLayouts(*module, entry->argument_attrs, plan.parameter_types,
                                                            options.num_partitions, "parameter"));
@@ -233,12 +302,15 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::string_view pro
   std::vector<bool> donatable =
       DonatedParameters(*entry, plan.parameter_types, parameter_shards, plan.result_types, result_shards);
   std::string shardy_op = FirstShardyOp(*module);
+  timer.EndPhase("layouts");
   auto executable = std::make_shared<const Executable>(name, std::string(program), std::string(format),
                                                        std::move(options), std::move(plan), std::move(output_kinds),
                                                        std::move(parameter_kinds), std::move(donatable),
                                                        std::move(parameter_shards), std::move(result_shards),
                                                        std::move(shardy_op));
-  return Load(std::move(executable));
+  auto loaded = Load(std::move(executable));
+  timer.EndPhase("prepare_kernels");
+  return loaded;
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(std::shared_ptr<const Executable> executable) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "base/env.h"
 #include "base/hash.h"
 
 #include <mutex>
@@ -164,8 +165,8 @@ Status RunOnDevice(const Executable& executable, const DeviceRun& run, const Hos
 // The last partition to finish completes the execution (every output waits for all).
 class PerPartitionRun {
  public:
-  PerPartitionRun(int partitions, EventRef done)
-      : communicator_(partitions, collectives::DefaultCollectiveTimeout()),
+  PerPartitionRun(int partitions, std::chrono::milliseconds timeout, EventRef done)
+      : communicator_(partitions, timeout),
         statuses_(static_cast<size_t>(partitions)),
         remaining_(partitions),
         done_(std::move(done)) {}
@@ -362,7 +363,8 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       if (static_cast<int64_t>(runs.size()) != executable->num_partitions())
         return Unimplemented(executable->name() + ": " + std::to_string(runs.size()) + " of its " +
                              std::to_string(executable->num_partitions()) + " partitions are addressable; all must be");
-      auto state = std::make_shared<PerPartitionRun>(static_cast<int>(runs.size()), shared_done);
+      STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
+      auto state = std::make_shared<PerPartitionRun>(static_cast<int>(runs.size()), timeout, shared_done);
       auto shared_host = std::make_shared<const HostTransfers>(std::move(host));
       std::lock_guard<std::mutex> order(PerPartitionQueueingMutex());
       for (DeviceRun& run : runs) {

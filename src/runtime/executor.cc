@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "base/env.h"
 #include "base/thread_pool.h"
 #include "collectives/communicator.h"
 #include "kernels/scalar_program.h"
@@ -399,7 +400,8 @@ Dims BlockStart(const std::vector<int64_t>& starts, int rank, size_t dims) {
 Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
                              const std::vector<kernels::BufferView>& views, const HostTransfers* host) const {
   const int partitions = static_cast<int>(step.step->params[0][0]);
-  collectives::Communicator communicator(partitions, collectives::DefaultCollectiveTimeout());
+  STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
+  collectives::Communicator communicator(partitions, timeout);
   // Partitions other than 0 work in private arenas.
   std::vector<Arena> arenas;
   std::vector<std::vector<kernels::BufferView>> partition_views(static_cast<size_t>(partitions - 1));
@@ -501,7 +503,8 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
   std::unique_ptr<collectives::Communicator> alone;
   collectives::Communicator* communicator = partition ? partition->communicator : nullptr;
   if (communicator == nullptr) {
-    alone = std::make_unique<collectives::Communicator>(1, collectives::DefaultCollectiveTimeout());
+    STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
+    alone = std::make_unique<collectives::Communicator>(1, timeout);
     communicator = alone.get();
   }
   if (name == "collective_permute") {

@@ -10,7 +10,7 @@
 // Manual regions (plan::StepKind::kManual) run their region once per partition, each on
 // its own thread (partition 0 on the calling thread, in the execution's arena; the others
 // in private arenas), sharing one collectives::Communicator with the timeout
-// collectives::DefaultCollectiveTimeout(). Collective steps call that communicator; a
+// env::CollectiveTimeout() (STABLERT_COLLECTIVE_TIMEOUT_SECONDS). Collective steps call that communicator; a
 // collective whose peers never arrive fails the execution with DeadlineExceeded naming
 // the op (its origin) and the missing partitions, after the timeout.
 //

@@ -1,0 +1,74 @@
+// Dumps of what the compiler did, for developers (docs/configuration.md, "Dumps").
+//
+// Where: STABLERT_DUMP_DIR, else the compile option xla_dump_to, else --xla_dump_to in
+// XLA_FLAGS (env::DumpDirectory). The directory is created (with its parents) if missing;
+// one that cannot be created or written is InvalidArgument naming the setting and the path.
+//
+// What: every compilation writes files named
+//   <dir>/stablert.<pid>.<n>.<module>.<fingerprint>.<part>
+// <pid> the process id, <n> a per-process counter (4+ digits), <module> the module's
+// sym_name (e.g. jit_f; characters other than [A-Za-z0-9_.-] become '_'), <fingerprint>
+// 16 hex digits of Fingerprint64 of the program bytes. So concurrent processes and runs
+// never overwrite each other and `ls` lists them by process and compile order. <part>:
+//   input.mlirbc / input.mlir   the program as received (bytecode / MLIR text)
+//   input.txt                   the program as read (ir/printer.h)
+//   lowered.txt                 the module lowered to the plan: the per-partition program
+//                               after SPMD partitioning, or the program in the global view
+//   plan.txt                    the execution plan: steps, kernels, values, arena offsets
+//   compile_options.pb / .txt   the CompileOptionsProto as received / readable
+//   timings.json                microseconds per compile phase
+//   error.txt                   the error, if compilation failed
+// Thread-safe: concurrent compilations use distinct counters.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/env.h"
+#include "base/status.h"
+
+namespace stablert::runtime {
+
+// Creates `dir.path` (and its parents) if missing and checks that it is a writable
+// directory. Errors name dir.source and the path.
+Status PrepareDumpDirectory(const env::DumpDir& dir);
+
+// Wall-clock time per compile phase, in order.
+class CompileTimer {
+ public:
+  CompileTimer();
+  // Ends the phase running since the last call (or construction) and names it.
+  void EndPhase(std::string_view name);
+  // {"module": ..., "phases_us": {...}, "total_us": ...}
+  std::string ToJson(std::string_view module) const;
+
+ private:
+  int64_t start_us_;
+  int64_t last_us_;
+  std::vector<std::pair<std::string, int64_t>> phases_;
+};
+
+// The dump of one compilation; does nothing if constructed without a directory.
+class CompileDump {
+ public:
+  CompileDump(std::optional<env::DumpDir> dir, std::string_view program);
+  bool enabled() const { return dir_.has_value(); }
+  // Fixes the file names (the module name is known once the program is read).
+  void SetModuleName(std::string_view name);
+  // Writes <prefix>.<part>. The first failure is kept and returned by status().
+  void Write(std::string_view part, std::string_view contents);
+  const Status& status() const { return status_; }
+
+ private:
+  std::optional<env::DumpDir> dir_;
+  std::string prefix_;
+  uint64_t fingerprint_;
+  int64_t number_;
+  Status status_;
+};
+
+}  // namespace stablert::runtime
