@@ -382,7 +382,10 @@ std::string CompileOptionsToString(const CompileOptions& options) {
   if (options.device_assignment.empty()) out += " none";
   for (const auto& replica : options.device_assignment) {
     out += " [";
-    for (size_t p = 0; p < replica.size(); ++p) out += (p ? "," : "") + std::to_string(replica[p]);
+    for (size_t p = 0; p < replica.size(); ++p) {
+      if (p) out += ',';
+      out += std::to_string(replica[p]);
+    }
     out += "]";
   }
   out += "\nenv_option_overrides:";

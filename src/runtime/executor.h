@@ -10,9 +10,9 @@
 // Manual regions (plan::StepKind::kManual) run their region once per partition, each on
 // its own thread (partition 0 on the calling thread, in the execution's arena; the others
 // in private arenas), sharing one collectives::Communicator with the timeout
-// env::CollectiveTimeout() (STABLERT_COLLECTIVE_TIMEOUT_SECONDS). Collective steps call that communicator; a
-// collective whose peers never arrive fails the execution with DeadlineExceeded naming
-// the op (its origin) and the missing partitions, after the timeout.
+// env::CollectiveTimeout() (STABLERT_COLLECTIVE_TIMEOUT_SECONDS). Collective steps call
+// that communicator; a collective whose peers never arrive fails the execution with
+// DeadlineExceeded naming the op (its origin) and the missing partitions, after the timeout.
 //
 // Host transfer steps (plan::StepKind::kHostTransfer) go to the HostTransferHandler of the
 // execution (runtime/host_transfer.h), for the device of the partition they run in; without
