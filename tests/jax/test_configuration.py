@@ -333,3 +333,13 @@ def test_xla_flags_dump_to_is_honoured_and_other_flags_ignored(tmp_path):
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-3000:]
     programs = dumped(directory)
     assert any(".jit_f." in p for p in programs), os.listdir(directory)
+
+
+def test_option_list_matches_the_installed_jaxlib(tmp_path):
+    """src/runtime/xla_debug_options.inc is what the generator makes from this jaxlib."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = tmp_path / "options.inc"
+    subprocess.run([sys.executable, os.path.join(root, "tools", "compile_options", "generate_xla_option_names.py"),
+                    "--out", str(out)], check=True, capture_output=True, timeout=120)
+    committed = open(os.path.join(root, "src", "runtime", "xla_debug_options.inc")).read()
+    assert out.read_text() == committed, "rerun tools/compile_options/generate_xla_option_names.py"
