@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/version.h"
+
 namespace stablert::runtime {
 namespace {
 
@@ -61,7 +63,7 @@ StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pa
   return options;
 }
 
-Client::Client(const ClientOptions& options) : options_(options), platform_version_("StableRT 0.1.0 (cpu)") {}
+Client::Client(const ClientOptions& options) : options_(options), platform_version_(PlatformVersion()) {}
 
 Client::~Client() = default;
 
