@@ -111,7 +111,9 @@ def _register(path: str) -> None:
     registration = xla_bridge._backend_factories.get(PLATFORM_NAME)
     if registration is not None and not registration.fail_quietly:
         xla_bridge._backend_factories[PLATFORM_NAME] = dataclasses.replace(registration, fail_quietly=True)
-    logging.getLogger(xla_bridge.__name__).addFilter(_ExperimentalWarningFilter())
+    bridge_logger = logging.getLogger(xla_bridge.__name__)
+    if not any(isinstance(f, _ExperimentalWarningFilter) for f in bridge_logger.filters):
+        bridge_logger.addFilter(_ExperimentalWarningFilter())
 
 
 def _cpu_backend_for_host_callbacks() -> None:
