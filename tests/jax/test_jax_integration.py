@@ -129,8 +129,10 @@ def test_distributed_one_process_on_stablert_keeps_create_options():
     jax.distributed.initialize("localhost:{port}", num_processes=1, process_id=int(sys.argv[1]))
     print("backend", jax.default_backend(), "processes", jax.process_count(), "devices", jax.device_count())
     print("sum", float(jax.jit(lambda x: x.sum())(jnp.arange(4.0))))
+    jax.distributed.shutdown()  # JAX reports the process disconnected (UpdateGlobalProcessInfo)
+    print("shutdown")
     """, 1, JAX_PLATFORMS="stablert")
-    assert ok(result).split() == ["backend", "stablert", "processes", "1", "devices", "2", "sum", "6.0"]
+    assert ok(result).split() == ["backend", "stablert", "processes", "1", "devices", "2", "sum", "6.0", "shutdown"]
 
 
 def test_distributed_two_processes_on_cpu_with_stablert_installed():
