@@ -159,7 +159,7 @@ def test_distributed_two_processes_asking_for_stablert_fail_clearly():
     for result in results:
         assert result.returncode == 1, f"exit status {result.returncode}\n{result.stderr}"  # an exception, no abort
         assert "Unable to initialize backend 'stablert'" in result.stderr, result.stderr
-        assert "num_nodes = 2" in result.stderr and "one process" in result.stderr, result.stderr
+        assert "num_nodes" in result.stderr, result.stderr  # the plugin's message names the option
 
 
 # --- host callbacks with JAX_PLATFORMS=stablert ---------------------------------------------
