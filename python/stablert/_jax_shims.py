@@ -352,9 +352,36 @@ def _inspect_sharding_from_layouts() -> None:
     mlir.register_lowering(debugging.inspect_sharding_p, rule, platform=PLATFORM, cacheable=False)
 
 
+def _callback_errors_raised_by_the_call() -> None:
+    """jax._src.interpreters.pxla.ExecuteReplicated._handle_token_bufs (jax 0.10.2).
+
+    XLA's CPU backend runs a program with host callbacks synchronously: an exception raised in
+    a callback comes out of the jitted call, once. StableRT dispatches asynchronously, so the
+    error would reach the execution's runtime token, which JAX keeps in
+    dispatch.runtime_tokens and re-raises at every later effects barrier, including twice at
+    exit (api.clean_up and dispatch.wait_for_tokens). For stablert executions with host
+    callbacks the shim waits for the execution's token before JAX records it, as XLA:CPU
+    waits for the execution: the error is raised by the call, and a failed token is never
+    recorded.
+    """
+    from jax._src.interpreters import pxla
+
+    original = pxla.ExecuteReplicated._handle_token_bufs
+    if getattr(original, "_stablert_shim", False):
+        return
+
+    def handle_token_bufs(self, token_bufs, sharded_token):
+        if self.has_host_callbacks and self._local_devices and self._local_devices[0].platform == PLATFORM:
+            sharded_token.block_until_ready()
+        return original(self, token_bufs, sharded_token)
+
+    handle_token_bufs._stablert_shim = True
+    pxla.ExecuteReplicated._handle_token_bufs = handle_token_bufs
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
           _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv,
-          _inspect_sharding_from_layouts)
+          _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call)
 
 
 def install() -> None:

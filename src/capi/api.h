@@ -20,6 +20,7 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client);
   X(PJRT_Event_Destroy) X(PJRT_Event_IsReady) X(PJRT_Event_Error) X(PJRT_Event_Await)          \
   X(PJRT_Event_OnReady) X(PJRT_Event_Create) X(PJRT_Event_Set)                                  \
   X(PJRT_Client_Create) X(PJRT_Client_Destroy) X(PJRT_Client_PlatformName)                     \
+  X(PJRT_Client_UpdateGlobalProcessInfo)                                                        \
   X(PJRT_Client_ProcessIndex) X(PJRT_Client_PlatformVersion) X(PJRT_Client_Devices)             \
   X(PJRT_Client_AddressableDevices) X(PJRT_Client_LookupDevice)                                 \
   X(PJRT_Client_LookupAddressableDevice) X(PJRT_Client_AddressableMemories)                     \

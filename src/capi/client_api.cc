@@ -127,6 +127,37 @@ PJRT_Error* PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) 
   return nullptr;
 }
 
+// JAX calls this after `jax.distributed.initialize` and aborts the process on any error, so
+// every report consistent with the client's job is accepted and stored; only a report this
+// client cannot honour (a task outside its job, a task twice, a null array) is an error.
+PJRT_Error* PJRT_Client_UpdateGlobalProcessInfo(PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Client_UpdateGlobalProcessInfo, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_UpdateGlobalProcessInfo, args->client);
+  STABLERT_CAPI_GUARD(PJRT_Client_UpdateGlobalProcessInfo, {
+    if (args->num_process_infos > 0 && !args->process_infos)
+      return ToPjrtError(InvalidArgument("PJRT_Client_UpdateGlobalProcessInfo: process_infos is null"));
+    std::vector<runtime::ProcessInfo> infos;
+    infos.reserve(args->num_process_infos);
+    for (size_t i = 0; i < args->num_process_infos; ++i) {
+      const PJRT_ProcessInfo& info = args->process_infos[i];
+      STABLERT_CAPI_RETURN_IF_ERROR(CheckStructSize("PJRT_Client_UpdateGlobalProcessInfo", "PJRT_ProcessInfo",
+                                                    info.struct_size, PJRT_ProcessInfo_STRUCT_SIZE));
+      if (info.error_message_size > 0 && !info.error_message)
+        return ToPjrtError(InvalidArgument("PJRT_Client_UpdateGlobalProcessInfo: process info " + std::to_string(i) +
+                                           " has a null error_message"));
+      runtime::ProcessInfo& out = infos.emplace_back();
+      out.task_id = info.task_id;
+      out.incarnation_id = info.incarnation_id;
+      out.state = static_cast<runtime::ProcessInfo::State>(info.state);
+      out.error_code = info.error_code;
+      if (info.error_message_size > 0) out.error_message.assign(info.error_message, info.error_message_size);
+    }
+    runtime::Client& client = *args->client->client;
+    STABLERT_CAPI_RETURN_IF_ERROR(client.global_process_info().Update(std::move(infos), client.process_count()));
+    return nullptr;
+  })
+}
+
 PJRT_Error* PJRT_Client_Devices(PJRT_Client_Devices_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Client_Devices, args);
   STABLERT_CAPI_REQUIRE(PJRT_Client_Devices, args->client);

@@ -1,5 +1,7 @@
 #include "capi/handles.h"
 
+#include "runtime/version.h"
+
 namespace stablert::capi {
 
 PJRT_NamedValue& NamedValueList::Add(const std::string& name, PJRT_NamedValue_Type type) {
@@ -78,7 +80,7 @@ std::unique_ptr<MemoryHandle> NewMemoryHandle() {
 void FillDeviceDescription(int id, int process_index, int local_hardware_id, PJRT_DeviceDescription* description) {
   description->id = id;
   description->process_index = process_index;
-  description->kind = "cpu";
+  description->kind = runtime::DeviceKind();
   description->debug_string = "stablert:" + std::to_string(id);
   description->to_string = "StableRtDevice(id=" + std::to_string(id) + ")";
   description->attributes.AddInt64List("coords", {local_hardware_id});

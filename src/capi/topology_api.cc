@@ -7,6 +7,7 @@
 #include "capi/api.h"
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "runtime/version.h"
 
 namespace stablert::capi {
 namespace {
@@ -28,7 +29,7 @@ StatusOr<PJRT_TopologyDescription*> NewTopology(int64_t count) {
     topology->descriptions.push_back(description.get());
     topology->owned_descriptions.push_back(std::move(description));
   }
-  topology->platform_version = "StableRT 0.1.0 (cpu)";
+  topology->platform_version = runtime::PlatformVersion();
   topology->attributes.AddInt64("num_devices", count);
   topology->serialized = kSerializedPrefix + std::to_string(count);
   return topology;

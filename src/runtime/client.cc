@@ -7,6 +7,8 @@
 #include "base/env.h"
 #include "runtime/dump.h"
 
+#include "runtime/version.h"
+
 namespace stablert::runtime {
 namespace {
 
@@ -71,7 +73,7 @@ StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pa
   return options;
 }
 
-Client::Client(const ClientOptions& options) : options_(options), platform_version_("StableRT 0.1.0 (cpu)") {}
+Client::Client(const ClientOptions& options) : options_(options), platform_version_(PlatformVersion()) {}
 
 Client::~Client() = default;
 

@@ -20,6 +20,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executable.h"
+#include "runtime/process_info.h"
 
 namespace stablert::runtime {
 
@@ -70,6 +71,9 @@ class Client {
   std::string_view platform_name() const { return kPlatformName; }
   const std::string& platform_version() const { return platform_version_; }
   int process_index() const { return options_.process_index; }
+  int process_count() const { return options_.process_count; }
+  // What the framework last reported about the job's processes (UpdateGlobalProcessInfo).
+  GlobalProcessInfo& global_process_info() { return global_process_info_; }
   const std::vector<Device*>& devices() const { return devices_; }
   const std::vector<Device*>& addressable_devices() const { return addressable_devices_; }
   const std::vector<MemorySpace*>& memories() const { return memory_pointers_; }
@@ -106,6 +110,7 @@ class Client {
 
   ClientOptions options_;
   std::string platform_version_;
+  GlobalProcessInfo global_process_info_;
   std::vector<std::unique_ptr<Device>> device_storage_;
   std::vector<std::unique_ptr<MemorySpace>> memory_storage_;
   std::vector<Device*> devices_;

@@ -1,5 +1,7 @@
 #include "runtime/device.h"
 
+#include "runtime/version.h"
+
 namespace stablert::runtime {
 
 std::string MemorySpace::DebugString() const { return "stablert:memory:" + std::to_string(id_) + ":" + kind_; }
@@ -12,7 +14,7 @@ Device::Device(int id, int process_index, int local_hardware_id)
     : id_(id),
       process_index_(process_index),
       local_hardware_id_(local_hardware_id),
-      kind_("cpu"),
+      kind_(DeviceKind()),
       debug_string_("stablert:" + std::to_string(id)),
       to_string_("StableRtDevice(id=" + std::to_string(id) + ")"),
       queue_(std::make_unique<WorkQueue>("stablert-dev" + std::to_string(id))) {}

@@ -16,7 +16,8 @@ cause.
 JAX's test utilities key skips and tolerances on `jtu.device_under_test()`, which is the default
 backend's platform name unless the `jax_test_dut` flag is set. For stablert it is set to "cpu"
 (--dut), so the suite treats StableRT as the CPU-class platform it is (skip lists, dtype lists,
-tolerances); the device kind StableRT reports is "cpu" already.
+tolerances). (Its device kind is "StableRT CPU (...)"; JAX's test utilities read device kinds only
+for TPU and GPU generations.)
 
 Runtime is bounded by JAX's own knobs: JAX_NUM_GENERATED_CASES (cases sampled per parameterized
 test; JAX's CI uses 10), JAX_SKIP_SLOW_TESTS, a per-test timeout (pytest-timeout) and a
