@@ -1,14 +1,15 @@
 // Pairwise (blocked) accumulation of float and complex sums, shared by the reduce,
 // reduce_window and dot kernels. Internal to kernels/.
 //
-// A long sum is cut into leaves; each leaf is accumulated flatly (a contiguous run in
-// kLanes independent partial sums, which the compiler vectorizes without reassociation
-// flags, the lanes then combined as a tree), and the leaf results are combined pairwise by
-// a binary carry cascade: level j holds the sum of 2^j leaves, and a finished leaf carries
-// into the levels as a binary counter increments. So every element goes through at most
-// (leaf length / lanes) + log2(number of leaves) + log2(lanes) roundings, and the error of
-// an n-element sum is bounded by about (c + log2 n) u sum |x_i| (u: unit roundoff, c the
-// leaf's flat depth, 16..32) instead of n u sum |x_i| for one running sum. A sum at most
+// A long sum is cut into leaves; each leaf is accumulated flatly, and the leaf results are
+// combined pairwise by a binary carry cascade: level j holds the sum of 2^j leaves, and a
+// finished leaf carries into the levels as a binary counter increments. A contiguous run
+// is summed in kLanes independent lanes (which the compiler vectorizes without
+// reassociation flags), 8 elements per lane and leaf, the lanes combined as a tree at the
+// end; whole rows or vectors reaching the same output are accumulated 32 per leaf. So every
+// element goes through at most c + log2(n) roundings (c = 8 + 4 for contiguous runs, 32
+// for rows), and the error of an n-element sum is bounded by about (c + log2 n) u sum |x_i|
+// (u: unit roundoff) instead of n u sum |x_i| for one running sum. A sum of rows at most
 // one leaf long is accumulated exactly as a single running sum would be.
 //
 // -0.0 is the additive identity that every partial starts from (-0 + x == x for every x,
@@ -91,57 +92,60 @@ class ScalarCascade {
   C level_[64];
 };
 
-// Scalars per flatly accumulated block of a contiguous sum: 256 floats (16 lanes x 16) or
-// 256 doubles (8 lanes x 32).
-inline constexpr int64_t kBlock = 256;
+// A contiguous sum runs in kLanes independent lanes (16 floats or 8 doubles: 64 bytes,
+// vectorized by the compiler), each lane adding kPerLane elements flatly per leaf block;
+// the blocks' lane vectors are combined pairwise by a binary carry cascade of lane vectors,
+// and the lanes by a tree at the end. Every element goes through at most
+// kPerLane + log2(n / block) + log2(kLanes) roundings.
+inline constexpr int kPerLane = 8;
 
-// The sum of `count` scalars x[0..count) in lanes: out[w] = sum of x[i] with i % W == w
-// (W = 2 sums complex values stored as (re, im) pairs).
+// The pairwise sum of `count` scalars x[0..count) in lanes: out[w] = sum of x[i] with
+// i % W == w (W = 2 sums complex values stored as (re, im) pairs).
 template <int W, typename R>
-inline void BlockSum(const R* x, int64_t count, R* out) {
+inline void LaneSum(const R* x, int64_t count, R* out) {
   constexpr int kLanes = static_cast<int>(64 / sizeof(R));
   static_assert(kLanes % W == 0);
+  constexpr int64_t kBlockSize = int64_t{kLanes} * kPerLane;
+  R level[64][kLanes];
+  uint64_t blocks = 0;
   R p[kLanes];
-  for (int j = 0; j < kLanes; ++j) p[j] = R(-0.0);
   int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) p[j] += x[i + j];
-  for (int j = 0; i + j < count; ++j) p[j] += x[i + j];
+  for (; i + kBlockSize <= count; i += kBlockSize) {
+    for (int j = 0; j < kLanes; ++j) p[j] = x[i + j];
+    for (int k = 1; k < kPerLane; ++k)
+      for (int j = 0; j < kLanes; ++j) p[j] += x[i + k * kLanes + j];
+    int l = 0;
+    for (; (blocks >> l) & 1; ++l)
+      for (int j = 0; j < kLanes; ++j) p[j] = level[l][j] + p[j];
+    for (int j = 0; j < kLanes; ++j) level[l][j] = p[j];
+    ++blocks;
+  }
+  // The last partial block, then the levels from the lowest up, then the lanes as a tree.
+  for (int j = 0; j < kLanes; ++j) p[j] = R(-0.0);
+  for (int64_t k = 0; i + k < count; ++k) p[k % kLanes] += x[i + k];
+  for (int l = 0; l < 64; ++l)
+    if ((blocks >> l) & 1)
+      for (int j = 0; j < kLanes; ++j) p[j] = level[l][j] + p[j];
   for (int h = kLanes / 2; h >= W; h /= 2)
     for (int j = 0; j < h; ++j) p[j] += p[j + h];
   for (int w = 0; w < W; ++w) out[w] = p[w];
 }
 
+// Scalars per block of a blocked sum (dot products, kernels/dot.cc).
+inline constexpr int64_t kBlock = 256;
+
 // The pairwise sum of n contiguous values (float, double or their complex).
 template <typename C>
 inline C Sum(const C* x, int64_t n) {
   if constexpr (std::is_floating_point_v<C>) {
-    C block;
-    if (n <= kBlock) {
-      BlockSum<1>(x, n, &block);
-      return block;
-    }
-    ScalarCascade<C> cascade;
-    for (int64_t i = 0; i < n; i += kBlock) {
-      BlockSum<1>(x + i, std::min(kBlock, n - i), &block);
-      cascade.Push(block);
-    }
-    return cascade.Result();
+    C sum;
+    LaneSum<1>(x, n, &sum);
+    return sum;
   } else {
     using R = typename C::value_type;
-    const R* scalars = reinterpret_cast<const R*>(x);
-    const int64_t count = 2 * n;
     R parts[2];
-    if (count <= kBlock) {
-      BlockSum<2>(scalars, count, parts);
-      return C(parts[0], parts[1]);
-    }
-    ScalarCascade<C> cascade;
-    for (int64_t i = 0; i < count; i += kBlock) {
-      BlockSum<2>(scalars + i, std::min(kBlock, count - i), parts);
-      cascade.Push(C(parts[0], parts[1]));
-    }
-    return cascade.Result();
+    LaneSum<2>(reinterpret_cast<const R*>(x), 2 * n, parts);
+    return C(parts[0], parts[1]);
   }
 }
 
