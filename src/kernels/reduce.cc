@@ -3,13 +3,14 @@
 // complex_ops.h.
 //
 // f32/f64/c64/c128 sums accumulate pairwise (kernels/accumulate.h): a contiguous reduced
-// row is summed in blocks of 256 scalars, each in 16 (f32) or 8 (f64) vectorized partial
-// sums combined as a tree, the blocks combined pairwise; rows (or, when the innermost
-// dimension is kept, whole output vectors) reaching the same output are accumulated 32 at
-// a time, those leaves combined pairwise. The init value is folded in first. The error of
-// an n-element sum is therefore about (48 + log2 n) u sum |x| (u = 2^-24 for f32) instead
-// of n u sum |x|: 25,165,824 copies of 0.1f sum to 2516582.5 (relative error 1e-8), as
-// accurate as XLA's CPU backend. Products, max, min, and, or, integer sums (exact,
+// row is summed in 16 (f32) or 8 (f64) vectorized lanes, 8 elements per lane and leaf, the
+// leaves' lane vectors combined pairwise (a binary carry cascade) and the lanes as a tree;
+// rows (or, when the innermost dimension is kept, whole output vectors) reaching the same
+// output are added 32 at a time, those leaves combined pairwise. The init value is folded
+// in first. Each element goes through at most ~12 + log2 n roundings in a row, 32 + log2 n
+// across rows, so the error of an n-element sum is about (c + log2 n) u sum |x| instead of
+// n u sum |x|: 25,165,824 copies of 0.1f sum to 2516582.5 exactly rounded, at least as
+// accurate as XLA's CPU backend. Products, max, min, and, or and integer sums (exact,
 // wrapping) accumulate in row-major order of the reduced elements.
 //
 // f16/bf16 follow XLA's CPU backend exactly: every step rounds to the storage format, and
