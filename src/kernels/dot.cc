@@ -4,10 +4,19 @@
 // lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (params[0] says which);
 // the plan reshapes/transposes dot_general operands into these forms. A straightforward
 // loop nest whose inner loop runs over contiguous memory; library GEMMs come later.
+//
+// Float and complex contractions accumulate pairwise (kernels/accumulate.h): when k is
+// contiguous in rhs (rhs [B,N,K], or N == 1) each output is a dot product summed in blocks
+// of 256 products in vectorized partial sums, the blocks combined pairwise; otherwise an
+// output row accumulates 128 values of k at a time, those leaves combined pairwise. A long
+// contraction's error thus grows with log2 k, not k; contractions of at most 128 (rows)
+// terms round as before.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -23,6 +32,43 @@ inline C MultiplyAdd(C acc, C a, C b) {
   else if constexpr (std::is_integral_v<C>) return ops::AddOp::Apply(acc, ops::MultiplyOp::Apply(a, b));
   else if constexpr (kIsComplex<C>) return cx::Add(acc, cx::Multiply(a, b));
   else return acc + a * b;
+}
+
+// Values of k accumulated flatly into an output row before the row is carried into the
+// pairwise levels (a carry costs about two passes over the row).
+constexpr int64_t kRowLeaf = 128;
+
+// Float and complex products accumulate pairwise.
+template <DType D, typename C>
+inline constexpr bool kPairwiseDot = D != DType::kPred && !std::is_integral_v<C>;
+
+// The pairwise dot product of a[0..k) (computing type) and b[0..k) (storage type).
+template <DType D, typename C, typename T>
+C PairwiseDot(const C* a, const T* b, int64_t k) {
+  if constexpr (std::is_floating_point_v<C>) {
+    constexpr int kLanes = static_cast<int>(64 / sizeof(C));
+    pairwise::ScalarCascade<C> cascade;
+    for (int64_t begin = 0; begin < k; begin += pairwise::kBlock) {
+      const int64_t count = std::min(pairwise::kBlock, k - begin);
+      const C* x = a + begin;
+      const T* y = b + begin;
+      C p[kLanes];
+      for (int j = 0; j < kLanes; ++j) p[j] = C(-0.0);
+      int64_t i = 0;
+      for (; i + kLanes <= count; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) p[j] += x[i + j] * C(Load(y[i + j]));
+      for (int j = 0; i + j < count; ++j) p[j] += x[i + j] * C(Load(y[i + j]));
+      for (int h = kLanes / 2; h >= 1; h /= 2)
+        for (int j = 0; j < h; ++j) p[j] += p[j + h];
+      if (k <= pairwise::kBlock) return C(0) + p[0];
+      cascade.Push(p[0]);
+    }
+    return C(0) + cascade.Result();
+  } else {
+    pairwise::ScalarCascade<C> cascade(pairwise::kLeafRows, C(0));
+    for (int64_t i = 0; i < k; ++i) cascade.Push(cx::Multiply(a[i], C(Load(b[i]))));
+    return cascade.Result();
+  }
 }
 
 template <DType D>
@@ -45,6 +91,13 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   const T* rhs = rhs_view.as<const T>();
   T* out = out_view.as<T>();
   std::vector<C> row_buffer(kIsHalf<T> ? static_cast<size_t>(n_size) : 0);
+  // With N == 1, k is contiguous in rhs in either layout.
+  const bool rhs_k_contiguous = rhs_bnk || n_size == 1;
+  const int64_t rhs_k_stride = rhs_bnk ? 1 : rhs_sk;
+  // The pairwise dot products read lhs(m, :) contiguously in the computing type.
+  std::vector<C> lhs_row(kPairwiseDot<D, C> && rhs_k_contiguous && (lhs_sk != 1 || kIsHalf<T>)
+                             ? static_cast<size_t>(k_size)
+                             : 0);
   // This call's share: rows (b, m) of the flattened [batch * m_size] output rows.
   const auto [first_row, last_row] = ShareOf(context, batch * m_size);
   for (int64_t row_index = first_row; row_index < last_row; ++row_index) {
@@ -52,25 +105,50 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
     const T* l = lhs + b * m_size * k_size;
     const T* r = rhs + b * k_size * n_size;
     T* o = out + b * m_size * n_size;
-    if (!rhs_bnk) {
+    if (!rhs_k_contiguous) {
       // Inner loop over n, contiguous in rhs and out.
       C* row;
       if constexpr (kIsHalf<T>) row = row_buffer.data();
       else row = o + m * n_size;
       for (int64_t n = 0; n < n_size; ++n) row[n] = C(0);
-      for (int64_t k = 0; k < k_size; ++k) {
-        const C a = Load(l[m * lhs_sm + k * lhs_sk]);
-        const T* r_row = r + k * rhs_sk;
-        for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd<D>(row[n], a, Load(r_row[n]));
+      if constexpr (kPairwiseDot<D, C>) {
+        pairwise::VectorCascade<C, kRowLeaf> cascade(row, n_size, 1, k_size);
+        for (int64_t first = 0; first < k_size; first += kRowLeaf) {
+          C* dst = cascade.NextLeaf(0);
+          const int64_t last = std::min(k_size, first + kRowLeaf);
+          for (int64_t k = first; k < last; ++k) {
+            const C a = Load(l[m * lhs_sm + k * lhs_sk]);
+            const T* r_row = r + k * rhs_sk;
+            for (int64_t n = 0; n < n_size; ++n) dst[n] = MultiplyAdd<D>(dst[n], a, Load(r_row[n]));
+          }
+        }
+        cascade.Finish();
+      } else {
+        for (int64_t k = 0; k < k_size; ++k) {
+          const C a = Load(l[m * lhs_sm + k * lhs_sk]);
+          const T* r_row = r + k * rhs_sk;
+          for (int64_t n = 0; n < n_size; ++n) row[n] = MultiplyAdd<D>(row[n], a, Load(r_row[n]));
+        }
       }
       if constexpr (kIsHalf<T>)
         for (int64_t n = 0; n < n_size; ++n) o[m * n_size + n] = StoreAs<T>(row[n]);
+    } else if constexpr (kPairwiseDot<D, C>) {
+      // Dot products over k, contiguous in rhs.
+      const C* a;
+      if (lhs_row.empty()) {
+        a = reinterpret_cast<const C*>(l + m * lhs_sm);
+      } else {
+        for (int64_t k = 0; k < k_size; ++k) lhs_row[static_cast<size_t>(k)] = Load(l[m * lhs_sm + k * lhs_sk]);
+        a = lhs_row.data();
+      }
+      for (int64_t n = 0; n < n_size; ++n) o[m * n_size + n] = StoreAs<T>(PairwiseDot<D>(a, r + n * rhs_sn, k_size));
     } else {
       // Inner loop over k, contiguous in rhs.
       for (int64_t n = 0; n < n_size; ++n) {
         const T* r_row = r + n * rhs_sn;
         C sum = 0;
-        for (int64_t k = 0; k < k_size; ++k) sum = MultiplyAdd<D>(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k])));
+        for (int64_t k = 0; k < k_size; ++k)
+          sum = MultiplyAdd<D>(sum, C(Load(l[m * lhs_sm + k * lhs_sk])), C(Load(r_row[k * rhs_k_stride])));
         o[m * n_size + n] = StoreAs<T>(sum);
       }
     }

@@ -1,7 +1,17 @@
 // Reductions with a recognized body: "reduce_<body>.<T>" for body in add, mul, max, min,
-// and, or. out = init op x[...] over the reduced dimensions, each output accumulated in
-// row-major order of the reduced elements; f32/f64 sums of contiguous rows use several
-// partial sums. Complex add/mul use complex_ops.h.
+// and, or. out = init op x[...] over the reduced dimensions. Complex add/mul use
+// complex_ops.h.
+//
+// f32/f64/c64/c128 sums accumulate pairwise (kernels/accumulate.h): a contiguous reduced
+// row is summed in 16 (f32) or 8 (f64) vectorized lanes, 8 elements per lane and leaf, the
+// leaves' lane vectors combined pairwise (a binary carry cascade) and the lanes as a tree;
+// rows (or, when the innermost dimension is kept, whole output vectors) reaching the same
+// output are added 32 at a time, those leaves combined pairwise. The init value is folded
+// in first. Each element goes through at most ~12 + log2 n roundings in a row, 32 + log2 n
+// across rows, so the error of an n-element sum is about (c + log2 n) u sum |x| instead of
+// n u sum |x|: 25,165,824 copies of 0.1f sum to 2516582.5 exactly rounded, at least as
+// accurate as XLA's CPU backend. Products, max, min, and, or and integer sums (exact,
+// wrapping) accumulate in row-major order of the reduced elements.
 //
 // f16/bf16 follow XLA's CPU backend exactly: every step rounds to the storage format, and
 // a reduction with a reduced dimension longer than 32 runs as XLA's tree-reduction rewrite
@@ -15,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -32,20 +43,16 @@ using MinBody = ops::MinOp;
 using AndBody = ops::AndOp;
 using OrBody = ops::OrOp;
 
-// Reduces a contiguous row into `acc`. Float sums use several partial accumulators so
-// the loop vectorizes without reassociation flags.
+// Sums of f32/f64/c64/c128: accumulated pairwise.
+template <typename Body, typename T>
+inline constexpr bool kPairwiseSum = !kIsHalf<T> && ((std::is_same_v<Body, AddBody> && std::is_floating_point_v<T>) ||
+                                                     std::is_same_v<Body, cx::AddOp>);
+
+// Reduces a contiguous row into `acc`.
 template <typename Body, typename C, typename T>
 inline C ReduceRow(C acc, const T* row, int64_t n) {
-  if constexpr (std::is_same_v<Body, AddBody> && std::is_floating_point_v<C> && !kIsHalf<T>) {
-    constexpr int kLanes = 8;
-    C partial[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-      for (int j = 0; j < kLanes; ++j) partial[j] += row[i + j];
-    C sum = 0;
-    for (int j = 0; j < kLanes; ++j) sum += partial[j];
-    for (; i < n; ++i) sum += row[i];
-    return acc + sum;
+  if constexpr (kPairwiseSum<Body, T>) {
+    return Body::Apply(acc, pairwise::Sum(row, n));
   } else if constexpr (kIsHalf<T>) {
     for (int64_t i = 0; i < n; ++i) acc = Load(StoreAs<T>(Body::Apply(acc, Load(row[i]))));
     return acc;
@@ -172,33 +179,89 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
     } else {
       const int64_t inner = size[n - 1];
       const bool inner_reduced = flag[n - 1] != 0;
-      DimVector index(n, 0);
-      int64_t out_offset = 0;
-      const T* row = src;
-      while (true) {
+      // Calls visit(out_offset, row) for every contiguous input row of `inner` elements, in
+      // memory order.
+      auto for_each_row = [&](auto visit) {
+        DimVector index(n, 0);
+        int64_t out_offset = 0;
+        const T* row = src;
+        while (true) {
+          visit(out_offset, row);
+          row += inner;
+          size_t dim = n - 1;
+          while (true) {
+            if (dim == 0) return;
+            --dim;
+            if (++index[dim] < size[dim]) {
+              out_offset += out_stride[dim];
+              break;
+            }
+            out_offset -= out_stride[dim] * (size[dim] - 1);
+            index[dim] = 0;
+          }
+        }
+      };
+      if constexpr (kPairwiseSum<Body, T>) {
         if (inner_reduced) {
-          acc[out_offset] = ReduceRow<Body>(acc[out_offset], row, inner);
+          // Each output receives `per_output` row sums, combined pairwise.
+          int64_t per_output = 1;
+          for (size_t i = 0; i + 1 < n; ++i)
+            if (flag[i]) per_output *= size[i];
+          pairwise::VectorCascade<C> cascade(acc, 1, out.num_elements, per_output);
+          for_each_row([&](int64_t out_offset, const T* row) {
+            C* dst = cascade.Next(out_offset);
+            dst[0] = Body::Apply(dst[0], pairwise::Sum(row, inner));
+          });
+          cascade.Finish();
         } else {
+          // The rows of the (reduced) dimension before the kept inner one are consecutive
+          // and reach the same output vector: add them a leaf at a time, leaves combined
+          // pairwise.
+          const int64_t group = n >= 2 ? size[n - 2] : 1;
+          const int64_t leaves = (group + pairwise::kLeafRows - 1) / pairwise::kLeafRows;
+          int64_t per_output = leaves * pairwise::kLeafRows;
+          for (size_t i = 0; i + 2 < n; ++i)
+            if (flag[i]) per_output *= size[i];
+          pairwise::VectorCascade<C> cascade(acc, inner, out.num_elements / inner, per_output);
+          const size_t outer = n >= 2 ? n - 2 : 0;
+          DimVector index(n, 0);
+          int64_t out_offset = 0;
+          const T* rows = src;
+          while (true) {
+            for (int64_t first = 0; first < group; first += pairwise::kLeafRows) {
+              C* dst = cascade.NextLeaf(out_offset / inner);
+              const int64_t last = std::min(group, first + pairwise::kLeafRows);
+              for (int64_t r = first; r < last; ++r) {
+                const T* row = rows + r * inner;
+                for (int64_t i = 0; i < inner; ++i) dst[i] = Body::Apply(dst[i], row[i]);
+              }
+            }
+            rows += group * inner;
+            size_t dim = outer;
+            bool done = true;
+            while (dim > 0) {
+              --dim;
+              if (++index[dim] < size[dim]) {
+                out_offset += out_stride[dim];
+                done = false;
+                break;
+              }
+              out_offset -= out_stride[dim] * (size[dim] - 1);
+              index[dim] = 0;
+            }
+            if (done) break;
+          }
+          cascade.Finish();
+        }
+      } else if (inner_reduced) {
+        for_each_row([&](int64_t out_offset, const T* row) {
+          acc[out_offset] = ReduceRow<Body>(acc[out_offset], row, inner);
+        });
+      } else {
+        for_each_row([&](int64_t out_offset, const T* row) {
           C* dst = acc + out_offset;
           for (int64_t i = 0; i < inner; ++i) dst[i] = Step<Body>(dst[i], row[i]);
-        }
-        row += inner;
-        size_t dim = n - 1;
-        bool done = false;
-        while (true) {
-          if (dim == 0) {
-            done = true;
-            break;
-          }
-          --dim;
-          if (++index[dim] < size[dim]) {
-            out_offset += out_stride[dim];
-            break;
-          }
-          out_offset -= out_stride[dim] * (size[dim] - 1);
-          index[dim] = 0;
-        }
-        if (done) break;
+        });
       }
     }
   }

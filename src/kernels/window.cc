@@ -10,6 +10,10 @@
 // window order. Positions in padding or base-dilation holes are skipped, as XLA's CPU
 // backend does (StableHLO's spec would fold in the init value there; the two agree when
 // init is the body's identity, which is what JAX emits). f16/bf16 round after every step.
+// f32/f64/c64/c128 sums over windows longer than 32 elements accumulate pairwise
+// (kernels/accumulate.h: leaves of 32 elements in window order, the leaves combined
+// pairwise), and windows covering whole dimensions run as the reduce kernel (pairwise, see
+// reduce.cc); windows of at most 32 elements are one running sum.
 // Long scans (cumsum, cumprod, cummax, ...) of every type, and f16/bf16 windows covering
 // whole dimensions, are grouped as XLA's CPU backend groups them.
 #include <algorithm>
@@ -18,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -206,13 +211,14 @@ bool ScanTree(const KernelArgs& args, const Combine& combine) {
 
 // XLA's CPU backend turns a reduce_window whose windows each cover whole dimensions (no
 // padding or dilation) into a reduce, which then follows its tree-reduction rewrite. For
-// f16/bf16 sums and products this decides the rounding, so such windows run as the reduce
-// kernel `reduce_<body>` does; false if the window is not of that form.
+// f16/bf16 sums and products this decides the rounding, and f32/f64/complex sums are then
+// pairwise, so such windows run as the reduce kernel `reduce_<body>` does; false if the
+// window is not of that form.
 template <typename Body>
 Status WholeDimensionReduce(const KernelContext& context, const KernelArgs& args, bool* done) {
   *done = false;
   std::string_view body;
-  if constexpr (std::is_same_v<Body, ops::AddOp>) body = "reduce_add";
+  if constexpr (std::is_same_v<Body, ops::AddOp> || std::is_same_v<Body, cx::AddOp>) body = "reduce_add";
   else if constexpr (std::is_same_v<Body, ops::MultiplyOp>) body = "reduce_mul";
   else return OkStatus();
   const BufferView& in = args.inputs[0];
@@ -251,7 +257,9 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   if (out.num_elements == 0) return OkStatus();
   // Scans (cumsum, cummax, ...) in linear time, grouped as XLA groups them.
   if (ScanTree<T>(args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); })) return OkStatus();
-  if constexpr (kIsHalf<T>) {
+  constexpr bool pairwise_sum =
+      !kIsHalf<T> && ((std::is_same_v<Body, ops::AddOp> && std::is_floating_point_v<T>) || std::is_same_v<Body, cx::AddOp>);
+  if constexpr (kIsHalf<T> || pairwise_sum) {
     bool done = false;
     STABLERT_RETURN_IF_ERROR(WholeDimensionReduce<Body>(context, args, &done));
     if (done) return OkStatus();
@@ -259,15 +267,30 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
   std::vector<C> acc(static_cast<size_t>(out.num_elements), Load(init));
-  // f16/bf16 round to their format after every step, as XLA's CPU backend does.
-  auto step = [](C a, T x) -> C {
-    if constexpr (kIsHalf<T>) return Load(StoreAs<T>(Body::Apply(a, Load(x))));
-    else return Body::Apply(a, x);
-  };
   WindowWalker walker(args, in.dims, out.dims);
-  walker.Run(out.num_elements, [&](int64_t o, int64_t linear) {
-    if (linear >= 0) acc[static_cast<size_t>(o)] = step(acc[static_cast<size_t>(o)], src[linear]);
-  });
+  if constexpr (pairwise_sum) {
+    // Each output's window elements arrive consecutively: one cascade at a time.
+    pairwise::ScalarCascade<C> cascade(pairwise::kLeafRows, Load(init));
+    int64_t current = -1;
+    walker.Run(out.num_elements, [&](int64_t o, int64_t linear) {
+      if (o != current) {
+        if (current >= 0) acc[static_cast<size_t>(current)] = cascade.Result();
+        cascade.Reset(Load(init));
+        current = o;
+      }
+      if (linear >= 0) cascade.Push(src[linear]);
+    });
+    if (current >= 0) acc[static_cast<size_t>(current)] = cascade.Result();
+  } else {
+    // f16/bf16 round to their format after every step, as XLA's CPU backend does.
+    auto step = [](C a, T x) -> C {
+      if constexpr (kIsHalf<T>) return Load(StoreAs<T>(Body::Apply(a, Load(x))));
+      else return Body::Apply(a, x);
+    };
+    walker.Run(out.num_elements, [&](int64_t o, int64_t linear) {
+      if (linear >= 0) acc[static_cast<size_t>(o)] = step(acc[static_cast<size_t>(o)], src[linear]);
+    });
+  }
   T* dst = out.as<T>();
   for (int64_t i = 0; i < out.num_elements; ++i) dst[i] = StoreAs<T>(acc[static_cast<size_t>(i)]);
   return OkStatus();

@@ -13,6 +13,7 @@ from jax import lax
 
 from . import inputs as I
 from . import not_yet
+from .accuracy import check_accuracy, ld, lsum
 from .compare import Call, check_cases
 
 DOT_TOL = {np.float16: 1e-2, np.float64: 1e-14, np.complex128: 1e-14}
@@ -133,3 +134,27 @@ def test_conv_preferred_element_type(op, dtype):
     x = _ints(src, (1, 3, 6, 6), 1) * np.array(20 if src == np.int8 else 1, src)
     check_cases(conv(preferred_element_type=out), {"basic": (x.astype(src), _ints(src, (2, 3, 3, 3), 2))},
                 op=op, dtype=src)
+
+
+# Accuracy of long contractions (accuracy.py): k = 4M (1M for complex64), as one dot product
+# ((1, k) x (k, 1)) and as output rows accumulated over k ((1, k) x (k, 3)), against XLA and a long
+# double reference.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_long_contraction_accuracy(dtype):
+    dt = np.dtype(dtype)
+    k = 1 << (20 if dt.kind == "c" else 22)
+    a = I.rng(31).random((1, k)).astype(dt)
+    b = I.rng(32).random((k, 3)).astype(dt)
+    if dt.kind == "c":
+        a = (a + 0.5j * I.rng(33).random((1, k))).astype(dt)
+
+    def products(x, y):
+        return lax.dot(x, y[:, :1], precision=HI), lax.dot(x, y, precision=HI)
+
+    def reference(x, y):
+        terms = ld(x).reshape(k, 1) * ld(y)
+        return lsum(terms[:, :1], (0,)).reshape(1, 1), lsum(terms, (0,)).reshape(1, 3)
+
+    magnitude = lambda x, y: reference(np.abs(x), np.abs(y))  # noqa: E731
+    check_accuracy(products, (a, b), reference, magnitude=magnitude, op="dot_long_contraction", dtype=dt,
+                   names=["dot product", "rows"])

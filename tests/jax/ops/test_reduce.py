@@ -10,6 +10,7 @@ from jax import lax
 
 from . import inputs as I
 from . import not_yet
+from .accuracy import check_accuracy, ld, lsum
 from .compare import Call, check_cases
 
 
@@ -176,3 +177,66 @@ def test_cumulative(op, dtype):
         "special": Call(lambda x: f(x, 0), _specials_2d(dt)),
     }
     check_cases(None, cases, op=op, dtype=dt)
+
+
+# ----------------------------------------------------------------------------------------------
+# Accuracy of long sums (more than 16M elements): StableRT against XLA and a long double reference
+# (accuracy.py). Values: 0.1 repeated (a running f32 sum of them stalls at 2^21), random values,
+# and mixed magnitudes with alternating signs; sums over the inner dimension, the outer one of
+# a tall array, several dimensions, all of them, the mean, and a long cumsum.
+
+N_LARGE = 25_165_824  # 3 * 2^23 (the shapes below need multiples of 4096 * 24)
+N_16M = 4096 * 24 * 171  # 16,809,984
+
+
+def _mixed(dt, n, seed):
+    """Large (up to 1e4) and tiny (up to 1e-3) values with alternating signs, plus 0.25."""
+    r = I.rng(seed)
+    i = np.arange(n)
+    x = np.where(i % 7 == 0, r.random(n) * 1e4, r.random(n) * 1e-3) * np.where(i % 2 == 0, 1.0, -1.0) + 0.25
+    return x.astype(dt)
+
+
+def _large_sums(x):
+    return (jnp.sum(x), jnp.mean(x), x.reshape(-1, 16).sum(axis=0), x.reshape(-1, 3, 8).sum(axis=(0, 2)),
+            x.reshape(4096, -1).sum(axis=1))
+
+
+def _large_sums_reference(x):
+    total = lsum(x)
+    return (total, total / x.size, lsum(x.reshape(-1, 16), (0,)), lsum(x.reshape(-1, 3, 8), (0, 2)),
+            lsum(x.reshape(4096, -1), (1,)))
+
+
+_LARGE_NAMES = ["sum", "mean", "axis0 of (n/16, 16)", "axes (0, 2) of (n/24, 3, 8)", "axis1 of (4096, n/4096)"]
+
+
+@pytest.mark.parametrize("values,dtype,n", [("tenths", np.float32, N_LARGE), ("random", np.float32, N_16M),
+                                            ("mixed", np.float32, N_16M), ("tenths", np.float64, N_16M),
+                                            ("mixed", np.float64, 4096 * 24 * 43), ("random", np.complex64, 4096 * 24 * 32)])
+def test_large_sum_accuracy(values, dtype, n):
+    """Sums of 16M-25M elements in every form (inner, outer, several and all dimensions, mean)."""
+    dt = np.dtype(dtype)
+    if values == "tenths":
+        x = np.full(n, 0.1, dt)
+    elif values == "random":
+        x = I.rng(11).random(n).astype(dt)
+        if dt.kind == "c":
+            x = (x - 0.5j * I.rng(12).random(n)).astype(dt)
+    else:
+        x = _mixed(dt, n, 12)
+    magnitude = None if values == "tenths" else (lambda v: _large_sums_reference(np.abs(v)))
+    got, _ = check_accuracy(_large_sums, (x,), _large_sums_reference, magnitude=magnitude, op="reduce_sum_large",
+                            dtype=dt, names=_LARGE_NAMES)
+    if values == "tenths" and dt == np.float32:
+        assert abs(float(got[1]) - 0.1) <= 1e-6, got[1]  # jnp.mean of 25,165,824 tenths
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_cumsum_accuracy(dtype):
+    """cumsum of 2M elements (tenths, then random values), forward and reverse."""
+    dt = np.dtype(dtype)
+    x = np.concatenate([np.full(1 << 20, 0.1, dt), I.rng(13).random(1 << 20).astype(dt)])
+    check_accuracy(lambda v: (jnp.cumsum(v), jnp.cumsum(v[::-1])[::-1]), (x,),
+                   lambda v: (np.cumsum(ld(v)), np.cumsum(ld(v)[::-1])[::-1]), op="cumsum_long", dtype=dt,
+                   names=["cumsum", "reverse cumsum"])

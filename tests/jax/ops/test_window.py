@@ -9,6 +9,7 @@ from jax import lax
 
 from . import inputs as I
 from . import not_yet
+from .accuracy import check_accuracy, lsum
 from .compare import Call, check_cases
 
 # (window, strides, padding, base_dilation, window_dilation) for a (N, H, W) operand
@@ -116,3 +117,29 @@ def test_select_and_gather_add(op, dtype):
         x = _pool_operand(dt, (2, 6, 5), i)
         cases[name] = Call(f, x, I.small_ints(dt, x.shape, i + 20))
     check_cases(None, cases, op=op, dtype=dt)
+
+
+# Accuracy of long window sums (accuracy.py): windows of 65,536 elements (pairwise over leaves
+# of 32 where XLA folds a window in one running sum) and a window covering 16M elements (the
+# reduce kernel), for tenths and random values, against XLA and a long double reference.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_window_sum_accuracy(dtype):
+    dt = np.dtype(dtype)
+    n = 1 << 24
+    x = np.concatenate([np.full(n // 2, 0.1, dt), I.rng(21).random(n // 2).astype(dt)])
+    window, stride, short = 1 << 16, 1 << 15, 1 << 21
+
+    def sums(v):
+        zero = np.array(0, dt)
+        return (lax.reduce_window(v[:short], zero, lax.add, (window,), (stride,), "VALID"),
+                lax.reduce_window(v[-short:], zero, lax.add, (window,), (stride,), "VALID"),
+                lax.reduce_window(v, zero, lax.add, (n,), (1,), "VALID"))
+
+    def reference(v):
+        def windows(u):
+            starts = range(0, short - window + 1, stride)
+            return np.array([lsum(u[s:s + window]) for s in starts])
+        return windows(v[:short]), windows(v[-short:]), np.array([lsum(v)])
+
+    check_accuracy(sums, (x,), reference, op="reduce_window_sum_long", dtype=dt,
+                   names=["tenths windows", "random windows", "whole array"])
