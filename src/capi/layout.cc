@@ -16,6 +16,36 @@ StatusOr<DType> ToDType(const char* function, PJRT_Buffer_Type type) {
   return *dtype;
 }
 
+StatusOr<int64_t> ArrayByteSize(const char* function, const Dims& dims, DType dtype) {
+  auto bytes = CheckedByteSize(dims, DTypeByteSize(dtype));
+  if (!bytes.ok()) return bytes.status().WithPrefix(function);
+  return *bytes;
+}
+
+StatusOr<size_t> HostDestinationBytes(const char* function, const Dims& dims, DType dtype,
+                                      const std::vector<int64_t>& byte_strides) {
+  if (byte_strides.empty()) {
+    STABLERT_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(function, dims, dtype));
+    return static_cast<size_t>(bytes);
+  }
+  for (size_t d = 0; d < byte_strides.size(); ++d)
+    if (byte_strides[d] < 0)
+      return InvalidArgument(std::string(function) + ": host byte_strides[" + std::to_string(d) + "] = " +
+                             std::to_string(byte_strides[d]) +
+                             " is negative; expected non-negative strides that keep every element inside dst");
+  auto span = CheckedStridedSpan(dims, byte_strides, DTypeByteSize(dtype));
+  if (!span.ok()) return span.status().WithPrefix(std::string(function) + ": host layout");
+  return static_cast<size_t>(span->end);
+}
+
+Status CheckHostSourceStrides(const char* function, const Dims& dims, DType dtype,
+                              const std::vector<int64_t>& byte_strides) {
+  if (byte_strides.empty()) return OkStatus();
+  auto span = CheckedStridedSpan(dims, byte_strides, DTypeByteSize(dtype));
+  if (!span.ok()) return span.status().WithPrefix(function);
+  return OkStatus();
+}
+
 StatusOr<Dims> ToDims(const char* function, const int64_t* dims, size_t count) {
   if (count > 64) return InvalidArgument(std::string(function) + ": rank " + std::to_string(count) + " exceeds 64");
   if (count > 0 && !dims) return InvalidArgument(std::string(function) + ": dims is null for rank " + std::to_string(count));
@@ -54,6 +84,7 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
       return InvalidArgument(std::string(function) + ": " + std::to_string(s.num_byte_strides) +
                              " byte strides for rank " + std::to_string(dims.size()));
     std::vector<int64_t> strides(s.byte_strides, s.byte_strides + s.num_byte_strides);
+    STABLERT_RETURN_IF_ERROR(ArrayByteSize(function, dims, dtype).status());
     Dims dense = RowMajorStrides(dims);
     bool is_dense = true;
     for (size_t i = 0; i < dims.size(); ++i)
@@ -77,7 +108,11 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
     if (dim < 0 || dim >= static_cast<int64_t>(dims.size()) || strides[dim] != -1)
       return InvalidArgument(std::string(function) + ": minor_to_major is not a permutation of the dimensions");
     strides[dim] = stride;
-    stride *= dims[dim];
+    std::optional<int64_t> next = CheckedMul(stride, dims[dim]);
+    if (!next)
+      return InvalidArgument(std::string(function) + ": the byte size of shape " + DimsToString(dims) +
+                             " in minor_to_major order overflows int64");
+    stride = *next;
   }
   return strides;
 }
