@@ -489,5 +489,28 @@ TEST_F(InputChecksTest, ExceptionsBecomeErrors) {
   EXPECT_NE(info.message.find("PJRT_Client_Create"), std::string::npos) << info.message;
 }
 
+// ---- Finding 7: other sizes taken from the caller --------------------------------------------
+
+TEST_F(InputChecksTest, TopologyDeserializeRefusesOversizedInput) {
+  const char text[] = "stablert-topology:1";
+  PJRT_TopologyDescription_Deserialize_Args args{};
+  args.struct_size = PJRT_TopologyDescription_Deserialize_Args_STRUCT_SIZE;
+  args.serialized_topology = text;
+  args.serialized_topology_size = std::numeric_limits<size_t>::max() / 2;
+  ErrorInfo info = TakeError(api_, api_->PJRT_TopologyDescription_Deserialize(&args));
+  EXPECT_ERROR(info, PJRT_Error_Code_INVALID_ARGUMENT, "PJRT_TopologyDescription_Deserialize");
+  args.serialized_topology = nullptr;
+  args.serialized_topology_size = 8;
+  info = TakeError(api_, api_->PJRT_TopologyDescription_Deserialize(&args));
+  EXPECT_ERROR(info, PJRT_Error_Code_INVALID_ARGUMENT, "serialized_topology is null");
+  // The real thing still loads.
+  args.serialized_topology = text;
+  args.serialized_topology_size = sizeof(text) - 1;
+  ASSERT_PJRT_OK(api_, api_->PJRT_TopologyDescription_Deserialize(&args));
+  PJRT_TopologyDescription_Destroy_Args destroy{PJRT_TopologyDescription_Destroy_Args_STRUCT_SIZE, nullptr,
+                                                args.topology};
+  EXPECT_PJRT_OK(api_, api_->PJRT_TopologyDescription_Destroy(&destroy));
+}
+
 }  // namespace
 }  // namespace stablert::capi_test
