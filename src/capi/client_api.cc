@@ -24,7 +24,7 @@ StatusOr<std::vector<std::pair<std::string, runtime::ClientOptions::Value>>> Rea
                              " with value_size " + std::to_string(option.value_size) +
                              "; expected a pointer to value_size elements");
     };
-    switch (option.type) {
+    switch (RawEnumValue(option.type)) {
       case PJRT_NamedValue_kString:
         if (!option.string_value && option.value_size > 0) return null_value("string_value");
         values.emplace_back(name, option.string_value ? std::string(option.string_value, option.value_size)
@@ -48,7 +48,7 @@ StatusOr<std::vector<std::pair<std::string, runtime::ClientOptions::Value>>> Rea
         break;
       default:
         return InvalidArgument("PJRT_Client_Create: create option '" + name + "' has unknown type " +
-                               std::to_string(option.type));
+                               std::to_string(RawEnumValue(option.type)));
     }
   }
   return values;
@@ -66,7 +66,7 @@ StatusOr<runtime::MemorySpace*> TargetMemory(const char* function, const PJRT_Cl
 }
 
 // The checked byte size of a buffer the caller describes, named by `function`.
-StatusOr<std::pair<DType, Dims>> ToShape(const char* function, PJRT_Buffer_Type type, const int64_t* dims,
+StatusOr<std::pair<DType, Dims>> ToShape(const char* function, int64_t type, const int64_t* dims,
                                          size_t num_dims) {
   STABLERT_ASSIGN_OR_RETURN(DType dtype, ToDType(function, type));
   STABLERT_ASSIGN_OR_RETURN(Dims shape, ToDims(function, dims, num_dims));
@@ -240,7 +240,7 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
   STABLERT_CAPI_ARGS(PJRT_Client_BufferFromHostBuffer, args);
   STABLERT_CAPI_REQUIRE(PJRT_Client_BufferFromHostBuffer, args->client);
   STABLERT_CAPI_GUARD(PJRT_Client_BufferFromHostBuffer, {
-    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, args->type, args->dims, args->num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, RawEnumValue(args->type), args->dims, args->num_dims));
     const auto& [dtype, dims] = shape;
     std::vector<int64_t> strides;
     if (args->num_byte_strides > 0) {
@@ -253,7 +253,7 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
                                    TargetMemory(kFn, args->client, args->memory, args->device));
-    int semantics = static_cast<int>(args->host_buffer_semantics);
+    int64_t semantics = RawEnumValue(args->host_buffer_semantics);
     if (semantics < 0 || semantics > 3)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": unknown host_buffer_semantics " + std::to_string(semantics)));
     STABLERT_CAPI_ASSIGN_OR_RETURN(
@@ -280,7 +280,7 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitialize
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateUninitializedBuffer, args->client);
   STABLERT_CAPI_GUARD(PJRT_Client_CreateUninitializedBuffer, {
     STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape,
-                                   ToShape(kFn, args->shape_element_type, args->shape_dims, args->shape_num_dims));
+                                   ToShape(kFn, RawEnumValue(args->shape_element_type), args->shape_dims, args->shape_num_dims));
     const auto& [dtype, dims] = shape;
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
@@ -299,11 +299,12 @@ PJRT_Error* PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* ar
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateErrorBuffer, args->memory);
   STABLERT_CAPI_GUARD(PJRT_Client_CreateErrorBuffer, {
     STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape,
-                                   ToShape(kFn, args->shape_element_type, args->shape_dims, args->shape_num_dims));
+                                   ToShape(kFn, RawEnumValue(args->shape_element_type), args->shape_dims, args->shape_num_dims));
     const auto& [dtype, dims] = shape;
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "error_code", args->error_code, /*allow_ok=*/false));
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "error_code", RawEnumValue(args->error_code),
+                                                       /*allow_ok=*/false));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->client, args->memory, nullptr));
-    Status error(static_cast<StatusCode>(args->error_code),
+    Status error(static_cast<StatusCode>(RawEnumValue(args->error_code)),
                  std::string(args->error_message ? args->error_message : "", args->error_message ? args->error_message_size : 0));
     auto buffer = args->client->client->CreateErrorBuffer(error, dtype, dims, memory);
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
@@ -316,7 +317,7 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceB
   STABLERT_CAPI_ARGS_UP_TO(PJRT_Client_CreateViewOfDeviceBuffer, args, buffer);
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateViewOfDeviceBuffer, args->client);
   STABLERT_CAPI_GUARD(PJRT_Client_CreateViewOfDeviceBuffer, {
-    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, args->element_type, args->dims, args->num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, RawEnumValue(args->element_type), args->dims, args->num_dims));
     const auto& [dtype, dims] = shape;
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
     bool has_memory = args->struct_size >= PJRT_Client_CreateViewOfDeviceBuffer_Args_STRUCT_SIZE;

@@ -49,15 +49,16 @@ Status FromPjrtError(const PJRT_Error* error) {
   const char* message = nullptr;
   size_t size = 0;
   error->vtable->message(error, &message, &size);
-  int code = static_cast<int>(error->vtable->get_code(error));
+  const PJRT_Error_Code returned = error->vtable->get_code(error);
+  int64_t code = RawEnumValue(returned);
   // A foreign error always fails: an OK or unknown code becomes UNKNOWN.
   if (!IsValidErrorCode(code) || code == PJRT_Error_Code_OK) code = PJRT_Error_Code_UNKNOWN;
   return Status(static_cast<StatusCode>(code), message ? std::string(message, size) : std::string());
 }
 
-bool IsValidErrorCode(int code) { return code >= PJRT_Error_Code_OK && code <= PJRT_Error_Code_UNAUTHENTICATED; }
+bool IsValidErrorCode(int64_t code) { return code >= PJRT_Error_Code_OK && code <= PJRT_Error_Code_UNAUTHENTICATED; }
 
-Status CheckCallerErrorCode(const char* function, const char* field, int code, bool allow_ok) {
+Status CheckCallerErrorCode(const char* function, const char* field, int64_t code, bool allow_ok) {
   if (IsValidErrorCode(code) && (allow_ok || code != PJRT_Error_Code_OK)) return OkStatus();
   return InvalidArgument(std::string(function) + ": " + field + " " + std::to_string(code) +
                          (IsValidErrorCode(code) ? " (OK) is not an error code" : " is not a PJRT_Error_Code") +

@@ -7,10 +7,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "base/status.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -25,11 +28,23 @@ Status FromPjrtError(const PJRT_Error* error);
 // InvalidArgument unless the caller's struct covers `needed` bytes of the args struct.
 Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t needed);
 
+// The integer a C enum field of the caller's holds, read as its underlying integer: a
+// caller may store any value there, and loading one outside the enumeration as the enum
+// type is undefined behaviour. Every enum field the plugin reads from the caller goes
+// through this before it is validated. Negative values read as negative.
+template <typename E>
+int64_t RawEnumValue(const E& field) {
+  static_assert(std::is_enum_v<E>);
+  std::make_signed_t<std::underlying_type_t<E>> raw;  // as C callers store it: an int
+  std::memcpy(&raw, &field, sizeof raw);
+  return static_cast<int64_t>(raw);
+}
+
 // True for the codes PJRT_Error_Code defines (OK through UNAUTHENTICATED).
-bool IsValidErrorCode(int code);
+bool IsValidErrorCode(int64_t code);
 // InvalidArgument naming `function` and `field` unless `code` is a PJRT_Error_Code other
 // than OK (the code of an error the caller hands in: PJRT_Event_Set, error buffers).
-Status CheckCallerErrorCode(const char* function, const char* field, int code, bool allow_ok);
+Status CheckCallerErrorCode(const char* function, const char* field, int64_t code, bool allow_ok);
 
 // `status` with its message prefixed by "`function`: " unless it already names it
 // (errors of lower layers passed out of an entry point).

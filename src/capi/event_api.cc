@@ -55,9 +55,10 @@ PJRT_Error* PJRT_Event_Create(PJRT_Event_Create_Args* args) {
 PJRT_Error* PJRT_Event_Set(PJRT_Event_Set_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Event_Set, args);
   STABLERT_CAPI_REQUIRE(PJRT_Event_Set, args->event);
-  STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode("PJRT_Event_Set", "error_code", args->error_code, /*allow_ok=*/true));
+  STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode("PJRT_Event_Set", "error_code", RawEnumValue(args->error_code),
+                                                     /*allow_ok=*/true));
   STABLERT_CAPI_GUARD(PJRT_Event_Set, {
-    Status status(static_cast<StatusCode>(args->error_code),
+    Status status(static_cast<StatusCode>(RawEnumValue(args->error_code)),
                   std::string(args->error_message ? args->error_message : "",
                               args->error_message ? args->error_message_size : 0));
     return ToPjrtError(args->event->event->Set(std::move(status)));

@@ -1,5 +1,7 @@
 #include "capi/layout.h"
 
+#include "capi/error.h"
+
 #include <string>
 
 namespace stablert::capi {
@@ -9,8 +11,9 @@ static_assert(static_cast<int>(DType::kBF16) == PJRT_Buffer_Type_BF16);
 static_assert(static_cast<int>(DType::kF6E3M2FN) == PJRT_Buffer_Type_F6E3M2FN);
 static_assert(static_cast<int>(DType::kToken) == PJRT_Buffer_Type_TOKEN);
 
-StatusOr<DType> ToDType(const char* function, PJRT_Buffer_Type type) {
-  std::optional<DType> dtype = DTypeFromOrdinal(static_cast<int>(type));
+StatusOr<DType> ToDType(const char* function, int64_t type) {
+  std::optional<DType> dtype =
+      type < 0 || type > kNumDTypes ? std::nullopt : DTypeFromOrdinal(static_cast<int>(type));
   if (!dtype || *dtype == DType::kToken)
     return InvalidArgument(std::string(function) + ": unsupported PJRT_Buffer_Type " + std::to_string(type));
   return *dtype;
@@ -78,7 +81,8 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
                                                const Dims& dims, DType dtype) {
   if (!layout) return std::vector<int64_t>{};
   int64_t element = DTypeByteSize(dtype);
-  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+  const int64_t type = RawEnumValue(layout->type);
+  if (type == PJRT_Buffer_MemoryLayout_Type_Strides) {
     const auto& s = layout->strides;
     if (s.num_byte_strides != dims.size() || (dims.size() && !s.byte_strides))
       return InvalidArgument(std::string(function) + ": " + std::to_string(s.num_byte_strides) +
@@ -92,8 +96,8 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
     if (is_dense) strides.clear();
     return strides;
   }
-  if (layout->type != PJRT_Buffer_MemoryLayout_Type_Tiled)
-    return InvalidArgument(std::string(function) + ": unknown memory layout type " + std::to_string(layout->type));
+  if (type != PJRT_Buffer_MemoryLayout_Type_Tiled)
+    return InvalidArgument(std::string(function) + ": unknown memory layout type " + std::to_string(type));
   const auto& t = layout->tiled;
   if (t.num_tiles != 0)
     return Unimplemented(std::string(function) + ": tiled memory layouts are not supported");

@@ -41,8 +41,9 @@ StatusOr<size_t> HostDestinationBytes(const char* function, const Dims& dims, DT
 Status CheckHostSourceStrides(const char* function, const Dims& dims, DType dtype,
                               const std::vector<int64_t>& byte_strides);
 
-// The element type named by a PJRT_Buffer_Type, or InvalidArgument naming `function`.
-StatusOr<DType> ToDType(const char* function, PJRT_Buffer_Type type);
+// The element type named by a PJRT_Buffer_Type value (read with RawEnumValue), or
+// InvalidArgument naming `function`.
+StatusOr<DType> ToDType(const char* function, int64_t type);
 
 // Copies `count` dims from a C array (which may be null when count is 0).
 StatusOr<Dims> ToDims(const char* function, const int64_t* dims, size_t count);

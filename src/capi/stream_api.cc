@@ -40,9 +40,10 @@ namespace {
 PJRT_Error* MakeCallbackError(PJRT_Error_Code code, const char* message, size_t message_size) {
   // An error was reported: OK and codes PJRT does not define become UNKNOWN. This callback
   // returns to host code that cannot take an exception.
-  if (code == PJRT_Error_Code_OK || !IsValidErrorCode(code)) code = PJRT_Error_Code_UNKNOWN;
+  int64_t raw = RawEnumValue(code);
+  if (raw == PJRT_Error_Code_OK || !IsValidErrorCode(raw)) raw = PJRT_Error_Code_UNKNOWN;
   try {
-    return ToPjrtError(Status(static_cast<StatusCode>(code), message ? std::string(message, message_size) : ""));
+    return ToPjrtError(Status(static_cast<StatusCode>(raw), message ? std::string(message, message_size) : ""));
   } catch (...) {
     return ExceptionToPjrtError("PJRT_CallbackError", std::current_exception());
   }

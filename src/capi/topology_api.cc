@@ -45,7 +45,7 @@ PJRT_Error* PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Create_Args
     for (size_t i = 0; i < args->num_options; ++i) {
       const PJRT_NamedValue& option = args->create_options[i];
       std::string name(option.name ? option.name : "", option.name ? option.name_size : 0);
-      if (name == "device_count" && option.type == PJRT_NamedValue_kInt64) {
+      if (name == "device_count" && RawEnumValue(option.type) == PJRT_NamedValue_kInt64) {
         count = option.int64_value;
       } else {
         return ToPjrtError(InvalidArgument("PJRT_TopologyDescription_Create: unknown option '" + name +
