@@ -1,5 +1,6 @@
 // GetPjrtApi: the one exported symbol. Fills every slot of PJRT_Api from api_slots.def.
 #include <string>
+#include <type_traits>
 
 #include "capi/api.h"
 #include "capi/error.h"
@@ -18,6 +19,24 @@ constexpr auto PJRT_Error_Message = &ErrorMessage;
 constexpr auto PJRT_Error_GetCode = &ErrorGetCode;
 constexpr auto PJRT_Error_ForEachPayload = &ErrorForEachPayload;
 
+// Runs one entry point so that no exception leaves it: a PJRT_Error for the slots that
+// return one, swallowed for the two void slots (which have nothing to report it with).
+template <typename F>
+auto GuardedCall(const char* name, F&& call) noexcept -> decltype(call()) {
+  if constexpr (std::is_void_v<decltype(call())>) {
+    try {
+      call();
+    } catch (...) {
+    }
+  } else {
+    try {
+      return call();
+    } catch (...) {
+      return ExceptionToPjrtError(name, std::current_exception());
+    }
+  }
+}
+
 PJRT_Api BuildApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_Api_STRUCT_SIZE;
@@ -26,11 +45,17 @@ PJRT_Api BuildApi() {
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;
   api.pjrt_api_version.minor_version = PJRT_API_MINOR;
-#define IMPL(name) api.name = name;
-#define STUB(name)                                \
-  api.name = [](name##_Args* args) -> PJRT_Error* { \
-    STABLERT_CAPI_ARGS(name, args);                 \
-    return UnimplementedSlot(#name);                \
+// Every slot runs under the exception guard, whatever its body does.
+#define IMPL(name)                                                        \
+  api.name = [](name##_Args* args) noexcept -> decltype(name(args)) {     \
+    return GuardedCall(#name, [args] { return name(args); });             \
+  };
+#define STUB(name)                                         \
+  api.name = [](name##_Args* args) noexcept -> PJRT_Error* { \
+    return GuardedCall(#name, [args]() -> PJRT_Error* {      \
+      STABLERT_CAPI_ARGS(name, args);                        \
+      return UnimplementedSlot(#name);                       \
+    });                                                      \
   };
 #include "capi/api_slots.def"
 #undef IMPL

@@ -9,9 +9,13 @@
 namespace stablert::capi {
 namespace {
 
-PJRT_Error* CopyTo(PJRT_Buffer* buffer, runtime::MemorySpace* memory, PJRT_Buffer** out) {
-  STABLERT_CAPI_ASSIGN_OR_RETURN(auto copy, buffer->client->client->CopyBuffer(*buffer->buffer, memory));
-  *out = NewBufferHandle(std::move(copy), buffer->client);
+// Copies into `memory`, a memory of `destination` (which may be another client than the
+// source's: all StableRT clients share the host's memory). The copy belongs to `destination`.
+PJRT_Error* CopyTo(const char* function, PJRT_Buffer* buffer, PJRT_Client* destination, runtime::MemorySpace* memory,
+                   PJRT_Buffer** out) {
+  STABLERT_CAPI_ASSIGN_OR_RETURN(auto copy,
+                                 NameFunction(function, destination->client->CopyBuffer(*buffer->buffer, memory)));
+  *out = NewBufferHandle(std::move(copy), destination);
   return nullptr;
 }
 
@@ -100,16 +104,21 @@ PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_CopyToDevice, args);
   STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToDevice, args->buffer);
   STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToDevice, args->dst_device);
-  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToDevice,
-                      { return CopyTo(args->buffer, args->dst_device->device->default_memory(), &args->dst_buffer); })
+  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToDevice, {
+    PJRT_Device* device = args->dst_device;
+    return CopyTo("PJRT_Buffer_CopyToDevice", args->buffer, device->client, device->device->default_memory(),
+                  &args->dst_buffer);
+  })
 }
 
 PJRT_Error* PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_CopyToMemory, args);
   STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToMemory, args->buffer);
   STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToMemory, args->dst_memory);
-  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToMemory,
-                      { return CopyTo(args->buffer, AsMemoryHandle(args->dst_memory)->memory, &args->dst_buffer); })
+  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToMemory, {
+    MemoryHandle* memory = AsMemoryHandle(args->dst_memory);
+    return CopyTo("PJRT_Buffer_CopyToMemory", args->buffer, memory->client, memory->memory, &args->dst_buffer);
+  })
 }
 
 PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
@@ -120,14 +129,9 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     const runtime::Buffer& buffer = *args->src->buffer;
     STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
                                    HostByteStrides(kFn, args->host_layout, buffer.dims(), buffer.dtype()));
-    size_t needed = buffer.size_in_bytes();
-    if (!strides.empty()) {
-      size_t extent = DTypeByteSize(buffer.dtype());
-      for (size_t d = 0; d < strides.size(); ++d)
-        if (buffer.dims()[d] > 0) extent += static_cast<size_t>(strides[d]) * (buffer.dims()[d] - 1);
-      if (ElementCount(buffer.dims()) == 0) extent = 0;
-      needed = extent;
-    }
+    // Every element lands inside [dst, dst + needed): strides are non-negative and their
+    // offsets checked for overflow.
+    STABLERT_CAPI_ASSIGN_OR_RETURN(size_t needed, HostDestinationBytes(kFn, buffer.dims(), buffer.dtype(), strides));
     if (!args->dst) {  // size query
       args->dst_size = needed;
       args->event = nullptr;

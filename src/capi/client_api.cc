@@ -15,18 +15,30 @@ StatusOr<std::vector<std::pair<std::string, runtime::ClientOptions::Value>>> Rea
   if (count > 0 && !options) return InvalidArgument("PJRT_Client_Create: create_options is null");
   for (size_t i = 0; i < count; ++i) {
     const PJRT_NamedValue& option = options[i];
-    if (!option.name) return InvalidArgument("PJRT_Client_Create: create option " + std::to_string(i) + " has no name");
-    std::string name(option.name, option.name_size);
-    switch (option.type) {
+    if (!option.name && option.name_size > 0)
+      return InvalidArgument("PJRT_Client_Create: create option " + std::to_string(i) + " has no name");
+    std::string name = option.name ? std::string(option.name, option.name_size) : std::string();
+    if (name.empty()) return InvalidArgument("PJRT_Client_Create: create option " + std::to_string(i) + " has no name");
+    auto null_value = [&](const char* field) {
+      return InvalidArgument("PJRT_Client_Create: create option '" + name + "' has a null " + field +
+                             " with value_size " + std::to_string(option.value_size) +
+                             "; expected a pointer to value_size elements");
+    };
+    switch (RawEnumValue(option.type)) {
       case PJRT_NamedValue_kString:
-        values.emplace_back(name, std::string(option.string_value ? option.string_value : "", option.value_size));
+        if (!option.string_value && option.value_size > 0) return null_value("string_value");
+        values.emplace_back(name, option.string_value ? std::string(option.string_value, option.value_size)
+                                                      : std::string());
         break;
       case PJRT_NamedValue_kInt64:
         values.emplace_back(name, option.int64_value);
         break;
       case PJRT_NamedValue_kInt64List:
-        values.emplace_back(name, std::vector<int64_t>(option.int64_array_value,
-                                                       option.int64_array_value + option.value_size));
+        if (!option.int64_array_value && option.value_size > 0) return null_value("int64_array_value");
+        values.emplace_back(name, option.int64_array_value
+                                      ? std::vector<int64_t>(option.int64_array_value,
+                                                             option.int64_array_value + option.value_size)
+                                      : std::vector<int64_t>());
         break;
       case PJRT_NamedValue_kFloat:
         values.emplace_back(name, option.float_value);
@@ -36,17 +48,30 @@ StatusOr<std::vector<std::pair<std::string, runtime::ClientOptions::Value>>> Rea
         break;
       default:
         return InvalidArgument("PJRT_Client_Create: create option '" + name + "' has unknown type " +
-                               std::to_string(option.type));
+                               std::to_string(RawEnumValue(option.type)));
     }
   }
   return values;
 }
 
-// The memory a buffer goes to: `memory` if set, else `device`'s default memory.
-StatusOr<runtime::MemorySpace*> TargetMemory(const char* function, PJRT_Memory* memory, PJRT_Device* device) {
+// The memory a buffer goes to: `memory` if set, else `device`'s default memory. Both must
+// be handles of `client` (checked by address, before they are read).
+StatusOr<runtime::MemorySpace*> TargetMemory(const char* function, const PJRT_Client* client, PJRT_Memory* memory,
+                                             PJRT_Device* device) {
+  STABLERT_RETURN_IF_ERROR(CheckOwnMemory(function, "memory", client, memory));
+  STABLERT_RETURN_IF_ERROR(CheckOwnDevice(function, "device", client, device));
   if (memory) return AsMemoryHandle(memory)->memory;
   if (device) return device->device->default_memory();
   return InvalidArgument(std::string(function) + ": neither device nor memory is set");
+}
+
+// The checked byte size of a buffer the caller describes, named by `function`.
+StatusOr<std::pair<DType, Dims>> ToShape(const char* function, int64_t type, const int64_t* dims,
+                                         size_t num_dims) {
+  STABLERT_ASSIGN_OR_RETURN(DType dtype, ToDType(function, type));
+  STABLERT_ASSIGN_OR_RETURN(Dims shape, ToDims(function, dims, num_dims));
+  STABLERT_RETURN_IF_ERROR(ArrayByteSize(function, shape, dtype).status());
+  return std::make_pair(dtype, std::move(shape));
 }
 
 }  // namespace
@@ -246,24 +271,27 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
   STABLERT_CAPI_ARGS(PJRT_Client_BufferFromHostBuffer, args);
   STABLERT_CAPI_REQUIRE(PJRT_Client_BufferFromHostBuffer, args->client);
   STABLERT_CAPI_GUARD(PJRT_Client_BufferFromHostBuffer, {
-    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->type));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, RawEnumValue(args->type), args->dims, args->num_dims));
+    const auto& [dtype, dims] = shape;
     std::vector<int64_t> strides;
     if (args->num_byte_strides > 0) {
       if (!args->byte_strides || args->num_byte_strides != dims.size())
         return ToPjrtError(InvalidArgument(std::string(kFn) + ": " + std::to_string(args->num_byte_strides) +
                                            " byte strides for rank " + std::to_string(dims.size())));
       strides.assign(args->byte_strides, args->byte_strides + args->num_byte_strides);
+      STABLERT_CAPI_RETURN_IF_ERROR(CheckHostSourceStrides(kFn, dims, dtype, strides));
     }
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->memory, args->device));
-    int semantics = static_cast<int>(args->host_buffer_semantics);
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
+                                   TargetMemory(kFn, args->client, args->memory, args->device));
+    int64_t semantics = RawEnumValue(args->host_buffer_semantics);
     if (semantics < 0 || semantics > 3)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": unknown host_buffer_semantics " + std::to_string(semantics)));
     STABLERT_CAPI_ASSIGN_OR_RETURN(
         runtime::HostBufferResult result,
-        args->client->client->BufferFromHostBuffer(args->data, dtype, dims, strides,
-                                                   static_cast<runtime::HostBufferSemantics>(semantics), memory));
+        NameFunction(kFn, args->client->client->BufferFromHostBuffer(
+                              args->data, dtype, dims, strides, static_cast<runtime::HostBufferSemantics>(semantics),
+                              memory)));
     args->done_with_host_buffer = NewEvent(result.done_with_host_buffer);
     args->buffer = NewBufferHandle(std::move(result.buffer), args->client);
     return nullptr;
@@ -282,11 +310,14 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitialize
   STABLERT_CAPI_ARGS(PJRT_Client_CreateUninitializedBuffer, args);
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateUninitializedBuffer, args->client);
   STABLERT_CAPI_GUARD(PJRT_Client_CreateUninitializedBuffer, {
-    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->shape_element_type));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape,
+                                   ToShape(kFn, RawEnumValue(args->shape_element_type), args->shape_dims, args->shape_num_dims));
+    const auto& [dtype, dims] = shape;
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->memory, args->device));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(auto buffer, args->client->client->CreateUninitializedBuffer(dtype, dims, memory));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
+                                   TargetMemory(kFn, args->client, args->memory, args->device));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto buffer,
+                                   NameFunction(kFn, args->client->client->CreateUninitializedBuffer(dtype, dims, memory)));
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
     return nullptr;
   })
@@ -298,13 +329,15 @@ PJRT_Error* PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* ar
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateErrorBuffer, args->client);
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateErrorBuffer, args->memory);
   STABLERT_CAPI_GUARD(PJRT_Client_CreateErrorBuffer, {
-    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->shape_element_type));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
-    if (args->error_code == PJRT_Error_Code_OK)
-      return ToPjrtError(InvalidArgument(std::string(kFn) + ": error_code must not be OK"));
-    Status error(static_cast<StatusCode>(args->error_code),
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape,
+                                   ToShape(kFn, RawEnumValue(args->shape_element_type), args->shape_dims, args->shape_num_dims));
+    const auto& [dtype, dims] = shape;
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "error_code", RawEnumValue(args->error_code),
+                                                       /*allow_ok=*/false));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->client, args->memory, nullptr));
+    Status error(static_cast<StatusCode>(RawEnumValue(args->error_code)),
                  std::string(args->error_message ? args->error_message : "", args->error_message ? args->error_message_size : 0));
-    auto buffer = args->client->client->CreateErrorBuffer(error, dtype, dims, AsMemoryHandle(args->memory)->memory);
+    auto buffer = args->client->client->CreateErrorBuffer(error, dtype, dims, memory);
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
     return nullptr;
   })
@@ -315,19 +348,19 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceB
   STABLERT_CAPI_ARGS_UP_TO(PJRT_Client_CreateViewOfDeviceBuffer, args, buffer);
   STABLERT_CAPI_REQUIRE(PJRT_Client_CreateViewOfDeviceBuffer, args->client);
   STABLERT_CAPI_GUARD(PJRT_Client_CreateViewOfDeviceBuffer, {
-    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, args->element_type));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, RawEnumValue(args->element_type), args->dims, args->num_dims));
+    const auto& [dtype, dims] = shape;
     STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
     bool has_memory = args->struct_size >= PJRT_Client_CreateViewOfDeviceBuffer_Args_STRUCT_SIZE;
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
-                                   TargetMemory(kFn, has_memory ? args->memory : nullptr, args->device));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
-    if (count > 0 && !args->device_buffer_ptr)
+                                   TargetMemory(kFn, args->client, has_memory ? args->memory : nullptr, args->device));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(kFn, dims, dtype));
+    if (bytes > 0 && !args->device_buffer_ptr)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": device_buffer_ptr is null"));
     void* data = args->device_buffer_ptr;
     auto on_delete = args->on_delete_callback;
     void* on_delete_arg = args->on_delete_callback_arg;
-    auto storage = runtime::BufferStorage::Borrow(data, static_cast<size_t>(count) * DTypeByteSize(dtype), [=] {
+    auto storage = runtime::BufferStorage::Borrow(data, static_cast<size_t>(bytes), [=] {
       if (on_delete) on_delete(data, on_delete_arg);
     });
     auto buffer = std::make_unique<runtime::Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage),

@@ -49,7 +49,45 @@ Status FromPjrtError(const PJRT_Error* error) {
   const char* message = nullptr;
   size_t size = 0;
   error->vtable->message(error, &message, &size);
-  return Status(static_cast<StatusCode>(error->vtable->get_code(error)), std::string(message, size));
+  const PJRT_Error_Code returned = error->vtable->get_code(error);
+  int64_t code = RawEnumValue(returned);
+  // A foreign error always fails: an OK or unknown code becomes UNKNOWN.
+  if (!IsValidErrorCode(code) || code == PJRT_Error_Code_OK) code = PJRT_Error_Code_UNKNOWN;
+  return Status(static_cast<StatusCode>(code), message ? std::string(message, size) : std::string());
+}
+
+bool IsValidErrorCode(int64_t code) { return code >= PJRT_Error_Code_OK && code <= PJRT_Error_Code_UNAUTHENTICATED; }
+
+Status CheckCallerErrorCode(const char* function, const char* field, int64_t code, bool allow_ok) {
+  if (IsValidErrorCode(code) && (allow_ok || code != PJRT_Error_Code_OK)) return OkStatus();
+  return InvalidArgument(std::string(function) + ": " + field + " " + std::to_string(code) +
+                         (IsValidErrorCode(code) ? " (OK) is not an error code" : " is not a PJRT_Error_Code") +
+                         "; expected " + (allow_ok ? "0 (OK)" : "1 (CANCELLED)") + " through 16 (UNAUTHENTICATED)");
+}
+
+Status NameFunction(const char* function, const Status& status) {
+  if (status.ok() || status.message().rfind(function, 0) == 0) return status;
+  return status.WithPrefix(function);
+}
+
+PJRT_Error* ExceptionToPjrtError(const char* function, std::exception_ptr exception) noexcept {
+  try {
+    try {
+      std::rethrow_exception(exception);
+    } catch (const std::bad_alloc& e) {
+      return ToPjrtError(ResourceExhausted(std::string(function) + ": out of memory (" + e.what() + ")"));
+    } catch (const std::length_error& e) {
+      return ToPjrtError(ResourceExhausted(std::string(function) + ": a size exceeds what can be allocated (" +
+                                           e.what() + ")"));
+    } catch (const std::exception& e) {
+      return ToPjrtError(Internal(std::string(function) + ": " + e.what()));
+    } catch (...) {
+      return ToPjrtError(Internal(std::string(function) + ": unknown exception"));
+    }
+  } catch (...) {
+    // Building the message failed (no memory left): the code alone must still get out.
+    return ToPjrtError(Status(StatusCode::kResourceExhausted, std::string()));
+  }
 }
 
 Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t needed) {

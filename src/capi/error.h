@@ -7,8 +7,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "base/status.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
@@ -22,6 +27,37 @@ Status FromPjrtError(const PJRT_Error* error);
 
 // InvalidArgument unless the caller's struct covers `needed` bytes of the args struct.
 Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t needed);
+
+// The integer a C enum field of the caller's holds, read as its underlying integer: a
+// caller may store any value there, and loading one outside the enumeration as the enum
+// type is undefined behaviour. Every enum field the plugin reads from the caller goes
+// through this before it is validated. Negative values read as negative.
+template <typename E>
+int64_t RawEnumValue(const E& field) {
+  static_assert(std::is_enum_v<E>);
+  std::make_signed_t<std::underlying_type_t<E>> raw;  // as C callers store it: an int
+  std::memcpy(&raw, &field, sizeof raw);
+  return static_cast<int64_t>(raw);
+}
+
+// True for the codes PJRT_Error_Code defines (OK through UNAUTHENTICATED).
+bool IsValidErrorCode(int64_t code);
+// InvalidArgument naming `function` and `field` unless `code` is a PJRT_Error_Code other
+// than OK (the code of an error the caller hands in: PJRT_Event_Set, error buffers).
+Status CheckCallerErrorCode(const char* function, const char* field, int64_t code, bool allow_ok);
+
+// `status` with its message prefixed by "`function`: " unless it already names it
+// (errors of lower layers passed out of an entry point).
+Status NameFunction(const char* function, const Status& status);
+template <typename T>
+StatusOr<T> NameFunction(const char* function, StatusOr<T> result) {
+  if (result.ok()) return result;
+  return NameFunction(function, result.status());
+}
+
+// The error an exception escaping an entry point becomes: RESOURCE_EXHAUSTED for failed
+// allocations (std::bad_alloc, std::length_error), INTERNAL otherwise; named by `function`.
+PJRT_Error* ExceptionToPjrtError(const char* function, std::exception_ptr exception) noexcept;
 
 // PJRT_Error_* entry points.
 void ErrorDestroy(PJRT_Error_Destroy_Args* args);
@@ -75,11 +111,11 @@ PJRT_Error* ErrorForEachPayload(PJRT_Error_ForEachPayload_Args* args);
   STABLERT_CAPI_ASSIGN_OR_RETURN_IMPL(STABLERT_CONCAT(_capi_or_, __LINE__), lhs, expr)
 
 // Wraps an entry point body so that no C++ exception (e.g. std::bad_alloc) crosses the ABI.
-#define STABLERT_CAPI_GUARD(fn, ...)                                                      \
-  try {                                                                                   \
-    __VA_ARGS__                                                                           \
-  } catch (const std::exception& e) {                                                     \
-    return ::stablert::capi::ToPjrtError(::stablert::Internal(std::string(#fn ": ") + e.what())); \
-  } catch (...) {                                                                         \
-    return ::stablert::capi::ToPjrtError(::stablert::Internal(#fn ": unknown exception"));  \
+// api_table.cc also wraps every slot in the same guard, so an entry point that forgets it
+// is still covered; the macro keeps each body safe when called directly.
+#define STABLERT_CAPI_GUARD(fn, ...)                                        \
+  try {                                                                     \
+    __VA_ARGS__                                                             \
+  } catch (...) {                                                           \
+    return ::stablert::capi::ExceptionToPjrtError(#fn, std::current_exception()); \
   }

@@ -46,16 +46,23 @@ PJRT_Error* PJRT_Event_OnReady(PJRT_Event_OnReady_Args* args) {
 
 PJRT_Error* PJRT_Event_Create(PJRT_Event_Create_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Event_Create, args);
-  args->event = NewEvent(runtime::Event::Create());
-  return nullptr;
+  STABLERT_CAPI_GUARD(PJRT_Event_Create, {
+    args->event = NewEvent(runtime::Event::Create());
+    return nullptr;
+  })
 }
 
 PJRT_Error* PJRT_Event_Set(PJRT_Event_Set_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Event_Set, args);
   STABLERT_CAPI_REQUIRE(PJRT_Event_Set, args->event);
-  Status status(static_cast<StatusCode>(args->error_code),
-                std::string(args->error_message ? args->error_message : "", args->error_message ? args->error_message_size : 0));
-  return ToPjrtError(args->event->event->Set(std::move(status)));
+  STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode("PJRT_Event_Set", "error_code", RawEnumValue(args->error_code),
+                                                     /*allow_ok=*/true));
+  STABLERT_CAPI_GUARD(PJRT_Event_Set, {
+    Status status(static_cast<StatusCode>(RawEnumValue(args->error_code)),
+                  std::string(args->error_message ? args->error_message : "",
+                              args->error_message ? args->error_message_size : 0));
+    return ToPjrtError(args->event->event->Set(std::move(status)));
+  })
 }
 
 }  // namespace stablert::capi

@@ -317,6 +317,29 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": output_lists is null"));
     if (args->num_devices > 0 && args->num_args > 0 && !args->argument_lists)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument_lists is null"));
+    PJRT_Client* client = args->executable->client;
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckOwnDevice(kFn, "execute_device", client, args->execute_device));
+    // The list counts are checked before any list is read: the caller's arrays have the
+    // executable's sizes, not the ones it claims.
+    const runtime::LoadedExecutable& loaded = *args->executable->loaded;
+    const size_t num_lists = args->execute_device ? 1 : loaded.addressable_devices().size();
+    if (args->num_devices != num_lists) {
+      if (args->execute_device)
+        return ToPjrtError(InvalidArgument(std::string(kFn) + ": execute_device is set, so exactly 1 argument list is "
+                                           "expected, got " + std::to_string(args->num_devices)));
+      // XLA's wording, which frameworks know.
+      const runtime::Executable& executable = *loaded.executable();
+      return ToPjrtError(InvalidArgument(
+          "Attempted to execute with " + std::to_string(args->num_devices) +
+          " argument lists when local device count is " + std::to_string(num_lists) +
+          " (total replica count: " + std::to_string(executable.num_replicas()) +
+          ", partition count: " + std::to_string(executable.num_partitions()) + ")"));
+    }
+    const size_t num_parameters = loaded.executable()->local_parameter_types().size();
+    if (args->num_args != num_parameters)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": " + loaded.executable()->name() + " takes " +
+                                         std::to_string(num_parameters) + " arguments, got " +
+                                         std::to_string(args->num_args)));
     std::vector<std::vector<runtime::Buffer*>> arguments(args->num_devices);
     for (size_t d = 0; d < args->num_devices; ++d) {
       if (args->num_args > 0 && !args->argument_lists[d])
@@ -326,6 +349,10 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
         if (!buffer)
           return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument " + std::to_string(i) + " of device list " +
                                              std::to_string(d) + " is null"));
+        if (buffer->client != client)
+          return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument " + std::to_string(i) +
+                                             " of argument list " + std::to_string(d) +
+                                             " belongs to another client than the executable"));
         arguments[d].push_back(buffer->buffer.get());
       }
       if (has_outputs && !args->output_lists[d])

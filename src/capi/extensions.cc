@@ -12,19 +12,23 @@ namespace {
 PJRT_Error* ParameterShardings(PJRT_Shardings_PJRT_Executable_ParameterShardings_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Shardings_PJRT_Executable_ParameterShardings, args);
   STABLERT_CAPI_REQUIRE(PJRT_Shardings_PJRT_Executable_ParameterShardings, args->executable);
-  args->num_parameters = args->executable->parameter_shardings.size();
-  args->shardings = args->executable->parameter_shardings.data();
-  args->sharding_sizes = args->executable->parameter_sharding_sizes.data();
-  return nullptr;
+  STABLERT_CAPI_GUARD(PJRT_Shardings_PJRT_Executable_ParameterShardings, {
+    args->num_parameters = args->executable->parameter_shardings.size();
+    args->shardings = args->executable->parameter_shardings.data();
+    args->sharding_sizes = args->executable->parameter_sharding_sizes.data();
+    return nullptr;
+  })
 }
 
 PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Shardings_PJRT_Executable_OutputShardings, args);
   STABLERT_CAPI_REQUIRE(PJRT_Shardings_PJRT_Executable_OutputShardings, args->executable);
-  args->num_outputs = args->executable->output_shardings.size();
-  args->shardings = args->executable->output_shardings.data();
-  args->sharding_sizes = args->executable->output_sharding_sizes.data();
-  return nullptr;
+  STABLERT_CAPI_GUARD(PJRT_Shardings_PJRT_Executable_OutputShardings, {
+    args->num_outputs = args->executable->output_shardings.size();
+    args->shardings = args->executable->output_shardings.data();
+    args->sharding_sizes = args->executable->output_sharding_sizes.data();
+    return nullptr;
+  })
 }
 
 PJRT_Shardings_Extension kShardings = {

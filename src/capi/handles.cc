@@ -1,5 +1,7 @@
 #include "capi/handles.h"
 
+#include <algorithm>
+
 #include "runtime/version.h"
 
 namespace stablert::capi {
@@ -38,21 +40,26 @@ void NamedValueList::AddBool(const std::string& name, bool flag) { Add(name, PJR
 
 namespace {
 
-void* MemoryGetUserData(PJRT_Memory* memory, const void* key) {
+void* MemoryGetUserData(PJRT_Memory* memory, const void* key) noexcept {
   MemoryHandle* handle = AsMemoryHandle(memory);
   std::lock_guard<std::mutex> lock(handle->user_data_mutex);
   auto it = handle->user_data.find(key);
   return it == handle->user_data.end() ? nullptr : it->second.first;
 }
 
-void MemorySetUserData(PJRT_Memory* memory, const void* key, void* data, void (*dtor)(void*)) {
+// A vtable function returns nothing, so no exception may leave it: if the entry cannot be
+// stored (no memory), the data is released at once, as it would be with the memory.
+void MemorySetUserData(PJRT_Memory* memory, const void* key, void* data, void (*dtor)(void*)) noexcept {
   MemoryHandle* handle = AsMemoryHandle(memory);
   std::pair<void*, void (*)(void*)> old{nullptr, nullptr};
-  {
+  try {
     std::lock_guard<std::mutex> lock(handle->user_data_mutex);
     auto it = handle->user_data.find(key);
     if (it != handle->user_data.end()) old = it->second;
     handle->user_data[key] = {data, dtor};
+  } catch (...) {
+    if (data && dtor) dtor(data);
+    return;
   }
   if (old.first && old.second && old.first != data) old.second(old.first);
 }
@@ -85,6 +92,22 @@ void FillDeviceDescription(int id, int process_index, int local_hardware_id, PJR
   description->to_string = "StableRtDevice(id=" + std::to_string(id) + ")";
   description->attributes.AddInt64List("coords", {local_hardware_id});
   description->attributes.AddString("device_vendor", "StableRT");
+}
+
+Status CheckOwnDevice(const char* function, const char* field, const PJRT_Client* client, const PJRT_Device* device) {
+  if (!device || std::find(client->devices.begin(), client->devices.end(), device) != client->devices.end())
+    return OkStatus();
+  return InvalidArgument(std::string(function) + ": " + field +
+                         " belongs to another client (or is not a device handle); expected one of the " +
+                         std::to_string(client->devices.size()) + " devices of the client it is used with");
+}
+
+Status CheckOwnMemory(const char* function, const char* field, const PJRT_Client* client, const PJRT_Memory* memory) {
+  if (!memory || std::find(client->memories.begin(), client->memories.end(), memory) != client->memories.end())
+    return OkStatus();
+  return InvalidArgument(std::string(function) + ": " + field +
+                         " belongs to another client (or is not a memory handle); expected one of the " +
+                         std::to_string(client->memories.size()) + " memories of the client it is used with");
 }
 
 PJRT_Event* NewEvent(runtime::EventRef event) { return new PJRT_Event{std::move(event)}; }

@@ -140,4 +140,11 @@ void FillDeviceDescription(int id, int process_index, int local_hardware_id, PJR
 std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable);
 PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Client* client);
 
+// Handle ownership checks. OK if the handle is null or one of `client`'s own; otherwise
+// InvalidArgument "<function>: <field> belongs to another client ...". Devices and
+// memories are looked up by address among the client's handles, so a handle of another
+// client (or a dangling one) is never dereferenced.
+Status CheckOwnDevice(const char* function, const char* field, const PJRT_Client* client, const PJRT_Device* device);
+Status CheckOwnMemory(const char* function, const char* field, const PJRT_Client* client, const PJRT_Memory* memory);
+
 }  // namespace stablert::capi

@@ -1,5 +1,7 @@
 #include "capi/layout.h"
 
+#include "capi/error.h"
+
 #include <string>
 
 namespace stablert::capi {
@@ -9,11 +11,42 @@ static_assert(static_cast<int>(DType::kBF16) == PJRT_Buffer_Type_BF16);
 static_assert(static_cast<int>(DType::kF6E3M2FN) == PJRT_Buffer_Type_F6E3M2FN);
 static_assert(static_cast<int>(DType::kToken) == PJRT_Buffer_Type_TOKEN);
 
-StatusOr<DType> ToDType(const char* function, PJRT_Buffer_Type type) {
-  std::optional<DType> dtype = DTypeFromOrdinal(static_cast<int>(type));
+StatusOr<DType> ToDType(const char* function, int64_t type) {
+  std::optional<DType> dtype =
+      type < 0 || type > kNumDTypes ? std::nullopt : DTypeFromOrdinal(static_cast<int>(type));
   if (!dtype || *dtype == DType::kToken)
     return InvalidArgument(std::string(function) + ": unsupported PJRT_Buffer_Type " + std::to_string(type));
   return *dtype;
+}
+
+StatusOr<int64_t> ArrayByteSize(const char* function, const Dims& dims, DType dtype) {
+  auto bytes = CheckedByteSize(dims, DTypeByteSize(dtype));
+  if (!bytes.ok()) return bytes.status().WithPrefix(function);
+  return *bytes;
+}
+
+StatusOr<size_t> HostDestinationBytes(const char* function, const Dims& dims, DType dtype,
+                                      const std::vector<int64_t>& byte_strides) {
+  if (byte_strides.empty()) {
+    STABLERT_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(function, dims, dtype));
+    return static_cast<size_t>(bytes);
+  }
+  for (size_t d = 0; d < byte_strides.size(); ++d)
+    if (byte_strides[d] < 0)
+      return InvalidArgument(std::string(function) + ": host byte_strides[" + std::to_string(d) + "] = " +
+                             std::to_string(byte_strides[d]) +
+                             " is negative; expected non-negative strides that keep every element inside dst");
+  auto span = CheckedStridedSpan(dims, byte_strides, DTypeByteSize(dtype));
+  if (!span.ok()) return span.status().WithPrefix(std::string(function) + ": host layout");
+  return static_cast<size_t>(span->end);
+}
+
+Status CheckHostSourceStrides(const char* function, const Dims& dims, DType dtype,
+                              const std::vector<int64_t>& byte_strides) {
+  if (byte_strides.empty()) return OkStatus();
+  auto span = CheckedStridedSpan(dims, byte_strides, DTypeByteSize(dtype));
+  if (!span.ok()) return span.status().WithPrefix(function);
+  return OkStatus();
 }
 
 StatusOr<Dims> ToDims(const char* function, const int64_t* dims, size_t count) {
@@ -48,12 +81,14 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
                                                const Dims& dims, DType dtype) {
   if (!layout) return std::vector<int64_t>{};
   int64_t element = DTypeByteSize(dtype);
-  if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+  const int64_t type = RawEnumValue(layout->type);
+  if (type == PJRT_Buffer_MemoryLayout_Type_Strides) {
     const auto& s = layout->strides;
     if (s.num_byte_strides != dims.size() || (dims.size() && !s.byte_strides))
       return InvalidArgument(std::string(function) + ": " + std::to_string(s.num_byte_strides) +
                              " byte strides for rank " + std::to_string(dims.size()));
     std::vector<int64_t> strides(s.byte_strides, s.byte_strides + s.num_byte_strides);
+    STABLERT_RETURN_IF_ERROR(ArrayByteSize(function, dims, dtype).status());
     Dims dense = RowMajorStrides(dims);
     bool is_dense = true;
     for (size_t i = 0; i < dims.size(); ++i)
@@ -61,8 +96,8 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
     if (is_dense) strides.clear();
     return strides;
   }
-  if (layout->type != PJRT_Buffer_MemoryLayout_Type_Tiled)
-    return InvalidArgument(std::string(function) + ": unknown memory layout type " + std::to_string(layout->type));
+  if (type != PJRT_Buffer_MemoryLayout_Type_Tiled)
+    return InvalidArgument(std::string(function) + ": unknown memory layout type " + std::to_string(type));
   const auto& t = layout->tiled;
   if (t.num_tiles != 0)
     return Unimplemented(std::string(function) + ": tiled memory layouts are not supported");
@@ -77,7 +112,11 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
     if (dim < 0 || dim >= static_cast<int64_t>(dims.size()) || strides[dim] != -1)
       return InvalidArgument(std::string(function) + ": minor_to_major is not a permutation of the dimensions");
     strides[dim] = stride;
-    stride *= dims[dim];
+    std::optional<int64_t> next = CheckedMul(stride, dims[dim]);
+    if (!next)
+      return InvalidArgument(std::string(function) + ": the byte size of shape " + DimsToString(dims) +
+                             " in minor_to_major order overflows int64");
+    stride = *next;
   }
   return strides;
 }

@@ -19,11 +19,31 @@ Status CheckDefaultLayout(const char* function, const PJRT_Buffer_MemoryLayout* 
 
 // Byte strides for a host-side layout: empty for dense row-major; explicit strides from a
 // Strides layout or a tile-free Tiled (minor_to_major) layout. Unimplemented for tiles.
+// `dims` must be a valid shape (ArrayByteSize OK). The strides are not bounds-checked
+// here: see HostDestinationBytes / HostSourceSpan.
 StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_Buffer_MemoryLayout* layout,
                                                const Dims& dims, DType dtype);
 
-// The element type named by a PJRT_Buffer_Type, or InvalidArgument naming `function`.
-StatusOr<DType> ToDType(const char* function, PJRT_Buffer_Type type);
+// Bytes of a dense array of `dims` and `dtype`, checked: InvalidArgument naming `function`
+// for negative dims and for element or byte counts beyond INT64_MAX. Every entry point
+// that takes dims from the caller calls this before sizing anything.
+StatusOr<int64_t> ArrayByteSize(const char* function, const Dims& dims, DType dtype);
+
+// The bytes a host destination needs to receive `dims` with `byte_strides` (empty: dense):
+// the end of the last element. InvalidArgument naming `function` for negative strides
+// (they would write before the destination) and for offsets that overflow.
+StatusOr<size_t> HostDestinationBytes(const char* function, const Dims& dims, DType dtype,
+                                      const std::vector<int64_t>& byte_strides);
+
+// Checks that reading a host source of `dims` with `byte_strides` (empty: dense) computes
+// no offset that overflows; negative strides (reversed NumPy views) are allowed, as the
+// caller vouches for the memory around `data`. InvalidArgument naming `function`.
+Status CheckHostSourceStrides(const char* function, const Dims& dims, DType dtype,
+                              const std::vector<int64_t>& byte_strides);
+
+// The element type named by a PJRT_Buffer_Type value (read with RawEnumValue), or
+// InvalidArgument naming `function`.
+StatusOr<DType> ToDType(const char* function, int64_t type);
 
 // Copies `count` dims from a C array (which may be null when count is 0).
 StatusOr<Dims> ToDims(const char* function, const int64_t* dims, size_t count);

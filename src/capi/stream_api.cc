@@ -38,9 +38,15 @@ namespace stablert::capi {
 namespace {
 
 PJRT_Error* MakeCallbackError(PJRT_Error_Code code, const char* message, size_t message_size) {
-  std::string text = message ? std::string(message, message_size) : std::string();
-  if (code == PJRT_Error_Code_OK) code = PJRT_Error_Code_UNKNOWN;  // an error was reported
-  return ToPjrtError(Status(static_cast<StatusCode>(code), std::move(text)));
+  // An error was reported: OK and codes PJRT does not define become UNKNOWN. This callback
+  // returns to host code that cannot take an exception.
+  int64_t raw = RawEnumValue(code);
+  if (raw == PJRT_Error_Code_OK || !IsValidErrorCode(raw)) raw = PJRT_Error_Code_UNKNOWN;
+  try {
+    return ToPjrtError(Status(static_cast<StatusCode>(raw), message ? std::string(message, message_size) : ""));
+  } catch (...) {
+    return ExceptionToPjrtError("PJRT_CallbackError", std::current_exception());
+  }
 }
 
 void FreeChunk(void* data, void*) { std::free(data); }
@@ -161,20 +167,21 @@ PJRT_Error* PJRT_CopyToDeviceStream_AddChunk(PJRT_CopyToDeviceStream_AddChunk_Ar
     {
       StreamState& state = *args->stream->state;
       std::lock_guard<std::mutex> lock(state.mutex);
-      const auto size = static_cast<int64_t>(chunk.size);
+      const size_t size = chunk.size;
+      const auto remaining = static_cast<size_t>(state.total - state.current);
       if (size > 0 && chunk.data == nullptr) {
         status = InvalidArgument("PJRT_CopyToDeviceStream_AddChunk: the chunk's data is null");
       } else if (size > 0 && state.destination == nullptr) {
         status = FailedPrecondition("PJRT_CopyToDeviceStream_AddChunk: the stream is complete (" +
                                     std::to_string(state.current) + " of " + std::to_string(state.total) +
                                     " bytes) or its receiver has stopped");
-      } else if (size > state.total - state.current) {
+      } else if (size > remaining) {
         status = InvalidArgument("PJRT_CopyToDeviceStream_AddChunk: a chunk of " + std::to_string(size) +
                                  " bytes exceeds the stream's total of " + std::to_string(state.total) + " bytes (" +
                                  std::to_string(state.current) + " received)");
       } else if (size > 0) {
         std::memcpy(static_cast<char*>(state.destination) + state.current, chunk.data, chunk.size);
-        state.current += size;
+        state.current += static_cast<int64_t>(size);
         if (state.current == state.total) state.changed.notify_all();
       }
     }

@@ -46,7 +46,7 @@ PJRT_Error* PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Create_Args
     for (size_t i = 0; i < args->num_options; ++i) {
       const PJRT_NamedValue& option = args->create_options[i];
       std::string name(option.name ? option.name : "", option.name ? option.name_size : 0);
-      if (name == "device_count" && option.type == PJRT_NamedValue_kInt64) {
+      if (name == "device_count" && RawEnumValue(option.type) == PJRT_NamedValue_kInt64) {
         count = option.int64_value;
       } else {
         return ToPjrtError(InvalidArgument("PJRT_TopologyDescription_Create: unknown option '" + name +
@@ -105,6 +105,16 @@ PJRT_Error* PJRT_TopologyDescription_Serialize(PJRT_TopologyDescription_Serializ
 PJRT_Error* PJRT_TopologyDescription_Deserialize(PJRT_TopologyDescription_Deserialize_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_TopologyDescription_Deserialize, args);
   STABLERT_CAPI_GUARD(PJRT_TopologyDescription_Deserialize, {
+    if (args->serialized_topology_size > 0 && !args->serialized_topology)
+      return ToPjrtError(InvalidArgument("PJRT_TopologyDescription_Deserialize: serialized_topology is null"));
+    // A StableRT topology is a short prefix and a device count; anything longer is not one
+    // (and is not copied).
+    constexpr size_t kMaxSerializedSize = 64;
+    if (args->serialized_topology_size > kMaxSerializedSize)
+      return ToPjrtError(InvalidArgument("PJRT_TopologyDescription_Deserialize: " +
+                                         std::to_string(args->serialized_topology_size) +
+                                         " bytes is not a serialized StableRT topology (at most " +
+                                         std::to_string(kMaxSerializedSize) + " bytes)"));
     std::string text(args->serialized_topology ? args->serialized_topology : "",
                      args->serialized_topology ? args->serialized_topology_size : 0);
     const size_t prefix = sizeof(kSerializedPrefix) - 1;

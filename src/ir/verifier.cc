@@ -51,6 +51,13 @@ class Verifier {
         return Fail("value %" + std::to_string(i) + " has an invalid type " +
                     TypeToString(module_.value_types[i]));
       }
+      // Sizes derived from program types (buffers, plans) must not wrap.
+      if (module_.value_types[i].is_tensor()) {
+        auto bytes = CheckedByteSize(module_.value_types[i].dims, DTypeByteSize(module_.value_types[i].dtype));
+        if (!bytes.ok())
+          return Fail("value %" + std::to_string(i) + " of type " + TypeToString(module_.value_types[i]) + ": " +
+                      std::string(bytes.status().message()));
+      }
     }
     for (size_t i = 0; i < module_.functions.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {

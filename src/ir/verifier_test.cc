@@ -46,6 +46,16 @@ TEST(VerifierTest, AcceptsValidModule) {
   EXPECT_TRUE(Verify(a.m).ok()) << Verify(a.m).ToString();
 }
 
+TEST(VerifierTest, ByteSizesThatOverflowAreRejected) {
+  AddModule a;
+  // 4 * (2^62 + 16) bytes wraps to 64 in 64-bit arithmetic.
+  Type huge = Type::Tensor(DType::kF32, {(int64_t{1} << 62) + 16});
+  for (Type& type : a.m.value_types) type = huge;
+  a.m.functions[0].argument_types = {huge, huge};
+  a.m.functions[0].result_types = {huge};
+  ExpectError(a.m, "overflows int64");
+}
+
 TEST(VerifierTest, OperandCount) {
   AddModule a;
   a.block().ops[0].operands.pop_back();

@@ -42,6 +42,9 @@ StatusOr<int64_t> IntOption(const std::string& name, const ClientOptions::Value&
   return InvalidArgument("PJRT_Client_Create: option '" + name + "' must be an integer");
 }
 
+// Processes of one job; device ids (node_id * device_count + i) stay well inside int.
+constexpr int64_t kMaxNodes = 65536;
+
 }  // namespace
 
 StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pair<std::string, Value>>& values) {
@@ -55,9 +58,15 @@ StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pa
       options.device_count = static_cast<int>(count);
     } else if (name == "node_id") {
       STABLERT_ASSIGN_OR_RETURN(int64_t id, IntOption(name, value));
+      if (id < 0 || id > kMaxNodes - 1)
+        return InvalidArgument("PJRT_Client_Create: option 'node_id' must be in [0, " + std::to_string(kMaxNodes - 1) +
+                               "], got " + std::to_string(id));
       options.process_index = static_cast<int>(id);
     } else if (name == "num_nodes") {
       STABLERT_ASSIGN_OR_RETURN(int64_t count, IntOption(name, value));
+      if (count < 1 || count > kMaxNodes)
+        return InvalidArgument("PJRT_Client_Create: option 'num_nodes' must be in [1, " + std::to_string(kMaxNodes) +
+                               "], got " + std::to_string(count));
       options.process_count = static_cast<int>(count);
     } else {
       return InvalidArgument("PJRT_Client_Create: unknown create option '" + name +
@@ -140,10 +149,12 @@ StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType 
     return InvalidArgument("BufferFromHostBuffer: element type " + std::string(DTypeName(dtype)) +
                            " cannot be transferred as an array");
   STABLERT_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
+  STABLERT_ASSIGN_OR_RETURN(int64_t checked_bytes, CheckedByteSize(dims, element_size));
   if (!byte_strides.empty() && byte_strides.size() != dims.size())
     return InvalidArgument("BufferFromHostBuffer: " + std::to_string(byte_strides.size()) + " byte strides for " +
                            std::to_string(dims.size()) + " dimensions");
-  size_t bytes = static_cast<size_t>(count) * element_size;
+  size_t bytes = static_cast<size_t>(checked_bytes);
+  if (!byte_strides.empty()) STABLERT_RETURN_IF_ERROR(CheckedStridedSpan(dims, byte_strides, element_size).status());
   if (count > 0 && !data) return InvalidArgument("BufferFromHostBuffer: data is null for a non-empty array");
   Device* device = memory->devices().front();
 
@@ -195,8 +206,8 @@ std::unique_ptr<Buffer> Client::CreateErrorBuffer(Status error, DType dtype, con
 
 StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory) {
   if (!memory || memory->devices().empty()) return InvalidArgument("CreateUninitializedBuffer: no memory space");
-  STABLERT_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(dims));
-  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(static_cast<size_t>(count) * DTypeByteSize(dtype)));
+  STABLERT_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(dims, DTypeByteSize(dtype)));
+  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(static_cast<size_t>(bytes)));
   return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready());
 }
 

@@ -327,6 +327,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
         return InvalidArgument("PJRT_LoadedExecutable_Execute: argument " + std::to_string(i) + " of " +
                                executable_->name() + " is " + std::string(DTypeName(buffer->dtype())) +
                                DimsToString(buffer->dims()) + ", expected " + plan::TensorTypeToString(expected));
+      if (buffer->device() != run.device)
+        return InvalidArgument("PJRT_LoadedExecutable_Execute: argument " + std::to_string(i) + " of argument list " +
+                               std::to_string(d) + " of " + executable_->name() + " is on device " +
+                               std::to_string(buffer->device()->id()) + ", but the list runs on device " +
+                               std::to_string(run.device->id()) + "; copy it there first");
       STABLERT_ASSIGN_OR_RETURN(auto storage, buffer->storage("PJRT_LoadedExecutable_Execute"));
       run.inputs.push_back(std::move(storage));
       run.input_events.push_back(buffer->ready_event());

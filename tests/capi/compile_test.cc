@@ -284,6 +284,113 @@ TEST_F(CompileApiTest, DonatedArgumentsAreConsumedUnlessListedAsNonDonatable) {
   Destroy(executable);
 }
 
+// Execute checks every handle against the executable's client and devices before reading
+// the lists any further: buffers and execute_device of another client, arguments on
+// another device than the one their list runs on, and lists longer than the executable's.
+TEST_F(CompileApiTest, ExecuteRejectsHandlesOfAnotherClient) {
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(), &executable).failed);
+  PJRT_Client* other = CreateClient({});
+  ASSERT_NE(other, nullptr);
+  int32_t one = 1;
+  PJRT_Buffer* local = ToDevice(&one, PJRT_Buffer_Type_S32, {}, Devices(client_)[0]);
+  std::swap(client_, other);
+  PJRT_Buffer* foreign = ToDevice(&one, PJRT_Buffer_Type_S32, {}, Devices(client_)[0]);
+  PJRT_Device* foreign_device = Devices(client_)[0];
+  std::swap(client_, other);
+
+  ErrorInfo error;
+  Execute(executable, {local, foreign}, 1, &error);
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("PJRT_LoadedExecutable_Execute: argument 1 of argument list 0 belongs to another client"),
+            std::string::npos)
+      << error.message;
+
+  PJRT_Buffer* outputs[1] = {nullptr};
+  PJRT_Buffer* arguments[2] = {local, local};
+  PJRT_Buffer* const* argument_list = arguments;
+  PJRT_Buffer** output_list = outputs;
+  PJRT_LoadedExecutable_Execute_Args args{};
+  args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
+  args.executable = executable;
+  args.argument_lists = &argument_list;
+  args.num_devices = 1;
+  args.num_args = 2;
+  args.output_lists = &output_list;
+  args.execute_device = foreign_device;
+  error = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("PJRT_LoadedExecutable_Execute: execute_device belongs to another client"),
+            std::string::npos)
+      << error.message;
+  EXPECT_EQ(outputs[0], nullptr);
+  DestroyBuffer(local);
+  DestroyBuffer(foreign);
+  Destroy(executable);
+  DestroyClient(other);
+}
+
+TEST_F(CompileApiTest, ExecuteRejectsArgumentsOnAnotherDevice) {
+  PJRT_Client* two = CreateClient({Int64Option("device_count", 2)});
+  ASSERT_NE(two, nullptr);
+  std::swap(client_, two);
+  auto devices = Devices(client_);
+  ASSERT_EQ(devices.size(), 2u);
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(0), &executable).failed);
+  int32_t one = 1;
+  PJRT_Buffer* on0 = ToDevice(&one, PJRT_Buffer_Type_S32, {}, devices[0]);
+  PJRT_Buffer* on1 = ToDevice(&one, PJRT_Buffer_Type_S32, {}, devices[1]);
+  ErrorInfo error;
+  Execute(executable, {on0, on1}, 1, &error);
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("argument 1"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("is on device 1"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("runs on device 0"), std::string::npos) << error.message;
+  // Both on the right device runs.
+  std::vector<PJRT_Buffer*> outputs = Execute(executable, {on0, on0}, 1);
+  ASSERT_EQ(outputs.size(), 1u);
+  DestroyBuffer(outputs[0]);
+  for (PJRT_Buffer* buffer : {on0, on1}) DestroyBuffer(buffer);
+  Destroy(executable);
+  std::swap(client_, two);
+  DestroyClient(two);
+}
+
+TEST_F(CompileApiTest, ExecuteRejectsListCountsBeforeReadingThem) {
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(), &executable).failed);
+  int32_t one = 1;
+  PJRT_Buffer* x = ToDevice(&one, PJRT_Buffer_Type_S32, {}, Devices(client_)[0]);
+  // Lists the plugin must not read: a second list of garbage and a third argument.
+  PJRT_Buffer* arguments[3] = {x, x, reinterpret_cast<PJRT_Buffer*>(uintptr_t{16})};
+  PJRT_Buffer* const* argument_lists[2] = {arguments, reinterpret_cast<PJRT_Buffer* const*>(uintptr_t{16})};
+  PJRT_Buffer* outputs[1] = {nullptr};
+  PJRT_Buffer** output_lists[2] = {outputs, reinterpret_cast<PJRT_Buffer**>(uintptr_t{16})};
+  PJRT_LoadedExecutable_Execute_Args args{};
+  args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
+  args.executable = executable;
+  args.argument_lists = argument_lists;
+  args.num_devices = 2;
+  args.num_args = 2;
+  args.output_lists = output_lists;
+  ErrorInfo error = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("2 argument lists"), std::string::npos) << error.message;
+  args.num_devices = 1;
+  args.num_args = 3;
+  error = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("takes 2 arguments, got 3"), std::string::npos) << error.message;
+  DestroyBuffer(x);
+  Destroy(executable);
+}
+
 TEST_F(CompileApiTest, GarbageCompileOptionsAreInvalidArgument) {
   ErrorInfo info = Compile(Program("add_i32.1_17_0"), "\xff\xff\xff\xff garbage options", nullptr);
   ASSERT_TRUE(info.failed);

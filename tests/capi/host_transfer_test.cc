@@ -3,6 +3,7 @@
 // PJRT_ExecuteOptions send/recv callbacks; the PJRT_CopyToDeviceStream functions; missing
 // callbacks and callback errors fail the execution with their message.
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,34 @@ void OnRecvDestroyOnly(PJRT_CopyToDeviceStream* stream, void* user_arg) {
   auto* host = static_cast<Host*>(user_arg);
   PJRT_CopyToDeviceStream_Destroy_Args destroy{PJRT_CopyToDeviceStream_Destroy_Args_STRUCT_SIZE, nullptr, stream};
   EXPECT_PJRT_OK(host->api, host->api->PJRT_CopyToDeviceStream_Destroy(&destroy));
+}
+
+// A recv callback that first claims a chunk larger than any stream (its size turns negative
+// as int64), then delivers the real bytes.
+void OnRecvHugeChunkFirst(PJRT_CopyToDeviceStream* stream, void* user_arg) {
+  auto* host = static_cast<Host*>(user_arg);
+  char byte = 0;
+  PJRT_Chunk chunk{&byte, std::numeric_limits<size_t>::max(), nullptr, nullptr};
+  PJRT_CopyToDeviceStream_AddChunk_Args add{};
+  add.struct_size = PJRT_CopyToDeviceStream_AddChunk_Args_STRUCT_SIZE;
+  add.stream = stream;
+  add.chunk = &chunk;
+  ErrorInfo info = TakeError(host->api, host->api->PJRT_CopyToDeviceStream_AddChunk(&add));
+  if (info.failed) {
+    host->chunk_error = info.message;
+  } else {
+    PJRT_Event_Destroy_Args destroy{PJRT_Event_Destroy_Args_STRUCT_SIZE, nullptr, add.transfer_complete};
+    EXPECT_PJRT_OK(host->api, host->api->PJRT_Event_Destroy(&destroy));
+  }
+  AddChunk(host, stream, host->reply.data(), host->reply.size() * sizeof(float));
+  PJRT_CopyToDeviceStream_Destroy_Args destroy{PJRT_CopyToDeviceStream_Destroy_Args_STRUCT_SIZE, nullptr, stream};
+  EXPECT_PJRT_OK(host->api, host->api->PJRT_CopyToDeviceStream_Destroy(&destroy));
+}
+
+// A send callback that reports an error with a code PJRT does not define.
+PJRT_Error* OnSendWithUndefinedCode(PJRT_Chunk* chunk, PJRT_CallbackError* callback_error, size_t, bool, void*) {
+  chunk->deleter(chunk->data, chunk->deleter_arg);
+  return (*callback_error)(static_cast<PJRT_Error_Code>(99), "odd code", 8);
 }
 
 class HostTransferApiTest : public ClientTest {
@@ -232,6 +261,24 @@ TEST_F(HostTransferApiTest, AStreamDestroyedBeforeItsBytesFailsTheRecv) {
   Run({{1, &host_, &OnSend}}, {{2, &host_, &OnRecvDestroyOnly}}, &error);
   ASSERT_TRUE(error.failed);
   EXPECT_NE(error.message.find("after 0 of 12 bytes"), std::string::npos) << error.message;
+}
+
+TEST_F(HostTransferApiTest, AChunkLargerThanTheStreamIsRefused) {
+  ErrorInfo error;
+  std::vector<float> out = Run({{1, &host_, &OnSend}}, {{2, &host_, &OnRecvHugeChunkFirst}}, &error);
+  ASSERT_FALSE(error.failed) << error.message;
+  EXPECT_EQ(out, (std::vector<float>{11, 22, 33}));
+  EXPECT_NE(host_.chunk_error.find("PJRT_CopyToDeviceStream_AddChunk: a chunk of 18446744073709551615 bytes exceeds"),
+            std::string::npos)
+      << host_.chunk_error;
+}
+
+TEST_F(HostTransferApiTest, ACallbackErrorWithAnUndefinedCodeIsUnknown) {
+  ErrorInfo error;
+  Run({{1, &host_, &OnSendWithUndefinedCode}}, {{2, &host_, &OnRecv}}, &error);
+  ASSERT_TRUE(error.failed);
+  EXPECT_EQ(error.code, PJRT_Error_Code_UNKNOWN);
+  EXPECT_NE(error.message.find("odd code"), std::string::npos) << error.message;
 }
 
 TEST_F(HostTransferApiTest, NullCallbackListsAreInvalidArgument) {
