@@ -51,10 +51,7 @@ def library_path() -> str:
 
 
 def cli_path() -> str:
-    """Path of the bundled `stablert` command-line tool (override with STABLERT_CLI_PATH)."""
-    override = os.environ.get("STABLERT_CLI_PATH")
-    if override:
-        return override
+    """Path of the `stablert` command-line tool bundled in the package."""
     return str(pathlib.Path(__file__).resolve().parent / _CLI_NAME)
 
 
