@@ -103,19 +103,19 @@ TEST(DnnlConvolutionTest, GradientForms) {
   // Forward: x [4, 9, 9, 5], w [3, 3, 5, 6], stride 2, padding (1, 1) -> y [4, 5, 5, 6].
   Config forward{nhwc, hwio, nhwc, {4, 9, 9, 5}, {3, 3, 5, 6}, {4, 5, 5, 6},
                  {nhwc, hwio, nhwc, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
-  ExpectSameAsLoops(forward);
+  { SCOPED_TRACE("forward"); ExpectSameAsLoops(forward); }
   // Input gradient: dy [4, 5, 5, 6] (lhs, dilated by 2) * reversed w with I/O swapped
   // ("HWOI": rhs in = w's out) -> dx [4, 9, 9, 5].
   const std::vector<int64_t> hwoi = {3, 2, 0, 1};
   Config input_grad{nhwc, hwoi, nhwc, {4, 5, 5, 6}, {3, 3, 5, 6}, {4, 9, 9, 5},
                     {nhwc, hwoi, nhwc, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {1, 1}}};
-  ExpectSameAsLoops(input_grad);
+  { SCOPED_TRACE("input_grad"); ExpectSameAsLoops(input_grad); }
   // Kernel gradient: x as lhs with batch and feature swapped ("CHWN"), dy as the kernel
-  // ("HWIO" with I = batch), rhs dilation 2 -> dw [3, 3, 5, 6].
-  const std::vector<int64_t> lhs_swapped = {3, 0, 1, 2}, dy_as_kernel = {2, 3, 0, 1}, out_hwio = {2, 3, 0, 1};
+  // ("NHWC" read as I = batch, spatial, O = features), rhs dilation 2 -> dw [3, 3, 5, 6].
+  const std::vector<int64_t> lhs_swapped = {3, 0, 1, 2}, dy_as_kernel = {0, 3, 1, 2}, out_hwio = {2, 3, 0, 1};
   Config kernel_grad{lhs_swapped, dy_as_kernel, out_hwio, {4, 9, 9, 5}, {4, 5, 5, 6}, {3, 3, 5, 6},
                      {lhs_swapped, dy_as_kernel, out_hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}};
-  ExpectSameAsLoops(kernel_grad);
+  { SCOPED_TRACE("kernel_grad"); ExpectSameAsLoops(kernel_grad); }
 }
 
 }  // namespace
