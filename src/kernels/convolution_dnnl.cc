@@ -16,7 +16,6 @@
 // The kernel is registered as not splittable: the executor calls it once and oneDNN
 // threads it (OpenMP). oneDNN exceptions become Status errors.
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>

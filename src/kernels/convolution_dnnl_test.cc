@@ -97,6 +97,14 @@ TEST(DnnlConvolutionTest, NchwOihw) {
   ExpectSameAsLoops(c);
 }
 
+// Batch groups stay on the loops, on threads of the step's own when the result is large.
+TEST(DnnlConvolutionTest, LargeFallbackOnThreads) {
+  const std::vector<int64_t> nchw = {0, 1, 2, 3}, iohw = {1, 0, 2, 3};
+  Config c{nchw, iohw, nchw, {4, 8, 40, 40}, {16, 8, 3, 3}, {2, 16, 38, 38},
+           {nchw, iohw, nchw, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {0, 0}, {1, 2}}};
+  ExpectSameAsLoops(c);
+}
+
 // Forward NHWC/HWIO, and the input and kernel gradients JAX emits for it (stride 2, SAME).
 TEST(DnnlConvolutionTest, GradientForms) {
   const std::vector<int64_t> nhwc = {0, 3, 1, 2}, hwio = {2, 3, 0, 1};
