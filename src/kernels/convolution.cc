@@ -2,7 +2,8 @@
 // f32), complex<f32>, complex<f64> and every integer type (accumulating in T, wrapping
 // around as two's complement arithmetic does, as XLA's CPU backend computes it). Any
 // dimension layout, strides, padding, dilations, window reversal, feature and batch groups.
-// A plain loop nest; library convolutions come later. Operands of a narrower type than the
+// A plain loop nest; f32 convolutions are lowered to "convolution_dnnl.f32"
+// (convolution_dnnl.cc), which runs this kernel for the forms oneDNN cannot express. Operands of a narrower type than the
 // result (preferred_element_type) are widened by the plan before this kernel.
 //
 //   in: lhs, rhs   out: result (same element type)
@@ -156,9 +157,10 @@ Status RegisterConvolutionKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(IntDTypes{}, [&]<DType D>() {
     return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
-  return ForEachDType(ComplexDTypes{}, [&]<DType D>() {
+  STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
     return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
-  });
+  }));
+  return RegisterDnnlConvolutionKernels(r, &ConvolutionKernel<DType::kF32>);
 }
 
 }  // namespace stablert::kernels

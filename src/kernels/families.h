@@ -3,6 +3,7 @@
 #pragma once
 
 #include "base/status.h"
+#include "kernels/kernel.h"
 
 namespace stablert::kernels {
 
@@ -20,6 +21,8 @@ Status RegisterProgramKernels(KernelRegistry& registry);
 Status RegisterWindowKernels(KernelRegistry& registry);
 Status RegisterGatherScatterKernels(KernelRegistry& registry);
 Status RegisterConvolutionKernels(KernelRegistry& registry);
+// "convolution_dnnl.f32" (convolution_dnnl.cc); `loop_kernel_f32` runs what oneDNN cannot.
+Status RegisterDnnlConvolutionKernels(KernelRegistry& registry, KernelFn loop_kernel_f32);
 Status RegisterReducePrecisionKernels(KernelRegistry& registry);
 Status RegisterComplexKernels(KernelRegistry& registry);
 Status RegisterLinalgKernels(KernelRegistry& registry);

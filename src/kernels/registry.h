@@ -28,7 +28,8 @@
 //   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc
 //   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
-//   "convolution.<T>": see convolution.cc
+//   "convolution.<T>": see convolution.cc; "convolution_dnnl.f32" (same operands and params,
+//                           not splittable: oneDNN threads it): see convolution_dnnl.cc
 //   "reduce_precision.<T>": see reduce_precision.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
 //                           out: x's dims without the reduced ones  params: [[dimensions]]

@@ -1,4 +1,5 @@
-// Lowering of stablehlo.convolution to the direct convolution kernel (any layout).
+// Lowering of stablehlo.convolution to the convolution kernels (any layout): f32 on oneDNN
+// ("convolution_dnnl.f32"), other types on the direct loop kernel.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -104,7 +105,10 @@ Status LowerConvolution(Lowering& l, const ir::Operation& op) {
     return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match (expected " +
                              DimsToString(expected) + ")");
   ValueId out = l.NewValue(result);
-  l.Emit(op, "convolution." + std::string(DTypeName(result.dtype)), {lhs, rhs}, {out},
+  // f32 goes to oneDNN (the kernel runs the loops for what oneDNN cannot express).
+  const std::string kernel = result.dtype == DType::kF32 ? "convolution_dnnl.f32"
+                                                          : "convolution." + std::string(DTypeName(result.dtype));
+  l.Emit(op, kernel, {lhs, rhs}, {out},
          {lhs_dims, rhs_dims, out_dims, strides, low, high, lhs_dilation, rhs_dilation, reversal,
           {feature_groups, batch_groups}});
   l.Bind(op.results[0], out);

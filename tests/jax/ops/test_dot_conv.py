@@ -127,6 +127,44 @@ def test_conv(op, dtype):
     check_cases(None, conv_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
 
 
+def _grads(f, x, w):
+    """The input and kernel gradients of sum(f(x, w) * cotangent), as JAX emits them."""
+    import jax
+
+    def both(x, w, dy):
+        _, vjp = jax.vjp(f, x, w)
+        return vjp(dy)
+    return both
+
+
+def conv_grad_cases(dt):
+    import jax
+    r = lambda shape, s: _ints(dt, shape, s)  # exact sums in any order
+    nhwc = ("NHWC", "HWIO", "NHWC")
+    forms = {
+        "nhwc_same": (conv((1, 1), "SAME", dn=nhwc), (2, 8, 8, 3), (3, 3, 3, 4)),
+        "nhwc_stride2_same": (conv((2, 2), "SAME", dn=nhwc), (2, 9, 8, 3), (3, 3, 3, 5)),
+        "nchw_strided_dilated": (conv((2, 1), ((1, 2), (0, 1)), rhs_dil=(2, 2)), (2, 3, 11, 9), (4, 3, 3, 2)),
+        "grouped": (conv((1, 1), "SAME", fgc=2), (2, 4, 6, 6), (6, 2, 3, 3)),
+        "depthwise": (conv((2, 2), "SAME", dn=nhwc, fgc=3), (2, 7, 7, 3), (3, 3, 1, 6)),
+        "conv1d": (conv((2,), "SAME", dn=("NWC", "WIO", "NWC")), (3, 17, 4), (5, 4, 6)),
+        "conv3d": (conv((1, 2, 1), "SAME", dn=("NDHWC", "DHWIO", "NDHWC")), (2, 4, 6, 5, 3), (3, 3, 2, 3, 4)),
+    }
+    cases = {}
+    for i, (name, (f, xs, ws)) in enumerate(forms.items()):
+        x, w = r(xs, 10 * i), r(ws, 10 * i + 1)
+        ys = jax.eval_shape(f, jax.ShapeDtypeStruct(xs, dt), jax.ShapeDtypeStruct(ws, dt)).shape
+        cases[name] = Call(_grads(f, x, w), x, w, r(ys, 10 * i + 2))
+    return cases
+
+
+@pytest.mark.parametrize("op,dtype", [not_yet.param("conv_gradients", dt) for dt in I.FLOAT])
+def test_conv_gradients(op, dtype):
+    """jax.vjp of convolutions: the input gradient (lhs-dilated convolution with a reversed
+    kernel) and the kernel gradient (batch and feature swapped; batch groups when grouped)."""
+    check_cases(None, conv_grad_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
+
+
 @pytest.mark.parametrize("op,dtype", [not_yet.param("conv_preferred_element_type", t) for t in (
     "int8->int32", "int16->int32", "uint8->uint32", "bfloat16->float32", "float16->float32", "float32->float64")])
 def test_conv_preferred_element_type(op, dtype):

@@ -1,0 +1,427 @@
+// f32 convolutions on oneDNN: "convolution_dnnl.f32", same operands and params as
+// "convolution.<T>" (convolution.cc). The prepare function maps the convolution onto one
+// oneDNN primitive, created once per plan step:
+//   - forward convolution when no lhs_dilation is used (any layout through strided memory
+//     descriptors, strides, padding, rhs dilation, feature groups; window reversal by a
+//     flipped copy of the kernel; negative padding by cropping the input view);
+//   - backward-data (a transposed convolution) when lhs_dilation > 1 and window strides are
+//     1: the form of the input gradient (kernel flipped back, its features swapped);
+//   - backward-weights for the form of the kernel gradient (batch and feature swapped, the
+//     "kernel" larger than the result's spatial extent, no groups).
+// Operands in a layout the chosen implementation does not take directly are reordered per
+// call by reorder primitives prepared with it. Anything oneDNN cannot express (batch groups,
+// strided transposed convolutions, 0-D spatial...) runs the loop kernel, split over a few
+// threads of its own.
+//
+// The kernel is registered as not splittable: the executor calls it once and oneDNN
+// threads it (OpenMP). oneDNN exceptions become Status errors.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <dnnl.hpp>
+
+#include "kernels/families.h"
+#include "kernels/registry.h"
+#include "kernels/strided.h"
+
+namespace stablert::kernels {
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+enum class Buffer { kLhs, kRhs, kOut };
+
+// One operand of the primitive: a view of one of the step's buffers in oneDNN's logical
+// order, and how it reaches the primitive.
+struct Role {
+  int arg = 0;                 // DNNL_ARG_*
+  Buffer buffer = Buffer::kLhs;
+  bool output = false;
+  int64_t offset = 0;          // elements into the buffer (cropped views)
+  memory::dims dims;           // logical (oneDNN) dims
+  memory::dims strides;        // in the buffer, elements
+  std::vector<bool> flip;      // per logical dim: read reversed (needs a dense copy)
+  bool copy = false;           // any flip: gather into a dense buffer first
+  memory::desc user;           // the view (or the dense copy)
+  memory::desc prim;           // what the primitive takes
+  dnnl::reorder reorder;       // user -> prim (inputs) or prim -> user (output), if they differ
+  memory::desc reorder_scratchpad;
+  bool reordered = false;
+};
+
+struct DnnlConvState {
+  bool loops = false;  // fall back to the loop kernel
+  KernelFn loop_kernel = nullptr;
+  dnnl::primitive primitive;
+  memory::desc scratchpad;  // per call: primitives run on any thread, concurrently
+  std::vector<Role> roles;
+};
+
+KernelFn g_loop_kernel = nullptr;
+
+// Logical dims and strides of a buffer whose physical dims are `physical` (dense row-major),
+// taking logical dim i from physical dim `order[i]`.
+void View(const std::span<const int64_t> physical, const std::vector<int64_t>& order, memory::dims* dims,
+          memory::dims* strides) {
+  DimVector dense = DenseStrides(physical);
+  dims->clear();
+  strides->clear();
+  for (int64_t d : order) {
+    dims->push_back(physical[static_cast<size_t>(d)]);
+    strides->push_back(dense[static_cast<size_t>(d)]);
+  }
+}
+
+// Turns [N, C, spatial...]-ordered dims/strides of a kernel [O, I, spatial...] into the grouped
+// form [G, O/G, I, spatial...] when groups > 1.
+void Group(int64_t groups, memory::dims* dims, memory::dims* strides) {
+  if (groups == 1) return;
+  const int64_t per_group = (*dims)[0] / groups;
+  dims->insert(dims->begin(), groups);
+  (*dims)[1] = per_group;
+  strides->insert(strides->begin(), per_group * (*strides)[0]);
+}
+
+// Crops spatial dim `d` of `role` by `front` elements at the start and `back` at the end.
+void Crop(Role& role, size_t d, int64_t front, int64_t back) {
+  role.offset += front * role.strides[d];
+  role.dims[d] -= front + back;
+}
+
+// Low/high padding so that `out` = (in + low + high - span) / stride + 1 with `high` minimal;
+// negative padding crops the input role's spatial dim `d`. False if nothing is left.
+bool FitPadding(Role& input, size_t d, int64_t out, int64_t span, int64_t stride, int64_t* low, int64_t* high) {
+  if (*low < 0) {
+    Crop(input, d, -*low, 0);
+    *low = 0;
+  }
+  *high = (out - 1) * stride + span - input.dims[d] - *low;
+  if (*high < 0) {
+    Crop(input, d, 0, -*high);
+    *high = 0;
+  }
+  return input.dims[d] > 0;
+}
+
+memory::dims Dense(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return strides;
+}
+
+bool IsRef(const dnnl::primitive_desc_base& pd) {
+  const std::string name = pd.impl_info_str();
+  return name.rfind("ref", 0) == 0;
+}
+
+// Scratchpads are the caller's (allocated per call): oneDNN's own is tied to a thread.
+dnnl::primitive_attr Attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+memory::desc Any(const Role& role) { return memory::desc(role.dims, memory::data_type::f32, memory::format_tag::any); }
+
+StatusOr<KernelState> Prepare(const KernelArgs& args) {
+  auto state = std::make_shared<DnnlConvState>();
+  state->loop_kernel = g_loop_kernel;
+  const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
+  const ParamList& lhs_dims = args.params[0];
+  const ParamList& rhs_dims = args.params[1];
+  const ParamList& out_dims = args.params[2];
+  const ParamList& strides = args.params[3];
+  ParamList low = args.params[4];
+  const ParamList& lhs_dilation = args.params[6];
+  const ParamList& rhs_dilation = args.params[7];
+  const ParamList& reversal = args.params[8];
+  const int64_t feature_groups = args.params[9][0];
+  const int64_t batch_groups = args.params[9][1];
+  const size_t spatial = strides.size();
+  auto fallback = [&]() -> StatusOr<KernelState> {
+    state->loops = true;
+    return KernelState(state);
+  };
+  if (spatial < 1 || spatial > 3 || batch_groups != 1 || args.outputs[0].num_elements == 0 ||
+      args.inputs[0].num_elements == 0 || args.inputs[1].num_elements == 0)
+    return fallback();
+  const bool lhs_dilated = std::any_of(lhs_dilation.begin(), lhs_dilation.end(), [](int64_t d) { return d != 1; });
+  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s != 1; });
+  const bool reversed = std::any_of(reversal.begin(), reversal.end(), [](int64_t r) { return r != 0; });
+  int64_t out_spatial = 1, rhs_spatial = 1;
+  for (size_t s = 0; s < spatial; ++s) {
+    out_spatial *= out[static_cast<size_t>(out_dims[2 + s])];
+    rhs_spatial *= rhs[static_cast<size_t>(rhs_dims[2 + s])];
+  }
+  enum class Path { kForward, kBackwardData, kBackwardWeights } path;
+  if (lhs_dilated) {
+    if (strided) return fallback();
+    path = Path::kBackwardData;
+  } else if (feature_groups == 1 && !reversed && rhs_spatial > out_spatial) {
+    path = Path::kBackwardWeights;
+  } else {
+    path = Path::kForward;
+  }
+
+  auto role = [&](int arg, Buffer buffer, bool output, std::span<const int64_t> physical, int64_t n, int64_t c,
+                  const ParamList& spatial_dims) {
+    Role r;
+    r.arg = arg;
+    r.buffer = buffer;
+    r.output = output;
+    std::vector<int64_t> order = {n, c};
+    order.insert(order.end(), spatial_dims.begin(), spatial_dims.end());
+    View(physical, order, &r.dims, &r.strides);
+    r.flip.assign(r.dims.size(), false);
+    return r;
+  };
+  const ParamList lhs_sp(lhs_dims.begin() + 2, lhs_dims.end()), rhs_sp(rhs_dims.begin() + 2, rhs_dims.end()),
+      out_sp(out_dims.begin() + 2, out_dims.end());
+  memory::dims fwd_strides(spatial), fwd_dilates(spatial), pad_l(spatial), pad_r(spatial);
+  Role a, w, b;  // the activation-like input, the weights-like operand, the other activation
+  try {
+    switch (path) {
+      case Path::kForward: {
+        a = role(DNNL_ARG_SRC, Buffer::kLhs, false, lhs, lhs_dims[0], lhs_dims[1], lhs_sp);
+        w = role(DNNL_ARG_WEIGHTS, Buffer::kRhs, false, rhs, rhs_dims[1], rhs_dims[0], rhs_sp);
+        b = role(DNNL_ARG_DST, Buffer::kOut, true, out, out_dims[0], out_dims[1], out_sp);
+        for (size_t s = 0; s < spatial; ++s) {
+          const int64_t k = w.dims[2 + s];
+          w.flip[2 + s] = reversal[s] != 0;
+          fwd_strides[s] = strides[s];
+          fwd_dilates[s] = rhs_dilation[s] - 1;
+          pad_l[s] = low[s];
+          if (!FitPadding(a, 2 + s, b.dims[2 + s], (k - 1) * rhs_dilation[s] + 1, strides[s], &pad_l[s], &pad_r[s]))
+            return fallback();
+        }
+        Group(feature_groups, &w.dims, &w.strides);
+        if (feature_groups > 1) w.flip.insert(w.flip.begin(), false);
+        break;
+      }
+      case Path::kBackwardData: {
+        // out[n, f, p] = sum lhs[n, c, q] rhs[c, f, k] with p + k*rd - low = q*ld: oneDNN's
+        // diff_src = out, diff_dst = lhs, weights[oc = c, ic = f, K-1-k], stride ld.
+        a = role(DNNL_ARG_DIFF_DST, Buffer::kLhs, false, lhs, lhs_dims[0], lhs_dims[1], lhs_sp);
+        w = role(DNNL_ARG_WEIGHTS, Buffer::kRhs, false, rhs, rhs_dims[0], rhs_dims[1], rhs_sp);
+        b = role(DNNL_ARG_DIFF_SRC, Buffer::kOut, true, out, out_dims[0], out_dims[1], out_sp);
+        for (size_t s = 0; s < spatial; ++s) {
+          const int64_t k = w.dims[2 + s];
+          w.flip[2 + s] = reversal[s] == 0;
+          fwd_strides[s] = lhs_dilation[s];
+          fwd_dilates[s] = rhs_dilation[s] - 1;
+          const int64_t span = (k - 1) * rhs_dilation[s] + 1;
+          pad_l[s] = (k - 1) * rhs_dilation[s] - low[s];
+          pad_r[s] = (a.dims[2 + s] - 1) * lhs_dilation[s] + span - b.dims[2 + s] - pad_l[s];
+          if (pad_l[s] < 0 || pad_r[s] < 0) return fallback();
+        }
+        // Weights [oc = c (per group), ic = f]: grouped over ic's groups.
+        if (feature_groups > 1) {
+          const int64_t per_group = w.dims[1] / feature_groups;
+          w.dims.insert(w.dims.begin(), feature_groups);
+          w.dims[2] = per_group;
+          w.strides.insert(w.strides.begin(), per_group * w.strides[1]);
+          w.flip.insert(w.flip.begin(), false);
+        }
+        break;
+      }
+      case Path::kBackwardWeights: {
+        // out[b, f, k] = sum lhs[b, c, k*ws + q*rd - low] rhs[c, f, q]: oneDNN's src = lhs with
+        // N = its feature dim and C = its batch dim, diff_dst = rhs (N = c, C = f),
+        // diff_weights = out [OC = f, IC = b], forward stride rd, dilation ws.
+        a = role(DNNL_ARG_SRC, Buffer::kLhs, false, lhs, lhs_dims[1], lhs_dims[0], lhs_sp);
+        w = role(DNNL_ARG_DIFF_DST, Buffer::kRhs, false, rhs, rhs_dims[0], rhs_dims[1], rhs_sp);
+        b = role(DNNL_ARG_DIFF_WEIGHTS, Buffer::kOut, true, out, out_dims[1], out_dims[0], out_sp);
+        for (size_t s = 0; s < spatial; ++s) {
+          const int64_t k = b.dims[2 + s];
+          fwd_strides[s] = rhs_dilation[s];
+          fwd_dilates[s] = strides[s] - 1;
+          pad_l[s] = low[s];
+          if (!FitPadding(a, 2 + s, w.dims[2 + s], (k - 1) * strides[s] + 1, rhs_dilation[s], &pad_l[s], &pad_r[s]))
+            return fallback();
+        }
+        break;
+      }
+    }
+    for (Role* r : {&a, &w, &b}) {
+      r->copy = std::any_of(r->flip.begin(), r->flip.end(), [](bool f) { return f; });
+      r->user = memory::desc(r->dims, memory::data_type::f32, r->copy ? Dense(r->dims) : r->strides);
+    }
+    // Activations in the caller's layout if an optimized implementation takes it, else in
+    // the primitive's preferred layout (reordered per call); weights always as preferred.
+    const bool weights_is_b = path == Path::kBackwardWeights;
+    Role& act1 = a;
+    Role& act2 = weights_is_b ? w : b;
+    Role& weights = weights_is_b ? b : w;
+    auto create = [&](bool plain) -> bool {
+      const memory::desc m1 = plain ? act1.user : Any(act1), m2 = plain ? act2.user : Any(act2), mw = Any(weights);
+      try {
+        switch (path) {
+          case Path::kForward: {
+            dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                              m1, mw, m2, fwd_strides, fwd_dilates, pad_l, pad_r);
+            dnnl::convolution_forward::primitive_desc pd(d, Attr(), Engine());
+            if (plain && IsRef(pd)) return false;
+            a.prim = pd.src_desc();
+            w.prim = pd.weights_desc();
+            b.prim = pd.dst_desc();
+            state->primitive = dnnl::convolution_forward(pd);
+            state->scratchpad = pd.scratchpad_desc();
+            return true;
+          }
+          case Path::kBackwardData: {
+            dnnl::convolution_forward::desc hint_d(dnnl::prop_kind::forward_training,
+                                                   dnnl::algorithm::convolution_direct, m2, mw, m1, fwd_strides,
+                                                   fwd_dilates, pad_l, pad_r);
+            dnnl::convolution_forward::primitive_desc hint(hint_d, Engine());
+            dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m2, mw, m1, fwd_strides,
+                                                    fwd_dilates, pad_l, pad_r);
+            dnnl::convolution_backward_data::primitive_desc pd(d, Attr(), Engine(), hint);
+            if (plain && IsRef(pd)) return false;
+            a.prim = pd.diff_dst_desc();
+            w.prim = pd.weights_desc();
+            b.prim = pd.diff_src_desc();
+            state->primitive = dnnl::convolution_backward_data(pd);
+            state->scratchpad = pd.scratchpad_desc();
+            return true;
+          }
+          case Path::kBackwardWeights: {
+            dnnl::convolution_forward::desc hint_d(dnnl::prop_kind::forward_training,
+                                                   dnnl::algorithm::convolution_direct, m1, mw, m2, fwd_strides,
+                                                   fwd_dilates, pad_l, pad_r);
+            dnnl::convolution_forward::primitive_desc hint(hint_d, Engine());
+            dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m1, mw, m2, fwd_strides,
+                                                       fwd_dilates, pad_l, pad_r);
+            dnnl::convolution_backward_weights::primitive_desc pd(d, Attr(), Engine(), hint);
+            if (plain && IsRef(pd)) return false;
+            a.prim = pd.src_desc();
+            w.prim = pd.diff_dst_desc();
+            b.prim = pd.diff_weights_desc();
+            state->primitive = dnnl::convolution_backward_weights(pd);
+            state->scratchpad = pd.scratchpad_desc();
+            return true;
+          }
+        }
+      } catch (const dnnl::error&) {
+      }
+      return false;
+    };
+    if (!create(true) && !create(false)) return fallback();
+    for (Role* r : {&a, &w, &b}) {
+      r->reordered = r->user != r->prim;
+      if (!r->reordered) continue;
+      dnnl::reorder::primitive_desc pd = r->output
+                                             ? dnnl::reorder::primitive_desc(Engine(), r->prim, Engine(), r->user, Attr())
+                                             : dnnl::reorder::primitive_desc(Engine(), r->user, Engine(), r->prim, Attr());
+      r->reorder = dnnl::reorder(pd);
+      r->reorder_scratchpad = pd.scratchpad_desc();
+    }
+  } catch (const dnnl::error&) {
+    return fallback();
+  }
+  state->roles = {a, w, b};
+  return KernelState(state);
+}
+
+// Gathers `role`'s view of `base` into the dense buffer `to`, reading flipped dims reversed.
+void GatherFlipped(const Role& role, const float* base, float* to) {
+  const size_t rank = role.dims.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t count = 1;
+  for (int64_t d : role.dims) count *= d;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d)
+      offset += (role.flip[d] ? role.dims[d] - 1 - index[d] : index[d]) * role.strides[d];
+    to[i] = base[offset];
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < role.dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+Status RunLoops(const DnnlConvState& state, const KernelArgs& args) {
+  // Threads of its own only for work worth their start (tens of microseconds).
+  const int threads = args.outputs[0].num_elements < (1 << 14)
+                          ? 1
+                          : static_cast<int>(std::max(1u, std::min(std::thread::hardware_concurrency(), 64u)));
+  std::vector<Status> statuses(static_cast<size_t>(threads));
+  std::vector<std::thread> workers;
+  for (int t = 1; t < threads; ++t)
+    workers.emplace_back([&, t] { statuses[static_cast<size_t>(t)] = state.loop_kernel(KernelContext{t, threads}, args); });
+  statuses[0] = state.loop_kernel(KernelContext{0, threads}, args);
+  for (std::thread& worker : workers) worker.join();
+  for (const Status& status : statuses)
+    if (!status.ok()) return status;
+  return OkStatus();
+}
+
+Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
+  const auto& state = *static_cast<const DnnlConvState*>(args.state);
+  if (state.loops) {
+    if (context.thread_count > 1) return state.loop_kernel(context, args);
+    return RunLoops(state, args);
+  }
+  try {
+    dnnl::stream stream(Engine());
+    std::unordered_map<int, memory> primitive_args;
+    std::vector<std::pair<const Role*, std::pair<memory, memory>>> outputs;
+    std::vector<std::vector<float>> copies;
+    auto reorder = [&](const Role& role, const memory& from, const memory& to) {
+      std::unordered_map<int, memory> reorder_args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+      if (role.reorder_scratchpad.get_size() > 0)
+        reorder_args.emplace(DNNL_ARG_SCRATCHPAD, memory(role.reorder_scratchpad, Engine()));
+      role.reorder.execute(stream, reorder_args);
+      stream.wait();  // before its scratchpad goes
+    };
+    for (const Role& role : state.roles) {
+      const BufferView& view = role.buffer == Buffer::kLhs   ? args.inputs[0]
+                               : role.buffer == Buffer::kRhs ? args.inputs[1]
+                                                             : args.outputs[0];
+      float* base = view.as<float>() + role.offset;
+      if (role.copy) {
+        copies.emplace_back(static_cast<size_t>(role.user.get_size() / sizeof(float)));
+        GatherFlipped(role, base, copies.back().data());
+        base = copies.back().data();
+      }
+      memory user(role.user, Engine(), base);
+      if (!role.reordered) {
+        primitive_args.emplace(role.arg, user);
+        continue;
+      }
+      memory prim(role.prim, Engine());
+      if (role.output) {
+        outputs.push_back({&role, {prim, user}});
+      } else {
+        reorder(role, user, prim);
+      }
+      primitive_args.emplace(role.arg, prim);
+    }
+    if (state.scratchpad.get_size() > 0) primitive_args.emplace(DNNL_ARG_SCRATCHPAD, memory(state.scratchpad, Engine()));
+    state.primitive.execute(stream, primitive_args);
+    stream.wait();
+    for (auto& [role, memories] : outputs) reorder(*role, memories.first, memories.second);
+  } catch (const dnnl::error& e) {
+    return Internal(std::string("oneDNN convolution: ") + e.what());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterDnnlConvolutionKernels(KernelRegistry& r, KernelFn loop_kernel_f32) {
+  g_loop_kernel = loop_kernel_f32;
+  return r.Register(KernelKey("convolution_dnnl", {DType::kF32}), &DnnlConvolutionKernel, &Prepare);
+}
+
+}  // namespace stablert::kernels
