@@ -14,8 +14,21 @@
 //     The result starts as a copy of the operand; updates are applied in row-major order
 //     of the update batch positions; a window that does not fit entirely inside the
 //     operand is skipped, as XLA does.
+//
+// Row forms. The prepare functions recognize the forms JAX emits most and hand the kernel a
+// RowForm; every other form walks the generic index arithmetic. A row form indexes one
+// contiguous run of operand dims [axis, axis + k) (slice or window size 1 there), takes every
+// other dim whole, has no batching dims, keeps the index vector last, and lays its result
+// (gather) or updates (scatter) out as [outer][positions][inner]. Then each index vector
+// names one row of `inner` contiguous elements in each of `outer` blocks: x[idx],
+// jnp.take(x, idx, axis=a), table[ids], x.at[idx].set/add/mul/min/max, segment_sum/max.
+// A gather copies one clamped row per index (split across threads by index ranges); a
+// scatter applies one row update per in-bounds index, in index order, so that duplicates
+// combine exactly as in the generic walk; it is split across threads only by output blocks
+// or column ranges, which no two threads share.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "kernels/complex_ops.h"
@@ -86,6 +99,265 @@ bool Next(DimVector& index, std::span<const int64_t> dims) {
   return false;
 }
 
+struct AssignBody {
+  template <typename C> static C Apply(C, C update) { return update; }
+};
+
+// ---------------------------------------------------------------------------------------
+// Row forms (see the top of the file).
+
+constexpr int kMaxRowIndex = 8;
+
+struct RowForm {
+  int64_t outer = 1;      // product of the operand dims before the indexed run
+  int64_t rows = 1;       // product of the indexed dims
+  int64_t inner = 1;      // product of the operand dims after the indexed run
+  int64_t positions = 1;  // index vectors (product of the indices' batch dims)
+  int k = 0;              // index vector length
+  int64_t sizes[kMaxRowIndex] = {};    // per component: size of its operand dim
+  int64_t strides[kMaxRowIndex] = {};  // per component: stride in rows
+};
+
+// `window_positions`: dims of `target` (gather result, scatter updates) that are slice
+// windows, matching in order the operand dims not in `dropped` (collapsed or inserted).
+std::optional<RowForm> MatchRowForm(std::span<const int64_t> operand_dims, std::span<const int64_t> indices_dims,
+                                    int64_t index_vector_dim, const ParamList& index_map, const ParamList& dropped,
+                                    bool batching, const ParamList& window_positions,
+                                    std::span<const int64_t> target_dims) {
+  const int64_t k = static_cast<int64_t>(index_map.size());
+  const int64_t indices_rank = static_cast<int64_t>(indices_dims.size());
+  const int64_t operand_rank = static_cast<int64_t>(operand_dims.size());
+  if (batching || k == 0 || k > kMaxRowIndex) return std::nullopt;
+  if (index_vector_dim == indices_rank) {
+    if (k != 1) return std::nullopt;
+  } else if (index_vector_dim != indices_rank - 1) {
+    return std::nullopt;
+  }
+  const int64_t axis = *std::min_element(index_map.begin(), index_map.end());
+  if (*std::max_element(index_map.begin(), index_map.end()) != axis + k - 1) return std::nullopt;
+  // Role of each target dim: 0 outer window, 1 batch, 2 inner window; size-1 dims do not
+  // affect the layout. Roles must not decrease along the target's dims.
+  std::vector<int> role(target_dims.size(), 1);
+  size_t next = 0;
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    const bool indexed = d >= axis && d < axis + k;
+    if (Contains(dropped, d)) {
+      if (!indexed) return std::nullopt;
+      continue;
+    }
+    if (next >= window_positions.size()) return std::nullopt;
+    const size_t t = static_cast<size_t>(window_positions[next++]);
+    if (t >= target_dims.size()) return std::nullopt;
+    if (target_dims[t] != (indexed ? 1 : operand_dims[static_cast<size_t>(d)])) return std::nullopt;
+    role[t] = d < axis ? 0 : indexed ? 1 : 2;
+  }
+  int last = 0;
+  for (size_t t = 0; t < target_dims.size(); ++t) {
+    if (target_dims[t] == 1) continue;
+    if (role[t] < last) return std::nullopt;
+    last = role[t];
+  }
+  RowForm f;
+  f.k = static_cast<int>(k);
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    const int64_t size = operand_dims[static_cast<size_t>(d)];
+    if (d < axis) f.outer *= size;
+    else if (d < axis + k) f.rows *= size;
+    else f.inner *= size;
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t d = index_map[static_cast<size_t>(j)];
+    f.sizes[j] = operand_dims[static_cast<size_t>(d)];
+    f.strides[j] = 1;
+    for (int64_t e = d + 1; e < axis + k; ++e) f.strides[j] *= operand_dims[static_cast<size_t>(e)];
+  }
+  for (int64_t d = 0; d < indices_rank; ++d)
+    if (d != index_vector_dim) f.positions *= indices_dims[static_cast<size_t>(d)];
+  return f;
+}
+
+template <typename I>
+inline int64_t IndexValue(I value) {
+  if constexpr (std::is_same_v<I, uint64_t>) return static_cast<int64_t>(std::min<uint64_t>(value, INT64_MAX));
+  else return static_cast<int64_t>(value);
+}
+
+// Calls fn(index type tag) with the C++ type of an integer index dtype.
+template <typename Fn>
+void WithIndexType(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kS8: return fn(int8_t{});
+    case DType::kS16: return fn(int16_t{});
+    case DType::kS32: return fn(int32_t{});
+    case DType::kS64: return fn(int64_t{});
+    case DType::kU8: return fn(uint8_t{});
+    case DType::kU16: return fn(uint16_t{});
+    case DType::kU32: return fn(uint32_t{});
+    case DType::kU64: return fn(uint64_t{});
+    default: return;
+  }
+}
+
+// The row an index vector names, each component clamped into its dim (gather).
+template <typename I>
+inline int64_t ClampedRow(const RowForm& f, const I* vector) {
+  int64_t row = 0;
+  for (int j = 0; j < f.k; ++j) row += std::clamp<int64_t>(IndexValue(vector[j]), 0, f.sizes[j] - 1) * f.strides[j];
+  return row;
+}
+
+// The row an index vector names, or -1 when a component is out of bounds (scatter).
+template <typename I>
+inline int64_t RowOrNone(const RowForm& f, const I* vector) {
+  int64_t row = 0;
+  for (int j = 0; j < f.k; ++j) {
+    const int64_t v = IndexValue(vector[j]);
+    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(f.sizes[j])) return -1;
+    row += v * f.strides[j];
+  }
+  return row;
+}
+
+// Items [begin, end) of outer * positions: item = o * positions + p.
+template <typename W, typename I>
+void GatherRows(const RowForm& f, const W* __restrict src, const I* __restrict indices, W* __restrict dst,
+                int64_t begin, int64_t end) {
+  const int64_t positions = f.positions, inner = f.inner;
+  int64_t o = begin / positions, p = begin % positions;
+  for (int64_t item = begin; item < end;) {
+    const int64_t stop = std::min(end, item + (positions - p));  // end of this outer block
+    const W* block = src + o * f.rows * inner;
+    W* out = dst + item * inner;
+    const int64_t count = stop - item;
+    if (f.k == 1 && inner == 1) {
+      const int64_t last = f.sizes[0] - 1;
+      const I* idx = indices + p;
+      for (int64_t i = 0; i < count; ++i) out[i] = block[std::clamp<int64_t>(IndexValue(idx[i]), 0, last)];
+    } else if (f.k == 1) {
+      const int64_t last = f.sizes[0] - 1;
+      const I* idx = indices + p;
+      for (int64_t i = 0; i < count; ++i)
+        std::memcpy(out + i * inner, block + std::clamp<int64_t>(IndexValue(idx[i]), 0, last) * inner,
+                    static_cast<size_t>(inner) * sizeof(W));
+    } else {
+      for (int64_t i = 0; i < count; ++i)
+        std::memcpy(out + i * inner, block + ClampedRow(f, indices + (p + i) * f.k) * inner,
+                    static_cast<size_t>(inner) * sizeof(W));
+    }
+    item = stop;
+    ++o;
+    p = 0;
+  }
+}
+
+template <int kBytes>
+Status GatherRowsKernel(const KernelContext& context, const KernelArgs& args, const RowForm& f) {
+  using W = WordType<kBytes>;
+  const BufferView& out = args.outputs[0];
+  const auto [begin, end] = ShareOf(context, f.outer * f.positions);
+  if (begin >= end) return OkStatus();
+  WithIndexType(args.inputs[1].dtype, [&]<typename I>(I) {
+    GatherRows<W, I>(f, args.inputs[0].as<const W>(), args.inputs[1].as<const I>(), out.as<W>(), begin, end);
+  });
+  return OkStatus();
+}
+
+// The part of a row scatter one call does: outer blocks [o_begin, o_end), columns
+// [c_begin, c_end) of every row. Empty when this call has no share.
+struct ScatterShare {
+  int64_t o_begin = 0, o_end = 0, c_begin = 0, c_end = 0;
+};
+
+ScatterShare ScatterShareOf(const KernelContext& context, const RowForm& f) {
+  if (context.thread_count == 1) return {0, f.outer, 0, f.inner};
+  if (f.outer >= context.thread_count) {
+    const auto [b, e] = ShareOf(context, f.outer);
+    return {b, e, 0, f.inner};
+  }
+  constexpr int64_t kMinColumnsPerThread = 64;
+  if (f.inner >= kMinColumnsPerThread * context.thread_count) {
+    const auto [b, e] = ShareOf(context, f.inner);
+    return {0, f.outer, b, e};
+  }
+  if (context.thread_index == 0) return {0, f.outer, 0, f.inner};
+  return {};
+}
+
+template <typename Body, DType D, typename I>
+void ScatterRows(const RowForm& f, const ScatterShare& share, Storage<D>* __restrict result,
+                 const I* __restrict indices, const Storage<D>* __restrict updates) {
+  using T = Storage<D>;
+  const int64_t inner = f.inner, width = share.c_end - share.c_begin;
+  for (int64_t o = share.o_begin; o < share.o_end; ++o) {
+    T* block = result + o * f.rows * inner + share.c_begin;
+    const T* source = updates + o * f.positions * inner + share.c_begin;
+    for (int64_t p = 0; p < f.positions; ++p) {
+      const int64_t row = f.k == 1 ? RowOrNone(f, indices + p) : RowOrNone(f, indices + p * f.k);
+      if (row < 0) continue;
+      T* r = block + row * inner;
+      const T* u = source + p * inner;
+      if constexpr (std::is_same_v<Body, AssignBody>) {
+        if (width == 1) *r = *u;
+        else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
+      } else if constexpr (kIsHalf<T>) {
+        for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
+      } else {
+        for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
+      }
+    }
+  }
+}
+
+template <typename Body, DType D>
+Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, const RowForm& f) {
+  using T = Storage<D>;
+  const ScatterShare share = ScatterShareOf(context, f);
+  if (share.o_begin >= share.o_end || share.c_begin >= share.c_end) return OkStatus();
+  const BufferView& operand = args.inputs[0];
+  T* result = args.outputs[0].as<T>();
+  if (result != operand.data) {
+    // This call's share of the result starts as the operand's.
+    const T* source = operand.as<const T>();
+    const int64_t width = share.c_end - share.c_begin;
+    if (width == f.inner) {
+      const int64_t first = share.o_begin * f.rows * f.inner, count = (share.o_end - share.o_begin) * f.rows * f.inner;
+      std::memcpy(result + first, source + first, static_cast<size_t>(count) * sizeof(T));
+    } else {
+      for (int64_t r = share.o_begin * f.rows; r < share.o_end * f.rows; ++r)
+        std::memcpy(result + r * f.inner + share.c_begin, source + r * f.inner + share.c_begin,
+                    static_cast<size_t>(width) * sizeof(T));
+    }
+  }
+  if (f.positions == 0) return OkStatus();
+  WithIndexType(args.inputs[1].dtype, [&]<typename I>(I) {
+    ScatterRows<Body, D, I>(f, share, result, args.inputs[1].as<const I>(), args.inputs[2].as<const T>());
+  });
+  return OkStatus();
+}
+
+StatusOr<KernelState> PrepareGather(const KernelArgs& args) {
+  if (args.params.size() != 7 || args.params[5].size() != 1)
+    return InvalidArgument("gather expects seven parameter lists");
+  std::optional<RowForm> form =
+      MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
+                   !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.outputs[0].dims);
+  if (!form) return KernelState();
+  return KernelState(std::make_shared<const RowForm>(*form));
+}
+
+StatusOr<KernelState> PrepareScatter(const KernelArgs& args) {
+  if (args.params.size() != 6 || args.params[5].size() != 1)
+    return InvalidArgument("scatter expects six parameter lists");
+  std::optional<RowForm> form =
+      MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
+                   !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.inputs[2].dims);
+  if (!form) return KernelState();
+  return KernelState(std::make_shared<const RowForm>(*form));
+}
+
+// ---------------------------------------------------------------------------------------
+// The generic walks.
+
 template <int kBytes>
 Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
@@ -93,6 +365,7 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& indices = args.inputs[1];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
+  if (args.state != nullptr) return GatherRowsKernel<kBytes>(context, args, *static_cast<const RowForm*>(args.state));
   const ParamList& offset_dims = args.params[0];
   const ParamList& collapsed = args.params[1];
   const ParamList& operand_batching = args.params[2];
@@ -233,16 +506,14 @@ void ScatterWalk(const KernelArgs& args, Apply apply) {
   } while (Next(batch, {scatter_dims.data(), scatter_dims.size()}));
 }
 
-struct AssignBody {
-  template <typename C> static C Apply(C, C update) { return update; }
-};
-
 template <typename Body, DType D>
-Status ScatterKernel(const KernelContext&, const KernelArgs& args) {
+Status ScatterKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
+  if (args.state != nullptr) return ScatterRowsKernel<Body, D>(context, args, *static_cast<const RowForm*>(args.state));
+  if (context.thread_index != 0) return OkStatus();  // the generic walk runs in one call
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];
-  if (out.num_elements > 0) std::memcpy(out.data, operand.data, static_cast<size_t>(out.num_elements) * sizeof(T));
+  if (out.num_elements > 0 && out.data != operand.data) std::memcpy(out.data, operand.data, static_cast<size_t>(out.num_elements) * sizeof(T));
   T* result = out.as<T>();
   const T* updates = args.inputs[2].as<const T>();
   ScatterWalk(args, [&](int64_t r, int64_t u) {
@@ -285,7 +556,9 @@ Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
 
 template <typename Body, DType... Ds>
 Status RegisterScatter(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
-  return ForEachDType(list, [&]<DType D>() { return registry.Register(KernelKey(name, {D}), &ScatterKernel<Body, D>); });
+  return ForEachDType(list, [&]<DType D>() {
+    return registry.RegisterSplittable(KernelKey(name, {D}), &ScatterKernel<Body, D>, &PrepareScatter);
+  });
 }
 
 using Pred = DTypeList<DType::kPred>;
@@ -299,7 +572,8 @@ using IntAndPredDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType:
 
 Status RegisterGatherScatterKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(MovableDTypes{}, [&]<DType D>() {
-    return r.RegisterSplittable(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>);
+    return r.RegisterSplittable(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>,
+                                &PrepareGather);
   }));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<AssignBody>(r, "scatter_assign", MovableDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<cx::AddOp>(r, "scatter_add", ComplexDTypes{}));

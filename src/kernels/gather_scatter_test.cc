@@ -195,5 +195,128 @@ TEST(ScatterTest, MatchesSpecPerElement) {
   }
 }
 
+// Row forms: operand [outer..., indexed..., inner...] with the index vector last. The
+// prepared fast path must match the generic walk (no state) exactly, also when split.
+struct RowCase {
+  Dims operand, indices;
+  std::vector<int64_t> index_map, dropped, window_positions;
+  Dims target;  // gather result / scatter updates
+};
+
+RowCase RandomRowCase(std::mt19937& rng) {
+  RowCase c;
+  const int64_t outer_rank = rng() % 2, k = 1 + rng() % 2, inner_rank = rng() % 3;
+  for (int64_t i = 0; i < outer_rank + k + inner_rank; ++i) c.operand.push_back(1 + static_cast<int64_t>(rng() % 6));
+  for (int64_t j = 0; j < k; ++j) c.index_map.push_back(outer_rank + j);
+  if (k == 2 && rng() % 2) std::swap(c.index_map[0], c.index_map[1]);
+  const Dims batch = rng() % 3 == 0 ? Dims{2, 1 + static_cast<int64_t>(rng() % 5)} : Dims{static_cast<int64_t>(rng() % 9)};
+  c.indices = batch;
+  c.indices.push_back(k);
+  // Target: outer dims, batch dims, inner dims; indexed dims dropped or kept as size 1 at
+  // the batch position.
+  for (int64_t d = 0; d < outer_rank; ++d) {
+    c.window_positions.push_back(static_cast<int64_t>(c.target.size()));
+    c.target.push_back(c.operand[static_cast<size_t>(d)]);
+  }
+  for (int64_t b : batch) c.target.push_back(b);
+  for (int64_t d = outer_rank; d < outer_rank + k; ++d) {
+    if (rng() % 3 == 0) {
+      c.window_positions.push_back(static_cast<int64_t>(c.target.size()));
+      c.target.push_back(1);
+    } else {
+      c.dropped.push_back(d);
+    }
+  }
+  for (int64_t d = outer_rank + k; d < static_cast<int64_t>(c.operand.size()); ++d) {
+    c.window_positions.push_back(static_cast<int64_t>(c.target.size()));
+    c.target.push_back(c.operand[static_cast<size_t>(d)]);
+  }
+  return c;
+}
+
+// Runs `key` with its prepared state split into `parts` calls, and without state.
+void RunBothPaths(const std::string& key, const std::vector<const Array*>& inputs, Array* fast, Array* generic,
+                  const std::vector<ParamList>& params, int parts) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
+  ASSERT_NE(entry, nullptr) << key;
+  ASSERT_NE(entry->prepare, nullptr) << key;
+  std::vector<BufferView> in;
+  for (const Array* a : inputs) in.push_back(a->View());
+  std::vector<BufferView> fast_out = {fast->View()}, generic_out = {generic->View()};
+  KernelArgs args{in, fast_out, params};
+  auto state = entry->prepare(args);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  ASSERT_NE(state->get(), nullptr) << key << ": the row form was not recognized";
+  args.state = state->get();
+  for (int part = 0; part < parts; ++part) ASSERT_TRUE(entry->fn(KernelContext{part, parts}, args).ok());
+  KernelArgs generic_args{in, generic_out, params};
+  ASSERT_TRUE(entry->fn(KernelContext{}, generic_args).ok());
+}
+
+TEST(RowFormTest, FastPathsMatchTheGenericWalk) {
+  std::mt19937 rng(63);
+  const DType index_types[] = {DType::kS32, DType::kS64, DType::kU8, DType::kS8};
+  for (int trial = 0; trial < 400; ++trial) {
+    RowCase c = RandomRowCase(rng);
+    const DType index_type = index_types[trial % 4];
+    Array indices(index_type, c.indices);
+    for (int64_t i = 0; i < indices.size(); ++i) SetInt(indices, i, static_cast<int64_t>(rng() % 10) - 2);
+    const int64_t ivd = static_cast<int64_t>(c.indices.size()) - 1;
+    const int parts = 1 + trial % 3;
+    Array operand(DType::kS32, c.operand);
+    for (int64_t i = 0; i < operand.size(); ++i) SetInt(operand, i, i * 5 + 3);
+    {
+      Array fast(DType::kS32, c.target), generic(DType::kS32, c.target);
+      RunBothPaths("gather.i32", {&operand, &indices}, &fast, &generic,
+                   {c.window_positions, c.dropped, {}, {}, c.index_map, {ivd}, [&] {
+                      Dims slice = c.operand;
+                      for (int64_t d : c.index_map) slice[static_cast<size_t>(d)] = 1;
+                      return slice;
+                    }()},
+                   parts);
+      ASSERT_EQ(fast.bytes, generic.bytes) << "gather trial " << trial;
+    }
+    Array updates(DType::kS32, c.target);
+    for (int64_t i = 0; i < updates.size(); ++i) SetInt(updates, i, 100 + static_cast<int64_t>(rng() % 50));
+    for (const char* body : {"scatter_assign.i32", "scatter_add.i32", "scatter_max.i32", "scatter_mul.i32"}) {
+      Array fast(DType::kS32, c.operand), generic(DType::kS32, c.operand);
+      RunBothPaths(body, {&operand, &indices, &updates}, &fast, &generic,
+                   {c.window_positions, c.dropped, {}, {}, c.index_map, {ivd}}, parts);
+      ASSERT_EQ(fast.bytes, generic.bytes) << body << " trial " << trial;
+    }
+  }
+}
+
+// Float add in index order: duplicates combine in the same order as the generic walk,
+// bit for bit; wide rows are split by columns.
+TEST(RowFormTest, FloatAddKeepsIndexOrder) {
+  std::mt19937 rng(64);
+  Array operand(DType::kF32, {7, 300}), indices(DType::kS32, {500, 1}), updates(DType::kF32, {500, 300});
+  for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, std::ldexp(1.0, static_cast<int>(rng() % 40) - 20));
+  for (int64_t i = 0; i < updates.size(); ++i)
+    SetDouble(updates, i, (static_cast<double>(rng() % 2000) - 1000) * std::ldexp(1.0, static_cast<int>(rng() % 30) - 15));
+  for (int64_t i = 0; i < indices.size(); ++i) SetInt(indices, i, static_cast<int64_t>(rng() % 9) - 1);
+  for (int parts : {1, 2, 4}) {
+    Array fast(DType::kF32, operand.dims), generic(DType::kF32, operand.dims);
+    RunBothPaths("scatter_add.f32", {&operand, &indices, &updates}, &fast, &generic, {{1}, {0}, {}, {}, {0}, {1}},
+                 parts);
+    ASSERT_EQ(fast.bytes, generic.bytes) << parts << " parts";
+  }
+}
+
+// Forms outside the row forms keep the generic walk (no prepared state).
+TEST(RowFormTest, OtherFormsAreNotRowForms) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("gather.i32");
+  ASSERT_NE(entry, nullptr);
+  Array operand(DType::kS32, {5, 6, 2}), indices(DType::kS32, {4, 2}), out(DType::kS32, {4, 3});
+  std::vector<BufferView> in = {operand.View(), indices.View()}, outs = {out.View()};
+  // A window of 3 of 6 along dim 1 (not the whole dim).
+  std::vector<ParamList> params = {{1}, {0, 2}, {}, {}, {0, 1}, {1}, {1, 3, 1}};
+  KernelArgs args{in, outs, params};
+  auto state = entry->prepare(args);
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->get(), nullptr);
+}
+
 }  // namespace
 }  // namespace stablert::kernels

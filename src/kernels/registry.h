@@ -71,7 +71,7 @@ class KernelRegistry {
   // is already taken.
   Status Register(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
   // Adds a kernel that does its share of the work per KernelContext (kernel.h).
-  Status RegisterSplittable(std::string key, KernelFn fn);
+  Status RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.

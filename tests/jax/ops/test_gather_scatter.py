@@ -201,3 +201,70 @@ def dynamic_update_slice_cases(dt):
 def test_dynamic_slicing(op, dtype):
     make = dynamic_slice_cases if op == "dynamic_slice" else dynamic_update_slice_cases
     check_cases(None, make(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
+
+
+# Realistic sizes: the row fast paths (one contiguous row per index) against XLA, bitwise.
+# Float sums are compared bitwise too: both backends apply duplicates in index order.
+def _large_gather_cases():
+    g = I.rng(7)
+    f32 = np.float32
+    ids_oob = g.integers(-60_000, 60_000, 1 << 16).astype(np.int32)  # negative and out of bounds
+    return {
+        "take_1M_of_1M": Call(lambda x, i: jnp.take(x, i, axis=0), g.standard_normal(1 << 20).astype(f32),
+                              g.integers(-(1 << 20), 1 << 20, 1 << 20).astype(np.int32)),
+        "embedding_50Kx128_64K": Call(lambda t, i: t[i], g.standard_normal((50_000, 128)).astype(f32),
+                                      g.integers(0, 50_000, 1 << 16).astype(np.int32)),
+        "embedding_clip_oob": Call(lambda t, i: jnp.take(t, i, axis=0, mode="clip"),
+                                   g.standard_normal((50_000, 16)).astype(f32), ids_oob),
+        "embedding_fill_oob": Call(lambda t, i: t.at[i].get(mode="fill", fill_value=-1),
+                                   g.standard_normal((50_000, 16)).astype(f32), ids_oob),
+        "take_axis1": Call(lambda x, i: jnp.take(x, i, axis=1), g.standard_normal((64, 4096)).astype(f32),
+                           g.integers(-4096, 4096, 1000).astype(np.int32)),
+        "two_index_rows": Call(lambda x, i, j: x[i, j], g.standard_normal((300, 200, 8)).astype(f32),
+                               g.integers(0, 300, 5000).astype(np.int32), g.integers(-200, 200, 5000).astype(np.int32)),
+        "int8_rows": Call(lambda x, i: x[i], g.integers(-128, 127, (4096, 33)).astype(np.int8),
+                          g.integers(0, 4096, 70_000).astype(np.int32)),
+        "bool_rows": Call(lambda x, i: x[i], g.random((4096, 5)) < 0.5, g.integers(0, 4096, 70_000).astype(np.int32)),
+        "bf16_rows": Call(lambda x, i: x[i], g.standard_normal((4096, 7)).astype(jnp.bfloat16),
+                          g.integers(0, 4096, 70_000).astype(np.int32)),
+        "int64_index": Call(lambda x, i: x[i], g.standard_normal((1000, 3)).astype(np.float64),
+                            g.integers(0, 1000, 100_000).astype(np.int64)),
+    }
+
+
+def _large_scatter_cases():
+    g = I.rng(8)
+    f32 = np.float32
+    seg = g.integers(0, 1024, 1 << 18).astype(np.int32)
+    dup = g.integers(-70_000, 70_000, 1 << 20).astype(np.int32)  # many duplicates, negative, out of bounds
+    return {
+        "segment_sum_256K_into_1K": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1024),
+                                         g.standard_normal((1 << 18, 4)).astype(f32), seg),
+        "segment_sum_scalars": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1024),
+                                    g.standard_normal(1 << 18).astype(f32), seg),
+        "segment_max": Call(lambda d, s: jax.ops.segment_max(d, s, num_segments=1024),
+                            g.standard_normal((1 << 18, 3)).astype(f32), seg),
+        "segment_sum_int": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1000),
+                                g.integers(-1000, 1000, (1 << 18, 2)).astype(np.int32), seg),
+        "add_1M_into_64K_dups_oob": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal(1 << 16).astype(f32), dup,
+                                         g.standard_normal(1 << 20).astype(f32)),
+        "add_wide_rows": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((500, 512)).astype(f32),
+                              g.integers(-600, 600, 3000).astype(np.int32), g.standard_normal((3000, 512)).astype(f32)),
+        "set_unique_rows": Call(lambda x, i, u: x.at[i].set(u), g.standard_normal((50_000, 16)).astype(f32),
+                                g.permutation(50_000)[: 1 << 14].astype(np.int32),
+                                g.standard_normal((1 << 14, 16)).astype(f32)),
+        "min_int_rows": Call(lambda x, i, u: x.at[i].min(u), g.integers(-50, 50, (2048, 9)).astype(np.int16),
+                             g.integers(0, 2048, 100_000).astype(np.int32),
+                             g.integers(-100, 100, (100_000, 9)).astype(np.int16)),
+        "mul_bf16_rows": Call(lambda x, i, u: x.at[i].mul(u), np.ones((512, 6), jnp.bfloat16),
+                              g.integers(0, 512, 4000).astype(np.int32),
+                              (1 + (g.integers(0, 2, (4000, 6)) / 64)).astype(jnp.bfloat16)),
+        "add_axis1": Call(lambda x, i, u: x.at[:, i].add(u), g.standard_normal((64, 1000)).astype(f32),
+                          g.integers(-1000, 1000, 5000).astype(np.int32), g.standard_normal((64, 5000)).astype(f32)),
+    }
+
+
+@pytest.mark.parametrize("op", ["gather_large", "scatter_large"])
+def test_large_row_forms(op):
+    cases = _large_gather_cases() if op == "gather_large" else _large_scatter_cases()
+    check_cases(None, cases, op=op, mode="exact")
