@@ -252,7 +252,7 @@ Status ScatterKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
-StatusOr<KernelState> PrepareScatterProgram(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareScatterProgram(const KernelArgs& args) {
   if (args.params.size() != 7) return InvalidArgument("scatter_program expects seven parameter lists");
   STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
   const DType dtype = args.inputs[0].dtype;

@@ -20,8 +20,8 @@ Status KernelRegistry::Register(std::string key, KernelFn fn, PrepareFn prepare)
   return OkStatus();
 }
 
-Status KernelRegistry::RegisterSplittable(std::string key, KernelFn fn) {
-  STABLERT_RETURN_IF_ERROR(Register(key, fn));
+Status KernelRegistry::RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare) {
+  STABLERT_RETURN_IF_ERROR(Register(key, fn, prepare));
   kernels_.find(key)->second.splittable = true;
   return OkStatus();
 }
