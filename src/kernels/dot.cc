@@ -4,11 +4,15 @@
 // lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (params[0] says which);
 // the plan reshapes/transposes dot_general operands into these forms.
 //
-// f32 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul primitive
-// (onednn_matmul.h), created once per step by the prepare function; such a step is called
-// once (PreparedStep::single_call) and oneDNN spreads it over its own OpenMP threads.
-// Everything else -- smaller f32 products, empty ones, f64, f16/bf16, integers, complex and
-// pred -- runs on the loop nest below, split across StableRT's pool like other kernels.
+// f32 and bf16 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul
+// primitive (onednn_matmul.h), created once per step by the prepare function; such a step
+// is called once (PreparedStep::single_call) and oneDNN spreads it over its own OpenMP
+// threads. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
+// them natively on AVX512_BF16 CPUs (brg:avx512_core_bf16) and otherwise only a reference
+// implementation, which is left to the loops. oneDNN 2.6 has no f16 matmul on x86 CPUs
+// without AVX512_FP16, and no f64 one. Everything else -- smaller and matrix-vector
+// products, empty ones, f64, f16, integers, complex and pred -- runs on the loop nest
+// below, split across StableRT's pool like other kernels.
 //
 // The loops: a straightforward nest whose inner loop runs over contiguous memory.
 // Float and complex contractions accumulate pairwise (kernels/accumulate.h): when k is
@@ -172,15 +176,18 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
 //   32^3     6.0 us    1.7 us
 //   64^3     33 us     3.8 us             (250 vs 204 GFLOP/s on one thread)
 //   128^3    240 us    26 us              (436 vs 242 GFLOP/s)
-// so products of at least 16*16*32 multiply-adds go to oneDNN. Its OpenMP team pays from
-// about 64^3-128^3 on an idle machine but is much slower when the cores are busy (a team
-// thread waiting for a descheduled one: 64^3 took 100 us instead of 4 us on a loaded
-// machine), so oneDNN runs on the calling thread alone below 2^21 (128^3) multiply-adds.
+// so products of at least 16*16*32 multiply-adds go to oneDNN. Its two-thread OpenMP team
+// pays from about 64^3-128^3 on an idle machine, but every team fork/join needs both cores:
+// on a busy machine (load 4-5 on 2 cores) a team thread waiting for a descheduled partner
+// made 64^3 take ~100 us instead of 4 us, 256^3 4 ms instead of 0.15 ms and the batched
+// 64x128x128x128 7.8 ms instead of 1.1 ms, while at 1024^3 one thread and the team were
+// even (9 ms). So oneDNN runs on the calling thread alone below 2^28 multiply-adds (about
+// 2 ms of one core's work, e.g. 256x1024x1024), and on its team from there.
 // Matrix-vector products (M == 1 or N == 1) are memory-bound and stay on the loops, which
 // the pool splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread,
 // the loops 4.6 ms on one; 256x256x1: 15 us vs 10 us).
 constexpr double kMinOneDnnMacs = 16.0 * 16.0 * 32.0;
-constexpr double kMinOneDnnThreadedMacs = 128.0 * 128.0 * 128.0;
+constexpr double kMinOneDnnThreadedMacs = 268435456.0;  // 2^28
 
 template <DType D>
 StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
@@ -213,7 +220,7 @@ Status RegisterDotKernels(KernelRegistry& r) {
                             DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kC64,
                             DType::kC128>;
   return ForEachDType(Numeric{}, [&]<DType D>() {
-    if constexpr (D == DType::kF32)
+    if constexpr (D == DType::kF32 || D == DType::kBF16)
       return r.RegisterSplittable(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>);
     else
       return r.RegisterSplittable(KernelKey("dot", {D}), &DotLoops<D>);

@@ -1,4 +1,4 @@
-// The oneDNN path of "dot.f32" against the loop path and a double-precision reference:
+// The oneDNN path of "dot.f32" (and "dot.bf16") against the loop path and a double-precision reference:
 // every stored layout, batches, matrix-vector and K == 1 products, one thread and
 // oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
 #include "kernels/onednn_matmul.h"
@@ -158,7 +158,7 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
     EXPECT_EQ(prepared->single_call, onednn);
   }
   // Other element types keep the loops (and the pool's splitting).
-  for (DType dtype : {DType::kF64, DType::kBF16, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
+  for (DType dtype : {DType::kF64, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
     EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
 }
 
@@ -172,6 +172,45 @@ TEST(OneDnnMatmulTest, RegisteredKernelMatchesReference) {
       testing::RunKernel("dot.f32", {&x.lhs, &x.rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
       ExpectProduct(c, x, lhs_bkm, rhs_bnk, out, "dot.f32");
     }
+}
+
+// bf16 products: f32 accumulation, one rounding of each output (where oneDNN has a native
+// implementation; else the registered kernel keeps the loops, which round the same way).
+TEST(OneDnnMatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const Case cases[] = {{1, 64, 64, 64}, {3, 33, 700, 21}, {1, 2, 5, 3}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+      for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk) {
+        Array lhs(DType::kBF16, lhs_bkm ? Dims{c.b, c.k, c.m} : Dims{c.b, c.m, c.k});
+        Array rhs(DType::kBF16, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n});
+        for (int64_t i = 0; i < lhs.size(); ++i) SetDouble(lhs, i, u(rng));
+        for (int64_t i = 0; i < rhs.size(); ++i) SetDouble(rhs, i, u(rng));
+        Array out(DType::kBF16, {c.b, c.m, c.n}), forced(DType::kBF16, {c.b, c.m, c.n});
+        testing::RunKernel("dot.bf16", {&lhs, &rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
+        std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&forced});
+        std::vector<ParamList> params = {{lhs_bkm, rhs_bnk}};
+        auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
+        const bool have_onednn = state.ok();
+        if (have_onednn) ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+        for (int64_t b = 0; b < c.b; ++b)
+          for (int64_t m = 0; m < c.m; ++m)
+            for (int64_t n = 0; n < c.n; ++n) {
+              double sum = 0, magnitude = 0;
+              for (int64_t k = 0; k < c.k; ++k) {
+                const double l = GetDouble(lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
+                const double r = GetDouble(rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
+                sum += l * r;
+                magnitude += std::fabs(l * r);
+              }
+              // Half an ulp of bf16 for the one rounding, plus the f32 accumulation's bound.
+              const double tolerance = std::ldexp(std::fabs(sum), -8) + std::ldexp(1.0, -24) * (c.k + 2) * magnitude;
+              const int64_t i = (b * c.m + m) * c.n + n;
+              ASSERT_NEAR(GetDouble(out, i), sum, tolerance) << "dot.bf16 " << c.m << "x" << c.k << "x" << c.n;
+              if (have_onednn) ASSERT_NEAR(GetDouble(forced, i), sum, tolerance) << "oneDNN " << c.m << "x" << c.k << "x" << c.n;
+            }
+      }
 }
 
 }  // namespace

@@ -35,8 +35,9 @@
 //   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc
 //   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
-//                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]; f32 products
-//                           above a size threshold run on oneDNN (dot.cc, onednn_matmul.h)
+//                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]; f32 and bf16
+//                           products above a size threshold run on oneDNN (dot.cc,
+//                           onednn_matmul.h)
 #pragma once
 
 #include <functional>
