@@ -1,6 +1,7 @@
 // The "dot.f32" kernel's two paths on the same products: StableRT's loops (one thread, as
 // the executor runs products too small to split) and oneDNN's matmul primitive (created
-// once, then executed; oneDNN's OpenMP threads). Sets the crossover kMinOneDnnMacs in
+// once, then executed; on oneDNN's OpenMP team, timed by the wall clock, and on the calling
+// thread alone). Sets the crossover kMinOneDnnMacs in
 // kernels/dot.cc. Also prints which oneDNN implementation each element type would get.
 // See docs/benchmarks.md for the command and results.
 #include <benchmark/benchmark.h>
@@ -56,10 +57,12 @@ void BM_Loops(benchmark::State& state) {
   SetCounters(state, b, m, k, n);
 }
 
-void BM_OneDnn(benchmark::State& state) {
+void OneDnn(benchmark::State& state, bool single_thread) {
   const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
   Product p(b, m, k, n);
-  auto prepared = onednn::PrepareMatmul(onednn::DotShape(p.args));
+  onednn::MatmulShape shape = onednn::DotShape(p.args);
+  shape.single_thread = single_thread;
+  auto prepared = onednn::PrepareMatmul(shape);
   if (!prepared.ok()) {
     state.SkipWithError(prepared.status().ToString().c_str());
     return;
@@ -72,6 +75,10 @@ void BM_OneDnn(benchmark::State& state) {
   SetCounters(state, b, m, k, n);
 }
 
+// On oneDNN's OpenMP team, and on the calling thread alone.
+void BM_OneDnn(benchmark::State& state) { OneDnn(state, false); }
+void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, true); }
+
 void Shapes(benchmark::internal::Benchmark* bench) {
   for (int64_t s : {8, 16, 24, 32, 48, 64, 128, 256}) bench->Args({1, s, s, s});
   bench->Args({1, 1, 256, 256})->Args({1, 256, 256, 1})->Args({1, 4, 64, 64})->Args({16, 16, 16, 16});
@@ -79,7 +86,8 @@ void Shapes(benchmark::internal::Benchmark* bench) {
 }
 
 BENCHMARK(BM_Loops)->Apply(Shapes);
-BENCHMARK(BM_OneDnn)->Apply(Shapes);
+BENCHMARK(BM_OneDnn)->Apply(Shapes)->UseRealTime();
+BENCHMARK(BM_OneDnnOneThread)->Apply(Shapes);
 
 }  // namespace
 

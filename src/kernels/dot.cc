@@ -181,13 +181,16 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
 // on a busy machine (load 4-5 on 2 cores) a team thread waiting for a descheduled partner
 // made 64^3 take ~100 us instead of 4 us, 256^3 4 ms instead of 0.15 ms and the batched
 // 64x128x128x128 7.8 ms instead of 1.1 ms, while at 1024^3 one thread and the team were
-// even (9 ms). So oneDNN runs on the calling thread alone below 2^28 multiply-adds (about
-// 2 ms of one core's work, e.g. 256x1024x1024), and on its team from there.
+// even (9 ms). A program alternating team and single-thread steps was slower still (the
+// MLP training step of benchmarks/jax_benchmark.py: 36 ms with the team from 2^28, 18-22 ms
+// with all its products on one kind). So oneDNN runs on the calling thread alone below 2^30
+// multiply-adds (1024^3, ~9 ms of one core's work) and on its team from there, where the
+// team's cost is amortized and an idle machine gains up to 2x.
 // Matrix-vector products (M == 1 or N == 1) are memory-bound and stay on the loops, which
 // the pool splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread,
 // the loops 4.6 ms on one; 256x256x1: 15 us vs 10 us).
 constexpr double kMinOneDnnMacs = 16.0 * 16.0 * 32.0;
-constexpr double kMinOneDnnThreadedMacs = 268435456.0;  // 2^28
+constexpr double kMinOneDnnThreadedMacs = 1073741824.0;  // 2^30
 
 template <DType D>
 StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
