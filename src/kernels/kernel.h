@@ -47,7 +47,8 @@ struct BufferView {
 
 // Execution environment of one kernel call. A kernel registered as splittable is called
 // `thread_count` times at once (thread_index 0 .. thread_count-1) with the same arguments,
-// each call doing its share (ShareOf); other kernels are called once with a count of 1.
+// each call doing its share (ShareOf), unless its prepare function asked for a single call
+// for that step (PreparedStep::single_call); other kernels are called once with a count of 1.
 struct KernelContext {
   int thread_index = 0;
   int thread_count = 1;

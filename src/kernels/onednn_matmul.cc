@@ -111,6 +111,8 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape) {
     return FromDnnlError(error, "matmul creation failed");
   } catch (const std::bad_alloc&) {
     return ResourceExhausted("out of memory creating a oneDNN matmul");
+  } catch (const std::exception& error) {
+    return Internal(std::string("oneDNN matmul creation failed: ") + error.what());
   }
 }
 
@@ -131,6 +133,8 @@ Status RunMatmul(const void* state_ptr, const KernelArgs& args) {
     return FromDnnlError(error, "matmul failed");
   } catch (const std::bad_alloc&) {
     return ResourceExhausted("out of memory running a oneDNN matmul");
+  } catch (const std::exception& error) {
+    return Internal(std::string("oneDNN matmul failed: ") + error.what());
   }
 }
 
