@@ -86,6 +86,9 @@ def _workloads(jax, jnp, lax):
         ("softmax 1024x1024 f32", lambda x: jax.nn.softmax(x, axis=-1), (normal(1024, 1024),), None),
         ("matmul 256 f32", lambda a, b: a @ b, (normal(256, 256), normal(256, 256)), (2 * 256 ** 3, "GFLOP/s")),
         ("matmul 1024 f32", lambda a, b: a @ b, (normal(1024, 1024), normal(1024, 1024)), (2 * 1024 ** 3, "GFLOP/s")),
+        ("matmul 2048 f32", lambda a, b: a @ b, (normal(2048, 2048), normal(2048, 2048)), (2 * 2048 ** 3, "GFLOP/s")),
+        ("matrix-vector 1x4096x4096 f32", lambda a, b: a @ b, (normal(1, 4096), normal(4096, 4096)),
+         (4 * 4096 * 4096, "GB/s")),
         ("batched matmul 64x128x128 f32", lambda a, b: a @ b, (normal(64, 128, 128), normal(64, 128, 128)),
          (2 * 64 * 128 ** 3, "GFLOP/s")),
         ("conv2d NHWC 8x64x64x32 * 3x3x32x64", lambda x, w: lax.conv_general_dilated(

@@ -10,15 +10,15 @@
 //     "kernel" larger than the result's spatial extent, no groups).
 // Operands in a layout the chosen implementation does not take directly are reordered per
 // call by reorder primitives prepared with it. Anything oneDNN cannot express (batch groups,
-// strided transposed convolutions, 0-D spatial...) runs the loop kernel, split over a few
-// threads of its own.
+// strided transposed convolutions, 0-D spatial...) runs the loop kernel.
 //
-// The kernel is registered as not splittable: the executor calls it once and oneDNN
-// threads it (OpenMP). oneDNN exceptions become Status errors.
+// The kernel is registered as splittable; its prepare function decides per step
+// (PreparedStep::single_call): a oneDNN step is called once and oneDNN threads it (OpenMP),
+// a loop step is split over StableRT's pool like `convolution.f32`. oneDNN exceptions
+// become Status errors.
 #include <algorithm>
 #include <memory>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -133,7 +133,7 @@ dnnl::primitive_attr Attr() {
 
 memory::desc Any(const Role& role) { return memory::desc(role.dims, memory::data_type::f32, memory::format_tag::any); }
 
-StatusOr<KernelState> Prepare(const KernelArgs& args) {
+StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
   auto state = std::make_shared<DnnlConvState>();
   state->loop_kernel = g_loop_kernel;
   const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
@@ -148,9 +148,11 @@ StatusOr<KernelState> Prepare(const KernelArgs& args) {
   const int64_t feature_groups = args.params[9][0];
   const int64_t batch_groups = args.params[9][1];
   const size_t spatial = strides.size();
-  auto fallback = [&]() -> StatusOr<KernelState> {
+  // The loop kernel is split over StableRT's pool by the executor; a oneDNN step runs once
+  // and oneDNN's OpenMP threads share its work.
+  auto fallback = [&]() -> StatusOr<PreparedStep> {
     state->loops = true;
-    return KernelState(state);
+    return PreparedStep(state, /*once=*/false);
   };
   if (spatial < 1 || spatial > 3 || batch_groups != 1 || args.outputs[0].num_elements == 0 ||
       args.inputs[0].num_elements == 0 || args.inputs[1].num_elements == 0)
@@ -329,7 +331,7 @@ StatusOr<KernelState> Prepare(const KernelArgs& args) {
     return fallback();
   }
   state->roles = {a, w, b};
-  return KernelState(state);
+  return PreparedStep(state, /*once=*/true);
 }
 
 // Gathers `role`'s view of `base` into the dense buffer `to`, reading flipped dims reversed.
@@ -350,28 +352,9 @@ void GatherFlipped(const Role& role, const float* base, float* to) {
   }
 }
 
-Status RunLoops(const DnnlConvState& state, const KernelArgs& args) {
-  // Threads of its own only for work worth their start (tens of microseconds).
-  const int threads = args.outputs[0].num_elements < (1 << 14)
-                          ? 1
-                          : static_cast<int>(std::max(1u, std::min(std::thread::hardware_concurrency(), 64u)));
-  std::vector<Status> statuses(static_cast<size_t>(threads));
-  std::vector<std::thread> workers;
-  for (int t = 1; t < threads; ++t)
-    workers.emplace_back([&, t] { statuses[static_cast<size_t>(t)] = state.loop_kernel(KernelContext{t, threads}, args); });
-  statuses[0] = state.loop_kernel(KernelContext{0, threads}, args);
-  for (std::thread& worker : workers) worker.join();
-  for (const Status& status : statuses)
-    if (!status.ok()) return status;
-  return OkStatus();
-}
-
 Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
   const auto& state = *static_cast<const DnnlConvState*>(args.state);
-  if (state.loops) {
-    if (context.thread_count > 1) return state.loop_kernel(context, args);
-    return RunLoops(state, args);
-  }
+  if (state.loops) return state.loop_kernel(context, args);
   try {
     dnnl::stream stream(Engine());
     std::unordered_map<int, memory> primitive_args;
@@ -421,7 +404,7 @@ Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& arg
 
 Status RegisterDnnlConvolutionKernels(KernelRegistry& r, KernelFn loop_kernel_f32) {
   g_loop_kernel = loop_kernel_f32;
-  return r.Register(KernelKey("convolution_dnnl", {DType::kF32}), &DnnlConvolutionKernel, &Prepare);
+  return r.RegisterSplittable(KernelKey("convolution_dnnl", {DType::kF32}), &DnnlConvolutionKernel, &Prepare);
 }
 
 }  // namespace stablert::kernels

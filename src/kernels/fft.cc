@@ -42,7 +42,7 @@ struct FftState {
 };
 
 template <typename T>
-StatusOr<KernelState> PrepareFft(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareFft(const KernelArgs& args) {
   if (args.params.size() != 2 || args.params[0].size() != 1 || args.params[1].empty() || args.params[1].size() > 3)
     return InvalidArgument("fft kernels take params [[type], [lengths (1 to 3)]]");
   auto state = std::make_shared<FftState<T>>();

@@ -335,24 +335,24 @@ Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, c
   return OkStatus();
 }
 
-StatusOr<KernelState> PrepareGather(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareGather(const KernelArgs& args) {
   if (args.params.size() != 7 || args.params[5].size() != 1)
     return InvalidArgument("gather expects seven parameter lists");
   std::optional<RowForm> form =
       MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
                    !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.outputs[0].dims);
-  if (!form) return KernelState();
-  return KernelState(std::make_shared<const RowForm>(*form));
+  if (!form) return PreparedStep();
+  return PreparedStep(std::make_shared<const RowForm>(*form));
 }
 
-StatusOr<KernelState> PrepareScatter(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareScatter(const KernelArgs& args) {
   if (args.params.size() != 6 || args.params[5].size() != 1)
     return InvalidArgument("scatter expects six parameter lists");
   std::optional<RowForm> form =
       MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
                    !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.inputs[2].dims);
-  if (!form) return KernelState();
-  return KernelState(std::make_shared<const RowForm>(*form));
+  if (!form) return PreparedStep();
+  return PreparedStep(std::make_shared<const RowForm>(*form));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -523,7 +523,7 @@ Status ScatterKernel(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
-StatusOr<KernelState> PrepareScatterProgram(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareScatterProgram(const KernelArgs& args) {
   if (args.params.size() != 7) return InvalidArgument("scatter_program expects seven parameter lists");
   STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
   const DType dtype = args.inputs[0].dtype;

@@ -246,8 +246,8 @@ void RunBothPaths(const std::string& key, const std::vector<const Array*>& input
   KernelArgs args{in, fast_out, params};
   auto state = entry->prepare(args);
   ASSERT_TRUE(state.ok()) << state.status().ToString();
-  ASSERT_NE(state->get(), nullptr) << key << ": the row form was not recognized";
-  args.state = state->get();
+  ASSERT_NE(state->state.get(), nullptr) << key << ": the row form was not recognized";
+  args.state = state->state.get();
   for (int part = 0; part < parts; ++part) ASSERT_TRUE(entry->fn(KernelContext{part, parts}, args).ok());
   KernelArgs generic_args{in, generic_out, params};
   ASSERT_TRUE(entry->fn(KernelContext{}, generic_args).ok());
@@ -315,7 +315,7 @@ TEST(RowFormTest, OtherFormsAreNotRowForms) {
   KernelArgs args{in, outs, params};
   auto state = entry->prepare(args);
   ASSERT_TRUE(state.ok());
-  EXPECT_EQ(state->get(), nullptr);
+  EXPECT_EQ(state->state.get(), nullptr);
 }
 
 }  // namespace

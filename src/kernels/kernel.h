@@ -14,8 +14,11 @@
 // time (none in the current set).
 //
 // A kernel may come with a prepare function, run once when a plan is loaded, that turns
-// the call's parameters and shapes into immutable state (a decoded body program, later a
-// library primitive); every call of that step then receives the state.
+// the call's parameters and shapes into immutable state (a decoded body program, a library
+// primitive); every call of that step then receives the state. The prepare function may
+// also declare that the step runs as a single call even if its kernel is splittable (a
+// library that runs its own threads, such as oneDNN's OpenMP team, must not be called once
+// per pool thread).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +47,8 @@ struct BufferView {
 
 // Execution environment of one kernel call. A kernel registered as splittable is called
 // `thread_count` times at once (thread_index 0 .. thread_count-1) with the same arguments,
-// each call doing its share (ShareOf); other kernels are called once with a count of 1.
+// each call doing its share (ShareOf), unless its prepare function asked for a single call
+// for that step (PreparedStep::single_call); other kernels are called once with a count of 1.
 struct KernelContext {
   int thread_index = 0;
   int thread_count = 1;
@@ -70,8 +74,19 @@ using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args
 
 // Immutable per-step state shared by all calls (and threads) running that step.
 using KernelState = std::shared_ptr<const void>;
+
+// What a prepare function returns for one step.
+struct PreparedStep {
+  PreparedStep() = default;
+  PreparedStep(KernelState s, bool once = false)  // NOLINT: a state alone keeps the registration's threading
+      : state(std::move(s)), single_call(once) {}
+  KernelState state;         // passed to every call as KernelArgs::state (may be null)
+  bool single_call = false;  // call the kernel once (thread_count 1) even if it is splittable:
+                             // the step's work runs on threads of its own
+};
+
 // Called once per plan step with the step's params and views whose data pointers are
 // null. Fails with InvalidArgument/Unimplemented on parameters the kernel cannot run.
-using PrepareFn = StatusOr<KernelState> (*)(const KernelArgs& args);
+using PrepareFn = StatusOr<PreparedStep> (*)(const KernelArgs& args);
 
 }  // namespace stablert::kernels

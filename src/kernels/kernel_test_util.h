@@ -126,7 +126,7 @@ inline void RunKernel(const std::string& key, const std::vector<const Array*>& i
   if (entry->prepare != nullptr) {
     auto prepared = entry->prepare(args);
     ASSERT_TRUE(prepared.ok()) << key << ": " << prepared.status().ToString();
-    state = std::move(prepared).value();
+    state = std::move(prepared->state);
     args.state = state.get();
   }
   Status status = entry->fn(KernelContext{}, args);

@@ -24,7 +24,7 @@
 namespace stablert::kernels {
 namespace {
 
-StatusOr<KernelState> PrepareProgram(const KernelArgs& args, size_t operands, bool is_sort) {
+StatusOr<PreparedStep> PrepareProgram(const KernelArgs& args, size_t operands, bool is_sort) {
   if (args.params.size() != 2) return InvalidArgument("body program kernel expects two parameter lists");
   STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[1], CpuKernels()));
   // Argument registers and results must have the operands' element types.
@@ -51,8 +51,8 @@ StatusOr<KernelState> PrepareProgram(const KernelArgs& args, size_t operands, bo
   return KernelState(std::make_shared<const ScalarProgram>(std::move(program)));
 }
 
-StatusOr<KernelState> PrepareReduce(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), false); }
-StatusOr<KernelState> PrepareSort(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), true); }
+StatusOr<PreparedStep> PrepareReduce(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), false); }
+StatusOr<PreparedStep> PrepareSort(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), true); }
 
 Status ReduceProgramKernel(const KernelContext&, const KernelArgs& args) {
   if (args.state == nullptr) return Internal("ReduceProgram called without its prepared state");

@@ -36,7 +36,9 @@
 //   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc
 //   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
-//                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]
+//                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]; f32 and bf16
+//                           products above a size threshold run on oneDNN (dot.cc,
+//                           onednn_matmul.h)
 #pragma once
 
 #include <functional>
@@ -70,7 +72,8 @@ class KernelRegistry {
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
   // is already taken.
   Status Register(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
-  // Adds a kernel that does its share of the work per KernelContext (kernel.h).
+  // Adds a kernel that does its share of the work per KernelContext (kernel.h); its
+  // prepare function may still ask for a single call per step (PreparedStep::single_call).
   Status RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;

@@ -77,7 +77,7 @@ struct RngStepState {
   mutable std::atomic<uint64_t> next_block{0};
 };
 
-StatusOr<KernelState> PrepareRng(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareRng(const KernelArgs& args) {
   if (args.params.size() != 1 || args.params[0].size() != 1)
     return InvalidArgument("rng kernels take params [[key]]");
   return KernelState(std::make_shared<RngStepState>());

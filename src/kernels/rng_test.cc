@@ -135,7 +135,7 @@ TEST(RngTest, UniformFloatsInRangeAndFreshPerCall) {
     ASSERT_TRUE(state.ok());
     for (Array* out : {&out1, &out2}) {
       std::vector<BufferView> outs = {out->View()};
-      KernelArgs args{in, outs, params, state->get()};
+      KernelArgs args{in, outs, params, state->state.get()};
       ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
     }
     std::set<double> distinct;

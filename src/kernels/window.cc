@@ -296,7 +296,7 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   return OkStatus();
 }
 
-StatusOr<KernelState> PrepareWindowProgram(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareWindowProgram(const KernelArgs& args) {
   if (args.params.size() != 7) return InvalidArgument("reduce_window_program expects seven parameter lists");
   STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
   const size_t n = args.outputs.size();
@@ -368,7 +368,7 @@ struct SelectScatterPrograms {
   ScalarProgram select, scatter;
 };
 
-StatusOr<KernelState> PrepareSelectAndScatter(const KernelArgs& args) {
+StatusOr<PreparedStep> PrepareSelectAndScatter(const KernelArgs& args) {
   if (args.params.size() != 6) return InvalidArgument("select_and_scatter expects six parameter lists");
   const DType dtype = args.inputs[0].dtype;
   auto state = std::make_shared<SelectScatterPrograms>();

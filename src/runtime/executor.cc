@@ -242,9 +242,10 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       args.outputs = std::span<const kernels::BufferView>(
           operand_templates_.data() + resolved.first_operand + resolved.num_inputs, resolved.num_outputs);
       args.params = step.params;
-      auto state = entry->prepare(args);
-      if (!state.ok()) return state.status().WithPrefix(step.origin);
-      resolved.state = std::move(state).value();
+      auto prepared = entry->prepare(args);
+      if (!prepared.ok()) return prepared.status().WithPrefix(step.origin);
+      resolved.state = std::move(prepared->state);
+      if (prepared->single_call) resolved.parts = 1;  // the step runs on threads of its own
     }
     // A step's regions take consecutive sequence slots; their steps are appended after
     // this sequence's (reserved above), so every sequence's steps stay contiguous.

@@ -1,0 +1,104 @@
+// The "dot.f32" kernel's two paths on the same products: StableRT's loops (one thread, as
+// the executor runs products too small to split) and oneDNN's matmul primitive (created
+// once, then executed; on oneDNN's OpenMP team, timed by the wall clock, and on the calling
+// thread alone). Sets the crossover kMinOneDnnMacs in
+// kernels/dot.cc. Also prints which oneDNN implementation each element type would get.
+// See docs/benchmarks.md for the command and results.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "kernels/onednn_matmul.h"
+#include "kernels/registry.h"
+
+namespace {
+
+using namespace stablert;
+using namespace stablert::kernels;
+
+struct Product {
+  std::vector<int64_t> lhs_dims, rhs_dims, out_dims;
+  std::vector<float> lhs, rhs, out;
+  std::vector<BufferView> in, outs;
+  std::vector<ParamList> params;
+  KernelArgs args;
+
+  Product(int64_t b, int64_t m, int64_t k, int64_t n)
+      : lhs_dims{b, m, k}, rhs_dims{b, k, n}, out_dims{b, m, n},
+        lhs(static_cast<size_t>(b * m * k)), rhs(static_cast<size_t>(b * k * n)), out(static_cast<size_t>(b * m * n)) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (float& v : lhs) v = u(rng);
+    for (float& v : rhs) v = u(rng);
+    in = {{lhs.data(), DType::kF32, lhs_dims, b * m * k}, {rhs.data(), DType::kF32, rhs_dims, b * k * n}};
+    outs = {{out.data(), DType::kF32, out_dims, b * m * n}};
+    params = {{0, 0}};
+    args = KernelArgs{in, outs, params};
+  }
+};
+
+void SetCounters(benchmark::State& state, int64_t b, int64_t m, int64_t k, int64_t n) {
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(b * m * k * n),
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Loops(benchmark::State& state) {
+  const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
+  Product p(b, m, k, n);
+  // Without prepared state the kernel runs its loops.
+  KernelFn fn = CpuKernels().Find("dot.f32");
+  for (auto _ : state) {
+    Status status = fn(KernelContext{}, p.args);
+    benchmark::DoNotOptimize(p.out.data());
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+  SetCounters(state, b, m, k, n);
+}
+
+void OneDnn(benchmark::State& state, bool single_thread) {
+  const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
+  Product p(b, m, k, n);
+  onednn::MatmulShape shape = onednn::DotShape(p.args);
+  shape.single_thread = single_thread;
+  auto prepared = onednn::PrepareMatmul(shape);
+  if (!prepared.ok()) {
+    state.SkipWithError(prepared.status().ToString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    Status status = onednn::RunMatmul(prepared->get(), p.args);
+    benchmark::DoNotOptimize(p.out.data());
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+  SetCounters(state, b, m, k, n);
+}
+
+// On oneDNN's OpenMP team, and on the calling thread alone.
+void BM_OneDnn(benchmark::State& state) { OneDnn(state, false); }
+void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, true); }
+
+void Shapes(benchmark::internal::Benchmark* bench) {
+  for (int64_t s : {8, 16, 24, 32, 48, 64, 128, 256}) bench->Args({1, s, s, s});
+  bench->Args({1, 1, 256, 256})->Args({1, 256, 256, 1})->Args({1, 4, 64, 64})->Args({16, 16, 16, 16});
+  bench->Args({1, 1, 4096, 4096})->Args({64, 128, 128, 128})->Args({1, 1024, 1024, 1024});
+}
+
+BENCHMARK(BM_Loops)->Apply(Shapes);
+BENCHMARK(BM_OneDnn)->Apply(Shapes)->UseRealTime();
+BENCHMARK(BM_OneDnnOneThread)->Apply(Shapes);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+    onednn::MatmulShape shape{dtype, 1, 256, 256, 256, false, false};
+    auto prepared = onednn::PrepareMatmul(shape);
+    std::printf("oneDNN matmul %s: %s\n", DTypeName(dtype).data(),
+                prepared.ok() ? onednn::ImplementationName(prepared->get()) : prepared.status().ToString().c_str());
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}

@@ -1,0 +1,217 @@
+// The oneDNN path of "dot.f32" (and "dot.bf16") against the loop path and a double-precision reference:
+// every stored layout, batches, matrix-vector and K == 1 products, one thread and
+// oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
+#include "kernels/onednn_matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernel_test_util.h"
+#include "kernels/registry.h"
+
+namespace stablert::kernels {
+namespace {
+
+using testing::Array;
+using testing::GetDouble;
+using testing::SetDouble;
+
+struct Case {
+  int64_t b, m, k, n;
+};
+
+struct Operands {
+  Array lhs, rhs;
+  Operands(const Case& c, bool lhs_bkm, bool rhs_bnk, std::mt19937& rng)
+      : lhs(DType::kF32, lhs_bkm ? Dims{c.b, c.k, c.m} : Dims{c.b, c.m, c.k}),
+        rhs(DType::kF32, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n}) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int64_t i = 0; i < lhs.size(); ++i) SetDouble(lhs, i, u(rng));
+    for (int64_t i = 0; i < rhs.size(); ++i) SetDouble(rhs, i, u(rng));
+  }
+};
+
+// Checks `out` against the double-precision product: within a flat f32 sum's error bound.
+void ExpectProduct(const Case& c, const Operands& x, bool lhs_bkm, bool rhs_bnk, const Array& out, const char* what) {
+  for (int64_t b = 0; b < c.b; ++b)
+    for (int64_t m = 0; m < c.m; ++m)
+      for (int64_t n = 0; n < c.n; ++n) {
+        double sum = 0, magnitude = 0;
+        for (int64_t k = 0; k < c.k; ++k) {
+          const double l = GetDouble(x.lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
+          const double r = GetDouble(x.rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
+          sum += l * r;
+          magnitude += std::fabs(l * r);
+        }
+        const double got = GetDouble(out, (b * c.m + m) * c.n + n);
+        ASSERT_NEAR(got, sum, std::ldexp(1.0, -24) * static_cast<double>(c.k + 2) * magnitude)
+            << what << " b=" << c.b << " m=" << c.m << " k=" << c.k << " n=" << c.n << " lhs_bkm=" << lhs_bkm
+            << " rhs_bnk=" << rhs_bnk << " at " << b << "," << m << "," << n;
+      }
+}
+
+std::vector<BufferView> Views(std::initializer_list<const Array*> arrays) {
+  std::vector<BufferView> views;
+  for (const Array* a : arrays) views.push_back(a->View());
+  return views;
+}
+
+TEST(OneDnnMatmulTest, MatchesLoopsInEveryLayout) {
+  std::mt19937 rng(7);
+  const Case cases[] = {{1, 64, 64, 64},  {1, 37, 53, 29}, {5, 16, 24, 8},   {3, 1, 300, 17}, {2, 17, 300, 1},
+                        {1, 1, 1, 1},     {2, 19, 1, 23},  {1, 1, 4096, 64}, {1, 8, 3000, 9}, {64, 16, 16, 16},
+                        {1, 130, 70, 150}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+      for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk)
+        for (bool single_thread : {true, false}) {
+          Operands x(c, lhs_bkm, rhs_bnk, rng);
+          Array loops(DType::kF32, {c.b, c.m, c.n}), onednn(DType::kF32, {c.b, c.m, c.n});
+          std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+          std::vector<BufferView> out_loops = Views({&loops}), out_onednn = Views({&onednn});
+          std::vector<ParamList> params = {{lhs_bkm, rhs_bnk}};
+          // Without state the registered kernel runs its loops.
+          ASSERT_TRUE(CpuKernels().Find("dot.f32")(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
+          onednn::MatmulShape shape = onednn::DotShape(KernelArgs{in, out_onednn, params});
+          EXPECT_EQ(shape.k, c.k);
+          shape.single_thread = single_thread;
+          auto state = onednn::PrepareMatmul(shape);
+          ASSERT_TRUE(state.ok()) << state.status().ToString();
+          EXPECT_STRNE(onednn::ImplementationName(state->get()), "");
+          Status status = onednn::RunMatmul(state->get(), KernelArgs{in, out_onednn, params});
+          ASSERT_TRUE(status.ok()) << status.ToString();
+          ExpectProduct(c, x, lhs_bkm, rhs_bnk, loops, "loops");
+          ExpectProduct(c, x, lhs_bkm, rhs_bnk, onednn, "oneDNN");
+        }
+}
+
+TEST(OneDnnMatmulTest, RunsConcurrentlyFromSeveralThreads) {
+  std::mt19937 rng(8);
+  const Case c{2, 48, 40, 56};
+  Operands x(c, false, true, rng);
+  std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+  std::vector<ParamList> params = {{0, 1}};
+  Array probe(DType::kF32, {c.b, c.m, c.n});
+  std::vector<BufferView> probe_out = Views({&probe});
+  auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, probe_out, params}));
+  ASSERT_TRUE(state.ok());
+  std::vector<Array> outs(4, Array(DType::kF32, {c.b, c.m, c.n}));
+  std::vector<Status> statuses(outs.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < outs.size(); ++t)
+    threads.emplace_back([&, t] {
+      std::vector<BufferView> out = Views({&outs[t]});
+      for (int i = 0; i < 20 && statuses[t].ok(); ++i) statuses[t] = onednn::RunMatmul(state->get(), KernelArgs{in, out, params});
+    });
+  for (auto& thread : threads) thread.join();
+  for (size_t t = 0; t < outs.size(); ++t) {
+    ASSERT_TRUE(statuses[t].ok()) << statuses[t].ToString();
+    ExpectProduct(c, x, false, true, outs[t], "concurrent");
+  }
+}
+
+TEST(OneDnnMatmulTest, EmptyProductsStayOnTheLoops) {
+  const Case cases[] = {{0, 40, 40, 40}, {1, 0, 40, 40}, {1, 40, 40, 0}, {1, 40, 0, 40}, {2, 64, 0, 64}};
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_NE(entry->prepare, nullptr);
+  for (const Case& c : cases) {
+    Array lhs(DType::kF32, {c.b, c.m, c.k}), rhs(DType::kF32, {c.b, c.k, c.n}), out(DType::kF32, {c.b, c.m, c.n});
+    for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, 5.0);  // overwritten with zeros when K == 0
+    std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&out});
+    std::vector<ParamList> params = {{0, 0}};
+    EXPECT_EQ(onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params})).status().code(),
+              StatusCode::kUnimplemented);
+    auto prepared = entry->prepare(KernelArgs{in, outs, params});
+    ASSERT_TRUE(prepared.ok());
+    EXPECT_EQ(prepared->state, nullptr);
+    EXPECT_FALSE(prepared->single_call);
+    testing::RunKernel("dot.f32", {&lhs, &rhs}, {&out}, params);
+    for (int64_t i = 0; i < out.size(); ++i) ASSERT_EQ(GetDouble(out, i), 0.0);
+  }
+}
+
+TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  ASSERT_NE(entry, nullptr);
+  struct Expectation {
+    Case c;
+    bool onednn;
+  };
+  const Expectation expectations[] = {{{1, 8, 8, 8}, false},        {{1, 16, 16, 16}, false}, {{1, 32, 32, 32}, true},
+                                      {{1, 1024, 1024, 1024}, true}, {{64, 128, 128, 128}, true},
+                                      {{1, 1, 4096, 4096}, false},   {{1, 4096, 4096, 1}, false}};
+  for (const auto& [c, onednn] : expectations) {
+    Array lhs(DType::kF32, {c.b, c.m, c.k}), rhs(DType::kF32, {c.b, c.k, c.n}), out(DType::kF32, {c.b, c.m, c.n});
+    // Prepare sees shapes only.
+    std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&out});
+    for (auto& v : in) v.data = nullptr;
+    for (auto& v : outs) v.data = nullptr;
+    std::vector<ParamList> params = {{0, 0}};
+    auto prepared = entry->prepare(KernelArgs{in, outs, params});
+    ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+    EXPECT_EQ(prepared->state != nullptr, onednn) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
+    EXPECT_EQ(prepared->single_call, onednn);
+  }
+  // Other element types keep the loops (and the pool's splitting).
+  for (DType dtype : {DType::kF64, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
+    EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
+}
+
+TEST(OneDnnMatmulTest, RegisteredKernelMatchesReference) {
+  std::mt19937 rng(9);
+  const Case c{2, 96, 80, 72};
+  for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+    for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk) {
+      Operands x(c, lhs_bkm, rhs_bnk, rng);
+      Array out(DType::kF32, {c.b, c.m, c.n});
+      testing::RunKernel("dot.f32", {&x.lhs, &x.rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
+      ExpectProduct(c, x, lhs_bkm, rhs_bnk, out, "dot.f32");
+    }
+}
+
+// bf16 products: f32 accumulation, one rounding of each output (where oneDNN has a native
+// implementation; else the registered kernel keeps the loops, which round the same way).
+TEST(OneDnnMatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const Case cases[] = {{1, 64, 64, 64}, {3, 33, 700, 21}, {1, 2, 5, 3}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+      for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk) {
+        Array lhs(DType::kBF16, lhs_bkm ? Dims{c.b, c.k, c.m} : Dims{c.b, c.m, c.k});
+        Array rhs(DType::kBF16, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n});
+        for (int64_t i = 0; i < lhs.size(); ++i) SetDouble(lhs, i, u(rng));
+        for (int64_t i = 0; i < rhs.size(); ++i) SetDouble(rhs, i, u(rng));
+        Array out(DType::kBF16, {c.b, c.m, c.n}), forced(DType::kBF16, {c.b, c.m, c.n});
+        testing::RunKernel("dot.bf16", {&lhs, &rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
+        std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&forced});
+        std::vector<ParamList> params = {{lhs_bkm, rhs_bnk}};
+        auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
+        const bool have_onednn = state.ok();
+        if (have_onednn) ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+        for (int64_t b = 0; b < c.b; ++b)
+          for (int64_t m = 0; m < c.m; ++m)
+            for (int64_t n = 0; n < c.n; ++n) {
+              double sum = 0, magnitude = 0;
+              for (int64_t k = 0; k < c.k; ++k) {
+                const double l = GetDouble(lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
+                const double r = GetDouble(rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
+                sum += l * r;
+                magnitude += std::fabs(l * r);
+              }
+              // Half an ulp of bf16 for the one rounding, plus the f32 accumulation's bound.
+              const double tolerance = std::ldexp(std::fabs(sum), -8) + std::ldexp(1.0, -24) * (c.k + 2) * magnitude;
+              const int64_t i = (b * c.m + m) * c.n + n;
+              ASSERT_NEAR(GetDouble(out, i), sum, tolerance) << "dot.bf16 " << c.m << "x" << c.k << "x" << c.n;
+              if (have_onednn) ASSERT_NEAR(GetDouble(forced, i), sum, tolerance) << "oneDNN " << c.m << "x" << c.k << "x" << c.n;
+            }
+      }
+}
+
+}  // namespace
+}  // namespace stablert::kernels
