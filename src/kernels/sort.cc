@@ -12,7 +12,8 @@
 // order the blocks of zeros and of NaNs, whose members may differ in bits, are then
 // refilled with the input's members in input order. sort_by_key sorts (key, index) pairs
 // (index in the low bits, so ties stay in input order) and gathers every operand, the key
-// included, through the resulting permutation. Rows (all elements along `dimension`, at a
+// included, through the resulting permutation. NaNs of bf16 operands come out as XLA's
+// (sign kept, quiet NaN). Rows (all elements along `dimension`, at a
 // stride when it is not the last) are split across threads.
 #include <hwy/contrib/sort/vqsort.h>
 
@@ -87,6 +88,16 @@ Rows RowsOf(const BufferView& view, size_t dim) {
   return rows;
 }
 
+// XLA's CPU backend sorts bf16 operands in f32 and converts back: a NaN keeps its sign and
+// becomes the quiet NaN. The sort kernels give every bf16 operand the same treatment.
+void QuietBF16NaNs(void* data, int64_t start, int64_t stride, int64_t n) {
+  uint16_t* row = static_cast<uint16_t*>(data) + start;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t bits = row[i * stride];
+    if ((bits & 0x7fff) > 0x7f80) row[i * stride] = static_cast<uint16_t>((bits & 0x8000) | 0x7fc0);
+  }
+}
+
 template <typename U>
 void VectorSort(const hwy::Sorter& sorter, U* keys, size_t n) {
   if (n > 1) sorter(keys, n, hwy::SortAscending());
@@ -154,6 +165,7 @@ Status SortKeysKernel(const KernelContext& context, const KernelArgs& args) {
         }
       }
     }
+    if constexpr (D == DType::kBF16) QuietBF16NaNs(dst, rows.RowStart(r), stride, n);
   }
   return OkStatus();
 }
@@ -224,7 +236,10 @@ Status SortByKeyKernel(const KernelContext& context, const KernelArgs& args) {
   for (int64_t r = begin; r < end; ++r) {
     const int64_t start = rows.RowStart(r);
     SortPermutation(sorter, map, static_cast<const U*>(key.data) + start, stride, n, pairs, wide, perm.data());
-    for (size_t i = 0; i < args.inputs.size(); ++i) GatherOperand(args.inputs[i], args.outputs[i], start, stride, perm.data(), n);
+    for (size_t i = 0; i < args.inputs.size(); ++i) {
+      GatherOperand(args.inputs[i], args.outputs[i], start, stride, perm.data(), n);
+      if (args.inputs[i].dtype == DType::kBF16) QuietBF16NaNs(args.outputs[i].data, start, stride, n);
+    }
   }
   return OkStatus();
 }
