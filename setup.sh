@@ -9,6 +9,7 @@ JAX_VERSION=0.10.2   # pinned; see docs/decisions.md
 DEBIAN_PACKAGES=(build-essential cmake ninja-build python3-venv python3-dev libgtest-dev libgmock-dev
                  libbenchmark-dev binutils liblapack-dev libblas-dev   # reference LAPACK + BLAS (docs/decisions.md)
                  libdnnl-dev   # oneDNN: matrix products and convolutions (docs/decisions.md)
+                 libhwy-dev    # Highway: run-time ISA dispatch, vector math, vqsort (docs/decisions.md)
                  clang-14 libclang-rt-14-dev)   # clang + libFuzzer runtime: tests/fuzz/run_fuzzer.sh
 
 echo "== Debian packages"

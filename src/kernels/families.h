@@ -29,5 +29,6 @@ Status RegisterLinalgKernels(KernelRegistry& registry);
 Status RegisterLinalgCustomCallKernels(KernelRegistry& registry);
 Status RegisterRngKernels(KernelRegistry& registry);
 Status RegisterFftKernels(KernelRegistry& registry);
+Status RegisterSortKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

@@ -1,8 +1,10 @@
 // Lowering of stablehlo.reduce (one recognized binary op as body: a dedicated kernel;
-// any other body: a body program) and stablehlo.sort (comparator as a body program).
+// any other body: a body program) and stablehlo.sort (a recognized order on the first
+// operand: a sort on integer keys, plan/sort_comparator.h; any other comparator: a body program).
 #include <string>
 
 #include "plan/lowering.h"
+#include "plan/sort_comparator.h"
 
 namespace stablert::plan {
 
@@ -122,9 +124,21 @@ Status LowerSort(Lowering& l, const ir::Operation& op) {
   const int64_t rank = static_cast<int64_t>(l.TypeOf(operands[0]).dims.size());
   if (dimension < 0) dimension += rank;
   if (dimension < 0 || dimension >= rank) return l.Invalid(op, "dimension is out of range");
-  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
   std::vector<ValueId> outs;
   for (ValueId operand : operands) outs.push_back(l.NewValue(l.TypeOf(operand)));
+  // A comparator that orders by the first operand's values: a sort on integer keys, stable
+  // whether or not is_stable asks for it (as the body program path).
+  const TensorType key = l.TypeOf(operands[0]);
+  const std::optional<SortComparatorOrder> order = MatchSortComparator(l, op.regions[0], n);
+  if (order && op.regions[0].blocks[0].arguments.size() == 2 * n &&
+      l.module().value_types[op.regions[0].blocks[0].arguments[0]].dtype == key.dtype &&
+      key.dims[static_cast<size_t>(dimension)] < (int64_t{1} << 32)) {
+    l.Emit(op, std::string(n == 1 ? "sort_keys." : "sort_by_key.") + std::string(DTypeName(key.dtype)),
+           std::move(operands), outs, {{dimension, order->order, order->descending ? 1 : 0}});
+    for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
+    return OkStatus();
+  }
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
   l.Emit(op, "sort_program", std::move(operands), outs, {{dimension, is_stable ? 1 : 0}, std::move(program)});
   for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
   return OkStatus();

@@ -3,11 +3,13 @@
 descending sorts, top_k. Results are bitwise."""
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
 
+from . import compare as C
 from . import inputs as I
 from . import not_yet
 from .compare import Call, check_cases
@@ -99,3 +101,96 @@ def approx_top_k_cases(dt):
 @pytest.mark.parametrize("op,dtype", [not_yet.param("approx_top_k", dt) for dt in I.FLOAT])
 def test_approx_top_k(op, dtype):
     check_cases(None, approx_top_k_cases(np.dtype(dtype)), op=op, dtype=dtype, mode="exact")
+
+
+# ------------------------------------------------------------------------------------------------
+# Sorts on integer keys (kernels/sort.cc): the comparators JAX emits run as vqsort / counting
+# sorts. Compared with XLA bit for bit, NaN payloads and the signs of zeros included.
+
+def _with_specials(dt, n, seed, ties):
+    """n values of `dt` (many ties if `ties`), a tenth of them ±0, ±inf and NaNs of both signs
+    and several payloads (floats)."""
+    dt = np.dtype(dt)
+    x = (I.small_ints(dt, (n,), seed) if ties else I.random(dt, (n,), seed))
+    if I.is_float(dt):
+        bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize]
+        one = np.array([1], dt).view(bits)[0]
+        with np.errstate(invalid="ignore"):
+            sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan], np.float64).astype(dt)
+        sp[5] = -abs(sp[5])
+        nan_bits = sp[4:5].view(bits)[0]
+        payloads = np.array([nan_bits | one.__class__(1), nan_bits | one.__class__(3)], bits).view(dt)
+        payloads_neg = (-np.abs(payloads.astype(np.float64))).astype(dt) if dt.itemsize != 2 else payloads
+        sp = np.concatenate([sp, payloads, payloads_neg])
+        r = I.rng(seed + 100)
+        pos = r.choice(n, n // 10, replace=False)
+        x[pos] = sp[r.integers(0, len(sp), len(pos))]
+    return x
+
+
+def _bitwise_equal(got, want):
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if g.tobytes() != w.tobytes():
+            diff = np.flatnonzero((g.reshape(-1).view(f"u{g.itemsize}") != w.reshape(-1).view(f"u{w.itemsize}"))
+                                  if g.itemsize in (1, 2, 4, 8) else np.ones(g.size, bool))
+            raise AssertionError(f"{g.dtype}{list(g.shape)}: {len(diff)} elements differ, first at {diff[:5]}: "
+                                 f"got {g.reshape(-1)[diff[:5]]} want {w.reshape(-1)[diff[:5]]}")
+
+
+def _run_both(fn, *args):
+    """(XLA's results, StableRT's results)."""
+    return [jax.block_until_ready(jax.jit(fn)(*[jax.device_put(a, device) for a in args]))
+            for device in (C.cpu(), C.stablert())]
+
+
+FAST_DTYPES = ["float32", "float64", "bfloat16", "float16", "int32", "uint8", "int8", "uint16", "int64",
+               "uint32", "bool"]
+
+
+def _fast_cases(dt):
+    dt = np.dtype(dt)
+    x = _with_specials(dt, 4099, 1, ties=True)
+    rows = _with_specials(dt, 300 * 70, 2, ties=True).reshape(300, 70)
+    cases = {
+        "sort": (lambda x: jnp.sort(x), x),
+        "sort_descending": (lambda x: jnp.sort(x, descending=True), x),
+        "argsort": (lambda x: jnp.argsort(x), x),
+        "argsort_descending": (lambda x: jnp.argsort(x, descending=True), x),
+        "rows_last": (lambda x: jnp.sort(x, axis=-1), rows),
+        "rows_axis0": (lambda x: jnp.sort(x, axis=0), rows),
+        "argsort_axis0": (lambda x: jnp.argsort(x, axis=0), rows),
+        "key_values": (lambda k, v, w: lax.sort((k, v, w), num_keys=1), x, I.random(np.float32, x.shape, 3),
+                       np.arange(x.size, dtype=np.int32)[::-1].copy()),
+        "key_values_axis0": (lambda k, v: lax.sort((k, v), dimension=0, num_keys=1), rows,
+                             I.random(np.int16, rows.shape, 4)),
+    }
+    if not I.is_float(dt):
+        # Unstable: ties may come out in any order, which only floats (±0, NaNs) could show.
+        cases["sort_unstable"] = (lambda x: lax.sort(x, is_stable=False), x)
+    return cases
+
+
+@pytest.mark.parametrize("dtype", FAST_DTYPES)
+@pytest.mark.parametrize("case", ["sort", "sort_unstable", "sort_descending", "argsort", "argsort_descending",
+                                  "rows_last", "rows_axis0", "argsort_axis0", "key_values", "key_values_axis0"])
+def test_sort_fast_path_bitwise(dtype, case):
+    cases = _fast_cases(np.dtype(dtype))
+    if case not in cases:
+        pytest.skip("floats: an unstable sort's order of ties is unspecified")
+    fn, *args = cases[case]
+    want, got = _run_both(fn, *args)
+    _bitwise_equal(got, want)
+
+
+def test_sort_large_bitwise():
+    """1M float32 (ties and specials), argsort with many duplicates, (1000, 1000) both axes."""
+    x = _with_specials(np.float32, 1 << 20, 5, ties=False)
+    dup = I.small_ints(np.float32, (1 << 20,), 6)
+    m = _with_specials(np.float32, 1000 * 1000, 7, ties=False).reshape(1000, 1000)
+    for fn, a in [(jnp.sort, x), (jnp.argsort, dup), (lambda a: jnp.argsort(a, descending=True), dup),
+                  (lambda a: jnp.sort(a, axis=-1), m), (lambda a: jnp.sort(a, axis=0), m),
+                  (lambda a: jnp.argsort(a, axis=0), m)]:
+        want, got = _run_both(fn, a)
+        _bitwise_equal(got, want)
