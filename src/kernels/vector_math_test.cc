@@ -48,8 +48,8 @@ const Function kFunctions[] = {
     {"log1p", UnaryFn::kLog1p, log1pl, F32<ops::Log1pOp>, F64<ops::Log1pOp>, 2.5, 2.5, -1, 10},
     {"tanh", UnaryFn::kTanh, tanhl, F32<ops::TanhOp>, F64<ops::TanhOp>, 3, 3, -10, 10},
     {"logistic", UnaryFn::kLogistic, Logistic, F32<ops::LogisticOp>, F64<ops::LogisticOp>, 2.5, 2.5, -20, 20},
-    {"sin", UnaryFn::kSin, sinl, F32<ops::SineOp>, F64<ops::SineOp>, 3, 3, -10, 10},
-    {"cos", UnaryFn::kCos, cosl, F32<ops::CosineOp>, F64<ops::CosineOp>, 3, 3, -10, 10},
+    {"sin", UnaryFn::kSin, sinl, F32<ops::SineOp>, F64<ops::SineOp>, 0.6, 3, -10, 10},
+    {"cos", UnaryFn::kCos, cosl, F32<ops::CosineOp>, F64<ops::CosineOp>, 0.6, 3, -10, 10},
     {"sqrt", UnaryFn::kSqrt, sqrtl, F32<ops::SqrtOp>, F64<ops::SqrtOp>, 0.5, 0.5, 0, 10},
     {"rsqrt", UnaryFn::kRsqrt, Rsqrt, F32<ops::RsqrtOp>, F64<ops::RsqrtOp>, 1.5, 1.5, 0, 10},
 };
