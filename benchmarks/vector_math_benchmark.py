@@ -26,7 +26,7 @@ def main():
     x = rng.standard_normal(args.n).astype(np.float32) * 4
     positive = np.abs(x) + np.float32(1e-3)
     work = [("tanh", jnp.tanh, x), ("exp", jnp.exp, x), ("log", jnp.log, positive), ("logistic", lax.logistic, x),
-            ("expm1", jnp.expm1, x), ("log1p", jnp.log1p, positive), ("sqrt", jnp.sqrt, positive),
+            ("expm1", jnp.expm1, x), ("log1p", jnp.log1p, positive), ("sin", jnp.sin, x), ("sqrt", jnp.sqrt, positive),
             ("a*b (multiply)", lambda v: v * v, x)]
     print(f"STABLERT_ISA={os.environ.get('STABLERT_ISA', 'best')}  n={args.n}  cores={os.cpu_count()}")
     for name, fn, data in work:
