@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "hwy/targets.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/binary_simd.h"
 #include "kernels/simd/dispatch.h"
@@ -209,6 +210,18 @@ TEST_F(VectorMathTest, BinaryAtEveryLevelMatchesScalarSemantics) {
     CheckBinary<double, ops::MaxOp>(simd::BinaryFn::kMax, "maximum", target);
     CheckBinary<double, ops::MinOp>(simd::BinaryFn::kMin, "minimum", target);
   }
+}
+
+// A CPU below every vector target (x86-64 without SSSE3) runs Highway's one-lane target.
+TEST_F(VectorMathTest, UnaryOnTheScalarTarget) {
+  hwy::SetSupportedTargetsForTest(HWY_SCALAR);
+  ASSERT_EQ(simd::CurrentTarget(), "SCALAR");
+  for (const Function& f : kFunctions) {
+    CheckUnary<float>(f, "SCALAR");
+    CheckUnary<double>(f, "SCALAR");
+  }
+  CheckBinary<float, ops::MaxOp>(simd::BinaryFn::kMax, "maximum", "SCALAR");
+  CheckBinary<double, ops::MinOp>(simd::BinaryFn::kMin, "minimum", "SCALAR");
 }
 
 }  // namespace
