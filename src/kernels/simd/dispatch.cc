@@ -44,17 +44,28 @@ const char* NameOf(env::Isa level) {
 
 }  // namespace
 
+// The targets the CPU supports, read once before any cap is set (every cap goes through
+// SetIsa, which reads this first).
+int64_t CpuTargets() {
+  static const int64_t targets = [] {
+    hwy::SetSupportedTargetsForTest(0);
+    return hwy::SupportedTargets();
+  }();
+  return targets;
+}
+
 bool CpuHas(env::Isa level) {
   if (level == env::Isa::kBest) return true;
   const int64_t target = TargetOf(level);
-  hwy::SetSupportedTargetsForTest(0);  // the CPU's own set
-  return target != 0 && (hwy::SupportedTargets() & target) != 0;
+  return target != 0 && (CpuTargets() & target) != 0;
 }
 
 Status SetIsa(env::Isa level) {
-  hwy::SetSupportedTargetsForTest(0);
-  if (level == env::Isa::kBest) return OkStatus();
-  const int64_t supported = hwy::SupportedTargets();
+  const int64_t supported = CpuTargets();
+  if (level == env::Isa::kBest) {
+    hwy::SetSupportedTargetsForTest(0);
+    return OkStatus();
+  }
   const int64_t target = TargetOf(level);
   if (target == 0 || (supported & target) == 0)
     return InvalidArgument(std::string(env::kIsa) + "='" + NameOf(level) + "': this CPU does not support " +

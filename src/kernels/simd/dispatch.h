@@ -37,7 +37,7 @@ Status SetIsa(env::Isa level);
 Status ApplyIsaSetting();
 // The name of the target vector kernels run on now ("AVX3", "AVX2", "SSE4", ...).
 std::string CurrentTarget();
-// The levels this CPU supports, best first (for tests).
+// Whether the CPU has `level` (regardless of the current cap).
 bool CpuHas(env::Isa level);
 
 }  // namespace stablert::kernels::simd
