@@ -8,6 +8,13 @@ cmake --build build
 (cd build && ctest --output-on-failure -j2 --timeout 600)
 .venv/bin/pip install -q --no-build-isolation .
 .venv/bin/python -m pytest -q tests/jax
+# The vector kernels at the lower instruction-set levels the CPU has (the run above uses the
+# best): the f32/f64 elementwise op matrix, about 20-30 s per level.
+for level in sse4:sse4_2 avx2:avx2; do
+  if grep -qw "${level#*:}" /proc/cpuinfo; then
+    STABLERT_ISA=${level%%:*} .venv/bin/python -m pytest -q tests/jax/ops/test_elementwise.py -k "float32 or float64"
+  fi
+done
 # Multi-device tests run in their own session: device counts are fixed at backend creation.
 STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
 bash tests/fuzz/run_fuzzer.sh 60   # the StableHLO reader under libFuzzer, ASan and UBSan

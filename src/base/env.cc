@@ -98,6 +98,20 @@ StatusOr<bool> DebugPartitioner() {
   return text ? ParseBool(kDebugPartitioner, *text) : StatusOr<bool>(false);
 }
 
+StatusOr<Isa> ParseIsa(std::string_view what, std::string_view text) {
+  std::string value = Lower(Trim(text));
+  if (value == "best") return Isa::kBest;
+  if (value == "avx512") return Isa::kAvx512;
+  if (value == "avx2") return Isa::kAvx2;
+  if (value == "sse4") return Isa::kSse4;
+  return InvalidArgument(Bad(what, text) + "an instruction set level; use best, avx512, avx2 or sse4 (any case)");
+}
+
+StatusOr<Isa> IsaLevel() {
+  std::optional<std::string> text = Get(kIsa);
+  return text ? ParseIsa(kIsa, *text) : StatusOr<Isa>(Isa::kBest);
+}
+
 StatusOr<std::optional<std::string>> XlaDumpTo(std::string_view flags) {
   std::optional<std::string> found;
   size_t i = 0;
@@ -145,6 +159,7 @@ Status CheckEnvironment() {
   STABLERT_RETURN_IF_ERROR(CollectiveTimeout().status());
   STABLERT_RETURN_IF_ERROR(PartitionerEnabled().status());
   STABLERT_RETURN_IF_ERROR(DebugPartitioner().status());
+  STABLERT_RETURN_IF_ERROR(IsaLevel().status());
   STABLERT_RETURN_IF_ERROR(DumpDirectory().status());
   return OkStatus();
 }

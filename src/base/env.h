@@ -29,6 +29,7 @@ inline constexpr char kCollectiveTimeout[] = "STABLERT_COLLECTIVE_TIMEOUT_SECOND
 inline constexpr char kPartitioner[] = "STABLERT_PARTITIONER";
 inline constexpr char kDebugPartitioner[] = "STABLERT_DEBUG_PARTITIONER";
 inline constexpr char kDumpDir[] = "STABLERT_DUMP_DIR";
+inline constexpr char kIsa[] = "STABLERT_ISA";
 inline constexpr char kXlaFlags[] = "XLA_FLAGS";
 
 inline constexpr int64_t kMaxDeviceCount = 4096;
@@ -52,6 +53,13 @@ StatusOr<int> DeviceCount();                                  // 1..kMaxDeviceCo
 StatusOr<std::chrono::milliseconds> CollectiveTimeout();     // default 60 s
 StatusOr<bool> PartitionerEnabled();                          // default true
 StatusOr<bool> DebugPartitioner();                            // default false
+
+// The highest vector instruction set kernels may use (STABLERT_ISA): best (default, what the
+// CPU offers), avx512, avx2 or sse4. Whether the CPU has the level is checked where the
+// level is applied (kernels/simd/dispatch.h), not here.
+enum class Isa { kBest, kAvx512, kAvx2, kSse4 };
+StatusOr<Isa> ParseIsa(std::string_view what, std::string_view text);
+StatusOr<Isa> IsaLevel();                                     // default kBest
 
 // Where compiled programs are dumped: STABLERT_DUMP_DIR, else --xla_dump_to=DIR in XLA_FLAGS
 // (XLA's other flags are XLA's business and ignored). `source` names the setting for

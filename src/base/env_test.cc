@@ -125,6 +125,23 @@ TEST(EnvTest, PartitionerSwitches) {
   }
 }
 
+TEST(EnvTest, IsaLevels) {
+  {
+    ScopedEnv unset(kIsa, nullptr);
+    EXPECT_EQ(*IsaLevel(), Isa::kBest);
+  }
+  for (auto [text, level] : {std::pair{"best", Isa::kBest}, std::pair{"AVX512", Isa::kAvx512},
+                             std::pair{" avx2 ", Isa::kAvx2}, std::pair{"sse4", Isa::kSse4}}) {
+    ScopedEnv set(kIsa, text);
+    EXPECT_EQ(*IsaLevel(), level) << text;
+  }
+  for (const char* bad : {"avx", "sse2", "neon", "avx-512", "1"}) {
+    ScopedEnv set(kIsa, bad);
+    ExpectError(IsaLevel().status(), {"STABLERT_ISA='", bad, "' is not", "best, avx512, avx2 or sse4"});
+    ExpectError(CheckEnvironment(), {"STABLERT_ISA"});
+  }
+}
+
 TEST(EnvTest, XlaDumpToIsTheOnlyXlaFlagRead) {
   EXPECT_FALSE(XlaDumpTo("")->has_value());
   EXPECT_FALSE(XlaDumpTo("--xla_force_host_platform_device_count=4")->has_value());

@@ -9,6 +9,7 @@
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/binary_simd.h"
 
 namespace stablert::kernels {
 namespace {
@@ -30,6 +31,29 @@ Status BinaryKernel(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
+// The vector function of an op, where there is one (simd/binary_simd.h).
+template <typename Op> constexpr int kVector = -1;
+template <> constexpr int kVector<AddOp> = static_cast<int>(simd::BinaryFn::kAdd);
+template <> constexpr int kVector<SubtractOp> = static_cast<int>(simd::BinaryFn::kSub);
+template <> constexpr int kVector<MultiplyOp> = static_cast<int>(simd::BinaryFn::kMul);
+template <> constexpr int kVector<DivideOp> = static_cast<int>(simd::BinaryFn::kDiv);
+template <> constexpr int kVector<MaxOp> = static_cast<int>(simd::BinaryFn::kMax);
+template <> constexpr int kVector<MinOp> = static_cast<int>(simd::BinaryFn::kMin);
+
+// f32/f64 ops with a vector function run on the host's vector ISA.
+template <typename Op, DType D>
+Status BinaryVectorKernel(const KernelContext& context, const KernelArgs& args) {
+  using T = Storage<D>;
+  const T* a = args.inputs[0].as<const T>();
+  const T* b = args.inputs[1].as<const T>();
+  T* out = args.outputs[0].as<T>();
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  if (end > begin)
+    simd::Binary(static_cast<simd::BinaryFn>(kVector<Op>), a + begin, b + begin, out + begin,
+                 static_cast<size_t>(end - begin));
+  return OkStatus();
+}
+
 template <typename Op, DType D>
 void BinaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
   using T = Storage<D>;
@@ -41,7 +65,11 @@ void BinaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
 template <typename Op, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryKernel<Op, D>));
+    if constexpr (kVector<Op> >= 0 && (D == DType::kF32 || D == DType::kF64)) {
+      STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryVectorKernel<Op, D>));
+    } else {
+      STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryKernel<Op, D>));
+    }
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&BinaryScalar<Op, D>));
   });

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "base/env.h"
+#include "kernels/simd/dispatch.h"
 #include "runtime/dump.h"
 
 #include "runtime/version.h"
@@ -90,6 +91,7 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
   // Every STABLERT_* variable is checked now, so that a mistake fails client creation (JAX
   // shows the message) rather than a later compilation or execution.
   STABLERT_RETURN_IF_ERROR(env::CheckEnvironment().WithPrefix("PJRT_Client_Create"));
+  STABLERT_RETURN_IF_ERROR(kernels::simd::ApplyIsaSetting().WithPrefix("PJRT_Client_Create"));
   STABLERT_ASSIGN_OR_RETURN(std::optional<env::DumpDir> dump_dir, env::DumpDirectory());
   if (dump_dir) STABLERT_RETURN_IF_ERROR(PrepareDumpDirectory(*dump_dir).WithPrefix("PJRT_Client_Create"));
   std::unique_ptr<Client> client(new Client(options));

@@ -26,7 +26,7 @@ def make_client(options=None):
 def run_python(script, timeout=240, **env_vars):
     env = dict(os.environ, JAX_PLATFORMS="stablert")
     for key in ("STABLERT_DUMP_DIR", "XLA_FLAGS", "STABLERT_COLLECTIVE_TIMEOUT_SECONDS", "STABLERT_DEVICE_COUNT",
-                "STABLERT_PARTITIONER", "STABLERT_DEBUG_PARTITIONER"):
+                "STABLERT_PARTITIONER", "STABLERT_DEBUG_PARTITIONER", "STABLERT_ISA"):
         env.pop(key, None)
     env.update(env_vars)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True, text=True,
@@ -49,6 +49,8 @@ BAD_ENV = [
     ("STABLERT_PARTITIONER", "disabled", "a boolean"),
     ("STABLERT_DEBUG_PARTITIONER", "verbose", "a boolean"),
     ("XLA_FLAGS", "--xla_dump_to=-", "STABLERT_DUMP_DIR"),
+    ("STABLERT_ISA", "avx", "best, avx512, avx2 or sse4"),
+    ("STABLERT_ISA", "sse2", "best, avx512, avx2 or sse4"),
 ]
 
 
@@ -65,7 +67,8 @@ def test_bad_environment_fails_client_creation(stablert_device, monkeypatch, nam
 @pytest.mark.parametrize("name,value", [("STABLERT_PARTITIONER", "off"), ("STABLERT_PARTITIONER", "YES"),
                                         ("STABLERT_DEBUG_PARTITIONER", "true"), ("STABLERT_DEBUG_PARTITIONER", "0"),
                                         ("STABLERT_COLLECTIVE_TIMEOUT_SECONDS", "0.5"),
-                                        ("STABLERT_DEVICE_COUNT", "3"), ("STABLERT_PARTITIONER", "")])
+                                        ("STABLERT_DEVICE_COUNT", "3"), ("STABLERT_PARTITIONER", ""),
+                                        ("STABLERT_ISA", "BEST")])
 def test_good_environment_creates_a_client(stablert_device, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     client = make_client()

@@ -1,0 +1,216 @@
+// Vector unary math (unary_simd.h), compiled once per Highway target (dispatch.h).
+//
+// Each function is Highway's contrib polynomial (hwy/contrib/math) on the inputs where it is
+// accurate, with the scalar semantics of scalar_ops.h kept exactly elsewhere:
+//   - a per-function domain (finite, within the polynomial's valid range, where the result is
+//     neither overflowing nor denormal); a vector with a lane outside it is finished lane by
+//     lane with the scalar op (libm), so NaN, ±Inf, overflow (exp(89) = inf), log(0) = -inf,
+//     log(-1) = NaN and sin of huge arguments are exactly what they were;
+//   - zero and denormal inputs are decided on the bits (independent of the DAZ mode): sin,
+//     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
+//   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64), cos is 1
+//     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1.
+#include "kernels/simd/unary_simd.h"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/scalar_ops.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd/unary_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace stablert::kernels::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Limits of the vector domains, per type.
+template <typename T> struct Limits;
+template <> struct Limits<float> {
+  static constexpr float kExpLo = -87.3f, kExpHi = 88.7f;      // exp(x) normal and finite
+  static constexpr float kTrigMax = 39000.0f;                   // Highway's sin/cos range
+  static constexpr float kLog1pMax = 1e30f;
+  static constexpr float kCosOne = 0x1p-13f;
+};
+template <> struct Limits<double> {
+  static constexpr double kExpLo = -708.0, kExpHi = 706.0;
+  static constexpr double kTrigMax = 39000.0;
+  static constexpr double kLog1pMax = 1e300;
+  static constexpr double kCosOne = 0x1p-27;
+};
+
+// |x| as a signed integer of the same width: orders non-NaN magnitudes; NaN above +Inf.
+template <class D, class V>
+HWY_INLINE auto AbsBits(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  return hn::BitCast(di, hn::Abs(x));
+}
+template <class D, typename T>
+HWY_INLINE auto BitsOf(D d, T value) {
+  const hn::RebindToSigned<D> di;
+  using I = hn::TFromD<decltype(di)>;
+  I bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return hn::Set(di, bits);
+}
+// Zero or denormal (by its bits).
+template <class D, class V>
+HWY_INLINE auto IsTiny(D d, V x) {
+  using T = hn::TFromD<D>;
+  return hn::RebindMask(d, hn::Lt(AbsBits(d, x), BitsOf(d, std::numeric_limits<T>::min())));
+}
+// Finite and |x| <= limit.
+template <class D, class V, typename T>
+HWY_INLINE auto AbsAtMost(D d, V x, T limit) {
+  return hn::RebindMask(d, hn::Not(hn::Gt(AbsBits(d, x), BitsOf(d, limit))));
+}
+template <class D, class V>
+HWY_INLINE V SignedZero(D d, V x) {
+  return hn::And(x, hn::SignBit(d));
+}
+
+// out[i] = f(in[i]) where domain(in[i]), else ScalarOp::Apply(in[i]).
+template <class ScalarOp, typename T, class Domain, class Fn>
+HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)];
+  auto block = [&](auto x, T* dst, size_t count) {
+    const auto ok = domain(d, x);
+    const auto y = f(d, x);
+    if (count == lanes && hn::AllTrue(d, ok)) {
+      hn::StoreU(y, d, dst);
+      return;
+    }
+    hn::Store(x, d, xs);
+    hn::Store(y, d, ys);
+    hn::Store(hn::VecFromMask(d, ok), d, oks);
+    for (size_t j = 0; j < count; ++j) {
+      uint8_t first;
+      std::memcpy(&first, &oks[j], 1);
+      dst[j] = first ? ys[j] : ScalarOp::Apply(xs[j]);
+    }
+  };
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) block(hn::LoadU(d, in + i), out + i, lanes);
+  if (i < n) {
+    HWY_ALIGN T tail[HWY_MAX_BYTES / sizeof(T)];
+    for (size_t j = 0; j < lanes; ++j) tail[j] = i + j < n ? in[i + j] : T(1);
+    block(hn::Load(d, tail), out + i, n - i);
+  }
+}
+
+// sin and cos: Highway's f32 polynomials are within 2.5 ulp, XLA's within 0.56, so f32 is
+// computed in f64 lanes (Highway's f64 polynomial, 2.5 ulp of f64) and rounded: within
+// 0.5 ulp + 2^-27. Not on the one-lane scalar target (libm there).
+template <typename T, class D, class V, class Fn>
+HWY_INLINE V Trig(D d, V x, Fn f) {
+  if constexpr (std::is_same_v<T, double>) {
+    return f(d, x);
+  } else {
+#if HWY_TARGET == HWY_SCALAR
+    return x;
+#else
+    const hn::Half<D> dh;
+    const hn::Repartition<double, D> dd;
+    const auto lo = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x))));
+    const auto hi = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x))));
+    return hn::Combine(d, hi, lo);
+#endif
+  }
+}
+template <class D, class V>
+HWY_INLINE auto TrigDomain(D d, V x) {
+  using T = hn::TFromD<D>;
+#if HWY_TARGET == HWY_SCALAR
+  if constexpr (std::is_same_v<T, float>) return hn::FirstN(d, 0);
+#endif
+  return AbsAtMost(d, x, Limits<T>::kTrigMax);
+}
+
+template <typename T>
+void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
+  using L = Limits<T>;
+  auto always = [](auto d, auto) { return hn::FirstN(d, hn::Lanes(d)); };
+  auto in_range = [](T lo, T hi) {
+    return [lo, hi](auto d, auto x) { return hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))); };
+  };
+  switch (fn) {
+    case UnaryFn::kExp:
+      return VectorMap<ops::ExpOp>(in, out, n, in_range(L::kExpLo, L::kExpHi),
+                                   [](auto d, auto x) { return hn::Exp(d, x); });
+    case UnaryFn::kExpm1:
+      return VectorMap<ops::Expm1Op>(in, out, n, in_range(L::kExpLo, L::kExpHi), [](auto d, auto x) {
+        return hn::IfThenElse(IsTiny(d, x), x, hn::Expm1(d, x));
+      });
+    case UnaryFn::kLog:
+      return VectorMap<ops::LogOp>(
+          in, out, n,
+          [](auto d, auto x) {
+            return hn::And(hn::Ge(x, hn::Set(d, std::numeric_limits<T>::min())),
+                           AbsAtMost(d, x, std::numeric_limits<T>::max()));
+          },
+          [](auto d, auto x) { return hn::Log(d, x); });
+    case UnaryFn::kLog1p:
+      return VectorMap<ops::Log1pOp>(
+          in, out, n,
+          [](auto d, auto x) { return hn::And(hn::Gt(x, hn::Set(d, T(-1))), hn::Le(x, hn::Set(d, L::kLog1pMax))); },
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), hn::Log1p(d, x)); });
+    case UnaryFn::kTanh:
+      return VectorMap<ops::TanhOp>(
+          in, out, n, [](auto d, auto x) { return AbsAtMost(d, x, std::numeric_limits<T>::max()); },
+          [](auto d, auto x) {
+            const auto one = hn::CopySign(hn::Set(d, T(1)), x);
+            const auto y = hn::IfThenElse(hn::Gt(hn::Abs(x), hn::Set(d, T(20))), one, hn::Tanh(d, x));
+            return hn::IfThenElse(IsTiny(d, x), x, y);
+          });
+    case UnaryFn::kLogistic:
+      return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {
+        const auto one = hn::Set(d, T(1));
+        return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
+      });
+    case UnaryFn::kSin:
+      return VectorMap<ops::SineOp>(
+          in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), x, Trig<T>(d, x, [](auto dt, auto v) { return hn::Sin(dt, v); })); });
+    case UnaryFn::kCos:
+      return VectorMap<ops::CosineOp>(
+          in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
+          [](auto d, auto x) {
+            // cos rounds to 1 below kCosOne; Highway's polynomial gives 1 - ulp there in f64.
+            return hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(d, L::kCosOne)), hn::Set(d, T(1)),
+                                  Trig<T>(d, x, [](auto dt, auto v) { return hn::Cos(dt, v); }));
+          });
+    case UnaryFn::kSqrt:
+      return VectorMap<ops::SqrtOp>(in, out, n, always, [](auto d, auto x) {
+        return hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x));
+      });
+    case UnaryFn::kRsqrt:
+      return VectorMap<ops::RsqrtOp>(in, out, n, always, [](auto d, auto x) {
+        return hn::Div(hn::Set(d, T(1)), hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x)));
+      });
+  }
+}
+
+void UnaryF32(UnaryFn fn, const float* in, float* out, size_t n) { UnaryImpl<float>(fn, in, out, n); }
+void UnaryF64(UnaryFn fn, const double* in, double* out, size_t n) { UnaryImpl<double>(fn, in, out, n); }
+
+}  // namespace stablert::kernels::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace stablert::kernels::simd {
+HWY_EXPORT(UnaryF32);
+HWY_EXPORT(UnaryF64);
+
+void Unary(UnaryFn fn, const float* in, float* out, size_t n) { HWY_DYNAMIC_DISPATCH(UnaryF32)(fn, in, out, n); }
+void Unary(UnaryFn fn, const double* in, double* out, size_t n) { HWY_DYNAMIC_DISPATCH(UnaryF64)(fn, in, out, n); }
+}  // namespace stablert::kernels::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,16 @@
+// Vector elementwise unary math on f32/f64 (the host's ISA, dispatch.h). Results equal the
+// scalar semantics in kernels/scalar_ops.h on special values (NaN, ±Inf, ±0, denormals,
+// overflow and underflow ranges): lanes outside a function's accurate range are computed by
+// the scalar op. In-place (in == out) is allowed.
+#pragma once
+
+#include <cstddef>
+
+namespace stablert::kernels::simd {
+
+enum class UnaryFn : int { kExp, kExpm1, kLog, kLog1p, kTanh, kLogistic, kSin, kCos, kSqrt, kRsqrt };
+
+void Unary(UnaryFn fn, const float* in, float* out, size_t n);
+void Unary(UnaryFn fn, const double* in, double* out, size_t n);
+
+}  // namespace stablert::kernels::simd

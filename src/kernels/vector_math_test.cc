@@ -1,0 +1,229 @@
+// The vector elementwise functions (kernels/simd/) at every instruction-set level this CPU
+// has: accuracy in ulps against a higher-precision reference over the whole input range,
+// and special values (NaN, ±Inf, ±0, denormals, overflow and underflow ranges) bit for bit
+// equal to the scalar semantics of scalar_ops.h.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hwy/targets.h"
+#include "kernels/scalar_ops.h"
+#include "kernels/simd/binary_simd.h"
+#include "kernels/simd/dispatch.h"
+#include "kernels/simd/unary_simd.h"
+
+namespace stablert::kernels {
+namespace {
+
+using simd::UnaryFn;
+
+struct Function {
+  const char* name;
+  UnaryFn fn;
+  long double (*reference)(long double);
+  float (*scalar_f32)(float);
+  double (*scalar_f64)(double);
+  double max_ulp_f32, max_ulp_f64;  // bounds asserted below
+  double lo, hi;                     // the typical range sampled densely
+};
+
+long double Logistic(long double x) { return 1.0L / (1.0L + expl(-x)); }
+long double Rsqrt(long double x) { return 1.0L / sqrtl(x); }
+
+template <typename Op>
+float F32(float x) { return Op::Apply(x); }
+template <typename Op>
+double F64(double x) { return Op::Apply(x); }
+
+const Function kFunctions[] = {
+    {"exp", UnaryFn::kExp, expl, F32<ops::ExpOp>, F64<ops::ExpOp>, 1, 1, -100, 100},
+    {"expm1", UnaryFn::kExpm1, expm1l, F32<ops::Expm1Op>, F64<ops::Expm1Op>, 4, 4, -10, 10},
+    {"log", UnaryFn::kLog, logl, F32<ops::LogOp>, F64<ops::LogOp>, 1, 1, 0, 10},
+    {"log1p", UnaryFn::kLog1p, log1pl, F32<ops::Log1pOp>, F64<ops::Log1pOp>, 2.5, 2.5, -1, 10},
+    {"tanh", UnaryFn::kTanh, tanhl, F32<ops::TanhOp>, F64<ops::TanhOp>, 3, 3, -10, 10},
+    {"logistic", UnaryFn::kLogistic, Logistic, F32<ops::LogisticOp>, F64<ops::LogisticOp>, 2.5, 2.5, -20, 20},
+    {"sin", UnaryFn::kSin, sinl, F32<ops::SineOp>, F64<ops::SineOp>, 0.6, 3, -10, 10},
+    {"cos", UnaryFn::kCos, cosl, F32<ops::CosineOp>, F64<ops::CosineOp>, 0.6, 3, -10, 10},
+    {"sqrt", UnaryFn::kSqrt, sqrtl, F32<ops::SqrtOp>, F64<ops::SqrtOp>, 0.5, 0.5, 0, 10},
+    {"rsqrt", UnaryFn::kRsqrt, Rsqrt, F32<ops::RsqrtOp>, F64<ops::RsqrtOp>, 1.5, 1.5, 0, 10},
+};
+
+const env::Isa kLevels[] = {env::Isa::kSse4, env::Isa::kAvx2, env::Isa::kAvx512, env::Isa::kBest};
+
+// Restores the best level after each test.
+class VectorMathTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok()); }
+};
+
+// The error of `result` against `reference` in units of T's spacing at the reference.
+template <typename T>
+double UlpError(T result, long double reference) {
+  const T rounded = static_cast<T>(reference);
+  int exponent = std::ilogb(rounded == 0 ? std::numeric_limits<T>::min() : rounded);
+  exponent = std::max(exponent, std::numeric_limits<T>::min_exponent - 1);
+  const long double ulp = std::ldexp(1.0L, exponent - std::numeric_limits<T>::digits + 1);
+  return static_cast<double>(std::fabs(static_cast<long double>(result) - reference) / ulp);
+}
+
+template <typename T>
+bool SameValue(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// Inputs: random bit patterns (the whole range, both signs), a dense sample of [lo, hi], and
+// the special values.
+template <typename T>
+std::vector<T> Inputs(const Function& f) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  std::mt19937_64 random(42);
+  std::vector<T> xs;
+  for (int i = 0; i < 200000; ++i) {
+    Bits bits = static_cast<Bits>(random());
+    T x;
+    std::memcpy(&x, &bits, sizeof x);
+    xs.push_back(x);
+  }
+  std::uniform_real_distribution<double> typical(f.lo, f.hi);
+  for (int i = 0; i < 200000; ++i) xs.push_back(static_cast<T>(typical(random)));
+  using L = std::numeric_limits<T>;
+  for (T x : {L::quiet_NaN(), -L::quiet_NaN(), L::infinity(), -L::infinity(), T(0), T(-0.0), L::denorm_min(),
+              -L::denorm_min(), L::min(), -L::min(), L::max(), L::lowest(), T(1), T(-1), T(88.7), T(89), T(-87.5),
+              T(-104), T(104), T(710), T(-745), T(39000), T(-39001), T(1e10), T(1e30), T(-1e30), T(20), T(-20),
+              T(20.5), std::nextafter(T(-1), T(0)), T(1e-30), T(-1e-30), T(3e-8), T(-3e-8)})
+    xs.push_back(x);
+  return xs;
+}
+
+template <typename T>
+void CheckUnary(const Function& f, const std::string& level) {
+  const std::vector<T> xs = Inputs<T>(f);
+  std::vector<T> out(xs.size());
+  simd::Unary(f.fn, xs.data(), out.data(), xs.size());
+  double max_ulp = 0, max_ulp_scalar = 0;
+  T worst = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const T x = xs[i];
+    const T scalar = sizeof(T) == 4 ? T(f.scalar_f32(static_cast<float>(x))) : T(f.scalar_f64(static_cast<double>(x)));
+    const long double reference = f.reference(static_cast<long double>(x));
+    const bool measurable = std::isfinite(reference) && std::isfinite(x) &&
+                            std::fabs(reference) >= std::numeric_limits<T>::min() &&
+                            std::fabs(reference) <= std::numeric_limits<T>::max() &&
+                            std::fabs(x) >= std::numeric_limits<T>::min();
+    if (!measurable) {
+      // Special values and flushed ranges: exactly the scalar semantics.
+      EXPECT_TRUE(SameValue(out[i], scalar)) << f.name << " at " << level << ": x=" << x << " vector " << out[i]
+                                             << " scalar " << scalar;
+      continue;
+    }
+    const double ulp = UlpError(out[i], reference);
+    if (ulp > max_ulp) max_ulp = ulp, worst = x;
+    max_ulp_scalar = std::max(max_ulp_scalar, UlpError(scalar, reference));
+  }
+  const double bound = sizeof(T) == 4 ? f.max_ulp_f32 : f.max_ulp_f64;
+  EXPECT_LE(max_ulp, bound) << f.name << (sizeof(T) == 4 ? ".f32" : ".f64") << " at " << level << " worst x=" << worst;
+  std::printf("%-8s %s %-6s vector %.2f ulp (x=%.9g), libm %.2f ulp\n", f.name, sizeof(T) == 4 ? "f32" : "f64",
+              level.c_str(), max_ulp, static_cast<double>(worst), max_ulp_scalar);
+  // Lengths that are not a multiple of the vector, and in place.
+  for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{7}, size_t{17}, size_t{33}}) {
+    std::vector<T> a(xs.end() - 40, xs.end() - 40 + n), b = a;
+    simd::Unary(f.fn, a.data(), a.data(), n);
+    simd::Unary(f.fn, b.data(), b.data(), n);
+    for (size_t i = 0; i < n; ++i) EXPECT_TRUE(SameValue(a[i], b[i]));
+  }
+}
+
+TEST_F(VectorMathTest, UnaryAtEveryLevel) {
+  for (env::Isa level : kLevels) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    const std::string target = simd::CurrentTarget();
+    for (const Function& f : kFunctions) {
+      CheckUnary<float>(f, target);
+      CheckUnary<double>(f, target);
+    }
+  }
+}
+
+TEST_F(VectorMathTest, LevelsSelectTheirTarget) {
+  if (simd::CpuHas(env::Isa::kSse4)) {
+    ASSERT_TRUE(simd::SetIsa(env::Isa::kSse4).ok());
+    EXPECT_EQ(simd::CurrentTarget(), "SSE4");
+  }
+  if (simd::CpuHas(env::Isa::kAvx2)) {
+    ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx2).ok());
+    EXPECT_EQ(simd::CurrentTarget(), "AVX2");
+  }
+  if (simd::CpuHas(env::Isa::kAvx512)) {
+    ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx512).ok());
+    EXPECT_EQ(simd::CurrentTarget(), "AVX3");
+  } else {
+    Status status = simd::SetIsa(env::Isa::kAvx512);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find("STABLERT_ISA='avx512': this CPU does not support avx512"), std::string::npos)
+        << status.message();
+  }
+}
+
+template <typename T, typename Op>
+void CheckBinary(simd::BinaryFn fn, const char* name, const std::string& level) {
+  using L = std::numeric_limits<T>;
+  std::vector<T> specials = {L::quiet_NaN(), -L::quiet_NaN(), L::infinity(), -L::infinity(), T(0), T(-0.0),
+                             L::denorm_min(), -L::denorm_min(), L::min(), -L::min(), L::max(), L::lowest(),
+                             T(1), T(-1), T(0.5), T(3)};
+  std::vector<T> a, b;
+  for (T x : specials)
+    for (T y : specials) a.push_back(x), b.push_back(y);
+  std::mt19937_64 random(7);
+  std::normal_distribution<double> normal(0, 100);
+  for (int i = 0; i < 1001; ++i) a.push_back(T(normal(random))), b.push_back(T(normal(random)));
+  std::vector<T> out(a.size());
+  simd::Binary(fn, a.data(), b.data(), out.data(), a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(SameValue(out[i], Op::Apply(a[i], b[i])))
+        << name << " at " << level << ": " << a[i] << ", " << b[i] << " -> " << out[i];
+  simd::Binary(fn, a.data(), b.data(), a.data(), a.size());  // in place
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(SameValue(a[i], out[i]));
+}
+
+TEST_F(VectorMathTest, BinaryAtEveryLevelMatchesScalarSemantics) {
+  for (env::Isa level : kLevels) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    const std::string target = simd::CurrentTarget();
+    CheckBinary<float, ops::AddOp>(simd::BinaryFn::kAdd, "add", target);
+    CheckBinary<float, ops::SubtractOp>(simd::BinaryFn::kSub, "subtract", target);
+    CheckBinary<float, ops::MultiplyOp>(simd::BinaryFn::kMul, "multiply", target);
+    CheckBinary<float, ops::DivideOp>(simd::BinaryFn::kDiv, "divide", target);
+    CheckBinary<float, ops::MaxOp>(simd::BinaryFn::kMax, "maximum", target);
+    CheckBinary<float, ops::MinOp>(simd::BinaryFn::kMin, "minimum", target);
+    CheckBinary<double, ops::AddOp>(simd::BinaryFn::kAdd, "add", target);
+    CheckBinary<double, ops::DivideOp>(simd::BinaryFn::kDiv, "divide", target);
+    CheckBinary<double, ops::MaxOp>(simd::BinaryFn::kMax, "maximum", target);
+    CheckBinary<double, ops::MinOp>(simd::BinaryFn::kMin, "minimum", target);
+  }
+}
+
+// A CPU below every vector target (x86-64 without SSSE3) runs Highway's one-lane target.
+TEST_F(VectorMathTest, UnaryOnTheScalarTarget) {
+  ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok());  // reads the CPU's own targets first
+  hwy::SetSupportedTargetsForTest(HWY_SCALAR);
+  ASSERT_EQ(simd::CurrentTarget(), "SCALAR");
+  for (const Function& f : kFunctions) {
+    CheckUnary<float>(f, "SCALAR");
+    CheckUnary<double>(f, "SCALAR");
+  }
+  CheckBinary<float, ops::MaxOp>(simd::BinaryFn::kMax, "maximum", "SCALAR");
+  CheckBinary<double, ops::MinOp>(simd::BinaryFn::kMin, "minimum", "SCALAR");
+}
+
+}  // namespace
+}  // namespace stablert::kernels
