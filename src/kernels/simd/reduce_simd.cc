@@ -111,8 +111,59 @@ T Scalar(T a, T b) {
   else return ops::MinOp::Apply(a, b);
 }
 
+// The machine max/min, exact where no operand is NaN, zero or denormal.
+template <ReduceOp kOp, class V>
+HWY_INLINE V Plain(V a, V b) {
+  if constexpr (kOp == ReduceOp::kMax) return hn::Max(a, b);
+  else return hn::Min(a, b);
+}
+
+// The fast pass: the machine max/min of x[0..n) (n >= 4 lanes) into *result; false (and
+// *result unset) if x holds a NaN, a zero or a denormal, where it may differ from op.
+template <ReduceOp kOp, typename T>
+HWY_INLINE bool PlainRow(const T* x, int64_t n, T* result) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + lanes), m2 = hn::LoadU(d, x + 2 * lanes),
+       m3 = hn::LoadU(d, x + 3 * lanes);
+  // Smallest magnitude seen (NaN-free when `ordered` stays all true).
+  auto small = hn::Min(hn::Min(hn::Abs(m0), hn::Abs(m1)), hn::Min(hn::Abs(m2), hn::Abs(m3)));
+  auto ordered = hn::And(hn::And(hn::Eq(m0, m0), hn::Eq(m1, m1)), hn::And(hn::Eq(m2, m2), hn::Eq(m3, m3)));
+  int64_t i = 4 * lanes;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    const auto x0 = hn::LoadU(d, x + i), x1 = hn::LoadU(d, x + i + lanes);
+    const auto x2 = hn::LoadU(d, x + i + 2 * lanes), x3 = hn::LoadU(d, x + i + 3 * lanes);
+    ordered = hn::And(ordered, hn::And(hn::And(hn::Eq(x0, x0), hn::Eq(x1, x1)), hn::And(hn::Eq(x2, x2), hn::Eq(x3, x3))));
+    small = hn::Min(small, hn::Min(hn::Min(hn::Abs(x0), hn::Abs(x1)), hn::Min(hn::Abs(x2), hn::Abs(x3))));
+    m0 = Plain<kOp>(m0, x0);
+    m1 = Plain<kOp>(m1, x1);
+    m2 = Plain<kOp>(m2, x2);
+    m3 = Plain<kOp>(m3, x3);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    const auto x0 = hn::LoadU(d, x + i);
+    ordered = hn::And(ordered, hn::Eq(x0, x0));
+    small = hn::Min(small, hn::Abs(x0));
+    m0 = Plain<kOp>(m0, x0);
+  }
+  if (i < n) {  // the last (overlapping) vector
+    const auto x0 = hn::LoadU(d, x + n - lanes);
+    ordered = hn::And(ordered, hn::Eq(x0, x0));
+    small = hn::Min(small, hn::Abs(x0));
+    m0 = Plain<kOp>(m0, x0);
+  }
+  if (!hn::AllTrue(d, ordered) ||
+      !hn::AllTrue(d, hn::Ge(small, hn::Set(d, std::numeric_limits<T>::min()))))
+    return false;
+  *result = hn::GetLane(
+      (kOp == ReduceOp::kMax ? hn::MaxOfLanes(d, Plain<kOp>(Plain<kOp>(m0, m1), Plain<kOp>(m2, m3)))
+                             : hn::MinOfLanes(d, Plain<kOp>(Plain<kOp>(m0, m1), Plain<kOp>(m2, m3)))));
+  return true;
+}
+
 // Without NaNs op is associative and commutative (a total order on the flushed values,
 // -0 < +0), so lanes may take any elements; a NaN anywhere sends the row to the scalar op.
+// Rows without NaN, zero and denormal take the machine max/min (PlainRow) first.
 template <ReduceOp kOp, typename T>
 T ReduceRowImpl(T acc, const T* x, int64_t n) {
   const hn::ScalableTag<T> d;
@@ -121,6 +172,8 @@ T ReduceRowImpl(T acc, const T* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc = Scalar<kOp>(acc, x[i]);
     return acc;
   }
+  T plain;
+  if (PlainRow<kOp>(x, n, &plain)) return Scalar<kOp>(acc, plain);
   auto m0 = Flush(d, hn::LoadU(d, x)), m1 = Flush(d, hn::LoadU(d, x + lanes));
   auto m2 = Flush(d, hn::LoadU(d, x + 2 * lanes)), m3 = Flush(d, hn::LoadU(d, x + 3 * lanes));
   auto nan = hn::Or(hn::Or(hn::IsNaN(m0), hn::IsNaN(m1)), hn::Or(hn::IsNaN(m2), hn::IsNaN(m3)));
@@ -164,9 +217,28 @@ template <ReduceOp kOp, typename T>
 void ReduceRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<T> d;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto normal = hn::Set(d, std::numeric_limits<T>::min());
   int64_t i = 0;
   for (; i + 2 * lanes <= width; i += 2 * lanes) {
-    auto v0 = hn::LoadU(d, dst + i), v1 = hn::LoadU(d, dst + i + lanes);
+    const auto start0 = hn::LoadU(d, dst + i), start1 = hn::LoadU(d, dst + i + lanes);
+    // The machine max/min while no operand is NaN, zero or denormal (then it equals op).
+    {
+      auto v0 = start0, v1 = start1;
+      auto ok = hn::And(hn::Ge(hn::Abs(v0), normal), hn::Ge(hn::Abs(v1), normal));
+      const T* row = rows + i;
+      for (int64_t r = 0; r < count; ++r, row += stride) {
+        const auto x0 = hn::LoadU(d, row), x1 = hn::LoadU(d, row + lanes);
+        ok = hn::And(ok, hn::And(hn::Ge(hn::Abs(x0), normal), hn::Ge(hn::Abs(x1), normal)));
+        v0 = Plain<kOp>(v0, x0);
+        v1 = Plain<kOp>(v1, x1);
+      }
+      if (hn::AllTrue(d, ok)) {
+        hn::StoreU(v0, d, dst + i);
+        hn::StoreU(v1, d, dst + i + lanes);
+        continue;
+      }
+    }
+    auto v0 = start0, v1 = start1;
     const T* row = rows + i;
     for (int64_t r = 0; r < count; ++r, row += stride) {
       v0 = Step<kOp>(d, v0, hn::LoadU(d, row));
