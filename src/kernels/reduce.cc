@@ -22,6 +22,9 @@
 // Float max/min follow the elementwise maximum/minimum semantics (NaN propagates, -0 < +0).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -31,6 +34,7 @@
 #include "kernels/families.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/simd/reduce_simd.h"
 #include "kernels/strided.h"
 
 namespace stablert::kernels {
@@ -48,10 +52,23 @@ template <typename Body, typename T>
 inline constexpr bool kPairwiseSum = !kIsHalf<T> && ((std::is_same_v<Body, AddBody> && std::is_floating_point_v<T>) ||
                                                      std::is_same_v<Body, cx::AddOp>);
 
+// f32/f64 sum, max and min: vector loops (simd/reduce_simd.h), split across threads when
+// large (SplitReduce).
+template <typename Body, typename T>
+inline constexpr bool kVectorReduce =
+    (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+    (std::is_same_v<Body, AddBody> || std::is_same_v<Body, MaxBody> || std::is_same_v<Body, MinBody>);
+
+template <typename Body>
+inline constexpr simd::ReduceOp kSimdOp = std::is_same_v<Body, MaxBody> ? simd::ReduceOp::kMax : simd::ReduceOp::kMin;
+
 // Reduces a contiguous row into `acc`.
 template <typename Body, typename C, typename T>
 inline C ReduceRow(C acc, const T* row, int64_t n) {
-  if constexpr (kPairwiseSum<Body, T>) {
+  if constexpr (kVectorReduce<Body, T>) {
+    if constexpr (std::is_same_v<Body, AddBody>) return acc + simd::PairwiseSum(row, n);
+    else return simd::ReduceRow(kSimdOp<Body>, acc, row, n);
+  } else if constexpr (kPairwiseSum<Body, T>) {
     return Body::Apply(acc, pairwise::Sum(row, n));
   } else if constexpr (kIsHalf<T>) {
     for (int64_t i = 0; i < n; ++i) acc = Load(StoreAs<T>(Body::Apply(acc, Load(row[i]))));
@@ -59,6 +76,19 @@ inline C ReduceRow(C acc, const T* row, int64_t n) {
   } else {
     for (int64_t i = 0; i < n; ++i) acc = Body::Apply(acc, static_cast<C>(Load(row[i])));
     return acc;
+  }
+}
+
+// dst[i] += rows[r * stride + i] for r < count, in order.
+template <typename Body, typename C, typename T>
+inline void AddRows(C* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  if constexpr (kVectorReduce<Body, T>) {
+    simd::AddRows(dst, rows, stride, count, width);
+  } else {
+    for (int64_t r = 0; r < count; ++r) {
+      const T* row = rows + r * stride;
+      for (int64_t i = 0; i < width; ++i) dst[i] = Body::Apply(dst[i], row[i]);
+    }
   }
 }
 
@@ -112,14 +142,152 @@ std::vector<T> TreeStage(const T* src, std::vector<int64_t>& dims, const ParamLi
   return partial;
 }
 
+// Groups `dims` into runs of dimensions that are all reduced (flag 1) or all kept (flag 0),
+// dropping dimensions of size 1; returns the number of runs (size and flag: rank entries).
+inline size_t CollapseRuns(std::span<const int64_t> dims, const ParamList& reduced, DimVector& size,
+                           DimVector& flag) {
+  const size_t rank = dims.size();
+  DimVector is_reduced(rank, 0);
+  for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = 1;
+  size_t n = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] == 1) continue;
+    if (n > 0 && flag[n - 1] == is_reduced[i]) {
+      size[n - 1] *= dims[i];
+      continue;
+    }
+    size[n] = dims[i];
+    flag[n] = is_reduced[i];
+    ++n;
+  }
+  return n;
+}
+
+// Threading of large f32/f64 sum, max and min reductions (the kernels are splittable; the
+// other dtypes and bodies run on the first call alone). Three layouts split:
+//   - [kept K, reduced R] (row reductions): each call reduces its share of the K rows;
+//   - [reduced R, kept K] (column reductions): each call accumulates its share of the K
+//     columns (in 16-column chunks) over all R rows;
+//   - [reduced R] (a reduction to one element): each call reduces its share of the R
+//     elements to a partial; the last call to finish combines the partials in call order
+//     (init first, then sums pairwise, max/min left to right).
+// The first two do per output exactly what one call does, so results do not depend on the
+// thread count. In the third, max/min are still exact (the same value as one running
+// max/min, NaN propagation included); a sum is the pairwise sum of the calls' pairwise
+// partial sums, so it depends on the thread count (within the same error bound) but not
+// on timing: the same machine and thread pool give the same bits on every run.
+constexpr int64_t kMinElementsToSplit = int64_t{1} << 18;
+
+// Partials of the calls of one split step, keyed by its output buffer (distinct for calls
+// running concurrently).
+struct PartialTable {
+  std::mutex mu;
+  struct Pending {
+    std::vector<double> partials;  // one T per call, stored in a double's bytes
+    int arrived = 0;
+  };
+  std::map<const void*, Pending> pending;
+};
+
+inline PartialTable& Partials() {
+  static PartialTable* table = new PartialTable;
+  return *table;
+}
+
+template <typename Body, typename T>
+bool SplitReduce(const KernelContext& context, const BufferView& in, const ParamList& reduced, T* out, T init) {
+  const size_t rank = in.dims.size();
+  DimVector size(rank), flag(rank);
+  const size_t n = CollapseRuns(in.dims, reduced, size, flag);
+  const T* src = in.as<const T>();
+  const int64_t threads = context.thread_count;
+  if (n == 2 && flag[0] == 0 && size[0] >= threads) {
+    const int64_t rows = size[0], length = size[1];
+    const auto [begin, end] = ShareOf(context, rows);
+    for (int64_t r = begin; r < end; ++r) out[r] = ReduceRow<Body>(init, src + r * length, length);
+    return true;
+  }
+  constexpr int64_t kChunk = 16;
+  if (n == 2 && flag[0] == 1 && size[1] >= kChunk * threads) {
+    const int64_t rows = size[0], width = size[1];
+    const auto [chunk_begin, chunk_end] = ShareOf(context, (width + kChunk - 1) / kChunk);
+    const int64_t begin = chunk_begin * kChunk, end = std::min(width, chunk_end * kChunk);
+    if (begin >= end) return true;
+    T* acc = out + begin;
+    const int64_t share = end - begin;
+    for (int64_t i = 0; i < share; ++i) acc[i] = init;
+    if constexpr (std::is_same_v<Body, AddBody>) {
+      // As the unsplit kernel: leaves of kLeafRows rows, combined pairwise.
+      const int64_t leaves = (rows + pairwise::kLeafRows - 1) / pairwise::kLeafRows;
+      pairwise::VectorCascade<T> cascade(acc, share, 1, leaves * pairwise::kLeafRows);
+      for (int64_t first = 0; first < rows; first += pairwise::kLeafRows) {
+        T* dst = cascade.NextLeaf(0);
+        simd::AddRows(dst, src + first * width + begin, width, std::min(rows - first, pairwise::kLeafRows), share);
+      }
+      cascade.Finish();
+    } else {
+      constexpr int64_t kRowBlock = 32;  // rows per pass over the share (the outputs stay in cache)
+      for (int64_t first = 0; first < rows; first += kRowBlock)
+        simd::ReduceRows(kSimdOp<Body>, acc, src + first * width + begin, width, std::min(rows - first, kRowBlock),
+                         share);
+    }
+    return true;
+  }
+  if (n == 1 && flag[0] == 1) {
+    const int64_t length = size[0];
+    const auto [begin, end] = ShareOf(context, length);
+    T partial;
+    if constexpr (std::is_same_v<Body, AddBody>) partial = simd::PairwiseSum(src + begin, end - begin);
+    else partial = begin < end ? ReduceRow<Body>(src[begin], src + begin + 1, end - begin - 1) : T(0);
+    PartialTable& table = Partials();
+    std::vector<double> partials;
+    {
+      std::lock_guard<std::mutex> lock(table.mu);
+      PartialTable::Pending& pending = table.pending[out];
+      pending.partials.resize(static_cast<size_t>(threads));
+      std::memcpy(&pending.partials[static_cast<size_t>(context.thread_index)], &partial, sizeof(T));
+      if (++pending.arrived < threads) return true;
+      partials = std::move(pending.partials);
+      table.pending.erase(out);
+    }
+    T result = init;
+    if constexpr (std::is_same_v<Body, AddBody>) {
+      pairwise::ScalarCascade<T> cascade;
+      for (const double& bytes : partials) {
+        T p;
+        std::memcpy(&p, &bytes, sizeof(T));
+        cascade.Push(p);
+      }
+      result = init + cascade.Result();
+    } else {
+      for (int64_t t = 0; t < threads; ++t) {
+        const auto [b, e] = ShareOf(KernelContext{static_cast<int>(t), static_cast<int>(threads)}, length);
+        if (b == e) continue;
+        T p;
+        std::memcpy(&p, &partials[static_cast<size_t>(t)], sizeof(T));
+        result = Body::Apply(result, p);
+      }
+    }
+    out[0] = result;
+    return true;
+  }
+  return false;
+}
+
 template <typename Body, DType D>
-Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
+Status ReduceKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   using C = Compute<T>;
   BufferView in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const C init = Load(args.inputs[1].as<const T>()[0]);
   const ParamList& reduced = args.params[0];
+  if constexpr (kVectorReduce<Body, T>) {
+    if (context.thread_count > 1 && in.num_elements >= kMinElementsToSplit &&
+        SplitReduce<Body>(context, in, reduced, out.as<T>(), init))
+      return OkStatus();
+  }
+  if (context.thread_index != 0) return OkStatus();
 
   std::vector<T> partial;
   std::vector<int64_t> partial_dims;
@@ -154,20 +322,8 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
     // Group the input dims into runs that are all reduced or all kept; the output stride
     // of a reduced run is 0.
     const size_t rank = in.dims.size();
-    DimVector is_reduced(rank, 0);
-    for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = 1;
     DimVector size(rank), out_stride(rank), flag(rank);
-    size_t n = 0;
-    for (size_t i = 0; i < rank; ++i) {
-      if (in.dims[i] == 1) continue;
-      if (n > 0 && flag[n - 1] == is_reduced[i]) {
-        size[n - 1] *= in.dims[i];
-        continue;
-      }
-      size[n] = in.dims[i];
-      flag[n] = is_reduced[i];
-      ++n;
-    }
+    const size_t n = CollapseRuns(in.dims, reduced, size, flag);
     int64_t stride = 1;
     for (size_t i = n; i-- > 0;) {
       out_stride[i] = flag[i] ? 0 : stride;
@@ -210,7 +366,7 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
           pairwise::VectorCascade<C> cascade(acc, 1, out.num_elements, per_output);
           for_each_row([&](int64_t out_offset, const T* row) {
             C* dst = cascade.Next(out_offset);
-            dst[0] = Body::Apply(dst[0], pairwise::Sum(row, inner));
+            dst[0] = ReduceRow<Body>(dst[0], row, inner);
           });
           cascade.Finish();
         } else {
@@ -231,10 +387,7 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
             for (int64_t first = 0; first < group; first += pairwise::kLeafRows) {
               C* dst = cascade.NextLeaf(out_offset / inner);
               const int64_t last = std::min(group, first + pairwise::kLeafRows);
-              for (int64_t r = first; r < last; ++r) {
-                const T* row = rows + r * inner;
-                for (int64_t i = 0; i < inner; ++i) dst[i] = Body::Apply(dst[i], row[i]);
-              }
+              AddRows<Body>(dst, rows + first * inner, inner, last - first, inner);
             }
             rows += group * inner;
             size_t dim = outer;
@@ -260,7 +413,8 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
       } else {
         for_each_row([&](int64_t out_offset, const T* row) {
           C* dst = acc + out_offset;
-          for (int64_t i = 0; i < inner; ++i) dst[i] = Step<Body>(dst[i], row[i]);
+          if constexpr (kVectorReduce<Body, T>) simd::ReduceRows(kSimdOp<Body>, dst, row, inner, 1, inner);
+          else for (int64_t i = 0; i < inner; ++i) dst[i] = Step<Body>(dst[i], row[i]);
         });
       }
     }
@@ -274,7 +428,7 @@ Status ReduceKernel(const KernelContext&, const KernelArgs& args) {
 
 template <typename Body, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
-  return ForEachDType(list, [&]<DType D>() { return registry.Register(KernelKey(name, {D}), &ReduceKernel<Body, D>); });
+  return ForEachDType(list, [&]<DType D>() { return registry.RegisterSplittable(KernelKey(name, {D}), &ReduceKernel<Body, D>); });
 }
 
 using Pred = DTypeList<DType::kPred>;

@@ -1,0 +1,315 @@
+// Vector loops of the f32/f64 reduce kernels (reduce_simd.h), compiled once per Highway
+// target (dispatch.h).
+#include "kernels/simd/reduce_simd.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/accumulate.h"
+#include "kernels/scalar_ops.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd/reduce_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace stablert::kernels::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// pairwise::LaneSum<1> with each of its kLanes lanes in a vector lane: a block of
+// kLanes * kPerLane elements is kLanes / L vectors of L lanes, each summed and carried
+// independently, so every lane sees exactly the scalar definition's operations.
+template <typename R>
+R PairwiseSumImpl(const R* x, int64_t count) {
+  constexpr int kLanes = static_cast<int>(64 / sizeof(R));
+  constexpr int kPerLane = pairwise::kPerLane;
+  constexpr int64_t kBlockSize = int64_t{kLanes} * kPerLane;
+  const hn::CappedTag<R, kLanes> d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  HWY_ALIGN R level[64][kLanes];
+  HWY_ALIGN R p[kLanes];
+  uint64_t blocks = 0;
+  int64_t i = 0;
+  for (; i + kBlockSize <= count; i += kBlockSize) {
+    for (int c = 0; c < kLanes; c += lanes) {
+      const R* block = x + i + c;
+      auto v = hn::LoadU(d, block);
+      for (int k = 1; k < kPerLane; ++k) v = hn::Add(v, hn::LoadU(d, block + k * kLanes));
+      int l = 0;
+      for (; (blocks >> l) & 1; ++l) v = hn::Add(hn::Load(d, &level[l][c]), v);
+      hn::Store(v, d, &level[l][c]);
+    }
+    ++blocks;
+  }
+  // The last partial block, then the levels from the lowest up, then the lanes as a tree.
+  for (int j = 0; j < kLanes; ++j) p[j] = R(-0.0);
+  for (int64_t k = 0; i + k < count; ++k) p[k % kLanes] += x[i + k];
+  for (int l = 0; l < 64; ++l)
+    if ((blocks >> l) & 1)
+      for (int j = 0; j < kLanes; ++j) p[j] = level[l][j] + p[j];
+  for (int h = kLanes / 2; h >= 1; h /= 2)
+    for (int j = 0; j < h; ++j) p[j] += p[j + h];
+  return p[0];
+}
+
+template <typename T>
+void AddRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + 4 * lanes <= width; i += 4 * lanes) {
+    auto v0 = hn::LoadU(d, dst + i), v1 = hn::LoadU(d, dst + i + lanes);
+    auto v2 = hn::LoadU(d, dst + i + 2 * lanes), v3 = hn::LoadU(d, dst + i + 3 * lanes);
+    const T* row = rows + i;
+    for (int64_t r = 0; r < count; ++r, row += stride) {
+      v0 = hn::Add(v0, hn::LoadU(d, row));
+      v1 = hn::Add(v1, hn::LoadU(d, row + lanes));
+      v2 = hn::Add(v2, hn::LoadU(d, row + 2 * lanes));
+      v3 = hn::Add(v3, hn::LoadU(d, row + 3 * lanes));
+    }
+    hn::StoreU(v0, d, dst + i);
+    hn::StoreU(v1, d, dst + i + lanes);
+    hn::StoreU(v2, d, dst + i + 2 * lanes);
+    hn::StoreU(v3, d, dst + i + 3 * lanes);
+  }
+  for (; i + lanes <= width; i += lanes) {
+    auto v = hn::LoadU(d, dst + i);
+    for (int64_t r = 0; r < count; ++r) v = hn::Add(v, hn::LoadU(d, rows + r * stride + i));
+    hn::StoreU(v, d, dst + i);
+  }
+  for (; i < width; ++i) {
+    T v = dst[i];
+    for (int64_t r = 0; r < count; ++r) v += rows[r * stride + i];
+    dst[i] = v;
+  }
+}
+
+// Denormals to a zero of their sign (ops::FlushDenormal).
+template <class D, class V>
+HWY_INLINE V Flush(D d, V x) {
+  using T = hn::TFromD<D>;
+  const auto tiny = hn::Lt(hn::Abs(x), hn::Set(d, std::numeric_limits<T>::min()));
+  return hn::IfThenElse(tiny, hn::And(x, hn::SignBit(d)), x);
+}
+
+// op(a, b) for a, b not NaN and already flushed: ops::MaxOp/MinOp's comparison.
+template <ReduceOp kOp, class D, class V>
+HWY_INLINE V Pick(D d, V a, V b) {
+  const hn::RebindToSigned<D> di;
+  const auto a_negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, a), hn::Zero(di)));
+  if constexpr (kOp == ReduceOp::kMax) {
+    return hn::IfThenElse(hn::Or(hn::Gt(a, b), hn::AndNot(a_negative, hn::Eq(a, b))), a, b);
+  } else {
+    return hn::IfThenElse(hn::Or(hn::Lt(a, b), hn::And(a_negative, hn::Eq(a, b))), a, b);
+  }
+}
+
+template <ReduceOp kOp, typename T>
+T Scalar(T a, T b) {
+  if constexpr (kOp == ReduceOp::kMax) return ops::MaxOp::Apply(a, b);
+  else return ops::MinOp::Apply(a, b);
+}
+
+// The machine max/min, exact where no operand is NaN, zero or denormal.
+template <ReduceOp kOp, class V>
+HWY_INLINE V Plain(V a, V b) {
+  if constexpr (kOp == ReduceOp::kMax) return hn::Max(a, b);
+  else return hn::Min(a, b);
+}
+
+// The fast pass: the machine max/min of x[0..n) (n >= 4 lanes) into *result; false (and
+// *result unset) if x holds a NaN, a zero or a denormal, where it may differ from op.
+template <ReduceOp kOp, typename T>
+HWY_INLINE bool PlainRow(const T* x, int64_t n, T* result) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + lanes), m2 = hn::LoadU(d, x + 2 * lanes),
+       m3 = hn::LoadU(d, x + 3 * lanes);
+  // Smallest magnitude seen (NaN-free when `ordered` stays all true).
+  auto small = hn::Min(hn::Min(hn::Abs(m0), hn::Abs(m1)), hn::Min(hn::Abs(m2), hn::Abs(m3)));
+  auto ordered = hn::And(hn::And(hn::Eq(m0, m0), hn::Eq(m1, m1)), hn::And(hn::Eq(m2, m2), hn::Eq(m3, m3)));
+  int64_t i = 4 * lanes;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    const auto x0 = hn::LoadU(d, x + i), x1 = hn::LoadU(d, x + i + lanes);
+    const auto x2 = hn::LoadU(d, x + i + 2 * lanes), x3 = hn::LoadU(d, x + i + 3 * lanes);
+    ordered = hn::And(ordered, hn::And(hn::And(hn::Eq(x0, x0), hn::Eq(x1, x1)), hn::And(hn::Eq(x2, x2), hn::Eq(x3, x3))));
+    small = hn::Min(small, hn::Min(hn::Min(hn::Abs(x0), hn::Abs(x1)), hn::Min(hn::Abs(x2), hn::Abs(x3))));
+    m0 = Plain<kOp>(m0, x0);
+    m1 = Plain<kOp>(m1, x1);
+    m2 = Plain<kOp>(m2, x2);
+    m3 = Plain<kOp>(m3, x3);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    const auto x0 = hn::LoadU(d, x + i);
+    ordered = hn::And(ordered, hn::Eq(x0, x0));
+    small = hn::Min(small, hn::Abs(x0));
+    m0 = Plain<kOp>(m0, x0);
+  }
+  if (i < n) {  // the last (overlapping) vector
+    const auto x0 = hn::LoadU(d, x + n - lanes);
+    ordered = hn::And(ordered, hn::Eq(x0, x0));
+    small = hn::Min(small, hn::Abs(x0));
+    m0 = Plain<kOp>(m0, x0);
+  }
+  if (!hn::AllTrue(d, ordered) ||
+      !hn::AllTrue(d, hn::Ge(small, hn::Set(d, std::numeric_limits<T>::min()))))
+    return false;
+  *result = hn::GetLane(
+      (kOp == ReduceOp::kMax ? hn::MaxOfLanes(d, Plain<kOp>(Plain<kOp>(m0, m1), Plain<kOp>(m2, m3)))
+                             : hn::MinOfLanes(d, Plain<kOp>(Plain<kOp>(m0, m1), Plain<kOp>(m2, m3)))));
+  return true;
+}
+
+// Without NaNs op is associative and commutative (a total order on the flushed values,
+// -0 < +0), so lanes may take any elements; a NaN anywhere sends the row to the scalar op.
+// Rows without NaN, zero and denormal take the machine max/min (PlainRow) first.
+template <ReduceOp kOp, typename T>
+T ReduceRowImpl(T acc, const T* x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  if (n < 4 * lanes) {
+    for (int64_t i = 0; i < n; ++i) acc = Scalar<kOp>(acc, x[i]);
+    return acc;
+  }
+  T plain;
+  if (PlainRow<kOp>(x, n, &plain)) return Scalar<kOp>(acc, plain);
+  auto m0 = Flush(d, hn::LoadU(d, x)), m1 = Flush(d, hn::LoadU(d, x + lanes));
+  auto m2 = Flush(d, hn::LoadU(d, x + 2 * lanes)), m3 = Flush(d, hn::LoadU(d, x + 3 * lanes));
+  auto nan = hn::Or(hn::Or(hn::IsNaN(m0), hn::IsNaN(m1)), hn::Or(hn::IsNaN(m2), hn::IsNaN(m3)));
+  int64_t i = 4 * lanes;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    const auto x0 = Flush(d, hn::LoadU(d, x + i)), x1 = Flush(d, hn::LoadU(d, x + i + lanes));
+    const auto x2 = Flush(d, hn::LoadU(d, x + i + 2 * lanes)), x3 = Flush(d, hn::LoadU(d, x + i + 3 * lanes));
+    nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)), hn::Or(hn::IsNaN(x2), hn::IsNaN(x3))));
+    m0 = Pick<kOp>(d, m0, x0);
+    m1 = Pick<kOp>(d, m1, x1);
+    m2 = Pick<kOp>(d, m2, x2);
+    m3 = Pick<kOp>(d, m3, x3);
+  }
+  if (!hn::AllFalse(d, nan)) {
+    for (int64_t k = 0; k < n; ++k) acc = Scalar<kOp>(acc, x[k]);
+    return acc;
+  }
+  m0 = Pick<kOp>(d, Pick<kOp>(d, m0, m1), Pick<kOp>(d, m2, m3));
+  HWY_ALIGN T part[HWY_MAX_BYTES / sizeof(T)];
+  hn::Store(m0, d, part);
+  T m = part[0];
+  for (int64_t j = 1; j < lanes; ++j) m = Scalar<kOp>(m, part[j]);
+  for (; i < n; ++i) {
+    if (x[i] != x[i]) {  // a NaN in the tail: the first NaN of the row is the result
+      for (int64_t k = 0; k < n; ++k) acc = Scalar<kOp>(acc, x[k]);
+      return acc;
+    }
+    m = Scalar<kOp>(m, x[i]);
+  }
+  return Scalar<kOp>(acc, m);
+}
+
+// op(a, b) elementwise with the NaN rules: a NaN a stays, else a NaN b is taken.
+template <ReduceOp kOp, class D, class V>
+HWY_INLINE V Step(D d, V a, V b) {
+  const auto picked = Pick<kOp>(d, Flush(d, a), Flush(d, b));
+  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, picked));
+}
+
+template <ReduceOp kOp, typename T>
+void ReduceRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto normal = hn::Set(d, std::numeric_limits<T>::min());
+  int64_t i = 0;
+  for (; i + 2 * lanes <= width; i += 2 * lanes) {
+    const auto start0 = hn::LoadU(d, dst + i), start1 = hn::LoadU(d, dst + i + lanes);
+    // The machine max/min while no operand is NaN, zero or denormal (then it equals op).
+    {
+      auto v0 = start0, v1 = start1;
+      auto ok = hn::And(hn::Ge(hn::Abs(v0), normal), hn::Ge(hn::Abs(v1), normal));
+      const T* row = rows + i;
+      for (int64_t r = 0; r < count; ++r, row += stride) {
+        const auto x0 = hn::LoadU(d, row), x1 = hn::LoadU(d, row + lanes);
+        ok = hn::And(ok, hn::And(hn::Ge(hn::Abs(x0), normal), hn::Ge(hn::Abs(x1), normal)));
+        v0 = Plain<kOp>(v0, x0);
+        v1 = Plain<kOp>(v1, x1);
+      }
+      if (hn::AllTrue(d, ok)) {
+        hn::StoreU(v0, d, dst + i);
+        hn::StoreU(v1, d, dst + i + lanes);
+        continue;
+      }
+    }
+    auto v0 = start0, v1 = start1;
+    const T* row = rows + i;
+    for (int64_t r = 0; r < count; ++r, row += stride) {
+      v0 = Step<kOp>(d, v0, hn::LoadU(d, row));
+      v1 = Step<kOp>(d, v1, hn::LoadU(d, row + lanes));
+    }
+    hn::StoreU(v0, d, dst + i);
+    hn::StoreU(v1, d, dst + i + lanes);
+  }
+  for (; i < width; ++i) {
+    T v = dst[i];
+    for (int64_t r = 0; r < count; ++r) v = Scalar<kOp>(v, rows[r * stride + i]);
+    dst[i] = v;
+  }
+}
+
+float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl(x, n); }
+double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl(x, n); }
+void AddRowsF32(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
+  AddRowsImpl(dst, rows, stride, count, width);
+}
+void AddRowsF64(double* dst, const double* rows, int64_t stride, int64_t count, int64_t width) {
+  AddRowsImpl(dst, rows, stride, count, width);
+}
+float ReduceRowF32(ReduceOp op, float acc, const float* x, int64_t n) {
+  return op == ReduceOp::kMax ? ReduceRowImpl<ReduceOp::kMax>(acc, x, n) : ReduceRowImpl<ReduceOp::kMin>(acc, x, n);
+}
+double ReduceRowF64(ReduceOp op, double acc, const double* x, int64_t n) {
+  return op == ReduceOp::kMax ? ReduceRowImpl<ReduceOp::kMax>(acc, x, n) : ReduceRowImpl<ReduceOp::kMin>(acc, x, n);
+}
+void ReduceRowsF32(ReduceOp op, float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
+  if (op == ReduceOp::kMax) ReduceRowsImpl<ReduceOp::kMax>(dst, rows, stride, count, width);
+  else ReduceRowsImpl<ReduceOp::kMin>(dst, rows, stride, count, width);
+}
+void ReduceRowsF64(ReduceOp op, double* dst, const double* rows, int64_t stride, int64_t count, int64_t width) {
+  if (op == ReduceOp::kMax) ReduceRowsImpl<ReduceOp::kMax>(dst, rows, stride, count, width);
+  else ReduceRowsImpl<ReduceOp::kMin>(dst, rows, stride, count, width);
+}
+
+}  // namespace stablert::kernels::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace stablert::kernels::simd {
+HWY_EXPORT(PairwiseSumF32);
+HWY_EXPORT(PairwiseSumF64);
+HWY_EXPORT(AddRowsF32);
+HWY_EXPORT(AddRowsF64);
+HWY_EXPORT(ReduceRowF32);
+HWY_EXPORT(ReduceRowF64);
+HWY_EXPORT(ReduceRowsF32);
+HWY_EXPORT(ReduceRowsF64);
+
+float PairwiseSum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF32)(x, n); }
+double PairwiseSum(const double* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF64)(x, n); }
+void AddRows(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
+  HWY_DYNAMIC_DISPATCH(AddRowsF32)(dst, rows, stride, count, width);
+}
+void AddRows(double* dst, const double* rows, int64_t stride, int64_t count, int64_t width) {
+  HWY_DYNAMIC_DISPATCH(AddRowsF64)(dst, rows, stride, count, width);
+}
+float ReduceRow(ReduceOp op, float acc, const float* x, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(ReduceRowF32)(op, acc, x, n);
+}
+double ReduceRow(ReduceOp op, double acc, const double* x, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(ReduceRowF64)(op, acc, x, n);
+}
+void ReduceRows(ReduceOp op, float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
+  HWY_DYNAMIC_DISPATCH(ReduceRowsF32)(op, dst, rows, stride, count, width);
+}
+void ReduceRows(ReduceOp op, double* dst, const double* rows, int64_t stride, int64_t count, int64_t width) {
+  HWY_DYNAMIC_DISPATCH(ReduceRowsF64)(op, dst, rows, stride, count, width);
+}
+}  // namespace stablert::kernels::simd
+#endif  // HWY_ONCE
