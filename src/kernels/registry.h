@@ -28,11 +28,14 @@
 //   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc
 //   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
-//   "convolution.<T>": see convolution.cc; "convolution_dnnl.f32" (same operands and params,
-//                           not splittable: oneDNN threads it): see convolution_dnnl.cc
+//   "convolution.<T>": see convolution.cc; "convolution_dnnl.f32" (same operands and params;
+//                           a oneDNN step runs once and oneDNN threads it, a loop fallback is
+//                           split — PreparedStep::single_call): see convolution_dnnl.cc
 //   "reduce_precision.<T>": see reduce_precision.cc
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
-//                           out: x's dims without the reduced ones  params: [[dimensions]]
+//                           out: x's dims without the reduced ones  params: [[dimensions]];
+//                           splittable (f32/f64 sum, max, min of 256K+ elements split over
+//                           outputs or the range; see reduce.cc)
 //   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc
 //   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
