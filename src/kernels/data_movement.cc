@@ -46,11 +46,12 @@ Status BroadcastInDimKernel(const KernelContext&, const KernelArgs& args) {
 // Otherwise the output's innermost dim `a` and the dim `b` that is innermost in the input
 // swap places: the copy runs over square tiles of (b, a), each read along input rows and
 // written along output rows, so both sides stay in cache. Arrays of kMinTransposeToSplit
-// elements or more are split across the calls of a step by ranges of (outer index, b-tile)
-// units (or rows, for a row copy); smaller ones run on the first call alone.
+// elements or more are split across the calls of a step by ranges of units (outer index,
+// chunk of tiles along a, tile along b) or of rows for a row copy; smaller ones run on the
+// first call alone.
 constexpr int64_t kMinTransposeToSplit = int64_t{1} << 18;
 
-// Elements per tile side: a tile row spans at least 128 bytes.
+// Elements per tile side: a tile row spans at least one 64-byte cache line.
 // Tiles along a per unit of work.
 constexpr int64_t kTransposeChunkTiles = 8;
 
