@@ -73,6 +73,51 @@ TEST(DataMovementTest, TransposeMatchesIndexing) {
   }
 }
 
+// Runs "transpose.<dtype>" as a step split into `parts` calls.
+void RunTransposeSplit(DType dtype, const Array& in, Array& out, const std::vector<int64_t>& perm, int parts) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(Key("transpose", dtype));
+  ASSERT_NE(entry, nullptr);
+  ASSERT_TRUE(entry->splittable);
+  BufferView views[2] = {in.View(), out.View()};
+  std::vector<ParamList> params = {perm};
+  KernelArgs args{{&views[0], 1}, {&views[1], 1}, params};
+  for (int p = 0; p < parts; ++p) ASSERT_TRUE(entry->fn(KernelContext{p, parts}, args).ok());
+}
+
+// Every permutation of ranks 1-4 with odd sizes, every element width, split 1/2/3 ways;
+// the sizes are large enough for tiles with remainders and for split calls.
+TEST(DataMovementTest, TransposeAllPermutationsSplit) {
+  const DType widths[] = {DType::kS8, DType::kBF16, DType::kF32, DType::kS64, DType::kC128};
+  const Dims shapes[] = {{1}, {300001}, {1}, {3, 5}, {37, 131}, {531, 517}, {1, 263}, {3, 1, 7},
+                         {5, 7, 9}, {19, 33, 41}, {67, 65, 63}, {3, 5, 7, 9}, {7, 1, 35, 37},
+                         {13, 17, 19, 23}, {9, 33, 31, 35}};
+  std::mt19937 rng(21);
+  for (const Dims& dims : shapes) {
+    std::vector<int64_t> perm(dims.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
+      Dims out_dims;
+      for (int64_t p : perm) out_dims.push_back(dims[static_cast<size_t>(p)]);
+      for (DType dtype : widths) {
+        const int64_t bytes = DTypeByteSize(dtype);
+        Array in = RandomBytes(dtype, dims, rng), expected(dtype, out_dims);
+        ForEachIndex(out_dims, [&](const Dims& index) {
+          Dims source(dims.size());
+          for (size_t i = 0; i < perm.size(); ++i) source[static_cast<size_t>(perm[i])] = index[i];
+          std::memcpy(const_cast<uint8_t*>(At(expected, index)), At(in, source), static_cast<size_t>(bytes));
+        });
+        for (int parts = 1; parts <= 3; ++parts) {
+          Array out(dtype, out_dims);
+          RunTransposeSplit(dtype, in, out, perm, parts);
+          ASSERT_TRUE(out.bytes == expected.bytes)
+              << DTypeName(dtype) << " dims " << ::testing::PrintToString(dims) << " perm "
+              << ::testing::PrintToString(perm) << " parts " << parts;
+        }
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+}
+
 TEST(DataMovementTest, BroadcastInDimMatchesIndexing) {
   std::mt19937 rng(12);
   for (int trial = 0; trial < 300; ++trial) {
