@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/complex_ops.h"
+#include "kernels/convolution_params.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -44,16 +45,9 @@ Status ConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& rhs = args.inputs[1];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const ParamList& lhs_dims = args.params[0];
-  const ParamList& rhs_dims = args.params[1];
-  const ParamList& out_dims = args.params[2];
-  const ParamList& strides = args.params[3];
-  const ParamList& low = args.params[4];
-  const ParamList& lhs_dilation = args.params[6];
-  const ParamList& rhs_dilation = args.params[7];
-  const ParamList& reversal = args.params[8];
-  const int64_t feature_groups = args.params[9][0];
-  const int64_t batch_groups = args.params[9][1];
+  const ConvolutionParams conv(args.params);
+  const auto& [lhs_dims, rhs_dims, out_dims, strides, low, high, lhs_dilation, rhs_dilation, reversal, feature_groups,
+               batch_groups] = conv;
   const size_t spatial = strides.size();
 
   DimVector lhs_strides = DenseStrides(lhs.dims), rhs_strides = DenseStrides(rhs.dims);

@@ -25,6 +25,7 @@
 
 #include <dnnl.hpp>
 
+#include "kernels/convolution_params.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
 #include "kernels/strided.h"
@@ -137,16 +138,10 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
   auto state = std::make_shared<DnnlConvState>();
   state->loop_kernel = g_loop_kernel;
   const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
-  const ParamList& lhs_dims = args.params[0];
-  const ParamList& rhs_dims = args.params[1];
-  const ParamList& out_dims = args.params[2];
-  const ParamList& strides = args.params[3];
-  ParamList low = args.params[4];
-  const ParamList& lhs_dilation = args.params[6];
-  const ParamList& rhs_dilation = args.params[7];
-  const ParamList& reversal = args.params[8];
-  const int64_t feature_groups = args.params[9][0];
-  const int64_t batch_groups = args.params[9][1];
+  const ConvolutionParams conv(args.params);
+  const auto& [lhs_dims, rhs_dims, out_dims, strides, padding_low, high, lhs_dilation, rhs_dilation, reversal,
+               feature_groups, batch_groups] = conv;
+  ParamList low = padding_low;  // adjusted below where oneDNN needs other padding
   const size_t spatial = strides.size();
   // The loop kernel is split over StableRT's pool by the executor; a oneDNN step runs once
   // and oneDNN's OpenMP threads share its work.

@@ -193,7 +193,9 @@ TEST(OneDnnMatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
         std::vector<ParamList> params = {{lhs_bkm, rhs_bnk}};
         auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
         const bool have_onednn = state.ok();
-        if (have_onednn) ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+        if (have_onednn) {
+          ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+        }
         for (int64_t b = 0; b < c.b; ++b)
           for (int64_t m = 0; m < c.m; ++m)
             for (int64_t n = 0; n < c.n; ++n) {
@@ -208,7 +210,9 @@ TEST(OneDnnMatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
               const double tolerance = std::ldexp(std::fabs(sum), -8) + std::ldexp(1.0, -24) * (c.k + 2) * magnitude;
               const int64_t i = (b * c.m + m) * c.n + n;
               ASSERT_NEAR(GetDouble(out, i), sum, tolerance) << "dot.bf16 " << c.m << "x" << c.k << "x" << c.n;
-              if (have_onednn) ASSERT_NEAR(GetDouble(forced, i), sum, tolerance) << "oneDNN " << c.m << "x" << c.k << "x" << c.n;
+              if (have_onednn) {
+                ASSERT_NEAR(GetDouble(forced, i), sum, tolerance) << "oneDNN " << c.m << "x" << c.k << "x" << c.n;
+              }
             }
       }
 }
