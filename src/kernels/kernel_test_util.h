@@ -40,6 +40,22 @@ struct Array {
   }
 };
 
+// An array of `dtype` and `dims` holding the bytes of `values` (as many as the array holds).
+template <typename T>
+Array ArrayOf(DType dtype, Dims dims, const std::vector<T>& values) {
+  Array a(dtype, std::move(dims));
+  std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+  return a;
+}
+
+// Element `i` of `a`, read as a T.
+template <typename T>
+T ElementAt(const Array& a, int64_t i) {
+  T v;
+  std::memcpy(&v, a.bytes.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+
 // f16/bf16 rounding written independently of kernels/half.h: f16 through the compiler's
 // _Float16, bf16 by choosing the nearer neighbour (ties to even).
 inline uint16_t ReferenceF16Bits(float f) {

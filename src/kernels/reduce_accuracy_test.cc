@@ -17,22 +17,8 @@ namespace {
 using namespace testing;  // NOLINT
 
 template <typename T>
-Array Make(DType dtype, Dims dims, const std::vector<T>& values) {
-  Array a(dtype, std::move(dims));
-  std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
-  return a;
-}
-
-template <typename T>
-T Value(const Array& a, int64_t i) {
-  T v;
-  std::memcpy(&v, a.bytes.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
-}
-
-template <typename T>
 Array Scalar(DType dtype, T v) {
-  return Make<T>(dtype, {}, {v});
+  return ArrayOf<T>(dtype, {}, {v});
 }
 
 double RelativeError(double got, long double exact) {
@@ -44,10 +30,10 @@ constexpr int64_t k16M = int64_t{1} << 24;
 TEST(ReduceAccuracyTest, SixteenMillionTenthsF32) {
   // A running f32 sum stalls at 2^21 (0.1 is then below half an ulp): 12% low.
   std::vector<float> x(static_cast<size_t>(k16M), 0.1f);
-  Array in = Make(DType::kF32, {k16M}, x), init = Scalar(DType::kF32, 0.0f), out(DType::kF32, {});
+  Array in = ArrayOf(DType::kF32, {k16M}, x), init = Scalar(DType::kF32, 0.0f), out(DType::kF32, {});
   RunKernel("reduce_add.f32", {&in, &init}, {&out}, {{0}});
   const long double exact = static_cast<long double>(0.1f) * k16M;
-  EXPECT_LT(RelativeError(Value<float>(out, 0), exact), 3e-7) << Value<float>(out, 0);
+  EXPECT_LT(RelativeError(ElementAt<float>(out, 0), exact), 3e-7) << ElementAt<float>(out, 0);
 }
 
 TEST(ReduceAccuracyTest, MixedMagnitudesAndSignsF32AndF64) {
@@ -67,13 +53,13 @@ TEST(ReduceAccuracyTest, MixedMagnitudesAndSignsF32AndF64) {
     magnitude_f += std::fabs(f[static_cast<size_t>(i)]);
     magnitude_d += std::fabs(v);
   }
-  Array in_f = Make(DType::kF32, {n}, f), init_f = Scalar(DType::kF32, 0.0f), out_f(DType::kF32, {});
+  Array in_f = ArrayOf(DType::kF32, {n}, f), init_f = Scalar(DType::kF32, 0.0f), out_f(DType::kF32, {});
   RunKernel("reduce_add.f32", {&in_f, &init_f}, {&out_f}, {{0}});
-  Array in_d = Make(DType::kF64, {n}, d), init_d = Scalar(DType::kF64, 0.0), out_d(DType::kF64, {});
+  Array in_d = ArrayOf(DType::kF64, {n}, d), init_d = Scalar(DType::kF64, 0.0), out_d(DType::kF64, {});
   RunKernel("reduce_add.f64", {&in_d, &init_d}, {&out_d}, {{0}});
   // Error bound of pairwise summation: (leaf depth + log2 n) u sum |x|.
-  EXPECT_LT(std::fabs(Value<float>(out_f, 0) - exact_f), 80 * 0x1p-24 * magnitude_f);
-  EXPECT_LT(std::fabs(Value<double>(out_d, 0) - exact_d), 80 * 0x1p-53 * magnitude_d);
+  EXPECT_LT(std::fabs(ElementAt<float>(out_f, 0) - exact_f), 80 * 0x1p-24 * magnitude_f);
+  EXPECT_LT(std::fabs(ElementAt<double>(out_d, 0) - exact_d), 80 * 0x1p-53 * magnitude_d);
 }
 
 TEST(ReduceAccuracyTest, OuterAndMultipleReducedDimensions) {
@@ -93,11 +79,11 @@ TEST(ReduceAccuracyTest, OuterAndMultipleReducedDimensions) {
       if (std::find(c.reduced.begin(), c.reduced.end(), static_cast<int64_t>(d)) == c.reduced.end())
         out_dims.push_back(c.dims[d]);
     std::vector<float> x(static_cast<size_t>(count), 0.1f);
-    Array in = Make(DType::kF32, c.dims, x), init = Scalar(DType::kF32, 0.0f), out(DType::kF32, out_dims);
+    Array in = ArrayOf(DType::kF32, c.dims, x), init = Scalar(DType::kF32, 0.0f), out(DType::kF32, out_dims);
     RunKernel("reduce_add.f32", {&in, &init}, {&out}, {c.reduced});
     const long double exact = static_cast<long double>(0.1f) * per_output;
     for (int64_t o = 0; o < out.size(); ++o)
-      ASSERT_LT(RelativeError(Value<float>(out, o), exact), 3e-7) << "case with " << per_output << " per output, at " << o;
+      ASSERT_LT(RelativeError(ElementAt<float>(out, o), exact), 3e-7) << "case with " << per_output << " per output, at " << o;
   }
 }
 
@@ -118,7 +104,7 @@ TEST(ReduceAccuracyTest, CascadeKeepsExactSumsAndInit) {
     Dims out_dims;
     for (int64_t d = 0; d < 4; ++d)
       if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) out_dims.push_back(dims[static_cast<size_t>(d)]);
-    Array in = Make(DType::kF64, dims, x), init = Scalar(DType::kF64, 3.0), out(DType::kF64, out_dims);
+    Array in = ArrayOf(DType::kF64, dims, x), init = Scalar(DType::kF64, 3.0), out(DType::kF64, out_dims);
     RunKernel("reduce_add.f64", {&in, &init}, {&out}, {reduced});
     std::vector<double> want(static_cast<size_t>(out.size()), 3.0);
     Dims index(4, 0);
@@ -132,47 +118,47 @@ TEST(ReduceAccuracyTest, CascadeKeepsExactSumsAndInit) {
         index[static_cast<size_t>(d)] = 0;
       }
     }
-    for (int64_t o = 0; o < out.size(); ++o) ASSERT_EQ(Value<double>(out, o), want[static_cast<size_t>(o)]) << trial;
+    for (int64_t o = 0; o < out.size(); ++o) ASSERT_EQ(ElementAt<double>(out, o), want[static_cast<size_t>(o)]) << trial;
   }
 }
 
 TEST(ReduceAccuracyTest, ComplexSum) {
   const int64_t n = int64_t{1} << 22;
   std::vector<std::complex<float>> x(static_cast<size_t>(n), {0.1f, -0.3f});
-  Array in = Make(DType::kC64, {n}, x), init = Scalar(DType::kC64, std::complex<float>(0, 0)), out(DType::kC64, {});
+  Array in = ArrayOf(DType::kC64, {n}, x), init = Scalar(DType::kC64, std::complex<float>(0, 0)), out(DType::kC64, {});
   RunKernel(Key("reduce_add", DType::kC64), {&in, &init}, {&out}, {{0}});
-  const auto got = Value<std::complex<float>>(out, 0);
+  const auto got = ElementAt<std::complex<float>>(out, 0);
   EXPECT_LT(RelativeError(got.real(), static_cast<long double>(0.1f) * n), 3e-7) << got.real();
   EXPECT_LT(RelativeError(got.imag(), static_cast<long double>(-0.3f) * n), 3e-7) << got.imag();
   // Outer dimension: (n / 4, 4) over 0.
-  Array in2 = Make(DType::kC64, {n / 4, 4}, x), out2(DType::kC64, {4});
+  Array in2 = ArrayOf(DType::kC64, {n / 4, 4}, x), out2(DType::kC64, {4});
   RunKernel(Key("reduce_add", DType::kC64), {&in2, &init}, {&out2}, {{0}});
   for (int64_t o = 0; o < 4; ++o)
-    EXPECT_LT(RelativeError(Value<std::complex<float>>(out2, o).real(), static_cast<long double>(0.1f) * (n / 4)), 3e-7)
-        << Value<std::complex<float>>(out2, o).real() << " " << Value<std::complex<float>>(out2, o).imag();
+    EXPECT_LT(RelativeError(ElementAt<std::complex<float>>(out2, o).real(), static_cast<long double>(0.1f) * (n / 4)), 3e-7)
+        << ElementAt<std::complex<float>>(out2, o).real() << " " << ElementAt<std::complex<float>>(out2, o).imag();
 }
 
 TEST(ReduceAccuracyTest, SignedZerosAndSpecialsAsOneRunningSum) {
   const int64_t n = 5000;
   std::vector<float> zeros(static_cast<size_t>(n), -0.0f);
-  Array in = Make(DType::kF32, {n}, zeros), out(DType::kF32, {});
+  Array in = ArrayOf(DType::kF32, {n}, zeros), out(DType::kF32, {});
   Array minus = Scalar(DType::kF32, -0.0f), plus = Scalar(DType::kF32, 0.0f);
   RunKernel("reduce_add.f32", {&in, &minus}, {&out}, {{0}});
-  EXPECT_TRUE(std::signbit(Value<float>(out, 0)));
+  EXPECT_TRUE(std::signbit(ElementAt<float>(out, 0)));
   RunKernel("reduce_add.f32", {&in, &plus}, {&out}, {{0}});
-  EXPECT_FALSE(std::signbit(Value<float>(out, 0)));
-  Array cols = Make(DType::kF32, {n / 2, 2}, zeros), out2(DType::kF32, {2});
+  EXPECT_FALSE(std::signbit(ElementAt<float>(out, 0)));
+  Array cols = ArrayOf(DType::kF32, {n / 2, 2}, zeros), out2(DType::kF32, {2});
   RunKernel("reduce_add.f32", {&cols, &minus}, {&out2}, {{0}});
-  EXPECT_TRUE(std::signbit(Value<float>(out2, 0)) && std::signbit(Value<float>(out2, 1)));
+  EXPECT_TRUE(std::signbit(ElementAt<float>(out2, 0)) && std::signbit(ElementAt<float>(out2, 1)));
   std::vector<float> x(static_cast<size_t>(n), 1.0f);
   x[4000] = INFINITY;
-  Array with_inf = Make(DType::kF32, {n}, x);
+  Array with_inf = ArrayOf(DType::kF32, {n}, x);
   RunKernel("reduce_add.f32", {&with_inf, &plus}, {&out}, {{0}});
-  EXPECT_EQ(Value<float>(out, 0), INFINITY);
+  EXPECT_EQ(ElementAt<float>(out, 0), INFINITY);
   x[100] = -INFINITY;
-  Array with_both = Make(DType::kF32, {n}, x);
+  Array with_both = ArrayOf(DType::kF32, {n}, x);
   RunKernel("reduce_add.f32", {&with_both, &plus}, {&out}, {{0}});
-  EXPECT_TRUE(std::isnan(Value<float>(out, 0)));
+  EXPECT_TRUE(std::isnan(ElementAt<float>(out, 0)));
 }
 
 TEST(ReduceAccuracyTest, LongWindowSums) {
@@ -181,15 +167,15 @@ TEST(ReduceAccuracyTest, LongWindowSums) {
   // window (the reduce kernel).
   const int64_t n = 1 << 20, window = 100000, stride = 50000;
   std::vector<float> x(static_cast<size_t>(n), 0.1f);
-  Array in = Make(DType::kF32, {n}, x), init = Scalar(DType::kF32, 0.0f);
+  Array in = ArrayOf(DType::kF32, {n}, x), init = Scalar(DType::kF32, 0.0f);
   const int64_t outputs = (n - window) / stride + 1;
   Array out(DType::kF32, {outputs});
   RunKernel("reduce_window_add.f32", {&in, &init}, {&out}, {{window}, {stride}, {1}, {1}, {0}, {0}});
   for (int64_t o = 0; o < outputs; ++o)
-    ASSERT_LT(RelativeError(Value<float>(out, o), static_cast<long double>(0.1f) * window), 6e-7) << o;
+    ASSERT_LT(RelativeError(ElementAt<float>(out, o), static_cast<long double>(0.1f) * window), 6e-7) << o;
   Array whole(DType::kF32, {1});
   RunKernel("reduce_window_add.f32", {&in, &init}, {&whole}, {{n}, {1}, {1}, {1}, {0}, {0}});
-  EXPECT_LT(RelativeError(Value<float>(whole, 0), static_cast<long double>(0.1f) * n), 3e-7);
+  EXPECT_LT(RelativeError(ElementAt<float>(whole, 0), static_cast<long double>(0.1f) * n), 3e-7);
 }
 
 TEST(ReduceAccuracyTest, LongDotContractions) {
@@ -200,10 +186,10 @@ TEST(ReduceAccuracyTest, LongDotContractions) {
   for (float& v : a) v = unit(rng);
   for (float& v : b) v = unit(rng);
   // lhs [1,1,K] against rhs [1,K,1] and [1,1,K] (dot products), and rhs [1,K,3] (rows).
-  Array lhs = Make(DType::kF32, {1, 1, k}, a);
+  Array lhs = ArrayOf(DType::kF32, {1, 1, k}, a);
   std::vector<float> column(b.begin(), b.begin() + k);
-  Array rhs_kn = Make(DType::kF32, {1, k, 1}, column), rhs_nk = Make(DType::kF32, {1, 1, k}, column);
-  Array rhs_rows = Make(DType::kF32, {1, k, 3}, b);
+  Array rhs_kn = ArrayOf(DType::kF32, {1, k, 1}, column), rhs_nk = ArrayOf(DType::kF32, {1, 1, k}, column);
+  Array rhs_rows = ArrayOf(DType::kF32, {1, k, 3}, b);
   long double exact = 0;
   std::vector<long double> exact_rows(3, 0);
   for (int64_t i = 0; i < k; ++i) {
@@ -213,12 +199,12 @@ TEST(ReduceAccuracyTest, LongDotContractions) {
   }
   Array out(DType::kF32, {1, 1, 1});
   RunKernel("dot.f32", {&lhs, &rhs_kn}, {&out}, {{0, 0}});
-  EXPECT_LT(RelativeError(Value<float>(out, 0), exact), 3e-7);
+  EXPECT_LT(RelativeError(ElementAt<float>(out, 0), exact), 3e-7);
   RunKernel("dot.f32", {&lhs, &rhs_nk}, {&out}, {{0, 1}});
-  EXPECT_LT(RelativeError(Value<float>(out, 0), exact), 3e-7);
+  EXPECT_LT(RelativeError(ElementAt<float>(out, 0), exact), 3e-7);
   Array out_rows(DType::kF32, {1, 1, 3});
   RunKernel("dot.f32", {&lhs, &rhs_rows}, {&out_rows}, {{0, 0}});
-  for (int64_t j = 0; j < 3; ++j) EXPECT_LT(RelativeError(Value<float>(out_rows, j), exact_rows[static_cast<size_t>(j)]), 3e-7);
+  for (int64_t j = 0; j < 3; ++j) EXPECT_LT(RelativeError(ElementAt<float>(out_rows, j), exact_rows[static_cast<size_t>(j)]), 3e-7);
 }
 
 }  // namespace

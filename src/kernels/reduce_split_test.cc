@@ -46,20 +46,6 @@ std::vector<T> RandomValues(std::mt19937& rng, int64_t n, bool specials) {
   return x;
 }
 
-template <typename T>
-Array MakeArray(DType dtype, Dims dims, const std::vector<T>& values) {
-  Array a(dtype, std::move(dims));
-  std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
-  return a;
-}
-
-template <typename T>
-T At(const Array& a, int64_t i) {
-  T v;
-  std::memcpy(&v, a.bytes.data() + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
-}
-
 // Runs `key` as `parts` calls (KernelContext{i, parts}).
 void RunSplit(const std::string& key, const Array& in, const Array& init, Array& out, const ParamList& dims,
               int parts) {
@@ -98,8 +84,8 @@ void CheckSplitMatchesUnsplit(DType dtype) {
         const std::vector<T> x = RandomValues<T>(rng, n, specials);
         double magnitude = 0;
         for (T v : x) magnitude += std::fabs(static_cast<double>(v));
-        Array in = MakeArray(dtype, c.dims, x);
-        Array init = MakeArray<T>(dtype, {}, {is_sum ? T(0.5) : T(-0.0)});
+        Array in = ArrayOf(dtype, c.dims, x);
+        Array init = ArrayOf<T>(dtype, {}, {is_sum ? T(0.5) : T(-0.0)});
         Dims out_dims;
         for (size_t d = 0; d < c.dims.size(); ++d)
           if (std::find(c.reduced.begin(), c.reduced.end(), static_cast<int64_t>(d)) == c.reduced.end())
@@ -111,7 +97,7 @@ void CheckSplitMatchesUnsplit(DType dtype) {
           Array split(dtype, out_dims);
           RunSplit(Key(body, dtype), in, init, split, c.reduced, parts);
           for (int64_t i = 0; i < outputs; ++i) {
-            const T a = At<T>(whole, i), b = At<T>(split, i);
+            const T a = ElementAt<T>(whole, i), b = ElementAt<T>(split, i);
             if (is_sum && outputs == 1) {
               // Pairwise partials of pairwise sums: within the pairwise bound.
               const double u = std::numeric_limits<T>::epsilon() / 2;
