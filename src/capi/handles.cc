@@ -94,20 +94,26 @@ void FillDeviceDescription(int id, int process_index, int local_hardware_id, PJR
   description->attributes.AddString("device_vendor", "StableRT");
 }
 
+namespace {
+
+// OK if `handle` is null or one of `owned` (compared by address, never dereferenced).
+template <typename Handle>
+Status CheckOwnHandle(const char* function, const char* field, const char* kind, const char* kinds,
+                      const std::vector<Handle*>& owned, const Handle* handle) {
+  if (!handle || std::find(owned.begin(), owned.end(), handle) != owned.end()) return OkStatus();
+  return InvalidArgument(std::string(function) + ": " + field + " belongs to another client (or is not a " + kind +
+                         " handle); expected one of the " + std::to_string(owned.size()) + " " + kinds +
+                         " of the client it is used with");
+}
+
+}  // namespace
+
 Status CheckOwnDevice(const char* function, const char* field, const PJRT_Client* client, const PJRT_Device* device) {
-  if (!device || std::find(client->devices.begin(), client->devices.end(), device) != client->devices.end())
-    return OkStatus();
-  return InvalidArgument(std::string(function) + ": " + field +
-                         " belongs to another client (or is not a device handle); expected one of the " +
-                         std::to_string(client->devices.size()) + " devices of the client it is used with");
+  return CheckOwnHandle(function, field, "device", "devices", client->devices, device);
 }
 
 Status CheckOwnMemory(const char* function, const char* field, const PJRT_Client* client, const PJRT_Memory* memory) {
-  if (!memory || std::find(client->memories.begin(), client->memories.end(), memory) != client->memories.end())
-    return OkStatus();
-  return InvalidArgument(std::string(function) + ": " + field +
-                         " belongs to another client (or is not a memory handle); expected one of the " +
-                         std::to_string(client->memories.size()) + " memories of the client it is used with");
+  return CheckOwnHandle(function, field, "memory", "memories", client->memories, memory);
 }
 
 PJRT_Event* NewEvent(runtime::EventRef event) { return new PJRT_Event{std::move(event)}; }
