@@ -300,44 +300,29 @@ void FftPlan<T>::RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64
   });
 }
 
+// X_k = c_k sum_j (x_j c_j) conj(c_(k-j)) with the chirp c_j = exp(-pi*i*j^2/n): a cyclic
+// convolution of length m through the plan of length m. The inverse transform uses conj(c)
+// throughout; since the kernel conj(c) is symmetric (b_(m-j) = b_j), its spectrum is then
+// the conjugate of the stored one.
 template <typename T>
 void FftPlan<T>::RunBluestein(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
   const Bluestein& b = *bluestein_;
   const int64_t m = b.m;
   // Up to kBlock sequences at a time, interleaved in `work` so the inner plan runs over them
-  // together. The inverse transform is conj(forward(conj(x))).
+  // together.
   for (int64_t q0 = 0; q0 < stride; q0 += kBlock) {
     const int64_t g = std::min(kBlock, stride - q0);
     std::complex<T>* work = scratch;
     std::complex<T>* inner = scratch + m * g;
-    for (int64_t j = 0; j < n_; ++j) {
-      const std::complex<T> c = b.chirp[static_cast<size_t>(j)];
-      const std::complex<T>* in = data + q0 + j * stride;
-      std::complex<T>* out = work + j * g;
-      for (int64_t l = 0; l < g; ++l) {
-        const std::complex<T> v = inverse ? std::conj(in[l]) : in[l];
-        out[l] = {v.real() * c.real() - v.imag() * c.imag(), v.real() * c.imag() + v.imag() * c.real()};
-      }
-    }
+    if (stride == 1) simd::ComplexMultiply(data, b.chirp.data(), work, n_, inverse);
+    else simd::ComplexMultiplyRows(data + q0, stride, b.chirp.data(), work, g, n_, g, inverse);
     std::fill(work + n_ * g, work + m * g, std::complex<T>(0, 0));
     b.plan->Run(work, inner, g, false);
-    for (int64_t k = 0; k < m; ++k) {
-      const std::complex<T> s = b.spectrum[static_cast<size_t>(k)];
-      std::complex<T>* v = work + k * g;
-      for (int64_t l = 0; l < g; ++l)
-        v[l] = {v[l].real() * s.real() - v[l].imag() * s.imag(), v[l].real() * s.imag() + v[l].imag() * s.real()};
-    }
+    if (g == 1) simd::ComplexMultiply(work, b.spectrum.data(), work, m, inverse);
+    else simd::ComplexMultiplyRows(work, g, b.spectrum.data(), work, g, m, g, inverse);
     b.plan->Run(work, inner, g, true);
-    for (int64_t k = 0; k < n_; ++k) {
-      const std::complex<T> c = b.chirp[static_cast<size_t>(k)];
-      const std::complex<T>* v = work + k * g;
-      std::complex<T>* out = data + q0 + k * stride;
-      for (int64_t l = 0; l < g; ++l) {
-        const T re = v[l].real() * c.real() - v[l].imag() * c.imag();
-        const T im = v[l].real() * c.imag() + v[l].imag() * c.real();
-        out[l] = {re, inverse ? -im : im};
-      }
-    }
+    if (stride == 1) simd::ComplexMultiply(work, b.chirp.data(), data, n_, inverse);
+    else simd::ComplexMultiplyRows(work, g, b.chirp.data(), data + q0, stride, n_, g, inverse);
   }
 }
 

@@ -265,6 +265,40 @@ void MultiplyF64(const double* a, const double* w, double* out, int64_t count, b
   MultiplyImpl(a, w, out, count, conjugate);
 }
 
+template <class D, typename T = hn::TFromD<D>>
+int64_t MultiplyRowRange(D d, const T* a, const T* w, T* out, int64_t begin, int64_t width, bool conjugate) {
+  const Cx<D> c(d, conjugate);
+  const auto wr = c.Re(w), wi = c.Im(w);
+  const int64_t step = c.Step();
+  int64_t i = begin;
+  for (; i + step <= width; i += step) c.Store(c.Twiddle(c.Load(a + 2 * i), wr, wi), out + 2 * i);
+  return i;
+}
+
+template <typename T>
+void MultiplyRowsImpl(const T* a, int64_t a_stride, const T* w, T* out, int64_t out_stride, int64_t rows,
+                      int64_t width, bool conjugate) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* ar = a + 2 * r * a_stride;
+    T* outr = out + 2 * r * out_stride;
+    const int64_t i = MultiplyRowRange(hn::ScalableTag<T>(), ar, w + 2 * r, outr, 0, width, conjugate);
+#if HWY_TARGET != HWY_SCALAR
+    MultiplyRowRange(hn::CappedTag<T, 2>(), ar, w + 2 * r, outr, i, width, conjugate);
+#else
+    (void)i;
+#endif
+  }
+}
+
+void MultiplyRowsF32(const float* a, int64_t a_stride, const float* w, float* out, int64_t out_stride, int64_t rows,
+                     int64_t width, bool conjugate) {
+  MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
+}
+void MultiplyRowsF64(const double* a, int64_t a_stride, const double* w, double* out, int64_t out_stride,
+                     int64_t rows, int64_t width, bool conjugate) {
+  MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
+}
+
 }  // namespace stablert::kernels::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -274,6 +308,8 @@ HWY_EXPORT(FftStageF32);
 HWY_EXPORT(FftStageF64);
 HWY_EXPORT(MultiplyF32);
 HWY_EXPORT(MultiplyF64);
+HWY_EXPORT(MultiplyRowsF32);
+HWY_EXPORT(MultiplyRowsF64);
 
 void FftStage(const FftStageArgs& a, const std::complex<float>* twiddles, const float* trig,
               const std::complex<float>* x, std::complex<float>* y) {
@@ -294,6 +330,17 @@ void ComplexMultiply(const std::complex<double>* a, const std::complex<double>* 
                      int64_t count, bool conjugate) {
   HWY_DYNAMIC_DISPATCH(MultiplyF64)(reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(w),
                                     reinterpret_cast<double*>(out), count, conjugate);
+}
+void ComplexMultiplyRows(const std::complex<float>* a, int64_t a_stride, const std::complex<float>* w,
+                         std::complex<float>* out, int64_t out_stride, int64_t rows, int64_t width, bool conjugate) {
+  HWY_DYNAMIC_DISPATCH(MultiplyRowsF32)(reinterpret_cast<const float*>(a), a_stride, reinterpret_cast<const float*>(w),
+                                        reinterpret_cast<float*>(out), out_stride, rows, width, conjugate);
+}
+void ComplexMultiplyRows(const std::complex<double>* a, int64_t a_stride, const std::complex<double>* w,
+                         std::complex<double>* out, int64_t out_stride, int64_t rows, int64_t width, bool conjugate) {
+  HWY_DYNAMIC_DISPATCH(MultiplyRowsF64)(reinterpret_cast<const double*>(a), a_stride,
+                                        reinterpret_cast<const double*>(w), reinterpret_cast<double*>(out), out_stride,
+                                        rows, width, conjugate);
 }
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE

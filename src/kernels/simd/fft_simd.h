@@ -33,4 +33,12 @@ void ComplexMultiply(const std::complex<float>* a, const std::complex<float>* w,
 void ComplexMultiply(const std::complex<double>* a, const std::complex<double>* w, std::complex<double>* out,
                      int64_t count, bool conjugate);
 
+// out[r * out_stride + i] = a[r * a_stride + i] * w[r] (or * conj(w[r]) when `conjugate`)
+// for r < rows, i < width: each row scaled by its own complex factor. out may be a (with
+// equal strides).
+void ComplexMultiplyRows(const std::complex<float>* a, int64_t a_stride, const std::complex<float>* w,
+                         std::complex<float>* out, int64_t out_stride, int64_t rows, int64_t width, bool conjugate);
+void ComplexMultiplyRows(const std::complex<double>* a, int64_t a_stride, const std::complex<double>* w,
+                         std::complex<double>* out, int64_t out_stride, int64_t rows, int64_t width, bool conjugate);
+
 }  // namespace stablert::kernels::simd
