@@ -250,17 +250,40 @@ void GatherRows(const RowForm& f, const IndexTransform& t, const W* __restrict s
     const W* block = src + o * f.rows * inner;
     W* out = dst + item * inner;
     const int64_t count = stop - item;
-    if (f.k == 1 && inner == 1) {
-      // The hot loop of x[i] and jnp.take: wrap, test, clamp and load, no branches.
+    if (f.k == 1) {
+      // The hot loops of x[i] and jnp.take: wrap, test, clamp and load, no branches for one
+      // element per row; short rows copied element by element (no library call per row).
       const int64_t last = f.sizes[0] - 1, wrap = t.wrap[0];
       const int64_t lo = kFill ? t.lo[0] : 0, hi = kFill ? t.hi[0] : 0;
+      const int shift = t.shift;
       const I* idx = indices + p;
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t v = IndexValue(idx[i]);
-        v += v < 0 ? wrap : 0;
-        const W value = block[std::clamp<int64_t>(v, 0, last)];
-        if constexpr (kFill) out[i] = (v >= lo && v <= hi) ? value : fill;
-        else out[i] = value;
+      if (inner == 1) {
+        for (int64_t i = 0; i < count; ++i) {
+          int64_t v = IndexValue(idx[i]);
+          v += v < 0 ? wrap : 0;
+          v = IndexTransform::Narrow(v, shift);
+          const W value = block[std::clamp<int64_t>(v, 0, last)];
+          if constexpr (kFill) out[i] = (v >= lo && v <= hi) ? value : fill;
+          else out[i] = value;
+        }
+      } else {
+        const bool short_rows = inner * static_cast<int64_t>(sizeof(W)) <= 256;
+        for (int64_t i = 0; i < count; ++i) {
+          int64_t v = IndexValue(idx[i]);
+          v += v < 0 ? wrap : 0;
+          v = IndexTransform::Narrow(v, shift);
+          W* target = out + i * inner;
+          if (kFill && !(v >= lo && v <= hi)) {
+            std::fill(target, target + inner, fill);
+            continue;
+          }
+          const W* row = block + std::clamp<int64_t>(v, 0, last) * inner;
+          if (short_rows) {
+            for (int64_t c = 0; c < inner; ++c) target[c] = row[c];
+          } else {
+            std::memcpy(target, row, static_cast<size_t>(inner) * sizeof(W));
+          }
+        }
       }
     } else {
       for (int64_t i = 0; i < count; ++i) {
@@ -339,6 +362,7 @@ void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& 
   int64_t rows[kChunk];
   const bool one = f.k == 1, clamps = t.mode == IndexTransform::kClamp;
   const int64_t size0 = f.sizes[0], wrap0 = t.wrap[0];
+  const int shift = t.shift;
   const int64_t lo0 = clamps ? t.lo[0] : 0, hi0 = clamps ? t.hi[0] : 0;
   constexpr auto vector_fn = VectorCombiner<Body, T>();
   for (int64_t o = share.o_begin; o < share.o_end; ++o) {
@@ -350,6 +374,7 @@ void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& 
         for (int64_t i = 0; i < n; ++i) {
           int64_t v = IndexValue(indices[p0 + i]);
           v += v < 0 ? wrap0 : 0;
+          v = IndexTransform::Narrow(v, shift);
           if (clamps) v = std::clamp(v, lo0, hi0);
           rows[i] = static_cast<uint64_t>(v) < static_cast<uint64_t>(size0) ? v : -1;
         }

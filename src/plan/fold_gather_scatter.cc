@@ -7,9 +7,11 @@
 //   - views: broadcast_in_dim that only inserts unit dims (x[i]'s [N] -> [N,1]) and
 //     reshape aliases; the step reads the source under the dims it expects (an alias);
 //   - converts between integer types that keep every value (widening) or reinterpret the
-//     same bytes (same width, e.g. u32 -> i32): the step reads the source's bytes;
+//     same bytes (same width, e.g. u32 -> i32): the step reads the source's bytes; a
+//     narrowing convert between signed types (JAX's i64 -> i32 under x64): the transform
+//     keeps the low bits;
 //   - negative-index normalization select(i < 0, i + n, i) with constant 0 and n: the
-//     transform's wrap;
+//     transform's wrap (on unsigned i, where it changes nothing, it is skipped);
 //   - gather only, JAX's fill mode: select(all(lo <= idx <= hi), gather(x, idx), fill) with
 //     the mask reduced over the index vector dim and broadcast over the slice: the
 //     transform's fill mode with the fill value as a third input.
@@ -202,10 +204,11 @@ class Folder {
     ValueId value;
     DType read;
     int64_t wrap = 0;
+    int64_t bits = 0;  // narrowed to this many bits after the wrap (0: not)
   };
 
   IndexSource WalkIndices(ValueId x, std::vector<const Step*> allowed) const {
-    IndexSource s{x, TypeOf(x).dtype, 0};
+    IndexSource s{x, TypeOf(x).dtype, 0, 0};
     bool reinterpreted = false;
     while (OnlyReadBy(s.value, allowed)) {
       const ValueId u = s.value;
@@ -224,8 +227,7 @@ class Folder {
         allowed = {p};
         continue;
       }
-      if (reinterpreted) break;  // the value read is no longer the source's own
-      if (p->inputs.size() == 1 && p->kernel.rfind("convert.", 0) == 0) {
+      if (!reinterpreted && p->inputs.size() == 1 && p->kernel.rfind("convert.", 0) == 0) {
         const DType from = TypeOf(p->inputs[0]).dtype;
         if (p->kernel != "convert." + std::string(DTypeName(from)) + "." + std::string(DTypeName(dtype)) ||
             !IsInteger(from) || !IsInteger(dtype))
@@ -238,6 +240,9 @@ class Folder {
           reinterpreted = from != dtype;
         } else if (from_size < to_size && (!from_signed || to_signed)) {
           s.read = from;  // every value kept
+        } else if (from_size > to_size && from_signed && to_signed && s.bits == 0 && s.wrap == 0) {
+          s.read = from;  // the kernel keeps the low bits (after a wrap further up, as here)
+          s.bits = 8 * to_size;
         } else {
           break;
         }
@@ -245,14 +250,17 @@ class Folder {
         allowed = {p};
         continue;
       }
-      // select(compare(i, 0, LT), add(i, n), i): i < 0 becomes i + n.
-      if (s.wrap == 0 && DTypeKindOf(dtype) == DTypeKind::kSigned && p->kernel == Key("select", dtype) &&
-          p->inputs.size() == 3) {
+      // select(compare(i, 0, LT), add(i, n), i): i < 0 becomes i + n; on unsigned i (JAX
+      // emits it for them too) nothing is below 0 and the select is i itself.
+      const bool is_signed = DTypeKindOf(dtype) == DTypeKind::kSigned;
+      if ((is_signed ? s.wrap == 0 && !reinterpreted : DTypeKindOf(dtype) == DTypeKind::kUnsigned) &&
+          p->kernel == Key("select", dtype) && p->inputs.size() == 3) {
         const ValueId i = p->inputs[2];
         const Step* less = Producer(p->inputs[0]);
         const Step* add = Producer(p->inputs[1]);
         if (less == nullptr || add == nullptr || less->kernel != Key("compare", dtype) || less->inputs.size() != 2 ||
-            less->inputs[0] != i || less->params.size() != 1 || less->params[0] != std::vector<int64_t>{kLt, kSigned} ||
+            less->inputs[0] != i || less->params.size() != 1 ||
+            less->params[0] != std::vector<int64_t>{kLt, is_signed ? kSigned : kUnsigned} ||
             Splat(less->inputs[1]) != 0)
           break;
         if (add->kernel != Key("add", dtype) || add->inputs.size() != 2) break;
@@ -260,7 +268,7 @@ class Folder {
         if (n_value == i) break;
         std::optional<int64_t> n = Splat(n_value);
         if (!n || *n <= 0 || !OnlyReadBy(p->inputs[0], {p}) || !OnlyReadBy(p->inputs[1], {p})) break;
-        s.wrap = *n;
+        if (is_signed) s.wrap = *n;
         s.value = i;
         allowed = {p, less, add};
         continue;
@@ -283,10 +291,10 @@ class Folder {
     return static_cast<ValueId>(plan_.values.size() - 1);
   }
 
-  static std::vector<int64_t> TransformList(int64_t mode, size_t k, int64_t wrap, const std::vector<int64_t>& lo,
-                                            const std::vector<int64_t>& hi) {
-    std::vector<int64_t> list = {mode};
-    list.insert(list.end(), k, wrap);
+  static std::vector<int64_t> TransformList(int64_t mode, size_t k, const IndexSource& s,
+                                            const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
+    std::vector<int64_t> list = {mode, s.bits};
+    list.insert(list.end(), k, s.wrap);
     list.insert(list.end(), lo.begin(), lo.end());
     list.insert(list.end(), hi.begin(), hi.end());
     return list;
@@ -389,7 +397,7 @@ class Folder {
     const ValueId indices = IndexOperand(s, TypeOf(x).dims);
     if (!fill) {
       g.inputs[1] = indices;
-      if (s.wrap != 0) g.params.push_back(TransformList(0, k, s.wrap, {}, {}));
+      if (s.wrap != 0 || s.bits != 0) g.params.push_back(TransformList(0, k, s, {}, {}));
       return;
     }
     // The folded gather takes the select's place and writes its result; the original
@@ -397,7 +405,7 @@ class Folder {
     Step folded = g;
     folded.inputs = {g.inputs[0], indices, fill->fill};
     folded.outputs = fill->select->outputs;
-    folded.params.push_back(TransformList(1, k, s.wrap, fill->lo, fill->hi));
+    folded.params.push_back(TransformList(1, k, s, fill->lo, fill->hi));
     *fill->select = std::move(folded);
   }
 
@@ -408,7 +416,7 @@ class Folder {
     const IndexSource s = WalkIndices(x, {&sc});
     if (s.value == x) return;
     sc.inputs[1] = IndexOperand(s, TypeOf(x).dims);
-    if (s.wrap != 0) sc.params.push_back(TransformList(0, sc.params[4].size(), s.wrap, {}, {}));
+    if (s.wrap != 0 || s.bits != 0) sc.params.push_back(TransformList(0, sc.params[4].size(), s, {}, {}));
   }
 
   void Fold(Sequence& sequence) {
