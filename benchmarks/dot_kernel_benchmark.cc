@@ -57,12 +57,11 @@ void BM_Loops(benchmark::State& state) {
   SetCounters(state, b, m, k, n);
 }
 
-void OneDnn(benchmark::State& state, bool single_thread) {
+void OneDnn(benchmark::State& state, int threads) {
   const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
   Product p(b, m, k, n);
   onednn::MatmulShape shape = onednn::DotShape(p.args);
-  shape.single_thread = single_thread;
-  auto prepared = onednn::PrepareMatmul(shape);
+  auto prepared = onednn::PrepareMatmul(shape, threads);
   if (!prepared.ok()) {
     state.SkipWithError(prepared.status().ToString().c_str());
     return;
@@ -75,9 +74,9 @@ void OneDnn(benchmark::State& state, bool single_thread) {
   SetCounters(state, b, m, k, n);
 }
 
-// On oneDNN's OpenMP team, and on the calling thread alone.
-void BM_OneDnn(benchmark::State& state) { OneDnn(state, false); }
-void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, true); }
+// Tiled over the process's cores (StableRT's pool), and on the calling thread alone.
+void BM_OneDnn(benchmark::State& state) { OneDnn(state, 0); }
+void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, 1); }
 
 void Shapes(benchmark::internal::Benchmark* bench) {
   for (int64_t s : {8, 16, 24, 32, 48, 64, 128, 256}) bench->Args({1, s, s, s});

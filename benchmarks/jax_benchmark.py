@@ -136,7 +136,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeats", type=int, default=30)
     p.add_argument("--compile-repeats", type=int, default=3)
-    p.add_argument("--only", default="", help="run the workloads whose name contains this")
+    p.add_argument("--only", action="append", default=[],
+                   help="run the workloads whose name contains this (repeatable: any of them)")
     args = p.parse_args(argv)
 
     os.environ.setdefault("JAX_PLATFORMS", "stablert,cpu")
@@ -156,7 +157,7 @@ def main(argv=None):
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     compile_ratios, run_ratios = [], []
     for name, fn, fn_args, work in _workloads(jax, jnp, lax):
-        if args.only and args.only not in name:
+        if args.only and not any(part in name for part in args.only):
             continue
         try:
             xc, xb, xm = _measure(jax, fn, fn_args, cpu, args.repeats, args.compile_repeats)

@@ -6,8 +6,8 @@
 //
 // f32 and bf16 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul
 // primitive (onednn_matmul.h), created once per step by the prepare function; such a step
-// is called once (PreparedStep::single_call) and oneDNN spreads it over its own OpenMP
-// threads. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
+// is called once (PreparedStep::single_call) and spreads its tiles over StableRT's pool
+// itself. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
 // them natively on AVX512_BF16 CPUs (brg:avx512_core_bf16) and otherwise only a reference
 // implementation, which is left to the loops. oneDNN 2.6 has no f16 matmul on x86 CPUs
 // without AVX512_FP16, and no f64 one. Everything else -- smaller and matrix-vector
@@ -168,29 +168,20 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
 }
 
 // Which path runs a product, from measurements on the 2-core Zen 5 machine
-// (benchmarks/dot_kernel_benchmark.cc; f32, N x N x N; loops on one thread, as the executor
-// runs products too small to split; oneDNN's primitive created once, then executed):
-//            loops     oneDNN, 1 thread   oneDNN, 2 threads (from docs, unloaded machine)
+// (benchmarks/dot_kernel_benchmark.cc; f32, N x N x N; loops and oneDNN on one thread,
+// oneDNN's primitive created once, then executed):
+//            loops     oneDNN, 1 thread
 //   16^3     1.0 us    1.1 us
 //   24^3     3.0 us    1.9 us
 //   32^3     6.0 us    1.7 us
-//   64^3     33 us     3.8 us             (250 vs 204 GFLOP/s on one thread)
-//   128^3    240 us    26 us              (436 vs 242 GFLOP/s)
-// so products of at least 16*16*32 multiply-adds go to oneDNN. Its two-thread OpenMP team
-// pays from about 64^3-128^3 on an idle machine, but every team fork/join needs both cores:
-// on a busy machine (load 4-5 on 2 cores) a team thread waiting for a descheduled partner
-// made 64^3 take ~100 us instead of 4 us, 256^3 4 ms instead of 0.15 ms and the batched
-// 64x128x128x128 7.8 ms instead of 1.1 ms, while at 1024^3 one thread and the team were
-// even (9 ms). A program alternating team and single-thread steps was slower still (the
-// MLP training step of benchmarks/jax_benchmark.py: 36 ms with the team from 2^28, 18-22 ms
-// with all its products on one kind). So oneDNN runs on the calling thread alone below 2^30
-// multiply-adds (1024^3, ~9 ms of one core's work) and on its team from there, where the
-// team's cost is amortized and an idle machine gains up to 2x.
-// Matrix-vector products (M == 1 or N == 1) are memory-bound and stay on the loops, which
-// the pool splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread,
-// the loops 4.6 ms on one; 256x256x1: 15 us vs 10 us).
+//   64^3     33 us     3.8 us
+//   128^3    240 us    26 us
+// so products of at least 16*16*32 multiply-adds go to oneDNN, which cuts the large ones
+// into tiles run on StableRT's pool (onednn_matmul.h; no OpenMP team). Matrix-vector
+// products (M == 1 or N == 1) are memory-bound and stay on the loops, which the pool
+// splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread, the loops
+// 4.6 ms on one; 256x256x1: 15 us vs 10 us).
 constexpr double kMinOneDnnMacs = 16.0 * 16.0 * 32.0;
-constexpr double kMinOneDnnThreadedMacs = 1073741824.0;  // 2^30
 
 template <DType D>
 StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
@@ -198,7 +189,6 @@ StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                       static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return PreparedStep();
-  shape.single_thread = macs < kMinOneDnnThreadedMacs;
   auto state = onednn::PrepareMatmul(shape);
   if (!state.ok()) {
     // No fast oneDNN implementation (or an empty product): the loops run it.

@@ -3,6 +3,8 @@
 // oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
 #include "kernels/onednn_matmul.h"
 
+#include "base/thread_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,11 +66,12 @@ TEST(OneDnnMatmulTest, MatchesLoopsInEveryLayout) {
   std::mt19937 rng(7);
   const Case cases[] = {{1, 64, 64, 64},  {1, 37, 53, 29}, {5, 16, 24, 8},   {3, 1, 300, 17}, {2, 17, 300, 1},
                         {1, 1, 1, 1},     {2, 19, 1, 23},  {1, 1, 4096, 64}, {1, 8, 3000, 9}, {64, 16, 16, 16},
-                        {1, 130, 70, 150}};
+                        {1, 130, 70, 150}, {3, 100, 90, 120}, {1, 40, 500, 100}, {1, 333, 77, 80},
+                        {1, 1000, 300, 40}};
   for (const Case& c : cases)
     for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
       for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk)
-        for (bool single_thread : {true, false}) {
+        for (int threads : {1, 2, 3}) {
           Operands x(c, lhs_bkm, rhs_bnk, rng);
           Array loops(DType::kF32, {c.b, c.m, c.n}), onednn(DType::kF32, {c.b, c.m, c.n});
           std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
@@ -78,15 +81,52 @@ TEST(OneDnnMatmulTest, MatchesLoopsInEveryLayout) {
           ASSERT_TRUE(CpuKernels().Find("dot.f32")(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
           onednn::MatmulShape shape = onednn::DotShape(KernelArgs{in, out_onednn, params});
           EXPECT_EQ(shape.k, c.k);
-          shape.single_thread = single_thread;
-          auto state = onednn::PrepareMatmul(shape);
+          auto state = onednn::PrepareMatmul(shape, threads);
           ASSERT_TRUE(state.ok()) << state.status().ToString();
           EXPECT_STRNE(onednn::ImplementationName(state->get()), "");
+          EXPECT_EQ(onednn::PreparedTileCount(state->get()), onednn::TileCount(shape, threads));
           Status status = onednn::RunMatmul(state->get(), KernelArgs{in, out_onednn, params});
           ASSERT_TRUE(status.ok()) << status.ToString();
           ExpectProduct(c, x, lhs_bkm, rhs_bnk, loops, "loops");
           ExpectProduct(c, x, lhs_bkm, rhs_bnk, onednn, "oneDNN");
         }
+}
+
+TEST(OneDnnMatmulTest, CutsLargeProductsIntoTilesForTheThreads) {
+  using onednn::MatmulShape;
+  auto shape = [](int64_t b, int64_t m, int64_t n, int64_t k) { return MatmulShape{DType::kF32, b, m, n, k}; };
+  // Below kMinSplitMacs, or with one thread: one tile.
+  EXPECT_EQ(onednn::TileCount(shape(1, 64, 64, 64), 2), 1);
+  EXPECT_EQ(onednn::TileCount(shape(1, 1024, 1024, 1024), 1), 1);
+  // Batches first, then the longer of M and N.
+  EXPECT_EQ(onednn::TileCount(shape(64, 128, 128, 128), 2), 2);
+  EXPECT_EQ(onednn::TileCount(shape(3, 100, 90, 120), 2), 2);
+  EXPECT_EQ(onednn::TileCount(shape(1, 256, 256, 256), 2), 2);
+  EXPECT_EQ(onednn::TileCount(shape(1, 40, 500, 100), 2), 2);
+  // From 2^28 multiply-adds, two tiles per thread.
+  EXPECT_EQ(onednn::TileCount(shape(1, 2048, 2048, 2048), 2), 4);
+  // Rows go in multiples of 16: 8 rows are one tile however long the contraction.
+  EXPECT_EQ(onednn::TileCount(shape(1, 8, 8, 32768), 2), 1);
+  EXPECT_EQ(onednn::TileCount(shape(1, 32, 16, 4096), 2), 2);
+}
+
+// One thread budget: oneDNN's work runs on StableRT's pool, never on an OpenMP team of its own.
+TEST(OneDnnMatmulTest, StartsNoThreadsBeyondThePool) {
+  ThreadPool::Shared();  // the budget's workers
+  const int before = testing::ProcessThreadCount();
+  ASSERT_GT(before, 0);
+  std::mt19937 rng(9);
+  for (const Case& c : {Case{1, 512, 512, 512}, Case{8, 128, 128, 128}, Case{1, 64, 64, 64}}) {
+    Operands x(c, false, false, rng);
+    Array out(DType::kF32, {c.b, c.m, c.n});
+    std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
+    std::vector<ParamList> params = {{0, 0}};
+    auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+    ExpectProduct(c, x, false, false, out, "oneDNN");
+  }
+  EXPECT_EQ(testing::ProcessThreadCount(), before);
 }
 
 TEST(OneDnnMatmulTest, RunsConcurrentlyFromSeveralThreads) {
