@@ -1,7 +1,7 @@
 // The "dot.f32" kernel's two paths on the same products: StableRT's loops (one thread, as
 // the executor runs products too small to split) and oneDNN's matmul primitive (created
-// once, then executed; on oneDNN's OpenMP team, timed by the wall clock, and on the calling
-// thread alone). Sets the crossover kMinOneDnnMacs in
+// once, then executed; tiled over the process's cores on StableRT's pool, timed by the wall
+// clock, and on the calling thread alone). Sets the crossover kMinOneDnnMacs in
 // kernels/dot.cc. Also prints which oneDNN implementation each element type would get.
 // See docs/benchmarks.md for the command and results.
 #include <benchmark/benchmark.h>
