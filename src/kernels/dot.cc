@@ -23,8 +23,11 @@
 // terms round as before.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
+
+#include "kernels/dot.h"
 
 #include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
@@ -33,6 +36,7 @@
 #include "kernels/onednn_matmul.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/xsmm_matmul.h"
 
 namespace stablert::kernels {
 namespace {
@@ -183,30 +187,58 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
 // 4.6 ms on one; 256x256x1: 15 us vs 10 us).
 constexpr double kMinOneDnnMacs = 16.0 * 16.0 * 32.0;
 
+// The library path a prepared step takes (KernelArgs::state of "dot.f32"/"dot.bf16").
+struct DotState {
+  using Path = DotPath;
+  Path path;
+  KernelState impl;  // xsmm's or onednn's state
+};
+
 template <DType D>
 StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   onednn::MatmulShape shape = onednn::DotShape(args);
+  // Unimplemented from a library means "not this product": the next path takes it.
+  auto library = [](DotState::Path path, StatusOr<KernelState> impl) -> StatusOr<std::optional<PreparedStep>> {
+    if (!impl.ok()) {
+      if (impl.status().code() == StatusCode::kUnimplemented) return std::optional<PreparedStep>();
+      return impl.status();
+    }
+    auto state = std::make_shared<DotState>(DotState{path, std::move(impl).value()});
+    return std::optional<PreparedStep>(PreparedStep(std::move(state), /*once=*/true));
+  };
+  if constexpr (D == DType::kF32) {
+    STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
+    if (small) return *std::move(small);
+  }
   const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                       static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return PreparedStep();
-  auto state = onednn::PrepareMatmul(shape);
-  if (!state.ok()) {
-    // No fast oneDNN implementation (or an empty product): the loops run it.
-    if (state.status().code() == StatusCode::kUnimplemented) return PreparedStep();
-    return state.status();
-  }
-  return PreparedStep(std::move(state).value(), /*once=*/true);
+  STABLERT_ASSIGN_OR_RETURN(auto onednn, library(DotState::Path::kOneDnn, onednn::PrepareMatmul(shape)));
+  if (onednn) return *std::move(onednn);
+  return PreparedStep();  // no fast library implementation (or an empty product): the loops
 }
 
 template <DType D>
 Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   if (args.state == nullptr) return DotLoops<D>(context, args);
-  // A oneDNN step is called once; should a caller still split it, one call does the work.
+  // A library step is called once; should a caller still split it, one call does the work.
   if (context.thread_index != 0) return OkStatus();
-  return onednn::RunMatmul(args.state, args);
+  const auto& state = *static_cast<const DotState*>(args.state);
+  KernelArgs library_args = args;
+  library_args.state = state.impl.get();
+  switch (state.path) {
+    case DotState::Path::kSmall: return xsmm::RunSmallMatmul(state.impl.get(), library_args);
+    case DotState::Path::kOneDnn: return onednn::RunMatmul(state.impl.get(), library_args);
+    case DotState::Path::kLoops: break;
+  }
+  return Internal("dot: unknown library path");
 }
 
 }  // namespace
+
+DotPath PreparedDotPath(const void* state) {
+  return state == nullptr ? DotPath::kLoops : static_cast<const DotState*>(state)->path;
+}
 
 Status RegisterDotKernels(KernelRegistry& r) {
   using Numeric = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,

@@ -44,6 +44,21 @@ StatusOr<dnnl::memory::data_type> DnnlType(DType dtype) {
   }
 }
 
+void CapIsa(env::Isa level) {
+  dnnl::cpu_isa cap = dnnl::cpu_isa::all;
+  switch (level) {
+    case env::Isa::kBest: return;
+    case env::Isa::kAvx512: cap = dnnl::cpu_isa::avx512_core; break;
+    case env::Isa::kAvx2: cap = dnnl::cpu_isa::avx2; break;
+    case env::Isa::kSse4: cap = dnnl::cpu_isa::sse41; break;
+  }
+  try {
+    dnnl::set_max_cpu_isa(cap);
+  } catch (const dnnl::error&) {
+    // Already fixed by an earlier primitive or setting: the first one stands.
+  }
+}
+
 void* ThreadScratch(size_t bytes) {
   struct Free {
     void operator()(void* p) const { std::free(p); }

@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "base/dtype.h"
+#include "base/env.h"
 #include "base/status.h"
 
 namespace stablert::kernels::onednn {
@@ -37,6 +38,10 @@ Status FromDnnlError(const dnnl::error& error, const std::string& what);
 
 // oneDNN's element type for f32, bf16 and f16; Unimplemented for others.
 StatusOr<dnnl::memory::data_type> DnnlType(DType dtype);
+
+// Caps the instruction set oneDNN generates code for (STABLERT_ISA); kBest leaves its own
+// choice. oneDNN accepts this only before its first primitive; later calls change nothing.
+void CapIsa(env::Isa level);
 
 // Bytes of scratch memory for this thread, at least `bytes`, 64-byte aligned. The buffer
 // belongs to the thread and is reused by its next call: valid until the thread asks again.

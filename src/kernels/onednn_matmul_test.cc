@@ -2,6 +2,7 @@
 // every stored layout, batches, matrix-vector and K == 1 products, one thread and
 // oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
 #include "kernels/onednn_matmul.h"
+#include "kernels/dot.h"
 
 #include "base/thread_pool.h"
 
@@ -180,26 +181,59 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
   ASSERT_NE(entry, nullptr);
   struct Expectation {
     Case c;
-    bool onednn;
+    bool rhs_bnk;
+    DotPath path;
   };
-  const Expectation expectations[] = {{{1, 8, 8, 8}, false},        {{1, 16, 16, 16}, false}, {{1, 32, 32, 32}, true},
-                                      {{1, 1024, 1024, 1024}, true}, {{64, 128, 128, 128}, true},
-                                      {{1, 1, 4096, 4096}, false},   {{1, 4096, 4096, 1}, false}};
-  for (const auto& [c, onednn] : expectations) {
-    Array lhs(DType::kF32, {c.b, c.m, c.k}), rhs(DType::kF32, {c.b, c.k, c.n}), out(DType::kF32, {c.b, c.m, c.n});
+  const Expectation expectations[] = {
+      {{1, 8, 8, 8}, false, DotPath::kSmall},          {{1, 16, 16, 16}, false, DotPath::kSmall},
+      {{1, 32, 32, 32}, false, DotPath::kSmall},       {{512, 32, 32, 32}, false, DotPath::kSmall},
+      {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kOneDnn},
+      // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
+      {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
+      {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
+      {{1, 1, 4096, 4096}, false, DotPath::kLoops},     {{1, 4096, 4096, 1}, false, DotPath::kLoops}};
+  for (const auto& [c, rhs_bnk, path] : expectations) {
+    Array lhs(DType::kF32, {c.b, c.m, c.k}), out(DType::kF32, {c.b, c.m, c.n});
+    Array rhs(DType::kF32, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n});
     // Prepare sees shapes only.
     std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&out});
     for (auto& v : in) v.data = nullptr;
     for (auto& v : outs) v.data = nullptr;
-    std::vector<ParamList> params = {{0, 0}};
+    std::vector<ParamList> params = {{0, rhs_bnk ? 1 : 0}};
     auto prepared = entry->prepare(KernelArgs{in, outs, params});
     ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
-    EXPECT_EQ(prepared->state != nullptr, onednn) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
-    EXPECT_EQ(prepared->single_call, onednn);
+    EXPECT_EQ(PreparedDotPath(prepared->state.get()), path) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
+    EXPECT_EQ(prepared->single_call, path != DotPath::kLoops);
   }
   // Other element types keep the loops (and the pool's splitting).
   for (DType dtype : {DType::kF64, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
     EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
+}
+
+// The libxsmm path against the loops, in both lhs layouts, batched and split over the pool.
+TEST(OneDnnMatmulTest, SmallProductsMatchLoops) {
+  std::mt19937 rng(11);
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  const Case cases[] = {{1, 1, 1, 1},  {1, 3, 5, 7},    {7, 16, 16, 16}, {1, 64, 64, 64},
+                        {2, 1, 64, 33}, {3, 40, 1, 17}, {600, 32, 32, 32}, {4, 64, 9, 64}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
+      Operands x(c, lhs_bkm, false, rng);
+      Array loops(DType::kF32, {c.b, c.m, c.n}), small(DType::kF32, {c.b, c.m, c.n});
+      for (int64_t i = 0; i < small.size(); ++i) SetDouble(small, i, 7.0);
+      std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+      std::vector<BufferView> out_loops = Views({&loops}), out_small = Views({&small});
+      std::vector<ParamList> params = {{lhs_bkm, 0}};
+      ASSERT_TRUE(entry->fn(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
+      auto prepared = entry->prepare(KernelArgs{in, out_small, params});
+      ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+      ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kSmall);
+      KernelArgs args{in, out_small, params};
+      args.state = prepared->state.get();
+      ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
+      ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
+      ExpectProduct(c, x, lhs_bkm, false, small, "libxsmm");
+    }
 }
 
 TEST(OneDnnMatmulTest, RegisteredKernelMatchesReference) {
