@@ -25,11 +25,11 @@ void InitOnce() {
 
 }  // namespace
 
-StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape) {
+StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape, int64_t max_dim) {
   if (shape.dtype != DType::kF32) return Unimplemented("libxsmm path: f32 only");
   const int64_t m = shape.m, n = shape.n, k = shape.k;
-  if (shape.batch <= 0 || m <= 0 || n <= 0 || k <= 0 || m > kMaxSmallDim || n > kMaxSmallDim || k > kMaxSmallDim)
-    return Unimplemented("libxsmm path: dimensions outside 1.." + std::to_string(kMaxSmallDim));
+  if (shape.batch <= 0 || m <= 0 || n <= 0 || k <= 0 || m > max_dim || n > max_dim || k > max_dim)
+    return Unimplemented("libxsmm path: dimensions outside 1.." + std::to_string(max_dim));
   if (shape.rhs_bnk) return Unimplemented("libxsmm path: no kernel for a [N,K] rhs");
   InitOnce();
   // Column-major: C'(n x m) = A'(n x k) * B'(k x m), A' = rhs (ld n), B' = lhs (ld k, or

@@ -23,9 +23,10 @@ namespace stablert::kernels::xsmm {
 
 inline constexpr int64_t kMaxSmallDim = 64;
 
-// The kernel for `shape`; Unimplemented unless it is f32 with M, N, K in 1..kMaxSmallDim and
-// libxsmm generates a kernel for its layout on this CPU.
-StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape);
+// The kernel for `shape`; Unimplemented unless it is f32 with M, N, K in 1..max_dim and
+// libxsmm generates a kernel for its layout on this CPU. (Benchmarks pass a larger max_dim
+// to measure the crossover.)
+StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape, int64_t max_dim = kMaxSmallDim);
 
 // Runs the product with the state PrepareSmallMatmul returned, on the buffers of `args`.
 Status RunSmallMatmul(const void* state, const KernelArgs& args);
