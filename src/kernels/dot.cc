@@ -29,6 +29,7 @@
 
 #include "kernels/dot.h"
 
+#include "base/thread_pool.h"
 #include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
@@ -171,6 +172,52 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
+// One row times a matrix stored [K,N] (f32): out[n] = sum_k x[k] * rhs[k, n]. The loops
+// would give the whole product to one thread (one output row), and splitting its columns
+// makes every thread read half of each matrix row, which breaks the hardware's sequential
+// streams (measured: slower than one thread). So the rows of rhs go in `parts` contiguous
+// blocks of k, each block summed pairwise into a row of its own by one pool thread -- every
+// thread streams its part of the matrix in order -- and the blocks' rows are added in order
+// (deterministic for a given part count).
+Status MatVecOverK(const KernelArgs& args, int parts) {
+  const BufferView& lhs_view = args.inputs[0];
+  const BufferView& out_view = args.outputs[0];
+  const bool lhs_bkm = args.params[0][0] != 0;
+  const int64_t n_size = out_view.dims[2];
+  const int64_t k_size = lhs_bkm ? lhs_view.dims[1] : lhs_view.dims[2];
+  const float* x = lhs_view.as<const float>();  // [1,1,K] or [1,K,1]: contiguous in k either way
+  const float* rhs = args.inputs[1].as<const float>();
+  float* out = out_view.as<float>();
+  // Blocks of whole leaves, so each block's pairwise tree is the single-thread one's subtree.
+  const int64_t leaves = (k_size + kRowLeaf - 1) / kRowLeaf;
+  parts = static_cast<int>(std::min<int64_t>(parts, leaves));
+  std::vector<float> partial(static_cast<size_t>(std::max(0, parts - 1)) * static_cast<size_t>(n_size));
+  ThreadPool::Shared().ParallelFor(parts, [&](int part) {
+    const int64_t first_leaf = leaves * part / parts, last_leaf = leaves * (part + 1) / parts;
+    const int64_t k_begin = first_leaf * kRowLeaf, k_end = std::min(k_size, last_leaf * kRowLeaf);
+    float* row = part == 0 ? out : partial.data() + static_cast<size_t>(part - 1) * static_cast<size_t>(n_size);
+    std::fill(row, row + n_size, 0.0f);
+    pairwise::VectorCascade<float, kRowLeaf> cascade(row, n_size, 1, k_end - k_begin);
+    for (int64_t first = k_begin; first < k_end; first += kRowLeaf) {
+      float* dst = cascade.NextLeaf(0);
+      for (int64_t k = first; k < std::min(k_end, first + kRowLeaf); ++k) {
+        const float a = x[k];
+        const float* r_row = rhs + k * n_size;
+        for (int64_t n = 0; n < n_size; ++n) dst[n] += a * r_row[n];
+      }
+    }
+    cascade.Finish();
+  });
+  for (int part = 1; part < parts; ++part) {
+    const float* row = partial.data() + static_cast<size_t>(part - 1) * static_cast<size_t>(n_size);
+    for (int64_t n = 0; n < n_size; ++n) out[n] += row[n];
+  }
+  return OkStatus();
+}
+
+// Matrix-vector products with at least this many multiply-adds use every core (MatVecOverK).
+constexpr double kMinSplitMatVecMacs = 1 << 20;
+
 // Which path runs a product, from measurements on the 2-core Zen 5 machine
 // (benchmarks/dot_kernel_benchmark.cc; f32, N x N x N; loops and oneDNN on one thread,
 // oneDNN's primitive created once, then executed):
@@ -192,6 +239,7 @@ struct DotState {
   using Path = DotPath;
   Path path;
   KernelState impl;  // xsmm's or onednn's state
+  int parts = 1;     // kMatVec: blocks of k
 };
 
 template <DType D>
@@ -206,12 +254,16 @@ StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
     auto state = std::make_shared<DotState>(DotState{path, std::move(impl).value()});
     return std::optional<PreparedStep>(PreparedStep(std::move(state), /*once=*/true));
   };
+  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if constexpr (D == DType::kF32) {
     STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
     if (small) return *std::move(small);
+    if (shape.batch == 1 && shape.m == 1 && !shape.rhs_bnk && shape.n > 1 && macs >= kMinSplitMatVecMacs &&
+        CoreBudget() > 1)
+      return PreparedStep(std::make_shared<DotState>(DotState{DotPath::kMatVec, nullptr, CoreBudget()}),
+                          /*once=*/true);
   }
-  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
-                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return PreparedStep();
   STABLERT_ASSIGN_OR_RETURN(auto onednn, library(DotState::Path::kOneDnn, onednn::PrepareMatmul(shape)));
   if (onednn) return *std::move(onednn);
@@ -229,6 +281,7 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   switch (state.path) {
     case DotState::Path::kSmall: return xsmm::RunSmallMatmul(state.impl.get(), library_args);
     case DotState::Path::kOneDnn: return onednn::RunMatmul(state.impl.get(), library_args);
+    case DotState::Path::kMatVec: return MatVecOverK(args, state.parts);
     case DotState::Path::kLoops: break;
   }
   return Internal("dot: unknown library path");

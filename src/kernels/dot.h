@@ -7,6 +7,7 @@ enum class DotPath {
   kLoops,   // StableRT's loop nest (no prepared state)
   kSmall,   // libxsmm's generated kernel (xsmm_matmul.h)
   kOneDnn,  // oneDNN's matmul primitive, in tiles (onednn_matmul.h)
+  kMatVec,  // one row times a [K,N] matrix, its k split over the pool (dot.cc)
 };
 
 // The path of a step whose prepare function returned `state` (KernelArgs::state).

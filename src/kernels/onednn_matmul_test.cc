@@ -191,7 +191,8 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
       // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
       {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
       {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
-      {{1, 1, 4096, 4096}, false, DotPath::kLoops},     {{1, 4096, 4096, 1}, false, DotPath::kLoops}};
+      {{1, 1, 4096, 4096}, false, CoreBudget() > 1 ? DotPath::kMatVec : DotPath::kLoops},
+      {{1, 1, 4096, 4096}, true, DotPath::kLoops},      {{1, 4096, 4096, 1}, false, DotPath::kLoops}};
   for (const auto& [c, rhs_bnk, path] : expectations) {
     Array lhs(DType::kF32, {c.b, c.m, c.k}), out(DType::kF32, {c.b, c.m, c.n});
     Array rhs(DType::kF32, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n});
@@ -208,6 +209,32 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
   // Other element types keep the loops (and the pool's splitting).
   for (DType dtype : {DType::kF64, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
     EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
+}
+
+// A row times a [K,N] matrix with k split over the pool, against the loops (one thread).
+TEST(OneDnnMatmulTest, MatrixVectorOverKMatchesLoops) {
+  if (CoreBudget() < 2) GTEST_SKIP() << "the split path needs two or more cores";
+  std::mt19937 rng(12);
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  const Case cases[] = {{1, 1, 4096, 4096}, {1, 1, 300, 3500}, {1, 1, 1000, 1111}, {1, 1, 128 * 9 + 5, 2048}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
+      Operands x(c, lhs_bkm, false, rng);
+      Array loops(DType::kF32, {c.b, c.m, c.n}), split(DType::kF32, {c.b, c.m, c.n});
+      for (int64_t i = 0; i < split.size(); ++i) SetDouble(split, i, 7.0);
+      std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+      std::vector<BufferView> out_loops = Views({&loops}), out_split = Views({&split});
+      std::vector<ParamList> params = {{lhs_bkm, 0}};
+      ASSERT_TRUE(entry->fn(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
+      auto prepared = entry->prepare(KernelArgs{in, out_split, params});
+      ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+      ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kMatVec);
+      KernelArgs args{in, out_split, params};
+      args.state = prepared->state.get();
+      ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
+      ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
+      ExpectProduct(c, x, lhs_bkm, false, split, "split over k");
+    }
 }
 
 // The libxsmm path against the loops, in both lhs layouts, batched and split over the pool.
