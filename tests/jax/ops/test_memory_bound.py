@@ -198,3 +198,29 @@ def test_argmax_through_jnp_large():
         "argmax_flat": Call(lambda x: jnp.argmax(x), m),
     }
     check_cases(lambda *args: None, cases, op="argmax", mode="exact")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, ml_dtypes.bfloat16, np.int32],
+                         ids=lambda d: np.dtype(d).name)
+def test_cumulative_large(dtype):
+    """Scans grouped as XLA's CPU backend groups them (tiles of 16), over rows, columns and a
+    middle axis, forward and reverse, split across calls."""
+    dt = np.dtype(dtype)
+    m = (I.random(dt, (1021, 1031), 15) if dt.kind != "i" else I.rng(15).integers(-9, 9, (1021, 1031)).astype(dt))
+    t = (I.random(dt, (9, 517, 131), 16) if dt.kind != "i" else I.rng(16).integers(-9, 9, (9, 517, 131)).astype(dt))
+    if dt.kind != "i":
+        m[3, 100] = np.nan
+        m[7, :] = -0.0
+        t[1, 20, 5] = np.inf
+    cases = {
+        "cumsum_rows": Call(lambda x: lax.cumsum(x, 1), m),
+        "cumsum_cols": Call(lambda x: lax.cumsum(x, 0), m),
+        "cumsum_middle": Call(lambda x: lax.cumsum(x, 1), t),
+        "cumsum_rows_reverse": Call(lambda x: lax.cumsum(x, 1, reverse=True), m),
+        "cumsum_cols_reverse": Call(lambda x: lax.cumsum(x, 0, reverse=True), m),
+        "cummax_rows": Call(lambda x: lax.cummax(x, 1), m),
+        "cummin_cols": Call(lambda x: lax.cummin(x, 0), m),
+        "cumprod_middle_reverse": Call(lambda x: lax.cumprod(x, 1, reverse=True), t[:, :40]),
+        "cumsum_1d": Call(lambda x: lax.cumsum(x, 0), m.reshape(-1)),
+    }
+    check_cases(lambda *args: None, cases, op="cumulative", mode="exact")
