@@ -103,6 +103,37 @@ inline void TransposeTile(WordType<kBytes>* dst, int64_t ldd, const WordType<kBy
     if (rows4 < rows) TransposeBlockScalar(dst + rows4 * ldd, ldd, src + rows4, lds, rows - rows4, cols);
     return;
   }
+  if constexpr (kBytes == 2) {
+    // 8x8 blocks: eight 16-byte loads along input rows, interleaved by 16, 32 and 64 bits.
+    const int64_t rows8 = rows & ~int64_t{7}, cols8 = cols & ~int64_t{7};
+    for (int64_t i = 0; i < rows8; i += 8) {
+      for (int64_t j = 0; j < cols8; j += 8) {
+        const WordType<2>* s = src + j * lds + i;
+        __m128i r[8];
+        for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k * lds));
+        __m128i t[8], u[8];
+        for (int k = 0; k < 4; ++k) {
+          t[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+          t[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+        }
+        // u[0..3]: rows 0-3 of columns (0,1), (2,3), (4,5), (6,7); u[4..7]: rows 4-7.
+        for (int h = 0; h < 2; ++h) {
+          u[4 * h + 0] = _mm_unpacklo_epi32(t[4 * h + 0], t[4 * h + 2]);
+          u[4 * h + 1] = _mm_unpackhi_epi32(t[4 * h + 0], t[4 * h + 2]);
+          u[4 * h + 2] = _mm_unpacklo_epi32(t[4 * h + 1], t[4 * h + 3]);
+          u[4 * h + 3] = _mm_unpackhi_epi32(t[4 * h + 1], t[4 * h + 3]);
+        }
+        WordType<2>* d = dst + i * ldd + j;
+        for (int k = 0; k < 4; ++k) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k) * ldd), _mm_unpacklo_epi64(u[k], u[k + 4]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k + 1) * ldd), _mm_unpackhi_epi64(u[k], u[k + 4]));
+        }
+      }
+      if (cols8 < cols) TransposeBlockScalar(dst + i * ldd + cols8, ldd, src + cols8 * lds + i, lds, 8, cols - cols8);
+    }
+    if (rows8 < rows) TransposeBlockScalar(dst + rows8 * ldd, ldd, src + rows8, lds, rows - rows8, cols);
+    return;
+  }
   if constexpr (kBytes == 8) {
     const int64_t rows2 = rows & ~int64_t{1}, cols2 = cols & ~int64_t{1};
     for (int64_t i = 0; i < rows2; i += 2) {
