@@ -57,21 +57,24 @@ inline void CopyRow(T* d, int64_t dst_step, const T* s, int64_t src_step, int64_
     const T value = s[0];
     for (int64_t i = 0; i < count; ++i) d[i] = value;
   } else if (dst_step == 1 && src_step == -1) {
-    int64_t i = 0;
+    // The source is read in ascending addresses (the direction prefetchers follow best) and
+    // the destination written backwards: d[count - 1 - j] = first[j], first = s - (count - 1).
+    const T* first = s - (count - 1);
+    int64_t j = 0;
 #if defined(__SSE2__)
     if constexpr (sizeof(T) == 4) {
-      for (; i + 4 <= count; i += 4) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s - i - 3));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_shuffle_epi32(v, 0x1B));
+      for (; j + 4 <= count; j += 4) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + j));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + count - 4 - j), _mm_shuffle_epi32(v, 0x1B));
       }
     } else if constexpr (sizeof(T) == 8) {
-      for (; i + 2 <= count; i += 2) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s - i - 1));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_shuffle_epi32(v, 0x4E));
+      for (; j + 2 <= count; j += 2) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + j));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + count - 2 - j), _mm_shuffle_epi32(v, 0x4E));
       }
     }
 #endif
-    for (; i < count; ++i) d[i] = s[-i];
+    for (; j < count; ++j) d[count - 1 - j] = first[j];
   } else if (dst_step == 1) {
     for (int64_t i = 0; i < count; ++i) d[i] = s[i * src_step];
   } else {
