@@ -1,8 +1,9 @@
-// The machine's limits, measured: FMA peak (an FMA loop on zmm, ymm and xmm registers, one
+// The machine's limits, measured: FMA peak (an FMA loop on zmm and ymm registers, one
 // thread and all threads), DRAM bandwidth (copy and triad over 256 MB arrays) and L2
-// bandwidth (triad over 3 x 128 KiB arrays, repeated). Prints one JSON object on stdout;
-// benchmarks/kernel_benchmark.py runs it in the same session as the kernels it rates
-// against these limits.
+// bandwidth (copy and triad over 3 x 128 KiB arrays per thread, repeated), and the vector
+// ISA StableRT's kernels dispatch to under the current STABLERT_ISA. Prints one JSON object
+// on stdout; benchmarks/kernel_benchmark.py runs it in the same session as the kernels it
+// rates against these limits. Exits 2 on a bad flag, 1 if memory cannot be allocated.
 //
 //   build/benchmarks/machine_limits [--threads N] [--dram-mb 256]
 //
