@@ -131,7 +131,8 @@ inline void StepOne(V& value, I& index, V x, I idx) {
 template <typename V, typename I>
 void Row(bool is_max, const V* x, const I* idx, int64_t n, V* value, I* index) {
   if constexpr ((std::is_same_v<V, float> && std::is_same_v<I, int32_t>) ||
-                (std::is_same_v<V, double> && std::is_same_v<I, int64_t>)) {
+                (std::is_same_v<V, double> && std::is_same_v<I, int64_t>) ||
+                (std::is_same_v<V, float> && std::is_same_v<I, int64_t>)) {
     simd::ArgRow(is_max, x, idx, n, value, index);
   } else {
     for (int64_t k = 0; k < n; ++k) {

@@ -96,6 +96,55 @@ void ArgRowImpl(const V* x, const I* idx, int64_t n, V* value, I* index) {
   *index = best_index;
 }
 
+// Values and indices of different widths (f32 values, s64 indices): the best value first
+// (a vector max/min, with the NaN check), then the smallest index among the elements equal
+// to it and the last of those (its bits), visiting only the vectors holding one.
+template <bool kMax, typename V, typename I>
+void ArgRowTwoPassImpl(const V* x, const I* idx, int64_t n, V* value, I* index) {
+  const hn::ScalableTag<V> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  V m_value = *value;
+  I m_index = *index;
+  auto fold_all = [&] {
+    for (int64_t k = 0; k < n; ++k) StepOne<kMax>(m_value, m_index, x[k], idx[k]);
+    *value = m_value;
+    *index = m_index;
+  };
+  if (n < 2 * lanes || std::isnan(m_value)) return fold_all();
+  auto b0 = hn::Set(d, m_value), b1 = b0;
+  auto nan = hn::IsNaN(b0);
+  int64_t k = 0;
+  for (; k + 2 * lanes <= n; k += 2 * lanes) {
+    const auto x0 = hn::LoadU(d, x + k), x1 = hn::LoadU(d, x + k + lanes);
+    nan = hn::Or(nan, hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)));
+    b0 = kMax ? hn::Max(b0, x0) : hn::Min(b0, x0);
+    b1 = kMax ? hn::Max(b1, x1) : hn::Min(b1, x1);
+  }
+  if (!hn::AllFalse(d, nan)) return fold_all();
+  V best = hn::GetLane(kMax ? hn::MaxOfLanes(d, hn::Max(b0, b1)) : hn::MinOfLanes(d, hn::Min(b0, b1)));
+  for (int64_t j = k; j < n; ++j) {
+    if (std::isnan(x[j])) return fold_all();
+    if (kMax ? x[j] > best : x[j] < best) best = x[j];
+  }
+  bool found = m_value == best;
+  I best_index = m_index;
+  V last = m_value;
+  auto visit = [&](int64_t j) {
+    if (x[j] != best) return;
+    if (!found || idx[j] < best_index) best_index = idx[j];
+    found = true;
+    last = x[j];
+  };
+  const auto target = hn::Set(d, best);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes)
+    if (!hn::AllFalse(d, hn::Eq(hn::LoadU(d, x + j), target)))
+      for (int64_t l = 0; l < lanes; ++l) visit(j + l);
+  for (; j < n; ++j) visit(j);
+  *value = last;
+  *index = best_index;
+}
+
 template <bool kMax, typename V, typename I>
 void ArgRowsImpl(V* value, I* index, const V* x, const I* idx, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<V> d;
@@ -133,6 +182,10 @@ void ArgRowF64(bool is_max, const double* x, const int64_t* idx, int64_t n, doub
   if (is_max) ArgRowImpl<true>(x, idx, n, value, index);
   else ArgRowImpl<false>(x, idx, n, value, index);
 }
+void ArgRowF32S64(bool is_max, const float* x, const int64_t* idx, int64_t n, float* value, int64_t* index) {
+  if (is_max) ArgRowTwoPassImpl<true>(x, idx, n, value, index);
+  else ArgRowTwoPassImpl<false>(x, idx, n, value, index);
+}
 void ArgRowsF32(bool is_max, float* value, int32_t* index, const float* x, const int32_t* idx, int64_t stride,
                 int64_t count, int64_t width) {
   if (is_max) ArgRowsImpl<true>(value, index, x, idx, stride, count, width);
@@ -151,6 +204,7 @@ HWY_AFTER_NAMESPACE();
 namespace stablert::kernels::simd {
 HWY_EXPORT(ArgRowF32);
 HWY_EXPORT(ArgRowF64);
+HWY_EXPORT(ArgRowF32S64);
 HWY_EXPORT(ArgRowsF32);
 HWY_EXPORT(ArgRowsF64);
 
@@ -159,6 +213,9 @@ void ArgRow(bool is_max, const float* x, const int32_t* idx, int64_t n, float* v
 }
 void ArgRow(bool is_max, const double* x, const int64_t* idx, int64_t n, double* value, int64_t* index) {
   HWY_DYNAMIC_DISPATCH(ArgRowF64)(is_max, x, idx, n, value, index);
+}
+void ArgRow(bool is_max, const float* x, const int64_t* idx, int64_t n, float* value, int64_t* index) {
+  HWY_DYNAMIC_DISPATCH(ArgRowF32S64)(is_max, x, idx, n, value, index);
 }
 void ArgRows(bool is_max, float* value, int32_t* index, const float* x, const int32_t* idx, int64_t stride,
              int64_t count, int64_t width) {

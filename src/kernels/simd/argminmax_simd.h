@@ -1,5 +1,6 @@
 // Vector loops of the argmax/argmin reduction (kernels/argminmax.h) on the host's ISA
-// (dispatch.h), for f32 values with s32 indices and f64 values with s64 indices. Each folds
+// (dispatch.h), for f32 values with s32 indices and f64 values with s64 indices (rows also
+// f32 values with s64 indices). Each folds
 // elements (x, idx) into an accumulator (value, index) with exactly the results of JAX's
 // argmax body applied in order (argmin: "<" for ">"):
 //   keep_value = value > x || value is NaN
@@ -17,6 +18,9 @@ namespace stablert::kernels::simd {
 // of those), so lanes take any elements; a row holding a NaN is folded element by element.
 void ArgRow(bool is_max, const float* x, const int32_t* idx, int64_t n, float* value, int32_t* index);
 void ArgRow(bool is_max, const double* x, const int64_t* idx, int64_t n, double* value, int64_t* index);
+// f32 values with s64 indices (JAX with x64 enabled): a vector max/min pass, then a pass
+// over the vectors holding that value.
+void ArgRow(bool is_max, const float* x, const int64_t* idx, int64_t n, float* value, int64_t* index);
 
 // For c < width: folds x[r * stride + c], idx[r * stride + c] for r = 0 .. count-1, in that
 // order, into (value[c], index[c]). Exact for every input, NaN included.
