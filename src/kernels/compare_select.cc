@@ -1,6 +1,10 @@
-// compare, select and clamp kernels.
+// compare, select and clamp kernels. All three are splittable: each call of a split step
+// does its ShareOf the elements. f32/f64/s32 compares (not TOTALORDER), selects of every
+// element width up to 8 bytes and f32/f64 clamps run on the host's vector ISA
+// (simd/compare_select_simd.h), with the same results as the scalar loops here.
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/dtype_traits.h"
@@ -8,6 +12,7 @@
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/compare_select_simd.h"
 
 namespace stablert::kernels {
 namespace {
@@ -49,13 +54,21 @@ void CompareDispatch(int64_t direction, const T* a, const T* b, uint8_t* out, in
 }
 
 template <DType D>
-Status CompareKernel(const KernelContext&, const KernelArgs& args) {
+Status CompareKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   const ParamList& p = args.params[0];
-  const T* a = args.inputs[0].as<const T>();
-  const T* b = args.inputs[1].as<const T>();
-  uint8_t* out = args.outputs[0].as<uint8_t>();
-  const int64_t n = args.outputs[0].num_elements;
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const T* a = args.inputs[0].as<const T>() + begin;
+  const T* b = args.inputs[1].as<const T>() + begin;
+  uint8_t* out = args.outputs[0].as<uint8_t>() + begin;
+  const int64_t n = end - begin;
+  if (n <= 0) return OkStatus();
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
+    if (p[1] != kTotalOrder) {
+      simd::Compare(static_cast<int>(p[0]), a, b, out, n);
+      return OkStatus();
+    }
+  }
   if constexpr (IsFloatStorage<T>()) {
     if (p[1] == kTotalOrder) {
       CompareDispatch<true>(p[0], a, b, out, n);
@@ -67,17 +80,25 @@ Status CompareKernel(const KernelContext&, const KernelArgs& args) {
 }
 
 template <DType D>
-Status SelectKernel(const KernelContext&, const KernelArgs& args) {
+Status SelectKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   const BufferView& pred_view = args.inputs[0];
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const int64_t n = end - begin;
+  if (n <= 0) return OkStatus();
   const uint8_t* pred = pred_view.as<const uint8_t>();
-  const T* on_true = args.inputs[1].as<const T>();
-  const T* on_false = args.inputs[2].as<const T>();
-  T* out = args.outputs[0].as<T>();
-  const int64_t n = args.outputs[0].num_elements;
-  if (pred_view.rank() == 0 && n > 0) {
-    const T* source = pred[0] ? on_true : on_false;
-    for (int64_t i = 0; i < n; ++i) out[i] = source[i];
+  const T* on_true = args.inputs[1].as<const T>() + begin;
+  const T* on_false = args.inputs[2].as<const T>() + begin;
+  T* out = args.outputs[0].as<T>() + begin;
+  if (pred_view.rank() == 0) {
+    std::memcpy(static_cast<void*>(out), pred[0] ? on_true : on_false, static_cast<size_t>(n) * sizeof(T));
+    return OkStatus();
+  }
+  pred += begin;
+  if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    using W = WordType<sizeof(T)>;
+    simd::Select(pred, reinterpret_cast<const W*>(on_true), reinterpret_cast<const W*>(on_false),
+                 reinterpret_cast<W*>(out), n);
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = pred[i] ? on_true[i] : on_false[i];
   }
@@ -85,18 +106,23 @@ Status SelectKernel(const KernelContext&, const KernelArgs& args) {
 }
 
 template <DType D>
-Status ClampKernel(const KernelContext&, const KernelArgs& args) {
+Status ClampKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   const BufferView& lo_view = args.inputs[0];
   const BufferView& hi_view = args.inputs[2];
-  const T* lo = lo_view.as<const T>();
-  const T* x = args.inputs[1].as<const T>();
-  const T* hi = hi_view.as<const T>();
-  T* out = args.outputs[0].as<T>();
-  const int64_t n = args.outputs[0].num_elements;
-  if (n == 0) return OkStatus();
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const int64_t n = end - begin;
+  if (n <= 0) return OkStatus();
   const int64_t lo_step = lo_view.rank() == 0 ? 0 : 1;
   const int64_t hi_step = hi_view.rank() == 0 ? 0 : 1;
+  const T* lo = lo_view.as<const T>() + begin * lo_step;
+  const T* x = args.inputs[1].as<const T>() + begin;
+  const T* hi = hi_view.as<const T>() + begin * hi_step;
+  T* out = args.outputs[0].as<T>() + begin;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    simd::Clamp(lo, lo_step, x, hi, hi_step, out, n);
+    return OkStatus();
+  }
   for (int64_t i = 0; i < n; ++i)
     out[i] = StoreAs<T>(ops::ClampOne(Load(lo[i * lo_step]), Load(x[i]), Load(hi[i * hi_step])));
   return OkStatus();
@@ -119,15 +145,15 @@ void ClampScalar(ScalarSlot* r, const ScalarInstruction& i) {
 
 Status RegisterCompareSelectKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("select", {D}), &SelectKernel<D>);
+    return r.RegisterSplittable(KernelKey("select", {D}), &SelectKernel<D>);
   }));
   return ForEachDType(AllDTypes{}, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("compare", {D}), &CompareKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("compare", {D}), &CompareKernel<D>));
     STABLERT_RETURN_IF_ERROR(
         r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&CompareScalar<D>)));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("select", {D}), &SelectKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("select", {D}), &SelectKernel<D>));
     if constexpr (D != DType::kPred) {
-      STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("clamp", {D}), &ClampKernel<D>));
+      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("clamp", {D}), &ClampKernel<D>));
       STABLERT_RETURN_IF_ERROR(
           r.RegisterScalar(KernelKey("clamp", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ClampScalar<D>)));
     }

@@ -7,6 +7,10 @@
 // and round to nearest even. Complex: a real value becomes (value, 0); a complex value
 // converts to a real type through its real part (as JAX's convert_element_type does);
 // complex -> complex converts each part.
+//
+// The kernels are splittable (each call of a split step converts its ShareOf the elements);
+// f32 <-> bf16/f16/s32/f64 and f64 -> f32 run on the host's vector ISA
+// (simd/convert_simd.h, bit-identical to ConvertOne).
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -15,6 +19,7 @@
 #include "kernels/families.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/convert_simd.h"
 
 namespace stablert::kernels {
 namespace {
@@ -121,11 +126,29 @@ inline Storage<To> ConvertOne(Storage<From> x) {
   }
 }
 
+// The vector conversion of (From, To), if there is one: converts n elements, returns true.
 template <DType From, DType To>
-Status ConvertKernel(const KernelContext&, const KernelArgs& args) {
-  const auto* in = args.inputs[0].as<const Storage<From>>();
-  auto* out = args.outputs[0].as<Storage<To>>();
-  const int64_t n = args.outputs[0].num_elements;
+inline bool VectorConvert(const Storage<From>* in, Storage<To>* out, int64_t n) {
+  constexpr DType F32 = DType::kF32;
+  if constexpr (From == F32 && To == DType::kBF16) simd::F32ToBF16(in, &out->bits, n);
+  else if constexpr (From == DType::kBF16 && To == F32) simd::BF16ToF32(&in->bits, out, n);
+  else if constexpr (From == F32 && To == DType::kF16) simd::F32ToF16(in, &out->bits, n);
+  else if constexpr (From == DType::kF16 && To == F32) simd::F16ToF32(&in->bits, out, n);
+  else if constexpr (From == F32 && To == DType::kS32) simd::F32ToS32(in, out, n);
+  else if constexpr (From == DType::kS32 && To == F32) simd::S32ToF32(in, out, n);
+  else if constexpr (From == DType::kF64 && To == F32) simd::F64ToF32(in, out, n);
+  else if constexpr (From == F32 && To == DType::kF64) simd::F32ToF64(in, out, n);
+  else return false;
+  return true;
+}
+
+template <DType From, DType To>
+Status ConvertKernel(const KernelContext& context, const KernelArgs& args) {
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const auto* in = args.inputs[0].as<const Storage<From>>() + begin;
+  auto* out = args.outputs[0].as<Storage<To>>() + begin;
+  const int64_t n = end - begin;
+  if (n <= 0 || VectorConvert<From, To>(in, out, n)) return OkStatus();
   for (int64_t i = 0; i < n; ++i) out[i] = ConvertOne<From, To>(in[i]);
   return OkStatus();
 }
@@ -140,7 +163,7 @@ void ConvertScalar(ScalarSlot* r, const ScalarInstruction& i) {
 Status RegisterConvertKernels(KernelRegistry& r) {
   return ForEachDType(MovableDTypes{}, [&]<DType From>() {
     return ForEachDType(MovableDTypes{}, [&]<DType To>() {
-      STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("convert", {From, To}), &ConvertKernel<From, To>));
+      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("convert", {From, To}), &ConvertKernel<From, To>));
       return r.RegisterScalar(KernelKey("convert", {From, To}),
                               reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ConvertScalar<From, To>));
     });

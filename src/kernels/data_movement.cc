@@ -1,5 +1,7 @@
 // Data movement kernels: copy, broadcast_in_dim, transpose, slice, concatenate, iota.
 // All but iota only move bytes, so one instantiation per element width serves every dtype.
+// All are splittable: each call of a split step writes its share of the output (rows of
+// the merged strided copy, StridedCopyShare; transpose: tiles; iota: rows).
 #include <algorithm>
 #include <cstring>
 
@@ -16,15 +18,20 @@ namespace stablert::kernels {
 namespace {
 
 
-Status CopyKernel(const KernelContext&, const KernelArgs& args) {
+Status CopyKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
-  size_t bytes = static_cast<size_t>(in.num_elements) * DTypeByteSize(in.dtype);
-  if (bytes != 0) std::memmove(args.outputs[0].data, in.data, bytes);
+  void* out = args.outputs[0].data;
+  if (out == in.data) return OkStatus();
+  const auto size = static_cast<int64_t>(DTypeByteSize(in.dtype));
+  const auto [begin, end] = ShareOf(context, in.num_elements);
+  if (end > begin)
+    std::memmove(static_cast<char*>(out) + begin * size, static_cast<const char*>(in.data) + begin * size,
+                 static_cast<size_t>((end - begin) * size));
   return OkStatus();
 }
 
 template <int kBytes>
-Status BroadcastInDimKernel(const KernelContext&, const KernelArgs& args) {
+Status BroadcastInDimKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
@@ -35,8 +42,8 @@ Status BroadcastInDimKernel(const KernelContext&, const KernelArgs& args) {
     if (in.dims[i] != 1) src_strides[broadcast_dims[i]] = in_strides[i];
   }
   DimVector dst_strides = DenseStrides(out.dims);
-  StridedCopy(out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>(),
-              {src_strides.data(), src_strides.size()}, out.dims);
+  StridedCopyShare(context, out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>(),
+                   {src_strides.data(), src_strides.size()}, out.dims);
   return OkStatus();
 }
 
@@ -94,6 +101,37 @@ inline void TransposeTile(WordType<kBytes>* dst, int64_t ldd, const WordType<kBy
       if (cols4 < cols) TransposeBlockScalar(dst + i * ldd + cols4, ldd, src + cols4 * lds + i, lds, 4, cols - cols4);
     }
     if (rows4 < rows) TransposeBlockScalar(dst + rows4 * ldd, ldd, src + rows4, lds, rows - rows4, cols);
+    return;
+  }
+  if constexpr (kBytes == 2) {
+    // 8x8 blocks: eight 16-byte loads along input rows, interleaved by 16, 32 and 64 bits.
+    const int64_t rows8 = rows & ~int64_t{7}, cols8 = cols & ~int64_t{7};
+    for (int64_t i = 0; i < rows8; i += 8) {
+      for (int64_t j = 0; j < cols8; j += 8) {
+        const WordType<2>* s = src + j * lds + i;
+        __m128i r[8];
+        for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k * lds));
+        __m128i t[8], u[8];
+        for (int k = 0; k < 4; ++k) {
+          t[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
+          t[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
+        }
+        // u[0..3]: rows 0-3 of columns (0,1), (2,3), (4,5), (6,7); u[4..7]: rows 4-7.
+        for (int h = 0; h < 2; ++h) {
+          u[4 * h + 0] = _mm_unpacklo_epi32(t[4 * h + 0], t[4 * h + 2]);
+          u[4 * h + 1] = _mm_unpackhi_epi32(t[4 * h + 0], t[4 * h + 2]);
+          u[4 * h + 2] = _mm_unpacklo_epi32(t[4 * h + 1], t[4 * h + 3]);
+          u[4 * h + 3] = _mm_unpackhi_epi32(t[4 * h + 1], t[4 * h + 3]);
+        }
+        WordType<2>* d = dst + i * ldd + j;
+        for (int k = 0; k < 4; ++k) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k) * ldd), _mm_unpacklo_epi64(u[k], u[k + 4]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k + 1) * ldd), _mm_unpackhi_epi64(u[k], u[k + 4]));
+        }
+      }
+      if (cols8 < cols) TransposeBlockScalar(dst + i * ldd + cols8, ldd, src + cols8 * lds + i, lds, 8, cols - cols8);
+    }
+    if (rows8 < rows) TransposeBlockScalar(dst + rows8 * ldd, ldd, src + rows8, lds, rows - rows8, cols);
     return;
   }
   if constexpr (kBytes == 8) {
@@ -240,7 +278,7 @@ Status TransposeKernel(const KernelContext& context, const KernelArgs& args) {
 }
 
 template <int kBytes>
-Status SliceKernel(const KernelContext&, const KernelArgs& args) {
+Status SliceKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
@@ -255,13 +293,13 @@ Status SliceKernel(const KernelContext&, const KernelArgs& args) {
     src_strides[i] = stride[i] * in_strides[i];
   }
   DimVector dst_strides = DenseStrides(out.dims);
-  StridedCopy(out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>() + offset,
-              {src_strides.data(), src_strides.size()}, out.dims);
+  StridedCopyShare(context, out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>() + offset,
+                   {src_strides.data(), src_strides.size()}, out.dims);
   return OkStatus();
 }
 
 template <int kBytes>
-Status ConcatenateKernel(const KernelContext&, const KernelArgs& args) {
+Status ConcatenateKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& out = args.outputs[0];
   const size_t dim = static_cast<size_t>(args.params[0][0]);
@@ -269,15 +307,18 @@ Status ConcatenateKernel(const KernelContext&, const KernelArgs& args) {
   int64_t position = 0;
   for (const BufferView& in : args.inputs) {
     DimVector src_strides = DenseStrides(in.dims);
-    StridedCopy(out.as<W>() + position * dst_strides[dim], {dst_strides.data(), dst_strides.size()},
-                in.as<const W>(), {src_strides.data(), src_strides.size()}, in.dims);
+    StridedCopyShare(context, out.as<W>() + position * dst_strides[dim], {dst_strides.data(), dst_strides.size()},
+                     in.as<const W>(), {src_strides.data(), src_strides.size()}, in.dims);
     position += in.dims[dim];
   }
   return OkStatus();
 }
 
+// Rows of `inner` equal values (out index, iota index): the share of the outer * size rows
+// of this call; along the last dimension (inner = 1) the first row of values is written
+// once and copied to the other rows.
 template <DType D>
-Status IotaKernel(const KernelContext&, const KernelArgs& args) {
+Status IotaKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   const BufferView& out = args.outputs[0];
   T* data = out.as<T>();
@@ -287,15 +328,25 @@ Status IotaKernel(const KernelContext&, const KernelArgs& args) {
   for (size_t i = 0; i < dim; ++i) outer *= out.dims[i];
   for (size_t i = dim + 1; i < out.dims.size(); ++i) inner *= out.dims[i];
   const int64_t size = out.dims[dim];
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < size; ++i) {
-      T value;
-      if constexpr (kIsHalf<T>) value = StoreAs<T>(static_cast<float>(i));
-      else if constexpr (kIsComplex<T>) value = T(static_cast<Part<T>>(i), 0);
-      else value = static_cast<T>(i);
-      T* row = data + (o * size + i) * inner;
-      for (int64_t k = 0; k < inner; ++k) row[k] = value;
-    }
+  auto value_of = [](int64_t i) {
+    if constexpr (kIsHalf<T>) return StoreAs<T>(static_cast<float>(i));
+    else if constexpr (kIsComplex<T>) return T(static_cast<Part<T>>(i), 0);
+    else return static_cast<T>(i);
+  };
+  if (inner == 1) {
+    const auto [begin, end] = ShareOf(context, outer);
+    if (begin == end) return OkStatus();
+    T* first = data + begin * size;
+    for (int64_t i = 0; i < size; ++i) first[i] = value_of(i);
+    for (int64_t o = begin + 1; o < end; ++o)
+      std::memcpy(static_cast<void*>(data + o * size), first, static_cast<size_t>(size) * sizeof(T));
+    return OkStatus();
+  }
+  const auto [begin, end] = ShareOf(context, outer * size);
+  for (int64_t r = begin; r < end; ++r) {
+    const T value = value_of(r % size);
+    T* row = data + r * inner;
+    for (int64_t k = 0; k < inner; ++k) row[k] = value;
   }
   return OkStatus();
 }
@@ -305,13 +356,13 @@ Status IotaKernel(const KernelContext&, const KernelArgs& args) {
 Status RegisterDataMovementKernels(KernelRegistry& r) {
   return ForEachDType(MovableDTypes{}, [&]<DType D>() {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("copy", {D}), &CopyKernel));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("broadcast_in_dim", {D}), &BroadcastInDimKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("copy", {D}), &CopyKernel));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("broadcast_in_dim", {D}), &BroadcastInDimKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("transpose", {D}), &TransposeKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("slice", {D}), &SliceKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("slice", {D}), &SliceKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
     if constexpr (D != DType::kPred && kNarrowIntBits<D> == 0 && !kIsMinifloat<Storage<D>>) {
-      STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("iota", {D}), &IotaKernel<D>));
+      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("iota", {D}), &IotaKernel<D>));
     }
     return OkStatus();
   });

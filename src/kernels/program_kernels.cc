@@ -9,12 +9,15 @@
 //                     (lhs_0, rhs_0, lhs_1, rhs_1, ...) and returns one i1, "lhs < rhs".
 //                     Sorting is always stable.
 // Both decode their program once per plan step (prepare) and check that its registers
-// fit the operands.
+// fit the operands. A reduce body that is JAX's argmax/argmin runs as vector loops instead
+// (argminmax.h; same results), split across the calls of the step (reduce_program is
+// splittable; other bodies run on the first call alone).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <vector>
 
+#include "kernels/argminmax.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -23,6 +26,12 @@
 
 namespace stablert::kernels {
 namespace {
+
+// What a reduce_program step prepares: its decoded body, and whether it is an argmax/argmin.
+struct ReduceState {
+  ScalarProgram program;
+  ArgKind arg_kind = ArgKind::kNone;
+};
 
 StatusOr<PreparedStep> PrepareProgram(const KernelArgs& args, size_t operands, bool is_sort) {
   if (args.params.size() != 2) return InvalidArgument("body program kernel expects two parameter lists");
@@ -48,15 +57,25 @@ StatusOr<PreparedStep> PrepareProgram(const KernelArgs& args, size_t operands, b
       if (program.register_dtype(program.outputs()[i]) != args.inputs[i].dtype)
         return InvalidArgument("reduce body result types do not match the operands");
   }
+  if (!is_sort) {
+    auto state = std::make_shared<ReduceState>();
+    state->arg_kind = MatchArgMinMaxBody(args.params[1]);
+    state->program = std::move(program);
+    return KernelState(std::move(state));
+  }
   return KernelState(std::make_shared<const ScalarProgram>(std::move(program)));
 }
 
 StatusOr<PreparedStep> PrepareReduce(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), false); }
 StatusOr<PreparedStep> PrepareSort(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), true); }
 
-Status ReduceProgramKernel(const KernelContext&, const KernelArgs& args) {
+Status ReduceProgramKernel(const KernelContext& context, const KernelArgs& args) {
   if (args.state == nullptr) return Internal("ReduceProgram called without its prepared state");
-  const auto& program = *static_cast<const ScalarProgram*>(args.state);
+  const auto& state = *static_cast<const ReduceState*>(args.state);
+  bool done = false;
+  STABLERT_RETURN_IF_ERROR(RunArgMinMax(state.arg_kind, context, args, &done));
+  if (done || context.thread_index != 0) return OkStatus();
+  const ScalarProgram& program = state.program;
   const size_t n = args.outputs.size();
   std::vector<ScalarSlot> registers(static_cast<size_t>(program.num_registers()));
   program.Initialize(registers.data());
@@ -158,7 +177,7 @@ Status SortProgramKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterProgramKernels(KernelRegistry& r) {
-  STABLERT_RETURN_IF_ERROR(r.Register("reduce_program", &ReduceProgramKernel, &PrepareReduce));
+  STABLERT_RETURN_IF_ERROR(r.RegisterSplittable("reduce_program", &ReduceProgramKernel, &PrepareReduce));
   STABLERT_RETURN_IF_ERROR(r.Register("sort_program", &SortProgramKernel, &PrepareSort));
   return OkStatus();
 }

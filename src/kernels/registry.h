@@ -25,7 +25,12 @@
 //   "concatenate.<T>"       in: N arrays     params: [[dimension]]
 //   "iota.<T>"              in: none         params: [[iota_dimension]]
 //   "dynamic_slice.<T>", "dynamic_update_slice.<T>", "pad.<T>", "reverse.<T>": see slicing.cc
-//   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc
+//   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc;
+//                           reduce_program is splittable (argmax/argmin bodies run split,
+//                           kernels/argminmax.h; other bodies on the first call)
+// Splittable as well (each call writes its share of the output): compare, select, clamp,
+// convert, copy, broadcast_in_dim, transpose, slice, concatenate, iota, pad, reverse, the
+// elementwise unary/binary kernels and reduce_window_<body> (scans split by lines).
 //   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
 //   "convolution.<T>": see convolution.cc; "convolution_dnnl.f32" (same operands and params;

@@ -8,8 +8,12 @@
 //                               params: [[edge_padding_low], [edge_padding_high], [interior_padding]]
 //   "reverse.<T>"               params: [[dimensions]]
 // Start indices are clamped so the slice stays inside x, as StableHLO specifies.
+// pad and reverse are splittable: each call of a split step writes its share of the output
+// (pad: a range of output rows along the first dimension, filled and then given the input
+// elements that land there; reverse: StridedCopyShare).
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -83,29 +87,41 @@ Status DynamicUpdateSliceKernel(const KernelContext&, const KernelArgs& args) {
 }
 
 template <int kBytes>
-Status PadKernel(const KernelContext&, const KernelArgs& args) {
+Status PadKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
+  const size_t rank = in.dims.size();
+  if (rank == 0 && context.thread_index != 0) return OkStatus();
+  // This call's output rows [row_begin, row_end) along dim 0 (everything for rank 0).
+  int64_t row_begin = 0, row_end = 1;
+  if (rank > 0) std::tie(row_begin, row_end) = ShareOf(context, out.dims[0]);
+  if (row_begin >= row_end) return OkStatus();
+  const int64_t row_elements = rank > 0 ? out.num_elements / out.dims[0] : 1;
   const W value = args.inputs[1].as<const W>()[0];
   W* dst = out.as<W>();
-  for (int64_t i = 0; i < out.num_elements; ++i) dst[i] = value;
+  for (int64_t i = row_begin * row_elements; i < row_end * row_elements; ++i) dst[i] = value;
   if (in.num_elements == 0) return OkStatus();
   const ParamList& low = args.params[0];
   const ParamList& interior = args.params[2];
   // Input element i of dim d lands at low + i * (interior + 1); with negative padding some
   // land outside and are dropped.
-  const size_t rank = in.dims.size();
   DimVector in_strides = DenseStrides(in.dims), out_strides = DenseStrides(out.dims);
   DimVector count(rank), src_strides(rank), dst_strides(rank);
   int64_t src_offset = 0, dst_offset = 0;
   for (size_t d = 0; d < rank; ++d) {
     const int64_t step = interior[d] + 1;
-    int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
-    int64_t last = in.dims[d] - 1;  // last input index whose position is < out.dims[d]
-    if (low[d] + last * step >= out.dims[d]) last = (out.dims[d] - 1 - low[d]) / step;
-    if (out.dims[d] - 1 - low[d] < 0 || first > last) return OkStatus();
+    // The input indices [first, last] whose positions are inside the output (for dim 0:
+    // inside this call's rows).
+    const int64_t lo = d == 0 ? row_begin : 0, hi = d == 0 ? row_end : out.dims[d];
+    int64_t first = low[d] >= lo ? 0 : (lo - low[d] + step - 1) / step;
+    int64_t last = in.dims[d] - 1;
+    if (low[d] + last * step >= hi) {
+      if (hi - 1 - low[d] < 0) return OkStatus();
+      last = (hi - 1 - low[d]) / step;
+    }
+    if (first > last) return OkStatus();
     count[d] = last - first + 1;
     src_offset += first * in_strides[d];
     dst_offset += (low[d] + first * step) * out_strides[d];
@@ -118,7 +134,7 @@ Status PadKernel(const KernelContext&, const KernelArgs& args) {
 }
 
 template <int kBytes>
-Status ReverseKernel(const KernelContext&, const KernelArgs& args) {
+Status ReverseKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
@@ -130,8 +146,8 @@ Status ReverseKernel(const KernelContext&, const KernelArgs& args) {
     src_strides[static_cast<size_t>(d)] = -src_strides[static_cast<size_t>(d)];
   }
   DimVector dst_strides = DenseStrides(out.dims);
-  StridedCopy(out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>() + offset,
-              {src_strides.data(), src_strides.size()}, out.dims);
+  StridedCopyShare(context, out.as<W>(), {dst_strides.data(), dst_strides.size()}, in.as<const W>() + offset,
+                   {src_strides.data(), src_strides.size()}, out.dims);
   return OkStatus();
 }
 
@@ -142,8 +158,8 @@ Status RegisterSlicingKernels(KernelRegistry& r) {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_slice", {D}), &DynamicSliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_update_slice", {D}), &DynamicUpdateSliceKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("pad", {D}), &PadKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("reverse", {D}), &ReverseKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("pad", {D}), &PadKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("reverse", {D}), &ReverseKernel<kBytes>));
     return OkStatus();
   });
 }

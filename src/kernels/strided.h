@@ -5,7 +5,14 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <tuple>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "kernels/kernel.h"
 
 namespace stablert::kernels {
 
@@ -40,12 +47,50 @@ inline DimVector DenseStrides(std::span<const int64_t> dims) {
   return strides;
 }
 
-// Copies the array of shape `dims` read from `src` with element strides `src_strides` into
-// `dst` with element strides `dst_strides`. Adjacent dimensions that are contiguous in both
-// are merged first so the innermost loop is as long as possible.
+// One row of a strided copy: d[i * dst_step] = s[i * src_step] for i < count, with the
+// common forms (contiguous, fill, reversed, gather) as their own loops.
 template <typename T>
-void StridedCopy(T* dst, std::span<const int64_t> dst_strides, const T* src,
-                 std::span<const int64_t> src_strides, std::span<const int64_t> dims) {
+inline void CopyRow(T* d, int64_t dst_step, const T* s, int64_t src_step, int64_t count) {
+  if (dst_step == 1 && src_step == 1) {
+    std::memcpy(static_cast<void*>(d), s, static_cast<size_t>(count) * sizeof(T));
+  } else if (dst_step == 1 && src_step == 0) {
+    const T value = s[0];
+    for (int64_t i = 0; i < count; ++i) d[i] = value;
+  } else if (dst_step == 1 && src_step == -1) {
+    // The source is read in ascending addresses (the direction prefetchers follow best) and
+    // the destination written backwards: d[count - 1 - j] = first[j], first = s - (count - 1).
+    const T* first = s - (count - 1);
+    int64_t j = 0;
+#if defined(__SSE2__)
+    if constexpr (sizeof(T) == 4) {
+      for (; j + 4 <= count; j += 4) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + j));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + count - 4 - j), _mm_shuffle_epi32(v, 0x1B));
+      }
+    } else if constexpr (sizeof(T) == 8) {
+      for (; j + 2 <= count; j += 2) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + j));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + count - 2 - j), _mm_shuffle_epi32(v, 0x4E));
+      }
+    }
+#endif
+    for (; j < count; ++j) d[count - 1 - j] = first[j];
+  } else if (dst_step == 1) {
+    for (int64_t i = 0; i < count; ++i) d[i] = s[i * src_step];
+  } else {
+    for (int64_t i = 0; i < count; ++i) d[i * dst_step] = s[i * src_step];
+  }
+}
+
+// Copies the array of shape `dims` read from `src` with element strides `src_strides` into
+// `dst` with element strides `dst_strides`: the share of call `context` (kernel.h) of it,
+// so that the calls of a split step together copy it once (rows of the merged shape split
+// between the calls, or, when there are fewer rows than calls, the innermost run). Adjacent
+// dimensions that are contiguous in both are merged first so the innermost loop is as
+// long as possible. A destination stride of 0 is only allowed for a single call.
+template <typename T>
+void StridedCopyShare(const KernelContext& context, T* dst, std::span<const int64_t> dst_strides, const T* src,
+                      std::span<const int64_t> src_strides, std::span<const int64_t> dims) {
   const size_t rank = dims.size();
   for (int64_t d : dims)
     if (d == 0) return;
@@ -66,32 +111,37 @@ void StridedCopy(T* dst, std::span<const int64_t> dst_strides, const T* src,
     ++n;
   }
   if (n == 0) {
-    dst[0] = src[0];
+    if (context.thread_index == 0) dst[0] = src[0];
     return;
   }
-  const int64_t inner = size[n - 1];
+  int64_t inner = size[n - 1];
   const int64_t inner_ds = ds[n - 1];
   const int64_t inner_ss = ss[n - 1];
+  int64_t rows = 1;
+  for (size_t k = 0; k + 1 < n; ++k) rows *= size[k];
+  int64_t row_begin = 0, row_end = rows;
+  if (rows >= context.thread_count) {
+    std::tie(row_begin, row_end) = ShareOf(context, rows);
+  } else {
+    const auto [first, last] = ShareOf(context, inner);
+    dst += first * inner_ds;
+    src += first * inner_ss;
+    inner = last - first;
+  }
+  if (row_begin >= row_end || inner <= 0) return;
+  // The odometer over the outer dimensions, set to row_begin.
   DimVector index(n, 0);
   int64_t dst_offset = 0, src_offset = 0;
-  while (true) {
-    T* d = dst + dst_offset;
-    const T* s = src + src_offset;
-    if (inner_ds == 1 && inner_ss == 1) {
-      std::memcpy(d, s, static_cast<size_t>(inner) * sizeof(T));
-    } else if (inner_ds == 1 && inner_ss == 0) {
-      const T value = s[0];
-      for (int64_t i = 0; i < inner; ++i) d[i] = value;
-    } else if (inner_ds == 1) {
-      for (int64_t i = 0; i < inner; ++i) d[i] = s[i * inner_ss];
-    } else {
-      for (int64_t i = 0; i < inner; ++i) d[i * inner_ds] = s[i * inner_ss];
-    }
+  for (size_t k = n - 1, rest = static_cast<size_t>(row_begin); k-- > 0;) {
+    index[k] = static_cast<int64_t>(rest) % size[k];
+    rest /= static_cast<size_t>(size[k]);
+    dst_offset += index[k] * ds[k];
+    src_offset += index[k] * ss[k];
+  }
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    CopyRow(dst + dst_offset, inner_ds, src + src_offset, inner_ss, inner);
     // Advance the odometer over the outer dimensions.
-    size_t dim = n - 1;
-    while (true) {
-      if (dim == 0) return;
-      --dim;
+    for (size_t dim = n - 1; dim-- > 0;) {
       if (++index[dim] < size[dim]) {
         dst_offset += ds[dim];
         src_offset += ss[dim];
@@ -102,6 +152,13 @@ void StridedCopy(T* dst, std::span<const int64_t> dst_strides, const T* src,
       index[dim] = 0;
     }
   }
+}
+
+// The whole copy on one call (StridedCopyShare with a single call).
+template <typename T>
+void StridedCopy(T* dst, std::span<const int64_t> dst_strides, const T* src, std::span<const int64_t> src_strides,
+                 std::span<const int64_t> dims) {
+  StridedCopyShare(KernelContext{}, dst, dst_strides, src, src_strides, dims);
 }
 
 }  // namespace stablert::kernels

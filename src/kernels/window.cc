@@ -128,43 +128,52 @@ class WindowWalker {
 // the grouping decides the rounding of float scans (every step for f16/bf16).
 constexpr int64_t kScanBase = 16;
 
-// The inclusive scan of `x` (reversed: suffixes) grouped as XLA groups it; `combine(acc, v)`
-// is one rounded step of the body.
+// The inclusive scans (reversed: suffixes) of w lines at once, grouped as XLA groups them:
+// x and out are [n][w] (element i of line k at i * w + k); `combine(acc, v)` is one rounded
+// step of the body. A forward tile prefix is a running fold (the same operations as folding
+// the prefix anew for every element); a reverse one folds each suffix in ascending order, as
+// a window does.
 template <typename V, typename Combine>
-void InclusiveScan(const std::vector<V>& x, bool reverse, std::vector<V>& out, V init, const Combine& combine) {
-  const auto n = static_cast<int64_t>(x.size());
-  out.resize(x.size());
-  auto fold = [&](int64_t begin, int64_t end) {  // ascending, as a window is folded
-    V acc = init;
-    for (int64_t i = begin; i < end; ++i) acc = combine(acc, x[static_cast<size_t>(i)]);
-    return acc;
+void InclusiveScans(const V* x, int64_t n, int64_t w, bool reverse, V* out, V init, const Combine& combine) {
+  auto scan_tile = [&](const V* in, int64_t begin, int64_t end, V* dst) {
+    if (!reverse) {
+      for (int64_t k = 0; k < w; ++k) dst[begin * w + k] = combine(init, in[begin * w + k]);
+      for (int64_t j = begin + 1; j < end; ++j)
+        for (int64_t k = 0; k < w; ++k) dst[j * w + k] = combine(dst[(j - 1) * w + k], in[j * w + k]);
+      return;
+    }
+    for (int64_t j = begin; j < end; ++j) {
+      for (int64_t k = 0; k < w; ++k) dst[j * w + k] = combine(init, in[j * w + k]);
+      for (int64_t i = j + 1; i < end; ++i)
+        for (int64_t k = 0; k < w; ++k) dst[j * w + k] = combine(dst[j * w + k], in[i * w + k]);
+    }
   };
-  if (n <= kScanBase) {
-    for (int64_t j = 0; j < n; ++j) out[static_cast<size_t>(j)] = reverse ? fold(j, n) : fold(0, j + 1);
-    return;
-  }
+  if (n <= kScanBase) return scan_tile(x, 0, n, out);
   const int64_t tiles = (n + kScanBase - 1) / kScanBase;
-  std::vector<V> partial(x.size()), totals(static_cast<size_t>(tiles));
+  std::vector<V> totals(static_cast<size_t>(tiles * w)), carried(totals.size());
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
-    for (int64_t j = begin; j < end; ++j) partial[static_cast<size_t>(j)] = reverse ? fold(j, end) : fold(begin, j + 1);
-    totals[static_cast<size_t>(t)] = reverse ? partial[static_cast<size_t>(begin)] : partial[static_cast<size_t>(end - 1)];
+    scan_tile(x, begin, end, out);
+    const int64_t from = reverse ? begin : end - 1;
+    for (int64_t k = 0; k < w; ++k) totals[static_cast<size_t>(t * w + k)] = out[from * w + k];
   }
-  std::vector<V> carried;
-  InclusiveScan(totals, reverse, carried, init, combine);
+  InclusiveScans(totals.data(), tiles, w, reverse, carried.data(), init, combine);
   for (int64_t t = 0; t < tiles; ++t) {
     // The exclusive scan of the totals: the inclusive one shifted by one tile.
     const int64_t from = reverse ? t + 1 : t - 1;
-    const V carry = from < 0 || from >= tiles ? init : carried[static_cast<size_t>(from)];
     const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
-    for (int64_t j = begin; j < end; ++j) out[static_cast<size_t>(j)] = combine(partial[static_cast<size_t>(j)], carry);
+    for (int64_t j = begin; j < end; ++j)
+      for (int64_t k = 0; k < w; ++k)
+        out[j * w + k] = combine(out[j * w + k], from < 0 || from >= tiles ? init : carried[static_cast<size_t>(from * w + k)]);
   }
 }
 
-// Runs a long scan as XLA does with element values V (read/written with memcpy); false if
-// the window is not such a scan.
+// Runs a long scan as XLA does with element values V (typed T, or read/written with memcpy
+// for ScalarSlot); false if the window is not such a scan. Lines (the scanned dimension at
+// one outer index and one inner index) are scanned in blocks of consecutive lines, each
+// step applied across the block's lines; the blocks are split across the calls of a step.
 template <typename V, typename Combine>
-bool ScanTree(const KernelArgs& args, const Combine& combine) {
+bool ScanTree(const KernelContext& context, const KernelArgs& args, const Combine& combine) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const ParamList &window = args.params[0], &strides = args.params[1], &base = args.params[2],
@@ -193,17 +202,37 @@ bool ScanTree(const KernelArgs& args, const Combine& combine) {
   std::memcpy(&init, args.inputs[1].data, size);
   const auto* src = static_cast<const uint8_t*>(in.data);
   auto* dst = static_cast<uint8_t*>(out.data);
-  std::vector<V> line(static_cast<size_t>(n)), scanned;
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t k = 0; k < inner; ++k) {
-      for (int64_t i = 0; i < n; ++i)
-        std::memcpy(&line[static_cast<size_t>(i)], src + static_cast<size_t>((o * n + i) * inner + k) * size, size);
-      InclusiveScan(line, reverse, scanned, init, combine);
-      for (int64_t i = 0; i < out_n; ++i) {
-        const int64_t from = !exclusive ? i : forward ? i - 1 : i;
-        const V& value = from < 0 || from >= n ? init : scanned[static_cast<size_t>(from)];
-        std::memcpy(dst + static_cast<size_t>((o * out_n + i) * inner + k) * size, &value, size);
-      }
+  auto load = [&](int64_t e, V* v) {
+    if constexpr (std::is_same_v<V, ScalarSlot>) std::memcpy(v, src + static_cast<size_t>(e) * size, size);
+    else *v = reinterpret_cast<const V*>(src)[e];
+  };
+  auto store = [&](int64_t e, const V& v) {
+    if constexpr (std::is_same_v<V, ScalarSlot>) std::memcpy(dst + static_cast<size_t>(e) * size, &v, size);
+    else reinterpret_cast<V*>(dst)[e] = v;
+  };
+  // Lines (outer index o, inner index kk: element i at (o * n + i) * inner + kk) in blocks
+  // of up to `width` consecutive lines, about 64 KB of values per [n][w] array, scanned
+  // together; the blocks are split across the calls.
+  const int64_t lines = outer * inner;
+  const int64_t width = std::clamp<int64_t>((int64_t{1} << 16) / (n * static_cast<int64_t>(sizeof(V))), 1, 64);
+  const auto [first, last] = ShareOf(context, (lines + width - 1) / width);
+  std::vector<V> line(static_cast<size_t>(n * width)), scanned(line.size());
+  std::vector<int64_t> in_base(static_cast<size_t>(width)), out_base(in_base.size());
+  for (int64_t block = first; block < last; ++block) {
+    const int64_t l0 = block * width, w = std::min(width, lines - l0);
+    for (int64_t k = 0; k < w; ++k) {
+      const int64_t o = (l0 + k) / inner, kk = (l0 + k) % inner;
+      in_base[static_cast<size_t>(k)] = o * n * inner + kk;
+      out_base[static_cast<size_t>(k)] = o * out_n * inner + kk;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < w; ++k) load(in_base[static_cast<size_t>(k)] + i * inner, &line[static_cast<size_t>(i * w + k)]);
+    InclusiveScans(line.data(), n, w, reverse, scanned.data(), init, combine);
+    for (int64_t i = 0; i < out_n; ++i) {
+      const int64_t from = !exclusive ? i : forward ? i - 1 : i;
+      for (int64_t k = 0; k < w; ++k)
+        store(out_base[static_cast<size_t>(k)] + i * inner,
+              from < 0 || from >= n ? init : scanned[static_cast<size_t>(from * w + k)]);
     }
   }
   return true;
@@ -255,8 +284,11 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  // Scans (cumsum, cummax, ...) in linear time, grouped as XLA groups them.
-  if (ScanTree<T>(args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); })) return OkStatus();
+  // Scans (cumsum, cummax, ...) in linear time, grouped as XLA groups them, split across
+  // the calls of the step; the other forms run on the first call alone (WholeDimensionReduce
+  // hands the call's share to the splittable reduce kernel).
+  if (ScanTree<T>(context, args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); }))
+    return OkStatus();
   constexpr bool pairwise_sum =
       !kIsHalf<T> && ((std::is_same_v<Body, ops::AddOp> && std::is_floating_point_v<T>) || std::is_same_v<Body, cx::AddOp>);
   if constexpr (kIsHalf<T> || pairwise_sum) {
@@ -264,6 +296,7 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
     STABLERT_RETURN_IF_ERROR(WholeDimensionReduce<Body>(context, args, &done));
     if (done) return OkStatus();
   }
+  if (context.thread_index != 0) return OkStatus();
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
   std::vector<C> acc(static_cast<size_t>(out.num_elements), Load(init));
@@ -327,7 +360,7 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
       program.Run(registers.data());
       return registers[static_cast<size_t>(result)];
     };
-    if (ScanTree<ScalarSlot>(args, combine)) return OkStatus();
+    if (ScanTree<ScalarSlot>(KernelContext{}, args, combine)) return OkStatus();
   }
   std::vector<int> sizes(n);
   std::vector<ScalarSlot> acc(static_cast<size_t>(out0.num_elements) * n), staged(n);
@@ -434,7 +467,9 @@ Status SelectAndScatterKernel(const KernelContext&, const KernelArgs& args) {
 
 template <typename Body, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
-  return ForEachDType(list, [&]<DType D>() { return registry.Register(KernelKey(name, {D}), &ReduceWindowKernel<Body, D>); });
+  return ForEachDType(list, [&]<DType D>() {
+    return registry.RegisterSplittable(KernelKey(name, {D}), &ReduceWindowKernel<Body, D>);
+  });
 }
 
 using Pred = DTypeList<DType::kPred>;

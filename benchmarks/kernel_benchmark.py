@@ -1,0 +1,214 @@
+"""Memory-bound kernels against the machine's limits and against XLA's CPU backend.
+
+In one run it
+  1. measures the machine's limits with benchmarks/machine_limits (a small C++ program built
+     with the plugin: FMA peak on zmm/ymm, 1 and all threads; DRAM copy/triad over 256 MB;
+     L2 copy/triad) and reads which vector ISA StableRT's kernels dispatch to under the
+     current STABLERT_ISA;
+  2. times each single-op jitted function on StableRT and on XLA:CPU in the same process
+     (arguments on the device, one call until the result is ready, dispatch and output
+     allocation included), best and median of --repeats after warm-up;
+  3. prints per op: bytes the op must move (inputs read + outputs written), GB/s at the best
+     time, that as % of the measured DRAM bandwidth, and StableRT's time / XLA's (below 1:
+     StableRT is faster).
+
+    PYTHONPATH=python STABLERT_LIBRARY_PATH=build/libstablert_pjrt.so \
+      .venv/bin/python benchmarks/kernel_benchmark.py [--repeats 20] [--only transpose] [--markdown]
+
+The C++ program is separate because an FMA loop and a STREAM-like loop need the host's
+vector ISA and raw threads, which Python cannot express without adding its own overhead; it
+is found next to the plugin (build/benchmarks/machine_limits) or given with --limits.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+MB = 1e6
+
+
+def _limits(path, dram_mb):
+    out = subprocess.run([path, "--dram-mb", str(dram_mb)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def _time(fn, args, repeats):
+    for _ in range(2):
+        _block(fn(*args))
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        _block(fn(*args))
+        times.append(time.perf_counter() - t)
+    return min(times), statistics.median(times)
+
+
+def _block(result):
+    if isinstance(result, (tuple, list)):
+        for r in result:
+            r.block_until_ready()
+    else:
+        result.block_until_ready()
+
+
+def _nbytes(x):
+    return int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize
+
+
+def _workloads(jnp, lax, ml_dtypes):
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+
+    def normal(*shape, dtype=f32):
+        return rng.standard_normal(shape).astype(dtype)
+
+    n = 4 * 1024 * 1024
+    big = 16 * 1024 * 1024
+    v = normal(n)
+    w = normal(n)
+    vb = normal(big)
+    m = normal(2048, 2048)
+    m16 = normal(4096, 4096)
+    t3 = normal(64, 256, 256)
+    bf = ml_dtypes.bfloat16
+    items = []
+
+    def add(group, name, fn, *args):
+        items.append((group, name, fn, args))
+
+    add("elementwise", "add 4M f32", lambda a, b: a + b, v, w)
+    add("elementwise", "mul 16M f32", lambda a, b: a * b, vb, vb)
+    add("elementwise", "add 4M bf16", lambda a, b: a + b, v.astype(bf), w.astype(bf))
+    add("elementwise", "add 4M f64", lambda a, b: a + b, v.astype(np.float64), w.astype(np.float64))
+    add("elementwise", "tanh 4M f32", jnp.tanh, v)
+    for src, dst in [(f32, bf), (f32, np.float16), (f32, np.int32), (bf, f32), (np.float16, f32), (np.int32, f32),
+                     (np.float64, f32), (f32, np.float64)]:
+        x = (v * 100).astype(src)
+        add("convert", f"convert {np.dtype(src).name}->{np.dtype(dst).name} 4M", lambda a, d=dst: a.astype(d), x)
+    add("compare/select", "where(a>b,a,b) 4M f32", lambda a, b: jnp.where(a > b, a, b), v, w)
+    add("compare/select", "a>b 4M f32", lambda a, b: a > b, v, w)
+    add("compare/select", "where(p,a,b) 4M f32", lambda p, a, b: jnp.where(p, a, b), v > 0, v, w)
+    add("compare/select", "clip 4M f32", lambda a: jnp.clip(a, -0.5, 0.5), v)
+    add("broadcast", "row 2048 -> 2048x2048", lambda r: jnp.broadcast_to(r, (2048, 2048)), m[0])
+    add("broadcast", "column 2048 -> 2048x2048", lambda c: jnp.broadcast_to(c[:, None], (2048, 2048)), m[:, 0])
+    add("broadcast", "scalar -> 4M f32", lambda s: jnp.broadcast_to(s, (n,)), np.float32(1.5))
+    add("copy", "concatenate axis 0 2x1024x2048", lambda a, b: jnp.concatenate([a, b], 0), m[:1024], m[1024:])
+    add("copy", "concatenate axis 1 2x2048x1024", lambda a, b: jnp.concatenate([a, b], 1), m[:, :1024], m[:, 1024:])
+    add("copy", "pad 2048x2048 by 1", lambda a: jnp.pad(a, 1), m)
+    add("copy", "slice [1:-1,1:-1] 2048x2048", lambda a: a[1:-1, 1:-1], m)
+    add("copy", "slice [:, ::2] 2048x2048", lambda a: a[:, ::2], m)
+    add("copy", "reverse axis 0 2048x2048", lambda a: a[::-1], m)
+    add("copy", "reverse axis 1 2048x2048", lambda a: a[:, ::-1], m)
+    add("copy", "iota 2048x2048 i32 (dim 1)", lambda a: lax.broadcasted_iota(np.int32, a.shape, 1), m)
+    add("transpose", "2048x2048 (1,0) f32", lambda a: a.T, m)
+    add("transpose", "4096x4096 (1,0) f32", lambda a: a.T, m16)
+    add("transpose", "2048x2048 (1,0) bf16", lambda a: a.T, m.astype(bf))
+    for perm in [(0, 2, 1), (2, 0, 1), (1, 0, 2), (2, 1, 0), (1, 2, 0)]:
+        add("transpose", f"64x256x256 {perm} f32", lambda a, p=perm: jnp.transpose(a, p), t3)
+    for op, fn in [("sum", jnp.sum), ("max", jnp.max)]:
+        add("reduce", f"{op} rows 2048x2048 f32", lambda a, f=fn: f(a, axis=1), m)
+        add("reduce", f"{op} columns 2048x2048 f32", lambda a, f=fn: f(a, axis=0), m)
+        add("reduce", f"{op} middle 64x256x256 f32", lambda a, f=fn: f(a, axis=1), t3)
+        add("reduce", f"{op} all 16M f32", lambda a, f=fn: f(a), vb)
+    add("reduce", "sum rows 2048x2048 bf16", lambda a: jnp.sum(a, axis=1), m.astype(bf))
+    add("reduce", "sum rows 2048x2048 f64", lambda a: jnp.sum(a, axis=1), m.astype(np.float64))
+    add("reduce", "min columns 2048x2048 i32", lambda a: jnp.min(a, axis=0), (m * 1000).astype(np.int32))
+    add("argmax", "argmax rows 2048x2048 f32", lambda a: jnp.argmax(a, axis=1), m)
+    add("argmax", "argmax columns 2048x2048 f32", lambda a: jnp.argmax(a, axis=0), m)
+    add("argmax", "argmin rows 2048x2048 f32", lambda a: jnp.argmin(a, axis=1), m)
+    add("argmax", "argmax all 4M f32", lambda a: jnp.argmax(a), v)
+    add("argmax", "argmax rows 2048x2048 f32, s32 indices", lambda a: lax.argmax(a, 1, np.int32), m)
+    add("argmax", "argmax columns 2048x2048 f32, s32 indices", lambda a: lax.argmax(a, 0, np.int32), m)
+    add("argmax", "argmax middle 64x256x256 f32", lambda a: jnp.argmax(a, axis=1), t3)
+    add("argmax", "argmin rows 2048x2048 f64", lambda a: jnp.argmin(a, axis=1), m.astype(np.float64))
+    add("scan", "cumsum rows 2048x2048 f32", lambda a: jnp.cumsum(a, axis=1), m)
+    add("scan", "cumsum columns 2048x2048 f32", lambda a: jnp.cumsum(a, axis=0), m)
+    add("scan", "cummax 4M f32", lambda a: lax.cummax(a, axis=0), v)
+    return items
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--only", default="", help="substring of the group or op name")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--limits", default="", help="path of the machine_limits program")
+    parser.add_argument("--dram-mb", type=int, default=256)
+    parser.add_argument("--no-xla", action="store_true", help="time StableRT only")
+    args = parser.parse_args()
+
+    library = os.environ.get("STABLERT_LIBRARY_PATH", "build/libstablert_pjrt.so")
+    limits_path = args.limits or os.path.join(os.path.dirname(os.path.abspath(library)), "benchmarks", "machine_limits")
+    limits = _limits(limits_path, args.dram_mb)
+    dram = max(limits["dram_copy_all_gbs"], limits["dram_triad_all_gbs"])
+
+    import jax
+    jax.config.update("jax_enable_x64", True)  # f64 operands stay f64 (index results are then s64)
+    import jax.numpy as jnp
+    import ml_dtypes
+    from jax import lax
+
+    print(f"# jax {jax.__version__}; STABLERT_ISA={os.environ.get('STABLERT_ISA', '(unset)')} -> "
+          f"StableRT kernels on {limits['stablert_isa']}; {os.cpu_count()} CPUs; "
+          f"load {os.getloadavg()[0]:.2f}; {time.strftime('%Y-%m-%d %H:%M')}")
+    print("# machine limits: " + ", ".join(
+        f"{k} {v}" for k, v in limits.items() if k not in ("stablert_isa",)))
+    print(f"# DRAM bandwidth used for %: {dram:.1f} GB/s (best of copy/triad, all threads, "
+          f"{limits['dram_mb']} MB arrays)")
+    backends = ["stablert"] + ([] if args.no_xla else ["cpu"])
+    header = ["group", "op", "MB moved", "StableRT best ms", "median", "GB/s", "% DRAM", "XLA best ms", "median",
+              "GB/s", "StableRT/XLA"]
+    if args.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+    else:
+        print(("{:<15}{:<40}{:>9}" + "{:>12}" * (len(header) - 3)).format(*header))
+    for group, name, fn, fargs in _workloads(jnp, lax, ml_dtypes):
+        if args.only and args.only not in group and args.only not in name:
+            continue
+        results = {}
+        moved = None
+        for backend in backends:
+            device = jax.devices(backend)[0]
+            dargs = [jax.device_put(a, device) for a in fargs]
+            jitted = jax.jit(fn)
+            try:
+                out = jitted(*dargs)
+                _block(out)
+            except Exception as e:  # noqa: BLE001 - report and go on with the next op
+                print(f"# {name} on {backend}: {type(e).__name__}: {str(e)[:200]}")
+                results[backend] = None
+                continue
+            if moved is None:
+                outs = out if isinstance(out, (tuple, list)) else [out]
+                # An iota's operand only gives its shape: it is not read.
+                moved = (0 if group == "copy" and name.startswith("iota") else sum(_nbytes(a) for a in dargs))
+                moved += sum(_nbytes(o) for o in outs)
+            results[backend] = _time(jitted, dargs, args.repeats)
+        s, x = results.get("stablert"), results.get("cpu")
+        cells = [group, name, f"{(moved or 0) / MB:.1f}"]
+        for r in (s, x):
+            if r is None:
+                cells += ["-", "-", "-"] + (["-"] if r is s else [])
+                continue
+            gbs = moved / r[0] / 1e9
+            cells += [f"{r[0] * 1e3:.3f}", f"{r[1] * 1e3:.3f}", f"{gbs:.1f}"]
+            if r is s:
+                cells.append(f"{100 * gbs / dram:.0f}%")
+        cells.append(f"{s[0] / x[0]:.2f}" if s and x else "-")
+        if args.markdown:
+            print("| " + " | ".join(cells) + " |")
+        else:
+            print(("{:<15}{:<40}{:>9}" + "{:>12}" * (len(cells) - 3)).format(*cells))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,229 @@
+// Vector argmax/argmin folds (argminmax_simd.h), compiled once per Highway target
+// (dispatch.h).
+#include "kernels/simd/argminmax_simd.h"
+
+#include <cmath>
+#include <cstdint>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd/argminmax_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace stablert::kernels::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One step of the body on scalars (the definition).
+template <bool kMax, typename V, typename I>
+HWY_INLINE void StepOne(V& value, I& index, V x, I idx) {
+  const bool keep_value = (kMax ? value > x : value < x) || std::isnan(value);
+  const bool keep_index = keep_value || (value == x && index < idx);
+  if (!keep_value) value = x;
+  if (!keep_index) index = idx;
+}
+
+// x strictly better than m.
+template <bool kMax, class V>
+HWY_INLINE auto Better(V x, V m) {
+  if constexpr (kMax) return hn::Gt(x, m);
+  else return hn::Lt(x, m);
+}
+
+template <bool kMax, typename V, typename I>
+void ArgRowImpl(const V* x, const I* idx, int64_t n, V* value, I* index) {
+  const hn::ScalableTag<V> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  static_assert(sizeof(V) == sizeof(I));
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  V m_value = *value;
+  I m_index = *index;
+  auto fold_all = [&] {
+    for (int64_t k = 0; k < n; ++k) StepOne<kMax>(m_value, m_index, x[k], idx[k]);
+    *value = m_value;
+    *index = m_index;
+  };
+  if (n < 2 * lanes || std::isnan(m_value)) return fold_all();
+  auto m0 = hn::Set(d, m_value), m1 = m0;
+  auto i0 = hn::Set(di, m_index), i1 = i0;
+  auto nan = hn::IsNaN(m0);
+  int64_t k = 0;
+  for (; k + 2 * lanes <= n; k += 2 * lanes) {
+    const auto x0 = hn::LoadU(d, x + k), x1 = hn::LoadU(d, x + k + lanes);
+    const auto j0 = hn::LoadU(di, idx + k), j1 = hn::LoadU(di, idx + k + lanes);
+    nan = hn::Or(nan, hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)));
+    const auto b0 = Better<kMax>(x0, m0), b1 = Better<kMax>(x1, m1);
+    const auto e0 = hn::RebindMask(di, hn::Eq(x0, m0)), e1 = hn::RebindMask(di, hn::Eq(x1, m1));
+    i0 = hn::IfThenElse(hn::RebindMask(di, b0), j0, hn::IfThenElse(e0, hn::Min(i0, j0), i0));
+    i1 = hn::IfThenElse(hn::RebindMask(di, b1), j1, hn::IfThenElse(e1, hn::Min(i1, j1), i1));
+    m0 = hn::IfThenElse(b0, x0, m0);
+    m1 = hn::IfThenElse(b1, x1, m1);
+  }
+  if (!hn::AllFalse(d, nan)) return fold_all();
+  HWY_ALIGN V mv[2 * HWY_MAX_BYTES / sizeof(V)];
+  HWY_ALIGN I iv[2 * HWY_MAX_BYTES / sizeof(V)];
+  hn::Store(m0, d, mv);
+  hn::Store(m1, d, mv + lanes);
+  hn::Store(i0, di, iv);
+  hn::Store(i1, di, iv + lanes);
+  // Without NaN: the best value and the smallest index among the elements equal to it.
+  V best = mv[0];
+  I best_index = iv[0];
+  auto merge = [&](V v, I i) {
+    if (kMax ? v > best : v < best) {
+      best = v;
+      best_index = i;
+    } else if (v == best && i < best_index) {
+      best_index = i;
+    }
+  };
+  for (int64_t l = 1; l < 2 * lanes; ++l) merge(mv[l], iv[l]);
+  for (; k < n; ++k) {
+    if (std::isnan(x[k])) return fold_all();
+    merge(x[k], idx[k]);
+  }
+  // The value is the last element equal to the best one (the bits differ only for zeros).
+  if (best == V(0)) {
+    for (int64_t j = n; j-- > 0;) {
+      if (x[j] == V(0)) {
+        best = x[j];
+        break;
+      }
+      if (j == 0) best = m_value;
+    }
+  }
+  *value = best;
+  *index = best_index;
+}
+
+// Values and indices of different widths (f32 values, s64 indices): the best value first
+// (a vector max/min, with the NaN check), then the smallest index among the elements equal
+// to it and the last of those (its bits), visiting only the vectors holding one.
+template <bool kMax, typename V, typename I>
+void ArgRowTwoPassImpl(const V* x, const I* idx, int64_t n, V* value, I* index) {
+  const hn::ScalableTag<V> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  V m_value = *value;
+  I m_index = *index;
+  auto fold_all = [&] {
+    for (int64_t k = 0; k < n; ++k) StepOne<kMax>(m_value, m_index, x[k], idx[k]);
+    *value = m_value;
+    *index = m_index;
+  };
+  if (n < 2 * lanes || std::isnan(m_value)) return fold_all();
+  auto b0 = hn::Set(d, m_value), b1 = b0;
+  auto nan = hn::IsNaN(b0);
+  int64_t k = 0;
+  for (; k + 2 * lanes <= n; k += 2 * lanes) {
+    const auto x0 = hn::LoadU(d, x + k), x1 = hn::LoadU(d, x + k + lanes);
+    nan = hn::Or(nan, hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)));
+    b0 = kMax ? hn::Max(b0, x0) : hn::Min(b0, x0);
+    b1 = kMax ? hn::Max(b1, x1) : hn::Min(b1, x1);
+  }
+  if (!hn::AllFalse(d, nan)) return fold_all();
+  V best = hn::GetLane(kMax ? hn::MaxOfLanes(d, hn::Max(b0, b1)) : hn::MinOfLanes(d, hn::Min(b0, b1)));
+  for (int64_t j = k; j < n; ++j) {
+    if (std::isnan(x[j])) return fold_all();
+    if (kMax ? x[j] > best : x[j] < best) best = x[j];
+  }
+  bool found = m_value == best;
+  I best_index = m_index;
+  V last = m_value;
+  auto visit = [&](int64_t j) {
+    if (x[j] != best) return;
+    if (!found || idx[j] < best_index) best_index = idx[j];
+    found = true;
+    last = x[j];
+  };
+  const auto target = hn::Set(d, best);
+  int64_t j = 0;
+  for (; j + lanes <= n; j += lanes)
+    if (!hn::AllFalse(d, hn::Eq(hn::LoadU(d, x + j), target)))
+      for (int64_t l = 0; l < lanes; ++l) visit(j + l);
+  for (; j < n; ++j) visit(j);
+  *value = last;
+  *index = best_index;
+}
+
+template <bool kMax, typename V, typename I>
+void ArgRowsImpl(V* value, I* index, const V* x, const I* idx, int64_t stride, int64_t count, int64_t width) {
+  const hn::ScalableTag<V> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int64_t kRowBlock = 64;  // rows per pass over the columns (the state stays in cache)
+  for (int64_t first = 0; first < count; first += kRowBlock) {
+    const int64_t last = first + kRowBlock < count ? first + kRowBlock : count;
+    int64_t c = 0;
+    for (; c + lanes <= width; c += lanes) {
+      auto v = hn::LoadU(d, value + c);
+      auto i = hn::LoadU(di, index + c);
+      for (int64_t r = first; r < last; ++r) {
+        const auto w = hn::LoadU(d, x + r * stride + c);
+        const auto j = hn::LoadU(di, idx + r * stride + c);
+        const auto keep_value = hn::Or(Better<kMax>(v, w), hn::IsNaN(v));
+        const auto keep_index =
+            hn::Or(hn::RebindMask(di, keep_value), hn::And(hn::RebindMask(di, hn::Eq(v, w)), hn::Lt(i, j)));
+        v = hn::IfThenElse(keep_value, v, w);
+        i = hn::IfThenElse(keep_index, i, j);
+      }
+      hn::StoreU(v, d, value + c);
+      hn::StoreU(i, di, index + c);
+    }
+    for (; c < width; ++c)
+      for (int64_t r = first; r < last; ++r) StepOne<kMax>(value[c], index[c], x[r * stride + c], idx[r * stride + c]);
+  }
+}
+
+void ArgRowF32(bool is_max, const float* x, const int32_t* idx, int64_t n, float* value, int32_t* index) {
+  if (is_max) ArgRowImpl<true>(x, idx, n, value, index);
+  else ArgRowImpl<false>(x, idx, n, value, index);
+}
+void ArgRowF64(bool is_max, const double* x, const int64_t* idx, int64_t n, double* value, int64_t* index) {
+  if (is_max) ArgRowImpl<true>(x, idx, n, value, index);
+  else ArgRowImpl<false>(x, idx, n, value, index);
+}
+void ArgRowF32S64(bool is_max, const float* x, const int64_t* idx, int64_t n, float* value, int64_t* index) {
+  if (is_max) ArgRowTwoPassImpl<true>(x, idx, n, value, index);
+  else ArgRowTwoPassImpl<false>(x, idx, n, value, index);
+}
+void ArgRowsF32(bool is_max, float* value, int32_t* index, const float* x, const int32_t* idx, int64_t stride,
+                int64_t count, int64_t width) {
+  if (is_max) ArgRowsImpl<true>(value, index, x, idx, stride, count, width);
+  else ArgRowsImpl<false>(value, index, x, idx, stride, count, width);
+}
+void ArgRowsF64(bool is_max, double* value, int64_t* index, const double* x, const int64_t* idx, int64_t stride,
+                int64_t count, int64_t width) {
+  if (is_max) ArgRowsImpl<true>(value, index, x, idx, stride, count, width);
+  else ArgRowsImpl<false>(value, index, x, idx, stride, count, width);
+}
+
+}  // namespace stablert::kernels::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace stablert::kernels::simd {
+HWY_EXPORT(ArgRowF32);
+HWY_EXPORT(ArgRowF64);
+HWY_EXPORT(ArgRowF32S64);
+HWY_EXPORT(ArgRowsF32);
+HWY_EXPORT(ArgRowsF64);
+
+void ArgRow(bool is_max, const float* x, const int32_t* idx, int64_t n, float* value, int32_t* index) {
+  HWY_DYNAMIC_DISPATCH(ArgRowF32)(is_max, x, idx, n, value, index);
+}
+void ArgRow(bool is_max, const double* x, const int64_t* idx, int64_t n, double* value, int64_t* index) {
+  HWY_DYNAMIC_DISPATCH(ArgRowF64)(is_max, x, idx, n, value, index);
+}
+void ArgRow(bool is_max, const float* x, const int64_t* idx, int64_t n, float* value, int64_t* index) {
+  HWY_DYNAMIC_DISPATCH(ArgRowF32S64)(is_max, x, idx, n, value, index);
+}
+void ArgRows(bool is_max, float* value, int32_t* index, const float* x, const int32_t* idx, int64_t stride,
+             int64_t count, int64_t width) {
+  HWY_DYNAMIC_DISPATCH(ArgRowsF32)(is_max, value, index, x, idx, stride, count, width);
+}
+void ArgRows(bool is_max, double* value, int64_t* index, const double* x, const int64_t* idx, int64_t stride,
+             int64_t count, int64_t width) {
+  HWY_DYNAMIC_DISPATCH(ArgRowsF64)(is_max, value, index, x, idx, stride, count, width);
+}
+}  // namespace stablert::kernels::simd
+#endif  // HWY_ONCE
