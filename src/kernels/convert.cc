@@ -7,6 +7,10 @@
 // and round to nearest even. Complex: a real value becomes (value, 0); a complex value
 // converts to a real type through its real part (as JAX's convert_element_type does);
 // complex -> complex converts each part.
+// An i1 element is stored as a byte that holds 0 or 1 unless the buffer came from the host
+// holding other bytes (numpy bool arrays made by viewing other data). i1 -> ui8 copies the
+// byte, as XLA's CPU backend does: JAX lowers `x.view(...)` of a bool array to this convert
+// followed by bitcast_convert, so the view shows the stored bytes, as numpy's view does.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -108,6 +112,8 @@ inline Storage<To> ConvertOne(Storage<From> x) {
     return (x.bits & 0x7fffu) != 0 ? 1 : 0;  // on the bits, as XLA does: denormals count
   } else if constexpr (To == DType::kPred) {
     return Load(x) != 0 ? 1 : 0;
+  } else if constexpr (From == DType::kPred && To == DType::kU8) {
+    return x;  // the stored byte (see the header)
   } else if constexpr (From == DType::kPred) {
     return StoreAs<T>(static_cast<Compute<T>>(x != 0 ? 1 : 0));
   } else if constexpr (IsFloatStorage<S>() && std::is_integral_v<T>) {
