@@ -11,6 +11,11 @@
 // The kernels are splittable (each call of a split step converts its ShareOf the elements);
 // f32 <-> bf16/f16/s32/f64 and f64 -> f32 run on the host's vector ISA
 // (simd/convert_simd.h, bit-identical to ConvertOne).
+//
+// An i1 element is stored as a byte that holds 0 or 1 unless the buffer came from the host
+// holding other bytes (numpy bool arrays made by viewing other data). i1 -> ui8 copies the
+// byte, as XLA's CPU backend does: JAX lowers `x.view(...)` of a bool array to this convert
+// followed by bitcast_convert, so the view shows the stored bytes, as numpy's view does.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -113,6 +118,8 @@ inline Storage<To> ConvertOne(Storage<From> x) {
     return (x.bits & 0x7fffu) != 0 ? 1 : 0;  // on the bits, as XLA does: denormals count
   } else if constexpr (To == DType::kPred) {
     return Load(x) != 0 ? 1 : 0;
+  } else if constexpr (From == DType::kPred && To == DType::kU8) {
+    return x;  // the stored byte (see the header)
   } else if constexpr (From == DType::kPred) {
     return StoreAs<T>(static_cast<Compute<T>>(x != 0 ? 1 : 0));
   } else if constexpr (IsFloatStorage<S>() && std::is_integral_v<T>) {

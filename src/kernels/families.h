@@ -28,6 +28,7 @@ Status RegisterComplexKernels(KernelRegistry& registry);
 Status RegisterLinalgKernels(KernelRegistry& registry);
 Status RegisterLinalgCustomCallKernels(KernelRegistry& registry);
 Status RegisterRngKernels(KernelRegistry& registry);
+Status RegisterBitcastKernels(KernelRegistry& registry);
 Status RegisterFftKernels(KernelRegistry& registry);
 Status RegisterSortKernels(KernelRegistry& registry);
 

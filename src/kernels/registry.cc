@@ -66,6 +66,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterBinaryKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterCompareSelectKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterConvertKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterBitcastKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterDataMovementKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterSlicingKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterReduceKernels(registry));

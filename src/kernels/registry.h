@@ -18,6 +18,8 @@
 //   "select.<T>"            in: pred (i1, scalar or shaped), on_true, on_false
 //   "clamp.<T>"             in: min, x, max (min/max scalar or x-shaped)
 //   "convert.<From>.<To>"   in: x            out: y
+//   "bitcast_convert.<From>.<To>"  between a sub-byte type and one of another width
+//                           (repacks bits; byte-sized bitcasts are aliases): see bitcast.cc
 //   "copy.<T>"              in: x            out: y (same element count)
 //   "broadcast_in_dim.<T>"  params: [[broadcast_dimensions]]
 //   "transpose.<T>"         params: [[permutation]]

@@ -1,4 +1,5 @@
 // Lowering of dynamic_slice, dynamic_update_slice, pad, reverse and bitcast_convert.
+#include <algorithm>
 #include <string>
 
 #include "plan/lowering.h"
@@ -108,16 +109,42 @@ Status LowerReverse(Lowering& l, const ir::Operation& op) {
   return OkStatus();
 }
 
-// Same bytes, other element type (and, between widths, one dim more or less).
+// Same bits, other element type: between widths, the narrower side has one trailing dim
+// more, of size wide bits / narrow bits. Byte-sized types share the bytes (an alias);
+// sub-byte types take one byte per element, so to or from another width their bits are
+// repacked ("bitcast_convert.<From>.<To>", kernels/bitcast.cc).
+bool IsSubByte(DType dtype) { return DTypeBitWidth(dtype) < 8; }
+
 Status LowerBitcastConvert(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
   const TensorType in = l.TypeOf(operand);
   if (in.dtype == DType::kPred || result.dtype == DType::kPred)
     return l.Unsupported(op, "bitcast_convert of i1 is not supported");
-  if (ByteSize(in) != ByteSize(result))
+  const int in_bits = DTypeBitWidth(in.dtype), out_bits = DTypeBitWidth(result.dtype);
+  const TensorType& narrow = in_bits < out_bits ? in : result;
+  const TensorType& wide = in_bits < out_bits ? result : in;
+  const int narrow_bits = std::min(in_bits, out_bits), wide_bits = std::max(in_bits, out_bits);
+  bool shapes_fit = in.dims == result.dims;
+  if (in_bits != out_bits) {
+    Dims expected = wide.dims;
+    expected.push_back(narrow_bits > 0 ? wide_bits / narrow_bits : 0);
+    shapes_fit = narrow_bits > 0 && wide_bits % narrow_bits == 0 && narrow.dims == expected;
+  }
+  if (!shapes_fit || in_bits == 0 || out_bits == 0)
     return l.Invalid(op, "cannot bitcast " + TensorTypeToString(in) + " to " + TensorTypeToString(result));
-  l.Bind(op.results[0], l.NewAlias(operand, result));
+  if (in_bits == out_bits || (!IsSubByte(in.dtype) && !IsSubByte(result.dtype))) {
+    l.Bind(op.results[0], l.NewAlias(operand, result));
+    return OkStatus();
+  }
+  if (IsComplex(in.dtype) || IsComplex(result.dtype) || wide_bits > 64 ||
+      (narrow_bits != 2 && narrow_bits != 4))
+    return l.Unsupported(op, "bitcast_convert between " + std::string(DTypeName(in.dtype)) + " and " +
+                                 std::string(DTypeName(result.dtype)) + " is not supported");
+  ValueId out = l.NewValue(result);
+  l.Emit(op, "bitcast_convert." + std::string(DTypeName(in.dtype)) + "." + std::string(DTypeName(result.dtype)),
+         {operand}, {out});
+  l.Bind(op.results[0], out);
   return OkStatus();
 }
 

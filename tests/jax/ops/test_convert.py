@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import jax.numpy as jnp
 from jax import lax
 
 from . import inputs as I
@@ -136,3 +137,61 @@ def _bitcast_specials(dtype, ratio):
         k = int(ratio)
         vals = np.resize(vals, (len(vals) // k + 1) * k).reshape(-1, k)
     return vals
+
+
+# Sub-byte types (one element per byte in both runtimes' buffers) bitcast to and from every
+# other width: the narrow side has the trailing dimension, element 0 in the wide element's
+# lowest bits (XLA's order). Every sub-byte type JAX has, both directions, up to 2^20 narrow
+# elements.
+SUB_BYTE = [np.dtype(getattr(jnp, n)) for n in ("int4", "uint4", "float4_e2m1fn", "int2", "uint2")]
+SUB_BYTE_WIDE = [np.dtype(t) for t in (np.uint8, np.int8, np.int16, np.float16, np.int32, np.float32,
+                                       np.uint64, np.float64)] + [I.FLOAT[1], I.FLOAT8[0]]
+
+
+def _bits(dtype) -> int:
+    return np.dtype(dtype).itemsize * 8 if np.dtype(dtype) not in SUB_BYTE else (
+        2 if np.dtype(dtype).name.endswith("int2") else 4)
+
+
+def _sub_byte_pairs():
+    pairs = []
+    for n in SUB_BYTE:
+        for w in SUB_BYTE_WIDE + [t for t in SUB_BYTE if _bits(t) > _bits(n)]:
+            pairs += [(n, w), (w, n)]
+    return [not_yet.param("bitcast_convert", f"{I.name(a)}->{I.name(b)}", a, b) for a, b in pairs]
+
+
+def _sub_byte_values(dtype, shape, seed):
+    """Every bit pattern of a sub-byte type, at random (the high bits of each byte zero)."""
+    raw = I.rng(seed).integers(0, 1 << _bits(dtype), int(np.prod(shape)), dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("op,pair,src,dst", _sub_byte_pairs())
+def test_bitcast_convert_sub_byte(op, pair, src, dst):
+    ratio = _bits(src) / _bits(dst)
+
+    def make(shape, seed):
+        if src in SUB_BYTE:
+            return _sub_byte_values(src, shape + (int(1 / ratio),), seed)
+        return _bits_of(src, shape, seed)
+
+    large = (1 << 20) // int(ratio if ratio > 1 else 1 / ratio)  # 2^20 narrow elements
+    cases = {
+        "scalar": (make((), 1),),
+        "empty": (make((0,), 2),),
+        "random": (make((3, 4), 3),),
+        "large": (make((large,), 4),),
+    }
+    check_cases(lambda x: lax.bitcast_convert_type(x, dst), cases, op="bitcast_convert", dtype=src,
+                mode="exact")
+
+
+def test_view_of_bool_bytes():
+    # numpy bool arrays made by viewing other bytes hold bytes other than 0 and 1; jnp's view
+    # lowers to convert(i1 -> ui8) + bitcast_convert and shows the stored bytes, as numpy does.
+    raw = I.rng(5).integers(0, 256, 1 << 20, dtype=np.uint8)
+    raw[:4] = [0, 1, 96, 255]
+    cases = {"scalar": (raw[2:3].view(np.bool_).reshape(()),), "large": (raw.view(np.bool_),)}
+    check_cases(lambda x: (x.view(np.int8), x.view(np.uint8)), cases, op="bitcast_convert",
+                dtype=np.bool_, mode="exact")
