@@ -9,7 +9,11 @@
 //   - zero and denormal inputs are decided on the bits (independent of the DAZ mode): sin,
 //     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
 //   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64), cos is 1
-//     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1.
+//     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1;
+//   - a lane whose vector result is NaN for an input of the domain goes to the scalar op too
+//     (the own approximations of special_math-inl.h signal results they cannot give so).
+// cbrt, tan, erf, erf_inv, lgamma and digamma are special_math-inl.h's on f32 and the
+// scalar op on f64.
 #include "kernels/simd/unary_simd.h"
 
 #include <cstdint>
@@ -24,6 +28,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "kernels/simd/special_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -83,8 +88,8 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)];
   HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)];
   auto block = [&](auto x, T* dst, size_t count) {
-    const auto ok = domain(d, x);
     const auto y = f(d, x);
+    const auto ok = hn::AndNot(hn::IsNaN(y), domain(d, x));
     if (count == lanes && hn::AllTrue(d, ok)) {
       hn::StoreU(y, d, dst);
       return;
@@ -133,6 +138,77 @@ HWY_INLINE auto TrigDomain(D d, V x) {
   if constexpr (std::is_same_v<T, float>) return hn::FirstN(d, 0);
 #endif
   return AbsAtMost(d, x, Limits<T>::kTrigMax);
+}
+
+// Applies ScalarOp to every element (the f64 versions of the own f32 approximations).
+template <class ScalarOp, typename T>
+void ScalarMap(const T* in, T* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = ScalarOp::Apply(in[i]);
+}
+
+// Lanes of the own f32 approximations: finite, not zero or denormal, |x| <= limit; none on
+// the one-lane scalar target (which lacks f64 lanes).
+template <class D, class V>
+HWY_INLINE auto SpecialDomain(D d, V x, float limit) {
+  if constexpr (!special::kHasF64Lanes) return hn::FirstN(d, 0);
+  return hn::AndNot(IsTiny(d, x), AbsAtMost(d, x, limit));
+}
+// x is not an integer <= 0 (the poles of lgamma and digamma).
+template <class D, class V>
+HWY_INLINE auto NotPole(D d, V x) {
+  return hn::Or(hn::Gt(x, hn::Zero(d)), hn::Ne(hn::Round(x), x));
+}
+
+void SpecialF32(UnaryFn fn, const float* in, float* out, size_t n) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  switch (fn) {
+    case UnaryFn::kCbrt:
+      return VectorMap<ops::CbrtOp>(in, out, n, [=](auto d, auto x) { return SpecialDomain(d, x, kMax); },
+                                    [](auto d, auto x) {
+                                      return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Cbrt(dd, v); });
+                                    });
+    case UnaryFn::kTan:
+      return VectorMap<ops::TanOp>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, Limits<float>::kTrigMax); },
+                                   [](auto d, auto x) {
+                                     return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Tan(dd, v); });
+                                   });
+    case UnaryFn::kErf:
+      // Zeros and denormals give zeros of their sign (the flushed input's erf).
+      return VectorMap<ops::ErfOp>(in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
+                                   [](auto d, auto x) {
+                                     return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x));
+                                   });
+    case UnaryFn::kErfInv:
+      return VectorMap<ops::ErfInvOp>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, 0x1.fffffep-1f); },
+                                      [](auto d, auto x) {
+                                        return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::ErfInv(dd, v); });
+                                      });
+    case UnaryFn::kLgamma:
+      // lgamma overflows f32 near 4e36.
+      return VectorMap<ops::LgammaOp>(in, out, n, [](auto d, auto x) { return hn::And(SpecialDomain(d, x, 1e36f), NotPole(d, x)); },
+                                      [](auto d, auto x) {
+                                        return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Lgamma(dd, v); });
+                                      });
+    case UnaryFn::kDigamma:
+      return VectorMap<ops::DigammaOp>(in, out, n, [=](auto d, auto x) { return hn::And(SpecialDomain(d, x, kMax), NotPole(d, x)); },
+                                       [](auto d, auto x) {
+                                         return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Digamma(dd, v); });
+                                       });
+    default:
+      return;
+  }
+}
+
+void SpecialF64(UnaryFn fn, const double* in, double* out, size_t n) {
+  switch (fn) {
+    case UnaryFn::kCbrt: return ScalarMap<ops::CbrtOp>(in, out, n);
+    case UnaryFn::kTan: return ScalarMap<ops::TanOp>(in, out, n);
+    case UnaryFn::kErf: return ScalarMap<ops::ErfOp>(in, out, n);
+    case UnaryFn::kErfInv: return ScalarMap<ops::ErfInvOp>(in, out, n);
+    case UnaryFn::kLgamma: return ScalarMap<ops::LgammaOp>(in, out, n);
+    case UnaryFn::kDigamma: return ScalarMap<ops::DigammaOp>(in, out, n);
+    default: return;
+  }
 }
 
 template <typename T>
@@ -196,6 +272,14 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
       return VectorMap<ops::RsqrtOp>(in, out, n, always, [](auto d, auto x) {
         return hn::Div(hn::Set(d, T(1)), hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x)));
       });
+    case UnaryFn::kCbrt:
+    case UnaryFn::kTan:
+    case UnaryFn::kErf:
+    case UnaryFn::kErfInv:
+    case UnaryFn::kLgamma:
+    case UnaryFn::kDigamma:
+      if constexpr (std::is_same_v<T, float>) return SpecialF32(fn, in, out, n);
+      else return SpecialF64(fn, in, out, n);
   }
 }
 
