@@ -98,8 +98,10 @@ HWY_INLINE V ErfInv(D d, V x) {
   const V one = hn::Set(d, 1.0);
   const V w = hn::Neg(hn::Log(d, hn::Mul(hn::Sub(one, x), hn::Add(one, x))));  // exact product
   const V central = hn::Mul(x, Poly(d, hn::Sub(w, hn::Set(d, 3.125)), k::kErfInvCentral));
+  const auto in_central = hn::Lt(w, hn::Set(d, 6.25));
+  if (hn::AllTrue(d, in_central)) return central;  // |x| <= 0.999 in every lane
   const V tail = Poly(d, hn::Sub(hn::Sqrt(w), hn::Set(d, 3.3)), k::kErfInvTail);
-  return hn::IfThenElse(hn::Lt(w, hn::Set(d, 6.25)), central, hn::CopySignToAbs(tail, x));
+  return hn::IfThenElse(in_central, central, hn::CopySignToAbs(tail, x));
 }
 
 // x - round(x), in [-1/2, 1/2]: sin(pi x) and tan(pi x) up to sign from it, exactly reduced.
@@ -126,11 +128,12 @@ HWY_INLINE V Lgamma(D d, V x) {
   const V series = hn::Mul(iz, Poly(d, hn::Mul(iz, iz), k::kLgammaStirling));
   const V stirling = hn::Add(hn::MulSub(hn::Sub(z, half), hn::Log(d, z), z), hn::Set(d, k::kHalfLog2Pi));
   const V lg = hn::Sub(hn::Add(stirling, series), hn::Log(d, product));
+  // lgamma(1) = lgamma(2) = 0 exactly (the series leaves ~1e-16 there).
+  const auto zero = hn::Or(hn::Eq(x, one), hn::Eq(x, hn::Set(d, 2.0)));
+  if (hn::AllFalse(d, reflect)) return hn::IfThenZeroElse(zero, lg);
   // x < 1/2: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x).
   const V s = hn::Abs(hn::Sin(d, hn::Mul(hn::Set(d, k::kPi), Frac(d, x))));
   const V reflected = hn::Sub(hn::Sub(hn::Set(d, k::kLogPi), hn::Log(d, s)), lg);
-  // lgamma(1) = lgamma(2) = 0 exactly (the series leaves ~1e-16 there).
-  const auto zero = hn::Or(hn::Eq(x, one), hn::Eq(x, hn::Set(d, 2.0)));
   return hn::IfThenZeroElse(zero, hn::IfThenElse(reflect, reflected, lg));
 }
 
@@ -152,6 +155,7 @@ HWY_INLINE V Digamma(D d, V x) {
   const V iz2 = hn::Mul(iz, iz);
   V psi = hn::Sub(hn::NegMulAdd(half, iz, hn::Log(d, z)), hn::Mul(iz2, Poly(d, iz2, k::kDigammaAsymptotic)));
   psi = hn::Sub(psi, hn::Div(num, den));
+  if (hn::AllFalse(d, reflect)) return psi;
   // x < 1/2: digamma(x) = digamma(1 - x) - pi cos(pi x) / sin(pi x).
   const V t = hn::Mul(hn::Set(d, k::kPi), Frac(d, x));
   const V reflected = hn::Sub(psi, hn::Div(hn::Mul(hn::Set(d, k::kPi), hn::Cos(d, t)), hn::Sin(d, t)));

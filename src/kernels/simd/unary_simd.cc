@@ -270,7 +270,19 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
       });
     case UnaryFn::kRsqrt:
       return VectorMap<ops::RsqrtOp>(in, out, n, always, [](auto d, auto x) {
-        return hn::Div(hn::Set(d, T(1)), hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x)));
+        const auto xf = hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x);
+        const auto y = hn::Div(hn::Set(d, T(1)), hn::Sqrt(xf));
+#if HWY_NATIVE_FMA
+        // One Newton step on the residual e = 1 - x y^2, with x y split exactly by an FMA
+        // (no underflow for any normal x): 1.48 ulp -> 0.5. Where y is 0 or Inf (x = Inf,
+        // 0) the step gives NaN and the lane goes to the scalar op.
+        const auto h = hn::Mul(xf, y);
+        const auto h_lo = hn::MulSub(xf, y, h);
+        const auto e = hn::Sub(hn::NegMulAdd(h, y, hn::Set(d, T(1))), hn::Mul(h_lo, y));
+        return hn::MulAdd(hn::Mul(hn::Set(d, T(0.5)), y), e, y);
+#else
+        return y;
+#endif
       });
     case UnaryFn::kCbrt:
     case UnaryFn::kTan:
