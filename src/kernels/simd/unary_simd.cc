@@ -10,8 +10,8 @@
 //     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
 //   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64), cos is 1
 //     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1;
-//   - a lane whose vector result is NaN for an input of the domain goes to the scalar op too
-//     (the own approximations of special_math-inl.h signal results they cannot give so).
+//   - for rsqrt and the approximations of special_math-inl.h, a lane whose vector result
+//     is NaN goes to the scalar op too (they signal results they cannot give so).
 // cbrt, tan, erf, erf_inv, lgamma and digamma are special_math-inl.h's on f32 and the
 // scalar op on f64.
 #include "kernels/simd/unary_simd.h"
@@ -79,8 +79,9 @@ HWY_INLINE V SignedZero(D d, V x) {
   return hn::And(x, hn::SignBit(d));
 }
 
-// out[i] = f(in[i]) where domain(in[i]), else ScalarOp::Apply(in[i]).
-template <class ScalarOp, typename T, class Domain, class Fn>
+// out[i] = f(in[i]) where domain(in[i]) (and, with kNaNToScalar, f(in[i]) is not NaN),
+// else ScalarOp::Apply(in[i]).
+template <class ScalarOp, bool kNaNToScalar = false, typename T, class Domain, class Fn>
 HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
@@ -89,7 +90,8 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)];
   auto block = [&](auto x, T* dst, size_t count) {
     const auto y = f(d, x);
-    const auto ok = hn::AndNot(hn::IsNaN(y), domain(d, x));
+    auto ok = domain(d, x);
+    if constexpr (kNaNToScalar) ok = hn::AndNot(hn::IsNaN(y), ok);
     if (count == lanes && hn::AllTrue(d, ok)) {
       hn::StoreU(y, d, dst);
       return;
@@ -163,34 +165,34 @@ void SpecialF32(UnaryFn fn, const float* in, float* out, size_t n) {
   constexpr float kMax = std::numeric_limits<float>::max();
   switch (fn) {
     case UnaryFn::kCbrt:
-      return VectorMap<ops::CbrtOp>(in, out, n, [=](auto d, auto x) { return SpecialDomain(d, x, kMax); },
+      return VectorMap<ops::CbrtOp, true>(in, out, n, [=](auto d, auto x) { return SpecialDomain(d, x, kMax); },
                                     [](auto d, auto x) {
                                       return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Cbrt(dd, v); });
                                     });
     case UnaryFn::kTan:
-      return VectorMap<ops::TanOp>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, Limits<float>::kTrigMax); },
+      return VectorMap<ops::TanOp, true>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, Limits<float>::kTrigMax); },
                                    [](auto d, auto x) {
                                      return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Tan(dd, v); });
                                    });
     case UnaryFn::kErf:
       // Zeros and denormals give zeros of their sign (the flushed input's erf).
-      return VectorMap<ops::ErfOp>(in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
+      return VectorMap<ops::ErfOp, true>(in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
                                    [](auto d, auto x) {
                                      return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x));
                                    });
     case UnaryFn::kErfInv:
-      return VectorMap<ops::ErfInvOp>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, 0x1.fffffep-1f); },
+      return VectorMap<ops::ErfInvOp, true>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, 0x1.fffffep-1f); },
                                       [](auto d, auto x) {
                                         return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::ErfInv(dd, v); });
                                       });
     case UnaryFn::kLgamma:
       // lgamma overflows f32 near 4e36.
-      return VectorMap<ops::LgammaOp>(in, out, n, [](auto d, auto x) { return hn::And(SpecialDomain(d, x, 1e36f), NotPole(d, x)); },
+      return VectorMap<ops::LgammaOp, true>(in, out, n, [](auto d, auto x) { return hn::And(SpecialDomain(d, x, 1e36f), NotPole(d, x)); },
                                       [](auto d, auto x) {
                                         return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Lgamma(dd, v); });
                                       });
     case UnaryFn::kDigamma:
-      return VectorMap<ops::DigammaOp>(in, out, n, [=](auto d, auto x) { return hn::And(SpecialDomain(d, x, kMax), NotPole(d, x)); },
+      return VectorMap<ops::DigammaOp, true>(in, out, n, [=](auto d, auto x) { return hn::And(SpecialDomain(d, x, kMax), NotPole(d, x)); },
                                        [](auto d, auto x) {
                                          return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Digamma(dd, v); });
                                        });
@@ -269,7 +271,7 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
         return hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x));
       });
     case UnaryFn::kRsqrt:
-      return VectorMap<ops::RsqrtOp>(in, out, n, always, [](auto d, auto x) {
+      return VectorMap<ops::RsqrtOp, true>(in, out, n, always, [](auto d, auto x) {
         const auto xf = hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x);
         const auto y = hn::Div(hn::Set(d, T(1)), hn::Sqrt(xf));
 #if HWY_NATIVE_FMA
