@@ -63,7 +63,10 @@ def digamma_ref(x):
             shift = np.where(low, shift - 1 / z, shift)
             z = np.where(low, z + 1, z)
         z2 = 1 / (z * z)
-        series = z2 * (1 / 12 - z2 * (1 / 120 - z2 * (1 / 252 - z2 * (1 / 240 - z2 * (1 / 132 - z2 * (691 / 32760 - z2 / 12))))))
+        series = np.zeros_like(z2)
+        for term in (1 / 12, -691 / 32760, 1 / 132, -1 / 240, 1 / 252, -1 / 120, 1 / 12):  # highest first
+            series = series * z2 + term
+        series = series * z2
         return np.where(pole, np.nan, np.log(z) - 0.5 / z - series + shift + refl)
 
 

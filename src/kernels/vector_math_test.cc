@@ -64,8 +64,10 @@ long double Digamma(long double x) {
   long double shift = 0;
   for (; x < 30; x += 1) shift -= 1 / x;
   const long double z2 = 1 / (x * x);
-  const long double series =
-      z2 * (1.0L / 12 - z2 * (1.0L / 120 - z2 * (1.0L / 252 - z2 * (1.0L / 240 - z2 * (1.0L / 132 - z2 * (691.0L / 32760 - z2 / 12))))));
+  const long double terms[] = {1.0L / 12, -1.0L / 120, 1.0L / 252, -1.0L / 240, 1.0L / 132, -691.0L / 32760, 1.0L / 12};
+  long double series = 0;
+  for (int i = 6; i >= 0; --i) series = series * z2 + terms[i];
+  series *= z2;
   return logl(x) - 0.5L / x - series + shift + reflection;
 }
 
@@ -170,8 +172,9 @@ void CheckUnary(const Function& f, const std::string& level) {
     max_ulp_scalar = std::max(max_ulp_scalar, UlpError(scalar, reference));
   }
   const double bound = sizeof(T) == 4 ? f.max_ulp_f32 : f.max_ulp_f64;
-  if (bound >= 0)
+  if (bound >= 0) {
     EXPECT_LE(max_ulp, bound) << f.name << (sizeof(T) == 4 ? ".f32" : ".f64") << " at " << level << " worst x=" << worst;
+  }
   std::printf("%-8s %s %-6s vector %.2f ulp (x=%.9g), libm %.2f ulp\n", f.name, sizeof(T) == 4 ? "f32" : "f64",
               level.c_str(), max_ulp, static_cast<double>(worst), max_ulp_scalar);
   // Lengths that are not a multiple of the vector, and in place.

@@ -85,9 +85,9 @@ template <class ScalarOp, bool kNaNToScalar = false, typename T, class Domain, c
 HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
-  HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)];
-  HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)];
-  HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)] = {};
   auto block = [&](auto x, T* dst, size_t count) {
     const auto y = f(d, x);
     auto ok = domain(d, x);
@@ -108,7 +108,7 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) block(hn::LoadU(d, in + i), out + i, lanes);
   if (i < n) {
-    HWY_ALIGN T tail[HWY_MAX_BYTES / sizeof(T)];
+    HWY_ALIGN T tail[HWY_MAX_BYTES / sizeof(T)] = {};
     for (size_t j = 0; j < lanes; ++j) tail[j] = i + j < n ? in[i + j] : T(1);
     block(hn::Load(d, tail), out + i, n - i);
   }
@@ -161,45 +161,41 @@ HWY_INLINE auto NotPole(D d, V x) {
   return hn::Or(hn::Gt(x, hn::Zero(d)), hn::Ne(hn::Round(x), x));
 }
 
+// f(d, x) of special_math-inl.h evaluated in f64 lanes.
+#define STABLERT_IN_F64(Fn)                                                              \
+  [](auto d, auto x) {                                                                   \
+    return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Fn(dd, v); }); \
+  }
+
 void SpecialF32(UnaryFn fn, const float* in, float* out, size_t n) {
   constexpr float kMax = std::numeric_limits<float>::max();
+  constexpr float kBelowOne = 0x1.fffffep-1f;
+  constexpr float kLgammaMax = 1e36f;  // lgamma overflows f32 near 4e36
+  auto up_to = [](float limit) { return [limit](auto d, auto x) { return SpecialDomain(d, x, limit); }; };
+  auto up_to_not_pole = [](float limit) {
+    return [limit](auto d, auto x) { return hn::And(SpecialDomain(d, x, limit), NotPole(d, x)); };
+  };
   switch (fn) {
     case UnaryFn::kCbrt:
-      return VectorMap<ops::CbrtOp, true>(in, out, n, [=](auto d, auto x) { return SpecialDomain(d, x, kMax); },
-                                    [](auto d, auto x) {
-                                      return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Cbrt(dd, v); });
-                                    });
+      return VectorMap<ops::CbrtOp, true>(in, out, n, up_to(kMax), STABLERT_IN_F64(Cbrt));
     case UnaryFn::kTan:
-      return VectorMap<ops::TanOp, true>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, Limits<float>::kTrigMax); },
-                                   [](auto d, auto x) {
-                                     return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Tan(dd, v); });
-                                   });
+      return VectorMap<ops::TanOp, true>(in, out, n, up_to(Limits<float>::kTrigMax), STABLERT_IN_F64(Tan));
     case UnaryFn::kErf:
-      // Zeros and denormals give zeros of their sign (the flushed input's erf).
-      return VectorMap<ops::ErfOp, true>(in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
-                                   [](auto d, auto x) {
-                                     return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x));
-                                   });
+      // f32 lanes; zeros and denormals give zeros of their sign (the flushed input's erf).
+      return VectorMap<ops::ErfOp, true>(
+          in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x)); });
     case UnaryFn::kErfInv:
-      return VectorMap<ops::ErfInvOp, true>(in, out, n, [](auto d, auto x) { return SpecialDomain(d, x, 0x1.fffffep-1f); },
-                                      [](auto d, auto x) {
-                                        return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::ErfInv(dd, v); });
-                                      });
+      return VectorMap<ops::ErfInvOp, true>(in, out, n, up_to(kBelowOne), STABLERT_IN_F64(ErfInv));
     case UnaryFn::kLgamma:
-      // lgamma overflows f32 near 4e36.
-      return VectorMap<ops::LgammaOp, true>(in, out, n, [](auto d, auto x) { return hn::And(SpecialDomain(d, x, 1e36f), NotPole(d, x)); },
-                                      [](auto d, auto x) {
-                                        return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Lgamma(dd, v); });
-                                      });
+      return VectorMap<ops::LgammaOp, true>(in, out, n, up_to_not_pole(kLgammaMax), STABLERT_IN_F64(Lgamma));
     case UnaryFn::kDigamma:
-      return VectorMap<ops::DigammaOp, true>(in, out, n, [=](auto d, auto x) { return hn::And(SpecialDomain(d, x, kMax), NotPole(d, x)); },
-                                       [](auto d, auto x) {
-                                         return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Digamma(dd, v); });
-                                       });
+      return VectorMap<ops::DigammaOp, true>(in, out, n, up_to_not_pole(kMax), STABLERT_IN_F64(Digamma));
     default:
       return;
   }
 }
+#undef STABLERT_IN_F64
 
 void SpecialF64(UnaryFn fn, const double* in, double* out, size_t n) {
   switch (fn) {
