@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(build-essential cmake ninja-build python3-venv python3-dev libg
                  libbenchmark-dev binutils liblapack-dev libblas-dev   # reference LAPACK + BLAS (docs/decisions.md)
                  libdnnl-dev   # oneDNN: matrix products and convolutions (docs/decisions.md)
                  libhwy-dev    # Highway: run-time ISA dispatch, vector math, vqsort (docs/decisions.md)
+                 libxsmm-dev   # libxsmm: small matrix products (docs/decisions.md)
                  clang-14 libclang-rt-14-dev libomp-dev)   # clang + libFuzzer runtime (+ OpenMP for the clang build): tests/fuzz/run_fuzzer.sh
 
 echo "== Debian packages"

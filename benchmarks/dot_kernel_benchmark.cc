@@ -1,7 +1,7 @@
 // The "dot.f32" kernel's two paths on the same products: StableRT's loops (one thread, as
 // the executor runs products too small to split) and oneDNN's matmul primitive (created
-// once, then executed; on oneDNN's OpenMP team, timed by the wall clock, and on the calling
-// thread alone). Sets the crossover kMinOneDnnMacs in
+// once, then executed; tiled over the process's cores on StableRT's pool, timed by the wall
+// clock, and on the calling thread alone). Sets the crossover kMinOneDnnMacs in
 // kernels/dot.cc. Also prints which oneDNN implementation each element type would get.
 // See docs/benchmarks.md for the command and results.
 #include <benchmark/benchmark.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/onednn_matmul.h"
+#include "kernels/xsmm_matmul.h"
 #include "kernels/registry.h"
 
 namespace {
@@ -57,12 +58,11 @@ void BM_Loops(benchmark::State& state) {
   SetCounters(state, b, m, k, n);
 }
 
-void OneDnn(benchmark::State& state, bool single_thread) {
+void OneDnn(benchmark::State& state, int threads) {
   const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
   Product p(b, m, k, n);
   onednn::MatmulShape shape = onednn::DotShape(p.args);
-  shape.single_thread = single_thread;
-  auto prepared = onednn::PrepareMatmul(shape);
+  auto prepared = onednn::PrepareMatmul(shape, threads);
   if (!prepared.ok()) {
     state.SkipWithError(prepared.status().ToString().c_str());
     return;
@@ -75,18 +75,37 @@ void OneDnn(benchmark::State& state, bool single_thread) {
   SetCounters(state, b, m, k, n);
 }
 
-// On oneDNN's OpenMP team, and on the calling thread alone.
-void BM_OneDnn(benchmark::State& state) { OneDnn(state, false); }
-void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, true); }
+// libxsmm's generated kernel, also beyond xsmm::kMaxSmallDim (to see the crossover).
+void BM_Small(benchmark::State& state) {
+  const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
+  Product p(b, m, k, n);
+  auto prepared = xsmm::PrepareSmallMatmul(onednn::DotShape(p.args), /*max_dim=*/256);
+  if (!prepared.ok()) {
+    state.SkipWithError(prepared.status().ToString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    Status status = xsmm::RunSmallMatmul(prepared->get(), p.args);
+    benchmark::DoNotOptimize(p.out.data());
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+  SetCounters(state, b, m, k, n);
+}
+
+// Tiled over the process's cores (StableRT's pool), and on the calling thread alone.
+void BM_OneDnn(benchmark::State& state) { OneDnn(state, 0); }
+void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, 1); }
 
 void Shapes(benchmark::internal::Benchmark* bench) {
-  for (int64_t s : {8, 16, 24, 32, 48, 64, 128, 256}) bench->Args({1, s, s, s});
+  for (int64_t s : {8, 16, 24, 32, 48, 64, 96, 128, 256}) bench->Args({1, s, s, s});
+  bench->Args({512, 32, 32, 32});
   bench->Args({1, 1, 256, 256})->Args({1, 256, 256, 1})->Args({1, 4, 64, 64})->Args({16, 16, 16, 16});
   bench->Args({1, 1, 4096, 4096})->Args({64, 128, 128, 128})->Args({1, 1024, 1024, 1024});
 }
 
 BENCHMARK(BM_Loops)->Apply(Shapes);
 BENCHMARK(BM_OneDnn)->Apply(Shapes)->UseRealTime();
+BENCHMARK(BM_Small)->Apply(Shapes)->UseRealTime();
 BENCHMARK(BM_OneDnnOneThread)->Apply(Shapes);
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The FFT plans of kernels/fft_plan.h against KissFFT (Debian libkissfft-dev, float only),
-// single-threaded, complex64: 1-D 1024 and 4096, 1000 (radix 2/4/5), 1021 (prime:
+// complex64 (and complex128 for ours): 1-D 1024 and 4096, 1000 (radix 2/4/5), 1021 (prime:
 // Bluestein here, KissFFT's generic O(n*p) butterfly), and 2-D 256x256 (ours: rows as
 // interleaved sequences, then columns in place; KissFFT: kiss_fftnd).
 // See docs/benchmarks.md for the command and results.
@@ -29,17 +29,22 @@ std::vector<C64> Signal(int64_t n) {
   return x;
 }
 
+template <typename T>
 void BM_Ours1D(benchmark::State& state) {
   const int64_t n = state.range(0);
-  FftPlan<float> plan(n);
-  std::vector<C64> x = Signal(n), scratch(static_cast<size_t>(plan.ScratchSize(1)));
+  FftPlan<T> plan(n);
+  std::vector<std::complex<T>> x(static_cast<size_t>(n)), scratch(static_cast<size_t>(plan.ScratchSize(1)));
+  const std::vector<C64> signal = Signal(n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = {signal[i].real(), signal[i].imag()};
   for (auto _ : state) {
     plan.Run(x.data(), scratch.data(), 1, false);
     benchmark::DoNotOptimize(x.data());
   }
   state.SetItemsProcessed(state.iterations() * n);
 }
-BENCHMARK(BM_Ours1D)->Arg(1000)->Arg(1021)->Arg(1024)->Arg(4096);
+// Long lines (1M, 1000000, the prime 1000003) run four-step / Bluestein on the thread pool.
+BENCHMARK(BM_Ours1D<float>)->Arg(1000)->Arg(1021)->Arg(1024)->Arg(4096)->Arg(1 << 20)->Arg(1000000)->Arg(1000003);
+BENCHMARK(BM_Ours1D<double>)->Arg(4096)->Arg(1 << 20);
 
 void BM_Ours2D(benchmark::State& state) {
   const int64_t n = state.range(0);

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include <thread>
 #include <vector>
 
@@ -37,6 +41,32 @@ TEST(ThreadPool, WithoutWorkersTheCallerRunsEverything) {
   int sum = 0;
   pool.ParallelFor(10, [&](int i) { sum += i; });
   EXPECT_EQ(sum, 45);
+}
+
+TEST(ThreadPool, PartsRunInTheCallersFloatingPointEnvironment) {
+#if defined(__x86_64__)
+  ThreadPool pool(2);
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040);  // flush denormals to zero, treat denormal inputs as zero
+  std::vector<float> results(64);
+  volatile float tiny = 1e-39f;  // a denormal
+  pool.ParallelFor(64, [&](int i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));  // let the workers take parts
+    results[static_cast<size_t>(i)] = tiny * 0.5f;
+  });
+  _mm_setcsr(saved);
+  for (float r : results) EXPECT_EQ(r, 0.0f);
+  // And the workers' own environment is back afterwards.
+  pool.ParallelFor(64, [&](int i) { results[static_cast<size_t>(i)] = tiny * 0.5f; });
+  for (float r : results) EXPECT_EQ(r, 1e-39f * 0.5f);
+#else
+  GTEST_SKIP() << "checks the x86 MXCSR register";
+#endif
+}
+
+TEST(ThreadPool, TheSharedPoolHasOneThreadPerCoreOfTheBudget) {
+  EXPECT_GE(CoreBudget(), 1);
+  EXPECT_EQ(ThreadPool::Shared().parallelism(), CoreBudget());
 }
 
 }  // namespace

@@ -12,10 +12,16 @@
 // call by reorder primitives prepared with it. Anything oneDNN cannot express (batch groups,
 // strided transposed convolutions, 0-D spatial...) runs the loop kernel.
 //
+// Threads: a large convolution is cut into tiles, each the same convolution over a slice of
+// the lhs batch dimension (and the matching slice of the output's batch dimension) -- for
+// the forward and input-gradient forms the images, for the kernel-gradient form the input
+// features -- so tiles write disjoint parts of the output and need no reduction. Each tile
+// has its own primitive (oneDNN's primitive cache makes equal ones one), run on one thread
+// (onednn_common.h: no OpenMP team), the tiles spread over StableRT's pool.
 // The kernel is registered as splittable; its prepare function decides per step
-// (PreparedStep::single_call): a oneDNN step is called once and oneDNN threads it (OpenMP),
-// a loop step is split over StableRT's pool like `convolution.f32`. oneDNN exceptions
-// become Status errors.
+// (PreparedStep::single_call): a oneDNN step is called once and runs its tiles itself, a
+// loop step is split over StableRT's pool like `convolution.f32`. oneDNN exceptions become
+// Status errors.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -25,8 +31,10 @@
 
 #include <dnnl.hpp>
 
+#include "base/thread_pool.h"
 #include "kernels/convolution_params.h"
 #include "kernels/families.h"
+#include "kernels/onednn_common.h"
 #include "kernels/registry.h"
 #include "kernels/strided.h"
 
@@ -35,10 +43,7 @@ namespace {
 
 using dnnl::memory;
 
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using onednn::Engine;
 
 enum class Buffer { kLhs, kRhs, kOut };
 
@@ -60,13 +65,21 @@ struct Role {
   bool reordered = false;
 };
 
-struct DnnlConvState {
-  bool loops = false;  // fall back to the loop kernel
-  KernelFn loop_kernel = nullptr;
+// The convolution over one slice of the batch.
+struct ConvTile {
   dnnl::primitive primitive;
   memory::desc scratchpad;  // per call: primitives run on any thread, concurrently
   std::vector<Role> roles;
 };
+
+struct DnnlConvState {
+  bool loops = false;  // fall back to the loop kernel
+  KernelFn loop_kernel = nullptr;
+  std::vector<ConvTile> tiles;
+};
+
+// Convolutions with fewer multiply-adds run as one tile on the calling thread.
+constexpr double kMinSplitMacs = 1 << 21;
 
 KernelFn g_loop_kernel = nullptr;
 
@@ -134,20 +147,20 @@ dnnl::primitive_attr Attr() {
 
 memory::desc Any(const Role& role) { return memory::desc(role.dims, memory::data_type::f32, memory::format_tag::any); }
 
-StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
-  auto state = std::make_shared<DnnlConvState>();
-  state->loop_kernel = g_loop_kernel;
+// Prepares the convolution over lhs batch entries [batch_begin, batch_begin + batch_count)
+// (and the same output batch entries) into `tile`; false if oneDNN cannot run it.
+bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_count, ConvTile* tile) {
   const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
   const ConvolutionParams conv(args.params);
   const auto& [lhs_dims, rhs_dims, out_dims, strides, padding_low, high, lhs_dilation, rhs_dilation, reversal,
                feature_groups, batch_groups] = conv;
   ParamList low = padding_low;  // adjusted below where oneDNN needs other padding
   const size_t spatial = strides.size();
-  // The loop kernel is split over StableRT's pool by the executor; a oneDNN step runs once
-  // and oneDNN's OpenMP threads share its work.
-  auto fallback = [&]() -> StatusOr<PreparedStep> {
-    state->loops = true;
-    return PreparedStep(state, /*once=*/false);
+  auto fallback = [] { return false; };
+  // The role's view of the batch slice; `logical` is the role's dim of the sliced batch.
+  auto slice = [&](Role& r, size_t logical) {
+    r.offset += batch_begin * r.strides[logical];
+    r.dims[logical] = batch_count;
   };
   if (spatial < 1 || spatial > 3 || batch_groups != 1 || args.outputs[0].num_elements == 0 ||
       args.inputs[0].num_elements == 0 || args.inputs[1].num_elements == 0)
@@ -192,6 +205,8 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
         a = role(DNNL_ARG_SRC, Buffer::kLhs, false, lhs, lhs_dims[0], lhs_dims[1], lhs_sp);
         w = role(DNNL_ARG_WEIGHTS, Buffer::kRhs, false, rhs, rhs_dims[1], rhs_dims[0], rhs_sp);
         b = role(DNNL_ARG_DST, Buffer::kOut, true, out, out_dims[0], out_dims[1], out_sp);
+        slice(a, 0);
+        slice(b, 0);
         for (size_t s = 0; s < spatial; ++s) {
           const int64_t k = w.dims[2 + s];
           w.flip[2 + s] = reversal[s] != 0;
@@ -211,6 +226,8 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
         a = role(DNNL_ARG_DIFF_DST, Buffer::kLhs, false, lhs, lhs_dims[0], lhs_dims[1], lhs_sp);
         w = role(DNNL_ARG_WEIGHTS, Buffer::kRhs, false, rhs, rhs_dims[0], rhs_dims[1], rhs_sp);
         b = role(DNNL_ARG_DIFF_SRC, Buffer::kOut, true, out, out_dims[0], out_dims[1], out_sp);
+        slice(a, 0);
+        slice(b, 0);
         for (size_t s = 0; s < spatial; ++s) {
           const int64_t k = w.dims[2 + s];
           w.flip[2 + s] = reversal[s] == 0;
@@ -238,6 +255,8 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
         a = role(DNNL_ARG_SRC, Buffer::kLhs, false, lhs, lhs_dims[1], lhs_dims[0], lhs_sp);
         w = role(DNNL_ARG_DIFF_DST, Buffer::kRhs, false, rhs, rhs_dims[0], rhs_dims[1], rhs_sp);
         b = role(DNNL_ARG_DIFF_WEIGHTS, Buffer::kOut, true, out, out_dims[1], out_dims[0], out_sp);
+        slice(a, 1);  // the lhs batch is oneDNN's input-feature dim here
+        slice(b, 1);
         for (size_t s = 0; s < spatial; ++s) {
           const int64_t k = b.dims[2 + s];
           fwd_strides[s] = rhs_dilation[s];
@@ -271,8 +290,8 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
             a.prim = pd.src_desc();
             w.prim = pd.weights_desc();
             b.prim = pd.dst_desc();
-            state->primitive = dnnl::convolution_forward(pd);
-            state->scratchpad = pd.scratchpad_desc();
+            tile->primitive = dnnl::convolution_forward(pd);
+            tile->scratchpad = pd.scratchpad_desc();
             return true;
           }
           case Path::kBackwardData: {
@@ -287,8 +306,8 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
             a.prim = pd.diff_dst_desc();
             w.prim = pd.weights_desc();
             b.prim = pd.diff_src_desc();
-            state->primitive = dnnl::convolution_backward_data(pd);
-            state->scratchpad = pd.scratchpad_desc();
+            tile->primitive = dnnl::convolution_backward_data(pd);
+            tile->scratchpad = pd.scratchpad_desc();
             return true;
           }
           case Path::kBackwardWeights: {
@@ -303,8 +322,8 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
             a.prim = pd.src_desc();
             w.prim = pd.diff_dst_desc();
             b.prim = pd.diff_weights_desc();
-            state->primitive = dnnl::convolution_backward_weights(pd);
-            state->scratchpad = pd.scratchpad_desc();
+            tile->primitive = dnnl::convolution_backward_weights(pd);
+            tile->scratchpad = pd.scratchpad_desc();
             return true;
           }
         }
@@ -325,7 +344,44 @@ StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
   } catch (const dnnl::error&) {
     return fallback();
   }
-  state->roles = {a, w, b};
+  tile->roles = {a, w, b};
+  return true;
+}
+
+// Tiles for `threads` threads: one below kMinSplitMacs, else the batch in `threads` slices
+// (twice as many from 2^28 multiply-adds, so that a descheduled thread holds back less).
+int TileCount(const KernelArgs& args, const ConvolutionParams& conv, int threads) {
+  const int64_t batch = args.inputs[0].dims[static_cast<size_t>(conv.lhs_dims[0])];
+  const int64_t out_features = args.inputs[1].dims[static_cast<size_t>(conv.rhs_dims[1])];
+  if (threads <= 1 || batch < 2 || out_features == 0) return 1;
+  // Multiply-adds: each output element sums over the kernel's other dims.
+  const double macs = static_cast<double>(args.outputs[0].num_elements) *
+                      static_cast<double>(args.inputs[1].num_elements / out_features);
+  if (macs < kMinSplitMacs) return 1;
+  const int64_t wanted = macs >= 1 << 28 ? 2 * threads : threads;
+  const int64_t chunk = (batch + wanted - 1) / wanted;
+  return static_cast<int>((batch + chunk - 1) / chunk);
+}
+
+StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
+  auto state = std::make_shared<DnnlConvState>();
+  state->loop_kernel = g_loop_kernel;
+  const ConvolutionParams conv(args.params);
+  const int64_t batch = args.inputs[0].dims[static_cast<size_t>(conv.lhs_dims[0])];
+  onednn::OneDnnThreadScope single;
+  const int parts = conv.batch_groups == 1 ? TileCount(args, conv, CoreBudget()) : 1;
+  const int64_t chunk = (batch + parts - 1) / parts;
+  for (int part = 0; part < parts; ++part) {
+    ConvTile tile;
+    const int64_t begin = part * chunk;
+    if (!PrepareTile(args, begin, std::min(chunk, batch - begin), &tile)) {
+      // The loop kernel, split over StableRT's pool by the executor.
+      state->loops = true;
+      state->tiles.clear();
+      return PreparedStep(state, /*once=*/false);
+    }
+    state->tiles.push_back(std::move(tile));
+  }
   return PreparedStep(state, /*once=*/true);
 }
 
@@ -347,11 +403,11 @@ void GatherFlipped(const Role& role, const float* base, float* to) {
   }
 }
 
-Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
-  const auto& state = *static_cast<const DnnlConvState*>(args.state);
-  if (state.loops) return state.loop_kernel(context, args);
+// Runs one tile on the calling thread.
+Status RunTile(const ConvTile& tile, const KernelArgs& args) {
   try {
-    dnnl::stream stream(Engine());
+    onednn::OneDnnThreadScope single;
+    dnnl::stream& stream = onednn::ThreadStream();
     std::unordered_map<int, memory> primitive_args;
     std::vector<std::pair<const Role*, std::pair<memory, memory>>> outputs;
     std::vector<std::vector<float>> copies;
@@ -362,7 +418,7 @@ Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& arg
       role.reorder.execute(stream, reorder_args);
       stream.wait();  // before its scratchpad goes
     };
-    for (const Role& role : state.roles) {
+    for (const Role& role : tile.roles) {
       const BufferView& view = role.buffer == Buffer::kLhs   ? args.inputs[0]
                                : role.buffer == Buffer::kRhs ? args.inputs[1]
                                                              : args.outputs[0];
@@ -385,13 +441,32 @@ Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& arg
       }
       primitive_args.emplace(role.arg, prim);
     }
-    if (state.scratchpad.get_size() > 0) primitive_args.emplace(DNNL_ARG_SCRATCHPAD, memory(state.scratchpad, Engine()));
-    state.primitive.execute(stream, primitive_args);
+    if (tile.scratchpad.get_size() > 0)
+      primitive_args.emplace(DNNL_ARG_SCRATCHPAD,
+                             memory(tile.scratchpad, Engine(), onednn::ThreadScratch(tile.scratchpad.get_size())));
+    tile.primitive.execute(stream, primitive_args);
     stream.wait();
     for (auto& [role, memories] : outputs) reorder(*role, memories.first, memories.second);
   } catch (const dnnl::error& e) {
-    return Internal(std::string("oneDNN convolution: ") + e.what());
+    return onednn::FromDnnlError(e, "convolution");
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("out of memory running a oneDNN convolution");
   }
+  return OkStatus();
+}
+
+Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
+  const auto& state = *static_cast<const DnnlConvState*>(args.state);
+  if (state.loops) return state.loop_kernel(context, args);
+  // A oneDNN step is called once; should a caller still split it, one call does the work.
+  if (context.thread_index != 0) return OkStatus();
+  if (state.tiles.size() == 1) return RunTile(state.tiles[0], args);
+  std::vector<Status> statuses(state.tiles.size());
+  ThreadPool::Shared().ParallelFor(static_cast<int>(state.tiles.size()), [&](int t) {
+    statuses[static_cast<size_t>(t)] = RunTile(state.tiles[static_cast<size_t>(t)], args);
+  });
+  for (Status& status : statuses)
+    if (!status.ok()) return status;
   return OkStatus();
 }
 

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "base/thread_pool.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -124,6 +125,26 @@ TEST(DnnlConvolutionTest, GradientForms) {
   Config kernel_grad{lhs_swapped, dy_as_kernel, out_hwio, {4, 9, 9, 5}, {4, 5, 5, 6}, {3, 3, 5, 6},
                      {lhs_swapped, dy_as_kernel, out_hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}};
   { SCOPED_TRACE("kernel_grad"); ExpectSameAsLoops(kernel_grad); }
+}
+
+// Large enough to be cut into tiles over the batch (images for the forward and input-gradient
+// forms, input features for the kernel gradient) when the process has two or more cores;
+// oneDNN never starts threads of its own for them.
+TEST(DnnlConvolutionTest, TiledGradientFormsMatchLoopsWithoutThreadsOfTheirOwn) {
+  ThreadPool::Shared();  // the budget's workers
+  const int before = ProcessThreadCount();
+  const std::vector<int64_t> nhwc = {0, 3, 1, 2}, hwio = {2, 3, 0, 1}, hwoi = {3, 2, 0, 1};
+  Config forward{nhwc, hwio, nhwc, {7, 24, 24, 16}, {3, 3, 16, 32}, {7, 24, 24, 32},
+                 {nhwc, hwio, nhwc, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
+  { SCOPED_TRACE("forward"); ExpectSameAsLoops(forward); }
+  Config input_grad{nhwc, hwoi, nhwc, {7, 24, 24, 32}, {3, 3, 16, 32}, {7, 24, 24, 16},
+                    {nhwc, hwoi, nhwc, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}};
+  { SCOPED_TRACE("input_grad"); ExpectSameAsLoops(input_grad); }
+  const std::vector<int64_t> lhs_swapped = {3, 0, 1, 2}, dy_as_kernel = {0, 3, 1, 2};
+  Config kernel_grad{lhs_swapped, dy_as_kernel, hwio, {7, 24, 24, 16}, {7, 24, 24, 32}, {3, 3, 16, 32},
+                     {lhs_swapped, dy_as_kernel, hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
+  { SCOPED_TRACE("kernel_grad"); ExpectSameAsLoops(kernel_grad); }
+  EXPECT_EQ(ProcessThreadCount(), before);
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 //
 // f32 and bf16 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul
 // primitive (onednn_matmul.h), created once per step by the prepare function; such a step
-// is called once (PreparedStep::single_call) and oneDNN spreads it over its own OpenMP
-// threads. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
+// is called once (PreparedStep::single_call) and spreads its tiles over StableRT's pool
+// itself. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
 // them natively on AVX512_BF16 CPUs (brg:avx512_core_bf16) and otherwise only a reference
 // implementation, which is left to the loops. oneDNN 2.6 has no f16 matmul on x86 CPUs
 // without AVX512_FP16, and no f64 one. Everything else -- smaller and matrix-vector
@@ -23,9 +23,13 @@
 // terms round as before.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/dot.h"
+
+#include "base/thread_pool.h"
 #include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
@@ -33,6 +37,7 @@
 #include "kernels/onednn_matmul.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/xsmm_matmul.h"
 
 namespace stablert::kernels {
 namespace {
@@ -167,56 +172,126 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
+// One row times a matrix stored [K,N] (f32): out[n] = sum_k x[k] * rhs[k, n]. The loops
+// would give the whole product to one thread (one output row), and splitting its columns
+// makes every thread read half of each matrix row, which breaks the hardware's sequential
+// streams (measured: slower than one thread). So the rows of rhs go in `parts` contiguous
+// blocks of k, each block summed pairwise into a row of its own by one pool thread -- every
+// thread streams its part of the matrix in order -- and the blocks' rows are added in order
+// (deterministic for a given part count).
+Status MatVecOverK(const KernelArgs& args, int parts) {
+  const BufferView& lhs_view = args.inputs[0];
+  const BufferView& out_view = args.outputs[0];
+  const bool lhs_bkm = args.params[0][0] != 0;
+  const int64_t n_size = out_view.dims[2];
+  const int64_t k_size = lhs_bkm ? lhs_view.dims[1] : lhs_view.dims[2];
+  const float* x = lhs_view.as<const float>();  // [1,1,K] or [1,K,1]: contiguous in k either way
+  const float* rhs = args.inputs[1].as<const float>();
+  float* out = out_view.as<float>();
+  // Blocks of whole leaves, so each block's pairwise tree is the single-thread one's subtree.
+  const int64_t leaves = (k_size + kRowLeaf - 1) / kRowLeaf;
+  parts = static_cast<int>(std::min<int64_t>(parts, leaves));
+  std::vector<float> partial(static_cast<size_t>(std::max(0, parts - 1)) * static_cast<size_t>(n_size));
+  ThreadPool::Shared().ParallelFor(parts, [&](int part) {
+    const int64_t first_leaf = leaves * part / parts, last_leaf = leaves * (part + 1) / parts;
+    const int64_t k_begin = first_leaf * kRowLeaf, k_end = std::min(k_size, last_leaf * kRowLeaf);
+    float* row = part == 0 ? out : partial.data() + static_cast<size_t>(part - 1) * static_cast<size_t>(n_size);
+    std::fill(row, row + n_size, 0.0f);
+    pairwise::VectorCascade<float, kRowLeaf> cascade(row, n_size, 1, k_end - k_begin);
+    for (int64_t first = k_begin; first < k_end; first += kRowLeaf) {
+      float* dst = cascade.NextLeaf(0);
+      for (int64_t k = first; k < std::min(k_end, first + kRowLeaf); ++k) {
+        const float a = x[k];
+        const float* r_row = rhs + k * n_size;
+        for (int64_t n = 0; n < n_size; ++n) dst[n] += a * r_row[n];
+      }
+    }
+    cascade.Finish();
+  });
+  for (int part = 1; part < parts; ++part) {
+    const float* row = partial.data() + static_cast<size_t>(part - 1) * static_cast<size_t>(n_size);
+    for (int64_t n = 0; n < n_size; ++n) out[n] += row[n];
+  }
+  return OkStatus();
+}
+
+// Matrix-vector products with at least this many multiply-adds use every core (MatVecOverK).
+constexpr double kMinSplitMatVecMacs = 1 << 20;
+
 // Which path runs a product, from measurements on the 2-core Zen 5 machine
-// (benchmarks/dot_kernel_benchmark.cc; f32, N x N x N; loops on one thread, as the executor
-// runs products too small to split; oneDNN's primitive created once, then executed):
-//            loops     oneDNN, 1 thread   oneDNN, 2 threads (from docs, unloaded machine)
+// (benchmarks/dot_kernel_benchmark.cc; f32, N x N x N; loops and oneDNN on one thread,
+// oneDNN's primitive created once, then executed):
+//            loops     oneDNN, 1 thread
 //   16^3     1.0 us    1.1 us
 //   24^3     3.0 us    1.9 us
 //   32^3     6.0 us    1.7 us
-//   64^3     33 us     3.8 us             (250 vs 204 GFLOP/s on one thread)
-//   128^3    240 us    26 us              (436 vs 242 GFLOP/s)
-// so products of at least 16*16*32 multiply-adds go to oneDNN. Its two-thread OpenMP team
-// pays from about 64^3-128^3 on an idle machine, but every team fork/join needs both cores:
-// on a busy machine (load 4-5 on 2 cores) a team thread waiting for a descheduled partner
-// made 64^3 take ~100 us instead of 4 us, 256^3 4 ms instead of 0.15 ms and the batched
-// 64x128x128x128 7.8 ms instead of 1.1 ms, while at 1024^3 one thread and the team were
-// even (9 ms). A program alternating team and single-thread steps was slower still (the
-// MLP training step of benchmarks/jax_benchmark.py: 36 ms with the team from 2^28, 18-22 ms
-// with all its products on one kind). So oneDNN runs on the calling thread alone below 2^30
-// multiply-adds (1024^3, ~9 ms of one core's work) and on its team from there, where the
-// team's cost is amortized and an idle machine gains up to 2x.
-// Matrix-vector products (M == 1 or N == 1) are memory-bound and stay on the loops, which
-// the pool splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread,
-// the loops 4.6 ms on one; 256x256x1: 15 us vs 10 us).
+//   64^3     33 us     3.8 us
+//   128^3    240 us    26 us
+// so products of at least 16*16*32 multiply-adds go to oneDNN, which cuts the large ones
+// into tiles run on StableRT's pool (onednn_matmul.h; no OpenMP team). Matrix-vector
+// products (M == 1 or N == 1) are memory-bound and stay on the loops, which the pool
+// splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread, the loops
+// 4.6 ms on one; 256x256x1: 15 us vs 10 us).
 constexpr double kMinOneDnnMacs = 16.0 * 16.0 * 32.0;
-constexpr double kMinOneDnnThreadedMacs = 1073741824.0;  // 2^30
+
+// The library path a prepared step takes (KernelArgs::state of "dot.f32"/"dot.bf16").
+struct DotState {
+  using Path = DotPath;
+  Path path;
+  KernelState impl;  // xsmm's or onednn's state
+  int parts = 1;     // kMatVec: blocks of k
+};
 
 template <DType D>
 StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   onednn::MatmulShape shape = onednn::DotShape(args);
+  // Unimplemented from a library means "not this product": the next path takes it.
+  auto library = [](DotState::Path path, StatusOr<KernelState> impl) -> StatusOr<std::optional<PreparedStep>> {
+    if (!impl.ok()) {
+      if (impl.status().code() == StatusCode::kUnimplemented) return std::optional<PreparedStep>();
+      return impl.status();
+    }
+    auto state = std::make_shared<DotState>(DotState{path, std::move(impl).value()});
+    return std::optional<PreparedStep>(PreparedStep(std::move(state), /*once=*/true));
+  };
   const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                       static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return PreparedStep();
-  shape.single_thread = macs < kMinOneDnnThreadedMacs;
-  auto state = onednn::PrepareMatmul(shape);
-  if (!state.ok()) {
-    // No fast oneDNN implementation (or an empty product): the loops run it.
-    if (state.status().code() == StatusCode::kUnimplemented) return PreparedStep();
-    return state.status();
+  if constexpr (D == DType::kF32) {
+    STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
+    if (small) return *std::move(small);
+    if (shape.batch == 1 && shape.m == 1 && !shape.rhs_bnk && shape.n > 1 && macs >= kMinSplitMatVecMacs &&
+        CoreBudget() > 1)
+      return PreparedStep(std::make_shared<DotState>(DotState{DotPath::kMatVec, nullptr, CoreBudget()}),
+                          /*once=*/true);
   }
-  return PreparedStep(std::move(state).value(), /*once=*/true);
+  if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return PreparedStep();
+  STABLERT_ASSIGN_OR_RETURN(auto onednn, library(DotState::Path::kOneDnn, onednn::PrepareMatmul(shape)));
+  if (onednn) return *std::move(onednn);
+  return PreparedStep();  // no fast library implementation (or an empty product): the loops
 }
 
 template <DType D>
 Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   if (args.state == nullptr) return DotLoops<D>(context, args);
-  // A oneDNN step is called once; should a caller still split it, one call does the work.
+  // A library step is called once; should a caller still split it, one call does the work.
   if (context.thread_index != 0) return OkStatus();
-  return onednn::RunMatmul(args.state, args);
+  const auto& state = *static_cast<const DotState*>(args.state);
+  KernelArgs library_args = args;
+  library_args.state = state.impl.get();
+  switch (state.path) {
+    case DotState::Path::kSmall: return xsmm::RunSmallMatmul(state.impl.get(), library_args);
+    case DotState::Path::kOneDnn: return onednn::RunMatmul(state.impl.get(), library_args);
+    case DotState::Path::kMatVec: return MatVecOverK(args, state.parts);
+    case DotState::Path::kLoops: break;
+  }
+  return Internal("dot: unknown library path");
 }
 
 }  // namespace
+
+DotPath PreparedDotPath(const void* state) {
+  return state == nullptr ? DotPath::kLoops : static_cast<const DotState*>(state)->path;
+}
 
 Status RegisterDotKernels(KernelRegistry& r) {
   using Numeric = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16, DType::kU32,

@@ -8,16 +8,23 @@
 //               params: [[3], [lengths]]; the imaginary parts of the terms a real signal's
 //               spectrum has real (k = 0 and k = nk/2) are ignored, as the transform of a
 //               Hermitian-symmetric extension of the input does.
-// The one-dimensional plans (fft_plan.h) are built once per step by the prepare function.
+// The prepare function only checks the parameters; the one-dimensional plans (fft_plan.h)
+// are built on the first execution of the step (once, under std::call_once, so concurrent
+// first executions are safe) and kept with the step, so compilation never pays for them.
 // Multi-dimensional transforms run axis by axis in place in the output (RFFT: the last
-// axis first, IRFFT: the last axis last), each axis as interleaved sequences (no
-// transposes). Normalization multiplies real and imaginary parts by a real factor.
+// axis first, IRFFT: the last axis last). Lines of the innermost axis run 16 at a time
+// interleaved in a buffer (the plans' vector loops run across them); other axes run in
+// place or in blocks of 16 columns. Groups, blocks and batch entries are split over the
+// shared thread pool when the transform is large (fft_plan.h, ForEachPart), and a long
+// single line splits itself (four-step plans). Normalization multiplies real and imaginary
+// parts by a real factor.
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numbers>
 #include <vector>
 
@@ -29,87 +36,89 @@
 namespace stablert::kernels {
 namespace {
 
+using fft::Buffer;
+using fft::FftPlan;
+using fft::ForEachPart;
+
 enum FftType : int64_t { kFft = 0, kIfft = 1, kRfft = 2, kIrfft = 3 };
 
+// Lines (or columns) transformed together in a buffer.
+constexpr int64_t kGroup = 16;
+
 template <typename T>
-struct FftState {
-  std::vector<int64_t> lengths;
-  std::vector<std::shared_ptr<const fft::FftPlan<T>>> plans;  // one per length, shared by equal lengths
+struct FftPlans {
+  std::vector<std::shared_ptr<const FftPlan<T>>> per_axis;  // one per length, shared by equal lengths
   // RFFT/IRFFT with an even last length n: a plan of length n/2 (the real line packed as
   // n/2 complex numbers) and w^k = exp(-2*pi*i*k/n) for k <= n/2.
-  std::shared_ptr<const fft::FftPlan<T>> half_plan;
+  std::shared_ptr<const FftPlan<T>> half;
   std::vector<std::complex<T>> half_twiddles;
+};
+
+template <typename T>
+class FftState {
+ public:
+  FftState(int64_t type, std::vector<int64_t> lengths) : type_(type), lengths_(std::move(lengths)) {}
+  const std::vector<int64_t>& lengths() const { return lengths_; }
+  // The plans, built by the first caller; thread-safe.
+  const FftPlans<T>& plans() const {
+    std::call_once(once_, [this] { Build(); });
+    return plans_;
+  }
+
+ private:
+  void Build() const {
+    std::map<int64_t, std::shared_ptr<const FftPlan<T>>> by_length;
+    for (int64_t n : lengths_) {
+      auto& plan = by_length[n];
+      if (!plan) plan = std::make_shared<const FftPlan<T>>(n);
+      plans_.per_axis.push_back(plan);
+    }
+    const int64_t n = lengths_.back();
+    if ((type_ == kRfft || type_ == kIrfft) && n >= 2 && n % 2 == 0) {
+      plans_.half = std::make_shared<const FftPlan<T>>(n / 2);
+      for (int64_t k = 0; k <= n / 2; ++k) {
+        const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+        plans_.half_twiddles.emplace_back(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
+      }
+    }
+  }
+
+  int64_t type_;
+  std::vector<int64_t> lengths_;
+  mutable std::once_flag once_;
+  mutable FftPlans<T> plans_;
 };
 
 template <typename T>
 StatusOr<PreparedStep> PrepareFft(const KernelArgs& args) {
   if (args.params.size() != 2 || args.params[0].size() != 1 || args.params[1].empty() || args.params[1].size() > 3)
     return InvalidArgument("fft kernels take params [[type], [lengths (1 to 3)]]");
-  auto state = std::make_shared<FftState<T>>();
-  state->lengths = args.params[1];
-  std::map<int64_t, std::shared_ptr<const fft::FftPlan<T>>> by_length;
-  for (int64_t n : state->lengths) {
+  for (int64_t n : args.params[1])
     if (n < 0) return InvalidArgument("fft length must not be negative");
-    auto& plan = by_length[n];
-    if (!plan) plan = std::make_shared<const fft::FftPlan<T>>(n);
-    state->plans.push_back(plan);
-  }
-  const int64_t type = args.params[0][0], n = state->lengths.back();
-  if ((type == 2 || type == 3) && n >= 2 && n % 2 == 0) {
-    state->half_plan = std::make_shared<const fft::FftPlan<T>>(n / 2);
-    for (int64_t k = 0; k <= n / 2; ++k) {
-      const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
-      state->half_twiddles.emplace_back(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));
-    }
-  }
-  return KernelState(std::move(state));
+  const int64_t type = args.params[0][0];
+  if (type < kFft || type > kIrfft) return InvalidArgument("fft type must be 0 to 3 (FFT, IFFT, RFFT, IRFFT)");
+  return KernelState(std::make_shared<const FftState<T>>(type, args.params[1]));
 }
 
-// Scratch memory of one call: up to 1 MiB comes from a buffer kept per thread (no
-// allocation per call for small transforms); larger requests are allocated and freed with
-// the call, so no thread keeps the memory of its largest transform. At most one instance per
-// thread is alive at a time.
-template <typename T>
-class Scratch {
- public:
-  explicit Scratch(size_t size) {
-    thread_local std::vector<std::complex<T>> cached;
-    if (size * sizeof(std::complex<T>) <= (size_t{1} << 20)) {
-      if (cached.size() < size) cached.resize(size);
-      data_ = cached.data();
-    } else {
-      owned_.resize(size);
-      data_ = owned_.data();
+// Transforms `lines` lines of length n through `plan` in groups of up to kGroup lines:
+// load(first, g, buffer) fills buffer[j * g + l] with element j of line first + l (l < g),
+// the plan runs over the g interleaved lines, and store(first, g, buffer) takes the result
+// from the same layout. A plan that splits itself (four-step) runs one line at a time.
+template <typename T, typename Load, typename Store>
+void RunLineGroups(const FftPlan<T>& plan, int64_t n, int64_t lines, bool inverse, const Load& load,
+                   const Store& store) {
+  const int64_t group = plan.splits() ? 1 : std::min(kGroup, lines);
+  const int64_t groups = (lines + group - 1) / group;
+  ForEachPart(groups, n * lines, [&](int64_t begin, int64_t end) {
+    Buffer<T> buffer(n * group + plan.ScratchSize(group));
+    std::complex<T>* data = buffer.data();
+    for (int64_t gi = begin; gi < end; ++gi) {
+      const int64_t first = gi * group, g = std::min(group, lines - first);
+      load(first, g, data);
+      plan.Run(data, data + n * group, g, inverse);
+      store(first, g, data);
     }
-  }
-  std::complex<T>* data() { return data_; }
-
- private:
-  std::complex<T>* data_ = nullptr;
-  std::vector<std::complex<T>> owned_;
-};
-
-// Transforms `lines` contiguous sequences of length n: groups of up to kGroup lines are
-// interleaved into a buffer (element j of line g at g + j * group), transformed together
-// (the plan's inner loops then run over the group), and written back.
-// Lines of the innermost axis transformed together (interleaved), see RunContiguousLines.
-constexpr int64_t kGroup = 16;
-
-template <typename T>
-void RunContiguousLines(const fft::FftPlan<T>& plan, std::complex<T>* data, int64_t n, int64_t lines, bool inverse) {
-  Scratch<T> buffer(static_cast<size_t>(n * kGroup + plan.ScratchSize(kGroup)));
-  std::complex<T>* group_data = buffer.data();
-  std::complex<T>* scratch = buffer.data() + n * kGroup;
-  for (int64_t first = 0; first < lines; first += kGroup) {
-    const int64_t g = std::min(kGroup, lines - first);
-    const std::complex<T>* src = data + first * n;
-    for (int64_t l = 0; l < g; ++l)
-      for (int64_t j = 0; j < n; ++j) group_data[l + j * g] = src[l * n + j];
-    plan.Run(group_data, scratch, g, inverse);
-    std::complex<T>* dst = data + first * n;
-    for (int64_t l = 0; l < g; ++l)
-      for (int64_t j = 0; j < n; ++j) dst[l * n + j] = group_data[l + j * g];
-  }
+  });
 }
 
 // Transforms `data` (row-major `dims`) along axes [first, last) in place.
@@ -117,77 +126,67 @@ template <typename T>
 void TransformAxes(std::complex<T>* data, const std::vector<int64_t>& dims, size_t first, size_t last,
                    const FftState<T>& state, bool inverse) {
   const size_t rank = dims.size();
-  const size_t k = state.lengths.size();
+  const size_t k = state.lengths().size();
+  constexpr size_t kSize = sizeof(std::complex<T>);
   for (size_t axis = first; axis < last; ++axis) {
-    const fft::FftPlan<T>& plan = *state.plans[axis - (rank - k)];
+    const FftPlan<T>& plan = *state.plans().per_axis[axis - (rank - k)];
     const int64_t n = dims[axis];
     if (n <= 1) continue;
     int64_t outer = 1, inner = 1;
     for (size_t i = 0; i < axis; ++i) outer *= dims[i];
     for (size_t i = axis + 1; i < rank; ++i) inner *= dims[i];
-    if (inner == 1 && outer > 1 && !plan.uses_bluestein()) {
-      RunContiguousLines(plan, data, n, outer, inverse);
-      continue;
+    const int64_t total = outer * n * inner;
+    if (inner == 1 && plan.splits()) {  // long lines: one at a time, each split over threads
+      Buffer<T> scratch(plan.ScratchSize(1));
+      for (int64_t o = 0; o < outer; ++o) plan.Run(data + o * n, scratch.data(), 1, inverse);
+    } else if (inner == 1) {
+      RunLineGroups(
+          plan, n, outer, inverse,
+          [&](int64_t f, int64_t g, std::complex<T>* buf) {
+            for (int64_t l = 0; l < g; ++l)
+              for (int64_t j = 0; j < n; ++j) buf[j * g + l] = data[(f + l) * n + j];
+          },
+          [&](int64_t f, int64_t g, const std::complex<T>* buf) {
+            for (int64_t l = 0; l < g; ++l)
+              for (int64_t j = 0; j < n; ++j) data[(f + l) * n + j] = buf[j * g + l];
+          });
+    } else if (inner <= 4 * kGroup || plan.splits() || plan.uses_bluestein()) {
+      // Short rows or long columns: each batch entry in place (its sequences interleaved).
+      ForEachPart(outer, total, [&](int64_t begin, int64_t end) {
+        Buffer<T> scratch(plan.ScratchSize(inner));
+        for (int64_t o = begin; o < end; ++o) plan.Run(data + o * n * inner, scratch.data(), inner, inverse);
+      });
+    } else {
+      // Blocks of kGroup columns gathered into a buffer that stays in cache.
+      const int64_t blocks = (inner + kGroup - 1) / kGroup;
+      ForEachPart(outer * blocks, total, [&](int64_t begin, int64_t end) {
+        Buffer<T> buffer(n * kGroup + plan.ScratchSize(kGroup));
+        std::complex<T>* block = buffer.data();
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t o = i / blocks, c = (i % blocks) * kGroup, w = std::min(kGroup, inner - c);
+          std::complex<T>* base = data + o * n * inner + c;
+          for (int64_t j = 0; j < n; ++j) std::memcpy(static_cast<void*>(block + j * w), base + j * inner, w * kSize);
+          plan.Run(block, block + n * kGroup, w, inverse);
+          for (int64_t j = 0; j < n; ++j) std::memcpy(static_cast<void*>(base + j * inner), block + j * w, w * kSize);
+        }
+      });
     }
-    Scratch<T> scratch(static_cast<size_t>(plan.ScratchSize(inner)));
-    for (int64_t o = 0; o < outer; ++o) plan.Run(data + o * n * inner, scratch.data(), inner, inverse);
   }
 }
 
 template <typename T>
-void Scale(std::complex<T>* data, int64_t count, const std::vector<int64_t>& lengths) {
+void Scale(std::complex<T>* data, int64_t count, T factor) {
+  T* v = reinterpret_cast<T*>(data);
+  ForEachPart(2 * count, count, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) v[i] *= factor;
+  });
+}
+
+template <typename T>
+T InverseScale(const std::vector<int64_t>& lengths) {
   double total = 1;
   for (int64_t n : lengths) total *= static_cast<double>(n);
-  const T factor = static_cast<T>(1.0 / total);
-  T* v = reinterpret_cast<T*>(data);
-  for (int64_t i = 0; i < 2 * count; ++i) v[i] *= factor;
-}
-
-template <typename T>
-void RealFftLines(const fft::FftPlan<T>& plan, const T* x, std::complex<T>* y, int64_t n, int64_t lines);
-template <typename T>
-void RealFftEvenLines(const FftState<T>& state, const T* x, std::complex<T>* y, int64_t n, int64_t lines);
-
-// IRFFT of lines of even length n through a plan of length h = n/2 (the inverse of
-// RealFftEvenLines): E_k = (X_k + conj(X_h-k)) / 2, O_k = conj(w^k) (X_k - conj(X_h-k)) / 2,
-// z = IFFT_h(E + iO) = h (x_2j + i x_2j+1). The imaginary parts of X_0 and X_h are ignored.
-template <typename T>
-void InverseRealFftEvenLines(const FftState<T>& state, const std::complex<T>* spectrum, T* y, int64_t n,
-                             int64_t lines, T factor) {
-  const fft::FftPlan<T>& plan = *state.half_plan;
-  const int64_t h = n / 2;
-  const std::complex<T>* w = state.half_twiddles.data();
-  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
-  std::vector<std::complex<T>> buffer(static_cast<size_t>(h * group));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
-  const T scale = 2 * factor;  // the length-h inverse yields h * x, the full one n * x
-  for (int64_t first = 0; first < lines; first += group) {
-    const int64_t g = std::min(group, lines - first);
-    for (int64_t l = 0; l < g; ++l) {
-      const std::complex<T>* z = spectrum + (first + l) * (h + 1);
-      for (int64_t k = 0; k < h; ++k) {
-        std::complex<T> xk = z[k], xc = std::conj(z[h - k]);
-        if (k == 0) {
-          xk.imag(0);
-          xc.imag(0);
-        }
-        const std::complex<T> e((xk.real() + xc.real()) / 2, (xk.imag() + xc.imag()) / 2);
-        const std::complex<T> d((xk.real() - xc.real()) / 2, (xk.imag() - xc.imag()) / 2);
-        const std::complex<T> wk = w[k];  // O = conj(wk) * d
-        const std::complex<T> o(wk.real() * d.real() + wk.imag() * d.imag(), wk.real() * d.imag() - wk.imag() * d.real());
-        buffer[static_cast<size_t>(l + k * g)] = std::complex<T>(e.real() - o.imag(), e.imag() + o.real());
-      }
-    }
-    plan.Run(buffer.data(), scratch.data(), g, true);
-    for (int64_t l = 0; l < g; ++l) {
-      T* line = y + (first + l) * n;
-      for (int64_t j = 0; j < h; ++j) {
-        const std::complex<T> v = buffer[static_cast<size_t>(l + j * g)];
-        line[2 * j] = v.real() * scale;
-        line[2 * j + 1] = v.imag() * scale;
-      }
-    }
-  }
+  return static_cast<T>(1.0 / total);
 }
 
 template <typename T>
@@ -201,9 +200,61 @@ Status ComplexFftKernel(const KernelContext&, const KernelArgs& args) {
     std::memcpy(static_cast<void*>(y), in.data, static_cast<size_t>(out.num_elements) * sizeof(std::complex<T>));
   const bool inverse = args.params[0][0] == kIfft;
   std::vector<int64_t> dims(out.dims.begin(), out.dims.end());
-  TransformAxes(y, dims, dims.size() - state.lengths.size(), dims.size(), state, inverse);
-  if (inverse) Scale(y, out.num_elements, state.lengths);
+  TransformAxes(y, dims, dims.size() - state.lengths().size(), dims.size(), state, inverse);
+  if (inverse) Scale(y, out.num_elements, InverseScale<T>(state.lengths()));
   return OkStatus();
+}
+
+// RFFT of contiguous real lines of length n into lines of n/2 + 1 complex numbers.
+// Even n: z_j = x_2j + i x_2j+1, Z = FFT_h(z) (h = n/2); the spectra of the even and odd
+// samples are E_k = (Z_k + conj(Z_h-k)) / 2 and O_k = (Z_k - conj(Z_h-k)) / 2i, and
+// X_k = E_k + w^k O_k for k = 0..h. Odd n: the lines widened to complex.
+template <typename T>
+void RealFftLines(const FftPlans<T>& plans, const T* x, std::complex<T>* y, int64_t n, int64_t lines) {
+  const int64_t half = n / 2 + 1;
+  if (!plans.half) {
+    RunLineGroups(
+        *plans.per_axis.back(), n, lines, false,
+        [&](int64_t f, int64_t g, std::complex<T>* buf) {
+          for (int64_t l = 0; l < g; ++l)
+            for (int64_t j = 0; j < n; ++j) buf[j * g + l] = std::complex<T>(x[(f + l) * n + j], 0);
+        },
+        [&](int64_t f, int64_t g, const std::complex<T>* buf) {
+          for (int64_t l = 0; l < g; ++l)
+            for (int64_t k = 0; k < half; ++k) y[(f + l) * half + k] = buf[k * g + l];
+        });
+    return;
+  }
+  const int64_t h = n / 2;
+  const std::complex<T>* w = plans.half_twiddles.data();
+  RunLineGroups(
+      *plans.half, h, lines, false,
+      [&](int64_t f, int64_t g, std::complex<T>* buf) {
+        if (g == 1) {
+          std::memcpy(static_cast<void*>(buf), x + f * n, static_cast<size_t>(n) * sizeof(T));
+          return;
+        }
+        for (int64_t l = 0; l < g; ++l) {
+          const T* line = x + (f + l) * n;
+          for (int64_t j = 0; j < h; ++j) buf[j * g + l] = std::complex<T>(line[2 * j], line[2 * j + 1]);
+        }
+      },
+      [&](int64_t f, int64_t g, const std::complex<T>* buf) {
+        ForEachPart(h + 1, g == 1 ? h : 0, [&](int64_t k_begin, int64_t k_end) {
+          for (int64_t l = 0; l < g; ++l) {
+            std::complex<T>* out = y + (f + l) * (h + 1);
+            for (int64_t k = k_begin; k < k_end; ++k) {
+              const std::complex<T> zk = buf[(k == h ? 0 : k) * g + l];
+              const std::complex<T> zc = std::conj(buf[(k == 0 ? 0 : h - k) * g + l]);
+              const std::complex<T> e((zk.real() + zc.real()) / 2, (zk.imag() + zc.imag()) / 2);
+              const std::complex<T> o((zk.imag() - zc.imag()) / 2, (zc.real() - zk.real()) / 2);  // (zk - zc) / 2i
+              const std::complex<T> wk = w[k];
+              out[k] = std::complex<T>(e.real() + wk.real() * o.real() - wk.imag() * o.imag(),
+                                       e.imag() + wk.real() * o.imag() + wk.imag() * o.real());
+            }
+          }
+        });
+      });
 }
 
 template <typename T>
@@ -212,70 +263,76 @@ Status RealFftKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const int64_t n = state.lengths.back();
-  const int64_t half = out.dims.back();
-  const int64_t lines = out.num_elements / half;
-  const T* x = in.as<const T>();
+  const int64_t n = state.lengths().back();
+  const int64_t lines = out.num_elements / out.dims.back();
   auto* y = out.as<std::complex<T>>();
-  if (state.half_plan) {
-    RealFftEvenLines(state, x, y, n, lines);
-  } else {
-    RealFftLines(*state.plans.back(), x, y, n, lines);
-  }
+  RealFftLines(state.plans(), in.as<const T>(), y, n, lines);
   std::vector<int64_t> dims(out.dims.begin(), out.dims.end());
-  TransformAxes(y, dims, dims.size() - state.lengths.size(), dims.size() - 1, state, false);
+  TransformAxes(y, dims, dims.size() - state.lengths().size(), dims.size() - 1, state, false);
   return OkStatus();
 }
 
-// RFFT of contiguous real lines through a full-length complex plan (any n).
+// IRFFT of lines of n/2 + 1 complex numbers into real lines of length n, scaled by `factor`.
+// Even n (the inverse of RealFftLines): E_k = (X_k + conj(X_h-k)) / 2,
+// O_k = conj(w^k) (X_k - conj(X_h-k)) / 2, z = IFFT_h(E + iO) = h (x_2j + i x_2j+1).
+// Odd n: the Hermitian extension transformed as complex. The imaginary parts of X_0 and
+// X_h are ignored.
 template <typename T>
-void RealFftLines(const fft::FftPlan<T>& plan, const T* x, std::complex<T>* y, int64_t n, int64_t lines) {
+void InverseRealFftLines(const FftPlans<T>& plans, const std::complex<T>* spectrum, T* y, int64_t n, int64_t lines,
+                         T factor) {
   const int64_t half = n / 2 + 1;
-  // Lines in interleaved groups (see RunContiguousLines), widened to complex.
-  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
-  std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
-  for (int64_t first = 0; first < lines; first += group) {
-    const int64_t g = std::min(group, lines - first);
-    for (int64_t l = 0; l < g; ++l)
-      for (int64_t j = 0; j < n; ++j) buffer[static_cast<size_t>(l + j * g)] = std::complex<T>(x[(first + l) * n + j], 0);
-    plan.Run(buffer.data(), scratch.data(), g, false);
-    for (int64_t l = 0; l < g; ++l)
-      for (int64_t k = 0; k < half; ++k) y[(first + l) * half + k] = buffer[static_cast<size_t>(l + k * g)];
+  if (!plans.half) {
+    RunLineGroups(
+        *plans.per_axis.back(), n, lines, true,
+        [&](int64_t f, int64_t g, std::complex<T>* buf) {
+          for (int64_t l = 0; l < g; ++l) {
+            const std::complex<T>* z = spectrum + (f + l) * half;
+            for (int64_t k = 0; k < n; ++k) buf[k * g + l] = k < half ? z[k] : std::conj(z[n - k]);
+          }
+        },
+        [&](int64_t f, int64_t g, const std::complex<T>* buf) {
+          for (int64_t l = 0; l < g; ++l)
+            for (int64_t j = 0; j < n; ++j) y[(f + l) * n + j] = buf[j * g + l].real() * factor;
+        });
+    return;
   }
-}
-
-// RFFT of lines of even length n through a plan of length h = n/2: z_j = x_2j + i x_2j+1,
-// Z = FFT(z); the spectra of the even and odd samples are E_k = (Z_k + conj(Z_h-k)) / 2 and
-// O_k = (Z_k - conj(Z_h-k)) / 2i, and X_k = E_k + w^k O_k for k = 0..h.
-template <typename T>
-void RealFftEvenLines(const FftState<T>& state, const T* x, std::complex<T>* y, int64_t n, int64_t lines) {
-  const fft::FftPlan<T>& plan = *state.half_plan;
   const int64_t h = n / 2;
-  const std::complex<T>* w = state.half_twiddles.data();
-  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
-  std::vector<std::complex<T>> buffer(static_cast<size_t>(h * group));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
-  for (int64_t first = 0; first < lines; first += group) {
-    const int64_t g = std::min(group, lines - first);
-    for (int64_t l = 0; l < g; ++l) {
-      const T* line = x + (first + l) * n;
-      for (int64_t j = 0; j < h; ++j) buffer[static_cast<size_t>(l + j * g)] = std::complex<T>(line[2 * j], line[2 * j + 1]);
-    }
-    plan.Run(buffer.data(), scratch.data(), g, false);
-    for (int64_t l = 0; l < g; ++l) {
-      std::complex<T>* out = y + (first + l) * (h + 1);
-      for (int64_t k = 0; k <= h; ++k) {
-        const std::complex<T> zk = buffer[static_cast<size_t>(l + (k == h ? 0 : k) * g)];
-        const std::complex<T> zc = std::conj(buffer[static_cast<size_t>(l + (k == 0 ? 0 : h - k) * g)]);
-        const std::complex<T> e((zk.real() + zc.real()) / 2, (zk.imag() + zc.imag()) / 2);
-        const std::complex<T> o((zk.imag() - zc.imag()) / 2, (zc.real() - zk.real()) / 2);  // (zk - zc) / 2i
-        const std::complex<T> wk = w[k];
-        out[k] = std::complex<T>(e.real() + wk.real() * o.real() - wk.imag() * o.imag(),
-                                 e.imag() + wk.real() * o.imag() + wk.imag() * o.real());
-      }
-    }
-  }
+  const std::complex<T>* w = plans.half_twiddles.data();
+  const T scale = 2 * factor;  // the length-h inverse yields h * x, the full one n * x
+  RunLineGroups(
+      *plans.half, h, lines, true,
+      [&](int64_t f, int64_t g, std::complex<T>* buf) {
+        ForEachPart(h, g == 1 ? h : 0, [&](int64_t k_begin, int64_t k_end) {
+          for (int64_t l = 0; l < g; ++l) {
+            const std::complex<T>* z = spectrum + (f + l) * (h + 1);
+            for (int64_t k = k_begin; k < k_end; ++k) {
+              std::complex<T> xk = z[k], xc = std::conj(z[h - k]);
+              if (k == 0) {
+                xk.imag(0);
+                xc.imag(0);
+              }
+              const std::complex<T> e((xk.real() + xc.real()) / 2, (xk.imag() + xc.imag()) / 2);
+              const std::complex<T> d((xk.real() - xc.real()) / 2, (xk.imag() - xc.imag()) / 2);
+              const std::complex<T> wk = w[k];  // O = conj(wk) * d
+              const std::complex<T> o(wk.real() * d.real() + wk.imag() * d.imag(),
+                                      wk.real() * d.imag() - wk.imag() * d.real());
+              buf[k * g + l] = std::complex<T>(e.real() - o.imag(), e.imag() + o.real());
+            }
+          }
+        });
+      },
+      [&](int64_t f, int64_t g, const std::complex<T>* buf) {
+        ForEachPart(h, g == 1 ? h : 0, [&](int64_t j_begin, int64_t j_end) {
+          for (int64_t l = 0; l < g; ++l) {
+            T* line = y + (f + l) * n;
+            for (int64_t j = j_begin; j < j_end; ++j) {
+              const std::complex<T> v = buf[j * g + l];
+              line[2 * j] = v.real() * scale;
+              line[2 * j + 1] = v.imag() * scale;
+            }
+          }
+        });
+      });
 }
 
 template <typename T>
@@ -284,38 +341,19 @@ Status InverseRealFftKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const int64_t n = state.lengths.back();
-  const int64_t half = in.dims.back();
+  const int64_t n = state.lengths().back();
   const int64_t lines = out.num_elements / n;
+  const std::complex<T>* spectrum = in.as<const std::complex<T>>();
   // The complex axes first, on a copy of the input.
-  std::vector<std::complex<T>> spectrum(static_cast<size_t>(in.num_elements));
-  std::memcpy(static_cast<void*>(spectrum.data()), in.data,
-              static_cast<size_t>(in.num_elements) * sizeof(std::complex<T>));
-  std::vector<int64_t> dims(in.dims.begin(), in.dims.end());
-  TransformAxes(spectrum.data(), dims, dims.size() - state.lengths.size(), dims.size() - 1, state, true);
-  double total = 1;
-  for (int64_t len : state.lengths) total *= static_cast<double>(len);
-  const T factor = static_cast<T>(1.0 / total);
-  T* y = out.as<T>();
-  if (state.half_plan) {
-    InverseRealFftEvenLines(state, spectrum.data(), y, n, lines, factor);
-    return OkStatus();
+  Buffer<T> copy(state.lengths().size() > 1 ? in.num_elements : 0);
+  if (state.lengths().size() > 1) {
+    std::memcpy(static_cast<void*>(copy.data()), in.data,
+                static_cast<size_t>(in.num_elements) * sizeof(std::complex<T>));
+    std::vector<int64_t> dims(in.dims.begin(), in.dims.end());
+    TransformAxes(copy.data(), dims, dims.size() - state.lengths().size(), dims.size() - 1, state, true);
+    spectrum = copy.data();
   }
-  const fft::FftPlan<T>& plan = *state.plans.back();
-  const int64_t group = plan.uses_bluestein() ? 1 : kGroup;
-  std::vector<std::complex<T>> buffer(static_cast<size_t>(n * group));
-  std::vector<std::complex<T>> scratch(static_cast<size_t>(plan.ScratchSize(group)));
-  for (int64_t first = 0; first < lines; first += group) {
-    const int64_t g = std::min(group, lines - first);
-    for (int64_t l = 0; l < g; ++l) {
-      const std::complex<T>* z = spectrum.data() + (first + l) * half;
-      for (int64_t k = 0; k < n; ++k)
-        buffer[static_cast<size_t>(l + k * g)] = k < half ? z[k] : std::conj(z[n - k]);
-    }
-    plan.Run(buffer.data(), scratch.data(), g, true);
-    for (int64_t l = 0; l < g; ++l)
-      for (int64_t j = 0; j < n; ++j) y[(first + l) * n + j] = buffer[static_cast<size_t>(l + j * g)].real() * factor;
-  }
+  InverseRealFftLines(state.plans(), spectrum, out.as<T>(), n, lines, InverseScale<T>(state.lengths()));
   return OkStatus();
 }
 

@@ -1,12 +1,20 @@
-// Mixed-radix Stockham and Bluestein FFTs (see fft_plan.h).
+// Mixed-radix Stockham, four-step and Bluestein FFTs (see fft_plan.h).
 //
 // Stockham, decimation in frequency, autosort: a stage of radix r over the current length
 // L = r * m with stride s (L * s = n * stride) reads a_t = x[q + s*(p + t*m)] (t < r) and
 // writes y[q + s*(r*p + u)] = w_L^(p*u) * sum_t a_t w_r^(t*u) for p < m, q < s. After the
 // stage the r outputs of each p form r interleaved sub-problems of length m and stride s*r;
-// after the last stage the result is in natural order. Butterflies multiply only by real
-// constants (and by +-i as swaps), and the twiddle of p == 0 (exactly 1) is skipped, so an
-// infinite input yields infinities, not NaNs, where the exact transform has no 0*inf.
+// after the last stage the result is in natural order. The stages run in
+// kernels/simd/fft_simd.cc, vectorized over q. Butterflies multiply only by real constants
+// (and by +-i as swaps), and the twiddle of p == 0 (exactly 1) is skipped, so an infinite
+// input yields infinities, not NaNs, where the exact transform has no 0*inf.
+//
+// Four-step (n = n1 * n2, j = j1 * n2 + j2, k = k1 + n1 * k2):
+//   X[k1 + n1 k2] = sum_j2 w_n2^(j2 k2) [ w_n^(j2 k1) sum_j1 x[j1 n2 + j2] w_n1^(j1 k1) ]
+// Step A transforms the columns (length n1) of the n1 x (n2 * stride) array in blocks of
+// kBlock columns gathered into a buffer that stays in cache, multiplies by w_n^(j2 k1) and
+// writes to scratch; step B transforms the rows (length n2), 16 rows interleaved at a time
+// when stride == 1, and writes each result transposed to its natural place in `data`.
 #include "kernels/fft_plan.h"
 
 #include <algorithm>
@@ -14,193 +22,44 @@
 #include <cstring>
 #include <numbers>
 
+#include "base/thread_pool.h"
+#include "kernels/simd/fft_simd.h"
+
 namespace stablert::kernels::fft {
 namespace {
 
-template <typename T>
-struct Cx {
-  T re, im;
-};
-
-template <typename T>
-inline Cx<T> Add(Cx<T> a, Cx<T> b) { return {a.re + b.re, a.im + b.im}; }
-template <typename T>
-inline Cx<T> Sub(Cx<T> a, Cx<T> b) { return {a.re - b.re, a.im - b.im}; }
-// a * w (forward) or a * conj(w) (inverse).
-template <bool kInverse, typename T>
-inline Cx<T> Twiddle(Cx<T> a, Cx<T> w) {
-  if constexpr (kInverse) return {a.re * w.re + a.im * w.im, a.im * w.re - a.re * w.im};
-  else return {a.re * w.re - a.im * w.im, a.re * w.im + a.im * w.re};
-}
-// -i * a (forward) or +i * a (inverse): the radix-4 rotation.
-template <bool kInverse, typename T>
-inline Cx<T> Rotate(Cx<T> a) {
-  if constexpr (kInverse) return {-a.im, a.re};
-  else return {a.im, -a.re};
-}
-
-template <bool kInverse, typename T>
-void Radix2(int64_t m, int64_t s, const Cx<T>* tw, const Cx<T>* x, Cx<T>* y) {
-  for (int64_t p = 0; p < m; ++p) {
-    const Cx<T>* x0 = x + s * p;
-    const Cx<T>* x1 = x + s * (p + m);
-    Cx<T>* y0 = y + s * (2 * p);
-    Cx<T>* y1 = y0 + s;
-    if (p == 0) {
-      for (int64_t q = 0; q < s; ++q) {
-        const Cx<T> a = x0[q], b = x1[q];
-        y0[q] = Add(a, b);
-        y1[q] = Sub(a, b);
-      }
-    } else {
-      const Cx<T> w = tw[p];
-      for (int64_t q = 0; q < s; ++q) {
-        const Cx<T> a = x0[q], b = x1[q];
-        y0[q] = Add(a, b);
-        y1[q] = Twiddle<kInverse>(Sub(a, b), w);
-      }
-    }
-  }
-}
-
-template <bool kInverse, typename T>
-void Radix4(int64_t m, int64_t s, const Cx<T>* tw, const Cx<T>* x, Cx<T>* y) {
-  for (int64_t p = 0; p < m; ++p) {
-    const Cx<T>* x0 = x + s * p;
-    const Cx<T>* x1 = x0 + s * m;
-    const Cx<T>* x2 = x1 + s * m;
-    const Cx<T>* x3 = x2 + s * m;
-    Cx<T>* y0 = y + s * (4 * p);
-    Cx<T>* y1 = y0 + s;
-    Cx<T>* y2 = y1 + s;
-    Cx<T>* y3 = y2 + s;
-    if (p == 0) {
-      for (int64_t q = 0; q < s; ++q) {
-        const Cx<T> a0 = x0[q], a1 = x1[q], a2 = x2[q], a3 = x3[q];
-        const Cx<T> s02 = Add(a0, a2), d02 = Sub(a0, a2), s13 = Add(a1, a3);
-        const Cx<T> r13 = Rotate<kInverse>(Sub(a1, a3));
-        y0[q] = Add(s02, s13);
-        y1[q] = Add(d02, r13);
-        y2[q] = Sub(s02, s13);
-        y3[q] = Sub(d02, r13);
-      }
-      continue;
-    }
-    const Cx<T> w1 = tw[3 * p], w2 = tw[3 * p + 1], w3 = tw[3 * p + 2];
-    for (int64_t q = 0; q < s; ++q) {
-      const Cx<T> a0 = x0[q], a1 = x1[q], a2 = x2[q], a3 = x3[q];
-      const Cx<T> s02 = Add(a0, a2), d02 = Sub(a0, a2), s13 = Add(a1, a3);
-      const Cx<T> r13 = Rotate<kInverse>(Sub(a1, a3));
-      y0[q] = Add(s02, s13);
-      y1[q] = Twiddle<kInverse>(Add(d02, r13), w1);
-      y2[q] = Twiddle<kInverse>(Sub(s02, s13), w2);
-      y3[q] = Twiddle<kInverse>(Sub(d02, r13), w3);
-    }
-  }
-}
-
-// Odd radix r: pairs t and r-t share their real cosine and sine factors.
-template <bool kInverse, typename T>
-void RadixOdd(int r, int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const Cx<T>* x, Cx<T>* y) {
-  const int h = (r - 1) / 2;
-  Cx<T> a[kMaxDirectRadix], c[kMaxDirectRadix], sums[kMaxDirectRadix], diffs[kMaxDirectRadix];
-  for (int64_t p = 0; p < m; ++p) {
-    const Cx<T>* w = tw + (r - 1) * p;
-    for (int64_t q = 0; q < s; ++q) {
-      for (int t = 0; t < r; ++t) a[t] = x[q + s * (p + t * m)];
-      Cx<T> c0 = a[0];
-      for (int t = 1; t <= h; ++t) {
-        sums[t] = Add(a[t], a[r - t]);
-        diffs[t] = Sub(a[t], a[r - t]);
-        c0 = Add(c0, sums[t]);
-      }
-      c[0] = c0;
-      for (int u = 1; u <= h; ++u) {
-        Cx<T> A = a[0], B = {0, 0};
-        int k = 0;
-        for (int t = 1; t <= h; ++t) {
-          k += u;
-          if (k >= r) k -= r;
-          const T cs = trig[2 * k], sn = trig[2 * k + 1];
-          A.re += cs * sums[t].re;
-          A.im += cs * sums[t].im;
-          B.re += sn * diffs[t].re;
-          B.im += sn * diffs[t].im;
-        }
-        // Forward: c_u = A - iB, c_{r-u} = A + iB; inverse the other way round.
-        const Cx<T> minus_ib = {A.re + B.im, A.im - B.re}, plus_ib = {A.re - B.im, A.im + B.re};
-        c[u] = kInverse ? plus_ib : minus_ib;
-        c[r - u] = kInverse ? minus_ib : plus_ib;
-      }
-      Cx<T>* out = y + q + s * (r * p);
-      out[0] = c[0];
-      for (int u = 1; u < r; ++u) out[s * u] = p == 0 ? c[u] : Twiddle<kInverse>(c[u], w[u - 1]);
-    }
-  }
-}
-
-// Odd radix R known at compile time: the same arithmetic as RadixOdd, unrolled, with the
-// sequences (q) innermost so that the loop vectorizes.
-template <int R, bool kInverse, bool kTwiddle, typename T>
-inline void RadixOddFixedRow(int64_t m, int64_t s, const Cx<T>* w, const T (&cs)[R][R], const T (&sn)[R][R],
-                             const Cx<T>* in, Cx<T>* out) {
-  constexpr int h = (R - 1) / 2;
-  for (int64_t q = 0; q < s; ++q) {
-    Cx<T> sums[h + 1], diffs[h + 1];
-    const Cx<T> a0 = in[q];
-    Cx<T> c0 = a0;
-    for (int t = 1; t <= h; ++t) {
-      const Cx<T> at = in[q + s * m * t], bt = in[q + s * m * (R - t)];
-      sums[t] = Add(at, bt);
-      diffs[t] = Sub(at, bt);
-      c0 = Add(c0, sums[t]);
-    }
-    out[q] = c0;
-    for (int u = 1; u <= h; ++u) {
-      Cx<T> A = a0, B = {0, 0};
-      for (int t = 1; t <= h; ++t) {
-        A.re += cs[u][t] * sums[t].re;
-        A.im += cs[u][t] * sums[t].im;
-        B.re += sn[u][t] * diffs[t].re;
-        B.im += sn[u][t] * diffs[t].im;
-      }
-      const Cx<T> minus_ib = {A.re + B.im, A.im - B.re}, plus_ib = {A.re - B.im, A.im + B.re};
-      const Cx<T> cu = kInverse ? plus_ib : minus_ib, cr = kInverse ? minus_ib : plus_ib;
-      if constexpr (kTwiddle) {
-        out[q + s * u] = Twiddle<kInverse>(cu, w[u - 1]);
-        out[q + s * (R - u)] = Twiddle<kInverse>(cr, w[R - u - 1]);
-      } else {
-        out[q + s * u] = cu;
-        out[q + s * (R - u)] = cr;
-      }
-    }
-  }
-}
-
-// Odd radix R known at compile time: the same arithmetic as RadixOdd, unrolled, with the
-// sequences (q) innermost so that the loop vectorizes.
-template <int R, bool kInverse, typename T>
-void RadixOddFixed(int64_t m, int64_t s, const Cx<T>* tw, const T* trig, const Cx<T>* x, Cx<T>* y) {
-  constexpr int h = (R - 1) / 2;
-  T cs[R][R] = {}, sn[R][R] = {};
-  for (int u = 1; u <= h; ++u)
-    for (int t = 1; t <= h; ++t) {
-      const int k = (t * u) % R;
-      cs[u][t] = trig[2 * k];
-      sn[u][t] = trig[2 * k + 1];
-    }
-  for (int64_t p = 0; p < m; ++p) {
-    const Cx<T>* w = tw + (R - 1) * p;
-    if (p == 0) RadixOddFixedRow<R, kInverse, false>(m, s, w, cs, sn, x + s * p, y + s * (R * p));
-    else RadixOddFixedRow<R, kInverse, true>(m, s, w, cs, sn, x + s * p, y + s * (R * p));
-  }
-}
+// Columns per block in step A, rows per group in step B, and sequences per chunk in
+// Bluestein: 16 complex numbers are one to four full vectors.
+constexpr int64_t kBlock = 16;
+// Elements touched from which a call is split over the thread pool (a wake-up of sleeping
+// workers costs ~15 us; 32K complex elements take about as long).
+constexpr int64_t kParallelWork = int64_t{1} << 15;
 
 std::complex<double> UnitRoot(int64_t k, int64_t n) {  // exp(-2*pi*i*k/n), k reduced mod n
   k %= n;
   const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
   return {std::cos(angle), std::sin(angle)};
 }
+
+// exp(-2*pi*i*e/n) for many e: the product of two table entries (e = hi * 2^shift + lo),
+// each computed directly in double precision, so about 2 * sqrt(n) sines and cosines in all.
+class UnitRoots {
+ public:
+  explicit UnitRoots(int64_t n) : n_(n) {
+    while ((int64_t{1} << (2 * shift_)) < n) ++shift_;
+    const int64_t fine = int64_t{1} << shift_;
+    for (int64_t lo = 0; lo < fine; ++lo) fine_.push_back(UnitRoot(lo, n));
+    for (int64_t hi = 0; hi * fine < n; ++hi) coarse_.push_back(UnitRoot(hi * fine, n));
+  }
+  std::complex<double> operator()(int64_t e) const {  // 0 <= e < n
+    return coarse_[static_cast<size_t>(e >> shift_)] * fine_[static_cast<size_t>(e & ((int64_t{1} << shift_) - 1))];
+  }
+
+ private:
+  int64_t n_;
+  int shift_ = 0;
+  std::vector<std::complex<double>> fine_, coarse_;
+};
 
 std::vector<int> Factor(int64_t n) {
   std::vector<int> radices;
@@ -222,7 +81,31 @@ std::vector<int> Factor(int64_t n) {
   return radices;
 }
 
+// The largest divisor of n not above sqrt(n), if it and n / it are both >= kBlock; else 0.
+int64_t SplitFactor(int64_t n) {
+  int64_t best = 0;
+  for (int64_t d = kBlock; d * d <= n; ++d)
+    if (n % d == 0) best = d;
+  return best;
+}
+
+template <typename T>
+std::complex<T> Round(std::complex<double> v) {
+  return {static_cast<T>(v.real()), static_cast<T>(v.imag())};
+}
+
 }  // namespace
+
+void ForEachPart(int64_t items, int64_t work, const std::function<void(int64_t, int64_t)>& fn) {
+  int64_t parts = work >= kParallelWork ? ThreadPool::Shared().parallelism() : 1;
+  parts = std::min(parts, items);
+  if (parts <= 1) {
+    fn(0, items);
+    return;
+  }
+  ThreadPool::Shared().ParallelFor(static_cast<int>(parts),
+                                   [&](int part) { fn(items * part / parts, items * (part + 1) / parts); });
+}
 
 template <typename T>
 struct FftPlan<T>::Bluestein {
@@ -233,19 +116,45 @@ struct FftPlan<T>::Bluestein {
 };
 
 template <typename T>
-FftPlan<T>::FftPlan(int64_t n) : n_(n) {
+struct FftPlan<T>::Split {
+  int64_t n1 = 0, n2 = 0;
+  std::unique_ptr<FftPlan<T>> columns, rows;  // lengths n1 and n2
+  std::vector<std::complex<T>> twiddles;      // [k1][j2] = w_n^(j2 k1)
+};
+
+template <typename T>
+FftPlan<T>::FftPlan(int64_t n, bool allow_split) : n_(n) {
   if (n <= 1) return;
   std::vector<int> radices = Factor(n);
   const bool direct = std::all_of(radices.begin(), radices.end(), [](int r) { return r <= kMaxDirectRadix; });
+  if (direct && allow_split && n >= kSplitLength) {
+    if (const int64_t n1 = SplitFactor(n); n1 > 0) {
+      split_ = std::make_unique<Split>();
+      Split& sp = *split_;
+      sp.n1 = n1;
+      sp.n2 = n / n1;
+      sp.columns.reset(new FftPlan<T>(sp.n1, false));
+      sp.rows.reset(new FftPlan<T>(sp.n2, false));
+      sp.twiddles.resize(static_cast<size_t>(n));
+      const UnitRoots roots(n);
+      for (int64_t k1 = 0; k1 < sp.n1; ++k1) {
+        int64_t e = 0;
+        std::complex<T>* row = sp.twiddles.data() + k1 * sp.n2;
+        for (int64_t j2 = 0; j2 < sp.n2; ++j2) {
+          row[j2] = Round<T>(roots(e));
+          e += k1;
+          if (e >= n) e -= n;
+        }
+      }
+      return;
+    }
+  }
   if (direct) {
     int64_t length = n;
     for (int r : radices) {
       Stage stage{r, length / r, twiddles_.size(), trig_.size()};
       for (int64_t p = 0; p < stage.m; ++p)
-        for (int u = 1; u < r; ++u) {
-          const std::complex<double> w = UnitRoot(p * u, length);
-          twiddles_.emplace_back(static_cast<T>(w.real()), static_cast<T>(w.imag()));
-        }
+        for (int u = 1; u < r; ++u) twiddles_.push_back(Round<T>(UnitRoot(p * u, length)));
       if (r % 2 == 1) {
         for (int k = 0; k < r; ++k) {
           // (cos, sin)(2*pi*k/r); the forward sign is applied in the butterfly.
@@ -277,13 +186,11 @@ FftPlan<T>::FftPlan(int64_t n) : n_(n) {
   }
   // The kernel's spectrum in double precision, whatever T is.
   FftPlan<double> exact(b.m);
-  std::vector<std::complex<double>> scratch(static_cast<size_t>(exact.ScratchSize(1)));
+  Buffer<double> scratch(exact.ScratchSize(1));
   exact.Run(kernel.data(), scratch.data(), 1, false);
   b.spectrum.resize(static_cast<size_t>(b.m));
-  for (int64_t k = 0; k < b.m; ++k) {
-    const std::complex<double> v = kernel[static_cast<size_t>(k)] / static_cast<double>(b.m);
-    b.spectrum[static_cast<size_t>(k)] = {static_cast<T>(v.real()), static_cast<T>(v.imag())};
-  }
+  for (int64_t k = 0; k < b.m; ++k)
+    b.spectrum[static_cast<size_t>(k)] = Round<T>(kernel[static_cast<size_t>(k)] / static_cast<double>(b.m));
 }
 
 template <typename T>
@@ -291,8 +198,16 @@ FftPlan<T>::~FftPlan() = default;
 
 template <typename T>
 int64_t FftPlan<T>::ScratchSize(int64_t stride) const {
-  if (bluestein_) return 2 * bluestein_->m;
+  if (bluestein_) {
+    const int64_t g = std::min(stride, kBlock);
+    return bluestein_->m * g + bluestein_->plan->ScratchSize(g);
+  }
   return n_ <= 1 ? 0 : n_ * stride;
+}
+
+template <typename T>
+std::pair<int64_t, int64_t> FftPlan<T>::split_lengths() const {
+  return split_ ? std::pair<int64_t, int64_t>{split_->n1, split_->n2} : std::pair<int64_t, int64_t>{0, 0};
 }
 
 template <typename T>
@@ -306,80 +221,108 @@ template <typename T>
 void FftPlan<T>::Run(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
   if (n_ <= 1 || stride == 0) return;
   if (bluestein_) RunBluestein(data, scratch, stride, inverse);
+  else if (split_) RunSplit(data, scratch, stride, inverse);
   else RunStockham(data, scratch, stride, inverse);
 }
 
 template <typename T>
 void FftPlan<T>::RunStockham(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
-  auto* src = reinterpret_cast<Cx<T>*>(data);
-  auto* dst = reinterpret_cast<Cx<T>*>(scratch);
-  const auto* tw = reinterpret_cast<const Cx<T>*>(twiddles_.data());
+  std::complex<T>* src = data;
+  std::complex<T>* dst = scratch;
   int64_t s = stride;
   for (const Stage& stage : stages_) {
-    const Cx<T>* w = tw + stage.twiddle_offset;
-    switch (stage.radix) {
-      case 2:
-        inverse ? Radix2<true>(stage.m, s, w, src, dst) : Radix2<false>(stage.m, s, w, src, dst);
-        break;
-      case 4:
-        inverse ? Radix4<true>(stage.m, s, w, src, dst) : Radix4<false>(stage.m, s, w, src, dst);
-        break;
-      case 3: {
-        const T* trig = trig_.data() + stage.trig_offset;
-        inverse ? RadixOddFixed<3, true>(stage.m, s, w, trig, src, dst)
-                : RadixOddFixed<3, false>(stage.m, s, w, trig, src, dst);
-        break;
-      }
-      case 5: {
-        const T* trig = trig_.data() + stage.trig_offset;
-        inverse ? RadixOddFixed<5, true>(stage.m, s, w, trig, src, dst)
-                : RadixOddFixed<5, false>(stage.m, s, w, trig, src, dst);
-        break;
-      }
-      case 7: {
-        const T* trig = trig_.data() + stage.trig_offset;
-        inverse ? RadixOddFixed<7, true>(stage.m, s, w, trig, src, dst)
-                : RadixOddFixed<7, false>(stage.m, s, w, trig, src, dst);
-        break;
-      }
-      default: {
-        const T* trig = trig_.data() + stage.trig_offset;
-        inverse ? RadixOdd<true>(stage.radix, stage.m, s, w, trig, src, dst)
-                : RadixOdd<false>(stage.radix, stage.m, s, w, trig, src, dst);
-      }
-    }
+    simd::FftStage({stage.radix, stage.m, s, inverse}, twiddles_.data() + stage.twiddle_offset,
+                   trig_.data() + stage.trig_offset, src, dst);
     std::swap(src, dst);
     s *= stage.radix;
   }
-  if (reinterpret_cast<std::complex<T>*>(src) != data)
-    std::memcpy(static_cast<void*>(data), src, static_cast<size_t>(n_ * stride) * sizeof(std::complex<T>));
+  if (src != data) std::memcpy(static_cast<void*>(data), src, static_cast<size_t>(n_ * stride) * sizeof(std::complex<T>));
 }
 
 template <typename T>
+void FftPlan<T>::RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
+  const Split& sp = *split_;
+  const int64_t n1 = sp.n1, n2 = sp.n2, width = n2 * stride, total = n_ * stride;
+  std::complex<T>* temp = scratch;  // the n1 x width array between the steps
+  constexpr size_t kSize = sizeof(std::complex<T>);
+  // Step A: columns in blocks of kBlock.
+  const int64_t blocks = (width + kBlock - 1) / kBlock;
+  ForEachPart(blocks, total, [&](int64_t begin, int64_t end) {
+    Buffer<T> buffer(n1 * kBlock + sp.columns->ScratchSize(kBlock) + kBlock);
+    std::complex<T>* block = buffer.data();
+    std::complex<T>* block_scratch = block + n1 * kBlock;
+    std::complex<T>* row_twiddles = block_scratch + sp.columns->ScratchSize(kBlock);
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t c = b * kBlock, w = std::min(kBlock, width - c);
+      for (int64_t j1 = 0; j1 < n1; ++j1) std::memcpy(static_cast<void*>(block + j1 * w), data + j1 * width + c, w * kSize);
+      sp.columns->Run(block, block_scratch, w, inverse);
+      std::memcpy(static_cast<void*>(temp + c), block, w * kSize);  // k1 = 0: twiddles are 1
+      for (int64_t k1 = 1; k1 < n1; ++k1) {
+        const std::complex<T>* tw = sp.twiddles.data() + k1 * n2;
+        if (stride == 1) {
+          tw += c;
+        } else {
+          for (int64_t i = 0; i < w; ++i) row_twiddles[i] = tw[(c + i) / stride];
+          tw = row_twiddles;
+        }
+        simd::ComplexMultiply(block + k1 * w, tw, temp + k1 * width + c, w, inverse);
+      }
+    }
+  });
+  // Step B: rows, written transposed: element (k1, k2, q) goes to data[q + stride * (k1 + n1 * k2)].
+  if (stride == 1) {
+    const int64_t groups = (n1 + kBlock - 1) / kBlock;
+    ForEachPart(groups, total, [&](int64_t begin, int64_t end) {
+      Buffer<T> buffer(n2 * kBlock + sp.rows->ScratchSize(kBlock));
+      std::complex<T>* group = buffer.data();
+      std::complex<T>* group_scratch = group + n2 * kBlock;
+      for (int64_t gi = begin; gi < end; ++gi) {
+        const int64_t r = gi * kBlock, g = std::min(kBlock, n1 - r);
+        for (int64_t l = 0; l < g; ++l) {
+          const std::complex<T>* row = temp + (r + l) * n2;
+          for (int64_t j2 = 0; j2 < n2; ++j2) group[j2 * g + l] = row[j2];
+        }
+        sp.rows->Run(group, group_scratch, g, inverse);
+        for (int64_t k2 = 0; k2 < n2; ++k2)
+          std::memcpy(static_cast<void*>(data + k2 * n1 + r), group + k2 * g, g * kSize);
+      }
+    });
+    return;
+  }
+  ForEachPart(n1, total, [&](int64_t begin, int64_t end) {
+    Buffer<T> row_scratch(sp.rows->ScratchSize(stride));
+    for (int64_t k1 = begin; k1 < end; ++k1) {
+      std::complex<T>* row = temp + k1 * width;
+      sp.rows->Run(row, row_scratch.data(), stride, inverse);
+      for (int64_t k2 = 0; k2 < n2; ++k2)
+        std::memcpy(static_cast<void*>(data + stride * (k1 + n1 * k2)), row + k2 * stride, stride * kSize);
+    }
+  });
+}
+
+// X_k = c_k sum_j (x_j c_j) conj(c_(k-j)) with the chirp c_j = exp(-pi*i*j^2/n): a cyclic
+// convolution of length m through the plan of length m. The inverse transform uses conj(c)
+// throughout; since the kernel conj(c) is symmetric (b_(m-j) = b_j), its spectrum is then
+// the conjugate of the stored one.
+template <typename T>
 void FftPlan<T>::RunBluestein(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
   const Bluestein& b = *bluestein_;
-  std::complex<T>* work = scratch;
-  std::complex<T>* inner = scratch + b.m;
-  // The inverse transform is conj(forward(conj(x))).
-  for (int64_t q = 0; q < stride; ++q) {
-    for (int64_t j = 0; j < n_; ++j) {
-      std::complex<T> v = data[q + j * stride];
-      if (inverse) v = std::conj(v);
-      auto* w = reinterpret_cast<Cx<T>*>(work + j);
-      *w = Twiddle<false>(Cx<T>{v.real(), v.imag()}, *reinterpret_cast<const Cx<T>*>(&b.chirp[static_cast<size_t>(j)]));
-    }
-    std::fill(work + n_, work + b.m, std::complex<T>(0, 0));
-    b.plan->Run(work, inner, 1, false);
-    for (int64_t k = 0; k < b.m; ++k) {
-      auto* w = reinterpret_cast<Cx<T>*>(work + k);
-      *w = Twiddle<false>(*w, *reinterpret_cast<const Cx<T>*>(&b.spectrum[static_cast<size_t>(k)]));
-    }
-    b.plan->Run(work, inner, 1, true);
-    for (int64_t k = 0; k < n_; ++k) {
-      const Cx<T> x = Twiddle<false>(*reinterpret_cast<const Cx<T>*>(work + k),
-                                     *reinterpret_cast<const Cx<T>*>(&b.chirp[static_cast<size_t>(k)]));
-      data[q + k * stride] = inverse ? std::complex<T>(x.re, -x.im) : std::complex<T>(x.re, x.im);
-    }
+  const int64_t m = b.m;
+  // Up to kBlock sequences at a time, interleaved in `work` so the inner plan runs over them
+  // together.
+  for (int64_t q0 = 0; q0 < stride; q0 += kBlock) {
+    const int64_t g = std::min(kBlock, stride - q0);
+    std::complex<T>* work = scratch;
+    std::complex<T>* inner = scratch + m * g;
+    if (stride == 1) simd::ComplexMultiply(data, b.chirp.data(), work, n_, inverse);
+    else simd::ComplexMultiplyRows(data + q0, stride, b.chirp.data(), work, g, n_, g, inverse);
+    std::fill(work + n_ * g, work + m * g, std::complex<T>(0, 0));
+    b.plan->Run(work, inner, g, false);
+    if (g == 1) simd::ComplexMultiply(work, b.spectrum.data(), work, m, inverse);
+    else simd::ComplexMultiplyRows(work, g, b.spectrum.data(), work, g, m, g, inverse);
+    b.plan->Run(work, inner, g, true);
+    if (stride == 1) simd::ComplexMultiply(work, b.chirp.data(), data, n_, inverse);
+    else simd::ComplexMultiplyRows(work, g, b.chirp.data(), data + q0, stride, n_, g, inverse);
   }
 }
 

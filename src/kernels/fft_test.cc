@@ -91,6 +91,18 @@ TEST(FftPlanTest, InterleavedSequences) {
   }
 }
 
+// Long lengths run as four-step FFTs (fft_plan.h), for one sequence and interleaved ones;
+// 4160 = 64 x 65 (an odd row length), 4096 = 64 x 64 (the inverse).
+TEST(FftPlanTest, FourStepLengthsMatchTheDefinition) {
+  EXPECT_EQ(fft::FftPlan<float>(4160).split_lengths(), (std::pair<int64_t, int64_t>{64, 65}));
+  EXPECT_EQ(fft::FftPlan<float>(1 << 20).split_lengths(), (std::pair<int64_t, int64_t>{1024, 1024}));
+  EXPECT_FALSE(fft::FftPlan<float>(2048).splits());
+  for (int64_t stride : {1, 3}) {
+    CheckPlan<double>(4160, stride, false, 1e-13);
+    CheckPlan<float>(4096, stride, true, 5e-6);
+  }
+}
+
 TEST(FftPlanTest, RadixChoiceAndBluesteinFallback) {
   EXPECT_EQ(fft::FftPlan<float>(1000).radices(), (std::vector<int>{4, 2, 5, 5, 5}));
   EXPECT_EQ(fft::FftPlan<float>(17).radices(), (std::vector<int>{17}));

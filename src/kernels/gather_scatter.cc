@@ -5,6 +5,8 @@
 //              [start_indices_batching_dims], [start_index_map], [index_vector_dim],
 //              [slice_sizes]]
 //     Start indices are clamped so each slice lies inside the operand.
+//     Optional list 7: an index transform (gather_scatter_index.h); in its fill mode a third
+//     input, the fill value (a scalar of T).
 //   "scatter_<body>.<T>"  body in assign, add, mul, max, min, and, or
 //   "scatter_program"     (last param: the body program, (current, update) -> new)
 //     in: operand, scatter_indices (any integer type), updates   out: result
@@ -14,6 +16,8 @@
 //     The result starts as a copy of the operand; updates are applied in row-major order
 //     of the update batch positions; a window that does not fit entirely inside the
 //     operand is skipped, as XLA does.
+//     Optional last list (6, or 7 after the program): an index transform
+//     (gather_scatter_index.h): wrap negative indices, clamp (JAX's mode="clip").
 //
 // Row forms. The prepare functions recognize the forms JAX emits most and hand the kernel a
 // RowForm; every other form walks the generic index arithmetic. A row form indexes one
@@ -25,7 +29,8 @@
 // A gather copies one clamped row per index (split across threads by index ranges); a
 // scatter applies one row update per in-bounds index, in index order, so that duplicates
 // combine exactly as in the generic walk; it is split across threads only by output blocks
-// or column ranges, which no two threads share.
+// or column ranges, which no two threads share. f32/f64 add, mul, max and min rows of 4+
+// elements are updated with vector code (simd/scatter_simd.h) with the scalar semantics.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -36,7 +41,9 @@
 #include "kernels/families.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/gather_scatter_index.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/scatter_simd.h"
 #include "kernels/strided.h"
 
 namespace stablert::kernels {
@@ -198,30 +205,44 @@ void WithIndexType(DType dtype, Fn&& fn) {
   }
 }
 
-// The row an index vector names, each component clamped into its dim (gather).
-template <typename I>
-inline int64_t ClampedRow(const RowForm& f, const I* vector) {
+// What a prepared row-form step carries: the form and its index transform.
+struct RowState {
+  RowForm form;
+  IndexTransform transform;
+};
+
+// The row an index vector names, each component transformed and clamped into its dim
+// (gather); -1 when the transform's fill mode rejects it.
+template <bool kFill, typename I>
+inline int64_t GatherRow(const RowForm& f, const IndexTransform& t, const I* vector) {
   int64_t row = 0;
-  for (int j = 0; j < f.k; ++j) row += std::clamp<int64_t>(IndexValue(vector[j]), 0, f.sizes[j] - 1) * f.strides[j];
+  for (int j = 0; j < f.k; ++j) {
+    const int64_t v = t.Apply(static_cast<size_t>(j), IndexValue(vector[j]));
+    if constexpr (kFill)
+      if (!t.InRange(static_cast<size_t>(j), v)) return -1;
+    row += std::clamp<int64_t>(v, 0, f.sizes[j] - 1) * f.strides[j];
+  }
   return row;
 }
 
-// The row an index vector names, or -1 when a component is out of bounds (scatter).
+// The row an index vector names after the transform, or -1 when a component is out of
+// bounds (scatter).
 template <typename I>
-inline int64_t RowOrNone(const RowForm& f, const I* vector) {
+inline int64_t RowOrNone(const RowForm& f, const IndexTransform& t, const I* vector) {
   int64_t row = 0;
   for (int j = 0; j < f.k; ++j) {
-    const int64_t v = IndexValue(vector[j]);
+    const int64_t v = t.Apply(static_cast<size_t>(j), IndexValue(vector[j]));
     if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(f.sizes[j])) return -1;
     row += v * f.strides[j];
   }
   return row;
 }
 
-// Items [begin, end) of outer * positions: item = o * positions + p.
-template <typename W, typename I>
-void GatherRows(const RowForm& f, const W* __restrict src, const I* __restrict indices, W* __restrict dst,
-                int64_t begin, int64_t end) {
+// Items [begin, end) of outer * positions: item = o * positions + p. kFill: rows whose
+// index the transform rejects are `fill`.
+template <bool kFill, typename W, typename I>
+void GatherRows(const RowForm& f, const IndexTransform& t, const W* __restrict src, const I* __restrict indices,
+                W* __restrict dst, W fill, int64_t begin, int64_t end) {
   const int64_t positions = f.positions, inner = f.inner;
   int64_t o = begin / positions, p = begin % positions;
   for (int64_t item = begin; item < end;) {
@@ -229,20 +250,48 @@ void GatherRows(const RowForm& f, const W* __restrict src, const I* __restrict i
     const W* block = src + o * f.rows * inner;
     W* out = dst + item * inner;
     const int64_t count = stop - item;
-    if (f.k == 1 && inner == 1) {
-      const int64_t last = f.sizes[0] - 1;
+    if (f.k == 1) {
+      // The hot loops of x[i] and jnp.take: wrap, test, clamp and load, no branches for one
+      // element per row; short rows copied element by element (no library call per row).
+      const int64_t last = f.sizes[0] - 1, wrap = t.wrap[0];
+      const int64_t lo = kFill ? t.lo[0] : 0, hi = kFill ? t.hi[0] : 0;
+      const int shift = t.shift;
       const I* idx = indices + p;
-      for (int64_t i = 0; i < count; ++i) out[i] = block[std::clamp<int64_t>(IndexValue(idx[i]), 0, last)];
-    } else if (f.k == 1) {
-      const int64_t last = f.sizes[0] - 1;
-      const I* idx = indices + p;
-      for (int64_t i = 0; i < count; ++i)
-        std::memcpy(out + i * inner, block + std::clamp<int64_t>(IndexValue(idx[i]), 0, last) * inner,
-                    static_cast<size_t>(inner) * sizeof(W));
+      if (inner == 1) {
+        for (int64_t i = 0; i < count; ++i) {
+          int64_t v = IndexValue(idx[i]);
+          v += v < 0 ? wrap : 0;
+          v = IndexTransform::Narrow(v, shift);
+          const W value = block[std::clamp<int64_t>(v, 0, last)];
+          if constexpr (kFill) out[i] = (v >= lo && v <= hi) ? value : fill;
+          else out[i] = value;
+        }
+      } else {
+        const bool short_rows = inner * static_cast<int64_t>(sizeof(W)) <= 256;
+        for (int64_t i = 0; i < count; ++i) {
+          int64_t v = IndexValue(idx[i]);
+          v += v < 0 ? wrap : 0;
+          v = IndexTransform::Narrow(v, shift);
+          W* target = out + i * inner;
+          if (kFill && !(v >= lo && v <= hi)) {
+            std::fill(target, target + inner, fill);
+            continue;
+          }
+          const W* row = block + std::clamp<int64_t>(v, 0, last) * inner;
+          if (short_rows) {
+            for (int64_t c = 0; c < inner; ++c) target[c] = row[c];
+          } else {
+            std::memcpy(target, row, static_cast<size_t>(inner) * sizeof(W));
+          }
+        }
+      }
     } else {
-      for (int64_t i = 0; i < count; ++i)
-        std::memcpy(out + i * inner, block + ClampedRow(f, indices + (p + i) * f.k) * inner,
-                    static_cast<size_t>(inner) * sizeof(W));
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t row = GatherRow<kFill>(f, t, indices + (p + i) * f.k);
+        W* target = out + i * inner;
+        if (kFill && row < 0) std::fill(target, target + inner, fill);
+        else std::memcpy(target, block + row * inner, static_cast<size_t>(inner) * sizeof(W));
+      }
     }
     item = stop;
     ++o;
@@ -251,13 +300,21 @@ void GatherRows(const RowForm& f, const W* __restrict src, const I* __restrict i
 }
 
 template <int kBytes>
-Status GatherRowsKernel(const KernelContext& context, const KernelArgs& args, const RowForm& f) {
+Status GatherRowsKernel(const KernelContext& context, const KernelArgs& args, const RowState& state) {
   using W = WordType<kBytes>;
+  const RowForm& f = state.form;
+  const IndexTransform& t = state.transform;
   const BufferView& out = args.outputs[0];
   const auto [begin, end] = ShareOf(context, f.outer * f.positions);
   if (begin >= end) return OkStatus();
+  W fill{};
+  const bool fills = t.mode == IndexTransform::kFill;
+  if (fills) std::memcpy(&fill, args.inputs[2].data, sizeof(W));
   WithIndexType(args.inputs[1].dtype, [&]<typename I>(I) {
-    GatherRows<W, I>(f, args.inputs[0].as<const W>(), args.inputs[1].as<const I>(), out.as<W>(), begin, end);
+    const W* src = args.inputs[0].as<const W>();
+    const I* indices = args.inputs[1].as<const I>();
+    if (fills) GatherRows<true, W, I>(f, t, src, indices, out.as<W>(), fill, begin, end);
+    else GatherRows<false, W, I>(f, t, src, indices, out.as<W>(), fill, begin, end);
   });
   return OkStatus();
 }
@@ -283,34 +340,75 @@ ScatterShare ScatterShareOf(const KernelContext& context, const RowForm& f) {
   return {};
 }
 
+// The vector row combiner for Body on T, if there is one (f32/f64 add, mul, max, min).
+template <typename Body, typename T>
+constexpr std::optional<simd::BinaryFn> VectorCombiner() {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if constexpr (std::is_same_v<Body, ops::AddOp>) return simd::BinaryFn::kAdd;
+    if constexpr (std::is_same_v<Body, ops::MultiplyOp>) return simd::BinaryFn::kMul;
+    if constexpr (std::is_same_v<Body, ops::MaxOp>) return simd::BinaryFn::kMax;
+    if constexpr (std::is_same_v<Body, ops::MinOp>) return simd::BinaryFn::kMin;
+  }
+  return std::nullopt;
+}
+
 template <typename Body, DType D, typename I>
-void ScatterRows(const RowForm& f, const ScatterShare& share, Storage<D>* __restrict result,
+void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
                  const I* __restrict indices, const Storage<D>* __restrict updates) {
   using T = Storage<D>;
   const int64_t inner = f.inner, width = share.c_end - share.c_begin;
+  // Rows of a chunk of positions are found first (-1: skipped), then updated in order.
+  constexpr int64_t kChunk = 256;
+  int64_t rows[kChunk];
+  const bool one = f.k == 1, clamps = t.mode == IndexTransform::kClamp;
+  const int64_t size0 = f.sizes[0], wrap0 = t.wrap[0];
+  const int shift = t.shift;
+  const int64_t lo0 = clamps ? t.lo[0] : 0, hi0 = clamps ? t.hi[0] : 0;
+  constexpr auto vector_fn = VectorCombiner<Body, T>();
   for (int64_t o = share.o_begin; o < share.o_end; ++o) {
     T* block = result + o * f.rows * inner + share.c_begin;
     const T* source = updates + o * f.positions * inner + share.c_begin;
-    for (int64_t p = 0; p < f.positions; ++p) {
-      const int64_t row = f.k == 1 ? RowOrNone(f, indices + p) : RowOrNone(f, indices + p * f.k);
-      if (row < 0) continue;
-      T* r = block + row * inner;
-      const T* u = source + p * inner;
-      if constexpr (std::is_same_v<Body, AssignBody>) {
-        if (width == 1) *r = *u;
-        else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
-      } else if constexpr (kIsHalf<T>) {
-        for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
+    for (int64_t p0 = 0; p0 < f.positions; p0 += kChunk) {
+      const int64_t n = std::min(kChunk, f.positions - p0);
+      if (one) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t v = IndexValue(indices[p0 + i]);
+          v += v < 0 ? wrap0 : 0;
+          v = IndexTransform::Narrow(v, shift);
+          if (clamps) v = std::clamp(v, lo0, hi0);
+          rows[i] = static_cast<uint64_t>(v) < static_cast<uint64_t>(size0) ? v : -1;
+        }
       } else {
-        for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
+        for (int64_t i = 0; i < n; ++i) rows[i] = RowOrNone(f, t, indices + (p0 + i) * f.k);
+      }
+      const T* chunk = source + p0 * inner;
+      if constexpr (vector_fn.has_value()) {
+        if (width >= 4) {
+          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, n, width);
+          continue;
+        }
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        if (rows[i] < 0) continue;
+        T* r = block + rows[i] * inner;
+        const T* u = chunk + i * inner;
+        if constexpr (std::is_same_v<Body, AssignBody>) {
+          if (width == 1) *r = *u;
+          else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
+        } else if constexpr (kIsHalf<T>) {
+          for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
+        } else {
+          for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
+        }
       }
     }
   }
 }
 
 template <typename Body, DType D>
-Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, const RowForm& f) {
+Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, const RowState& state) {
   using T = Storage<D>;
+  const RowForm& f = state.form;
   const ScatterShare share = ScatterShareOf(context, f);
   if (share.o_begin >= share.o_end || share.c_begin >= share.c_end) return OkStatus();
   const BufferView& operand = args.inputs[0];
@@ -330,29 +428,51 @@ Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, c
   }
   if (f.positions == 0) return OkStatus();
   WithIndexType(args.inputs[1].dtype, [&]<typename I>(I) {
-    ScatterRows<Body, D, I>(f, share, result, args.inputs[1].as<const I>(), args.inputs[2].as<const T>());
+    ScatterRows<Body, D, I>(f, state.transform, share, result, args.inputs[1].as<const I>(), args.inputs[2].as<const T>());
   });
   return OkStatus();
 }
 
 StatusOr<PreparedStep> PrepareGather(const KernelArgs& args) {
-  if (args.params.size() != 7 || args.params[5].size() != 1)
-    return InvalidArgument("gather expects seven parameter lists");
+  if ((args.params.size() != 7 && args.params.size() != 8) || args.params[5].size() != 1)
+    return InvalidArgument("gather expects seven parameter lists (and an optional index transform)");
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform,
+                            ParseIndexTransform(args.params, 7, args.params[4].size(), "gather"));
+  if (transform.mode == IndexTransform::kClamp) return InvalidArgument("gather: the clamp index mode is for scatter");
+  const bool fills = transform.mode == IndexTransform::kFill;
+  if (args.inputs.size() != (fills ? 3u : 2u))
+    return InvalidArgument(fills ? "gather in fill mode expects operand, indices and a fill value"
+                                 : "gather expects operand and indices");
+  if (fills && (args.inputs[2].dtype != args.inputs[0].dtype || !args.inputs[2].dims.empty()))
+    return InvalidArgument("gather: the fill value must be a scalar of the operand's element type");
   std::optional<RowForm> form =
       MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
                    !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.outputs[0].dims);
   if (!form) return PreparedStep();
-  return PreparedStep(std::make_shared<const RowForm>(*form));
+  return PreparedStep(std::make_shared<const RowState>(RowState{*form, std::move(transform)}));
+}
+
+// Scatter's index transform list: after the six lists, or after the body program.
+size_t ScatterTransformPosition(bool program) { return program ? 7 : 6; }
+
+StatusOr<IndexTransform> ParseScatterTransform(const KernelArgs& args, bool program) {
+  const size_t fixed = ScatterTransformPosition(program);
+  if ((args.params.size() != fixed && args.params.size() != fixed + 1) || args.params[5].size() != 1)
+    return InvalidArgument(program ? "scatter_program expects seven parameter lists (and an optional index transform)"
+                                   : "scatter expects six parameter lists (and an optional index transform)");
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform,
+                            ParseIndexTransform(args.params, fixed, args.params[4].size(), "scatter"));
+  if (transform.mode == IndexTransform::kFill) return InvalidArgument("scatter: the fill index mode is for gather");
+  return transform;
 }
 
 StatusOr<PreparedStep> PrepareScatter(const KernelArgs& args) {
-  if (args.params.size() != 6 || args.params[5].size() != 1)
-    return InvalidArgument("scatter expects six parameter lists");
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args, false));
   std::optional<RowForm> form =
       MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
                    !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.inputs[2].dims);
   if (!form) return PreparedStep();
-  return PreparedStep(std::make_shared<const RowForm>(*form));
+  return PreparedStep(std::make_shared<const RowState>(RowState{*form, std::move(transform)}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -365,7 +485,7 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& indices = args.inputs[1];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  if (args.state != nullptr) return GatherRowsKernel<kBytes>(context, args, *static_cast<const RowForm*>(args.state));
+  if (args.state != nullptr) return GatherRowsKernel<kBytes>(context, args, *static_cast<const RowState*>(args.state));
   const ParamList& offset_dims = args.params[0];
   const ParamList& collapsed = args.params[1];
   const ParamList& operand_batching = args.params[2];
@@ -375,6 +495,11 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   const ParamList& slice_sizes = args.params[6];
   const size_t operand_rank = operand.dims.size();
   const size_t out_rank = out.dims.size();
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform,
+                            ParseIndexTransform(args.params, 7, start_index_map.size(), "gather"));
+  const bool fills = transform.mode == IndexTransform::kFill;
+  W fill{};
+  if (fills) std::memcpy(&fill, args.inputs[2].data, sizeof(W));
 
   DimVector operand_strides = DenseStrides(operand.dims), out_strides = DenseStrides(out.dims);
   // Result dims that are batch positions, and the slice dims copied per position.
@@ -405,11 +530,16 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   }
   int64_t slice_elements = 1;
   for (size_t i = 0; i < slice_dims.size(); ++i) slice_elements *= slice_dims[i];
+  const std::vector<int64_t> no_strides(slice_dims.size(), 0);
   for (int64_t position = first_position; position < last_position; ++position) {
     const int64_t index_offset = reader.BatchOffset(batch);
     for (size_t d = 0; d < operand_rank; ++d) start[d] = 0;
-    for (size_t k = 0; k < start_index_map.size(); ++k)
-      start[static_cast<size_t>(start_index_map[k])] = reader.Read(index_offset, static_cast<int64_t>(k));
+    bool in_range = true;
+    for (size_t k = 0; k < start_index_map.size(); ++k) {
+      const int64_t v = transform.Apply(k, reader.Read(index_offset, static_cast<int64_t>(k)));
+      if (fills && !transform.InRange(k, v)) in_range = false;
+      start[static_cast<size_t>(start_index_map[k])] = v;
+    }
     for (size_t i = 0; i < operand_batching.size(); ++i) {
       int64_t d = indices_batching[i];
       size_t position = static_cast<size_t>(d < index_vector_dim ? d : d - 1);
@@ -422,7 +552,9 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
     }
     for (size_t i = 0; i < batch_positions.size(); ++i)
       dst_offset += batch[i] * out_strides[static_cast<size_t>(batch_positions[i])];
-    if (slice_elements == 1) {
+    if (!in_range) {
+      StridedCopy(out.as<W>() + dst_offset, dst_strides, &fill, no_strides, slice_dims);  // the fill value
+    } else if (slice_elements == 1) {
       out.as<W>()[dst_offset] = operand.as<const W>()[src_offset];  // one element: no strided walk
     } else {
       StridedCopy(out.as<W>() + dst_offset, dst_strides, operand.as<const W>() + src_offset, src_strides, slice_dims);
@@ -435,7 +567,7 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
 // Shared walk of scatter: calls apply(result_offset, update_offset) for every element of
 // every in-bounds window, in row-major order of update positions.
 template <typename Apply>
-void ScatterWalk(const KernelArgs& args, Apply apply) {
+void ScatterWalk(const KernelArgs& args, const IndexTransform& transform, Apply apply) {
   const BufferView& operand = args.inputs[0];
   const BufferView& indices = args.inputs[1];
   const BufferView& updates = args.inputs[2];
@@ -474,7 +606,7 @@ void ScatterWalk(const KernelArgs& args, Apply apply) {
     const int64_t index_offset = reader.BatchOffset(batch);
     for (size_t d = 0; d < operand_rank; ++d) start[d] = 0;
     for (size_t k = 0; k < to_operand.size(); ++k)
-      start[static_cast<size_t>(to_operand[k])] = reader.Read(index_offset, static_cast<int64_t>(k));
+      start[static_cast<size_t>(to_operand[k])] = transform.Apply(k, reader.Read(index_offset, static_cast<int64_t>(k)));
     for (size_t i = 0; i < input_batching.size(); ++i) {
       int64_t d = indices_batching[i];
       size_t position = static_cast<size_t>(d < index_vector_dim ? d : d - 1);
@@ -509,14 +641,15 @@ void ScatterWalk(const KernelArgs& args, Apply apply) {
 template <typename Body, DType D>
 Status ScatterKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
-  if (args.state != nullptr) return ScatterRowsKernel<Body, D>(context, args, *static_cast<const RowForm*>(args.state));
+  if (args.state != nullptr) return ScatterRowsKernel<Body, D>(context, args, *static_cast<const RowState*>(args.state));
   if (context.thread_index != 0) return OkStatus();  // the generic walk runs in one call
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args, false));
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements > 0 && out.data != operand.data) std::memcpy(out.data, operand.data, static_cast<size_t>(out.num_elements) * sizeof(T));
   T* result = out.as<T>();
   const T* updates = args.inputs[2].as<const T>();
-  ScatterWalk(args, [&](int64_t r, int64_t u) {
+  ScatterWalk(args, transform, [&](int64_t r, int64_t u) {
     if constexpr (kIsHalf<T>) result[r] = StoreAs<T>(Body::Apply(Load(result[r]), Load(updates[u])));
     else result[r] = Body::Apply(result[r], updates[u]);
   });
@@ -524,7 +657,7 @@ Status ScatterKernel(const KernelContext& context, const KernelArgs& args) {
 }
 
 StatusOr<PreparedStep> PrepareScatterProgram(const KernelArgs& args) {
-  if (args.params.size() != 7) return InvalidArgument("scatter_program expects seven parameter lists");
+  STABLERT_RETURN_IF_ERROR(ParseScatterTransform(args, true).status());
   STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
   const DType dtype = args.inputs[0].dtype;
   if (program.num_inputs() != 2 || program.outputs().size() != 1 || program.register_dtype(0) != dtype ||
@@ -536,6 +669,7 @@ StatusOr<PreparedStep> PrepareScatterProgram(const KernelArgs& args) {
 Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
   if (args.state == nullptr) return Internal("ScatterProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args, true));
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const int size = DTypeByteSize(out.dtype);
@@ -545,7 +679,7 @@ Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
   auto* result = static_cast<uint8_t*>(out.data);
   const auto* updates = static_cast<const uint8_t*>(args.inputs[2].data);
   const int32_t output = program.outputs()[0];
-  ScatterWalk(args, [&](int64_t r, int64_t u) {
+  ScatterWalk(args, transform, [&](int64_t r, int64_t u) {
     std::memcpy(&registers[0], result + r * size, size);
     std::memcpy(&registers[1], updates + u * size, size);
     program.Run(registers.data());

@@ -304,6 +304,151 @@ TEST(RowFormTest, FloatAddKeepsIndexOrder) {
   }
 }
 
+// The index transform (gather_scatter_index.h): wrap and fill (gather), wrap and clamp
+// (scatter), per element against the definition, on a 1-D operand.
+TEST(IndexTransformTest, MatchesItsDefinition) {
+  std::mt19937 rng(65);
+  const int64_t n = 11, count = 300;
+  Array operand(DType::kF32, {n}), indices(DType::kS32, {count, 1}), fill(DType::kF32, {});
+  for (int64_t i = 0; i < n; ++i) SetDouble(operand, i, 10.0 + static_cast<double>(i));
+  for (int64_t i = 0; i < count; ++i) SetInt(indices, i, static_cast<int64_t>(rng() % 40) - 20);
+  SetDouble(fill, 0, -1.0);
+  const std::vector<ParamList> base = {{}, {0}, {}, {}, {0}, {1}, {1}};
+  auto gather = [&](const ParamList& transform, bool with_fill) {
+    Array out(DType::kF32, {count});
+    std::vector<ParamList> params = base;
+    params.push_back(transform);
+    std::vector<const Array*> in = {&operand, &indices};
+    if (with_fill) in.push_back(&fill);
+    RunKernel("gather.f32", in, {&out}, params);
+    return out;
+  };
+  const Array wrapped = gather({0, 0, n}, false), filled = gather({1, 0, n, 0, n - 1}, true),
+              narrow = gather({1, 0, 0, 2, 5}, true);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t raw = GetInt(indices, i), v = raw < 0 ? raw + n : raw;
+    EXPECT_EQ(GetDouble(wrapped, i), 10.0 + static_cast<double>(std::clamp<int64_t>(v, 0, n - 1))) << raw;
+    EXPECT_EQ(GetDouble(filled, i), v >= 0 && v < n ? 10.0 + static_cast<double>(v) : -1.0) << raw;
+    EXPECT_EQ(GetDouble(narrow, i), raw >= 2 && raw <= 5 ? 10.0 + static_cast<double>(raw) : -1.0) << raw;
+  }
+  // Narrowing to 32 bits after the wrap (i64 indices converted to i32).
+  Array wide(DType::kS64, {count, 1});
+  for (int64_t i = 0; i < count; ++i)
+    SetInt(wide, i, (static_cast<int64_t>(rng() % 5) - 2) * (int64_t{1} << 32) + static_cast<int64_t>(rng() % 30) - 15);
+  {
+    Array out(DType::kF32, {count});
+    std::vector<ParamList> params = base;
+    params.push_back({0, 32, n});
+    RunKernel("gather.f32", {&operand, &wide}, {&out}, params);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = GetInt(wide, i);
+      if (v < 0) v += n;
+      v = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+      EXPECT_EQ(GetDouble(out, i), 10.0 + static_cast<double>(std::clamp<int64_t>(v, 0, n - 1))) << GetInt(wide, i);
+    }
+  }
+  // Scatter: wrap, then (mode 2) clamp into [1, 8]; out-of-bounds updates are dropped.
+  Array updates(DType::kF32, {count});
+  for (int64_t i = 0; i < count; ++i) SetDouble(updates, i, static_cast<double>(i % 7));
+  for (const ParamList& transform : {ParamList{0, 0, n}, ParamList{2, 0, n, 1, 8}, ParamList{2, 0, 0, -3, 30}}) {
+    Array out(DType::kF32, {n});
+    std::vector<ParamList> params = {{}, {0}, {}, {}, {0}, {1}, transform};
+    RunKernel("scatter_add.f32", {&operand, &indices, &updates}, {&out}, params);
+    std::vector<double> want(n);
+    for (int64_t i = 0; i < n; ++i) want[i] = 10.0 + static_cast<double>(i);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = GetInt(indices, i);
+      if (v < 0) v += transform[2];
+      if (transform[0] == 2) v = std::clamp(v, transform[3], transform[4]);
+      if (v >= 0 && v < n) want[v] += static_cast<double>(i % 7);
+    }
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(GetDouble(out, i), want[i]) << "transform mode " << transform[0];
+  }
+}
+
+// Row forms with an index transform: the fast paths match the generic walk.
+TEST(IndexTransformTest, FastPathsMatchTheGenericWalk) {
+  std::mt19937 rng(66);
+  const DType index_types[] = {DType::kS32, DType::kS64, DType::kU8, DType::kS8};
+  for (int trial = 0; trial < 300; ++trial) {
+    RowCase c = RandomRowCase(rng);
+    const int64_t k = static_cast<int64_t>(c.index_map.size());
+    Array indices(index_types[trial % 4], c.indices);
+    for (int64_t i = 0; i < indices.size(); ++i) SetInt(indices, i, static_cast<int64_t>(rng() % 16) - 8);
+    const int64_t ivd = static_cast<int64_t>(c.indices.size()) - 1;
+    const int parts = 1 + trial % 3;
+    Array operand(DType::kS32, c.operand), fill(DType::kS32, {});
+    for (int64_t i = 0; i < operand.size(); ++i) SetInt(operand, i, i * 5 + 3);
+    SetInt(fill, 0, -77);
+    // wrap per component by the dim size (or not), bounds around the dim.
+    ParamList wrap, lo, hi;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t size = c.operand[static_cast<size_t>(c.index_map[static_cast<size_t>(j)])];
+      wrap.push_back(rng() % 3 ? size : 0);
+      lo.push_back(static_cast<int64_t>(rng() % 3) - 1);
+      hi.push_back(size - 1 + static_cast<int64_t>(rng() % 3) - 1);
+    }
+    const int64_t bits = trial % 5 == 0 ? 8 : 0;  // values in [-8, 8) survive 8 bits
+    auto list = [&](int64_t mode) {
+      ParamList l = {mode, bits};
+      l.insert(l.end(), wrap.begin(), wrap.end());
+      if (mode != 0) {
+        l.insert(l.end(), lo.begin(), lo.end());
+        l.insert(l.end(), hi.begin(), hi.end());
+      }
+      return l;
+    };
+    Dims slice = c.operand;
+    for (int64_t d : c.index_map) slice[static_cast<size_t>(d)] = 1;
+    for (int64_t mode : {0, 1}) {
+      Array fast(DType::kS32, c.target), generic(DType::kS32, c.target);
+      std::vector<const Array*> in = {&operand, &indices};
+      if (mode == 1) in.push_back(&fill);
+      RunBothPaths("gather.i32", in, &fast, &generic,
+                   {c.window_positions, c.dropped, {}, {}, c.index_map, {ivd}, slice, list(mode)}, parts);
+      ASSERT_EQ(fast.bytes, generic.bytes) << "gather mode " << mode << " trial " << trial;
+    }
+    Array updates(DType::kS32, c.target);
+    for (int64_t i = 0; i < updates.size(); ++i) SetInt(updates, i, 100 + static_cast<int64_t>(rng() % 50));
+    for (int64_t mode : {0, 2}) {
+      for (const char* body : {"scatter_assign.i32", "scatter_add.i32", "scatter_max.i32"}) {
+        Array fast(DType::kS32, c.operand), generic(DType::kS32, c.operand);
+        RunBothPaths(body, {&operand, &indices, &updates}, &fast, &generic,
+                     {c.window_positions, c.dropped, {}, {}, c.index_map, {ivd}, list(mode)}, parts);
+        ASSERT_EQ(fast.bytes, generic.bytes) << body << " mode " << mode << " trial " << trial;
+      }
+    }
+  }
+}
+
+// Float max/min rows (vector code) against the scalar combiner, with NaN, signed zeros,
+// denormals and duplicates.
+TEST(RowFormTest, FloatMaxMinRowsMatchTheScalarCombiner) {
+  std::mt19937 rng(67);
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    const std::vector<double> specials = SpecialFloats(dtype);
+    for (int64_t width : {4, 5, 16, 33}) {
+      Array operand(dtype, {9, width}), indices(DType::kS32, {700, 1}), updates(dtype, {700, width});
+      for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, specials[rng() % specials.size()]);
+      for (int64_t i = 0; i < updates.size(); ++i) SetDouble(updates, i, specials[rng() % specials.size()]);
+      for (int64_t i = 0; i < indices.size(); ++i) SetInt(indices, i, static_cast<int64_t>(rng() % 11) - 1);
+      for (const char* op : {"scatter_max", "scatter_min", "scatter_add", "scatter_mul"}) {
+        Array fast(dtype, operand.dims), generic(dtype, operand.dims);
+        RunBothPaths(Key(op, dtype), {&operand, &indices, &updates}, &fast, &generic, {{1}, {0}, {}, {}, {0}, {1}}, 1);
+        if (std::string(op) == "scatter_max" || std::string(op) == "scatter_min") {
+          ASSERT_EQ(fast.bytes, generic.bytes) << op << " " << DTypeName(dtype) << " width " << width;
+          continue;
+        }
+        // add/mul: which NaN operand's payload and sign survive is the hardware's choice.
+        for (int64_t i = 0; i < fast.size(); ++i) {
+          const double a = GetDouble(fast, i), b = GetDouble(generic, i);
+          ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << op << " " << DTypeName(dtype) << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 // Forms outside the row forms keep the generic walk (no prepared state).
 TEST(RowFormTest, OtherFormsAreNotRowForms) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup("gather.i32");

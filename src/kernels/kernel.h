@@ -16,9 +16,9 @@
 // A kernel may come with a prepare function, run once when a plan is loaded, that turns
 // the call's parameters and shapes into immutable state (a decoded body program, a library
 // primitive); every call of that step then receives the state. The prepare function may
-// also declare that the step runs as a single call even if its kernel is splittable (a
-// library that runs its own threads, such as oneDNN's OpenMP team, must not be called once
-// per pool thread).
+// also declare that the step runs as a single call even if its kernel is splittable: the
+// kernel then spreads the step's work over the shared pool itself (the oneDNN kernels cut a
+// product or convolution into tiles, each a primitive of its own).
 #pragma once
 
 #include <cstdint>

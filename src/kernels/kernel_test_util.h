@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
@@ -150,6 +151,16 @@ inline void RunKernel(const std::string& key, const std::vector<const Array*>& i
 }
 
 inline std::string Key(std::string_view op, DType dtype) { return KernelKey(op, {dtype}); }
+
+// Threads this process has now (Linux: entries of /proc/self/task); -1 if unknown.
+inline int ProcessThreadCount() {
+  std::error_code error;
+  int count = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error))
+    ++count;
+  return error ? -1 : count;
+}
 
 // Interesting values of each kind, for cross-checks.
 inline std::vector<double> SpecialFloats(DType dtype) {

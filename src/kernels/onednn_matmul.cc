@@ -1,69 +1,70 @@
 #include "kernels/onednn_matmul.h"
 
-#include <cstring>
+#include <algorithm>
 #include <exception>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
-#include <omp.h>
-
-#include <oneapi/dnnl/dnnl.hpp>
+#include "base/thread_pool.h"
+#include "kernels/onednn_common.h"
 
 namespace stablert::kernels::onednn {
 namespace {
 
-// One CPU engine per process, created on first use (thread-safe) and never destroyed, so
-// that no primitive outlives it at exit.
-const dnnl::engine& Engine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-// Streams are cheap but not free; each thread keeps one (a CPU stream executes in order on
-// the calling thread, which forks oneDNN's OpenMP team).
-dnnl::stream& ThreadStream() {
-  thread_local dnnl::stream stream(Engine());
-  return stream;
-}
-
-struct MatmulState {
+// One primitive, for one tile size.
+struct TilePrimitive {
   dnnl::memory::desc lhs, rhs, out;
   dnnl::matmul primitive;
+  dnnl::memory::desc scratchpad;
+  size_t scratchpad_bytes = 0;
+};
+
+// A tile: batches [b0, b0 + batch), rows [m0, m0 + m), columns [n0, n0 + n) of the output.
+struct Tile {
+  int64_t lhs_offset = 0, rhs_offset = 0, out_offset = 0;  // elements into each buffer
+  size_t primitive = 0;
+};
+
+struct MatmulState {
+  std::vector<TilePrimitive> primitives;
+  std::vector<Tile> tiles;
+  size_t element_size = 0;
   std::string implementation;
-  bool single_thread = false;
 };
 
-// While alive, OpenMP regions started from this thread (oneDNN's) run on this thread alone
-// if `single` (OpenMP's thread-count setting is per thread; it is restored after).
-class ScopedSingleThread {
- public:
-  explicit ScopedSingleThread(bool single) : saved_(single ? omp_get_max_threads() : 0) {
-    if (saved_ > 1) omp_set_num_threads(1);
-  }
-  ~ScopedSingleThread() {
-    if (saved_ > 1) omp_set_num_threads(saved_);
-  }
-  ScopedSingleThread(const ScopedSingleThread&) = delete;
-  ScopedSingleThread& operator=(const ScopedSingleThread&) = delete;
-
- private:
-  int saved_;
+// Which dimension the tiles slice, and into how many parts of `chunk` (the last may be
+// shorter).
+struct Split {
+  enum Dim { kNone, kBatch, kM, kN } dim = kNone;
+  int64_t chunk = 0;
+  int parts = 1;
 };
 
-Status FromDnnlError(const dnnl::error& error, const char* what) {
-  return Internal(std::string("oneDNN ") + what + ": " + error.what() + " (status " +
-                  std::to_string(static_cast<int>(error.status)) + ")");
-}
-
-StatusOr<dnnl::memory::data_type> DnnlType(DType dtype) {
-  switch (dtype) {
-    case DType::kF32: return dnnl::memory::data_type::f32;
-    case DType::kBF16: return dnnl::memory::data_type::bf16;
-    case DType::kF16: return dnnl::memory::data_type::f16;
-    default: return Unimplemented("oneDNN matmul does not take " + std::string(DTypeName(dtype)));
-  }
+Split ChooseSplit(const MatmulShape& s, int threads) {
+  const double macs = static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                      static_cast<double>(s.k);
+  Split split;
+  if (threads <= 1 || macs < kMinSplitMacs) return split;
+  // Cut large products finer than one tile per thread, so that a thread that is descheduled
+  // (the machine is shared) holds back a small part only. Each tile of an M or N split reads
+  // all of the other operand, so tiles stay large.
+  const int wanted = macs >= 1 << 28 ? 2 * threads : threads;
+  // Granularity: a batch is indivisible; rows and columns go in multiples of the vector width.
+  auto cut = [&](Split::Dim dim, int64_t extent, int64_t granule) {
+    int64_t chunk = (extent + wanted - 1) / wanted;
+    chunk = std::max(granule, (chunk + granule - 1) / granule * granule);
+    const auto parts = static_cast<int>((extent + chunk - 1) / chunk);
+    if (parts > 1) split = Split{dim, chunk, parts};
+  };
+  if (s.batch >= threads) cut(Split::kBatch, s.batch, 1);
+  else if (s.m >= s.n) cut(Split::kM, s.m, 16);
+  else cut(Split::kN, s.n, 64);
+  return split;
 }
 
 }  // namespace
@@ -82,33 +83,64 @@ MatmulShape DotShape(const KernelArgs& args) {
   return shape;
 }
 
-StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape) {
+int TileCount(const MatmulShape& shape, int threads) { return ChooseSplit(shape, threads).parts; }
+
+StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
   auto type = DnnlType(shape.dtype);
   if (!type.ok()) return type.status();
   const int64_t b = shape.batch, m = shape.m, n = shape.n, k = shape.k;
   if (b <= 0 || m <= 0 || n <= 0 || k <= 0) return Unimplemented("oneDNN matmul of an empty product");
+  const Split split = ChooseSplit(shape, threads > 0 ? threads : CoreBudget());
   try {
     using dims = dnnl::memory::dims;
-    // oneDNN fixes its work decomposition (thread count included) when it creates the
-    // primitive, so creation runs under the same setting as execution.
-    ScopedSingleThread threads(shape.single_thread);
+    OneDnnThreadScope single;
     auto state = std::make_shared<MatmulState>();
-    state->single_thread = shape.single_thread;
-    // Logical dims are [B,M,K] x [B,K,N] -> [B,M,N]; the stored layouts become strides.
-    state->lhs = dnnl::memory::desc(dims{b, m, k}, *type, shape.lhs_bkm ? dims{m * k, 1, m} : dims{m * k, k, 1});
-    state->rhs = dnnl::memory::desc(dims{b, k, n}, *type, shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * n, n, 1});
-    state->out = dnnl::memory::desc(dims{b, m, n}, *type, dims{m * n, n, 1});
-    dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(state->lhs, state->rhs, state->out), Engine());
-    state->implementation = descriptor.impl_info_str();
-    // The reference implementation is a plain loop nest, slower than StableRT's own.
-    if (state->implementation.find("ref") != std::string::npos)
-      return Unimplemented("oneDNN has only its reference matmul for " + std::string(DTypeName(shape.dtype)));
-    state->primitive = dnnl::matmul(descriptor);
+    state->element_size = static_cast<size_t>(DTypeByteSize(shape.dtype));
+    // Strides of the whole buffers; logical dims are [B,M,K] x [B,K,N] -> [B,M,N].
+    const dims lhs_strides = shape.lhs_bkm ? dims{m * k, 1, m} : dims{m * k, k, 1};
+    const dims rhs_strides = shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * n, n, 1};
+    const dims out_strides = {m * n, n, 1};
+    std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> by_size;
+    for (int part = 0; part < split.parts; ++part) {
+      int64_t b0 = 0, bn = b, m0 = 0, mn = m, n0 = 0, nn = n;
+      const int64_t begin = part * split.chunk;
+      switch (split.dim) {
+        case Split::kNone: break;
+        case Split::kBatch: b0 = begin, bn = std::min(split.chunk, b - begin); break;
+        case Split::kM: m0 = begin, mn = std::min(split.chunk, m - begin); break;
+        case Split::kN: n0 = begin, nn = std::min(split.chunk, n - begin); break;
+      }
+      Tile tile;
+      tile.lhs_offset = b0 * lhs_strides[0] + m0 * lhs_strides[1];
+      tile.rhs_offset = b0 * rhs_strides[0] + n0 * rhs_strides[2];
+      tile.out_offset = b0 * out_strides[0] + m0 * out_strides[1] + n0;
+      auto [it, added] = by_size.try_emplace({bn, mn, nn}, state->primitives.size());
+      if (added) {
+        TilePrimitive p;
+        p.lhs = dnnl::memory::desc(dims{bn, mn, k}, *type, lhs_strides);
+        p.rhs = dnnl::memory::desc(dims{bn, k, nn}, *type, rhs_strides);
+        p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, out_strides);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
+        dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, Engine());
+        std::string implementation = descriptor.impl_info_str();
+        // The reference implementation is a plain loop nest, slower than StableRT's own.
+        if (implementation.find("ref") != std::string::npos)
+          return Unimplemented("oneDNN has only its reference matmul for " + std::string(DTypeName(shape.dtype)));
+        if (state->implementation.empty()) state->implementation = implementation;
+        p.scratchpad = descriptor.scratchpad_desc();
+        p.scratchpad_bytes = p.scratchpad.get_size();
+        p.primitive = dnnl::matmul(descriptor);
+        state->primitives.push_back(std::move(p));
+      }
+      tile.primitive = it->second;
+      state->tiles.push_back(tile);
+    }
     return KernelState(std::move(state));
   } catch (const dnnl::error& error) {
     if (error.status == dnnl_unimplemented)
       return Unimplemented("oneDNN has no matmul for " + std::string(DTypeName(shape.dtype)) + " on this CPU");
-    return FromDnnlError(error, "matmul creation failed");
+    return FromDnnlError(error, "matmul creation");
   } catch (const std::bad_alloc&) {
     return ResourceExhausted("out of memory creating a oneDNN matmul");
   } catch (const std::exception& error) {
@@ -118,28 +150,51 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape) {
 
 Status RunMatmul(const void* state_ptr, const KernelArgs& args) {
   const auto& state = *static_cast<const MatmulState*>(state_ptr);
-  try {
-    const dnnl::engine& engine = Engine();
-    // Memory objects only wrap the buffers (no copy); oneDNN takes non-const handles.
-    dnnl::memory lhs(state.lhs, engine, args.inputs[0].data);
-    dnnl::memory rhs(state.rhs, engine, args.inputs[1].data);
-    dnnl::memory out(state.out, engine, args.outputs[0].data);
-    dnnl::stream& stream = ThreadStream();
-    ScopedSingleThread threads(state.single_thread);
-    state.primitive.execute(stream, {{DNNL_ARG_SRC, lhs}, {DNNL_ARG_WEIGHTS, rhs}, {DNNL_ARG_DST, out}});
-    stream.wait();
-    return OkStatus();
-  } catch (const dnnl::error& error) {
-    return FromDnnlError(error, "matmul failed");
-  } catch (const std::bad_alloc&) {
-    return ResourceExhausted("out of memory running a oneDNN matmul");
-  } catch (const std::exception& error) {
-    return Internal(std::string("oneDNN matmul failed: ") + error.what());
-  }
+  auto* lhs_base = static_cast<char*>(args.inputs[0].data);
+  auto* rhs_base = static_cast<char*>(args.inputs[1].data);
+  auto* out_base = static_cast<char*>(args.outputs[0].data);
+  const auto run_tile = [&](size_t index) -> Status {
+    const Tile& tile = state.tiles[index];
+    const TilePrimitive& p = state.primitives[tile.primitive];
+    try {
+      OneDnnThreadScope single;
+      const dnnl::engine& engine = Engine();
+      const auto size = static_cast<int64_t>(state.element_size);
+      // Memory objects only wrap the buffers (no copy); oneDNN takes non-const handles.
+      dnnl::memory lhs(p.lhs, engine, lhs_base + tile.lhs_offset * size);
+      dnnl::memory rhs(p.rhs, engine, rhs_base + tile.rhs_offset * size);
+      dnnl::memory out(p.out, engine, out_base + tile.out_offset * size);
+      std::unordered_map<int, dnnl::memory> arguments = {
+          {DNNL_ARG_SRC, lhs}, {DNNL_ARG_WEIGHTS, rhs}, {DNNL_ARG_DST, out}};
+      if (p.scratchpad_bytes > 0)
+        arguments.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, engine, ThreadScratch(p.scratchpad_bytes)));
+      dnnl::stream& stream = ThreadStream();
+      p.primitive.execute(stream, arguments);
+      stream.wait();
+      return OkStatus();
+    } catch (const dnnl::error& error) {
+      return FromDnnlError(error, "matmul");
+    } catch (const std::bad_alloc&) {
+      return ResourceExhausted("out of memory running a oneDNN matmul");
+    } catch (const std::exception& error) {
+      return Internal(std::string("oneDNN matmul failed: ") + error.what());
+    }
+  };
+  if (state.tiles.size() == 1) return run_tile(0);
+  std::vector<Status> statuses(state.tiles.size());
+  ThreadPool::Shared().ParallelFor(static_cast<int>(state.tiles.size()),
+                                   [&](int t) { statuses[static_cast<size_t>(t)] = run_tile(static_cast<size_t>(t)); });
+  for (Status& status : statuses)
+    if (!status.ok()) return status;
+  return OkStatus();
 }
 
 const char* ImplementationName(const void* state) {
   return static_cast<const MatmulState*>(state)->implementation.c_str();
+}
+
+int PreparedTileCount(const void* state) {
+  return static_cast<int>(static_cast<const MatmulState*>(state)->tiles.size());
 }
 
 }  // namespace stablert::kernels::onednn

@@ -2,6 +2,9 @@
 // every stored layout, batches, matrix-vector and K == 1 products, one thread and
 // oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
 #include "kernels/onednn_matmul.h"
+#include "kernels/dot.h"
+
+#include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -64,11 +67,12 @@ TEST(OneDnnMatmulTest, MatchesLoopsInEveryLayout) {
   std::mt19937 rng(7);
   const Case cases[] = {{1, 64, 64, 64},  {1, 37, 53, 29}, {5, 16, 24, 8},   {3, 1, 300, 17}, {2, 17, 300, 1},
                         {1, 1, 1, 1},     {2, 19, 1, 23},  {1, 1, 4096, 64}, {1, 8, 3000, 9}, {64, 16, 16, 16},
-                        {1, 130, 70, 150}};
+                        {1, 130, 70, 150}, {3, 100, 90, 120}, {1, 40, 500, 100}, {1, 333, 77, 80},
+                        {1, 1000, 300, 40}};
   for (const Case& c : cases)
     for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
       for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk)
-        for (bool single_thread : {true, false}) {
+        for (int threads : {1, 2, 3}) {
           Operands x(c, lhs_bkm, rhs_bnk, rng);
           Array loops(DType::kF32, {c.b, c.m, c.n}), onednn(DType::kF32, {c.b, c.m, c.n});
           std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
@@ -78,15 +82,52 @@ TEST(OneDnnMatmulTest, MatchesLoopsInEveryLayout) {
           ASSERT_TRUE(CpuKernels().Find("dot.f32")(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
           onednn::MatmulShape shape = onednn::DotShape(KernelArgs{in, out_onednn, params});
           EXPECT_EQ(shape.k, c.k);
-          shape.single_thread = single_thread;
-          auto state = onednn::PrepareMatmul(shape);
+          auto state = onednn::PrepareMatmul(shape, threads);
           ASSERT_TRUE(state.ok()) << state.status().ToString();
           EXPECT_STRNE(onednn::ImplementationName(state->get()), "");
+          EXPECT_EQ(onednn::PreparedTileCount(state->get()), onednn::TileCount(shape, threads));
           Status status = onednn::RunMatmul(state->get(), KernelArgs{in, out_onednn, params});
           ASSERT_TRUE(status.ok()) << status.ToString();
           ExpectProduct(c, x, lhs_bkm, rhs_bnk, loops, "loops");
           ExpectProduct(c, x, lhs_bkm, rhs_bnk, onednn, "oneDNN");
         }
+}
+
+TEST(OneDnnMatmulTest, CutsLargeProductsIntoTilesForTheThreads) {
+  using onednn::MatmulShape;
+  auto shape = [](int64_t b, int64_t m, int64_t n, int64_t k) { return MatmulShape{DType::kF32, b, m, n, k}; };
+  // Below kMinSplitMacs, or with one thread: one tile.
+  EXPECT_EQ(onednn::TileCount(shape(1, 64, 64, 64), 2), 1);
+  EXPECT_EQ(onednn::TileCount(shape(1, 1024, 1024, 1024), 1), 1);
+  // Batches first, then the longer of M and N.
+  EXPECT_EQ(onednn::TileCount(shape(64, 128, 128, 128), 2), 2);
+  EXPECT_EQ(onednn::TileCount(shape(3, 100, 90, 120), 2), 2);
+  EXPECT_EQ(onednn::TileCount(shape(1, 256, 256, 256), 2), 2);
+  EXPECT_EQ(onednn::TileCount(shape(1, 40, 500, 100), 2), 2);
+  // From 2^28 multiply-adds, two tiles per thread.
+  EXPECT_EQ(onednn::TileCount(shape(1, 2048, 2048, 2048), 2), 4);
+  // Rows go in multiples of 16: 8 rows are one tile however long the contraction.
+  EXPECT_EQ(onednn::TileCount(shape(1, 8, 8, 32768), 2), 1);
+  EXPECT_EQ(onednn::TileCount(shape(1, 32, 16, 4096), 2), 2);
+}
+
+// One thread budget: oneDNN's work runs on StableRT's pool, never on an OpenMP team of its own.
+TEST(OneDnnMatmulTest, StartsNoThreadsBeyondThePool) {
+  ThreadPool::Shared();  // the budget's workers
+  const int before = testing::ProcessThreadCount();
+  ASSERT_GT(before, 0);
+  std::mt19937 rng(9);
+  for (const Case& c : {Case{1, 512, 512, 512}, Case{8, 128, 128, 128}, Case{1, 64, 64, 64}}) {
+    Operands x(c, false, false, rng);
+    Array out(DType::kF32, {c.b, c.m, c.n});
+    std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
+    std::vector<ParamList> params = {{0, 0}};
+    auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+    ExpectProduct(c, x, false, false, out, "oneDNN");
+  }
+  EXPECT_EQ(testing::ProcessThreadCount(), before);
 }
 
 TEST(OneDnnMatmulTest, RunsConcurrentlyFromSeveralThreads) {
@@ -140,26 +181,86 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
   ASSERT_NE(entry, nullptr);
   struct Expectation {
     Case c;
-    bool onednn;
+    bool rhs_bnk;
+    DotPath path;
   };
-  const Expectation expectations[] = {{{1, 8, 8, 8}, false},        {{1, 16, 16, 16}, false}, {{1, 32, 32, 32}, true},
-                                      {{1, 1024, 1024, 1024}, true}, {{64, 128, 128, 128}, true},
-                                      {{1, 1, 4096, 4096}, false},   {{1, 4096, 4096, 1}, false}};
-  for (const auto& [c, onednn] : expectations) {
-    Array lhs(DType::kF32, {c.b, c.m, c.k}), rhs(DType::kF32, {c.b, c.k, c.n}), out(DType::kF32, {c.b, c.m, c.n});
+  const Expectation expectations[] = {
+      {{1, 8, 8, 8}, false, DotPath::kSmall},          {{1, 16, 16, 16}, false, DotPath::kSmall},
+      {{1, 32, 32, 32}, false, DotPath::kSmall},       {{512, 32, 32, 32}, false, DotPath::kSmall},
+      {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kOneDnn},
+      // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
+      {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
+      {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
+      {{1, 1, 4096, 4096}, false, CoreBudget() > 1 ? DotPath::kMatVec : DotPath::kLoops},
+      {{1, 1, 4096, 4096}, true, DotPath::kLoops},      {{1, 4096, 4096, 1}, false, DotPath::kLoops}};
+  for (const auto& [c, rhs_bnk, path] : expectations) {
+    Array lhs(DType::kF32, {c.b, c.m, c.k}), out(DType::kF32, {c.b, c.m, c.n});
+    Array rhs(DType::kF32, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n});
     // Prepare sees shapes only.
     std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&out});
     for (auto& v : in) v.data = nullptr;
     for (auto& v : outs) v.data = nullptr;
-    std::vector<ParamList> params = {{0, 0}};
+    std::vector<ParamList> params = {{0, rhs_bnk ? 1 : 0}};
     auto prepared = entry->prepare(KernelArgs{in, outs, params});
     ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
-    EXPECT_EQ(prepared->state != nullptr, onednn) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
-    EXPECT_EQ(prepared->single_call, onednn);
+    EXPECT_EQ(PreparedDotPath(prepared->state.get()), path) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
+    EXPECT_EQ(prepared->single_call, path != DotPath::kLoops);
   }
   // Other element types keep the loops (and the pool's splitting).
   for (DType dtype : {DType::kF64, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
     EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
+}
+
+// A row times a [K,N] matrix with k split over the pool, against the loops (one thread).
+TEST(OneDnnMatmulTest, MatrixVectorOverKMatchesLoops) {
+  if (CoreBudget() < 2) GTEST_SKIP() << "the split path needs two or more cores";
+  std::mt19937 rng(12);
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  const Case cases[] = {{1, 1, 4096, 4096}, {1, 1, 300, 3500}, {1, 1, 1000, 1111}, {1, 1, 128 * 9 + 5, 2048}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
+      Operands x(c, lhs_bkm, false, rng);
+      Array loops(DType::kF32, {c.b, c.m, c.n}), split(DType::kF32, {c.b, c.m, c.n});
+      for (int64_t i = 0; i < split.size(); ++i) SetDouble(split, i, 7.0);
+      std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+      std::vector<BufferView> out_loops = Views({&loops}), out_split = Views({&split});
+      std::vector<ParamList> params = {{lhs_bkm, 0}};
+      ASSERT_TRUE(entry->fn(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
+      auto prepared = entry->prepare(KernelArgs{in, out_split, params});
+      ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+      ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kMatVec);
+      KernelArgs args{in, out_split, params};
+      args.state = prepared->state.get();
+      ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
+      ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
+      ExpectProduct(c, x, lhs_bkm, false, split, "split over k");
+    }
+}
+
+// The libxsmm path against the loops, in both lhs layouts, batched and split over the pool.
+TEST(OneDnnMatmulTest, SmallProductsMatchLoops) {
+  std::mt19937 rng(11);
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  const Case cases[] = {{1, 1, 1, 1},  {1, 3, 5, 7},    {7, 16, 16, 16}, {1, 64, 64, 64},
+                        {2, 1, 64, 33}, {3, 40, 1, 17}, {600, 32, 32, 32}, {4, 64, 9, 64}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
+      Operands x(c, lhs_bkm, false, rng);
+      Array loops(DType::kF32, {c.b, c.m, c.n}), small(DType::kF32, {c.b, c.m, c.n});
+      for (int64_t i = 0; i < small.size(); ++i) SetDouble(small, i, 7.0);
+      std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+      std::vector<BufferView> out_loops = Views({&loops}), out_small = Views({&small});
+      std::vector<ParamList> params = {{lhs_bkm, 0}};
+      ASSERT_TRUE(entry->fn(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
+      auto prepared = entry->prepare(KernelArgs{in, out_small, params});
+      ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+      ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kSmall);
+      KernelArgs args{in, out_small, params};
+      args.state = prepared->state.get();
+      ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
+      ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
+      ExpectProduct(c, x, lhs_bkm, false, small, "libxsmm");
+    }
 }
 
 TEST(OneDnnMatmulTest, RegisteredKernelMatchesReference) {

@@ -407,6 +407,8 @@ StatusOr<ExecutionPlan> Lowering::Run() {
     plan_.result_types.push_back(TypeOf(returned[i]));
   }
   plan_.results = std::move(returned);
+  FoldGatherScatterIndices(plan_, alias_root_);
+  DropDeadSteps(plan_, alias_root_);
   AssignBuffers(plan_, alias_root_);
   return std::move(plan_);
 }

@@ -192,6 +192,19 @@ std::optional<std::vector<int64_t>> AccumulatorFromComparator(const std::vector<
 // The body-program opcode of an elementwise-like op, or 0 (exposed for tests).
 int64_t BodyProgramOpcode(ir::OpCode code);
 
+//===--- Plan passes after lowering, before buffer assignment ---===//
+
+// fold_gather_scatter.cc: folds the index arithmetic JAX emits around gathers and scatters
+// (unit-dim broadcasts of the indices, value-keeping converts, negative-index normalization,
+// the fill-mode mask and select) into the gather or scatter step's index transform
+// (kernels/gather_scatter_index.h) where nothing else reads the intermediate values. May add
+// alias values (extending `alias_root`); leaves the bypassed steps unread.
+void FoldGatherScatterIndices(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
+// dead_steps.cc: removes kernel steps none of whose outputs is read (by a step, a control
+// step or a plan result, directly or through an alias), repeatedly. Kernel steps are pure.
+// Then drops computed values nothing refers to and renumbers the rest (`alias_root` too).
+void DropDeadSteps(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
+
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 
 // Gives every value its storage: parameters and constants keep theirs; each result's

@@ -16,6 +16,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include <string>
 
+#include "kernels/onednn_common.h"
+#include "kernels/xsmm_matmul.h"
+
 namespace stablert::kernels::simd {
 HWY_EXPORT(TargetOfThisCall);
 
@@ -78,7 +81,11 @@ Status SetIsa(env::Isa level) {
 
 Status ApplyIsaSetting() {
   STABLERT_ASSIGN_OR_RETURN(env::Isa level, env::IsaLevel());
-  return SetIsa(level);
+  STABLERT_RETURN_IF_ERROR(SetIsa(level));
+  // The libraries that generate code of their own follow the same cap.
+  onednn::CapIsa(level);
+  xsmm::CapIsa(level);
+  return OkStatus();
 }
 
 std::string CurrentTarget() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(TargetOfThisCall)()); }

@@ -2,7 +2,8 @@
 // The plugin is compiled for baseline x86-64; each vector kernel is compiled once per
 // Highway target (SSE4, AVX2, AVX-512 on x86-64; NEON/SVE on arm64) and the best target the
 // CPU offers is chosen at the first call. STABLERT_ISA (base/env.h) caps the level;
-// PJRT_Client_Create applies it through ApplyIsaSetting.
+// PJRT_Client_Create applies it through ApplyIsaSetting, which caps the code oneDNN and
+// libxsmm generate as well.
 //
 // How to add a vector kernel:
 //   1. In the family's file under kernels/simd/ (unary_simd.cc, binary_simd.cc; a new family

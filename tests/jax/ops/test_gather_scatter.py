@@ -268,3 +268,92 @@ def _large_scatter_cases():
 def test_large_row_forms(op):
     cases = _large_gather_cases() if op == "gather_large" else _large_scatter_cases()
     check_cases(None, cases, op=op, mode="exact")
+
+
+# The index arithmetic JAX emits around gathers and scatters (negative-index normalization,
+# converts of the indices, the [N] -> [N,1] view, fill mode's mask and select) is folded into
+# the gather/scatter step (docs/decisions.md, "Index arithmetic folded into gathers and
+# scatters"). Every folded form against XLA, bitwise: negative and out-of-bounds indices in
+# each mode, every index dtype (x64 is on: int64 indices are converted to int32 by JAX), empty
+# index arrays, and 1M-element sizes.
+def _folded_index_cases():
+    g = I.rng(9)
+    f32 = np.float32
+    n = 1 << 20
+    x = g.standard_normal(n).astype(f32)
+    oob = g.integers(-3 * n // 2, 3 * n // 2, n)  # negative and out of bounds both ways
+    table = g.standard_normal((1 << 16, 16)).astype(f32)
+    rows_oob = g.integers(-80_000, 80_000, 1 << 18)
+    small = g.standard_normal(100).astype(f32)
+    small_idx = np.array([0, 99, -1, -100, 100, -101, 7, 2**31 - 1, -2**31], np.int64)
+    cases = {
+        "take_fill_1M_int32": Call(lambda x, i: jnp.take(x, i, axis=0), x, oob.astype(np.int32)),
+        "take_fill_1M_int64": Call(lambda x, i: jnp.take(x, i, axis=0), x, oob.astype(np.int64)),
+        "take_fill_value_rows": Call(lambda t, i: jnp.take(t, i, axis=0, mode="fill", fill_value=-3.5), table,
+                                     rows_oob.astype(np.int32)),
+        "take_clip_1M": Call(lambda x, i: jnp.take(x, i, axis=0, mode="clip"), x, oob.astype(np.int32)),
+        "index_1M_int32": Call(lambda x, i: x[i], x, oob.astype(np.int32)),
+        "index_1M_int64": Call(lambda x, i: x[i], x, oob.astype(np.int64)),
+        "index_1M_uint32": Call(lambda x, i: x[i], x, g.integers(0, n, n).astype(np.uint32)),
+        "promise_in_bounds_1M": Call(lambda x, i: x.at[i].get(mode="promise_in_bounds"), x,
+                                     g.integers(-n, n, n).astype(np.int32)),
+        "rows_int64": Call(lambda t, i: jnp.take(t, i, axis=0), table, rows_oob.astype(np.int64)),
+        "fill_nan_uint8": Call(lambda x, i: x.at[i].get(mode="fill", fill_value=np.nan), small,
+                               np.arange(0, 256, 3).astype(np.uint8)),
+        "take_int8": Call(lambda x, i: jnp.take(x, i), small, np.arange(-128, 128, 5).astype(np.int8)),
+        "take_int16": Call(lambda x, i: jnp.take(x, i), small, np.arange(-300, 300, 7).astype(np.int16)),
+        "take_uint16": Call(lambda x, i: jnp.take(x, i), small, np.arange(0, 65536, 613).astype(np.uint16)),
+        "take_uint32_huge": Call(lambda x, i: jnp.take(x, i), small,
+                                 np.array([0, 5, 99, 100, 2**31 - 1, 2**31, 2**32 - 1], np.uint32)),
+        "take_uint64_huge": Call(lambda x, i: jnp.take(x, i), small,
+                                 np.array([0, 5, 99, 100, 2**31, 2**32 + 3, 2**63, 2**64 - 1], np.uint64)),
+        "index_int64_extremes": Call(lambda x, i: x[i], small, small_idx),
+        "take_int64_extremes": Call(lambda x, i: jnp.take(x, i), small,
+                                    np.array([0, -1, 2**32 + 5, -(2**32) - 5, 2**62, -(2**62)], np.int64)),
+        "take_empty": Call(lambda x, i: jnp.take(x, i), small, np.zeros((0,), np.int32)),
+        "index_empty_rows": Call(lambda t, i: t[i], table, np.zeros((0,), np.int64)),
+        # scatter: normalization folded, out-of-bounds updates dropped
+        "add_1M_int32": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal(1 << 16).astype(f32),
+                             g.integers(-80_000, 80_000, n).astype(np.int32), g.standard_normal(n).astype(f32)),
+        "add_1M_int64": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal(1 << 16).astype(f32),
+                             g.integers(-80_000, 80_000, n).astype(np.int64), g.standard_normal(n).astype(f32)),
+        "add_uint32": Call(lambda x, i, u: x.at[i].add(u), small,
+                           np.array([0, 99, 100, 2**31, 2**32 - 1, 5], np.uint32), np.arange(6).astype(f32)),
+        "add_rows_drop": Call(lambda x, i, u: x.at[i].add(u, mode="drop"), table, rows_oob.astype(np.int32),
+                              g.standard_normal((1 << 18, 16)).astype(f32)),
+        "add_rows_clip": Call(lambda x, i, u: x.at[i].add(u, mode="clip"), table, rows_oob.astype(np.int32),
+                              g.standard_normal((1 << 18, 16)).astype(f32)),
+        "set_rows_int64": Call(lambda x, i, u: x.at[i].set(u), table,
+                               g.permutation(1 << 16)[: 1 << 14].astype(np.int64) - (1 << 15),
+                               g.standard_normal((1 << 14, 16)).astype(f32)),
+        "add_empty": Call(lambda x, i, u: x.at[i].add(u), small, np.zeros((0,), np.int32), np.zeros((0,), f32)),
+        "segment_sum_int64_ids": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1024),
+                                      g.standard_normal((1 << 18, 16)).astype(f32),
+                                      g.integers(-10, 1100, 1 << 18).astype(np.int64)),
+    }
+    return cases
+
+
+def _segment_max_cases():
+    g = I.rng(10)
+    specials = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1e-40, -1e-40, 1.0, -1.0], np.float32)
+    data = g.standard_normal((1 << 18, 16)).astype(np.float32)
+    mask = g.random(data.shape) < 0.01
+    data[mask] = g.choice(specials, mask.sum())
+    ids = g.integers(-5, 1030, 1 << 18).astype(np.int32)
+    data64 = g.standard_normal((20_000, 5)).astype(np.float64)
+    data64[::97] = -0.0
+    data64[::211] = np.nan
+    return {
+        "segment_max_rows_specials": Call(lambda d, s: jax.ops.segment_max(d, s, num_segments=1024), data, ids),
+        "segment_min_rows_specials": Call(lambda d, s: jax.ops.segment_min(d, s, num_segments=1024), data, ids),
+        "segment_max_f64": Call(lambda d, s: jax.ops.segment_max(d, s, num_segments=300), data64,
+                                g.integers(0, 300, 20_000).astype(np.int32)),
+        "scatter_max_rows": Call(lambda x, i, u: x.at[i].max(u), data[:4096], ids[:50_000] % 4096, data[:50_000]),
+    }
+
+
+@pytest.mark.parametrize("op", ["folded_index", "segment_max"])
+def test_folded_index_forms(op):
+    cases = _folded_index_cases() if op == "folded_index" else _segment_max_cases()
+    check_cases(None, cases, op=op, mode="exact")

@@ -1,0 +1,22 @@
+// Vector row updates of scatter's row forms (kernels/gather_scatter.cc) on f32/f64, with the
+// scalar semantics of kernels/scalar_ops.h (binary_simd.h's BinaryFn: add, mul, and maximum/
+// minimum that propagate NaN, order -0 below +0 and treat denormals as zeros of their sign).
+// Rows are updated in order, so duplicates combine exactly as one scalar pass would.
+// Thread-safety: reentrant; callers must not let two calls touch the same row elements.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/simd/binary_simd.h"
+
+namespace stablert::kernels::simd {
+
+// For i in [0, count) with rows[i] >= 0, in order: for c in [0, width):
+//   block[rows[i] * row_stride + c] = fn(block[rows[i] * row_stride + c], updates[i * update_stride + c]).
+// fn is kAdd, kMul, kMax or kMin.
+void ScatterCombineRows(BinaryFn fn, float* block, int64_t row_stride, const int64_t* rows, const float* updates,
+                        int64_t update_stride, int64_t count, int64_t width);
+void ScatterCombineRows(BinaryFn fn, double* block, int64_t row_stride, const int64_t* rows, const double* updates,
+                        int64_t update_stride, int64_t count, int64_t width);
+
+}  // namespace stablert::kernels::simd
