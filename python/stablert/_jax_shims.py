@@ -379,9 +379,47 @@ def _callback_errors_raised_by_the_call() -> None:
     pxla.ExecuteReplicated._handle_token_bufs = handle_token_bufs
 
 
+# lax primitives lowered on stablert as a stablehlo.composite "chlo.<name>" around their usual
+# lowering (see _math_composites).
+_MATH_COMPOSITES = ("lgamma", "digamma", "erf_inv")
+
+
+def _math_composites() -> None:
+    """jax._src.lax.special: lgamma_p, digamma_p and erf_inv_p and their chlo lowerings (jax
+    0.10.2).
+
+    JAX's serialization for plugins expands chlo ops into StableHLO except erf, which it keeps
+    as a `stablehlo.composite "chlo.erf"`; lgamma, digamma and erf_inv would reach StableRT
+    as some 100 elementwise ops each. On stablert they lower to a composite "chlo.<name>"
+    whose decomposition is that same expansion: StableRT runs f32/f16/bf16 composites as one
+    vector kernel (src/plan/lower_elementwise.cc) and f64 ones through the decomposition,
+    which is what the plain lowering gives (and what XLA computes).
+    """
+    from functools import partial
+
+    from jax import lax
+    from jax._src import core
+    from jax._src.interpreters import mlir
+    from jax._src.lax import lax as lax_internal
+    from jax._src.lax import special
+    from jax._src.lib.mlir.dialects import chlo
+
+    for name in _MATH_COMPOSITES:
+        prim = getattr(special, f"{name}_p")
+        chlo_op = getattr(chlo, name)
+        # The decomposition: a primitive of its own lowered as the chlo op (prim itself would
+        # come back to this rule).
+        inner = core.Primitive(f"stablert_{name}_decomposition")
+        inner.def_impl(prim.impl)
+        inner.def_abstract_eval(lambda aval: aval)
+        mlir.register_lowering(inner, partial(lax_internal._nary_lower_hlo, chlo_op))
+        composite = lax.composite(inner.bind, f"chlo.{name}")
+        mlir.register_lowering(prim, mlir.lower_fun(composite, multiple_results=False), platform=PLATFORM)
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
           _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv,
-          _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call)
+          _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call, _math_composites)
 
 
 def install() -> None:

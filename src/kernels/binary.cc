@@ -1,5 +1,6 @@
 // Elementwise binary kernels: "<op>.<T>", out[i] = op(a[i], b[i]). Semantics in
 // scalar_ops.h; on i1, add/maximum are "or" and multiply/minimum "and".
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -39,8 +40,18 @@ template <> constexpr int kVector<MultiplyOp> = static_cast<int>(simd::BinaryFn:
 template <> constexpr int kVector<DivideOp> = static_cast<int>(simd::BinaryFn::kDiv);
 template <> constexpr int kVector<MaxOp> = static_cast<int>(simd::BinaryFn::kMax);
 template <> constexpr int kVector<MinOp> = static_cast<int>(simd::BinaryFn::kMin);
+template <> constexpr int kVector<PowerOp> = static_cast<int>(simd::BinaryFn::kPow);
+template <> constexpr int kVector<Atan2Op> = static_cast<int>(simd::BinaryFn::kAtan2);
 
-// f32/f64 ops with a vector function run on the host's vector ISA.
+// power and atan2 have only an f32 vector function; on f64 they stay libm's (correctly
+// rounded or nearly, as XLA's).
+template <typename Op, DType D>
+constexpr bool kVectorFor = kVector<Op> >= 0 && (D == DType::kF32 || D == DType::kF16 || D == DType::kBF16 ||
+                                                 (D == DType::kF64 && !std::is_same_v<Op, PowerOp> &&
+                                                  !std::is_same_v<Op, Atan2Op>));
+
+// Float ops with a vector function run on the host's vector ISA; f16/bf16 in f32 lanes
+// (widened exactly, computed in f32 and rounded once, as XLA computes them).
 template <typename Op, DType D>
 Status BinaryVectorKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
@@ -48,9 +59,20 @@ Status BinaryVectorKernel(const KernelContext& context, const KernelArgs& args) 
   const T* b = args.inputs[1].as<const T>();
   T* out = args.outputs[0].as<T>();
   const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
-  if (end > begin)
-    simd::Binary(static_cast<simd::BinaryFn>(kVector<Op>), a + begin, b + begin, out + begin,
-                 static_cast<size_t>(end - begin));
+  const auto fn = static_cast<simd::BinaryFn>(kVector<Op>);
+  if constexpr (kIsHalf<T>) {
+    // A block at a time through buffers that stay in L1.
+    constexpr int64_t kBlock = 512;
+    float xs[kBlock], ys[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t count = std::min(kBlock, end - i);
+      for (int64_t j = 0; j < count; ++j) xs[j] = Load(a[i + j]), ys[j] = Load(b[i + j]);
+      simd::Binary(fn, xs, ys, xs, static_cast<size_t>(count));
+      for (int64_t j = 0; j < count; ++j) out[i + j] = StoreAs<T>(xs[j]);
+    }
+  } else if (end > begin) {
+    simd::Binary(fn, a + begin, b + begin, out + begin, static_cast<size_t>(end - begin));
+  }
   return OkStatus();
 }
 
@@ -65,7 +87,7 @@ void BinaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
 template <typename Op, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
-    if constexpr (kVector<Op> >= 0 && (D == DType::kF32 || D == DType::kF64)) {
+    if constexpr (kVectorFor<Op, D>) {
       STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryVectorKernel<Op, D>));
     } else {
       STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryKernel<Op, D>));

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/half.h"
+#include "kernels/simd/special_math_coefficients.h"
 
 namespace stablert::kernels::ops {
 
@@ -99,6 +100,71 @@ struct LogOp {
 };
 #undef STABLERT_PASSTHROUGH_UNARY
 #undef STABLERT_FLOAT_UNARY
+
+// erf, erf^-1, lgamma and digamma (chlo.erf, chlo.erf_inv, chlo.lgamma, chlo.digamma) with
+// the special values of XLA's CPU backend: denormal inputs count as zeros; erf(±Inf) = ±1;
+// erf_inv(±1) = ±Inf and NaN outside [-1, 1]; lgamma is +Inf at its poles (0, negative
+// integers, -Inf); digamma is NaN at its poles and at -Inf, +Inf at +Inf. Computed in double.
+struct ErfOp {
+  template <typename C> static C Apply(C x) { return static_cast<C>(std::erf(static_cast<double>(FlushDenormal(x)))); }
+};
+template <size_t N>
+inline double PolyAt(double t, const double (&c)[N]) {
+  double r = c[N - 1];
+  for (size_t i = N - 1; i-- > 0;) r = r * t + c[i];
+  return r;
+}
+struct ErfInvOp {
+  template <typename C> static C Apply(C x) {
+    namespace k = coefficients;
+    const double v = static_cast<double>(FlushDenormal(x));
+    if (!(std::fabs(v) <= 1)) return std::numeric_limits<C>::quiet_NaN();
+    if (std::fabs(v) == 1) return std::copysign(std::numeric_limits<C>::infinity(), x);
+    if (v == 0) return static_cast<C>(v);
+    const double w = -std::log((1 - v) * (1 + v));
+    double y;
+    if (w < 6.25) {
+      y = v * PolyAt(w - 3.125, k::kErfInvCentral);
+    } else if (w < 16.81) {
+      y = std::copysign(PolyAt(std::sqrt(w) - 3.3, k::kErfInvTail), v);
+    } else {  // past the f32 range: erfc(y) ~ exp(-y^2) / (y sqrt(pi)), within 1%
+      const double y2 = w + 0.6931471805599453;
+      y = std::copysign(std::sqrt(y2 - 0.5 * std::log(k::kPi * y2)), v);
+    }
+    // The polynomials are fitted for f32 results; Newton steps on erf make them accurate to
+    // double (the f64 function) and refine the guess past the fitted range.
+    for (int i = 0; i < 3 && std::isfinite(y); ++i) {
+      const double residual = std::fabs(v) < 0.5 ? std::erf(y) - v
+                                                 : (v > 0 ? 1 : -1) * ((1 - std::fabs(v)) - std::erfc(std::fabs(y)));
+      y -= residual / (1.1283791670955126 * std::exp(-y * y));
+    }
+    return static_cast<C>(y);
+  }
+};
+struct LgammaOp {
+  template <typename C> static C Apply(C x) {
+    int sign;
+    return static_cast<C>(::lgamma_r(static_cast<double>(FlushDenormal(x)), &sign));
+  }
+};
+struct DigammaOp {
+  template <typename C> static C Apply(C x) {
+    namespace k = coefficients;
+    double v = static_cast<double>(FlushDenormal(x));
+    if (std::isnan(v) || v == -std::numeric_limits<double>::infinity()) return std::numeric_limits<C>::quiet_NaN();
+    if (v == std::numeric_limits<double>::infinity()) return static_cast<C>(v);
+    if (v <= 0 && std::nearbyint(v) == v) return std::numeric_limits<C>::quiet_NaN();
+    double reflection = 0;
+    if (v < 0.5) {  // digamma(x) = digamma(1 - x) - pi / tan(pi x)
+      reflection = -k::kPi / std::tan(k::kPi * (v - std::nearbyint(v)));
+      v = 1 - v;
+    }
+    double shift = 0;
+    for (; v < k::kSeriesStart; v += 1) shift -= 1 / v;
+    const double iz2 = 1 / (v * v);
+    return static_cast<C>(std::log(v) - 0.5 / v - iz2 * PolyAt(iz2, k::kDigammaAsymptotic) + shift + reflection);
+  }
+};
 
 struct IsFiniteOp {
   template <typename C> static uint8_t Apply(C x) { return std::isfinite(x) ? 1 : 0; }

@@ -33,7 +33,8 @@ Status UnaryKernel(const KernelContext& context, const KernelArgs& args) {
 
 // The vector function of an op, where there is one (simd/unary_simd.h) and it is as
 // accurate as XLA's CPU backend (docs/benchmarks.md, "Vector math"). f64 sin, cos and log
-// stay on libm (Highway's: 2.5, 2.5 and 0.8 ulp; XLA's: 0.52, 0.51, 0.52); see kVectorFor.
+// stay on libm (Highway's: 2.5, 2.5 and 0.8 ulp; XLA's: 0.52, 0.51, 0.52), and so do the
+// functions with only an f32 approximation of our own (cbrt, tan, erf, ...); see kVectorFor.
 template <typename Op> constexpr int kVector = -1;
 template <> constexpr int kVector<ExpOp> = static_cast<int>(simd::UnaryFn::kExp);
 template <> constexpr int kVector<Expm1Op> = static_cast<int>(simd::UnaryFn::kExpm1);
@@ -45,11 +46,22 @@ template <> constexpr int kVector<SineOp> = static_cast<int>(simd::UnaryFn::kSin
 template <> constexpr int kVector<CosineOp> = static_cast<int>(simd::UnaryFn::kCos);
 template <> constexpr int kVector<SqrtOp> = static_cast<int>(simd::UnaryFn::kSqrt);
 template <> constexpr int kVector<RsqrtOp> = static_cast<int>(simd::UnaryFn::kRsqrt);
+template <> constexpr int kVector<CbrtOp> = static_cast<int>(simd::UnaryFn::kCbrt);
+template <> constexpr int kVector<TanOp> = static_cast<int>(simd::UnaryFn::kTan);
+template <> constexpr int kVector<ErfOp> = static_cast<int>(simd::UnaryFn::kErf);
+template <> constexpr int kVector<ErfInvOp> = static_cast<int>(simd::UnaryFn::kErfInv);
+template <> constexpr int kVector<LgammaOp> = static_cast<int>(simd::UnaryFn::kLgamma);
+template <> constexpr int kVector<DigammaOp> = static_cast<int>(simd::UnaryFn::kDigamma);
+
+// Ops whose f64 vector function is used (the rest run the scalar op on f64).
+template <typename Op>
+constexpr bool kVectorF64 = kVector<Op> >= 0 && kVector<Op> < static_cast<int>(simd::UnaryFn::kCbrt) &&
+                            !std::is_same_v<Op, LogOp> && !std::is_same_v<Op, SineOp> &&
+                            !std::is_same_v<Op, CosineOp>;
 
 template <typename Op, DType D>
 constexpr bool kVectorFor = kVector<Op> >= 0 && (D == DType::kF32 || D == DType::kF16 || D == DType::kBF16 ||
-                                                 (D == DType::kF64 && !std::is_same_v<Op, LogOp> &&
-                                                  !std::is_same_v<Op, SineOp> && !std::is_same_v<Op, CosineOp>));
+                                                 (D == DType::kF64 && kVectorF64<Op>));
 
 // Float ops with a vector function run on the host's vector ISA.
 template <typename Op, DType D>
@@ -130,6 +142,13 @@ Status RegisterUnaryKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(Register<RoundAfzOp>(r, "round_nearest_afz", FloatDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<RoundEvenOp>(r, "round_nearest_even", FloatDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<IsFiniteOp, true>(r, "is_finite", FloatDTypes{}));
+  // chlo.erf, chlo.erf_inv, chlo.lgamma and chlo.digamma composites on these types
+  // (plan/lower_elementwise.cc); f64 runs their decompositions, as XLA does.
+  using F32AndHalf = DTypeList<DType::kF16, DType::kBF16, DType::kF32>;
+  STABLERT_RETURN_IF_ERROR(Register<ErfOp>(r, "erf", F32AndHalf{}));
+  STABLERT_RETURN_IF_ERROR(Register<ErfInvOp>(r, "erf_inv", F32AndHalf{}));
+  STABLERT_RETURN_IF_ERROR(Register<LgammaOp>(r, "lgamma", F32AndHalf{}));
+  STABLERT_RETURN_IF_ERROR(Register<DigammaOp>(r, "digamma", F32AndHalf{}));
   return OkStatus();
 }
 

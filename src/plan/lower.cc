@@ -303,6 +303,9 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       return LowerCall(op, *name);
     }
     case OpCode::kComposite: {
+      bool lowered = false;
+      STABLERT_RETURN_IF_ERROR(LowerMathComposite(*this, op, &lowered));
+      if (lowered) return OkStatus();
       const ir::Attribute* decomposition = op.attr("decomposition");
       auto name = decomposition ? decomposition->AsString() : std::nullopt;
       if (!name) return Invalid(op, "missing attribute 'decomposition'");

@@ -1,6 +1,9 @@
 // Lowering of elementwise ops: unary, binary, compare, select, clamp, convert.
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "plan/lowering.h"
 
@@ -245,6 +248,31 @@ Status LowerReducePrecision(Lowering& l, const ir::Operation& op) {
 }
 
 }  // namespace
+
+Status LowerMathComposite(Lowering& l, const ir::Operation& op, bool* lowered) {
+  *lowered = false;
+  // The chlo composites with an elementwise kernel of their own ("<kernel>.<T>"), on f32,
+  // f16 and bf16 (XLA computes the latter two in f32 too). f64 keeps the decomposition.
+  static constexpr std::pair<std::string_view, std::string_view> kKernels[] = {
+      {"chlo.erf", "erf"}, {"chlo.erf_inv", "erf_inv"}, {"chlo.lgamma", "lgamma"}, {"chlo.digamma", "digamma"}};
+  const ir::Attribute* name_attr = op.attr("name");
+  const auto name = name_attr ? name_attr->AsString() : std::nullopt;
+  if (!name || op.operands.size() != 1 || op.results.size() != 1) return OkStatus();
+  std::string_view kernel;
+  for (const auto& [composite, k] : kKernels)
+    if (*name == composite) kernel = k;
+  if (kernel.empty()) return OkStatus();
+  STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
+  STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
+  const TensorType& type = l.TypeOf(operand);
+  if (type != result || (type.dtype != DType::kF32 && type.dtype != DType::kF16 && type.dtype != DType::kBF16))
+    return OkStatus();
+  ValueId out = l.NewValue(result);
+  l.Emit(op, KeyFor(kernel, type.dtype), {operand}, {out});
+  l.Bind(op.results[0], out);
+  *lowered = true;
+  return OkStatus();
+}
 
 bool ElementwiseAccepts(ir::OpCode code, DType dtype) {
   return IsSupportedDType(dtype) && (KindBit(dtype) & AllowedKinds(code)) != 0;

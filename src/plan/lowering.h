@@ -128,6 +128,9 @@ class Lowering {
 
 // lower_elementwise.cc: unary and binary ops, compare, select, clamp, convert.
 Status LowerElementwise(Lowering& lowering, const ir::Operation& op);
+// chlo.erf, chlo.erf_inv, chlo.lgamma and chlo.digamma composites on f32/f16/bf16 as one
+// elementwise kernel; *lowered is false (nothing emitted) for every other composite.
+Status LowerMathComposite(Lowering& lowering, const ir::Operation& op, bool* lowered);
 // lower_shape.cc: constant, broadcast(_in_dim), reshape, transpose, slice, concatenate, iota.
 Status LowerShapeOp(Lowering& lowering, const ir::Operation& op);
 // lower_slicing.cc: dynamic_slice, dynamic_update_slice, pad, reverse, bitcast_convert.

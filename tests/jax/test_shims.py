@@ -297,3 +297,18 @@ def test_inspect_array_sharding_on_one_device_calls_back_at_lowering(stablert_de
     f = jax.jit(lambda v: (debugging.inspect_array_sharding(v, callback=seen.append), v + 1)[1])
     f.lower(jax.device_put(np.zeros(3, np.float32), stablert_device))
     assert len(seen) == 1 and seen[0].is_fully_replicated
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "erf_inv"])
+def test_special_functions_lower_to_chlo_composites(name, stablert_device, cpu_device):
+    fn = getattr(lax, name)
+    x = np.array([0.25, 0.5, 3.5, -2.5, 0.999], np.float32)
+    text = jax.jit(fn).trace(x).lower(lowering_platforms=("stablert",)).as_text()
+    assert f'stablehlo.composite "chlo.{name}"' in text, text
+    # XLA keeps its own lowering (the chlo op).
+    assert "stablehlo.composite" not in jax.jit(fn).trace(x).lower(lowering_platforms=("cpu",)).as_text()
+    # Values, gradients and batching as on the CPU backend.
+    for f in (fn, jax.vmap(fn), jax.grad(lambda v: fn(v).sum())):
+        got = np.asarray(jax.jit(f)(jax.device_put(x, stablert_device)))
+        want = np.asarray(jax.jit(f)(jax.device_put(x, cpu_device)))
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

@@ -21,6 +21,8 @@
 //      scalar_ops.h (special values, ranges where a polynomial is not accurate) must go to the
 //      scalar op: see VectorMap in unary_simd.cc.
 //   4. Test it at every level (vector_math_test.cc runs each level the CPU has).
+// Math functions of our own (where Highway's contrib math has none) go into
+// special_math-inl.h, included by the family files inside their per-target block.
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,11 @@
 //   - zero and denormal inputs are decided on the bits (independent of the DAZ mode): sin,
 //     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
 //   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64), cos is 1
-//     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1.
+//     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1;
+//   - for rsqrt and the approximations of special_math-inl.h, a lane whose vector result
+//     is NaN goes to the scalar op too (they signal results they cannot give so).
+// cbrt, tan, erf, erf_inv, lgamma and digamma are special_math-inl.h's on f32 and the
+// scalar op on f64.
 #include "kernels/simd/unary_simd.h"
 
 #include <cstdint>
@@ -24,6 +28,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "kernels/simd/special_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -74,17 +79,19 @@ HWY_INLINE V SignedZero(D d, V x) {
   return hn::And(x, hn::SignBit(d));
 }
 
-// out[i] = f(in[i]) where domain(in[i]), else ScalarOp::Apply(in[i]).
-template <class ScalarOp, typename T, class Domain, class Fn>
+// out[i] = f(in[i]) where domain(in[i]) (and, with kNaNToScalar, f(in[i]) is not NaN),
+// else ScalarOp::Apply(in[i]).
+template <class ScalarOp, bool kNaNToScalar = false, typename T, class Domain, class Fn>
 HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
-  HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)];
-  HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)];
-  HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)] = {};
+  HWY_ALIGN T oks[HWY_MAX_BYTES / sizeof(T)] = {};
   auto block = [&](auto x, T* dst, size_t count) {
-    const auto ok = domain(d, x);
     const auto y = f(d, x);
+    auto ok = domain(d, x);
+    if constexpr (kNaNToScalar) ok = hn::AndNot(hn::IsNaN(y), ok);
     if (count == lanes && hn::AllTrue(d, ok)) {
       hn::StoreU(y, d, dst);
       return;
@@ -101,7 +108,7 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   size_t i = 0;
   for (; i + lanes <= n; i += lanes) block(hn::LoadU(d, in + i), out + i, lanes);
   if (i < n) {
-    HWY_ALIGN T tail[HWY_MAX_BYTES / sizeof(T)];
+    HWY_ALIGN T tail[HWY_MAX_BYTES / sizeof(T)] = {};
     for (size_t j = 0; j < lanes; ++j) tail[j] = i + j < n ? in[i + j] : T(1);
     block(hn::Load(d, tail), out + i, n - i);
   }
@@ -133,6 +140,73 @@ HWY_INLINE auto TrigDomain(D d, V x) {
   if constexpr (std::is_same_v<T, float>) return hn::FirstN(d, 0);
 #endif
   return AbsAtMost(d, x, Limits<T>::kTrigMax);
+}
+
+// Applies ScalarOp to every element (the f64 versions of the own f32 approximations).
+template <class ScalarOp, typename T>
+void ScalarMap(const T* in, T* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = ScalarOp::Apply(in[i]);
+}
+
+// Lanes of the own f32 approximations: finite, not zero or denormal, |x| <= limit; none on
+// the one-lane scalar target (which lacks f64 lanes).
+template <class D, class V>
+HWY_INLINE auto SpecialDomain(D d, V x, float limit) {
+  if constexpr (!special::kHasF64Lanes) return hn::FirstN(d, 0);
+  return hn::AndNot(IsTiny(d, x), AbsAtMost(d, x, limit));
+}
+// x is not an integer <= 0 (the poles of lgamma and digamma).
+template <class D, class V>
+HWY_INLINE auto NotPole(D d, V x) {
+  return hn::Or(hn::Gt(x, hn::Zero(d)), hn::Ne(hn::Round(x), x));
+}
+
+// f(d, x) of special_math-inl.h evaluated in f64 lanes.
+#define STABLERT_IN_F64(Fn)                                                              \
+  [](auto d, auto x) {                                                                   \
+    return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::Fn(dd, v); }); \
+  }
+
+void SpecialF32(UnaryFn fn, const float* in, float* out, size_t n) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  constexpr float kBelowOne = 0x1.fffffep-1f;
+  constexpr float kLgammaMax = 1e36f;  // lgamma overflows f32 near 4e36
+  auto up_to = [](float limit) { return [limit](auto d, auto x) { return SpecialDomain(d, x, limit); }; };
+  auto up_to_not_pole = [](float limit) {
+    return [limit](auto d, auto x) { return hn::And(SpecialDomain(d, x, limit), NotPole(d, x)); };
+  };
+  switch (fn) {
+    case UnaryFn::kCbrt:
+      return VectorMap<ops::CbrtOp, true>(in, out, n, up_to(kMax), STABLERT_IN_F64(Cbrt));
+    case UnaryFn::kTan:
+      return VectorMap<ops::TanOp, true>(in, out, n, up_to(Limits<float>::kTrigMax), STABLERT_IN_F64(Tan));
+    case UnaryFn::kErf:
+      // f32 lanes; zeros and denormals give zeros of their sign (the flushed input's erf).
+      return VectorMap<ops::ErfOp, true>(
+          in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x)); });
+    case UnaryFn::kErfInv:
+      return VectorMap<ops::ErfInvOp, true>(in, out, n, up_to(kBelowOne), STABLERT_IN_F64(ErfInv));
+    case UnaryFn::kLgamma:
+      return VectorMap<ops::LgammaOp, true>(in, out, n, up_to_not_pole(kLgammaMax), STABLERT_IN_F64(Lgamma));
+    case UnaryFn::kDigamma:
+      return VectorMap<ops::DigammaOp, true>(in, out, n, up_to_not_pole(kMax), STABLERT_IN_F64(Digamma));
+    default:
+      return;
+  }
+}
+#undef STABLERT_IN_F64
+
+void SpecialF64(UnaryFn fn, const double* in, double* out, size_t n) {
+  switch (fn) {
+    case UnaryFn::kCbrt: return ScalarMap<ops::CbrtOp>(in, out, n);
+    case UnaryFn::kTan: return ScalarMap<ops::TanOp>(in, out, n);
+    case UnaryFn::kErf: return ScalarMap<ops::ErfOp>(in, out, n);
+    case UnaryFn::kErfInv: return ScalarMap<ops::ErfInvOp>(in, out, n);
+    case UnaryFn::kLgamma: return ScalarMap<ops::LgammaOp>(in, out, n);
+    case UnaryFn::kDigamma: return ScalarMap<ops::DigammaOp>(in, out, n);
+    default: return;
+  }
 }
 
 template <typename T>
@@ -193,9 +267,29 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
         return hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x));
       });
     case UnaryFn::kRsqrt:
-      return VectorMap<ops::RsqrtOp>(in, out, n, always, [](auto d, auto x) {
-        return hn::Div(hn::Set(d, T(1)), hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x)));
+      return VectorMap<ops::RsqrtOp, true>(in, out, n, always, [](auto d, auto x) {
+        const auto xf = hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x);
+        const auto y = hn::Div(hn::Set(d, T(1)), hn::Sqrt(xf));
+#if HWY_NATIVE_FMA
+        // One Newton step on the residual e = 1 - x y^2, with x y split exactly by an FMA
+        // (no underflow for any normal x): 1.48 ulp -> 0.5. Where y is 0 or Inf (x = Inf,
+        // 0) the step gives NaN and the lane goes to the scalar op.
+        const auto h = hn::Mul(xf, y);
+        const auto h_lo = hn::MulSub(xf, y, h);
+        const auto e = hn::Sub(hn::NegMulAdd(h, y, hn::Set(d, T(1))), hn::Mul(h_lo, y));
+        return hn::MulAdd(hn::Mul(hn::Set(d, T(0.5)), y), e, y);
+#else
+        return y;
+#endif
       });
+    case UnaryFn::kCbrt:
+    case UnaryFn::kTan:
+    case UnaryFn::kErf:
+    case UnaryFn::kErfInv:
+    case UnaryFn::kLgamma:
+    case UnaryFn::kDigamma:
+      if constexpr (std::is_same_v<T, float>) return SpecialF32(fn, in, out, n);
+      else return SpecialF64(fn, in, out, n);
   }
 }
 

@@ -1,0 +1,209 @@
+// StableRT's own vector approximations of functions Highway's contrib math lacks (erf,
+// erf^-1, lgamma, digamma, cbrt, tan, atan2, pow), per Highway target: included inside the
+// per-target block of unary_simd.cc / binary_simd.cc (Highway's "-inl.h" convention: the
+// guard toggles once per target).
+//
+// Each function takes f32 lanes and returns f32 lanes, and is accurate (docs/benchmarks.md,
+// "Vector math") only on the normal, finite inputs of its domain; callers route everything
+// else to the scalar op. Lanes that need the scalar op come back as NaN where noted.
+//   - erf: f32 lanes, odd polynomial for |x| <= 1, 1 - erfc polynomial up to 4, ±1 beyond.
+//   - the rest: computed in f64 lanes (InF64Lanes) and rounded once, so the f32 result is
+//     within about 0.5 ulp plus the f64 approximation's error (below 1e-9 relative).
+// Pure functions of their arguments; no state.
+#if defined(STABLERT_KERNELS_SIMD_SPECIAL_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef STABLERT_KERNELS_SIMD_SPECIAL_MATH_INL_H_
+#undef STABLERT_KERNELS_SIMD_SPECIAL_MATH_INL_H_
+#else
+#define STABLERT_KERNELS_SIMD_SPECIAL_MATH_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+#include "kernels/simd/special_math_coefficients.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace stablert::kernels::simd::HWY_NAMESPACE {
+namespace special {
+namespace hn = hwy::HWY_NAMESPACE;
+namespace k = ::stablert::kernels::coefficients;
+
+// Whether f32 functions can be evaluated in f64 lanes on this target (not on the one-lane
+// scalar target, where callers use the scalar op).
+#if HWY_TARGET == HWY_SCALAR
+inline constexpr bool kHasF64Lanes = false;
+#else
+inline constexpr bool kHasF64Lanes = true;
+#endif
+
+// Horner evaluation of sum c[i] t^i.
+template <class D, class V, typename T, size_t N>
+HWY_INLINE V Poly(D d, V t, const T (&c)[N]) {
+  using L = hn::TFromD<D>;
+  V r = hn::Set(d, static_cast<L>(c[N - 1]));
+  for (size_t i = N - 1; i-- > 0;) r = hn::MulAdd(r, t, hn::Set(d, static_cast<L>(c[i])));
+  return r;
+}
+
+// f(dd, x) on f32 lanes evaluated in f64 lanes (both halves), rounded once to f32.
+template <class D, class V, class Fn>
+HWY_INLINE V InF64Lanes(D d, V x, Fn f) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)d;
+  (void)f;
+  return x;
+#else
+  const hn::Half<D> dh;
+  const hn::Repartition<double, D> dd;
+  const auto lo = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x))));
+  const auto hi = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x))));
+  return hn::Combine(d, hi, lo);
+#endif
+}
+template <class D, class V, class Fn>
+HWY_INLINE V InF64Lanes(D d, V a, V b, Fn f) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)d;
+  (void)b;
+  (void)f;
+  return a;
+#else
+  const hn::Half<D> dh;
+  const hn::Repartition<double, D> dd;
+  const auto lo = hn::DemoteTo(
+      dh, f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, a)), hn::PromoteTo(dd, hn::LowerHalf(dh, b))));
+  const auto hi = hn::DemoteTo(
+      dh, f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, a)), hn::PromoteTo(dd, hn::UpperHalf(dh, b))));
+  return hn::Combine(d, hi, lo);
+#endif
+}
+
+// erf on f32 lanes, finite x (zeros and denormals: callers decide).
+template <class D, class V>
+HWY_INLINE V Erf(D d, V x) {
+  const V ax = hn::Abs(x);
+  const V small = hn::Mul(x, Poly(d, hn::Mul(x, x), k::kErfSmall));
+  const V one = hn::Set(d, 1.0f);
+  const V mid = hn::Sub(one, Poly(d, hn::Sub(hn::Min(ax, hn::Set(d, 4.0f)), hn::Set(d, 2.5f)), k::kErfcMid));
+  const V large = hn::IfThenElse(hn::Ge(ax, hn::Set(d, 4.0f)), one, mid);
+  return hn::IfThenElse(hn::Le(ax, one), small, hn::CopySignToAbs(large, x));
+}
+
+// erf^-1 in f64 lanes for |x| < 1 (x an f32 value).
+template <class D, class V>
+HWY_INLINE V ErfInv(D d, V x) {
+  const V one = hn::Set(d, 1.0);
+  const V w = hn::Neg(hn::Log(d, hn::Mul(hn::Sub(one, x), hn::Add(one, x))));  // exact product
+  const V central = hn::Mul(x, Poly(d, hn::Sub(w, hn::Set(d, 3.125)), k::kErfInvCentral));
+  const auto in_central = hn::Lt(w, hn::Set(d, 6.25));
+  if (hn::AllTrue(d, in_central)) return central;  // |x| <= 0.999 in every lane
+  const V tail = Poly(d, hn::Sub(hn::Sqrt(w), hn::Set(d, 3.3)), k::kErfInvTail);
+  return hn::IfThenElse(in_central, central, hn::CopySignToAbs(tail, x));
+}
+
+// x - round(x), in [-1/2, 1/2]: sin(pi x) and tan(pi x) up to sign from it, exactly reduced.
+template <class D, class V>
+HWY_INLINE V Frac(D d, V x) {
+  (void)d;
+  return hn::Sub(x, hn::Round(x));
+}
+
+// lgamma in f64 lanes for finite x that is not a pole (x > 0, or x < 0 not an integer).
+template <class D, class V>
+HWY_INLINE V Lgamma(D d, V x) {
+  const V half = hn::Set(d, 0.5), one = hn::Set(d, 1.0), start = hn::Set(d, k::kSeriesStart);
+  const auto reflect = hn::Lt(x, half);
+  V z = hn::IfThenElse(reflect, hn::Sub(one, x), x);  // >= 1/2
+  // lgamma(z) = lgamma(z + n) - log(z (z+1) ... (z+n-1)) with z + n >= 8.
+  V product = one;
+  for (int i = 0; i < 8; ++i) {
+    const auto below = hn::Lt(z, start);
+    product = hn::IfThenElse(below, hn::Mul(product, z), product);
+    z = hn::IfThenElse(below, hn::Add(z, one), z);
+  }
+  const V iz = hn::Div(one, z);
+  const V series = hn::Mul(iz, Poly(d, hn::Mul(iz, iz), k::kLgammaStirling));
+  const V stirling = hn::Add(hn::MulSub(hn::Sub(z, half), hn::Log(d, z), z), hn::Set(d, k::kHalfLog2Pi));
+  const V lg = hn::Sub(hn::Add(stirling, series), hn::Log(d, product));
+  // lgamma(1) = lgamma(2) = 0 exactly (the series leaves ~1e-16 there).
+  const auto zero = hn::Or(hn::Eq(x, one), hn::Eq(x, hn::Set(d, 2.0)));
+  if (hn::AllFalse(d, reflect)) return hn::IfThenZeroElse(zero, lg);
+  // x < 1/2: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x).
+  const V s = hn::Abs(hn::Sin(d, hn::Mul(hn::Set(d, k::kPi), Frac(d, x))));
+  const V reflected = hn::Sub(hn::Sub(hn::Set(d, k::kLogPi), hn::Log(d, s)), lg);
+  return hn::IfThenZeroElse(zero, hn::IfThenElse(reflect, reflected, lg));
+}
+
+// digamma in f64 lanes for finite x that is not a pole (x > 0, or x < 0 not an integer).
+template <class D, class V>
+HWY_INLINE V Digamma(D d, V x) {
+  const V half = hn::Set(d, 0.5), one = hn::Set(d, 1.0), start = hn::Set(d, k::kSeriesStart);
+  const auto reflect = hn::Lt(x, half);
+  V z = hn::IfThenElse(reflect, hn::Sub(one, x), x);  // >= 1/2
+  // digamma(z) = digamma(z + n) - sum 1/(z+i), the sum kept as one fraction num/den.
+  V num = hn::Zero(d), den = one;
+  for (int i = 0; i < 8; ++i) {
+    const auto below = hn::Lt(z, start);
+    num = hn::IfThenElse(below, hn::MulAdd(num, z, den), num);
+    den = hn::IfThenElse(below, hn::Mul(den, z), den);
+    z = hn::IfThenElse(below, hn::Add(z, one), z);
+  }
+  const V iz = hn::Div(one, z);
+  const V iz2 = hn::Mul(iz, iz);
+  V psi = hn::Sub(hn::NegMulAdd(half, iz, hn::Log(d, z)), hn::Mul(iz2, Poly(d, iz2, k::kDigammaAsymptotic)));
+  psi = hn::Sub(psi, hn::Div(num, den));
+  if (hn::AllFalse(d, reflect)) return psi;
+  // x < 1/2: digamma(x) = digamma(1 - x) - pi cos(pi x) / sin(pi x).
+  const V t = hn::Mul(hn::Set(d, k::kPi), Frac(d, x));
+  const V reflected = hn::Sub(psi, hn::Div(hn::Mul(hn::Set(d, k::kPi), hn::Cos(d, t)), hn::Sin(d, t)));
+  return hn::IfThenElse(reflect, reflected, psi);
+}
+
+// cbrt in f64 lanes for finite nonzero x: a guess from the exponent bits (bits / 3 plus the
+// bias correction), then three Halley steps (cubic convergence from a few percent).
+template <class D, class V>
+HWY_INLINE V Cbrt(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  const V a = hn::Abs(x);
+  const auto third_bits = hn::ConvertTo(di, hn::Mul(hn::ConvertTo(d, hn::BitCast(di, a)), hn::Set(d, 1.0 / 3)));
+  V y = hn::BitCast(d, hn::Add(third_bits, hn::Set(di, int64_t{682} << 52)));
+  const V two = hn::Set(d, 2.0);
+  for (int i = 0; i < 3; ++i) {
+    const V y3 = hn::Mul(hn::Mul(y, y), y);
+    y = hn::Mul(y, hn::Div(hn::MulAdd(two, a, y3), hn::MulAdd(two, y3, a)));
+  }
+  return hn::CopySignToAbs(y, x);
+}
+
+// tan in f64 lanes (|x| within Highway's sin/cos range).
+template <class D, class V>
+HWY_INLINE V Tan(D d, V x) {
+  return hn::Div(hn::Sin(d, x), hn::Cos(d, x));
+}
+
+// atan2(y, x) in f64 lanes for finite nonzero y and x (f32 values: |y / x| stays finite).
+template <class D, class V>
+HWY_INLINE V Atan2(D d, V y, V x) {
+  const V a = hn::Atan(d, hn::Div(hn::Abs(y), hn::Abs(x)));
+  const V angle = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Sub(hn::Set(d, k::kPi), a), a);
+  return hn::CopySignToAbs(angle, y);
+}
+
+// x^y in f64 lanes as exp(y log x) for x > 0 (f32 values); NaN where the f32 result would
+// not be normal and finite (callers use the scalar op there). The f64 error of y log x is
+// below 2e-14 absolute for those results, far below an f32 ulp.
+template <class D, class V>
+HWY_INLINE V Pow(D d, V x, V y) {
+  const V z = hn::Mul(y, hn::Log(d, x));
+  const auto normal = hn::And(hn::Ge(z, hn::Set(d, -87.3)), hn::Le(z, hn::Set(d, 88.7)));
+  return hn::IfThenElse(normal, hn::Exp(d, z), hn::Set(d, std::numeric_limits<double>::quiet_NaN()));
+}
+
+}  // namespace special
+}  // namespace stablert::kernels::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // STABLERT_KERNELS_SIMD_SPECIAL_MATH_INL_H_
