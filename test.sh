@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every StableRT test: the C++ suites (unit, C API conformance, layering) through
-# CTest, then the JAX tests through pytest. Run `bash setup.sh` once before.
+# CTest, then the JAX tests through pytest, a fuzzer, and the sanitized build's tests.
+# Run `bash setup.sh` once before.
 #   bash test.sh
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -18,3 +19,6 @@ done
 # Multi-device tests run in their own session: device counts are fixed at backend creation.
 STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
 bash tests/fuzz/run_fuzzer.sh 60   # the StableHLO reader under libFuzzer, ASan and UBSan
+# A second build (build/asan) with AddressSanitizer + UBSan: CTest with leak detection, then the
+# op matrix in CPython at every ISA level (docs/decisions.md, "Sanitized tests").
+bash tests/sanitizers/run_sanitized.sh
