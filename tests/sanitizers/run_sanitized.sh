@@ -33,7 +33,7 @@ phase() {  # phase NAME: prints how long the previous phase took (and CPU user/s
 
 phase "build ($build)"
 if [ ! -f "$build/build.ninja" ]; then
-  # -O1: a third of -O0's run time under ASan at about the compile time of -O0 (docs/decisions.md).
+  # -O1, as AddressSanitizer's documentation advises for usable speed; -g for file:line reports.
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_C_FLAGS="-O1 -g" -DCMAKE_CXX_FLAGS="-O1 -g" \
