@@ -270,8 +270,9 @@ TEST(ConvertTest, NarrowingToHalfGoesThroughF32) {
   EXPECT_EQ(bits, 15360);  // 1.0
   Array big(DType::kS64, {1});
   SetInt(big, 0, (1LL << 40) + (1LL << 32) + 1);
-  RunKernel("convert.i64.bf16", {&big}, {&bf});
-  std::memcpy(&bits, bf.bytes.data(), 2);
+  Array big_bf(DType::kBF16, {1});  // the output has the input's shape, as every kernel expects
+  RunKernel("convert.i64.bf16", {&big}, {&big_bf});
+  std::memcpy(&bits, big_bf.bytes.data(), 2);
   EXPECT_EQ(bits, 21376);
 }
 
