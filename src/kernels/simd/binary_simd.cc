@@ -16,6 +16,7 @@
 #define HWY_TARGET_INCLUDE "kernels/simd/binary_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/max_min-inl.h"
 #include "kernels/simd/special_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -102,32 +103,6 @@ HWY_INLINE V Atan2F32(D d, V y, V x) {
   // Denormal results (tiny y over huge x) are left to the scalar op.
   const auto ok = hn::And(hn::And(NormalFinite(d, x), NormalFinite(d, y)), NormalFinite(d, r));
   return hn::IfThenElse(ok, r, hn::Set(d, std::numeric_limits<float>::quiet_NaN()));
-}
-
-// A zero of x's sign where x is zero or denormal (by its bits), else x.
-template <class D, class V>
-HWY_INLINE V Flush(D d, V x) {
-  using T = hn::TFromD<D>;
-  const hn::RebindToSigned<D> di;
-  using I = hn::TFromD<decltype(di)>;
-  const T min = std::numeric_limits<T>::min();
-  I min_bits;
-  std::memcpy(&min_bits, &min, sizeof(min_bits));
-  const auto tiny = hn::RebindMask(d, hn::Lt(hn::BitCast(di, hn::Abs(x)), hn::Set(di, min_bits)));
-  return hn::IfThenElse(tiny, hn::And(x, hn::SignBit(d)), x);
-}
-
-// maximum (kMax) or minimum with scalar_ops.h's MaxOp/MinOp semantics.
-template <bool kMax, class D, class V>
-HWY_INLINE V MaxMin(D d, V a, V b) {
-  const V fa = Flush(d, a), fb = Flush(d, b);
-  const auto a_neg = hn::RebindMask(d, hn::Lt(hn::BitCast(hn::RebindToSigned<D>(), fa), hn::Zero(hn::RebindToSigned<D>())));
-  const auto equal = hn::Eq(fa, fb);
-  const auto pick_a = kMax ? hn::Or(hn::Gt(fa, fb), hn::AndNot(a_neg, equal))
-                           : hn::Or(hn::Lt(fa, fb), hn::And(a_neg, equal));
-  V r = hn::IfThenElse(pick_a, fa, fb);
-  r = hn::IfThenElse(hn::IsNaN(b), b, r);
-  return hn::IfThenElse(hn::IsNaN(a), a, r);
 }
 
 template <typename T>

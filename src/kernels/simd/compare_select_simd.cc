@@ -11,6 +11,7 @@
 #define HWY_TARGET_INCLUDE "kernels/simd/compare_select_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/max_min-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -125,27 +126,6 @@ void Select32(const uint8_t* p, const uint32_t* t, const uint32_t* f, uint32_t* 
 }
 void Select64(const uint8_t* p, const uint64_t* t, const uint64_t* f, uint64_t* o, int64_t n) {
   SelectImpl(p, t, f, o, n);
-}
-
-// A zero of x's sign where x is zero or denormal, else x (ops::FlushDenormal).
-template <class D, class V>
-HWY_INLINE V Flush(D d, V x) {
-  using T = hn::TFromD<D>;
-  const auto tiny = hn::Lt(hn::Abs(x), hn::Set(d, std::numeric_limits<T>::min()));
-  return hn::IfThenElse(tiny, hn::And(x, hn::SignBit(d)), x);
-}
-
-// ops::MaxOp (kMax) or MinOp: a NaN a is kept, else a NaN b is taken; flushed values
-// compare with -0 < +0.
-template <bool kMax, class D, class V>
-HWY_INLINE V MaxMin(D d, V a, V b) {
-  const hn::RebindToSigned<D> di;
-  const V fa = Flush(d, a), fb = Flush(d, b);
-  const auto a_negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, fa), hn::Zero(di)));
-  const auto pick_a = kMax ? hn::Or(hn::Gt(fa, fb), hn::AndNot(a_negative, hn::Eq(fa, fb)))
-                           : hn::Or(hn::Lt(fa, fb), hn::And(a_negative, hn::Eq(fa, fb)));
-  const V picked = hn::IfThenElse(pick_a, fa, fb);
-  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, picked));
 }
 
 template <typename T>

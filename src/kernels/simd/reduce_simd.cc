@@ -12,6 +12,7 @@
 #define HWY_TARGET_INCLUDE "kernels/simd/reduce_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/max_min-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -83,14 +84,6 @@ void AddRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t w
     for (int64_t r = 0; r < count; ++r) v += rows[r * stride + i];
     dst[i] = v;
   }
-}
-
-// Denormals to a zero of their sign (ops::FlushDenormal).
-template <class D, class V>
-HWY_INLINE V Flush(D d, V x) {
-  using T = hn::TFromD<D>;
-  const auto tiny = hn::Lt(hn::Abs(x), hn::Set(d, std::numeric_limits<T>::min()));
-  return hn::IfThenElse(tiny, hn::And(x, hn::SignBit(d)), x);
 }
 
 // op(a, b) for a, b not NaN and already flushed: ops::MaxOp/MinOp's comparison.
@@ -174,13 +167,13 @@ T ReduceRowImpl(T acc, const T* x, int64_t n) {
   }
   T plain;
   if (PlainRow<kOp>(x, n, &plain)) return Scalar<kOp>(acc, plain);
-  auto m0 = Flush(d, hn::LoadU(d, x)), m1 = Flush(d, hn::LoadU(d, x + lanes));
-  auto m2 = Flush(d, hn::LoadU(d, x + 2 * lanes)), m3 = Flush(d, hn::LoadU(d, x + 3 * lanes));
+  auto m0 = FlushDenormal(d, hn::LoadU(d, x)), m1 = FlushDenormal(d, hn::LoadU(d, x + lanes));
+  auto m2 = FlushDenormal(d, hn::LoadU(d, x + 2 * lanes)), m3 = FlushDenormal(d, hn::LoadU(d, x + 3 * lanes));
   auto nan = hn::Or(hn::Or(hn::IsNaN(m0), hn::IsNaN(m1)), hn::Or(hn::IsNaN(m2), hn::IsNaN(m3)));
   int64_t i = 4 * lanes;
   for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    const auto x0 = Flush(d, hn::LoadU(d, x + i)), x1 = Flush(d, hn::LoadU(d, x + i + lanes));
-    const auto x2 = Flush(d, hn::LoadU(d, x + i + 2 * lanes)), x3 = Flush(d, hn::LoadU(d, x + i + 3 * lanes));
+    const auto x0 = FlushDenormal(d, hn::LoadU(d, x + i)), x1 = FlushDenormal(d, hn::LoadU(d, x + i + lanes));
+    const auto x2 = FlushDenormal(d, hn::LoadU(d, x + i + 2 * lanes)), x3 = FlushDenormal(d, hn::LoadU(d, x + i + 3 * lanes));
     nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)), hn::Or(hn::IsNaN(x2), hn::IsNaN(x3))));
     m0 = Pick<kOp>(d, m0, x0);
     m1 = Pick<kOp>(d, m1, x1);
@@ -209,7 +202,7 @@ T ReduceRowImpl(T acc, const T* x, int64_t n) {
 // op(a, b) elementwise with the NaN rules: a NaN a stays, else a NaN b is taken.
 template <ReduceOp kOp, class D, class V>
 HWY_INLINE V Step(D d, V a, V b) {
-  const auto picked = Pick<kOp>(d, Flush(d, a), Flush(d, b));
+  const auto picked = Pick<kOp>(d, FlushDenormal(d, a), FlushDenormal(d, b));
   return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, picked));
 }
 

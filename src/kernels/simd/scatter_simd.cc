@@ -13,37 +13,11 @@
 #define HWY_TARGET_INCLUDE "kernels/simd/scatter_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/max_min-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// A zero of x's sign where x is zero or denormal (by its bits), else x.
-template <class D, class V>
-HWY_INLINE V FlushTiny(D d, V x) {
-  using T = hn::TFromD<D>;
-  const hn::RebindToSigned<D> di;
-  using I = hn::TFromD<decltype(di)>;
-  const T min = std::numeric_limits<T>::min();
-  I min_bits;
-  std::memcpy(&min_bits, &min, sizeof(min_bits));
-  const auto tiny = hn::RebindMask(d, hn::Lt(hn::BitCast(di, hn::Abs(x)), hn::Set(di, min_bits)));
-  return hn::IfThenElse(tiny, hn::And(x, hn::SignBit(d)), x);
-}
-
-// maximum (kMax) or minimum with scalar_ops.h's MaxOp/MinOp semantics.
-template <bool kMax, class D, class V>
-HWY_INLINE V MaxMinOf(D d, V a, V b) {
-  const V fa = FlushTiny(d, a), fb = FlushTiny(d, b);
-  const hn::RebindToSigned<D> di;
-  const auto a_neg = hn::RebindMask(d, hn::Lt(hn::BitCast(di, fa), hn::Zero(di)));
-  const auto equal = hn::Eq(fa, fb);
-  const auto pick_a = kMax ? hn::Or(hn::Gt(fa, fb), hn::AndNot(a_neg, equal))
-                           : hn::Or(hn::Lt(fa, fb), hn::And(a_neg, equal));
-  V r = hn::IfThenElse(pick_a, fa, fb);
-  r = hn::IfThenElse(hn::IsNaN(b), b, r);
-  return hn::IfThenElse(hn::IsNaN(a), a, r);
-}
 
 template <class ScalarOp, typename T, class Fn>
 HWY_INLINE void CombineRows(T* block, int64_t row_stride, const int64_t* rows, const T* updates,
@@ -72,10 +46,10 @@ void CombineImpl(BinaryFn fn, T* block, int64_t row_stride, const int64_t* rows,
                                           [](auto, auto x, auto y) { return hn::Mul(x, y); });
     case BinaryFn::kMax:
       return CombineRows<ops::MaxOp>(block, row_stride, rows, updates, update_stride, count, width,
-                                     [](auto d, auto x, auto y) { return MaxMinOf<true>(d, x, y); });
+                                     [](auto d, auto x, auto y) { return MaxMin<true>(d, x, y); });
     case BinaryFn::kMin:
       return CombineRows<ops::MinOp>(block, row_stride, rows, updates, update_stride, count, width,
-                                     [](auto d, auto x, auto y) { return MaxMinOf<false>(d, x, y); });
+                                     [](auto d, auto x, auto y) { return MaxMin<false>(d, x, y); });
     default:
       return;
   }
