@@ -26,8 +26,11 @@ cc=gcc
 cxx=g++
 
 phase_start=$SECONDS
+times_file="$(mktemp)"
+trap 'rm -f "$times_file"' EXIT
 phase() {  # phase NAME: prints how long the previous phase took (and CPU user/sys so far), then NAME
-  echo "== sanitized: $1 (previous phase $((SECONDS - phase_start)) s; CPU so far $(times | tail -n 1))"
+  times >"$times_file"  # in this shell: `times` in a subshell reports the subshell's 0 s
+  echo "== sanitized: $1 (previous phase $((SECONDS - phase_start)) s; CPU so far $(tail -n 1 "$times_file"))"
   phase_start=$SECONDS
 }
 
