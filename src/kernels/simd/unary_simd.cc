@@ -122,15 +122,7 @@ HWY_INLINE V Trig(D d, V x, Fn f) {
   if constexpr (std::is_same_v<T, double>) {
     return f(d, x);
   } else {
-#if HWY_TARGET == HWY_SCALAR
-    return x;
-#else
-    const hn::Half<D> dh;
-    const hn::Repartition<double, D> dd;
-    const auto lo = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x))));
-    const auto hi = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x))));
-    return hn::Combine(d, hi, lo);
-#endif
+    return special::InF64Lanes(d, x, f);
   }
 }
 template <class D, class V>
