@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/dot_params.h"
 #include "kernels/onednn_matmul.h"
 #include "kernels/xsmm_matmul.h"
 #include "kernels/registry.h"
@@ -23,7 +24,7 @@ struct Product {
   std::vector<int64_t> lhs_dims, rhs_dims, out_dims;
   std::vector<float> lhs, rhs, out;
   std::vector<BufferView> in, outs;
-  std::vector<ParamList> params;
+  DotParams params;  // [B,M,K] x [B,K,N]
   KernelArgs args;
 
   Product(int64_t b, int64_t m, int64_t k, int64_t n)
@@ -35,8 +36,9 @@ struct Product {
     for (float& v : rhs) v = u(rng);
     in = {{lhs.data(), DType::kF32, lhs_dims, b * m * k}, {rhs.data(), DType::kF32, rhs_dims, b * k * n}};
     outs = {{out.data(), DType::kF32, out_dims, b * m * n}};
-    params = {{0, 0}};
-    args = KernelArgs{in, outs, params};
+    args.inputs = in;
+    args.outputs = outs;
+    args.param_struct = &params;
   }
 };
 

@@ -15,7 +15,7 @@ ALLOWED = {
     "collectives": {"base"},
     "stablehlo": {"base", "ir"},
     "passes": {"base", "ir"},
-    "plan": {"base", "ir", "passes"},
+    "plan": {"base", "ir", "passes", "kernels"},
     "runtime": {"base", "ir", "stablehlo", "passes", "plan", "kernels", "collectives"},
     "capi": {"base", "ir", "stablehlo", "passes", "plan", "kernels", "collectives", "runtime"},
     "host": {"base"},

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "kernels/complex_ops.h"
+#include "kernels/dot_params.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/scalar_program.h"
 
@@ -206,7 +207,7 @@ TEST(ComplexKernels, ReduceAndDot) {
   Array lhs = Make(DType::kC64, std::vector<C64>{{1, 1}, {2, 0}, {0, 1}, {1, -1}}, {1, 2, 2});
   Array rhs = Make(DType::kC64, std::vector<C64>{{1, 0}, {0, 1}, {2, 2}, {1, 1}}, {1, 2, 2});
   Array dot(DType::kC64, {1, 2, 2});
-  RunKernel("dot.complex<f32>", {&lhs, &rhs}, {&dot}, {{0, 0}});
+  RunKernel("dot.complex<f32>", {&lhs, &rhs}, {&dot}, DotParams{});
   // row 0: (1+i)*1 + 2*(2+2i) = 5+5i ; (1+i)*i + 2*(1+i) = (-1+i) + (2+2i) = 1+3i
   EXPECT_EQ(At<C64>(dot, 0), C64(5, 5));
   EXPECT_EQ(At<C64>(dot, 1), C64(1, 3));

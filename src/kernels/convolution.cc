@@ -7,10 +7,7 @@
 // result (preferred_element_type) are widened by the plan before this kernel.
 //
 //   in: lhs, rhs   out: result (same element type)
-//   params: [[lhs_batch, lhs_feature, lhs_spatial...], [rhs_in_feature, rhs_out_feature,
-//            rhs_spatial...], [out_batch, out_feature, out_spatial...], [window_strides],
-//            [padding_low], [padding_high], [lhs_dilation], [rhs_dilation],
-//            [window_reversal (0/1)], [feature_group_count, batch_group_count]]
+//   params: ConvolutionParams (convolution_params.h)
 #include <type_traits>
 #include <vector>
 
@@ -45,7 +42,7 @@ Status ConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& rhs = args.inputs[1];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const ConvolutionParams conv(args.params);
+  const ConvolutionParams& conv = args.Params<ConvolutionParams>();
   const auto& [lhs_dims, rhs_dims, out_dims, strides, low, high, lhs_dilation, rhs_dilation, reversal, feature_groups,
                batch_groups] = conv;
   const size_t spatial = strides.size();
@@ -146,13 +143,13 @@ Status ConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
 
 Status RegisterConvolutionKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(FloatDTypes{}, [&]<DType D>() {
-    return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+    return r.RegisterSplittable<ConvolutionParams>(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
   STABLERT_RETURN_IF_ERROR(ForEachDType(IntDTypes{}, [&]<DType D>() {
-    return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+    return r.RegisterSplittable<ConvolutionParams>(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
   STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
-    return r.RegisterSplittable(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
+    return r.RegisterSplittable<ConvolutionParams>(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
   return RegisterDnnlConvolutionKernels(r, &ConvolutionKernel<DType::kF32>);
 }

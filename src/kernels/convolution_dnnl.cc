@@ -151,7 +151,7 @@ memory::desc Any(const Role& role) { return memory::desc(role.dims, memory::data
 // (and the same output batch entries) into `tile`; false if oneDNN cannot run it.
 bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_count, ConvTile* tile) {
   const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
-  const ConvolutionParams conv(args.params);
+  const ConvolutionParams& conv = args.Params<ConvolutionParams>();
   const auto& [lhs_dims, rhs_dims, out_dims, strides, padding_low, high, lhs_dilation, rhs_dilation, reversal,
                feature_groups, batch_groups] = conv;
   ParamList low = padding_low;  // adjusted below where oneDNN needs other padding
@@ -366,7 +366,7 @@ int TileCount(const KernelArgs& args, const ConvolutionParams& conv, int threads
 StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
   auto state = std::make_shared<DnnlConvState>();
   state->loop_kernel = g_loop_kernel;
-  const ConvolutionParams conv(args.params);
+  const ConvolutionParams& conv = args.Params<ConvolutionParams>();
   const int64_t batch = args.inputs[0].dims[static_cast<size_t>(conv.lhs_dims[0])];
   onednn::OneDnnThreadScope single;
   const int parts = conv.batch_groups == 1 ? TileCount(args, conv, CoreBudget()) : 1;
@@ -474,7 +474,7 @@ Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& arg
 
 Status RegisterDnnlConvolutionKernels(KernelRegistry& r, KernelFn loop_kernel_f32) {
   g_loop_kernel = loop_kernel_f32;
-  return r.RegisterSplittable(KernelKey("convolution_dnnl", {DType::kF32}), &DnnlConvolutionKernel, &Prepare);
+  return r.RegisterSplittable<ConvolutionParams>(KernelKey("convolution_dnnl", {DType::kF32}), &DnnlConvolutionKernel, &Prepare);
 }
 
 }  // namespace stablert::kernels

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "base/thread_pool.h"
+#include "kernels/convolution_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -18,7 +19,7 @@ using namespace testing;  // NOLINT
 struct Config {
   std::vector<int64_t> lhs_layout, rhs_layout, out_layout;
   Dims lhs_dims, rhs_dims, out_dims;
-  std::vector<ParamList> params;
+  ConvolutionParams params;
 };
 
 // Small integers: every sum is exact in f32, so both kernels agree exactly.
@@ -85,7 +86,7 @@ TEST(DnnlConvolutionTest, RandomConfigurationsMatchLoops) {
     c.rhs_dims = Physical(c.rhs_layout, in_per_group, out_features, k);
     c.out_dims = Physical(c.out_layout, batch / batch_groups, out_features, out);
     c.params = {c.lhs_layout, c.rhs_layout, c.out_layout, strides, low, high, lhs_dil, rhs_dil, reversal,
-                {feature_groups, batch_groups}};
+                feature_groups, batch_groups};
     ExpectSameAsLoops(c);
   }
 }
@@ -93,7 +94,7 @@ TEST(DnnlConvolutionTest, RandomConfigurationsMatchLoops) {
 TEST(DnnlConvolutionTest, NchwOihw) {
   const std::vector<int64_t> nchw = {0, 1, 2, 3};
   Config c{nchw, nchw, nchw, {2, 3, 7, 6}, {3, 4, 3, 2}, {2, 4, 5, 5},
-           {nchw, {1, 0, 2, 3}, nchw, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
+           {nchw, {1, 0, 2, 3}, nchw, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {0, 0}, 1, 1}};
   c.rhs_dims = {4, 3, 3, 2};
   ExpectSameAsLoops(c);
 }
@@ -102,7 +103,7 @@ TEST(DnnlConvolutionTest, NchwOihw) {
 TEST(DnnlConvolutionTest, LargeFallbackOnThreads) {
   const std::vector<int64_t> nchw = {0, 1, 2, 3}, iohw = {1, 0, 2, 3};
   Config c{nchw, iohw, nchw, {4, 8, 40, 40}, {16, 8, 3, 3}, {2, 16, 38, 38},
-           {nchw, iohw, nchw, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {0, 0}, {1, 2}}};
+           {nchw, iohw, nchw, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {0, 0}, 1, 2}};
   ExpectSameAsLoops(c);
 }
 
@@ -111,19 +112,19 @@ TEST(DnnlConvolutionTest, GradientForms) {
   const std::vector<int64_t> nhwc = {0, 3, 1, 2}, hwio = {2, 3, 0, 1};
   // Forward: x [4, 9, 9, 5], w [3, 3, 5, 6], stride 2, padding (1, 1) -> y [4, 5, 5, 6].
   Config forward{nhwc, hwio, nhwc, {4, 9, 9, 5}, {3, 3, 5, 6}, {4, 5, 5, 6},
-                 {nhwc, hwio, nhwc, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
+                 {nhwc, hwio, nhwc, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, 1}};
   { SCOPED_TRACE("forward"); ExpectSameAsLoops(forward); }
   // Input gradient: dy [4, 5, 5, 6] (lhs, dilated by 2) * reversed w with I/O swapped
   // ("HWOI": rhs in = w's out) -> dx [4, 9, 9, 5].
   const std::vector<int64_t> hwoi = {3, 2, 0, 1};
   Config input_grad{nhwc, hwoi, nhwc, {4, 5, 5, 6}, {3, 3, 5, 6}, {4, 9, 9, 5},
-                    {nhwc, hwoi, nhwc, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {1, 1}}};
+                    {nhwc, hwoi, nhwc, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, 1, 1}};
   { SCOPED_TRACE("input_grad"); ExpectSameAsLoops(input_grad); }
   // Kernel gradient: x as lhs with batch and feature swapped ("CHWN"), dy as the kernel
   // ("NHWC" read as I = batch, spatial, O = features), rhs dilation 2 -> dw [3, 3, 5, 6].
   const std::vector<int64_t> lhs_swapped = {3, 0, 1, 2}, dy_as_kernel = {0, 3, 1, 2}, out_hwio = {2, 3, 0, 1};
   Config kernel_grad{lhs_swapped, dy_as_kernel, out_hwio, {4, 9, 9, 5}, {4, 5, 5, 6}, {3, 3, 5, 6},
-                     {lhs_swapped, dy_as_kernel, out_hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {0, 0}, {1, 1}}};
+                     {lhs_swapped, dy_as_kernel, out_hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {0, 0}, 1, 1}};
   { SCOPED_TRACE("kernel_grad"); ExpectSameAsLoops(kernel_grad); }
 }
 
@@ -135,14 +136,14 @@ TEST(DnnlConvolutionTest, TiledGradientFormsMatchLoopsWithoutThreadsOfTheirOwn) 
   const int before = ProcessThreadCount();
   const std::vector<int64_t> nhwc = {0, 3, 1, 2}, hwio = {2, 3, 0, 1}, hwoi = {3, 2, 0, 1};
   Config forward{nhwc, hwio, nhwc, {7, 24, 24, 16}, {3, 3, 16, 32}, {7, 24, 24, 32},
-                 {nhwc, hwio, nhwc, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
+                 {nhwc, hwio, nhwc, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, 1}};
   { SCOPED_TRACE("forward"); ExpectSameAsLoops(forward); }
   Config input_grad{nhwc, hwoi, nhwc, {7, 24, 24, 32}, {3, 3, 16, 32}, {7, 24, 24, 16},
-                    {nhwc, hwoi, nhwc, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}};
+                    {nhwc, hwoi, nhwc, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, 1}};
   { SCOPED_TRACE("input_grad"); ExpectSameAsLoops(input_grad); }
   const std::vector<int64_t> lhs_swapped = {3, 0, 1, 2}, dy_as_kernel = {0, 3, 1, 2};
   Config kernel_grad{lhs_swapped, dy_as_kernel, hwio, {7, 24, 24, 16}, {7, 24, 24, 32}, {3, 3, 16, 32},
-                     {lhs_swapped, dy_as_kernel, hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {1, 1}}};
+                     {lhs_swapped, dy_as_kernel, hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, 1}};
   { SCOPED_TRACE("kernel_grad"); ExpectSameAsLoops(kernel_grad); }
   EXPECT_EQ(ProcessThreadCount(), before);
 }

@@ -1,36 +1,43 @@
 // The parameters of the convolution kernels ("convolution.<T>", "convolution_dnnl.f32"),
-// read from the plan's positional lists in one place. Layout of the lists (written by
-// plan/lower_convolution.cc):
-//   [0] lhs dims: batch, feature, spatial...      [1] rhs dims: in feature, out feature, spatial...
-//   [2] out dims: batch, feature, spatial...      [3] window strides
-//   [4] padding low   [5] padding high   [6] lhs dilation   [7] rhs dilation
-//   [8] window reversal (0/1)             [9] feature_group_count, batch_group_count
-// A view: the lists are borrowed from the KernelArgs and must outlive it.
+// built by plan/lower_convolution.cc.
 #pragma once
 
 #include <cstdint>
-#include <span>
-
-#include "kernels/kernel.h"
+#include <string_view>
+#include <vector>
 
 namespace stablert::kernels {
 
 struct ConvolutionParams {
-  explicit ConvolutionParams(std::span<const ParamList> p)
-      : lhs_dims(p[0]), rhs_dims(p[1]), out_dims(p[2]), strides(p[3]), padding_low(p[4]), padding_high(p[5]),
-        lhs_dilation(p[6]), rhs_dilation(p[7]), reversal(p[8]), feature_groups(p[9][0]), batch_groups(p[9][1]) {}
+  static constexpr std::string_view kFamily = "convolution";
+  // Dimension numbers: which operand dimension plays which role.
+  std::vector<int64_t> lhs_dims;  // batch, feature, spatial...
+  std::vector<int64_t> rhs_dims;  // input feature, output feature, spatial...
+  std::vector<int64_t> out_dims;  // batch, feature, spatial...
+  // One entry per spatial dimension.
+  std::vector<int64_t> strides;
+  std::vector<int64_t> padding_low;
+  std::vector<int64_t> padding_high;
+  std::vector<int64_t> lhs_dilation;
+  std::vector<int64_t> rhs_dilation;
+  std::vector<int64_t> reversal;  // 0/1: the window is reversed along that dimension
+  int64_t feature_groups = 1;
+  int64_t batch_groups = 1;
 
-  const ParamList& lhs_dims;
-  const ParamList& rhs_dims;
-  const ParamList& out_dims;
-  const ParamList& strides;
-  const ParamList& padding_low;
-  const ParamList& padding_high;
-  const ParamList& lhs_dilation;
-  const ParamList& rhs_dilation;
-  const ParamList& reversal;
-  int64_t feature_groups;
-  int64_t batch_groups;
+  template <typename Visit>
+  void Fields(Visit&& visit) const {
+    visit("lhs_dims", lhs_dims);
+    visit("rhs_dims", rhs_dims);
+    visit("out_dims", out_dims);
+    visit("strides", strides);
+    visit("padding_low", padding_low);
+    visit("padding_high", padding_high);
+    visit("lhs_dilation", lhs_dilation);
+    visit("rhs_dilation", rhs_dilation);
+    visit("reversal", reversal);
+    visit("feature_groups", feature_groups);
+    visit("batch_groups", batch_groups);
+  }
 };
 
 }  // namespace stablert::kernels

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "kernels/convolution_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -62,8 +63,8 @@ TEST(ConvolutionTest, RandomConfigurationsMatchNaiveLoop) {
     for (int64_t i = 0; i < lhs.size(); ++i) SetDouble(lhs, i, static_cast<double>(rng() % 7) - 3);
     for (int64_t i = 0; i < rhs.size(); ++i) SetDouble(rhs, i, static_cast<double>(rng() % 7) - 3);
     RunKernel("convolution.f64", {&lhs, &rhs}, {&out},
-              {lhs_layout, rhs_layout, out_layout, strides, low, high, lhs_dil, rhs_dil, reversal,
-               {feature_groups, batch_groups}});
+              ConvolutionParams{lhs_layout, rhs_layout, out_layout, strides, low, high, lhs_dil, rhs_dil,
+                                reversal, feature_groups, batch_groups});
 
     auto at = [&](const Array& a, const std::vector<int64_t>& layout, int64_t x, int64_t y, const Dims& rest) {
       Dims index(rank);

@@ -1,7 +1,7 @@
 // Batched matrix product: "dot.<T>", out[b,m,n] = sum_k lhs(b,m,k) * rhs(b,k,n), for
 // integers (wrapping), floats (f16/bf16 accumulate in f32 and round once), complex, and
 // booleans (or of ands, as XLA computes a pred dot).
-// lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (params[0] says which);
+// lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (DotParams says which);
 // the plan reshapes/transposes dot_general operands into these forms.
 //
 // f32 and bf16 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "kernels/dot.h"
+#include "kernels/dot_params.h"
 
 #include "base/thread_pool.h"
 #include "kernels/accumulate.h"
@@ -94,8 +95,8 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
   const BufferView& lhs_view = args.inputs[0];
   const BufferView& rhs_view = args.inputs[1];
   const BufferView& out_view = args.outputs[0];
-  const bool lhs_bkm = args.params[0][0] != 0;
-  const bool rhs_bnk = args.params[0][1] != 0;
+  const bool lhs_bkm = args.Params<DotParams>().lhs_is_bkm;
+  const bool rhs_bnk = args.Params<DotParams>().rhs_is_bnk;
   const int64_t batch = out_view.dims[0];
   const int64_t m_size = out_view.dims[1];
   const int64_t n_size = out_view.dims[2];
@@ -182,7 +183,7 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
 Status MatVecOverK(const KernelArgs& args, int parts) {
   const BufferView& lhs_view = args.inputs[0];
   const BufferView& out_view = args.outputs[0];
-  const bool lhs_bkm = args.params[0][0] != 0;
+  const bool lhs_bkm = args.Params<DotParams>().lhs_is_bkm;
   const int64_t n_size = out_view.dims[2];
   const int64_t k_size = lhs_bkm ? lhs_view.dims[1] : lhs_view.dims[2];
   const float* x = lhs_view.as<const float>();  // [1,1,K] or [1,K,1]: contiguous in k either way
@@ -299,9 +300,9 @@ Status RegisterDotKernels(KernelRegistry& r) {
                             DType::kC128>;
   return ForEachDType(Numeric{}, [&]<DType D>() {
     if constexpr (D == DType::kF32 || D == DType::kBF16)
-      return r.RegisterSplittable(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>);
+      return r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>);
     else
-      return r.RegisterSplittable(KernelKey("dot", {D}), &DotLoops<D>);
+      return r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotLoops<D>);
   });
 }
 

@@ -1,8 +1,8 @@
 // The CPU kernel ABI: what every kernel receives and returns.
 //
-// A kernel is a plain function over raw, dense, row-major buffer views plus a list of
-// integer parameters whose layout is fixed per kernel (documented beside each family in
-// kernels/registry.h). Kernels know nothing about the IR, the plan or the runtime.
+// A kernel is a plain function over raw, dense, row-major buffer views plus its family's
+// typed parameter struct (kernels/params.h; each family's struct is in its
+// `<family>_params.h`). Kernels know nothing about the IR, the plan or the runtime.
 //
 // Contract between caller and kernel:
 //   - views are dense and row-major; `dims` describe the logical shape;
@@ -29,6 +29,7 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "kernels/params.h"
 
 namespace stablert::kernels {
 
@@ -60,7 +61,9 @@ inline std::pair<int64_t, int64_t> ShareOf(const KernelContext& context, int64_t
   return {n * index / count, n * (index + 1) / count};
 }
 
-// Integer parameters of one call: a few lists of int64 (dimension lists, enums, sizes).
+// Integer parameters of one call in the positional form still used by some families: a few
+// lists of int64 (dimension lists, enums, sizes). Families with a parameter struct
+// (params.h) do not use them.
 using ParamList = std::vector<int64_t>;
 
 struct KernelArgs {
@@ -68,6 +71,13 @@ struct KernelArgs {
   std::span<const BufferView> outputs;
   std::span<const ParamList> params;
   const void* state = nullptr;  // what the kernel's prepare function returned, if any
+  // The step's parameter struct, of the type the kernel was registered with (checked when
+  // the plan is loaded); nullptr for kernels without one.
+  const void* param_struct = nullptr;
+
+  // The parameter struct, for a kernel registered with P (KernelRegistry::Register<P>).
+  template <ParamStruct P>
+  const P& Params() const { return *static_cast<const P*>(param_struct); }
 };
 
 using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args);

@@ -163,7 +163,7 @@ TEST(LinalgCustomCallKernels, GetrfFactorsWithPivots) {
   const int64_t n = 4;
   std::vector<double> a = Random(n * n, 4);
   Array in = F64({n, n}, a), lu(DType::kF64, {n, n}), ipiv(DType::kS32, {n}), info(DType::kS32, {});
-  RunKernel("lapack_getrf.f64", {&in}, {&lu, &ipiv, &info}, {});
+  RunKernel("lapack_getrf.f64", {&in}, {&lu, &ipiv, &info});
   EXPECT_EQ(testing::GetInt(info, 0), 0);
   // Apply the (1-based) row swaps to A, then compare with L U.
   std::vector<double> pa = a;
@@ -222,7 +222,7 @@ TEST(LinalgCustomCallKernels, PerturbedTridiagonalSolve) {
   std::vector<double> b = {1, 2, 3, 4};
   Array dl_in = F64({n}, dl), d_in = F64({n}, d), du_in = F64({n}, du), b_in = F64({1, n}, b),
         x(DType::kF64, {1, n});
-  RunKernel("lapack_gtsv_perturbed.f64", {&dl_in, &d_in, &du_in, &b_in}, {&x}, {});
+  RunKernel("lapack_gtsv_perturbed.f64", {&dl_in, &d_in, &du_in, &b_in}, {&x});
   for (int64_t i = 0; i < n; ++i) {
     double s = d[i] * Data(x)[i];
     if (i > 0) s += dl[i] * Data(x)[i - 1];
@@ -231,7 +231,7 @@ TEST(LinalgCustomCallKernels, PerturbedTridiagonalSolve) {
   }
   // The zero matrix gives a finite (perturbed) solution.
   Array zeros = F64({3}, {0, 0, 0}), ones = F64({1, 3}, {1, 1, 1}), y(DType::kF64, {1, 3});
-  RunKernel("lapack_gtsv_perturbed.f64", {&zeros, &zeros, &zeros, &ones}, {&y}, {});
+  RunKernel("lapack_gtsv_perturbed.f64", {&zeros, &zeros, &zeros, &ones}, {&y});
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isfinite(Data(y)[i])) << i;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernels/dot_params.h"
 #include "kernels/onednn_common.h"
 
 namespace stablert::kernels::onednn {
@@ -74,8 +75,8 @@ MatmulShape DotShape(const KernelArgs& args) {
   const BufferView& lhs = args.inputs[0];
   const BufferView& out = args.outputs[0];
   shape.dtype = out.dtype;
-  shape.lhs_bkm = args.params[0][0] != 0;
-  shape.rhs_bnk = args.params[0][1] != 0;
+  shape.lhs_bkm = args.Params<DotParams>().lhs_is_bkm;
+  shape.rhs_bnk = args.Params<DotParams>().rhs_is_bnk;
   shape.batch = out.dims[0];
   shape.m = out.dims[1];
   shape.n = out.dims[2];

@@ -3,6 +3,7 @@
 // oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
 #include "kernels/onednn_matmul.h"
 #include "kernels/dot.h"
+#include "kernels/dot_params.h"
 
 #include "base/thread_pool.h"
 
@@ -20,6 +21,7 @@ namespace stablert::kernels {
 namespace {
 
 using testing::Array;
+using testing::ArgsWith;
 using testing::GetDouble;
 using testing::SetDouble;
 
@@ -77,16 +79,16 @@ TEST(OneDnnMatmulTest, MatchesLoopsInEveryLayout) {
           Array loops(DType::kF32, {c.b, c.m, c.n}), onednn(DType::kF32, {c.b, c.m, c.n});
           std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
           std::vector<BufferView> out_loops = Views({&loops}), out_onednn = Views({&onednn});
-          std::vector<ParamList> params = {{lhs_bkm, rhs_bnk}};
+          DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0};
           // Without state the registered kernel runs its loops.
-          ASSERT_TRUE(CpuKernels().Find("dot.f32")(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
-          onednn::MatmulShape shape = onednn::DotShape(KernelArgs{in, out_onednn, params});
+          ASSERT_TRUE(CpuKernels().Find("dot.f32")(KernelContext{}, ArgsWith(in, out_loops, params)).ok());
+          onednn::MatmulShape shape = onednn::DotShape(ArgsWith(in, out_onednn, params));
           EXPECT_EQ(shape.k, c.k);
           auto state = onednn::PrepareMatmul(shape, threads);
           ASSERT_TRUE(state.ok()) << state.status().ToString();
           EXPECT_STRNE(onednn::ImplementationName(state->get()), "");
           EXPECT_EQ(onednn::PreparedTileCount(state->get()), onednn::TileCount(shape, threads));
-          Status status = onednn::RunMatmul(state->get(), KernelArgs{in, out_onednn, params});
+          Status status = onednn::RunMatmul(state->get(), ArgsWith(in, out_onednn, params));
           ASSERT_TRUE(status.ok()) << status.ToString();
           ExpectProduct(c, x, lhs_bkm, rhs_bnk, loops, "loops");
           ExpectProduct(c, x, lhs_bkm, rhs_bnk, onednn, "oneDNN");
@@ -121,10 +123,10 @@ TEST(OneDnnMatmulTest, StartsNoThreadsBeyondThePool) {
     Operands x(c, false, false, rng);
     Array out(DType::kF32, {c.b, c.m, c.n});
     std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
-    std::vector<ParamList> params = {{0, 0}};
-    auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
+    DotParams params{};
+    auto state = onednn::PrepareMatmul(onednn::DotShape(ArgsWith(in, outs, params)));
     ASSERT_TRUE(state.ok()) << state.status().ToString();
-    ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+    ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
     ExpectProduct(c, x, false, false, out, "oneDNN");
   }
   EXPECT_EQ(testing::ProcessThreadCount(), before);
@@ -135,10 +137,10 @@ TEST(OneDnnMatmulTest, RunsConcurrentlyFromSeveralThreads) {
   const Case c{2, 48, 40, 56};
   Operands x(c, false, true, rng);
   std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
-  std::vector<ParamList> params = {{0, 1}};
+  DotParams params{.rhs_is_bnk = true};
   Array probe(DType::kF32, {c.b, c.m, c.n});
   std::vector<BufferView> probe_out = Views({&probe});
-  auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, probe_out, params}));
+  auto state = onednn::PrepareMatmul(onednn::DotShape(ArgsWith(in, probe_out, params)));
   ASSERT_TRUE(state.ok());
   std::vector<Array> outs(4, Array(DType::kF32, {c.b, c.m, c.n}));
   std::vector<Status> statuses(outs.size());
@@ -146,7 +148,7 @@ TEST(OneDnnMatmulTest, RunsConcurrentlyFromSeveralThreads) {
   for (size_t t = 0; t < outs.size(); ++t)
     threads.emplace_back([&, t] {
       std::vector<BufferView> out = Views({&outs[t]});
-      for (int i = 0; i < 20 && statuses[t].ok(); ++i) statuses[t] = onednn::RunMatmul(state->get(), KernelArgs{in, out, params});
+      for (int i = 0; i < 20 && statuses[t].ok(); ++i) statuses[t] = onednn::RunMatmul(state->get(), ArgsWith(in, out, params));
     });
   for (auto& thread : threads) thread.join();
   for (size_t t = 0; t < outs.size(); ++t) {
@@ -164,10 +166,10 @@ TEST(OneDnnMatmulTest, EmptyProductsStayOnTheLoops) {
     Array lhs(DType::kF32, {c.b, c.m, c.k}), rhs(DType::kF32, {c.b, c.k, c.n}), out(DType::kF32, {c.b, c.m, c.n});
     for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, 5.0);  // overwritten with zeros when K == 0
     std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&out});
-    std::vector<ParamList> params = {{0, 0}};
-    EXPECT_EQ(onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params})).status().code(),
+    DotParams params{};
+    EXPECT_EQ(onednn::PrepareMatmul(onednn::DotShape(ArgsWith(in, outs, params))).status().code(),
               StatusCode::kUnimplemented);
-    auto prepared = entry->prepare(KernelArgs{in, outs, params});
+    auto prepared = entry->prepare(ArgsWith(in, outs, params));
     ASSERT_TRUE(prepared.ok());
     EXPECT_EQ(prepared->state, nullptr);
     EXPECT_FALSE(prepared->single_call);
@@ -200,8 +202,8 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
     std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&out});
     for (auto& v : in) v.data = nullptr;
     for (auto& v : outs) v.data = nullptr;
-    std::vector<ParamList> params = {{0, rhs_bnk ? 1 : 0}};
-    auto prepared = entry->prepare(KernelArgs{in, outs, params});
+    DotParams params{.rhs_is_bnk = rhs_bnk};
+    auto prepared = entry->prepare(ArgsWith(in, outs, params));
     ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
     EXPECT_EQ(PreparedDotPath(prepared->state.get()), path) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
     EXPECT_EQ(prepared->single_call, path != DotPath::kLoops);
@@ -224,12 +226,12 @@ TEST(OneDnnMatmulTest, MatrixVectorOverKMatchesLoops) {
       for (int64_t i = 0; i < split.size(); ++i) SetDouble(split, i, 7.0);
       std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
       std::vector<BufferView> out_loops = Views({&loops}), out_split = Views({&split});
-      std::vector<ParamList> params = {{lhs_bkm, 0}};
-      ASSERT_TRUE(entry->fn(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
-      auto prepared = entry->prepare(KernelArgs{in, out_split, params});
+      DotParams params{.lhs_is_bkm = lhs_bkm != 0};
+      ASSERT_TRUE(entry->fn(KernelContext{}, ArgsWith(in, out_loops, params)).ok());
+      auto prepared = entry->prepare(ArgsWith(in, out_split, params));
       ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
       ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kMatVec);
-      KernelArgs args{in, out_split, params};
+      KernelArgs args = ArgsWith(in, out_split, params);
       args.state = prepared->state.get();
       ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
       ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
@@ -250,12 +252,12 @@ TEST(OneDnnMatmulTest, SmallProductsMatchLoops) {
       for (int64_t i = 0; i < small.size(); ++i) SetDouble(small, i, 7.0);
       std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
       std::vector<BufferView> out_loops = Views({&loops}), out_small = Views({&small});
-      std::vector<ParamList> params = {{lhs_bkm, 0}};
-      ASSERT_TRUE(entry->fn(KernelContext{}, KernelArgs{in, out_loops, params}).ok());
-      auto prepared = entry->prepare(KernelArgs{in, out_small, params});
+      DotParams params{.lhs_is_bkm = lhs_bkm != 0};
+      ASSERT_TRUE(entry->fn(KernelContext{}, ArgsWith(in, out_loops, params)).ok());
+      auto prepared = entry->prepare(ArgsWith(in, out_small, params));
       ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
       ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kSmall);
-      KernelArgs args{in, out_small, params};
+      KernelArgs args = ArgsWith(in, out_small, params);
       args.state = prepared->state.get();
       ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
       ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
@@ -270,7 +272,7 @@ TEST(OneDnnMatmulTest, RegisteredKernelMatchesReference) {
     for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk) {
       Operands x(c, lhs_bkm, rhs_bnk, rng);
       Array out(DType::kF32, {c.b, c.m, c.n});
-      testing::RunKernel("dot.f32", {&x.lhs, &x.rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
+      testing::RunKernel("dot.f32", {&x.lhs, &x.rhs}, {&out}, DotParams{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0});
       ExpectProduct(c, x, lhs_bkm, rhs_bnk, out, "dot.f32");
     }
 }
@@ -289,13 +291,13 @@ TEST(OneDnnMatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
         for (int64_t i = 0; i < lhs.size(); ++i) SetDouble(lhs, i, u(rng));
         for (int64_t i = 0; i < rhs.size(); ++i) SetDouble(rhs, i, u(rng));
         Array out(DType::kBF16, {c.b, c.m, c.n}), forced(DType::kBF16, {c.b, c.m, c.n});
-        testing::RunKernel("dot.bf16", {&lhs, &rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
+        testing::RunKernel("dot.bf16", {&lhs, &rhs}, {&out}, DotParams{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0});
         std::vector<BufferView> in = Views({&lhs, &rhs}), outs = Views({&forced});
-        std::vector<ParamList> params = {{lhs_bkm, rhs_bnk}};
-        auto state = onednn::PrepareMatmul(onednn::DotShape(KernelArgs{in, outs, params}));
+        DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0};
+        auto state = onednn::PrepareMatmul(onednn::DotShape(ArgsWith(in, outs, params)));
         const bool have_onednn = state.ok();
         if (have_onednn) {
-          ASSERT_TRUE(onednn::RunMatmul(state->get(), KernelArgs{in, outs, params}).ok());
+          ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
         }
         for (int64_t b = 0; b < c.b; ++b)
           for (int64_t m = 0; m < c.m; ++m)

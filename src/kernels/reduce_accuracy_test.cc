@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/dot_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -198,12 +199,12 @@ TEST(ReduceAccuracyTest, LongDotContractions) {
       exact_rows[static_cast<size_t>(j)] += static_cast<long double>(a[static_cast<size_t>(i)]) * b[static_cast<size_t>(i * 3 + j)];
   }
   Array out(DType::kF32, {1, 1, 1});
-  RunKernel("dot.f32", {&lhs, &rhs_kn}, {&out}, {{0, 0}});
+  RunKernel("dot.f32", {&lhs, &rhs_kn}, {&out}, DotParams{});
   EXPECT_LT(RelativeError(ElementAt<float>(out, 0), exact), 3e-7);
-  RunKernel("dot.f32", {&lhs, &rhs_nk}, {&out}, {{0, 1}});
+  RunKernel("dot.f32", {&lhs, &rhs_nk}, {&out}, DotParams{.rhs_is_bnk = true});
   EXPECT_LT(RelativeError(ElementAt<float>(out, 0), exact), 3e-7);
   Array out_rows(DType::kF32, {1, 1, 3});
-  RunKernel("dot.f32", {&lhs, &rhs_rows}, {&out_rows}, {{0, 0}});
+  RunKernel("dot.f32", {&lhs, &rhs_rows}, {&out_rows}, DotParams{});
   for (int64_t j = 0; j < 3; ++j) EXPECT_LT(RelativeError(ElementAt<float>(out_rows, j), exact_rows[static_cast<size_t>(j)]), 3e-7);
 }
 

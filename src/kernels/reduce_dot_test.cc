@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/dot_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -154,7 +155,7 @@ TEST(DotTest, AllLayoutsMatchNaiveProduct) {
           Array out(dtype, {b, m, n});
           for (int64_t i = 0; i < lhs.size(); ++i) SetDouble(lhs, i, (rng() % 200) / 10.0 - 10);
           for (int64_t i = 0; i < rhs.size(); ++i) SetDouble(rhs, i, (rng() % 200) / 10.0 - 10);
-          RunKernel(Key("dot", dtype), {&lhs, &rhs}, {&out}, {{lhs_bkm, rhs_bnk}});
+          RunKernel(Key("dot", dtype), {&lhs, &rhs}, {&out}, DotParams{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0});
           for (int64_t bi = 0; bi < b; ++bi)
             for (int64_t mi = 0; mi < m; ++mi)
               for (int64_t ni = 0; ni < n; ++ni) {
@@ -182,7 +183,7 @@ TEST(DotTest, IntegersWrap) {
     Array lhs(dtype, {2, 3, 17}), rhs(dtype, {2, 17, 4}), out(dtype, {2, 3, 4});
     for (uint8_t& b : lhs.bytes) b = static_cast<uint8_t>(rng());
     for (uint8_t& b : rhs.bytes) b = static_cast<uint8_t>(rng());
-    RunKernel(Key("dot", dtype), {&lhs, &rhs}, {&out}, {{0, 0}});
+    RunKernel(Key("dot", dtype), {&lhs, &rhs}, {&out}, DotParams{});
     for (int64_t bi = 0; bi < 2; ++bi)
       for (int64_t m = 0; m < 3; ++m)
         for (int64_t n = 0; n < 4; ++n) {

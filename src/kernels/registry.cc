@@ -13,17 +13,19 @@ std::string KernelKey(std::string_view op, std::initializer_list<DType> dtypes) 
   return key;
 }
 
-Status KernelRegistry::Register(std::string key, KernelFn fn, PrepareFn prepare) {
-  if (fn == nullptr) return InvalidArgument("kernel '" + key + "' registered without a function");
-  auto [it, inserted] = kernels_.emplace(std::move(key), Entry{fn, prepare});
+Status KernelRegistry::Add(std::string key, Entry entry) {
+  if (entry.fn == nullptr) return InvalidArgument("kernel '" + key + "' registered without a function");
+  auto [it, inserted] = kernels_.emplace(std::move(key), entry);
   if (!inserted) return InvalidArgument("kernel '" + it->first + "' registered twice");
   return OkStatus();
 }
 
+Status KernelRegistry::Register(std::string key, KernelFn fn, PrepareFn prepare) {
+  return Add(std::move(key), Entry{fn, prepare, false, nullptr});
+}
+
 Status KernelRegistry::RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare) {
-  STABLERT_RETURN_IF_ERROR(Register(key, fn, prepare));
-  kernels_.find(key)->second.splittable = true;
-  return OkStatus();
+  return Add(std::move(key), Entry{fn, prepare, true, nullptr});
 }
 
 KernelFn KernelRegistry::Find(std::string_view key) const {

@@ -9,7 +9,9 @@
 // A registry is filled once and then only read: concurrent Find() calls are safe,
 // concurrent Register() calls are not.
 //
-// Kernel families, their operands and their integer parameters (KernelArgs::params):
+// Kernel families, their operands and their parameters. A family with a parameter struct
+// (kernels/params.h) names it here ("params: DotParams", in <family>_params.h); the others
+// still read positional integer lists (KernelArgs::params):
 //   unary  "<op>.<T>"       in: x            out: y (T; i1 for is_finite)      params: none
 //   binary "<op>.<T>"       in: a, b (same shape)  out: T                      params: none
 //   "compare.<T>"           in: a, b         out: i1     params: [[direction, type]] using
@@ -35,7 +37,7 @@
 // elementwise unary/binary kernels and reduce_window_<body> (scans split by lines).
 //   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
-//   "convolution.<T>": see convolution.cc; "convolution_dnnl.f32" (same operands and params;
+//   "convolution.<T>": see convolution.cc, params: ConvolutionParams; "convolution_dnnl.f32" (same operands and params;
 //                           a oneDNN step runs once and oneDNN threads it, a loop fallback is
 //                           split — PreparedStep::single_call): see convolution_dnnl.cc
 //   "reduce_precision.<T>": see reduce_precision.cc
@@ -46,7 +48,7 @@
 //   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc
 //   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
-//                           out: [B,M,N]  params: [[lhs_is_bkm, rhs_is_bnk]]; f32 and bf16
+//                           out: [B,M,N]  params: DotParams; f32 and bf16
 //                           products above a size threshold run on oneDNN (dot.cc,
 //                           onednn_matmul.h)
 #pragma once
@@ -77,6 +79,9 @@ class KernelRegistry {
     KernelFn fn = nullptr;
     PrepareFn prepare = nullptr;  // optional
     bool splittable = false;      // honours KernelContext's thread_index/thread_count
+    // The parameter struct every step of this kernel carries (params.h); nullptr: the
+    // kernel takes none (or still reads positional lists).
+    const ParamsType* params = nullptr;
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
@@ -85,6 +90,16 @@ class KernelRegistry {
   // Adds a kernel that does its share of the work per KernelContext (kernel.h); its
   // prepare function may still ask for a single call per step (PreparedStep::single_call).
   Status RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare = nullptr);
+  // The same for a kernel whose steps carry a parameter struct P (read with
+  // KernelArgs::Params<P>()).
+  template <ParamStruct P>
+  Status Register(std::string key, KernelFn fn, PrepareFn prepare = nullptr) {
+    return Add(std::move(key), Entry{fn, prepare, false, ParamsTypeOf<P>()});
+  }
+  template <ParamStruct P>
+  Status RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare = nullptr) {
+    return Add(std::move(key), Entry{fn, prepare, true, ParamsTypeOf<P>()});
+  }
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.
@@ -100,6 +115,8 @@ class KernelRegistry {
   ScalarFnPtr FindScalar(std::string_view key) const;
 
  private:
+  Status Add(std::string key, Entry entry);
+
   std::map<std::string, Entry, std::less<>> kernels_;
   std::map<std::string, ScalarFnPtr, std::less<>> scalars_;
 };

@@ -133,6 +133,12 @@ void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<Val
   current_->steps.push_back(std::move(step));
 }
 
+void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
+                    std::vector<ValueId> outputs, kernels::KernelParams params) {
+  Emit(op, std::move(kernel), std::move(inputs), std::move(outputs));
+  current_->steps.back().param_struct = std::move(params);
+}
+
 void Lowering::EmitCopy(const ir::Operation& op, ValueId from, ValueId to) {
   Emit(op, "copy." + std::string(DTypeName(TypeOf(to).dtype)), {from}, {to});
 }

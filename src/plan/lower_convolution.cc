@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/convolution_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -109,8 +110,11 @@ Status LowerConvolution(Lowering& l, const ir::Operation& op) {
   const std::string kernel = result.dtype == DType::kF32 ? "convolution_dnnl.f32"
                                                           : "convolution." + std::string(DTypeName(result.dtype));
   l.Emit(op, kernel, {lhs, rhs}, {out},
-         {lhs_dims, rhs_dims, out_dims, strides, low, high, lhs_dilation, rhs_dilation, reversal,
-          {feature_groups, batch_groups}});
+         kernels::ConvolutionParams{.lhs_dims = lhs_dims, .rhs_dims = rhs_dims, .out_dims = out_dims,
+                                    .strides = strides, .padding_low = low, .padding_high = high,
+                                    .lhs_dilation = lhs_dilation, .rhs_dilation = rhs_dilation,
+                                    .reversal = reversal, .feature_groups = feature_groups,
+                                    .batch_groups = batch_groups});
   l.Bind(op.results[0], out);
   return OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "kernels/dot_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -167,7 +168,7 @@ Status LowerDot(Lowering& l, const ir::Operation& op) {
   const int64_t n = Product(rhs_type, rhs_free);
   ValueId out3 = l.NewValue(TensorType{result.dtype, {b, m, n}});
   l.Emit(op, "dot." + std::string(DTypeName(result.dtype)), {lhs3, rhs3}, {out3},
-         {{lhs_bkm ? 1 : 0, rhs_bnk ? 1 : 0}});
+         kernels::DotParams{.lhs_is_bkm = lhs_bkm, .rhs_is_bnk = rhs_bnk});
   l.Bind(op.results[0], l.NewAlias(out3, result));
   return OkStatus();
 }

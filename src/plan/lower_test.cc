@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "kernels/dot_params.h"
 #include "plan/test_module_builder.h"
 
 namespace stablert::plan {
@@ -239,7 +240,8 @@ TEST(LowerTest, DotOperandsInMatrixOrderNeedNoTranspose) {
   ExecutionPlan plan = MustLower(b.Build(y));
   ASSERT_EQ(plan.body.steps.size(), 1u);
   EXPECT_EQ(plan.body.steps[0].kernel, "dot.f32");
-  EXPECT_EQ(plan.body.steps[0].params, (std::vector<std::vector<int64_t>>{{1, 0}}));
+  EXPECT_EQ(plan.body.steps[0].param_struct, kernels::KernelParams(kernels::DotParams{.lhs_is_bkm = true}));
+  EXPECT_EQ(plan.body.steps[0].param_struct.ToString(), "lhs_is_bkm=true rhs_is_bnk=false");
 
   // Batch dim last on the lhs: needs a transpose.
   ModuleBuilder b2;

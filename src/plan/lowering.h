@@ -85,6 +85,9 @@ class Lowering {
   // Appends a kernel step to the sequence being lowered.
   void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
             std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params = {});
+  // The same for a kernel whose family has a parameter struct (kernels/params.h).
+  void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
+            std::vector<ValueId> outputs, kernels::KernelParams params);
   // Appends a "copy.<dtype>" step from `from` to `to` (same type).
   void EmitCopy(const ir::Operation& op, ValueId from, ValueId to);
   // Appends a control-flow step (its origin is set from `op`).

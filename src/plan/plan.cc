@@ -111,6 +111,11 @@ void PrintSequence(const Sequence& sequence, const std::string& indent, std::str
       }
       out += "}";
     }
+    if (!step.param_struct.empty()) {
+      out += " {";
+      out += step.param_struct.ToString();
+      out += "}";
+    }
     if (!step.origin.empty()) {
       out += "  # ";
       out += step.origin;

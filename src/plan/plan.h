@@ -27,6 +27,7 @@
 
 #include "base/dtype.h"
 #include "base/shape.h"
+#include "kernels/params.h"
 
 namespace stablert::plan {
 
@@ -109,7 +110,8 @@ struct Step {
   std::string kernel;                        // stable kernel key
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
-  std::vector<std::vector<int64_t>> params;  // layout fixed per kernel family
+  std::vector<std::vector<int64_t>> params;  // positional lists, for families without a struct
+  kernels::KernelParams param_struct;        // the kernel family's parameter struct, if it has one
   std::vector<Sequence> regions;             // nested sequences (control flow)
   std::string origin;                        // "stablehlo.add (loc)": for errors and dumps
 };

@@ -176,6 +176,11 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (!step.regions.empty()) return InvalidArgument(step.origin + ": kernel step with regions");
         entry = registry.Lookup(step.kernel);
         if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
+        if (step.param_struct.type() != entry->params && !(entry->params == nullptr && step.param_struct.empty()))
+          return InvalidArgument(step.origin + ": kernel '" + step.kernel + "' takes " +
+                                 std::string(entry->params ? entry->params->family : "no") +
+                                 " parameters, the step carries " + std::string(step.param_struct.family()) +
+                                 " parameters");
         resolved.fn = entry->fn;
         if (entry->splittable) {
           // Split only work worth a handoff to other threads (tens of microseconds).
@@ -242,6 +247,7 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       args.outputs = std::span<const kernels::BufferView>(
           operand_templates_.data() + resolved.first_operand + resolved.num_inputs, resolved.num_outputs);
       args.params = step.params;
+      args.param_struct = step.param_struct.get();
       auto prepared = entry->prepare(args);
       if (!prepared.ok()) return prepared.status().WithPrefix(step.origin);
       resolved.state = std::move(prepared->state);
@@ -300,6 +306,7 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
                                                             step.num_outputs);
         args.params = step.step->params;
+        args.param_struct = step.step->param_struct.get();
         args.state = step.state.get();
         Status status;
         if (step.parts > 1 && context.thread_count == 1) {
