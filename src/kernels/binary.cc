@@ -88,9 +88,9 @@ template <typename Op, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
     if constexpr (kVectorFor<Op, D>) {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryVectorKernel<Op, D>));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&BinaryVectorKernel<Op, D>>(KernelKey(name, {D})));
     } else {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &BinaryKernel<Op, D>));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&BinaryKernel<Op, D>>(KernelKey(name, {D})));
     }
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&BinaryScalar<Op, D>));

@@ -145,15 +145,15 @@ void ClampScalar(ScalarSlot* r, const ScalarInstruction& i) {
 
 Status RegisterCompareSelectKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
-    return r.RegisterSplittable(KernelKey("select", {D}), &SelectKernel<D>);
+    return r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D}));
   }));
   return ForEachDType(AllDTypes{}, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("compare", {D}), &CompareKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&CompareKernel<D>>(KernelKey("compare", {D})));
     STABLERT_RETURN_IF_ERROR(
         r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&CompareScalar<D>)));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("select", {D}), &SelectKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D})));
     if constexpr (D != DType::kPred) {
-      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("clamp", {D}), &ClampKernel<D>));
+      STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&ClampKernel<D>>(KernelKey("clamp", {D})));
       STABLERT_RETURN_IF_ERROR(
           r.RegisterScalar(KernelKey("clamp", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ClampScalar<D>)));
     }

@@ -170,7 +170,7 @@ void ConvertScalar(ScalarSlot* r, const ScalarInstruction& i) {
 Status RegisterConvertKernels(KernelRegistry& r) {
   return ForEachDType(MovableDTypes{}, [&]<DType From>() {
     return ForEachDType(MovableDTypes{}, [&]<DType To>() {
-      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("convert", {From, To}), &ConvertKernel<From, To>));
+      STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&ConvertKernel<From, To>>(KernelKey("convert", {From, To})));
       return r.RegisterScalar(KernelKey("convert", {From, To}),
                               reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ConvertScalar<From, To>));
     });

@@ -5,7 +5,10 @@
 // `<family>_params.h`). Kernels know nothing about the IR, the plan or the runtime.
 //
 // Contract between caller and kernel:
-//   - views are dense and row-major; `dims` describe the logical shape;
+//   - outputs are dense and row-major; inputs too, except for kernels registered as taking
+//     strided views (KernelRegistry::Entry::strided_inputs), whose inputs may carry element
+//     strides (a broadcast or transpose of another array, read in place); `dims` describe
+//     the logical shape;
 //   - shapes, dtypes and parameters were validated when the plan was built, so kernels
 //     do not re-check them (a mismatch is a caller bug);
 //   - outputs never alias inputs unless the kernel's documentation allows it;
@@ -33,17 +36,21 @@
 
 namespace stablert::kernels {
 
-// One dense row-major array. `data` is non-null unless the array has no elements.
-// Views do not own memory.
+// One array: dense row-major, or a strided view. `data` is non-null unless the array has no
+// elements. Views do not own memory.
 struct BufferView {
   void* data = nullptr;
   DType dtype = DType::kInvalid;
   std::span<const int64_t> dims;
   int64_t num_elements = 0;  // product of dims (1 for a scalar)
+  // Element strides, one per dim (>= 0; 0 repeats an element along that dim); empty: dense
+  // row-major. Only inputs of kernels that take strided views carry them.
+  std::span<const int64_t> strides;
 
   template <typename T>
   T* as() const { return static_cast<T*>(data); }
   int rank() const { return static_cast<int>(dims.size()); }
+  bool dense() const { return strides.empty(); }
 };
 
 // Execution environment of one kernel call. A kernel registered as splittable is called

@@ -62,6 +62,7 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "kernels/elementwise_views.h"
 #include "kernels/kernel.h"
 
 namespace stablert::kernels {
@@ -82,6 +83,8 @@ class KernelRegistry {
     // The parameter struct every step of this kernel carries (params.h); nullptr: the
     // kernel takes none (or still reads positional lists).
     const ParamsType* params = nullptr;
+    // Its inputs may be strided views (BufferView::strides); see RegisterElementwise.
+    bool strided_inputs = false;
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
@@ -99,6 +102,17 @@ class KernelRegistry {
   template <ParamStruct P>
   Status RegisterSplittable(std::string key, KernelFn fn, PrepareFn prepare = nullptr) {
     return Add(std::move(key), Entry{fn, prepare, true, ParamsTypeOf<P>()});
+  }
+  // An elementwise kernel (out[i] from each input's [i]; kernels/elementwise_views.h):
+  // splittable, and its inputs may be strided views, which ElementwiseOverViews<Dense>
+  // gathers block by block for the dense kernel `Dense`.
+  template <KernelFn Dense>
+  Status RegisterElementwise(std::string key) {
+    return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, nullptr, true});
+  }
+  template <ParamStruct P, KernelFn Dense>
+  Status RegisterElementwise(std::string key) {
+    return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, ParamsTypeOf<P>(), true});
   }
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;

@@ -102,9 +102,9 @@ Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...
   return ForEachDType(list, [&]<DType D>() {
     constexpr DType kOut = kPredOut ? DType::kPred : D;
     if constexpr (kVectorFor<Op, D>) {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &UnaryVectorKernel<Op, D>));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&UnaryVectorKernel<Op, D>>(KernelKey(name, {D})));
     } else {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(KernelKey(name, {D}), &UnaryKernel<Op, D, kOut>));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&UnaryKernel<Op, D, kOut>>(KernelKey(name, {D})));
     }
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&UnaryScalar<Op, D, kOut>));

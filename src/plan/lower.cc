@@ -415,6 +415,7 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   plan_.results = std::move(returned);
   FoldGatherScatterIndices(plan_, alias_root_);
   DropDeadSteps(plan_, alias_root_);
+  FoldViewsIntoReaders(plan_, alias_root_);
   AssignBuffers(plan_, alias_root_);
   return std::move(plan_);
 }

@@ -207,6 +207,10 @@ void FoldGatherScatterIndices(ExecutionPlan& plan, std::vector<ValueId>& alias_r
 // step or a plan result, directly or through an alias), repeatedly. Kernel steps are pure.
 // Then drops computed values nothing refers to and renumbers the rest (`alias_root` too).
 void DropDeadSteps(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
+// fold_views.cc: removes broadcast and transpose steps whose readers all take strided
+// views, making their outputs strided views of their inputs (Value::strides, extending
+// `alias_root`). Conditions in the file.
+void FoldViewsIntoReaders(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 

@@ -12,6 +12,16 @@ std::string TensorTypeToString(const TensorType& type) {
 
 int64_t ByteSize(const TensorType& type) { return ElementCount(type.dims) * DTypeByteSize(type.dtype); }
 
+int64_t ViewByteSize(const TensorType& type, const std::vector<int64_t>& strides) {
+  if (strides.empty()) return ByteSize(type);
+  int64_t last = 0;
+  for (size_t d = 0; d < type.dims.size(); ++d) {
+    if (type.dims[d] == 0) return 0;
+    last += (type.dims[d] - 1) * strides[d];
+  }
+  return (last + 1) * DTypeByteSize(type.dtype);
+}
+
 RuntimeCache& RuntimeCache::operator=(const RuntimeCache&) {
   std::lock_guard<std::mutex> lock(mutex_);
   value_.store(nullptr, std::memory_order_release);
@@ -169,6 +179,7 @@ std::string PrintPlan(const ExecutionPlan& plan) {
         break;
       }
     }
+    if (!value.strides.empty()) out += " view strides " + IntListToString(value.strides);
     out += "\n";
   }
   out += "steps:\n";

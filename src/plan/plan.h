@@ -43,6 +43,9 @@ struct TensorType {
 std::string TensorTypeToString(const TensorType& type);
 // Bytes of a dense row-major array of this type.
 int64_t ByteSize(const TensorType& type);
+// Bytes spanned by a view of `type` with element `strides` (ByteSize when `strides` is
+// empty): up to and including its last element; 0 if it has no elements.
+int64_t ViewByteSize(const TensorType& type, const std::vector<int64_t>& strides);
 
 enum class Storage : uint8_t {
   kArena,      // `index` is a byte offset into the execution's arena (64-byte aligned)
@@ -58,7 +61,11 @@ struct Value {
   TensorType type;
   Storage storage = Storage::kArena;
   int64_t index = 0;
-  int64_t byte_size = 0;
+  int64_t byte_size = 0;  // ViewByteSize(type, strides)
+  // Element strides (>= 0, one per dim) when the value is a strided view of its storage (a
+  // broadcast or transpose read in place, plan/fold_views.cc); empty: dense row-major. Only
+  // kernel steps whose kernel takes strided views read such values; nothing writes them.
+  std::vector<int64_t> strides;
 };
 
 enum class StepKind : uint8_t {

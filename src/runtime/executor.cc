@@ -67,7 +67,15 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
     std::string where = "plan value %" + std::to_string(i);
     auto count = CheckedElementCount(value.type.dims);
     if (!count.ok()) return InvalidArgument(where + ": " + std::string(count.status().message()));
-    if (value.byte_size != *count * DTypeByteSize(value.type.dtype))
+    const bool view = !value.strides.empty();
+    if (view) {
+      if (value.strides.size() != value.type.dims.size())
+        return InvalidArgument(where + ": a view needs one stride per dimension");
+      for (int64_t stride : value.strides)
+        if (stride < 0 || stride > (int64_t{1} << 48)) return InvalidArgument(where + ": view stride out of range");
+      if (value.storage == plan::Storage::kResult) return InvalidArgument(where + ": a result cannot be a view");
+    }
+    if (value.byte_size != plan::ViewByteSize(value.type, value.strides))
       return InvalidArgument(where + ": byte size does not match its type");
     switch (value.storage) {
       case plan::Storage::kArena:
@@ -76,7 +84,8 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
         break;
       case plan::Storage::kParameter:
         if (value.index < 0 || static_cast<size_t>(value.index) >= plan.parameter_types.size() ||
-            plan::ByteSize(plan.parameter_types[static_cast<size_t>(value.index)]) != value.byte_size)
+            (view ? plan::ByteSize(plan.parameter_types[static_cast<size_t>(value.index)]) < value.byte_size
+                  : plan::ByteSize(plan.parameter_types[static_cast<size_t>(value.index)]) != value.byte_size))
           return InvalidArgument(where + ": bad parameter reference");
         break;
       case plan::Storage::kResult:
@@ -86,14 +95,15 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
         break;
       case plan::Storage::kConstant:
         if (value.index < 0 || static_cast<size_t>(value.index) >= plan.constants.size() ||
-            static_cast<int64_t>(plan.constants[static_cast<size_t>(value.index)].size()) != value.byte_size)
+            (view ? static_cast<int64_t>(plan.constants[static_cast<size_t>(value.index)].size()) < value.byte_size
+                  : static_cast<int64_t>(plan.constants[static_cast<size_t>(value.index)].size()) != value.byte_size))
           return InvalidArgument(where + ": bad constant reference");
         break;
     }
   }
   if (plan.results.size() != plan.result_types.size()) return InvalidArgument("plan result count mismatch");
   for (size_t i = 0; i < plan.results.size(); ++i) {
-    if (plan.results[i] >= plan.values.size() ||
+    if (plan.results[i] >= plan.values.size() || !plan.values[plan.results[i]].strides.empty() ||
         plan.values[plan.results[i]].byte_size != plan::ByteSize(plan.result_types[i]))
       return InvalidArgument("plan result " + std::to_string(i) + " is malformed");
   }
@@ -232,10 +242,14 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (list == &step.outputs &&
             (value.storage == plan::Storage::kParameter || value.storage == plan::Storage::kConstant))
           return InvalidArgument(step.origin + ": step writes a parameter or constant");
+        if (!value.strides.empty() && (list == &step.outputs || entry == nullptr || !entry->strided_inputs))
+          return InvalidArgument(step.origin + ": value %" + std::to_string(v) +
+                                 " is a strided view, which only inputs of kernels taking views can be");
         kernels::BufferView view;
         view.dtype = value.type.dtype;
         view.dims = value.type.dims;
         view.num_elements = ElementCount(value.type.dims);
+        view.strides = value.strides;
         operand_values_.push_back(v);
         operand_templates_.push_back(view);
       }

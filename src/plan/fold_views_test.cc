@@ -1,0 +1,109 @@
+// FoldViewsIntoReaders: broadcasts and transposes read in place by kernels taking strided
+// views, and the cases left materialized.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/lower.h"
+#include "plan/test_module_builder.h"
+
+namespace stablert::plan {
+namespace {
+
+using ir::OpCode;
+using testing::ModuleBuilder;
+
+ExecutionPlan MustLower(const ir::Module& module) {
+  auto plan = LowerToPlan(module);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
+}
+
+int CountSteps(const Sequence& sequence, std::string_view prefix) {
+  int n = 0;
+  for (const Step& step : sequence.steps) {
+    if (step.kernel.substr(0, prefix.size()) == prefix) ++n;
+    for (const Sequence& region : step.regions) n += CountSteps(region, prefix);
+  }
+  return n;
+}
+
+const Step& OnlyStep(const ExecutionPlan& plan, std::string_view prefix) {
+  for (const Step& step : plan.body.steps)
+    if (step.kernel.substr(0, prefix.size()) == prefix) return step;
+  ADD_FAILURE() << "no " << prefix << " step";
+  return plan.body.steps.front();
+}
+
+ir::ValueId Broadcast(ModuleBuilder& b, ir::ValueId x, Dims dims, std::vector<int64_t> map) {
+  return b.Op(OpCode::kBroadcastInDim, {x}, DType::kF32, std::move(dims),
+              {{"broadcast_dimensions", ModuleBuilder::IntList(std::move(map))}});
+}
+
+// The sum of a [4, 8] over its last dim.
+ir::ValueId Sum(ModuleBuilder& b, ir::ValueId x, ir::ValueId zero) {
+  std::vector<ir::Region> body;
+  body.push_back(b.BinaryBody(OpCode::kAdd, DType::kF32));
+  return b.OpN(OpCode::kReduce, {x, zero}, {ir::Type::Tensor(DType::kF32, {4})},
+               {{"dimensions", ModuleBuilder::IntList({1})}}, std::move(body))[0];
+}
+
+// x - broadcast(broadcast(m)): softmax's shape. Both broadcasts fold, composed into one view.
+TEST(FoldViewsTest, BroadcastChainIntoSubtractIsOneView) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {4, 8, 16});
+  auto m = b.Param(DType::kF32, {4, 8});
+  auto m1 = Broadcast(b, m, {4, 8, 1}, {0, 1});
+  auto mb = Broadcast(b, m1, {4, 8, 16}, {0, 1, 2});
+  auto d = b.Op(OpCode::kSubtract, {x, mb}, DType::kF32, {4, 8, 16});
+  ExecutionPlan plan = MustLower(b.Build({d}));
+  EXPECT_EQ(CountSteps(plan.body, "broadcast_in_dim"), 0) << PrintPlan(plan);
+  const Step& sub = OnlyStep(plan, "subtract");
+  const Value& view = plan.values[sub.inputs[1]];
+  EXPECT_EQ(view.strides, (std::vector<int64_t>{8, 1, 0}));
+  EXPECT_EQ(view.storage, Storage::kParameter);
+  EXPECT_EQ(view.index, 1);
+  EXPECT_EQ(view.byte_size, 32 * 4);
+  EXPECT_EQ(plan.arena_size, 0);
+}
+
+TEST(FoldViewsTest, TransposeIntoAddReadsPermutedStrides) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {3, 5});
+  auto y = b.Param(DType::kF32, {5, 3});
+  auto t = b.Op(OpCode::kTranspose, {y}, DType::kF32, {3, 5}, {{"permutation", ModuleBuilder::IntList({1, 0})}});
+  auto s = b.Op(OpCode::kAdd, {x, t}, DType::kF32, {3, 5});
+  ExecutionPlan plan = MustLower(b.Build({s}));
+  EXPECT_EQ(CountSteps(plan.body, "transpose"), 0) << PrintPlan(plan);
+  EXPECT_EQ(plan.values[OnlyStep(plan, "add").inputs[1]].strides, (std::vector<int64_t>{1, 3}));
+}
+
+// A broadcast read by a kernel that needs dense inputs (a reduction), one returned as a
+// result, and a transpose read by a product stay materialized.
+TEST(FoldViewsTest, DenseReadersAndResultsKeepTheirCopies) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {8});
+  auto zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+  auto xb = Broadcast(b, x, {4, 8}, {1});
+  auto sum = Sum(b, xb, zero);
+  auto result = Broadcast(b, x, {2, 8}, {1});
+  ExecutionPlan plan = MustLower(b.Build({sum, result}));
+  EXPECT_EQ(CountSteps(plan.body, "broadcast_in_dim"), 2) << PrintPlan(plan);
+  for (const Value& value : plan.values) EXPECT_TRUE(value.strides.empty());
+}
+
+// A broadcast feeding both a view-taking kernel and a dense one stays materialized.
+TEST(FoldViewsTest, MixedReadersKeepTheCopy) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {8});
+  auto y = b.Param(DType::kF32, {4, 8});
+  auto zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+  auto xb = Broadcast(b, x, {4, 8}, {1});
+  auto s = b.Op(OpCode::kMultiply, {xb, y}, DType::kF32, {4, 8});
+  auto r = Sum(b, xb, zero);
+  ExecutionPlan plan = MustLower(b.Build({s, r}));
+  EXPECT_EQ(CountSteps(plan.body, "broadcast_in_dim"), 1) << PrintPlan(plan);
+}
+
+}  // namespace
+}  // namespace stablert::plan
