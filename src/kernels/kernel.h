@@ -24,6 +24,7 @@
 // product or convolution into tiles, each a primitive of its own).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -82,6 +83,11 @@ struct KernelArgs {
   // the plan is loaded); nullptr for kernels without one.
   const void* param_struct = nullptr;
 
+  // Scratch memory for this call, from the execution's arena: the bytes the kernel's
+  // workspace function asked for (WorkspaceFn), 64-byte aligned, contents undefined on
+  // entry. Each call of a split step has its own. Empty for kernels without one.
+  std::span<std::byte> workspace;
+
   // The parameter struct, for a kernel registered with P (KernelRegistry::Register<P>).
   template <ParamStruct P>
   const P& Params() const { return *static_cast<const P*>(param_struct); }
@@ -102,8 +108,16 @@ struct PreparedStep {
                              // the step's work runs on threads of its own
 };
 
+// The scratch bytes one call of a kernel needs for a step (KernelArgs::workspace), from the
+// step's views (data pointers null) and parameters; 0 for none. Called when the plan is
+// built, so the plan's buffer assignment places the workspace in the arena (reusing memory
+// like any short-lived value) and no call allocates.
+using WorkspaceFn = int64_t (*)(const KernelArgs& args);
+
 // Called once per plan step with the step's params and views whose data pointers are
-// null. Fails with InvalidArgument/Unimplemented on parameters the kernel cannot run.
+// null, except for inputs that are plan constants, whose data it sees (so it can prepare
+// state from them, e.g. prepacked weights; the state must not keep pointers into them
+// beyond the plan's life, which outlives every step's state). Fails with InvalidArgument/Unimplemented on parameters the kernel cannot run.
 using PrepareFn = StatusOr<PreparedStep> (*)(const KernelArgs& args);
 
 }  // namespace stablert::kernels

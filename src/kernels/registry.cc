@@ -28,6 +28,13 @@ Status KernelRegistry::RegisterSplittable(std::string key, KernelFn fn, PrepareF
   return Add(std::move(key), Entry{fn, prepare, true, nullptr});
 }
 
+Status KernelRegistry::DeclareWorkspace(std::string_view key, WorkspaceFn fn) {
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare a workspace for");
+  it->second.workspace = fn;
+  return OkStatus();
+}
+
 KernelFn KernelRegistry::Find(std::string_view key) const {
   const Entry* entry = Lookup(key);
   return entry ? entry->fn : nullptr;

@@ -85,6 +85,8 @@ class KernelRegistry {
     const ParamsType* params = nullptr;
     // Its inputs may be strided views (BufferView::strides); see RegisterElementwise.
     bool strided_inputs = false;
+    // The scratch memory a call needs (kernel.h), if any.
+    WorkspaceFn workspace = nullptr;
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
@@ -114,6 +116,9 @@ class KernelRegistry {
   Status RegisterElementwise(std::string key) {
     return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, ParamsTypeOf<P>(), true});
   }
+  // Declares that the kernel registered under `key` takes a workspace of `fn`'s size;
+  // NotFound if there is no such kernel.
+  Status DeclareWorkspace(std::string_view key, WorkspaceFn fn);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.

@@ -126,6 +126,7 @@ class Liveness {
           step.kind == StepKind::kHostTransfer) {
         for (ValueId v : step.inputs) Reference(v, false);
         for (ValueId v : step.outputs) Reference(v, true);
+        if (step.workspace != kNoValue) Reference(step.workspace, true);
         ++position_;
         continue;
       }

@@ -416,6 +416,7 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   FoldGatherScatterIndices(plan_, alias_root_);
   DropDeadSteps(plan_, alias_root_);
   FoldViewsIntoReaders(plan_, alias_root_);
+  DeclareWorkspaces(plan_, alias_root_);
   AssignBuffers(plan_, alias_root_);
   return std::move(plan_);
 }

@@ -212,6 +212,11 @@ void DropDeadSteps(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 // `alias_root`). Conditions in the file.
 void FoldViewsIntoReaders(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 
+// workspaces.cc: gives every kernel step whose kernel declares a workspace
+// (kernels::WorkspaceFn) an arena value of that size per call (times the calls a split
+// step makes: base/thread_pool.h's CoreBudget()) in Step::workspace.
+void DeclareWorkspaces(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
+
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 
 // Gives every value its storage: parameters and constants keep theirs; each result's

@@ -121,6 +121,7 @@ void PrintSequence(const Sequence& sequence, const std::string& indent, std::str
       }
       out += "}";
     }
+    if (step.workspace != kNoValue) out += " workspace %" + std::to_string(step.workspace);
     if (!step.param_struct.empty()) {
       out += " {";
       out += step.param_struct.ToString();

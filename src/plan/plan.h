@@ -56,6 +56,7 @@ enum class Storage : uint8_t {
 };
 
 using ValueId = uint32_t;
+inline constexpr ValueId kNoValue = UINT32_MAX;
 
 struct Value {
   TensorType type;
@@ -120,6 +121,9 @@ struct Step {
   std::vector<std::vector<int64_t>> params;  // positional lists, for families without a struct
   kernels::KernelParams param_struct;        // the kernel family's parameter struct, if it has one
   std::vector<Sequence> regions;             // nested sequences (control flow)
+  // A kernel step's scratch memory (KernelArgs::workspace): an arena value of u8 nobody
+  // else reads or writes, holding one slice per call of the step; kNoValue if none.
+  ValueId workspace = kNoValue;
   std::string origin;                        // "stablehlo.add (loc)": for errors and dumps
 };
 

@@ -235,7 +235,16 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       default:
         return InvalidArgument(step.origin + ": unknown step kind");
     }
-    for (const auto* list : {&step.inputs, &step.outputs}) {
+    if (step.workspace != plan::kNoValue) {
+      if (step.kind != plan::StepKind::kKernel || entry->workspace == nullptr)
+        return InvalidArgument(step.origin + ": only kernels that declare a workspace take one");
+      if (step.workspace >= plan.values.size() || plan.values[step.workspace].storage != plan::Storage::kArena ||
+          !plan.values[step.workspace].strides.empty())
+        return InvalidArgument(step.origin + ": the workspace must be an arena value");
+    }
+    const std::vector<plan::ValueId> workspace_list =
+        step.workspace == plan::kNoValue ? std::vector<plan::ValueId>{} : std::vector<plan::ValueId>{step.workspace};
+    for (const auto* list : {&step.inputs, &step.outputs, &workspace_list}) {
       for (plan::ValueId v : *list) {
         if (v >= plan.values.size()) return InvalidArgument(step.origin + ": step refers to an unknown value");
         const plan::Value& value = plan.values[v];
@@ -254,18 +263,39 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         operand_templates_.push_back(view);
       }
     }
-    if (entry != nullptr && entry->prepare != nullptr) {
+    if (entry != nullptr && (entry->prepare != nullptr || entry->workspace != nullptr)) {
+      // The workspace function and the prepare function see the data of constant inputs.
+      std::vector<kernels::BufferView> inputs(operand_templates_.begin() + resolved.first_operand,
+                                              operand_templates_.begin() + resolved.first_operand + resolved.num_inputs);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const plan::Value& value = plan.values[step.inputs[i]];
+        if (value.storage == plan::Storage::kConstant)
+          inputs[i].data = const_cast<uint8_t*>(plan.constants[static_cast<size_t>(value.index)].data());
+      }
       kernels::KernelArgs args;
-      args.inputs = std::span<const kernels::BufferView>(operand_templates_.data() + resolved.first_operand,
-                                                         resolved.num_inputs);
+      args.inputs = inputs;
       args.outputs = std::span<const kernels::BufferView>(
           operand_templates_.data() + resolved.first_operand + resolved.num_inputs, resolved.num_outputs);
       args.params = step.params;
       args.param_struct = step.param_struct.get();
-      auto prepared = entry->prepare(args);
-      if (!prepared.ok()) return prepared.status().WithPrefix(step.origin);
-      resolved.state = std::move(prepared->state);
-      if (prepared->single_call) resolved.parts = 1;  // the step runs on threads of its own
+      if (entry->workspace != nullptr) {
+        const int64_t per_call = entry->workspace(args);
+        const int64_t have = step.workspace == plan::kNoValue ? 0 : plan.values[step.workspace].byte_size;
+        if (per_call > 0 && (per_call + 63) / 64 * 64 > have)
+          return InvalidArgument(step.origin + ": kernel '" + step.kernel + "' needs a workspace of " +
+                                 std::to_string(per_call) + " bytes, the step has " + std::to_string(have));
+        if (per_call > 0) {
+          resolved.workspace_per_call = (per_call + 63) / 64 * 64;
+          // As many calls as the workspace has slices for.
+          resolved.parts = static_cast<int>(std::min<int64_t>(resolved.parts, have / resolved.workspace_per_call));
+        }
+      }
+      if (entry->prepare != nullptr) {
+        auto prepared = entry->prepare(args);
+        if (!prepared.ok()) return prepared.status().WithPrefix(step.origin);
+        resolved.state = std::move(prepared->state);
+        if (prepared->single_call) resolved.parts = 1;  // the step runs on threads of its own
+      }
     }
     // A step's regions take consecutive sequence slots; their steps are appended after
     // this sequence's (reserved above), so every sequence's steps stay contiguous.
@@ -322,14 +352,22 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         args.params = step.step->params;
         args.param_struct = step.step->param_struct.get();
         args.state = step.state.get();
+        auto* workspace = step.workspace_per_call > 0
+                              ? static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data)
+                              : nullptr;
+        if (workspace != nullptr) args.workspace = {workspace, static_cast<size_t>(step.workspace_per_call)};
         Status status;
         if (step.parts > 1 && context.thread_count == 1) {
           // Every part runs in the executor's floating-point mode (denormals flushed).
           std::vector<Status> statuses(static_cast<size_t>(step.parts));
           ThreadPool::Shared().ParallelFor(step.parts, [&](int part) {
             ScopedFlushDenormals flush_denormals;
+            kernels::KernelArgs part_args = args;
+            if (workspace != nullptr)
+              part_args.workspace = {workspace + static_cast<size_t>(part) * static_cast<size_t>(step.workspace_per_call),
+                                     static_cast<size_t>(step.workspace_per_call)};
             statuses[static_cast<size_t>(part)] = CatchingExceptions(
-                [&] { return step.fn(kernels::KernelContext{part, step.parts}, args); });
+                [&] { return step.fn(kernels::KernelContext{part, step.parts}, part_args); });
           });
           for (const Status& part_status : statuses)
             if (!part_status.ok() && status.ok()) status = part_status;

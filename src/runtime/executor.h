@@ -83,6 +83,9 @@ class LoadedPlan {
     uint32_t first_private;      // kManual: into private_slots_
     uint32_t num_private;
     int parts = 1;               // kernel steps: calls splitting the work (splittable kernels)
+    // Kernel steps with a workspace: its slice per call; the workspace value is the operand
+    // after the outputs.
+    int64_t workspace_per_call = 0;
   };
   using Partition = PartitionContext;
   struct ResolvedSequence {

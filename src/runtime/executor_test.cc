@@ -140,6 +140,76 @@ TEST(ExecutorTest, MissingKernelFailsAtLoad) {
   EXPECT_NE(loaded.status().message().find("no_such_kernel.f32"), std::string_view::npos);
 }
 
+// A kernel that sums its share of x into out[part] (up to 64 parts) through its workspace: each call must
+// get its own 64-byte aligned slice of the arena, of the declared size.
+Status ScratchSumKernel(const kernels::KernelContext& context, const kernels::KernelArgs& args) {
+  const auto [begin, end] = kernels::ShareOf(context, args.inputs[0].num_elements);
+  if (args.workspace.size() < static_cast<size_t>(end - begin) * sizeof(float) ||
+      reinterpret_cast<uintptr_t>(args.workspace.data()) % 64 != 0)
+    return Internal("workspace too small or unaligned");
+  auto* scratch = reinterpret_cast<float*>(args.workspace.data());
+  const float* x = args.inputs[0].as<const float>();
+  for (int64_t i = begin; i < end; ++i) scratch[i - begin] = x[i];
+  float sum = 0;
+  for (int64_t i = 0; i < end - begin; ++i) sum += scratch[i];
+  args.outputs[0].as<float>()[context.thread_index] = sum;
+  return OkStatus();
+}
+int64_t ScratchSumWorkspace(const kernels::KernelArgs& args) { return args.inputs[0].num_elements * 4; }
+
+TEST(ExecutorTest, WorkspacesAreArenaSlicesOnePerCall) {
+  kernels::KernelRegistry registry;
+  ASSERT_TRUE(registry.RegisterSplittable("scratch_sum.f32", &ScratchSumKernel).ok());
+  ASSERT_TRUE(registry.DeclareWorkspace("scratch_sum.f32", &ScratchSumWorkspace).ok());
+  EXPECT_EQ(registry.DeclareWorkspace("nothing.f32", &ScratchSumWorkspace).code(), StatusCode::kNotFound);
+  constexpr int64_t n = 1 << 17;  // enough to be split
+  for (int64_t slices : {1, 2, 4}) {
+    plan::ExecutionPlan plan;
+    plan.parameter_types = {{DType::kF32, {n}}};
+    plan.result_types = {{DType::kF32, {64}}};
+    plan.values.push_back({{DType::kF32, {n}}, plan::Storage::kParameter, 0, n * 4});
+    plan.values.push_back({{DType::kF32, {64}}, plan::Storage::kArena, 0, 256});
+    plan.values.push_back({{DType::kU8, {slices * n * 4}}, plan::Storage::kArena, 256, slices * n * 4});
+    plan.arena_size = 256 + slices * n * 4;
+    plan::Step step;
+    step.kernel = "scratch_sum.f32";
+    step.inputs = {0};
+    step.outputs = {1};
+    step.workspace = 2;
+    plan.body.steps.push_back(step);
+    plan.results = {1};
+    auto loaded = LoadedPlan::Create(plan, registry);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    std::vector<float> x(n, 1.0f), out(64, 0.0f);
+    const void* args[] = {x.data()};
+    void* results[] = {out.data()};
+    ASSERT_TRUE((*loaded)->Execute(args, results).ok());
+    float total = 0;
+    for (float v : out) total += v;
+    EXPECT_EQ(total, static_cast<float>(n)) << slices << " slices";
+  }
+  // A workspace smaller than the kernel asks for fails at load, naming both sizes.
+  plan::ExecutionPlan plan;
+  plan.parameter_types = {{DType::kF32, {8}}};
+  plan.result_types = {{DType::kF32, {4}}};
+  plan.values.push_back({{DType::kF32, {8}}, plan::Storage::kParameter, 0, 32});
+  plan.values.push_back({{DType::kF32, {4}}, plan::Storage::kArena, 0, 16});
+  plan.values.push_back({{DType::kU8, {16}}, plan::Storage::kArena, 64, 16});
+  plan.arena_size = 128;
+  plan::Step step;
+  step.kernel = "scratch_sum.f32";
+  step.inputs = {0};
+  step.outputs = {1};
+  step.workspace = 2;
+  step.origin = "stablehlo.custom";
+  plan.body.steps.push_back(step);
+  plan.results = {1};
+  auto loaded = LoadedPlan::Create(plan, registry);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("needs a workspace of 32 bytes, the step has 16"), std::string_view::npos)
+      << loaded.status().ToString();
+}
+
 TEST(ExecutorTest, ReduceDotSliceConcatIotaCompareSelect) {
   // x: f32[2,3]; w: f32[3,4]
   ModuleBuilder b;
