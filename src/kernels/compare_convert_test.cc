@@ -5,6 +5,7 @@
 #include <random>
 #include <tuple>
 
+#include "kernels/compare_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -85,7 +86,9 @@ TEST(CompareTest, AllDirectionsAndTypes) {
     for (int64_t type : types) {
       for (int64_t direction = 0; direction < 6; ++direction) {
         Array out(DType::kPred, a.dims);
-        RunKernel(Key("compare", dtype), {&a, &b}, {&out}, {{direction, type}});
+        RunKernel(Key("compare", dtype), {&a, &b}, {&out},
+                  CompareParams{.direction = static_cast<CompareDirection>(direction),
+                                .type = static_cast<CompareType>(type)});
         for (int64_t i = 0; i < a.size(); ++i) {
           bool want;
           if (!IsFloat(dtype)) want = Holds(direction, MathInt(a, i), MathInt(b, i));

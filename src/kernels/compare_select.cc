@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/compare_params.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -17,8 +18,9 @@
 namespace stablert::kernels {
 namespace {
 
-enum Direction : int64_t { kEq = 0, kNe = 1, kGe = 2, kGt = 3, kLe = 4, kLt = 5 };
-enum CompareType : int64_t { kNoType = 0, kFloat = 1, kTotalOrder = 2, kSigned = 3, kUnsigned = 4 };
+using Direction = CompareDirection;
+constexpr Direction kEq = Direction::kEq, kNe = Direction::kNe, kGe = Direction::kGe, kGt = Direction::kGt,
+                    kLe = Direction::kLe, kLt = Direction::kLt;
 
 template <Direction kDir, typename C>
 inline uint8_t Compare(C a, C b) {
@@ -42,7 +44,7 @@ void CompareLoop(const T* a, const T* b, uint8_t* out, int64_t n) {
 }
 
 template <bool kTotal, typename T>
-void CompareDispatch(int64_t direction, const T* a, const T* b, uint8_t* out, int64_t n) {
+void CompareDispatch(Direction direction, const T* a, const T* b, uint8_t* out, int64_t n) {
   switch (direction) {
     case kEq: return CompareLoop<kEq, kTotal>(a, b, out, n);
     case kNe: return CompareLoop<kNe, kTotal>(a, b, out, n);
@@ -56,7 +58,8 @@ void CompareDispatch(int64_t direction, const T* a, const T* b, uint8_t* out, in
 template <DType D>
 Status CompareKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
-  const ParamList& p = args.params[0];
+  const CompareParams& p = args.Params<CompareParams>();
+  const bool total_order = p.type == CompareType::kTotalOrder;
   const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
   const T* a = args.inputs[0].as<const T>() + begin;
   const T* b = args.inputs[1].as<const T>() + begin;
@@ -64,18 +67,18 @@ Status CompareKernel(const KernelContext& context, const KernelArgs& args) {
   const int64_t n = end - begin;
   if (n <= 0) return OkStatus();
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
-    if (p[1] != kTotalOrder) {
-      simd::Compare(static_cast<int>(p[0]), a, b, out, n);
+    if (!total_order) {
+      simd::Compare(static_cast<int>(p.direction), a, b, out, n);
       return OkStatus();
     }
   }
   if constexpr (IsFloatStorage<T>()) {
-    if (p[1] == kTotalOrder) {
-      CompareDispatch<true>(p[0], a, b, out, n);
+    if (total_order) {
+      CompareDispatch<true>(p.direction, a, b, out, n);
       return OkStatus();
     }
   }
-  CompareDispatch<false>(p[0], a, b, out, n);
+  CompareDispatch<false>(p.direction, a, b, out, n);
   return OkStatus();
 }
 
@@ -131,7 +134,8 @@ Status ClampKernel(const KernelContext& context, const KernelArgs& args) {
 template <DType D>
 void CompareScalar(ScalarSlot* r, const ScalarInstruction& i) {
   using T = Storage<D>;
-  SetSlot(r[i.dst], ops::CompareValues(GetSlot<T>(r[i.a]), GetSlot<T>(r[i.b]), i.attr / 8, i.attr % 8 == kTotalOrder));
+  const bool total_order = i.attr % 8 == static_cast<int64_t>(CompareType::kTotalOrder);
+  SetSlot(r[i.dst], ops::CompareValues(GetSlot<T>(r[i.a]), GetSlot<T>(r[i.b]), i.attr / 8, total_order));
 }
 
 template <DType D>
@@ -148,7 +152,7 @@ Status RegisterCompareSelectKernels(KernelRegistry& r) {
     return r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D}));
   }));
   return ForEachDType(AllDTypes{}, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&CompareKernel<D>>(KernelKey("compare", {D})));
+    STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<CompareParams, &CompareKernel<D>>(KernelKey("compare", {D})));
     STABLERT_RETURN_IF_ERROR(
         r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&CompareScalar<D>)));
     STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D})));

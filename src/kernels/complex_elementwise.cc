@@ -4,10 +4,11 @@
 //          (complex result); abs, real, imag (result of the part type f32/f64)
 //   binary "<op>.complex<f32|f64>"  add, subtract, multiply, divide, power, atan2
 //   "complex.<f32|f64>"             in: real, imag (same shape)  out: complex
-//   "compare.complex<f32|f64>"      params: [[direction (EQ = 0 or NE = 1), type]]
+//   "compare.complex<f32|f64>"      params: CompareParams (direction EQ or NE, type FLOAT)
 // Each has a scalar function of the same key for body programs.
 #include <complex>
 
+#include "kernels/compare_params.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -78,7 +79,7 @@ Status CompareKernel(const KernelContext&, const KernelArgs& args) {
   const T* b = args.inputs[1].as<const T>();
   uint8_t* out = args.outputs[0].as<uint8_t>();
   const int64_t n = args.outputs[0].num_elements;
-  if (args.params[0][0] == 0) {
+  if (args.Params<CompareParams>().direction == CompareDirection::kEq) {
     for (int64_t i = 0; i < n; ++i) out[i] = a[i].real() == b[i].real() && a[i].imag() == b[i].imag();
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = !(a[i].real() == b[i].real()) || !(a[i].imag() == b[i].imag());
@@ -141,7 +142,7 @@ Status RegisterComplexKernels(KernelRegistry& r) {
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("complex", {kPart}), &MakeComplexKernel<kPart>));
     STABLERT_RETURN_IF_ERROR(
         r.RegisterScalar(KernelKey("complex", {kPart}), reinterpret_cast<ScalarFnPtr>(&MakeComplexScalar<kPart>)));
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("compare", {D}), &CompareKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.Register<CompareParams>(KernelKey("compare", {D}), &CompareKernel<D>));
     return r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<ScalarFnPtr>(&CompareScalar<D>));
   });
 }

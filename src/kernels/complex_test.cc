@@ -9,10 +9,14 @@
 #include <limits>
 #include <random>
 
+#include "kernels/compare_params.h"
 #include "kernels/complex_ops.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/dot_params.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/reduce_params.h"
 #include "kernels/scalar_program.h"
+#include "kernels/window_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -149,11 +153,11 @@ TEST(ComplexKernels, CompareEqNe) {
   Array a = Make(DType::kC128, std::vector<C128>{{1, 2}, {1, 2}, {nan, 0}});
   Array b = Make(DType::kC128, std::vector<C128>{{1, 2}, {1, -2}, {nan, 0}});
   Array out(DType::kPred, {3});
-  RunKernel("compare.complex<f64>", {&a, &b}, {&out}, {{0, 1}});
+  RunKernel("compare.complex<f64>", {&a, &b}, {&out}, CompareParams{.direction = CompareDirection::kEq});
   EXPECT_EQ(GetInt(out, 0), 1);
   EXPECT_EQ(GetInt(out, 1), 0);
   EXPECT_EQ(GetInt(out, 2), 0);
-  RunKernel("compare.complex<f64>", {&a, &b}, {&out}, {{1, 1}});
+  RunKernel("compare.complex<f64>", {&a, &b}, {&out}, CompareParams{.direction = CompareDirection::kNe});
   EXPECT_EQ(GetInt(out, 0), 0);
   EXPECT_EQ(GetInt(out, 1), 1);
   EXPECT_EQ(GetInt(out, 2), 1);
@@ -181,7 +185,7 @@ TEST(ComplexKernels, ConvertToAndFromComplex) {
 TEST(ComplexKernels, DataMovementMovesSixteenByteElements) {
   Array in = Make(DType::kC128, std::vector<C128>{{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}}, {2, 3});
   Array out(DType::kC128, {3, 2});
-  RunKernel("transpose.complex<f64>", {&in}, {&out}, {{1, 0}});
+  RunKernel("transpose.complex<f64>", {&in}, {&out}, TransposeParams{.permutation = {1, 0}});
   EXPECT_EQ(At<C128>(out, 0), C128(0, 1));
   EXPECT_EQ(At<C128>(out, 1), C128(6, 7));
   EXPECT_EQ(At<C128>(out, 2), C128(2, 3));
@@ -194,13 +198,13 @@ TEST(ComplexKernels, ReduceAndDot) {
   Array init = Make(DType::kC128, std::vector<C128>{{0, 0}}, {});
   init.dims = {};
   Array sum(DType::kC128, {2});
-  RunKernel("reduce_add.complex<f64>", {&in, &init}, {&sum}, {{1}});
+  RunKernel("reduce_add.complex<f64>", {&in, &init}, {&sum}, ReduceParams{.dimensions = {1}});
   EXPECT_EQ(At<C128>(sum, 0), C128(3, 0));
   EXPECT_EQ(At<C128>(sum, 1), C128(-0.5, 2));
   Array one = Make(DType::kC128, std::vector<C128>{{1, 0}}, {});
   one.dims = {};
   Array product(DType::kC128, {2});
-  RunKernel("reduce_mul.complex<f64>", {&in, &one}, {&product}, {{0}});
+  RunKernel("reduce_mul.complex<f64>", {&in, &one}, {&product}, ReduceParams{.dimensions = {0}});
   EXPECT_TRUE(Near(At<C128>(product, 0), x[0] * x[2], 1e-15));
 
   // [1,2,2] x [1,2,2]
@@ -240,20 +244,20 @@ TEST(HalfReduce, LongSumsKeepPrecisionShortSumsRoundPerStep) {
   for (int64_t i = 0; i < 300; ++i) SetDouble(ones, i, 1.0);
   Array zero(DType::kBF16, {});
   Array out(DType::kBF16, {});
-  RunKernel("reduce_add.bf16", {&ones, &zero}, {&out}, {{0}});
+  RunKernel("reduce_add.bf16", {&ones, &zero}, {&out}, ReduceParams{.dimensions = {0}});
   EXPECT_EQ(GetDouble(out, 0), 300.0);  // 256 if every step of one long chain rounded
 
   Array f16_ones(DType::kF16, {3000});
   for (int64_t i = 0; i < 3000; ++i) SetDouble(f16_ones, i, 1.0);
   Array f16_zero(DType::kF16, {}), f16_out(DType::kF16, {});
-  RunKernel("reduce_add.f16", {&f16_ones, &f16_zero}, {&f16_out}, {{0}});
+  RunKernel("reduce_add.f16", {&f16_ones, &f16_zero}, {&f16_out}, ReduceParams{.dimensions = {0}});
   EXPECT_EQ(GetDouble(f16_out, 0), 3000.0);
 
   // 32 elements or fewer: one chain, rounded after every step (256 + 1 + 1 + ... stays 256).
   Array short_row(DType::kBF16, {20});
   SetDouble(short_row, 0, 256.0);
   for (int64_t i = 1; i < 20; ++i) SetDouble(short_row, i, 1.0);
-  RunKernel("reduce_add.bf16", {&short_row, &zero}, {&out}, {{0}});
+  RunKernel("reduce_add.bf16", {&short_row, &zero}, {&out}, ReduceParams{.dimensions = {0}});
   EXPECT_EQ(GetDouble(out, 0), 256.0);
 }
 
@@ -263,18 +267,24 @@ TEST(HalfReduce, LongScansAreGroupedAsXlaGroupsThem) {
   for (int64_t i = 0; i < 300; ++i) SetDouble(ones, i, 1.0);
   Array zero(DType::kBF16, {});
   Array out(DType::kBF16, {300});
-  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&out}, {{300}, {1}, {1}, {1}, {299}, {0}});
+  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&out},
+            WindowParams{.window_dimensions = {300}, .window_strides = {1}, .base_dilations = {1},
+                         .window_dilations = {1}, .padding_low = {299}, .padding_high = {0}});
   EXPECT_EQ(GetDouble(out, 15), 16.0);
   EXPECT_EQ(GetDouble(out, 299), 300.0);  // one chain of 300 rounded steps would stop at 256
   // Reverse exclusive scan: padding (0, 300), 301 outputs, the last one the init value.
   Array reverse(DType::kBF16, {301});
-  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&reverse}, {{300}, {1}, {1}, {1}, {0}, {300}});
+  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&reverse},
+            WindowParams{.window_dimensions = {300}, .window_strides = {1}, .base_dilations = {1},
+                         .window_dilations = {1}, .padding_low = {0}, .padding_high = {300}});
   EXPECT_EQ(GetDouble(reverse, 0), 300.0);
   EXPECT_EQ(GetDouble(reverse, 299), 1.0);
   EXPECT_EQ(GetDouble(reverse, 300), 0.0);
   // A window covering the whole dimension runs as a reduce (tree-grouped).
   Array whole(DType::kBF16, {1});
-  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&whole}, {{300}, {1}, {1}, {1}, {0}, {0}});
+  RunKernel("reduce_window_add.bf16", {&ones, &zero}, {&whole},
+            WindowParams{.window_dimensions = {300}, .window_strides = {1}, .base_dilations = {1},
+                         .window_dilations = {1}, .padding_low = {0}, .padding_high = {0}});
   EXPECT_EQ(GetDouble(whole, 0), 300.0);
 }
 

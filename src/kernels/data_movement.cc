@@ -1,4 +1,5 @@
 // Data movement kernels: copy, broadcast_in_dim, transpose, slice, concatenate, iota.
+// Parameters: kernels/data_movement_params.h (copy takes none).
 // All but iota only move bytes, so one instantiation per element width serves every dtype.
 // All are splittable: each call of a split step writes its share of the output (rows of
 // the merged strided copy, StridedCopyShare; transpose: tiles; iota: rows).
@@ -9,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "kernels/data_movement_params.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
@@ -35,7 +37,7 @@ Status BroadcastInDimKernel(const KernelContext& context, const KernelArgs& args
   using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
-  const ParamList& broadcast_dims = args.params[0];
+  const std::vector<int64_t>& broadcast_dims = args.Params<BroadcastInDimParams>().dimensions;
   DimVector in_strides = DenseStrides(in.dims);
   DimVector src_strides(out.dims.size(), 0);
   for (size_t i = 0; i < broadcast_dims.size(); ++i) {
@@ -184,7 +186,7 @@ Status TransposeKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
-  const ParamList& permutation = args.params[0];
+  const std::vector<int64_t>& permutation = args.Params<TransposeParams>().permutation;
   if (out.num_elements == 0) return OkStatus();
   const bool split = out.num_elements >= kMinTransposeToSplit;
   if (!split && context.thread_index != 0) return OkStatus();
@@ -283,8 +285,8 @@ Status SliceKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const ParamList& start = args.params[0];
-  const ParamList& stride = args.params[2];
+  const std::vector<int64_t>& start = args.Params<SliceParams>().start;
+  const std::vector<int64_t>& stride = args.Params<SliceParams>().stride;
   DimVector in_strides = DenseStrides(in.dims);
   DimVector src_strides(out.dims.size());
   int64_t offset = 0;
@@ -302,7 +304,7 @@ template <int kBytes>
 Status ConcatenateKernel(const KernelContext& context, const KernelArgs& args) {
   using W = WordType<kBytes>;
   const BufferView& out = args.outputs[0];
-  const size_t dim = static_cast<size_t>(args.params[0][0]);
+  const size_t dim = static_cast<size_t>(args.Params<ConcatenateParams>().dimension);
   DimVector dst_strides = DenseStrides(out.dims);
   int64_t position = 0;
   for (const BufferView& in : args.inputs) {
@@ -323,7 +325,7 @@ Status IotaKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& out = args.outputs[0];
   T* data = out.as<T>();
   if (out.num_elements == 0) return OkStatus();
-  const size_t dim = static_cast<size_t>(args.params[0][0]);
+  const size_t dim = static_cast<size_t>(args.Params<IotaParams>().dimension);
   int64_t outer = 1, inner = 1;
   for (size_t i = 0; i < dim; ++i) outer *= out.dims[i];
   for (size_t i = dim + 1; i < out.dims.size(); ++i) inner *= out.dims[i];
@@ -357,12 +359,12 @@ Status RegisterDataMovementKernels(KernelRegistry& r) {
   return ForEachDType(MovableDTypes{}, [&]<DType D>() {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
     STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("copy", {D}), &CopyKernel));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("broadcast_in_dim", {D}), &BroadcastInDimKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("transpose", {D}), &TransposeKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("slice", {D}), &SliceKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<BroadcastInDimParams>(KernelKey("broadcast_in_dim", {D}), &BroadcastInDimKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<TransposeParams>(KernelKey("transpose", {D}), &TransposeKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<SliceParams>(KernelKey("slice", {D}), &SliceKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<ConcatenateParams>(KernelKey("concatenate", {D}), &ConcatenateKernel<kBytes>));
     if constexpr (D != DType::kPred && kNarrowIntBits<D> == 0 && !kIsMinifloat<Storage<D>>) {
-      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("iota", {D}), &IotaKernel<D>));
+      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<IotaParams>(KernelKey("iota", {D}), &IotaKernel<D>));
     }
     return OkStatus();
   });

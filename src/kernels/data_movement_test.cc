@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "kernels/data_movement_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -64,7 +65,7 @@ TEST(DataMovementTest, TransposeMatchesIndexing) {
     Dims out_dims;
     for (int64_t p : perm) out_dims.push_back(dims[static_cast<size_t>(p)]);
     Array in = RandomBytes(dtype, dims, rng), out(dtype, out_dims);
-    RunKernel(Key("transpose", dtype), {&in}, {&out}, {perm});
+    RunKernel(Key("transpose", dtype), {&in}, {&out}, TransposeParams{.permutation = perm});
     ForEachIndex(out_dims, [&](const Dims& index) {
       Dims source(dims.size());
       for (size_t i = 0; i < perm.size(); ++i) source[static_cast<size_t>(perm[i])] = index[i];
@@ -79,8 +80,8 @@ void RunTransposeSplit(DType dtype, const Array& in, Array& out, const std::vect
   ASSERT_NE(entry, nullptr);
   ASSERT_TRUE(entry->splittable);
   BufferView views[2] = {in.View(), out.View()};
-  std::vector<ParamList> params = {perm};
-  KernelArgs args{{&views[0], 1}, {&views[1], 1}, params};
+  const TransposeParams params{.permutation = perm};
+  const KernelArgs args = ArgsWith({&views[0], 1}, {&views[1], 1}, params);
   for (int p = 0; p < parts; ++p) ASSERT_TRUE(entry->fn(KernelContext{p, parts}, args).ok());
 }
 
@@ -133,7 +134,7 @@ TEST(DataMovementTest, BroadcastInDimMatchesIndexing) {
       in_dims.push_back(rng() % 3 == 0 ? 1 : out_dims[static_cast<size_t>(d)]);
     }
     Array in = RandomBytes(dtype, in_dims, rng), out(dtype, out_dims);
-    RunKernel(Key("broadcast_in_dim", dtype), {&in}, {&out}, {mapping});
+    RunKernel(Key("broadcast_in_dim", dtype), {&in}, {&out}, BroadcastInDimParams{.dimensions = mapping});
     ForEachIndex(out_dims, [&](const Dims& index) {
       Dims source(in_dims.size());
       for (size_t i = 0; i < mapping.size(); ++i)
@@ -159,7 +160,8 @@ TEST(DataMovementTest, SliceMatchesIndexing) {
       out_dims.push_back((l - s + st - 1) / st);
     }
     Array in = RandomBytes(dtype, dims, rng), out(dtype, out_dims);
-    RunKernel(Key("slice", dtype), {&in}, {&out}, {start, limit, stride});
+    RunKernel(Key("slice", dtype), {&in}, {&out},
+              SliceParams{.start = start, .limit = limit, .stride = stride});
     ForEachIndex(out_dims, [&](const Dims& index) {
       Dims source(dims.size());
       for (size_t i = 0; i < dims.size(); ++i) source[i] = start[i] + index[i] * stride[i];
@@ -188,7 +190,7 @@ TEST(DataMovementTest, ConcatenateMatchesIndexing) {
     Array out(dtype, out_dims);
     std::vector<const Array*> pointers;
     for (const Array& a : inputs) pointers.push_back(&a);
-    RunKernel(Key("concatenate", dtype), pointers, {&out}, {{dim}});
+    RunKernel(Key("concatenate", dtype), pointers, {&out}, ConcatenateParams{.dimension = dim});
     ForEachIndex(out_dims, [&](const Dims& index) {
       Dims source = index;
       size_t p = 0;
@@ -208,7 +210,7 @@ TEST(DataMovementTest, IotaEveryDtype) {
     for (int64_t dim = 0; dim < 3; ++dim) {
       Dims dims = {3, 300, 2};
       Array out(dtype, dims);
-      RunKernel(Key("iota", dtype), {}, {&out}, {{dim}});
+      RunKernel(Key("iota", dtype), {}, {&out}, IotaParams{.dimension = dim});
       int64_t i = 0;
       ForEachIndex(dims, [&](const Dims& index) {
         int64_t want = index[static_cast<size_t>(dim)];
@@ -238,7 +240,7 @@ TEST(DataMovementTest, CopyAndScalars) {
     RunKernel(Key("copy", dtype), {&big}, {&big_out});
     EXPECT_EQ(big.bytes, big_out.bytes);
     Array scalar_out(dtype, {3, 4});
-    RunKernel(Key("broadcast_in_dim", dtype), {&in}, {&scalar_out}, {{}});
+    RunKernel(Key("broadcast_in_dim", dtype), {&in}, {&scalar_out}, BroadcastInDimParams{});
     for (int64_t i = 0; i < 12; ++i)
       EXPECT_EQ(0, std::memcmp(&scalar_out.bytes[static_cast<size_t>(i * DTypeByteSize(dtype))], in.bytes.data(),
                                DTypeByteSize(dtype)));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/argminmax.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/half.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/registry.h"
@@ -22,6 +23,7 @@
 #include "kernels/simd/compare_select_simd.h"
 #include "kernels/simd/convert_simd.h"
 #include "kernels/simd/dispatch.h"
+#include "kernels/slicing_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -178,16 +180,19 @@ ParamList ArgBody(DType value, DType index, bool is_max, bool disguised) {
   return code;
 }
 
-// Runs `key` as `calls` calls of one step (thread_index 0 .. calls-1, one after another).
+// Runs `key` as `calls` calls of one step (thread_index 0 .. calls-1, one after another),
+// with the parameter struct `params` (and positional lists, for kernels that read them).
 void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
-              std::vector<ParamList> params, int calls) {
+              const KernelParams& params, std::vector<ParamList> lists, int calls) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
   ASSERT_NE(entry, nullptr) << key;
   ASSERT_TRUE(calls == 1 || entry->splittable) << key << " is not splittable";
   std::vector<BufferView> in, out;
   for (const Array* a : inputs) in.push_back(a->View());
   for (Array* a : outputs) out.push_back(a->View());
-  KernelArgs args{in, out, params};
+  ASSERT_EQ(entry->params, params.type()) << key << " takes other parameters than " << params.family();
+  KernelArgs args{in, out, lists};
+  args.param_struct = params.get();
   KernelState state;
   if (entry->prepare != nullptr) {
     auto prepared = entry->prepare(args);
@@ -196,6 +201,16 @@ void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, c
     args.state = state.get();
   }
   for (int t = 0; t < calls; ++t) ASSERT_TRUE(entry->fn(KernelContext{t, calls}, args).ok()) << key;
+}
+
+void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
+              std::vector<ParamList> lists, int calls) {
+  RunCalls(key, inputs, outputs, KernelParams(), std::move(lists), calls);
+}
+
+void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
+              const KernelParams& params, int calls) {
+  RunCalls(key, inputs, outputs, params, {}, calls);
 }
 
 template <typename V, typename I>
@@ -291,24 +306,25 @@ TEST_F(MemoryBoundTest, SplitCopiesMatchOneCall) {
     std::string key;
     std::vector<const Array*> inputs;
     Dims out_dims;
-    std::vector<ParamList> params;
+    KernelParams params;
   };
   const std::vector<Case> cases = {
-      {"broadcast_in_dim.f32", {&row}, {41, 3, 67}, {{2}}},
-      {"broadcast_in_dim.f32", {&x2d}, {41, 5, 67}, {{0, 2}}},
-      {"broadcast_in_dim.f32", {&pad_value}, {4099}, {{}}},
-      {"slice.f32", {&x}, {2, 20, 30}, {{1, 1, 5}, {3, 41, 65}, {1, 2, 2}}},
-      {"slice.f32", {&x1d}, {4000}, {{50}, {4050}, {1}}},
-      {"concatenate.f32", {&x, &x}, {3, 82, 67}, {{1}}},
-      {"concatenate.f32", {&x2d, &x2d, &x2d}, {41, 201}, {{1}}},
-      {"pad.f32", {&x, &pad_value}, {5, 83, 64}, {{1, 2, -1}, {1, 0, -1}, {0, 1, 0}}},
-      {"pad.f32", {&x2d, &pad_value}, {30, 70}, {{-10, 3}, {-2, 0}, {0, 0}}},
-      {"reverse.f32", {&x}, {3, 41, 67}, {{0, 2}}},
-      {"reverse.f32", {&x1d}, {4099}, {{0}}},
+      {"broadcast_in_dim.f32", {&row}, {41, 3, 67}, BroadcastInDimParams{.dimensions = {2}}},
+      {"broadcast_in_dim.f32", {&x2d}, {41, 5, 67}, BroadcastInDimParams{.dimensions = {0, 2}}},
+      {"broadcast_in_dim.f32", {&pad_value}, {4099}, BroadcastInDimParams{}},
+      {"slice.f32", {&x}, {2, 20, 30}, SliceParams{.start = {1, 1, 5}, .limit = {3, 41, 65}, .stride = {1, 2, 2}}},
+      {"slice.f32", {&x1d}, {4000}, SliceParams{.start = {50}, .limit = {4050}, .stride = {1}}},
+      {"concatenate.f32", {&x, &x}, {3, 82, 67}, ConcatenateParams{.dimension = 1}},
+      {"concatenate.f32", {&x2d, &x2d, &x2d}, {41, 201}, ConcatenateParams{.dimension = 1}},
+      {"pad.f32", {&x, &pad_value}, {5, 83, 64},
+       PadParams{.low = {1, 2, -1}, .high = {1, 0, -1}, .interior = {0, 1, 0}}},
+      {"pad.f32", {&x2d, &pad_value}, {30, 70}, PadParams{.low = {-10, 3}, .high = {-2, 0}, .interior = {0, 0}}},
+      {"reverse.f32", {&x}, {3, 41, 67}, ReverseParams{.dimensions = {0, 2}}},
+      {"reverse.f32", {&x1d}, {4099}, ReverseParams{.dimensions = {0}}},
       {"copy.f32", {&x1d}, {4099}, {}},
-      {"iota.f32", {}, {41, 67}, {{1}}},
-      {"iota.f32", {}, {3, 41, 67}, {{1}}},
-      {"transpose.f32", {&x}, {67, 3, 41}, {{2, 0, 1}}},
+      {"iota.f32", {}, {41, 67}, IotaParams{.dimension = 1}},
+      {"iota.f32", {}, {3, 41, 67}, IotaParams{.dimension = 1}},
+      {"transpose.f32", {&x}, {67, 3, 41}, TransposeParams{.permutation = {2, 0, 1}}},
       {"convert.f32.bf16", {&x1d}, {4099}, {}},
   };
   for (const Case& c : cases) {
@@ -323,7 +339,7 @@ TEST_F(MemoryBoundTest, SplitCopiesMatchOneCall) {
   }
   // reverse along the last dim against its definition.
   Array reversed(DType::kF32, {4099});
-  RunCalls("reverse.f32", {&x1d}, {&reversed}, {{0}}, 2);
+  RunCalls("reverse.f32", {&x1d}, {&reversed}, ReverseParams{.dimensions = {0}}, 2);
   for (int64_t i = 0; i < 4099; ++i)
     ASSERT_EQ(testing::ElementAt<float>(reversed, i), values[static_cast<size_t>(4098 - i)]);
 }

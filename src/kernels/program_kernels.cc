@@ -73,7 +73,7 @@ Status ReduceProgramKernel(const KernelContext& context, const KernelArgs& args)
   if (args.state == nullptr) return Internal("ReduceProgram called without its prepared state");
   const auto& state = *static_cast<const ReduceState*>(args.state);
   bool done = false;
-  STABLERT_RETURN_IF_ERROR(RunArgMinMax(state.arg_kind, context, args, &done));
+  STABLERT_RETURN_IF_ERROR(RunArgMinMax(state.arg_kind, args.params[0], context, args, &done));
   if (done || context.thread_index != 0) return OkStatus();
   const ScalarProgram& program = state.program;
   const size_t n = args.outputs.size();

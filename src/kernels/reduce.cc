@@ -32,6 +32,7 @@
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
+#include "kernels/reduce_params.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/reduce_simd.h"
@@ -104,7 +105,7 @@ constexpr int64_t kTreeWindow = 32;
 // XLA's first tree-reduction stage for f16/bf16 (see the file comment): the partial results
 // of windows over the reduced dimensions; `dims` becomes the partial results' shape.
 template <typename Body, typename T>
-std::vector<T> TreeStage(const T* src, std::vector<int64_t>& dims, const ParamList& reduced, T init) {
+std::vector<T> TreeStage(const T* src, std::vector<int64_t>& dims, const std::vector<int64_t>& reduced, T init) {
   const size_t rank = dims.size();
   std::vector<int64_t> window(rank, 1), low(rank, 0), out_dims = dims;
   for (int64_t d : reduced) {
@@ -144,7 +145,7 @@ std::vector<T> TreeStage(const T* src, std::vector<int64_t>& dims, const ParamLi
 
 // Groups `dims` into runs of dimensions that are all reduced (flag 1) or all kept (flag 0),
 // dropping dimensions of size 1; returns the number of runs (size and flag: rank entries).
-inline size_t CollapseRuns(std::span<const int64_t> dims, const ParamList& reduced, DimVector& size,
+inline size_t CollapseRuns(std::span<const int64_t> dims, const std::vector<int64_t>& reduced, DimVector& size,
                            DimVector& flag) {
   const size_t rank = dims.size();
   DimVector is_reduced(rank, 0);
@@ -195,7 +196,7 @@ inline PartialTable& Partials() {
 }
 
 template <typename Body, typename T>
-bool SplitReduce(const KernelContext& context, const BufferView& in, const ParamList& reduced, T* out, T init) {
+bool SplitReduce(const KernelContext& context, const BufferView& in, const std::vector<int64_t>& reduced, T* out, T init) {
   const size_t rank = in.dims.size();
   DimVector size(rank), flag(rank);
   const size_t n = CollapseRuns(in.dims, reduced, size, flag);
@@ -281,7 +282,7 @@ Status ReduceKernel(const KernelContext& context, const KernelArgs& args) {
   BufferView in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const C init = Load(args.inputs[1].as<const T>()[0]);
-  const ParamList& reduced = args.params[0];
+  const std::vector<int64_t>& reduced = args.Params<ReduceParams>().dimensions;
   if constexpr (kVectorReduce<Body, T>) {
     if (context.thread_count > 1 && in.num_elements >= kMinElementsToSplit &&
         SplitReduce<Body>(context, in, reduced, out.as<T>(), init))
@@ -428,7 +429,7 @@ Status ReduceKernel(const KernelContext& context, const KernelArgs& args) {
 
 template <typename Body, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
-  return ForEachDType(list, [&]<DType D>() { return registry.RegisterSplittable(KernelKey(name, {D}), &ReduceKernel<Body, D>); });
+  return ForEachDType(list, [&]<DType D>() { return registry.RegisterSplittable<ReduceParams>(KernelKey(name, {D}), &ReduceKernel<Body, D>); });
 }
 
 using Pred = DTypeList<DType::kPred>;

@@ -11,6 +11,8 @@
 
 #include "kernels/dot_params.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/reduce_params.h"
+#include "kernels/window_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -32,7 +34,7 @@ TEST(ReduceAccuracyTest, SixteenMillionTenthsF32) {
   // A running f32 sum stalls at 2^21 (0.1 is then below half an ulp): 12% low.
   std::vector<float> x(static_cast<size_t>(k16M), 0.1f);
   Array in = ArrayOf(DType::kF32, {k16M}, x), init = Scalar(DType::kF32, 0.0f), out(DType::kF32, {});
-  RunKernel("reduce_add.f32", {&in, &init}, {&out}, {{0}});
+  RunKernel("reduce_add.f32", {&in, &init}, {&out}, ReduceParams{.dimensions = {0}});
   const long double exact = static_cast<long double>(0.1f) * k16M;
   EXPECT_LT(RelativeError(ElementAt<float>(out, 0), exact), 3e-7) << ElementAt<float>(out, 0);
 }
@@ -55,9 +57,9 @@ TEST(ReduceAccuracyTest, MixedMagnitudesAndSignsF32AndF64) {
     magnitude_d += std::fabs(v);
   }
   Array in_f = ArrayOf(DType::kF32, {n}, f), init_f = Scalar(DType::kF32, 0.0f), out_f(DType::kF32, {});
-  RunKernel("reduce_add.f32", {&in_f, &init_f}, {&out_f}, {{0}});
+  RunKernel("reduce_add.f32", {&in_f, &init_f}, {&out_f}, ReduceParams{.dimensions = {0}});
   Array in_d = ArrayOf(DType::kF64, {n}, d), init_d = Scalar(DType::kF64, 0.0), out_d(DType::kF64, {});
-  RunKernel("reduce_add.f64", {&in_d, &init_d}, {&out_d}, {{0}});
+  RunKernel("reduce_add.f64", {&in_d, &init_d}, {&out_d}, ReduceParams{.dimensions = {0}});
   // Error bound of pairwise summation: (leaf depth + log2 n) u sum |x|.
   EXPECT_LT(std::fabs(ElementAt<float>(out_f, 0) - exact_f), 80 * 0x1p-24 * magnitude_f);
   EXPECT_LT(std::fabs(ElementAt<double>(out_d, 0) - exact_d), 80 * 0x1p-53 * magnitude_d);
@@ -81,7 +83,7 @@ TEST(ReduceAccuracyTest, OuterAndMultipleReducedDimensions) {
         out_dims.push_back(c.dims[d]);
     std::vector<float> x(static_cast<size_t>(count), 0.1f);
     Array in = ArrayOf(DType::kF32, c.dims, x), init = Scalar(DType::kF32, 0.0f), out(DType::kF32, out_dims);
-    RunKernel("reduce_add.f32", {&in, &init}, {&out}, {c.reduced});
+    RunKernel("reduce_add.f32", {&in, &init}, {&out}, ReduceParams{.dimensions = c.reduced});
     const long double exact = static_cast<long double>(0.1f) * per_output;
     for (int64_t o = 0; o < out.size(); ++o)
       ASSERT_LT(RelativeError(ElementAt<float>(out, o), exact), 3e-7) << "case with " << per_output << " per output, at " << o;
@@ -106,7 +108,7 @@ TEST(ReduceAccuracyTest, CascadeKeepsExactSumsAndInit) {
     for (int64_t d = 0; d < 4; ++d)
       if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) out_dims.push_back(dims[static_cast<size_t>(d)]);
     Array in = ArrayOf(DType::kF64, dims, x), init = Scalar(DType::kF64, 3.0), out(DType::kF64, out_dims);
-    RunKernel("reduce_add.f64", {&in, &init}, {&out}, {reduced});
+    RunKernel("reduce_add.f64", {&in, &init}, {&out}, ReduceParams{.dimensions = reduced});
     std::vector<double> want(static_cast<size_t>(out.size()), 3.0);
     Dims index(4, 0);
     for (int64_t i = 0; i < count; ++i) {
@@ -127,13 +129,13 @@ TEST(ReduceAccuracyTest, ComplexSum) {
   const int64_t n = int64_t{1} << 22;
   std::vector<std::complex<float>> x(static_cast<size_t>(n), {0.1f, -0.3f});
   Array in = ArrayOf(DType::kC64, {n}, x), init = Scalar(DType::kC64, std::complex<float>(0, 0)), out(DType::kC64, {});
-  RunKernel(Key("reduce_add", DType::kC64), {&in, &init}, {&out}, {{0}});
+  RunKernel(Key("reduce_add", DType::kC64), {&in, &init}, {&out}, ReduceParams{.dimensions = {0}});
   const auto got = ElementAt<std::complex<float>>(out, 0);
   EXPECT_LT(RelativeError(got.real(), static_cast<long double>(0.1f) * n), 3e-7) << got.real();
   EXPECT_LT(RelativeError(got.imag(), static_cast<long double>(-0.3f) * n), 3e-7) << got.imag();
   // Outer dimension: (n / 4, 4) over 0.
   Array in2 = ArrayOf(DType::kC64, {n / 4, 4}, x), out2(DType::kC64, {4});
-  RunKernel(Key("reduce_add", DType::kC64), {&in2, &init}, {&out2}, {{0}});
+  RunKernel(Key("reduce_add", DType::kC64), {&in2, &init}, {&out2}, ReduceParams{.dimensions = {0}});
   for (int64_t o = 0; o < 4; ++o)
     EXPECT_LT(RelativeError(ElementAt<std::complex<float>>(out2, o).real(), static_cast<long double>(0.1f) * (n / 4)), 3e-7)
         << ElementAt<std::complex<float>>(out2, o).real() << " " << ElementAt<std::complex<float>>(out2, o).imag();
@@ -144,21 +146,21 @@ TEST(ReduceAccuracyTest, SignedZerosAndSpecialsAsOneRunningSum) {
   std::vector<float> zeros(static_cast<size_t>(n), -0.0f);
   Array in = ArrayOf(DType::kF32, {n}, zeros), out(DType::kF32, {});
   Array minus = Scalar(DType::kF32, -0.0f), plus = Scalar(DType::kF32, 0.0f);
-  RunKernel("reduce_add.f32", {&in, &minus}, {&out}, {{0}});
+  RunKernel("reduce_add.f32", {&in, &minus}, {&out}, ReduceParams{.dimensions = {0}});
   EXPECT_TRUE(std::signbit(ElementAt<float>(out, 0)));
-  RunKernel("reduce_add.f32", {&in, &plus}, {&out}, {{0}});
+  RunKernel("reduce_add.f32", {&in, &plus}, {&out}, ReduceParams{.dimensions = {0}});
   EXPECT_FALSE(std::signbit(ElementAt<float>(out, 0)));
   Array cols = ArrayOf(DType::kF32, {n / 2, 2}, zeros), out2(DType::kF32, {2});
-  RunKernel("reduce_add.f32", {&cols, &minus}, {&out2}, {{0}});
+  RunKernel("reduce_add.f32", {&cols, &minus}, {&out2}, ReduceParams{.dimensions = {0}});
   EXPECT_TRUE(std::signbit(ElementAt<float>(out2, 0)) && std::signbit(ElementAt<float>(out2, 1)));
   std::vector<float> x(static_cast<size_t>(n), 1.0f);
   x[4000] = INFINITY;
   Array with_inf = ArrayOf(DType::kF32, {n}, x);
-  RunKernel("reduce_add.f32", {&with_inf, &plus}, {&out}, {{0}});
+  RunKernel("reduce_add.f32", {&with_inf, &plus}, {&out}, ReduceParams{.dimensions = {0}});
   EXPECT_EQ(ElementAt<float>(out, 0), INFINITY);
   x[100] = -INFINITY;
   Array with_both = ArrayOf(DType::kF32, {n}, x);
-  RunKernel("reduce_add.f32", {&with_both, &plus}, {&out}, {{0}});
+  RunKernel("reduce_add.f32", {&with_both, &plus}, {&out}, ReduceParams{.dimensions = {0}});
   EXPECT_TRUE(std::isnan(ElementAt<float>(out, 0)));
 }
 
@@ -171,11 +173,15 @@ TEST(ReduceAccuracyTest, LongWindowSums) {
   Array in = ArrayOf(DType::kF32, {n}, x), init = Scalar(DType::kF32, 0.0f);
   const int64_t outputs = (n - window) / stride + 1;
   Array out(DType::kF32, {outputs});
-  RunKernel("reduce_window_add.f32", {&in, &init}, {&out}, {{window}, {stride}, {1}, {1}, {0}, {0}});
+  RunKernel("reduce_window_add.f32", {&in, &init}, {&out},
+            WindowParams{.window_dimensions = {window}, .window_strides = {stride}, .base_dilations = {1},
+                         .window_dilations = {1}, .padding_low = {0}, .padding_high = {0}});
   for (int64_t o = 0; o < outputs; ++o)
     ASSERT_LT(RelativeError(ElementAt<float>(out, o), static_cast<long double>(0.1f) * window), 6e-7) << o;
   Array whole(DType::kF32, {1});
-  RunKernel("reduce_window_add.f32", {&in, &init}, {&whole}, {{n}, {1}, {1}, {1}, {0}, {0}});
+  RunKernel("reduce_window_add.f32", {&in, &init}, {&whole},
+            WindowParams{.window_dimensions = {n}, .window_strides = {1}, .base_dilations = {1},
+                         .window_dilations = {1}, .padding_low = {0}, .padding_high = {0}});
   EXPECT_LT(RelativeError(ElementAt<float>(whole, 0), static_cast<long double>(0.1f) * n), 3e-7);
 }
 

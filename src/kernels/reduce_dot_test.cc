@@ -6,6 +6,7 @@
 
 #include "kernels/dot_params.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/reduce_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -75,7 +76,7 @@ TEST(ReduceTest, EveryBodyAndDtypeOverRandomDims) {
         if (is_float) SetDouble(init, 0, body.name == std::string("mul") ? 1.0 : body.name == std::string("add") ? 0.5 : -1e30);
         else SetInt(init, 0, body.name == std::string("and") || body.name == std::string("min") ? -1 : 1);
         std::string key = "reduce_" + std::string(body.name) + "." + std::string(DTypeName(dtype));
-        RunKernel(key, {&in, &init}, {&out}, {reduced});
+        RunKernel(key, {&in, &init}, {&out}, ReduceParams{.dimensions = reduced});
 
         // Naive: visit every input element, find its output position.
         std::vector<double> facc(static_cast<size_t>(out.size()), is_float ? GetDouble(init, 0) : 0);
@@ -134,12 +135,12 @@ TEST(ReduceTest, NanPropagatesThroughMaxAndZeroSizedReductionGivesInit) {
   for (int i = 0; i < 6; ++i) SetDouble(in, i, i);
   SetDouble(in, 4, NAN);
   SetDouble(init, 0, -INFINITY);
-  RunKernel("reduce_max.f32", {&in, &init}, {&out}, {{1}});
+  RunKernel("reduce_max.f32", {&in, &init}, {&out}, ReduceParams{.dimensions = {1}});
   EXPECT_EQ(GetDouble(out, 0), 2.0);
   EXPECT_TRUE(std::isnan(GetDouble(out, 1)));
   Array empty(DType::kF32, {0, 3}), out3(DType::kF32, {3});
   SetDouble(init, 0, 7.0);
-  RunKernel("reduce_add.f32", {&empty, &init}, {&out3}, {{0}});
+  RunKernel("reduce_add.f32", {&empty, &init}, {&out3}, ReduceParams{.dimensions = {0}});
   for (int i = 0; i < 3; ++i) EXPECT_EQ(GetDouble(out3, i), 7.0);
 }
 

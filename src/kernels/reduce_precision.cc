@@ -1,5 +1,5 @@
 // reduce_precision: "reduce_precision.<T>" for f16, bf16, f32, f64.
-//   params: [[exponent_bits, mantissa_bits]]
+//   params: ReducePrecisionParams (exponent_bits, mantissa_bits)
 // Rounds each value to the nearest value (ties to even) with that many mantissa bits, then
 // to infinity if its exponent exceeds the reduced range and to a signed zero if it falls
 // below the reduced range's normal numbers, computed on the value's own bits as XLA does.
@@ -9,6 +9,7 @@
 
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
+#include "kernels/reduce_precision_params.h"
 #include "kernels/registry.h"
 
 namespace stablert::kernels {
@@ -50,8 +51,9 @@ Status ReducePrecisionKernel(const KernelContext&, const KernelArgs& args) {
   using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
   constexpr int kExponent = D == DType::kF16 ? 5 : D == DType::kF64 ? 11 : 8;
   constexpr int kMantissa = D == DType::kF16 ? 10 : D == DType::kBF16 ? 7 : D == DType::kF32 ? 23 : 52;
-  const int exponent_bits = static_cast<int>(args.params[0][0]);
-  const int mantissa_bits = static_cast<int>(args.params[0][1]);
+  const ReducePrecisionParams& params = args.Params<ReducePrecisionParams>();
+  const int exponent_bits = static_cast<int>(params.exponent_bits);
+  const int mantissa_bits = static_cast<int>(params.mantissa_bits);
   const auto* in = static_cast<const uint8_t*>(args.inputs[0].data);
   auto* out = static_cast<uint8_t*>(args.outputs[0].data);
   for (int64_t i = 0; i < args.outputs[0].num_elements; ++i) {
@@ -67,7 +69,7 @@ Status ReducePrecisionKernel(const KernelContext&, const KernelArgs& args) {
 
 Status RegisterReducePrecisionKernels(KernelRegistry& r) {
   return ForEachDType(FloatDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("reduce_precision", {D}), &ReducePrecisionKernel<D>);
+    return r.Register<ReducePrecisionParams>(KernelKey("reduce_precision", {D}), &ReducePrecisionKernel<D>);
   });
 }
 

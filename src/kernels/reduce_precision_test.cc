@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/reduce_precision_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -23,8 +24,8 @@ TEST(ReducePrecisionTest, MatchesRoundingThroughHalfFormats) {
     SetDouble(in, i, f);
   }
   Array as_bf16(DType::kF32, in.dims), as_f16(DType::kF32, in.dims);
-  RunKernel("reduce_precision.f32", {&in}, {&as_bf16}, {{8, 7}});
-  RunKernel("reduce_precision.f32", {&in}, {&as_f16}, {{5, 10}});
+  RunKernel("reduce_precision.f32", {&in}, {&as_bf16}, ReducePrecisionParams{.exponent_bits = 8, .mantissa_bits = 7});
+  RunKernel("reduce_precision.f32", {&in}, {&as_f16}, ReducePrecisionParams{.exponent_bits = 5, .mantissa_bits = 10});
   for (int64_t i = 0; i < in.size(); ++i) {
     const float x = static_cast<float>(GetDouble(in, i));
     if (std::isnan(x)) {

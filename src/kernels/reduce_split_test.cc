@@ -14,6 +14,7 @@
 
 #include "kernels/accumulate.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/reduce_params.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/dispatch.h"
 #include "kernels/simd/reduce_simd.h"
@@ -47,20 +48,20 @@ std::vector<T> RandomValues(std::mt19937& rng, int64_t n, bool specials) {
 }
 
 // Runs `key` as `parts` calls (KernelContext{i, parts}).
-void RunSplit(const std::string& key, const Array& in, const Array& init, Array& out, const ParamList& dims,
-              int parts) {
+void RunSplit(const std::string& key, const Array& in, const Array& init, Array& out,
+              const std::vector<int64_t>& dims, int parts) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
   ASSERT_NE(entry, nullptr) << key;
   ASSERT_TRUE(entry->splittable) << key;
   std::vector<BufferView> inputs = {in.View(), init.View()}, outputs = {out.View()};
-  std::vector<ParamList> params = {dims};
-  KernelArgs args{inputs, outputs, params};
+  const ReduceParams params{.dimensions = dims};
+  const KernelArgs args = ArgsWith(inputs, outputs, params);
   for (int i = parts; i-- > 0;) ASSERT_TRUE(entry->fn(KernelContext{i, parts}, args).ok());
 }
 
 struct Case {
   Dims dims;
-  ParamList reduced;
+  std::vector<int64_t> reduced;
 };
 
 template <typename T>
@@ -91,7 +92,7 @@ void CheckSplitMatchesUnsplit(DType dtype) {
           if (std::find(c.reduced.begin(), c.reduced.end(), static_cast<int64_t>(d)) == c.reduced.end())
             out_dims.push_back(c.dims[d]);
         Array whole(dtype, out_dims);
-        RunKernel(Key(body, dtype), {&in, &init}, {&whole}, {c.reduced});
+        RunKernel(Key(body, dtype), {&in, &init}, {&whole}, ReduceParams{.dimensions = c.reduced});
         const int64_t outputs = whole.size();
         for (int parts : {2, 3, 4, 7}) {
           Array split(dtype, out_dims);

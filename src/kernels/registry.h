@@ -14,35 +14,38 @@
 // still read positional integer lists (KernelArgs::params):
 //   unary  "<op>.<T>"       in: x            out: y (T; i1 for is_finite)      params: none
 //   binary "<op>.<T>"       in: a, b (same shape)  out: T                      params: none
-//   "compare.<T>"           in: a, b         out: i1     params: [[direction, type]] using
-//                           the VHLO numbering (EQ NE GE GT LE LT = 0..5; NOTYPE FLOAT
-//                           TOTALORDER SIGNED UNSIGNED = 0..4)
+//   "compare.<T>"           in: a, b         out: i1     params: CompareParams (direction
+//                           and type as enums in VHLO's numbering; compare_params.h)
 //   "select.<T>"            in: pred (i1, scalar or shaped), on_true, on_false
 //   "clamp.<T>"             in: min, x, max (min/max scalar or x-shaped)
 //   "convert.<From>.<To>"   in: x            out: y
 //   "bitcast_convert.<From>.<To>"  between a sub-byte type and one of another width
 //                           (repacks bits; byte-sized bitcasts are aliases): see bitcast.cc
-//   "copy.<T>"              in: x            out: y (same element count)
-//   "broadcast_in_dim.<T>"  params: [[broadcast_dimensions]]
-//   "transpose.<T>"         params: [[permutation]]
-//   "slice.<T>"             params: [[start], [limit], [stride]]
-//   "concatenate.<T>"       in: N arrays     params: [[dimension]]
-//   "iota.<T>"              in: none         params: [[iota_dimension]]
-//   "dynamic_slice.<T>", "dynamic_update_slice.<T>", "pad.<T>", "reverse.<T>": see slicing.cc
+//   "copy.<T>"              in: x            out: y (same element count)    params: none
+//   "broadcast_in_dim.<T>"  params: BroadcastInDimParams (data_movement_params.h)
+//   "transpose.<T>"         params: TransposeParams
+//   "slice.<T>"             params: SliceParams
+//   "concatenate.<T>"       in: N arrays     params: ConcatenateParams
+//   "iota.<T>"              in: none         params: IotaParams
+//   "dynamic_slice.<T>", "dynamic_update_slice.<T>" (params: none), "pad.<T>" (params:
+//                           PadParams), "reverse.<T>" (params: ReverseParams;
+//                           slicing_params.h): see slicing.cc
 //   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc;
 //                           reduce_program is splittable (argmax/argmin bodies run split,
 //                           kernels/argminmax.h; other bodies on the first call)
 // Splittable as well (each call writes its share of the output): compare, select, clamp,
 // convert, copy, broadcast_in_dim, transpose, slice, concatenate, iota, pad, reverse, the
 // elementwise unary/binary kernels and reduce_window_<body> (scans split by lines).
-//   "reduce_window_<body>.<T>", "reduce_window_program", "select_and_scatter.<T>": see window.cc
+//   "reduce_window_<body>.<T>" (params: WindowParams), "reduce_window_program" (params:
+//                           ReduceWindowProgramParams), "select_and_scatter.<T>" (params:
+//                           SelectAndScatterParams; window_params.h): see window.cc
 //   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
 //   "convolution.<T>": see convolution.cc, params: ConvolutionParams; "convolution_dnnl.f32" (same operands and params;
 //                           a oneDNN step runs once and oneDNN threads it, a loop fallback is
 //                           split — PreparedStep::single_call): see convolution_dnnl.cc
-//   "reduce_precision.<T>": see reduce_precision.cc
+//   "reduce_precision.<T>": see reduce_precision.cc, params: ReducePrecisionParams
 //   "reduce_<body>.<T>"     body in add, mul, max, min, and, or; in: x, init (scalar)
-//                           out: x's dims without the reduced ones  params: [[dimensions]];
+//                           out: x's dims without the reduced ones  params: ReduceParams;
 //                           splittable (f32/f64 sum, max, min of 256K+ elements split over
 //                           outputs or the range; see reduce.cc)
 //   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc

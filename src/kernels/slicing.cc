@@ -2,11 +2,11 @@
 // one instantiation per element width serves every dtype.
 //
 //   "dynamic_slice.<T>"         in: x, start index scalars (any integer type, one per dim)
-//                               params: [[slice_sizes]]
+//                               out: the slice (its dims are the slice sizes)
 //   "dynamic_update_slice.<T>"  in: x, update, start index scalars
-//   "pad.<T>"                   in: x, padding value (scalar)
-//                               params: [[edge_padding_low], [edge_padding_high], [interior_padding]]
-//   "reverse.<T>"               params: [[dimensions]]
+//   "pad.<T>"                   in: x, padding value (scalar)    params: PadParams
+//   "reverse.<T>"               params: ReverseParams
+// (kernels/slicing_params.h).
 // Start indices are clamped so the slice stays inside x, as StableHLO specifies.
 // pad and reverse are splittable: each call of a split step writes its share of the output
 // (pad: a range of output rows along the first dimension, filled and then given the input
@@ -18,6 +18,7 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/slicing_params.h"
 #include "kernels/strided.h"
 
 namespace stablert::kernels {
@@ -103,8 +104,8 @@ Status PadKernel(const KernelContext& context, const KernelArgs& args) {
   W* dst = out.as<W>();
   for (int64_t i = row_begin * row_elements; i < row_end * row_elements; ++i) dst[i] = value;
   if (in.num_elements == 0) return OkStatus();
-  const ParamList& low = args.params[0];
-  const ParamList& interior = args.params[2];
+  const std::vector<int64_t>& low = args.Params<PadParams>().low;
+  const std::vector<int64_t>& interior = args.Params<PadParams>().interior;
   // Input element i of dim d lands at low + i * (interior + 1); with negative padding some
   // land outside and are dropped.
   DimVector in_strides = DenseStrides(in.dims), out_strides = DenseStrides(out.dims);
@@ -141,7 +142,7 @@ Status ReverseKernel(const KernelContext& context, const KernelArgs& args) {
   if (out.num_elements == 0) return OkStatus();
   DimVector src_strides = DenseStrides(in.dims);
   int64_t offset = 0;
-  for (int64_t d : args.params[0]) {
+  for (int64_t d : args.Params<ReverseParams>().dimensions) {
     offset += (in.dims[static_cast<size_t>(d)] - 1) * src_strides[static_cast<size_t>(d)];
     src_strides[static_cast<size_t>(d)] = -src_strides[static_cast<size_t>(d)];
   }
@@ -158,8 +159,8 @@ Status RegisterSlicingKernels(KernelRegistry& r) {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_slice", {D}), &DynamicSliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_update_slice", {D}), &DynamicUpdateSliceKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("pad", {D}), &PadKernel<kBytes>));
-    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable(KernelKey("reverse", {D}), &ReverseKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<PadParams>(KernelKey("pad", {D}), &PadKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<ReverseParams>(KernelKey("reverse", {D}), &ReverseKernel<kBytes>));
     return OkStatus();
   });
 }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/slicing_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -75,7 +76,7 @@ TEST(SlicingTest, DynamicSliceClampsStarts) {
     Array in = RandomBytes(dtype, dims, rng), out(dtype, sizes);
     std::vector<const Array*> inputs = {&in};
     for (const Array& index : indices) inputs.push_back(&index);
-    RunKernel(Key("dynamic_slice", dtype), inputs, {&out}, {sizes});
+    RunKernel(Key("dynamic_slice", dtype), inputs, {&out});
     ForEachIndex(sizes, [&](const Dims& index) {
       Dims source = index;
       for (size_t d = 0; d < source.size(); ++d) source[d] += starts[d];
@@ -117,7 +118,8 @@ TEST(SlicingTest, PadWithNegativeAndInteriorPadding) {
       out_dims[d] = natural + low[d] + high[d];
     }
     Array in = RandomBytes(dtype, dims, rng), value = RandomBytes(dtype, {}, rng), out(dtype, out_dims);
-    RunKernel(Key("pad", dtype), {&in, &value}, {&out}, {low, high, interior});
+    RunKernel(Key("pad", dtype), {&in, &value}, {&out},
+              PadParams{.low = low, .high = high, .interior = interior});
     ForEachIndex(out_dims, [&](const Dims& index) {
       Dims source(index.size());
       bool from_input = true;
@@ -145,7 +147,7 @@ TEST(SlicingTest, ReverseAnyDims) {
       if (rng() % 2) reversed.push_back(d);
     }
     Array in = RandomBytes(dtype, dims, rng), out(dtype, dims);
-    RunKernel(Key("reverse", dtype), {&in}, {&out}, {reversed});
+    RunKernel(Key("reverse", dtype), {&in}, {&out}, ReverseParams{.dimensions = reversed});
     ForEachIndex(dims, [&](const Dims& index) {
       Dims source = index;
       for (int64_t d : reversed) source[d] = dims[d] - 1 - index[d];

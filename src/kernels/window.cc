@@ -2,10 +2,11 @@
 //
 //   "reduce_window_<body>.<T>"  body in add, mul, max, min, and, or
 //                               in: x, init (scalar)   out: windows reduced
+//                               params: WindowParams
 //   "reduce_window_program"     in: N operands, N init scalars   out: N arrays
-//                               last param: the body program (as reduce_program)
-// params: [[window_dimensions], [window_strides], [base_dilations], [window_dilations],
-//          [padding_low], [padding_high]] (+ [program]).
+//                               params: ReduceWindowProgramParams (the windows and the
+//                               body program, as reduce_program's)
+// (kernels/window_params.h).
 // Each output element starts at init and folds in its window's elements in row-major
 // window order. Positions in padding or base-dilation holes are skipped, as XLA's CPU
 // backend does (StableHLO's spec would fold in the init value there; the two agree when
@@ -26,10 +27,12 @@
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
+#include "kernels/reduce_params.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/scalar_program.h"
 #include "kernels/strided.h"
+#include "kernels/window_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -38,10 +41,10 @@ namespace {
 // Calls visit(out_linear, window_position, input_linear) in row-major order of both.
 class WindowWalker {
  public:
-  // From reduce_window's params ([window, strides, base_dilations, window_dilations, low, ...]).
-  WindowWalker(const KernelArgs& args, std::span<const int64_t> in_dims, std::span<const int64_t> out_dims)
-      : WindowWalker(args.params[0], args.params[1], args.params[2], args.params[3], args.params[4], in_dims,
-                     out_dims) {}
+  // From reduce_window's windows.
+  WindowWalker(const WindowParams& params, std::span<const int64_t> in_dims, std::span<const int64_t> out_dims)
+      : WindowWalker(params.window_dimensions, params.window_strides, params.base_dilations, params.window_dilations,
+                     params.padding_low, in_dims, out_dims) {}
 
   WindowWalker(std::span<const int64_t> window, std::span<const int64_t> strides,
                std::span<const int64_t> base_dilations, std::span<const int64_t> window_dilations,
@@ -173,11 +176,16 @@ void InclusiveScans(const V* x, int64_t n, int64_t w, bool reverse, V* out, V in
 // one outer index and one inner index) are scanned in blocks of consecutive lines, each
 // step applied across the block's lines; the blocks are split across the calls of a step.
 template <typename V, typename Combine>
-bool ScanTree(const KernelContext& context, const KernelArgs& args, const Combine& combine) {
+bool ScanTree(const KernelContext& context, const KernelArgs& args, const WindowParams& params,
+              const Combine& combine) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
-  const ParamList &window = args.params[0], &strides = args.params[1], &base = args.params[2],
-                  &dilations = args.params[3], &low = args.params[4], &high = args.params[5];
+  const std::vector<int64_t>& window = params.window_dimensions;
+  const std::vector<int64_t>& strides = params.window_strides;
+  const std::vector<int64_t>& base = params.base_dilations;
+  const std::vector<int64_t>& dilations = params.window_dilations;
+  const std::vector<int64_t>& low = params.padding_low;
+  const std::vector<int64_t>& high = params.padding_high;
   int64_t dim = -1;
   for (size_t d = 0; d < window.size(); ++d) {
     if (window[d] == 1 && strides[d] == 1 && base[d] == 1 && dilations[d] == 1 && low[d] == 0 && high[d] == 0)
@@ -252,12 +260,15 @@ Status WholeDimensionReduce(const KernelContext& context, const KernelArgs& args
   else return OkStatus();
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
-  ParamList reduced;
+  const WindowParams& params = args.Params<WindowParams>();
+  ReduceParams reduce;
+  std::vector<int64_t>& reduced = reduce.dimensions;
   std::vector<int64_t> kept;
   for (size_t d = 0; d < in.dims.size(); ++d) {
-    if (args.params[2][d] != 1 || args.params[3][d] != 1 || args.params[4][d] != 0 || args.params[5][d] != 0)
+    if (params.base_dilations[d] != 1 || params.window_dilations[d] != 1 || params.padding_low[d] != 0 ||
+        params.padding_high[d] != 0)
       return OkStatus();
-    const int64_t window = args.params[0][d];
+    const int64_t window = params.window_dimensions[d];
     if (window == 1) {
       kept.push_back(in.dims[d]);
     } else if (window == in.dims[d] && out.dims[d] == 1) {
@@ -272,9 +283,12 @@ Status WholeDimensionReduce(const KernelContext& context, const KernelArgs& args
   BufferView result = out;
   result.dims = kept;
   const BufferView outputs[] = {result};
-  const ParamList params[] = {reduced};
+  KernelArgs reduce_args;
+  reduce_args.inputs = args.inputs;
+  reduce_args.outputs = outputs;
+  reduce_args.param_struct = &reduce;  // the reduce kernels take ReduceParams (reduce.cc)
   *done = true;
-  return entry->fn(context, KernelArgs{args.inputs, outputs, params, nullptr});
+  return entry->fn(context, reduce_args);
 }
 
 template <typename Body, DType D>
@@ -287,7 +301,8 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   // Scans (cumsum, cummax, ...) in linear time, grouped as XLA groups them, split across
   // the calls of the step; the other forms run on the first call alone (WholeDimensionReduce
   // hands the call's share to the splittable reduce kernel).
-  if (ScanTree<T>(context, args, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); }))
+  const WindowParams& params = args.Params<WindowParams>();
+  if (ScanTree<T>(context, args, params, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); }))
     return OkStatus();
   constexpr bool pairwise_sum =
       !kIsHalf<T> && ((std::is_same_v<Body, ops::AddOp> && std::is_floating_point_v<T>) || std::is_same_v<Body, cx::AddOp>);
@@ -300,7 +315,7 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   const T init = args.inputs[1].as<const T>()[0];
   const T* src = in.as<const T>();
   std::vector<C> acc(static_cast<size_t>(out.num_elements), Load(init));
-  WindowWalker walker(args, in.dims, out.dims);
+  WindowWalker walker(params, in.dims, out.dims);
   if constexpr (pairwise_sum) {
     // Each output's window elements arrive consecutively: one cascade at a time.
     pairwise::ScalarCascade<C> cascade(pairwise::kLeafRows, Load(init));
@@ -330,8 +345,8 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
 }
 
 StatusOr<PreparedStep> PrepareWindowProgram(const KernelArgs& args) {
-  if (args.params.size() != 7) return InvalidArgument("reduce_window_program expects seven parameter lists");
-  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
+  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program,
+                            ScalarProgram::Decode(args.Params<ReduceWindowProgramParams>().body, CpuKernels()));
   const size_t n = args.outputs.size();
   if (static_cast<size_t>(program.num_inputs()) != 2 * n || program.outputs().size() != n)
     return InvalidArgument("reduce_window body arity does not match its operands");
@@ -347,6 +362,7 @@ StatusOr<PreparedStep> PrepareWindowProgram(const KernelArgs& args) {
 Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
   if (args.state == nullptr) return Internal("ReduceWindowProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
+  const WindowParams& params = args.Params<ReduceWindowProgramParams>().window;
   const size_t n = args.outputs.size();
   const BufferView& out0 = args.outputs[0];
   if (out0.num_elements == 0) return OkStatus();
@@ -360,7 +376,7 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
       program.Run(registers.data());
       return registers[static_cast<size_t>(result)];
     };
-    if (ScanTree<ScalarSlot>(KernelContext{}, args, combine)) return OkStatus();
+    if (ScanTree<ScalarSlot>(KernelContext{}, args, params, combine)) return OkStatus();
   }
   std::vector<int> sizes(n);
   std::vector<ScalarSlot> acc(static_cast<size_t>(out0.num_elements) * n), staged(n);
@@ -370,7 +386,7 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
     std::memcpy(&init, args.inputs[n + i].data, sizes[i]);
     for (int64_t o = 0; o < out0.num_elements; ++o) acc[static_cast<size_t>(o) * n + i] = init;
   }
-  WindowWalker walker(args, args.inputs[0].dims, out0.dims);
+  WindowWalker walker(params, args.inputs[0].dims, out0.dims);
   walker.Run(out0.num_elements, [&](int64_t o, int64_t linear) {
     if (linear < 0) return;
     for (size_t i = 0; i < n; ++i) {
@@ -391,8 +407,8 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
 
 // select_and_scatter: "select_and_scatter.<T>"
 //   in: operand, source, init (scalar)   out: operand-shaped result
-//   params: [[window_dimensions], [window_strides], [padding_low], [padding_high],
-//            [select program (a, b) -> i1], [scatter program (a, b) -> T]]
+//   params: SelectAndScatterParams (windows, select program (a, b) -> i1, scatter program
+//           (a, b) -> T)
 // For each window (one per source element) the selected operand element is the first in
 // row-major window order that select(current, candidate) keeps over every later one;
 // the result, filled with init, gets scatter(result[selected], source) there. Windows
@@ -402,11 +418,11 @@ struct SelectScatterPrograms {
 };
 
 StatusOr<PreparedStep> PrepareSelectAndScatter(const KernelArgs& args) {
-  if (args.params.size() != 6) return InvalidArgument("select_and_scatter expects six parameter lists");
+  const SelectAndScatterParams& params = args.Params<SelectAndScatterParams>();
   const DType dtype = args.inputs[0].dtype;
   auto state = std::make_shared<SelectScatterPrograms>();
-  STABLERT_ASSIGN_OR_RETURN(state->select, ScalarProgram::Decode(args.params[4], CpuKernels()));
-  STABLERT_ASSIGN_OR_RETURN(state->scatter, ScalarProgram::Decode(args.params[5], CpuKernels()));
+  STABLERT_ASSIGN_OR_RETURN(state->select, ScalarProgram::Decode(params.select, CpuKernels()));
+  STABLERT_ASSIGN_OR_RETURN(state->scatter, ScalarProgram::Decode(params.scatter, CpuKernels()));
   for (const ScalarProgram* program : {&state->select, &state->scatter}) {
     if (program->num_inputs() != 2 || program->outputs().size() != 1 || program->register_dtype(0) != dtype ||
         program->register_dtype(1) != dtype)
@@ -436,7 +452,9 @@ Status SelectAndScatterKernel(const KernelContext&, const KernelArgs& args) {
   programs.scatter.Initialize(scatter_registers.data());
   const int32_t keep = programs.select.outputs()[0], scattered = programs.scatter.outputs()[0];
   const std::vector<int64_t> ones(operand.dims.size(), 1);
-  WindowWalker walker(args.params[0], args.params[1], ones, ones, args.params[2], operand.dims, source.dims);
+  const SelectAndScatterParams& params = args.Params<SelectAndScatterParams>();
+  WindowWalker walker(params.window_dimensions, params.window_strides, ones, ones, params.padding_low, operand.dims,
+                      source.dims);
   int64_t current = -1, selected = -1;
   auto finish = [&]() {
     if (current < 0 || selected < 0) return;
@@ -468,7 +486,7 @@ Status SelectAndScatterKernel(const KernelContext&, const KernelArgs& args) {
 template <typename Body, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
-    return registry.RegisterSplittable(KernelKey(name, {D}), &ReduceWindowKernel<Body, D>);
+    return registry.RegisterSplittable<WindowParams>(KernelKey(name, {D}), &ReduceWindowKernel<Body, D>);
   });
 }
 
@@ -492,9 +510,11 @@ Status RegisterWindowKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(Register<ops::OrOp>(r, "reduce_window_or", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<cx::AddOp>(r, "reduce_window_add", ComplexDTypes{}));
   STABLERT_RETURN_IF_ERROR(Register<cx::MultiplyOp>(r, "reduce_window_mul", ComplexDTypes{}));
-  STABLERT_RETURN_IF_ERROR(r.Register("reduce_window_program", &ReduceWindowProgramKernel, &PrepareWindowProgram));
+  STABLERT_RETURN_IF_ERROR(r.Register<ReduceWindowProgramParams>("reduce_window_program", &ReduceWindowProgramKernel,
+                                                                  &PrepareWindowProgram));
   STABLERT_RETURN_IF_ERROR(ForEachDType(AllDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("select_and_scatter", {D}), &SelectAndScatterKernel, &PrepareSelectAndScatter);
+    return r.Register<SelectAndScatterParams>(KernelKey("select_and_scatter", {D}), &SelectAndScatterKernel,
+                                              &PrepareSelectAndScatter);
   }));
   return OkStatus();
 }

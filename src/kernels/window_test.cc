@@ -4,6 +4,7 @@
 #include <random>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/window_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -39,7 +40,13 @@ TEST(WindowTest, RandomWindowsMatchNaiveLoop) {
     if (dtype == DType::kS32) SetInt(init, 0, use_max ? -1000 : 3);
     else SetDouble(init, 0, use_max ? -1000 : 0.5);
     std::string key = std::string(use_max ? "reduce_window_max." : "reduce_window_add.") + std::string(DTypeName(dtype));
-    RunKernel(key, {&in, &init}, {&out}, {window, strides, base, wdil, low, high});
+    RunKernel(key, {&in, &init}, {&out},
+              WindowParams{.window_dimensions = window,
+                           .window_strides = strides,
+                           .base_dilations = base,
+                           .window_dilations = wdil,
+                           .padding_low = low,
+                           .padding_high = high});
 
     // Naive: every output index, every window index.
     const int64_t out_count = ElementCount(out_dims);
@@ -98,7 +105,13 @@ TEST(WindowTest, SelectAndScatterMatchesNaiveLoop) {
     for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, static_cast<double>(rng() % 5));  // ties
     for (int64_t i = 0; i < source.size(); ++i) SetDouble(source, i, static_cast<double>(1 + rng() % 9));
     SetDouble(init, 0, 0.25);
-    RunKernel("select_and_scatter.f64", {&operand, &source, &init}, {&out}, {window, strides, low, high, select, scatter});
+    RunKernel("select_and_scatter.f64", {&operand, &source, &init}, {&out},
+              SelectAndScatterParams{.window_dimensions = window,
+                                     .window_strides = strides,
+                                     .padding_low = low,
+                                     .padding_high = high,
+                                     .select = select,
+                                     .scatter = scatter});
     std::vector<double> want(static_cast<size_t>(operand.size()), 0.25);
     for (int64_t s = 0; s < source.size(); ++s) {
       Dims o(static_cast<size_t>(rank));

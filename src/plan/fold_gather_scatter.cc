@@ -25,12 +25,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/compare_params.h"
+#include "kernels/data_movement_params.h"
+#include "kernels/reduce_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
 namespace {
 
-enum : int64_t { kGe = 2, kLe = 4, kLt = 5, kSigned = 3, kUnsigned = 4 };  // compare step params
+using kernels::BroadcastInDimParams;
+using kernels::CompareDirection;
+using kernels::CompareParams;
+using kernels::CompareType;
+using kernels::ReduceParams;
 
 std::string Key(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
 
@@ -123,12 +130,12 @@ class Folder {
     }
     const Step* step = Producer(v);
     if (step == nullptr || step->kernel != Key("broadcast_in_dim", type.dtype) || step->inputs.size() != 1 ||
-        step->params.size() != 1)
+        step->param_struct.As<BroadcastInDimParams>() == nullptr)
       return std::nullopt;
     std::optional<ConstantView> in = Constant(step->inputs[0]);
     if (!in) return std::nullopt;
     const Dims& in_dims = TypeOf(step->inputs[0]).dims;
-    const std::vector<int64_t>& dims = step->params[0];
+    const std::vector<int64_t>& dims = step->param_struct.As<BroadcastInDimParams>()->dimensions;
     if (dims.size() != in_dims.size()) return std::nullopt;
     std::vector<int> map(type.dims.size(), -1);
     for (size_t u = 0; u < dims.size(); ++u) {
@@ -220,9 +227,10 @@ class Folder {
       Step* p = Producer(u);
       if (p == nullptr) break;
       const DType dtype = TypeOf(u).dtype;
-      if (p->kernel == Key("broadcast_in_dim", dtype) && p->inputs.size() == 1 && p->params.size() == 1 &&
+      const BroadcastInDimParams* broadcast = p->param_struct.As<BroadcastInDimParams>();
+      if (p->kernel == Key("broadcast_in_dim", dtype) && p->inputs.size() == 1 && broadcast != nullptr &&
           Count(TypeOf(p->inputs[0]).dims) == Count(TypeOf(u).dims) &&
-          std::is_sorted(p->params[0].begin(), p->params[0].end())) {
+          std::is_sorted(broadcast->dimensions.begin(), broadcast->dimensions.end())) {
         s.value = p->inputs[0];  // inserts unit dims only: a view
         allowed = {p};
         continue;
@@ -259,8 +267,10 @@ class Folder {
         const Step* less = Producer(p->inputs[0]);
         const Step* add = Producer(p->inputs[1]);
         if (less == nullptr || add == nullptr || less->kernel != Key("compare", dtype) || less->inputs.size() != 2 ||
-            less->inputs[0] != i || less->params.size() != 1 ||
-            less->params[0] != std::vector<int64_t>{kLt, is_signed ? kSigned : kUnsigned} ||
+            less->inputs[0] != i ||
+            less->param_struct != kernels::KernelParams(CompareParams{
+                                      .direction = CompareDirection::kLt,
+                                      .type = is_signed ? CompareType::kSigned : CompareType::kUnsigned}) ||
             Splat(less->inputs[1]) != 0)
           break;
         if (add->kernel != Key("add", dtype) || add->inputs.size() != 2) break;
@@ -343,7 +353,8 @@ class Folder {
       if (d != vector_dim) batch_dims.push_back(index_dims[d]);
     if (!OnlyReadBy(mask, {select})) return std::nullopt;
     if (const Step* b = Producer(mask); b != nullptr && b->kernel == Key("broadcast_in_dim", DType::kPred)) {
-      if (b->inputs.size() != 1 || b->params.size() != 1 || b->params[0] != batch_positions) return std::nullopt;
+      const BroadcastInDimParams* broadcast = b->param_struct.As<BroadcastInDimParams>();
+      if (b->inputs.size() != 1 || broadcast == nullptr || broadcast->dimensions != batch_positions) return std::nullopt;
       mask = b->inputs[0];
       mask_user = b;
       if (!OnlyReadBy(mask, {b})) return std::nullopt;
@@ -355,25 +366,28 @@ class Folder {
     // all over the index vector: reduce_and(and(indices >= lo, indices <= hi), true).
     const Step* all = Producer(mask);
     if (all == nullptr || all->kernel != Key("reduce_and", DType::kPred) || all->inputs.size() != 2 ||
-        all->params.size() != 1 || all->params[0] != std::vector<int64_t>{static_cast<int64_t>(vector_dim)} ||
+        all->param_struct !=
+            kernels::KernelParams(ReduceParams{.dimensions = {static_cast<int64_t>(vector_dim)}}) ||
         Splat(all->inputs[1]) != 1 || !OnlyReadBy(all->inputs[0], {all}))
       return std::nullopt;
     const Step* both = Producer(all->inputs[0]);
     if (both == nullptr || both->kernel != Key("and", DType::kPred) || both->inputs.size() != 2) return std::nullopt;
     const DType index_type = TypeOf(indices).dtype;
-    const int64_t compare_type = DTypeKindOf(index_type) == DTypeKind::kSigned ? kSigned : kUnsigned;
+    const CompareType compare_type =
+        DTypeKindOf(index_type) == DTypeKind::kSigned ? CompareType::kSigned : CompareType::kUnsigned;
     for (ValueId side : both->inputs) {
       const Step* c = Producer(side);
+      const CompareParams* compare = c == nullptr ? nullptr : c->param_struct.As<CompareParams>();
       if (c == nullptr || c->kernel != Key("compare", index_type) || c->inputs.size() != 2 ||
-          c->inputs[0] != indices || c->params.size() != 1 || c->params[0].size() != 2 ||
-          c->params[0][1] != compare_type || !OnlyReadBy(side, {both}))
+          c->inputs[0] != indices || compare == nullptr || compare->type != compare_type ||
+          !OnlyReadBy(side, {both}))
         return std::nullopt;
       std::optional<std::vector<int64_t>> bound = PerComponent(c->inputs[1], vector_dim, k);
       if (!bound) return std::nullopt;
-      if (c->params[0][0] == kGe && f.lower == nullptr) {
+      if (compare->direction == CompareDirection::kGe && f.lower == nullptr) {
         f.lower = c;
         f.lo = *bound;
-      } else if (c->params[0][0] == kLe && f.upper == nullptr) {
+      } else if (compare->direction == CompareDirection::kLe && f.upper == nullptr) {
         f.upper = c;
         f.hi = *bound;
       } else {

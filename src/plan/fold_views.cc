@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/data_movement_params.h"
 #include "kernels/registry.h"
 #include "plan/lowering.h"
 
@@ -95,13 +96,16 @@ class ViewFolder {
   // broadcast or transpose this pass understands.
   // `in_strides`: the strides the input is read with.
   std::vector<int64_t> ViewStrides(const Step& step, const std::vector<int64_t>& in_strides) const {
-    if (step.inputs.size() != 1 || step.outputs.size() != 1 || step.params.size() != 1) return {};
+    if (step.inputs.size() != 1 || step.outputs.size() != 1) return {};
     const TensorType& in = plan_.values[step.inputs[0]].type;
     const TensorType& out = plan_.values[step.outputs[0]].type;
-    const std::vector<int64_t>& map = step.params[0];
+    const auto* broadcast = step.param_struct.As<kernels::BroadcastInDimParams>();
+    const auto* transpose = step.param_struct.As<kernels::TransposeParams>();
+    if (broadcast == nullptr && transpose == nullptr) return {};
+    const std::vector<int64_t>& map = broadcast ? broadcast->dimensions : transpose->permutation;
     if (map.size() != in.dims.size()) return {};
     std::vector<int64_t> strides(out.dims.size(), 0);
-    if (StartsWith(step.kernel, "broadcast_in_dim.")) {
+    if (broadcast != nullptr) {
       for (size_t j = 0; j < map.size(); ++j) {
         if (map[j] < 0 || static_cast<size_t>(map[j]) >= strides.size()) return {};
         const auto d = static_cast<size_t>(map[j]);
@@ -109,15 +113,12 @@ class ViewFolder {
       }
       return strides;
     }
-    if (StartsWith(step.kernel, "transpose.")) {
-      if (map.size() != out.dims.size()) return {};
-      for (size_t d = 0; d < map.size(); ++d) {
-        if (map[d] < 0 || static_cast<size_t>(map[d]) >= in_strides.size()) return {};
-        strides[d] = in_strides[static_cast<size_t>(map[d])];
-      }
-      return strides;
+    if (map.size() != out.dims.size()) return {};
+    for (size_t d = 0; d < map.size(); ++d) {
+      if (map[d] < 0 || static_cast<size_t>(map[d]) >= in_strides.size()) return {};
+      strides[d] = in_strides[static_cast<size_t>(map[d])];
     }
-    return {};
+    return strides;
   }
 
   static bool IsViewStep(const Step& step) {

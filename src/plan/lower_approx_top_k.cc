@@ -9,6 +9,7 @@
 //   later element, as XLA); larger: sort by the comparator, then the leading slice.
 #include <string>
 
+#include "kernels/data_movement_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -76,8 +77,9 @@ Status LowerApproxTopK(Lowering& l, const ir::Operation& op) {
   const ValueId value_out = l.NewValue(out_values), index_out = l.NewValue(out_indices);
   const std::vector<int64_t> start(operand.dims.size(), 0), strides(operand.dims.size(), 1);
   const std::vector<int64_t> limit(expected.begin(), expected.end());
-  l.Emit(op, "slice." + std::string(DTypeName(operand.dtype)), {value_sorted}, {value_out}, {start, limit, strides});
-  l.Emit(op, "slice.i32", {index_sorted}, {index_out}, {start, limit, strides});
+  const kernels::SliceParams top{.start = start, .limit = limit, .stride = strides};
+  l.Emit(op, "slice." + std::string(DTypeName(operand.dtype)), {value_sorted}, {value_out}, top);
+  l.Emit(op, "slice.i32", {index_sorted}, {index_out}, top);
   l.Bind(op.results[0], value_out);
   l.Bind(op.results[1], index_out);
   return OkStatus();

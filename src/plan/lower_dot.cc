@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "kernels/data_movement_params.h"
 #include "kernels/dot_params.h"
 #include "plan/lowering.h"
 
@@ -95,7 +96,8 @@ std::pair<ValueId, bool> Canonicalize(Lowering& l, const ir::Operation& op, Valu
   Dims permuted;
   for (int64_t d : preferred) permuted.push_back(type.dims[static_cast<size_t>(d)]);
   ValueId transposed = l.NewValue(TensorType{type.dtype, permuted});
-  l.Emit(op, "transpose." + std::string(DTypeName(type.dtype)), {operand}, {transposed}, {preferred});
+  l.Emit(op, "transpose." + std::string(DTypeName(type.dtype)), {operand}, {transposed},
+         kernels::TransposeParams{.permutation = preferred});
   return {l.NewAlias(transposed, TensorType{type.dtype, {b, x, y}}), false};
 }
 

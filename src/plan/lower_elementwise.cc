@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "kernels/compare_params.h"
+#include "kernels/reduce_precision_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -157,7 +159,9 @@ Status LowerCompare(Lowering& l, const ir::Operation& op) {
     if (type != kNoType && type != kFloatCompare)
       return l.Invalid(op, "compare_type " + std::to_string(type) + " does not fit a complex element type");
     ValueId out = l.NewValue(result);
-    l.Emit(op, KeyFor("compare", operand.dtype), {lhs, rhs}, {out}, {{direction->value, kFloatCompare}});
+    l.Emit(op, KeyFor("compare", operand.dtype), {lhs, rhs}, {out},
+           kernels::CompareParams{.direction = static_cast<kernels::CompareDirection>(direction->value),
+                                  .type = kernels::CompareType::kFloat});
     l.Bind(op.results[0], out);
     return OkStatus();
   }
@@ -170,7 +174,9 @@ Status LowerCompare(Lowering& l, const ir::Operation& op) {
     return l.Invalid(op, "compare_type " + std::to_string(type) + " does not fit element type " +
                              std::string(DTypeName(operand.dtype)));
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("compare", operand.dtype), {lhs, rhs}, {out}, {{direction->value, type}});
+  l.Emit(op, KeyFor("compare", operand.dtype), {lhs, rhs}, {out},
+         kernels::CompareParams{.direction = static_cast<kernels::CompareDirection>(direction->value),
+                                .type = static_cast<kernels::CompareType>(type)});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -242,7 +248,8 @@ Status LowerReducePrecision(Lowering& l, const ir::Operation& op) {
   }
   ValueId out = l.NewValue(result);
   l.Emit(op, KeyFor("reduce_precision", result.dtype), {operand}, {out},
-         {{std::min(exponent_bits, own_exponent), std::min(mantissa_bits, own_mantissa)}});
+         kernels::ReducePrecisionParams{.exponent_bits = std::min(exponent_bits, own_exponent),
+                                        .mantissa_bits = std::min(mantissa_bits, own_mantissa)});
   l.Bind(op.results[0], out);
   return OkStatus();
 }

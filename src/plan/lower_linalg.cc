@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/data_movement_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -451,7 +452,7 @@ class CustomCallLowering {
       }
       ValueId column_major = l_.NewValue(Swapped(in_[i]));
       l_.Emit(op_, Key("transpose", in_[i].dtype), {operands_[i]}, {column_major},
-              {SwapLast(in_[i].dims.size())});
+              kernels::TransposeParams{.permutation = SwapLast(in_[i].dims.size())});
       inputs.push_back(column_major);
     }
     std::vector<ValueId> outputs;
@@ -463,7 +464,7 @@ class CustomCallLowering {
       if (IsMatrix(out_[i])) {
         result = l_.NewValue(out_[i]);
         l_.Emit(op_, Key("transpose", out_[i].dtype), {outputs[i]}, {result},
-                {SwapLast(out_[i].dims.size())});
+                kernels::TransposeParams{.permutation = SwapLast(out_[i].dims.size())});
       }
       l_.Bind(op_.results[i], result);
     }

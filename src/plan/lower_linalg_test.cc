@@ -2,6 +2,7 @@
 // and the errors malformed or unsupported programs get at compile time.
 #include <gtest/gtest.h>
 
+#include "kernels/data_movement_params.h"
 #include "plan/lower.h"
 #include "plan/test_module_builder.h"
 
@@ -74,7 +75,8 @@ TEST(LowerLinalgTest, LapackCustomCallTransposesMatricesAroundTheKernel) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(Kernels(*plan),
             (std::vector<std::string>{"transpose.f32", "lapack_potrf.f32", "transpose.f32"}));
-  EXPECT_EQ(plan->body.steps[0].params, (std::vector<std::vector<int64_t>>{{0, 2, 1}}));
+  EXPECT_EQ(plan->body.steps[0].param_struct,
+            kernels::KernelParams(kernels::TransposeParams{.permutation = {0, 2, 1}}));
   EXPECT_EQ(plan->body.steps[1].params, (std::vector<std::vector<int64_t>>{{'L'}}));
 }
 

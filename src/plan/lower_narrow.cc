@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/data_movement_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -136,7 +137,7 @@ Status Lowering::LowerNarrowBitOp(const ir::Operation& op, DType narrow) {
   auto splat = [&](int64_t value) {
     const ValueId scalar = NewConstant(TensorType{carrier, {}}, {static_cast<uint8_t>(value)});
     const ValueId out = NewValue(TensorType{carrier, type.dims});
-    Emit(op, KeyFor("broadcast_in_dim", carrier), {scalar}, {out}, {{}});
+    Emit(op, KeyFor("broadcast_in_dim", carrier), {scalar}, {out}, kernels::BroadcastInDimParams{});
     return out;
   };
   auto binary = [&](std::string_view kernel, ValueId a, ValueId b) {

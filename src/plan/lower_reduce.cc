@@ -3,6 +3,7 @@
 // operand: a sort on integer keys, plan/sort_comparator.h; any other comparator: a body program).
 #include <string>
 
+#include "kernels/reduce_params.h"
 #include "plan/lowering.h"
 #include "plan/sort_comparator.h"
 
@@ -95,7 +96,8 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
   for (const TensorType& result : results) outs.push_back(l.NewValue(result));
   std::string body = n == 1 ? MatchReductionBody(l, op.regions[0], in.dtype) : "";
   if (!body.empty()) {
-    l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs, {dimensions});
+    l.Emit(op, "reduce_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs,
+           kernels::ReduceParams{.dimensions = dimensions});
   } else {
     STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
     std::vector<ValueId> inputs = operands;

@@ -1,6 +1,7 @@
 // Lowering of constants and shape/data-movement ops.
 #include <string>
 
+#include "kernels/data_movement_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -62,7 +63,7 @@ Status LowerBroadcast(Lowering& l, const ir::Operation& op) {
     return OkStatus();
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("broadcast_in_dim", result.dtype), {operand}, {out}, {dims});
+  l.Emit(op, KeyFor("broadcast_in_dim", result.dtype), {operand}, {out}, kernels::BroadcastInDimParams{.dimensions = dims});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -101,7 +102,7 @@ Status LowerTranspose(Lowering& l, const ir::Operation& op) {
     return OkStatus();
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("transpose", result.dtype), {operand}, {out}, {permutation});
+  l.Emit(op, KeyFor("transpose", result.dtype), {operand}, {out}, kernels::TransposeParams{.permutation = permutation});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -131,7 +132,8 @@ Status LowerSlice(Lowering& l, const ir::Operation& op) {
     return OkStatus();
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("slice", result.dtype), {operand}, {out}, {start, limit, strides});
+  l.Emit(op, KeyFor("slice", result.dtype), {operand}, {out},
+         kernels::SliceParams{.start = start, .limit = limit, .stride = strides});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -162,7 +164,8 @@ Status LowerConcatenate(Lowering& l, const ir::Operation& op) {
     return OkStatus();
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("concatenate", result.dtype), std::move(inputs), {out}, {{dimension}});
+  l.Emit(op, KeyFor("concatenate", result.dtype), std::move(inputs), {out},
+         kernels::ConcatenateParams{.dimension = dimension});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -174,7 +177,7 @@ Status LowerIota(Lowering& l, const ir::Operation& op) {
     return l.Invalid(op, "iota_dimension " + std::to_string(dimension) + " is out of range");
   if (result.dtype == DType::kPred) return l.Unsupported(op, "iota of i1 is not supported");
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("iota", result.dtype), {}, {out}, {{dimension}});
+  l.Emit(op, KeyFor("iota", result.dtype), {}, {out}, kernels::IotaParams{.dimension = dimension});
   l.Bind(op.results[0], out);
   return OkStatus();
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/slicing_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -38,7 +39,7 @@ Status LowerDynamicSlice(Lowering& l, const ir::Operation& op) {
   std::vector<ValueId> inputs = {operand};
   inputs.insert(inputs.end(), indices.begin(), indices.end());
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("dynamic_slice", result.dtype), std::move(inputs), {out}, {sizes});
+  l.Emit(op, KeyFor("dynamic_slice", result.dtype), std::move(inputs), {out});  // the sizes are out's dims
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -80,7 +81,8 @@ Status LowerPad(Lowering& l, const ir::Operation& op) {
       return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match the padding");
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("pad", result.dtype), {operand, padding}, {out}, {low, high, interior});
+  l.Emit(op, KeyFor("pad", result.dtype), {operand, padding}, {out},
+         kernels::PadParams{.low = low, .high = high, .interior = interior});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -104,7 +106,7 @@ Status LowerReverse(Lowering& l, const ir::Operation& op) {
     return OkStatus();
   }
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor("reverse", result.dtype), {operand}, {out}, {effective});
+  l.Emit(op, KeyFor("reverse", result.dtype), {operand}, {out}, kernels::ReverseParams{.dimensions = effective});
   l.Bind(op.results[0], out);
   return OkStatus();
 }

@@ -4,7 +4,10 @@
 
 #include <random>
 
+#include "kernels/compare_params.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/dot_params.h"
+#include "kernels/reduce_params.h"
 #include "plan/test_module_builder.h"
 
 namespace stablert::plan {
@@ -42,7 +45,7 @@ TEST(LowerTest, GoldenPlan) {
             "  %5 f32[6] result 0\n"
             "steps:\n"
             "  add.f32 %0, %2 -> %3  # stablehlo.add (unknown location)\n"
-            "  transpose.f32 %3 -> %4 {[1,0]}  # stablehlo.transpose (unknown location)\n"
+            "  transpose.f32 %3 -> %4 {permutation=[1,0]}  # stablehlo.transpose (unknown location)\n"
             "return %5, %0\n");
 }
 
@@ -73,6 +76,9 @@ TEST(LowerTest, ComplexOpsLowerWithPartTypedResults) {
   EXPECT_EQ(plan.body.steps[1].kernel, "multiply.complex<f32>");
   EXPECT_EQ(plan.body.steps[2].kernel, "abs.complex<f32>");
   EXPECT_EQ(plan.body.steps[3].kernel, "compare.complex<f32>");
+  EXPECT_EQ(plan.body.steps[3].param_struct,
+            kernels::KernelParams(kernels::CompareParams{.direction = kernels::CompareDirection::kEq,
+                                                         .type = kernels::CompareType::kFloat}));
   {
     // Only EQ and NE are defined on complex values; abs must give the part type.
     ModuleBuilder c;
@@ -91,6 +97,31 @@ TEST(LowerTest, ComplexOpsLowerWithPartTypedResults) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument) << result.status().message();
   }
+}
+
+// Each step carries its family's parameter struct, built from the op's attributes.
+TEST(LowerTest, StepsCarryTheirParameterStructs) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kS32, {4, 6});
+  auto sliced = b.Op(OpCode::kSlice, {x}, DType::kS32, {2, 2},
+                     {{"start_indices", ModuleBuilder::IntList({1, 0})},
+                      {"limit_indices", ModuleBuilder::IntList({3, 6})},
+                      {"strides", ModuleBuilder::IntList({1, 3})}});
+  auto iota = b.Op(OpCode::kIota, {}, DType::kS32, {2, 2}, {{"iota_dimension", ModuleBuilder::Int(1)}});
+  auto less = b.Op(OpCode::kCompare, {sliced, iota}, DType::kPred, {2, 2},
+                   {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 5)}});
+  ExecutionPlan plan = MustLower(b.Build({less}));
+  ASSERT_EQ(plan.body.steps.size(), 3u) << PrintPlan(plan);
+  EXPECT_EQ(plan.body.steps[0].kernel, "slice.i32");
+  EXPECT_EQ(plan.body.steps[0].param_struct,
+            kernels::KernelParams(kernels::SliceParams{.start = {1, 0}, .limit = {3, 6}, .stride = {1, 3}}));
+  EXPECT_EQ(plan.body.steps[0].param_struct.ToString(), "start=[1,0] limit=[3,6] stride=[1,3]");
+  EXPECT_EQ(plan.body.steps[1].param_struct, kernels::KernelParams(kernels::IotaParams{.dimension = 1}));
+  // No compare_type: an integer compare of a signed type is SIGNED.
+  EXPECT_EQ(plan.body.steps[2].param_struct,
+            kernels::KernelParams(kernels::CompareParams{.direction = kernels::CompareDirection::kLt,
+                                                         .type = kernels::CompareType::kSigned}));
+  EXPECT_TRUE(plan.body.steps[2].params.empty());
 }
 
 TEST(LowerTest, UnsupportedDtypeFailsAtLowering) {
@@ -183,7 +214,8 @@ TEST(LowerTest, ReduceBodyIsRecognizedOrRejected) {
     ExecutionPlan plan = MustLower(b.Build({y}));
     ASSERT_EQ(plan.body.steps.size(), 1u);
     EXPECT_EQ(plan.body.steps[0].kernel, "reduce_max.f32");
-    EXPECT_EQ(plan.body.steps[0].params, (std::vector<std::vector<int64_t>>{{1}}));
+    EXPECT_EQ(plan.body.steps[0].param_struct, kernels::KernelParams(kernels::ReduceParams{.dimensions = {1}}));
+    EXPECT_EQ(plan.body.steps[0].param_struct.ToString(), "dimensions=[1]");
   }
   {
     ModuleBuilder b;
@@ -254,7 +286,8 @@ TEST(LowerTest, DotOperandsInMatrixOrderNeedNoTranspose) {
   ExecutionPlan plan2 = MustLower(b2.Build(y2));
   ASSERT_EQ(plan2.body.steps.size(), 2u);
   EXPECT_EQ(plan2.body.steps[0].kernel, "transpose.f32");
-  EXPECT_EQ(plan2.body.steps[0].params, (std::vector<std::vector<int64_t>>{{2, 0, 1}}));
+  EXPECT_EQ(plan2.body.steps[0].param_struct,
+            kernels::KernelParams(kernels::TransposeParams{.permutation = {2, 0, 1}}));
   EXPECT_EQ(plan2.body.steps[1].kernel, "dot.f32");
 }
 

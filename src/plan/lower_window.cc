@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/window_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -82,19 +83,24 @@ Status LowerReduceWindow(Lowering& l, const ir::Operation& op) {
                                DimsToString(expected) + ")");
   }
 
-  std::vector<std::vector<int64_t>> params = {window, strides, base_dilations, window_dilations, low, high};
+  kernels::WindowParams windows{.window_dimensions = window,
+                                .window_strides = strides,
+                                .base_dilations = base_dilations,
+                                .window_dilations = window_dilations,
+                                .padding_low = low,
+                                .padding_high = high};
   std::vector<ValueId> outs;
   for (const TensorType& result : results) outs.push_back(l.NewValue(result));
   std::string body = n == 1 ? MatchReductionBody(l, op.regions[0], in.dtype) : "";
   if (!body.empty()) {
     l.Emit(op, "reduce_window_" + body + "." + std::string(DTypeName(in.dtype)), {operands[0], inits[0]}, outs,
-           std::move(params));
+           std::move(windows));
   } else {
     STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
-    params.push_back(std::move(program));
     std::vector<ValueId> inputs = operands;
     inputs.insert(inputs.end(), inits.begin(), inits.end());
-    l.Emit(op, "reduce_window_program", std::move(inputs), outs, std::move(params));
+    l.Emit(op, "reduce_window_program", std::move(inputs), outs,
+           kernels::ReduceWindowProgramParams{.window = std::move(windows), .body = std::move(program)});
   }
   for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
   return OkStatus();
@@ -132,7 +138,12 @@ Status LowerSelectAndScatter(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> scatter, CompileBodyProgram(l, op, op.regions[1]));
   ValueId out = l.NewValue(result);
   l.Emit(op, "select_and_scatter." + std::string(DTypeName(in.dtype)), {operand, source, init}, {out},
-         {window, strides, low, high, std::move(select), std::move(scatter)});
+         kernels::SelectAndScatterParams{.window_dimensions = window,
+                                         .window_strides = strides,
+                                         .padding_low = low,
+                                         .padding_high = high,
+                                         .select = std::move(select),
+                                         .scatter = std::move(scatter)});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
