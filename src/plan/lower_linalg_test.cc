@@ -2,6 +2,7 @@
 // and the errors malformed or unsupported programs get at compile time.
 #include <gtest/gtest.h>
 
+#include "kernels/linalg_params.h"
 #include "plan/lower.h"
 #include "plan/test_module_builder.h"
 
@@ -45,7 +46,15 @@ TEST(LowerLinalgTest, CholeskyAndTriangularSolveAreOneStepEach) {
   auto plan = LowerToPlan(b.Build({x}));
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(Kernels(*plan), (std::vector<std::string>{"cholesky.f64", "triangular_solve.f64"}));
-  EXPECT_EQ(plan->body.steps[1].params, (std::vector<std::vector<int64_t>>{{1, 1, 0, 3}}));
+  EXPECT_EQ(plan->body.steps[0].param_struct, kernels::KernelParams(kernels::CholeskyParams{.lower = true}));
+  EXPECT_EQ(plan->body.steps[1].param_struct,
+            kernels::KernelParams(kernels::TriangularSolveParams{
+                .left_side = true,
+                .lower = true,
+                .unit_diagonal = false,
+                .transpose = kernels::TriangularTranspose::kAdjoint}));
+  EXPECT_EQ(plan->body.steps[1].param_struct.ToString(),
+            "left_side=true lower=true unit_diagonal=false transpose=3");
 }
 
 TEST(LowerLinalgTest, TriangularSolveShapeMismatchIsInvalid) {
@@ -75,7 +84,10 @@ TEST(LowerLinalgTest, LapackCustomCallTransposesMatricesAroundTheKernel) {
   EXPECT_EQ(Kernels(*plan),
             (std::vector<std::string>{"transpose.f32", "lapack_potrf.f32", "transpose.f32"}));
   EXPECT_EQ(plan->body.steps[0].params, (std::vector<std::vector<int64_t>>{{0, 2, 1}}));
-  EXPECT_EQ(plan->body.steps[1].params, (std::vector<std::vector<int64_t>>{{'L'}}));
+  const auto* potrf = plan->body.steps[1].param_struct.As<kernels::LapackPotrfParams>();
+  ASSERT_NE(potrf, nullptr);
+  EXPECT_TRUE(potrf->lower);
+  EXPECT_EQ(plan->body.steps[1].param_struct.ToString(), "lower=true");
 }
 
 TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {
