@@ -157,7 +157,8 @@ void Rows(bool is_max, V* value, I* index, const V* x, const I* idx, int64_t str
 }
 
 template <typename V, typename I>
-Status Run(bool is_max, const KernelContext& context, const KernelArgs& args, bool* done) {
+Status Run(bool is_max, std::span<const int64_t> dimensions, const KernelContext& context, const KernelArgs& args,
+           bool* done) {
   const BufferView& in = args.inputs[0];
   const V* x = args.inputs[0].as<const V>();
   const I* idx = args.inputs[1].as<const I>();
@@ -168,7 +169,7 @@ Status Run(bool is_max, const KernelContext& context, const KernelArgs& args, bo
   // Runs of reduced (flag 1) or kept dims, size-1 dims dropped.
   const size_t rank = in.dims.size();
   DimVector is_reduced(rank, 0), size(rank), flag(rank);
-  for (int64_t d : args.params[0]) is_reduced[static_cast<size_t>(d)] = 1;
+  for (int64_t d : dimensions) is_reduced[static_cast<size_t>(d)] = 1;
   size_t n = 0;
   for (size_t i = 0; i < rank; ++i) {
     if (in.dims[i] == 1) continue;
@@ -232,16 +233,17 @@ ArgKind MatchArgMinMaxBody(std::span<const int64_t> encoding) {
   return ArgKind::kNone;
 }
 
-Status RunArgMinMax(ArgKind kind, const KernelContext& context, const KernelArgs& args, bool* done) {
+Status RunArgMinMax(ArgKind kind, std::span<const int64_t> dimensions, const KernelContext& context,
+                    const KernelArgs& args, bool* done) {
   *done = false;
   if (kind == ArgKind::kNone || args.inputs.size() != 4 || args.outputs.size() != 2) return OkStatus();
   if (args.inputs[0].num_elements == 0) return OkStatus();
   const bool is_max = kind == ArgKind::kArgMax;
   const DType v = args.inputs[0].dtype, i = args.inputs[1].dtype;
-  if (v == DType::kF32 && i == DType::kS32) return Run<float, int32_t>(is_max, context, args, done);
-  if (v == DType::kF32 && i == DType::kS64) return Run<float, int64_t>(is_max, context, args, done);
-  if (v == DType::kF64 && i == DType::kS32) return Run<double, int32_t>(is_max, context, args, done);
-  if (v == DType::kF64 && i == DType::kS64) return Run<double, int64_t>(is_max, context, args, done);
+  if (v == DType::kF32 && i == DType::kS32) return Run<float, int32_t>(is_max, dimensions, context, args, done);
+  if (v == DType::kF32 && i == DType::kS64) return Run<float, int64_t>(is_max, dimensions, context, args, done);
+  if (v == DType::kF64 && i == DType::kS32) return Run<double, int32_t>(is_max, dimensions, context, args, done);
+  if (v == DType::kF64 && i == DType::kS64) return Run<double, int64_t>(is_max, dimensions, context, args, done);
   return OkStatus();
 }
 

@@ -17,6 +17,7 @@
 #include "kernels/argminmax.h"
 #include "kernels/half.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/program_params.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/compare_select_simd.h"
@@ -178,16 +179,20 @@ ParamList ArgBody(DType value, DType index, bool is_max, bool disguised) {
   return code;
 }
 
-// Runs `key` as `calls` calls of one step (thread_index 0 .. calls-1, one after another).
+// Runs `key` as `calls` calls of one step (thread_index 0 .. calls-1, one after another),
+// with the parameter struct `param_struct` (the one the kernel is registered with) or the
+// positional lists `params`.
 void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
-              std::vector<ParamList> params, int calls) {
+              std::vector<ParamList> params, int calls, const KernelParams& param_struct = {}) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
   ASSERT_NE(entry, nullptr) << key;
   ASSERT_TRUE(calls == 1 || entry->splittable) << key << " is not splittable";
+  ASSERT_EQ(entry->params, param_struct.type()) << key << " takes other parameters than " << param_struct.family();
   std::vector<BufferView> in, out;
   for (const Array* a : inputs) in.push_back(a->View());
   for (Array* a : outputs) out.push_back(a->View());
   KernelArgs args{in, out, params};
+  args.param_struct = param_struct.get();
   KernelState state;
   if (entry->prepare != nullptr) {
     auto prepared = entry->prepare(args);
@@ -225,12 +230,12 @@ void CheckArg(DType vd, DType id, const std::vector<int64_t>& dims, const ParamL
   for (V init : {is_max ? -std::numeric_limits<V>::infinity() : std::numeric_limits<V>::infinity(), V(0)}) {
     const Array init_v = ArrayOf(vd, {}, std::vector<V>{init}), init_i = ArrayOf(id, {}, std::vector<I>{5});
     Array want_v(vd, out_dims), want_i(id, out_dims);
-    RunCalls("reduce_program", {&xa, &ia, &init_v, &init_i}, {&want_v, &want_i},
-             {reduced, ArgBody(vd, id, is_max, /*disguised=*/true)}, 1);
+    RunCalls("reduce_program", {&xa, &ia, &init_v, &init_i}, {&want_v, &want_i}, {}, 1,
+             ReduceProgramParams{.dimensions = reduced, .body = ArgBody(vd, id, is_max, /*disguised=*/true)});
     for (int calls : {1, 2, 3}) {
       Array got_v(vd, out_dims), got_i(id, out_dims);
-      RunCalls("reduce_program", {&xa, &ia, &init_v, &init_i}, {&got_v, &got_i},
-               {reduced, ArgBody(vd, id, is_max, false)}, calls);
+      RunCalls("reduce_program", {&xa, &ia, &init_v, &init_i}, {&got_v, &got_i}, {}, calls,
+               ReduceProgramParams{.dimensions = reduced, .body = ArgBody(vd, id, is_max, false)});
       ASSERT_EQ(got_v.bytes, want_v.bytes) << target << " values, calls " << calls << " init " << init;
       ASSERT_EQ(got_i.bytes, want_i.bytes) << target << " indices, calls " << calls << " init " << init;
     }
