@@ -168,11 +168,13 @@ Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step
   const std::string& name = step.kernel;
   auto malformed = [&] { return InvalidArgument(step.origin + ": malformed collective step '" + name + "'"); };
   auto one_to_one = [&] { return step.inputs.size() == 1 && step.outputs.size() == 1; };
-  if (name == "partition_id")
+  if (name == "partition_id") {
+    STABLERT_RETURN_IF_ERROR(CheckStepParams(step));  // none
     return step.inputs.empty() && step.outputs.size() == 1 &&
                    plan.values[step.outputs[0]].type == plan::TensorType{DType::kU32, {}}
                ? OkStatus()
                : malformed();
+  }
   if (ExpectedParams(step) == nullptr) return Unimplemented(step.origin + ": unknown collective '" + name + "'");
   STABLERT_RETURN_IF_ERROR(CheckStepParams(step));
   if (!one_to_one()) return malformed();
