@@ -157,7 +157,7 @@ void Rows(bool is_max, V* value, I* index, const V* x, const I* idx, int64_t str
 }
 
 template <typename V, typename I>
-Status Run(bool is_max, std::span<const int64_t> reduced, const KernelContext& context, const KernelArgs& args,
+Status Run(bool is_max, std::span<const int64_t> dimensions, const KernelContext& context, const KernelArgs& args,
            bool* done) {
   const BufferView& in = args.inputs[0];
   const V* x = args.inputs[0].as<const V>();
@@ -169,7 +169,7 @@ Status Run(bool is_max, std::span<const int64_t> reduced, const KernelContext& c
   // Runs of reduced (flag 1) or kept dims, size-1 dims dropped.
   const size_t rank = in.dims.size();
   DimVector is_reduced(rank, 0), size(rank), flag(rank);
-  for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = 1;
+  for (int64_t d : dimensions) is_reduced[static_cast<size_t>(d)] = 1;
   size_t n = 0;
   for (size_t i = 0; i < rank; ++i) {
     if (in.dims[i] == 1) continue;
@@ -233,17 +233,17 @@ ArgKind MatchArgMinMaxBody(std::span<const int64_t> encoding) {
   return ArgKind::kNone;
 }
 
-Status RunArgMinMax(ArgKind kind, std::span<const int64_t> reduced, const KernelContext& context,
+Status RunArgMinMax(ArgKind kind, std::span<const int64_t> dimensions, const KernelContext& context,
                     const KernelArgs& args, bool* done) {
   *done = false;
   if (kind == ArgKind::kNone || args.inputs.size() != 4 || args.outputs.size() != 2) return OkStatus();
   if (args.inputs[0].num_elements == 0) return OkStatus();
   const bool is_max = kind == ArgKind::kArgMax;
   const DType v = args.inputs[0].dtype, i = args.inputs[1].dtype;
-  if (v == DType::kF32 && i == DType::kS32) return Run<float, int32_t>(is_max, reduced, context, args, done);
-  if (v == DType::kF32 && i == DType::kS64) return Run<float, int64_t>(is_max, reduced, context, args, done);
-  if (v == DType::kF64 && i == DType::kS32) return Run<double, int32_t>(is_max, reduced, context, args, done);
-  if (v == DType::kF64 && i == DType::kS64) return Run<double, int64_t>(is_max, reduced, context, args, done);
+  if (v == DType::kF32 && i == DType::kS32) return Run<float, int32_t>(is_max, dimensions, context, args, done);
+  if (v == DType::kF32 && i == DType::kS64) return Run<float, int64_t>(is_max, dimensions, context, args, done);
+  if (v == DType::kF64 && i == DType::kS32) return Run<double, int32_t>(is_max, dimensions, context, args, done);
+  if (v == DType::kF64 && i == DType::kS64) return Run<double, int64_t>(is_max, dimensions, context, args, done);
   return OkStatus();
 }
 

@@ -25,11 +25,11 @@ enum class ArgKind : int { kNone = 0, kArgMax = 1, kArgMin = 2 };
 ArgKind MatchArgMinMaxBody(std::span<const int64_t> encoding);
 
 // Runs reduce_program's call (inputs: values, indices, init value, init index; outputs:
-// values, indices) for a body of `kind`, reducing the input dimensions `reduced`. Sets *done to false (doing nothing) when the
+// values, indices; the operands' reduced `dimensions`) for a body of `kind`. Sets *done to false (doing nothing) when the
 // layout or dtypes are not covered; the caller then interprets the body. Honours
 // `context`'s share: rows, columns or outer blocks are split across calls; layouts that
 // do not split run on the first call alone.
-Status RunArgMinMax(ArgKind kind, std::span<const int64_t> reduced, const KernelContext& context,
+Status RunArgMinMax(ArgKind kind, std::span<const int64_t> dimensions, const KernelContext& context,
                     const KernelArgs& args, bool* done);
 
 }  // namespace stablert::kernels

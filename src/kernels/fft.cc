@@ -1,11 +1,11 @@
 // stablehlo.fft over the innermost 1 to 3 dimensions (any batch in front).
 //
 //   "fft.<C>"   (C: complex<f32>, complex<f64>)  in: x (C)  out: y (C, same shape)
-//               params: [[type], [lengths]]  type 0 = FFT, 1 = IFFT (scaled by 1/prod(lengths))
+//               params: FftParams (fft_params.h), type FFT or IFFT (scaled by 1/prod(lengths))
 //   "rfft.<R>"  (R: f32, f64)   in: x (R, [..., n1, .., nk])  out: C [..., n1, .., nk/2 + 1]
-//               params: [[2], [lengths]]
+//               params: FftParams, type RFFT
 //   "irfft.<C>" in: x (C, [..., n1, .., nk/2 + 1])  out: R [..., n1, .., nk]
-//               params: [[3], [lengths]]; the imaginary parts of the terms a real signal's
+//               params: FftParams, type IRFFT; the imaginary parts of the terms a real signal's
 //               spectrum has real (k = 0 and k = nk/2) are ignored, as the transform of a
 //               Hermitian-symmetric extension of the input does.
 // The prepare function only checks the parameters; the one-dimensional plans (fft_plan.h)
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "kernels/dtype_traits.h"
+#include "kernels/fft_params.h"
 #include "kernels/families.h"
 #include "kernels/fft_plan.h"
 #include "kernels/registry.h"
@@ -40,7 +41,6 @@ using fft::Buffer;
 using fft::FftPlan;
 using fft::ForEachPart;
 
-enum FftType : int64_t { kFft = 0, kIfft = 1, kRfft = 2, kIrfft = 3 };
 
 // Lines (or columns) transformed together in a buffer.
 constexpr int64_t kGroup = 16;
@@ -57,7 +57,7 @@ struct FftPlans {
 template <typename T>
 class FftState {
  public:
-  FftState(int64_t type, std::vector<int64_t> lengths) : type_(type), lengths_(std::move(lengths)) {}
+  FftState(FftType type, std::vector<int64_t> lengths) : type_(type), lengths_(std::move(lengths)) {}
   const std::vector<int64_t>& lengths() const { return lengths_; }
   // The plans, built by the first caller; thread-safe.
   const FftPlans<T>& plans() const {
@@ -74,7 +74,7 @@ class FftState {
       plans_.per_axis.push_back(plan);
     }
     const int64_t n = lengths_.back();
-    if ((type_ == kRfft || type_ == kIrfft) && n >= 2 && n % 2 == 0) {
+    if ((type_ == FftType::kRfft || type_ == FftType::kIrfft) && n >= 2 && n % 2 == 0) {
       plans_.half = std::make_shared<const FftPlan<T>>(n / 2);
       for (int64_t k = 0; k <= n / 2; ++k) {
         const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
@@ -83,7 +83,7 @@ class FftState {
     }
   }
 
-  int64_t type_;
+  FftType type_;
   std::vector<int64_t> lengths_;
   mutable std::once_flag once_;
   mutable FftPlans<T> plans_;
@@ -91,13 +91,14 @@ class FftState {
 
 template <typename T>
 StatusOr<PreparedStep> PrepareFft(const KernelArgs& args) {
-  if (args.params.size() != 2 || args.params[0].size() != 1 || args.params[1].empty() || args.params[1].size() > 3)
-    return InvalidArgument("fft kernels take params [[type], [lengths (1 to 3)]]");
-  for (int64_t n : args.params[1])
+  const FftParams& params = args.Params<FftParams>();
+  if (params.lengths.empty() || params.lengths.size() > 3)
+    return InvalidArgument("fft kernels transform 1 to 3 dimensions, got " + std::to_string(params.lengths.size()));
+  for (int64_t n : params.lengths)
     if (n < 0) return InvalidArgument("fft length must not be negative");
-  const int64_t type = args.params[0][0];
-  if (type < kFft || type > kIrfft) return InvalidArgument("fft type must be 0 to 3 (FFT, IFFT, RFFT, IRFFT)");
-  return KernelState(std::make_shared<const FftState<T>>(type, args.params[1]));
+  if (params.type < FftType::kFft || params.type > FftType::kIrfft)
+    return InvalidArgument("fft type must be 0 to 3 (FFT, IFFT, RFFT, IRFFT)");
+  return KernelState(std::make_shared<const FftState<T>>(params.type, params.lengths));
 }
 
 // Transforms `lines` lines of length n through `plan` in groups of up to kGroup lines:
@@ -198,7 +199,7 @@ Status ComplexFftKernel(const KernelContext&, const KernelArgs& args) {
   auto* y = out.as<std::complex<T>>();
   if (in.data != out.data)
     std::memcpy(static_cast<void*>(y), in.data, static_cast<size_t>(out.num_elements) * sizeof(std::complex<T>));
-  const bool inverse = args.params[0][0] == kIfft;
+  const bool inverse = args.Params<FftParams>().type == FftType::kIfft;
   std::vector<int64_t> dims(out.dims.begin(), out.dims.end());
   TransformAxes(y, dims, dims.size() - state.lengths().size(), dims.size(), state, inverse);
   if (inverse) Scale(y, out.num_elements, InverseScale<T>(state.lengths()));
@@ -360,13 +361,18 @@ Status InverseRealFftKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterFftKernels(KernelRegistry& r) {
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("fft", {DType::kC64}), &ComplexFftKernel<float>, &PrepareFft<float>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("fft", {DType::kC128}), &ComplexFftKernel<double>, &PrepareFft<double>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("rfft", {DType::kF32}), &RealFftKernel<float>, &PrepareFft<float>));
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("rfft", {DType::kF64}), &RealFftKernel<double>, &PrepareFft<double>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("irfft", {DType::kC64}), &InverseRealFftKernel<float>, &PrepareFft<float>));
-  return r.Register(KernelKey("irfft", {DType::kC128}), &InverseRealFftKernel<double>, &PrepareFft<double>);
+      r.Register<FftParams>(KernelKey("fft", {DType::kC64}), &ComplexFftKernel<float>, &PrepareFft<float>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register<FftParams>(KernelKey("fft", {DType::kC128}), &ComplexFftKernel<double>, &PrepareFft<double>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register<FftParams>(KernelKey("rfft", {DType::kF32}), &RealFftKernel<float>, &PrepareFft<float>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register<FftParams>(KernelKey("rfft", {DType::kF64}), &RealFftKernel<double>, &PrepareFft<double>));
+  STABLERT_RETURN_IF_ERROR(
+      r.Register<FftParams>(KernelKey("irfft", {DType::kC64}), &InverseRealFftKernel<float>, &PrepareFft<float>));
+  return r.Register<FftParams>(KernelKey("irfft", {DType::kC128}), &InverseRealFftKernel<double>,
+                               &PrepareFft<double>);
 }
 
 }  // namespace stablert::kernels

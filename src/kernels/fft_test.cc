@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/fft_plan.h"
+#include "kernels/fft_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
@@ -116,7 +117,7 @@ TEST(FftKernelTest, InfinityDoesNotTurnIntoNaN) {
   const C64 values[8] = {{0, 0}, {1, 0}, {-1, 0}, {0, 1}, {std::numeric_limits<float>::infinity(), 0}, {0, 0}, {2, 0}, {3, 0}};
   std::memcpy(x.bytes.data(), values, sizeof(values));
   for (int64_t type : {0, 1}) {
-    RunKernel(KernelKey("fft", {DType::kC64}), {&x}, {&y}, {{type}, {8}});
+    RunKernel(KernelKey("fft", {DType::kC64}), {&x}, {&y}, FftParams{static_cast<FftType>(type), {8}});
     const C64* out = reinterpret_cast<const C64*>(y.bytes.data());
     for (int k = 0; k < 8; ++k) {
       EXPECT_TRUE(std::isinf(out[k].real())) << k;
@@ -154,12 +155,12 @@ TEST(FftKernelTest, TwoDimensionalKindsMatchTheDefinition) {
 
   Array x(DType::kC128, {batch, n0, n1}), y(DType::kC128, {batch, n0, n1});
   std::memcpy(x.bytes.data(), signal.data(), x.bytes.size());
-  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, {{0}, {n0, n1}});
+  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, FftParams{FftType::kFft, {n0, n1}});
   std::vector<C128> want = dft2(signal, false);
   const C128* got = reinterpret_cast<const C128*>(y.bytes.data());
   for (size_t i = 0; i < want.size(); ++i) ASSERT_LT(std::abs(got[i] - want[i]), 1e-12) << i;
 
-  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, {{1}, {n0, n1}});
+  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, FftParams{FftType::kIfft, {n0, n1}});
   want = dft2(signal, true);
   for (size_t i = 0; i < want.size(); ++i) ASSERT_LT(std::abs(got[i] - want[i] / double(n0 * n1)), 1e-14) << i;
 
@@ -170,7 +171,7 @@ TEST(FftKernelTest, TwoDimensionalKindsMatchTheDefinition) {
     real_signal[i] = signal[i].real();
     SetDouble(r, static_cast<int64_t>(i), signal[i].real());
   }
-  RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&rf}, {{2}, {n0, n1}});
+  RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&rf}, FftParams{FftType::kRfft, {n0, n1}});
   want = dft2(real_signal, false);
   const C128* rgot = reinterpret_cast<const C128*>(rf.bytes.data());
   for (int64_t row = 0; row < batch * n0; ++row)
@@ -179,7 +180,7 @@ TEST(FftKernelTest, TwoDimensionalKindsMatchTheDefinition) {
 
   // IRFFT of that half spectrum gives the real signal back.
   Array back(DType::kF64, {batch, n0, n1});
-  RunKernel(KernelKey("irfft", {DType::kC128}), {&rf}, {&back}, {{3}, {n0, n1}});
+  RunKernel(KernelKey("irfft", {DType::kC128}), {&rf}, {&back}, FftParams{FftType::kIrfft, {n0, n1}});
   for (size_t i = 0; i < signal.size(); ++i)
     ASSERT_NEAR(GetDouble(back, static_cast<int64_t>(i)), signal[i].real(), 1e-14) << i;
 }
@@ -195,8 +196,8 @@ TEST(FftKernelTest, InverseRealIgnoresImaginaryPartsOfSelfConjugateTerms) {
   clean[4].imag(0);
   std::memcpy(z.bytes.data(), spectrum, sizeof(spectrum));
   std::memcpy(z_clean.bytes.data(), clean, sizeof(clean));
-  RunKernel(KernelKey("irfft", {DType::kC64}), {&z}, {&out}, {{3}, {n}});
-  RunKernel(KernelKey("irfft", {DType::kC64}), {&z_clean}, {&out_clean}, {{3}, {n}});
+  RunKernel(KernelKey("irfft", {DType::kC64}), {&z}, {&out}, FftParams{FftType::kIrfft, {n}});
+  RunKernel(KernelKey("irfft", {DType::kC64}), {&z_clean}, {&out_clean}, FftParams{FftType::kIrfft, {n}});
   for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(GetDouble(out, i), GetDouble(out_clean, i), 1e-6);
 }
 
@@ -213,7 +214,7 @@ TEST(FftKernelTest, ManyLinesMatchOneLineAtATime) {
     xs[i] = {uniform(rng), uniform(rng)};
     SetDouble(r, i, xs[i].real());
   }
-  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, {{0}, {n}});
+  RunKernel(KernelKey("fft", {DType::kC128}), {&x}, {&y}, FftParams{FftType::kFft, {n}});
   fft::FftPlan<double> plan(n);
   std::vector<C128> scratch(static_cast<size_t>(plan.ScratchSize(1)));
   const auto* ys = reinterpret_cast<const C128*>(y.bytes.data());
@@ -223,8 +224,8 @@ TEST(FftKernelTest, ManyLinesMatchOneLineAtATime) {
     for (int64_t k = 0; k < n; ++k) ASSERT_LT(std::abs(ys[l * n + k] - line[static_cast<size_t>(k)]), 1e-13);
   }
   Array spectrum(DType::kC128, {lines, half}), back(DType::kF64, {lines, n});
-  RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&spectrum}, {{2}, {n}});
-  RunKernel(KernelKey("irfft", {DType::kC128}), {&spectrum}, {&back}, {{3}, {n}});
+  RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&spectrum}, FftParams{FftType::kRfft, {n}});
+  RunKernel(KernelKey("irfft", {DType::kC128}), {&spectrum}, {&back}, FftParams{FftType::kIrfft, {n}});
   for (int64_t i = 0; i < lines * n; ++i) ASSERT_NEAR(GetDouble(back, i), GetDouble(r, i), 1e-14) << i;
 }
 
@@ -237,7 +238,7 @@ TEST(FftKernelTest, RealTransformsMatchTheDefinition) {
     const int64_t lines = 19, half = n / 2 + 1;
     Array r(DType::kF64, {lines, n}), spectrum(DType::kC128, {lines, half});
     for (int64_t i = 0; i < lines * n; ++i) SetDouble(r, i, uniform(rng));
-    RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&spectrum}, {{2}, {n}});
+    RunKernel(KernelKey("rfft", {DType::kF64}), {&r}, {&spectrum}, FftParams{FftType::kRfft, {n}});
     const auto* got = reinterpret_cast<const C128*>(spectrum.bytes.data());
     for (int64_t l = 0; l < lines; ++l) {
       std::vector<std::complex<long double>> x(static_cast<size_t>(n));
@@ -252,7 +253,7 @@ TEST(FftKernelTest, RealTransformsMatchTheDefinition) {
     Array z(DType::kC128, {lines, half}), back(DType::kF64, {lines, n});
     auto* zs = reinterpret_cast<C128*>(z.bytes.data());
     for (int64_t i = 0; i < lines * half; ++i) zs[i] = {uniform(rng), uniform(rng)};
-    RunKernel(KernelKey("irfft", {DType::kC128}), {&z}, {&back}, {{3}, {n}});
+    RunKernel(KernelKey("irfft", {DType::kC128}), {&z}, {&back}, FftParams{FftType::kIrfft, {n}});
     for (int64_t l = 0; l < lines; ++l) {
       std::vector<std::complex<long double>> full(static_cast<size_t>(n));
       for (int64_t k = 0; k < n; ++k) {

@@ -1,13 +1,12 @@
 // Linear algebra kernels of StableHLO ops: cholesky and triangular_solve, batched, f32, f64,
 // complex<f32>, complex<f64>.
 //
-//   "cholesky.<T>"          in: a [..., n, n]   out: l [..., n, n]   params: [[lower]]
+//   "cholesky.<T>"          in: a [..., n, n]   out: l [..., n, n]   params: CholeskyParams
 //       Reads only the requested triangle; the other triangle of the result is zero. A
 //       matrix that is not positive definite gives a result of NaNs (XLA:CPU does the same;
 //       complex ones are (NaN, NaN) as there).
 //   "triangular_solve.<T>"  in: a [..., k, k], b [..., m, n]   out: x [..., m, n]
-//       params: [[left_side, lower, unit_diagonal, transpose]] with transpose in the VHLO
-//       numbering (NO_TRANSPOSE=1, TRANSPOSE=2, ADJOINT=3). Solves op(a) x = b (left side)
+//       params: TriangularSolveParams (linalg_params.h). Solves op(a) x = b (left side)
 //       or x op(a) = b; only the requested triangle of `a` is read.
 //
 // Both run LAPACK/BLAS (linalg_lapack.h) directly on the row-major data: a row-major matrix
@@ -21,6 +20,7 @@
 
 #include "kernels/families.h"
 #include "kernels/linalg_lapack.h"
+#include "kernels/linalg_params.h"
 #include "kernels/registry.h"
 
 namespace stablert::kernels {
@@ -39,7 +39,7 @@ Status CholeskyKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const bool lower = args.params[0][0] != 0;
+  const bool lower = args.Params<CholeskyParams>().lower;
   const int64_t n = in.dims.back();
   const int64_t batch = BatchOf(in);
   const T* src = in.as<T>();
@@ -73,9 +73,8 @@ Status TriangularSolveKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& b = args.inputs[1];
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
-  const auto& p = args.params[0];
-  const bool left_side = p[0] != 0, lower = p[1] != 0, unit_diagonal = p[2] != 0;
-  const int64_t transpose = p[3];
+  const TriangularSolveParams& p = args.Params<TriangularSolveParams>();
+  const bool left_side = p.left_side, lower = p.lower, unit_diagonal = p.unit_diagonal;
   const int64_t rows = b.dims[b.dims.size() - 2], cols = b.dims.back();
   const int64_t k = a.dims.back();
   const int64_t batch = BatchOf(b);
@@ -86,7 +85,9 @@ Status TriangularSolveKernel(const KernelContext&, const KernelArgs& args) {
   // while the transpose flag stays.
   const char side = left_side ? 'R' : 'L';
   const char uplo = lower ? 'U' : 'L';
-  const char trans = transpose == 1 ? 'N' : transpose == 2 ? 'T' : 'C';
+  const char trans = p.transpose == TriangularTranspose::kNoTranspose ? 'N'
+                     : p.transpose == TriangularTranspose::kTranspose ? 'T'
+                                                                      : 'C';
   const char diag = unit_diagonal ? 'U' : 'N';
   const Int m_v = static_cast<Int>(cols), n_v = static_cast<Int>(rows);
   const Int lda = static_cast<Int>(std::max<int64_t>(1, k)),
@@ -104,22 +105,22 @@ Status TriangularSolveKernel(const KernelContext&, const KernelArgs& args) {
 
 Status RegisterLinalgKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("cholesky", {DType::kF32}), &CholeskyKernel<float>));
+      r.Register<CholeskyParams>(KernelKey("cholesky", {DType::kF32}), &CholeskyKernel<float>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("cholesky", {DType::kF64}), &CholeskyKernel<double>));
+      r.Register<CholeskyParams>(KernelKey("cholesky", {DType::kF64}), &CholeskyKernel<double>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("triangular_solve", {DType::kF32}), &TriangularSolveKernel<float>));
+      r.Register<TriangularSolveParams>(KernelKey("triangular_solve", {DType::kF32}), &TriangularSolveKernel<float>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("triangular_solve", {DType::kF64}), &TriangularSolveKernel<double>));
+      r.Register<TriangularSolveParams>(KernelKey("triangular_solve", {DType::kF64}), &TriangularSolveKernel<double>));
   using C64 = std::complex<float>;
   using C128 = std::complex<double>;
-  STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("cholesky", {DType::kC64}), &CholeskyKernel<C64>));
+  STABLERT_RETURN_IF_ERROR(r.Register<CholeskyParams>(KernelKey("cholesky", {DType::kC64}), &CholeskyKernel<C64>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("cholesky", {DType::kC128}), &CholeskyKernel<C128>));
+      r.Register<CholeskyParams>(KernelKey("cholesky", {DType::kC128}), &CholeskyKernel<C128>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("triangular_solve", {DType::kC64}), &TriangularSolveKernel<C64>));
+      r.Register<TriangularSolveParams>(KernelKey("triangular_solve", {DType::kC64}), &TriangularSolveKernel<C64>));
   STABLERT_RETURN_IF_ERROR(
-      r.Register(KernelKey("triangular_solve", {DType::kC128}), &TriangularSolveKernel<C128>));
+      r.Register<TriangularSolveParams>(KernelKey("triangular_solve", {DType::kC128}), &TriangularSolveKernel<C128>));
   return OkStatus();
 }
 

@@ -6,26 +6,27 @@
 // Matrices arrive column-major, as the custom calls' layouts ask: the lowering
 // (plan/lower_linalg.cc) transposes them, so a matrix view has dims [..., cols, rows].
 // Vectors (tau, pivots, eigenvalues, ...) and info arrays are dense [..., k] / [...].
-// Character-valued attributes are passed as their character codes.
+// Character-valued attributes arrive as flags and enums (linalg_params.h).
 //
-//   "lapack_potrf.<T>"  in: a            out: a, info           params: [[uplo]]
-//   "lapack_trsm.<T>"   in: a, b         out: b                 params: [[side, uplo, trans, diag]]
+//   "lapack_potrf.<T>"  in: a            out: a, info           params: LapackPotrfParams
+//   "lapack_trsm.<T>"   in: a, b         out: b                 params: LapackTrsmParams
 //   "lapack_getrf.<T>"  in: a            out: a, ipiv, info     (ipiv 1-based, i32)
 //   "lapack_geqrf.<T>"  in: a            out: a, tau
 //   "lapack_geqp3.<T>"  in: a, jpvt      out: a, jpvt, tau      (jpvt 1-based, i32)
 //   "lapack_orgqr.<T>"  in: a, tau       out: a                 (ungqr for complex)
-//   "lapack_syevd.<T>"  in: a            out: v, w (real), info params: [[mode, uplo]] (heevd)
+//   "lapack_syevd.<T>"  in: a            out: v, w (real), info params: LapackSyevdParams (heevd)
 //   "lapack_gesdd.<T>", "lapack_gesvd.<T>"
-//                       in: a            out: a, s (real), u, vt, info  params: [[mode]]
-//   "lapack_gehrd.<T>"  in: a            out: a, tau, info      params: [[low, high]]
-//   "lapack_sytrd.<T>"  in: a            out: a, d, e (real), tau, info  params: [[uplo]] (hetrd)
+//                       in: a            out: a, s (real), u, vt, info  params: LapackSvdParams
+//   "lapack_gehrd.<T>"  in: a            out: a, tau, info      params: LapackGehrdParams
+//   "lapack_sytrd.<T>"  in: a            out: a, d, e (real), tau, info  params: LapackSytrdParams
+//                                                                           (hetrd)
 //   "lapack_gtsv.<T>"   in: dl, d, du, b out: dl, d, du, b, info
 //   "lapack_gees.<T>"   in: a            out: t, vs, wr, wi, sdim, info (real T)
-//                                        out: t, vs, w, sdim, info      (complex T)  params:
-//                                        [[mode]]
+//                                        out: t, vs, w, sdim, info      (complex T)
+//                       params: LapackGeesParams
 //   "lapack_geev.<T>"   in: a            out: wr, wi, vl, vr, info (real T; vectors complex)
 //                                        out: w, vl, vr, info      (complex T)
-//                       params: [[jobvl, jobvr]]; a matrix with a non-finite entry gives info -4
+//                       params: LapackGeevParams; a matrix with a non-finite entry gives info -4
 //                       without calling LAPACK, as jaxlib does.
 //   "lapack_gtsv_perturbed.<T>"  in: dl, d, du, b   out: x   (jaxlib's
 //                       tridiagonal_solve_perturbed_ffi: see SolvePerturbed)
@@ -38,6 +39,7 @@
 
 #include "kernels/families.h"
 #include "kernels/linalg_lapack.h"
+#include "kernels/linalg_params.h"
 #include "kernels/registry.h"
 
 namespace stablert::kernels {
@@ -80,14 +82,20 @@ Int WorkSize(T query) {
   return std::max<Int>(1, static_cast<Int>(std::real(query)) + 1);
 }
 
-char Char(int64_t code) { return static_cast<char>(code); }
+// LAPACK's characters for the options.
+char Job(bool compute) { return compute ? 'V' : 'N'; }
+char Uplo(bool lower) { return lower ? 'L' : 'U'; }
+char Trans(LapackTrans trans) {
+  return trans == LapackTrans::kNo ? 'N' : trans == LapackTrans::kTranspose ? 'T' : 'C';
+}
+char SvdJob(LapackSvdJob job) { return job == LapackSvdJob::kAll ? 'A' : job == LapackSvdJob::kSome ? 'S' : 'N'; }
 
 template <typename T>
 Status Potrf(const KernelContext&, const KernelArgs& args) {
   Matrices m(args.inputs[0]);
   T* a = CopyIn<T>(args.inputs[0], args.outputs[0]);
   int32_t* info = args.outputs[1].as<int32_t>();
-  const char uplo = Char(args.params[0][0]);
+  const char uplo = Uplo(args.Params<LapackPotrfParams>().lower);
   const Int n = static_cast<Int>(m.rows), lda = m.ld();
   for (int64_t b = 0; b < m.batch; ++b) {
     Int status = 0;
@@ -103,8 +111,9 @@ Status Trsm(const KernelContext&, const KernelArgs& args) {
   const T* a = args.inputs[0].as<T>();
   T* x = CopyIn<T>(args.inputs[1], args.outputs[0]);
   if (bm.size() == 0 || am.size() == 0) return OkStatus();
-  const auto& p = args.params[0];
-  const char side = Char(p[0]), uplo = Char(p[1]), trans = Char(p[2]), diag = Char(p[3]);
+  const LapackTrsmParams& p = args.Params<LapackTrsmParams>();
+  const char side = p.left_side ? 'L' : 'R', uplo = Uplo(p.lower), trans = Trans(p.trans),
+             diag = p.unit_diagonal ? 'U' : 'N';
   const Int m = static_cast<Int>(bm.rows), n = static_cast<Int>(bm.cols), lda = am.ld(),
             ldb = bm.ld();
   const T one = T(1);
@@ -204,7 +213,8 @@ Status Syevd(const KernelContext&, const KernelArgs& args) {
   int32_t* info = args.outputs[2].as<int32_t>();
   ZeroInfo(args.outputs[2]);
   if (mm.size() == 0) return OkStatus();
-  const char jobz = Char(args.params[0][0]), uplo = Char(args.params[0][1]);
+  const LapackSyevdParams& p = args.Params<LapackSyevdParams>();
+  const char jobz = Job(p.compute_vectors), uplo = Uplo(p.lower);
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
   T query{};
   Real<T> rquery{};
@@ -245,7 +255,7 @@ Status Svd(const KernelContext&, const KernelArgs& args) {
   int32_t* info = args.outputs[4].as<int32_t>();
   ZeroInfo(args.outputs[4]);
   if (mm.size() == 0) return OkStatus();
-  const char job = Char(args.params[0][0]);
+  const char job = SvdJob(args.Params<LapackSvdParams>().job);
   const Int m = static_cast<Int>(mm.rows), n = static_cast<Int>(mm.cols), lda = mm.ld();
   const Int ldu = mm.ld(), ldvt = vtm.ld();
   const int64_t k = std::min(mm.rows, mm.cols);
@@ -310,7 +320,8 @@ Status Gehrd(const KernelContext&, const KernelArgs& args) {
   ZeroInfo(args.outputs[2]);
   if (mm.size() == 0) return OkStatus();
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
-  const Int ilo = static_cast<Int>(args.params[0][0]), ihi = static_cast<Int>(args.params[0][1]);
+  const LapackGehrdParams& p = args.Params<LapackGehrdParams>();
+  const Int ilo = static_cast<Int>(p.low), ihi = static_cast<Int>(p.high);
   const int64_t tau_step = LastDim(args.outputs[1]);
   // gehrd writes n-1 scalar factors; the result holds tau_step (= n-1) of them.
   std::vector<T> tau_tmp(static_cast<size_t>(std::max<int64_t>(1, mm.rows)));
@@ -338,7 +349,7 @@ Status Sytrd(const KernelContext&, const KernelArgs& args) {
   int32_t* info = args.outputs[4].as<int32_t>();
   ZeroInfo(args.outputs[4]);
   if (mm.size() == 0) return OkStatus();
-  const char uplo = Char(args.params[0][0]);
+  const char uplo = Uplo(args.Params<LapackSytrdParams>().lower);
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
   const int64_t e_step = LastDim(args.outputs[2]), tau_step = LastDim(args.outputs[3]);
   std::vector<Real<T>> e_tmp(static_cast<size_t>(std::max<int64_t>(1, mm.rows)));
@@ -527,7 +538,7 @@ Status Gees(const KernelContext&, const KernelArgs& args) {
   ZeroInfo(args.outputs[sdim_index]);
   ZeroInfo(args.outputs[sdim_index + 1]);
   if (mm.size() == 0) return OkStatus();
-  const char jobvs = Char(args.params[0][0]), sort = 'N';
+  const char jobvs = Job(args.Params<LapackGeesParams>().compute_schur_vectors), sort = 'N';
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
   if (jobvs == 'N')
     std::memset(static_cast<void*>(vs), 0,
@@ -592,7 +603,8 @@ Status Geev(const KernelContext&, const KernelArgs& args) {
       std::memset(static_cast<void*>(args.outputs[i].data), 0,
                   static_cast<size_t>(args.outputs[i].num_elements) * sizeof(C));
   if (mm.size() == 0) return OkStatus();
-  const char jobvl = Char(args.params[0][0]), jobvr = Char(args.params[0][1]);
+  const LapackGeevParams& p = args.Params<LapackGeevParams>();
+  const char jobvl = Job(p.compute_left), jobvr = Job(p.compute_right);
   const Int n = static_cast<Int>(mm.rows), lda = mm.ld();
   std::vector<T> copy(static_cast<size_t>(mm.size())), left(copy.size()), right(copy.size());
   std::vector<Real<T>> rwork(static_cast<size_t>(2 * mm.rows));
@@ -638,29 +650,22 @@ Status Geev(const KernelContext&, const KernelArgs& args) {
 
 template <typename T>
 Status RegisterFor(KernelRegistry& r, DType dtype) {
-  struct Entry {
-    const char* name;
-    KernelFn fn;
-  };
-  const Entry entries[] = {
-      {"lapack_potrf", &Potrf<T>},
-      {"lapack_trsm", &Trsm<T>},
-      {"lapack_getrf", &Getrf<T>},
-      {"lapack_geqrf", &Geqrf<T>},
-      {"lapack_geqp3", &Geqp3<T>},
-      {"lapack_orgqr", &Orgqr<T>},
-      {"lapack_syevd", &Syevd<T>},
-      {"lapack_gesdd", &Svd<T, true>},
-      {"lapack_gesvd", &Svd<T, false>},
-      {"lapack_gehrd", &Gehrd<T>},
-      {"lapack_sytrd", &Sytrd<T>},
-      {"lapack_gtsv", &Gtsv<T>},
-      {"lapack_gees", &Gees<T>},
-      {"lapack_geev", &Geev<T>},
-      {"lapack_gtsv_perturbed", &GtsvPerturbed<T>},
-  };
-  for (const Entry& entry : entries)
-    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey(entry.name, {dtype}), entry.fn));
+  auto key = [&](const char* name) { return KernelKey(name, {dtype}); };
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackPotrfParams>(key("lapack_potrf"), &Potrf<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackTrsmParams>(key("lapack_trsm"), &Trsm<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register(key("lapack_getrf"), &Getrf<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register(key("lapack_geqrf"), &Geqrf<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register(key("lapack_geqp3"), &Geqp3<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register(key("lapack_orgqr"), &Orgqr<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackSyevdParams>(key("lapack_syevd"), &Syevd<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackSvdParams>(key("lapack_gesdd"), &Svd<T, true>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackSvdParams>(key("lapack_gesvd"), &Svd<T, false>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackGehrdParams>(key("lapack_gehrd"), &Gehrd<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackSytrdParams>(key("lapack_sytrd"), &Sytrd<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register(key("lapack_gtsv"), &Gtsv<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackGeesParams>(key("lapack_gees"), &Gees<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register<LapackGeevParams>(key("lapack_geev"), &Geev<T>));
+  STABLERT_RETURN_IF_ERROR(r.Register(key("lapack_gtsv_perturbed"), &GtsvPerturbed<T>));
   return OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/linalg_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -73,7 +74,7 @@ TEST(LinalgKernels, CholeskyReadsOnlyItsTriangleAndMatchesReference) {
           if (lower ? j > i : j < i)
             input[b * n * n + i * n + j] = 1e6 + static_cast<double>(i + j);
     Array in = F64({batch, n, n}, input), out(DType::kF64, {batch, n, n});
-    RunKernel("cholesky.f64", {&in}, {&out}, {{lower ? 1 : 0}});
+    RunKernel("cholesky.f64", {&in}, {&out}, CholeskyParams{.lower = lower});
     for (int64_t b = 0; b < batch; ++b) {
       std::vector<double> l = ReferenceCholesky(spd.data() + b * n * n, n);
       for (int64_t i = 0; i < n; ++i)
@@ -89,7 +90,7 @@ TEST(LinalgKernels, CholeskyReadsOnlyItsTriangleAndMatchesReference) {
 TEST(LinalgKernels, CholeskyOfNonPositiveDefiniteMatrixIsNaN) {
   // Batch: positive definite, indefinite, negative diagonal.
   Array in = F64({3, 2, 2}, {4, 2, 2, 5, 1, 2, 2, 1, -1, 0, 0, 1}), out(DType::kF64, {3, 2, 2});
-  RunKernel("cholesky.f64", {&in}, {&out}, {{1}});
+  RunKernel("cholesky.f64", {&in}, {&out}, CholeskyParams{.lower = true});
   EXPECT_DOUBLE_EQ(Data(out)[0], 2.0);
   EXPECT_DOUBLE_EQ(Data(out)[1], 0.0);
   EXPECT_DOUBLE_EQ(Data(out)[2], 1.0);
@@ -121,7 +122,11 @@ TEST(LinalgKernels, TriangularSolveEveryVariantSatisfiesItsEquation) {
               }
           Array a_in = F64({batch, k, k}, a), b_in = F64({batch, m, n}, b),
                 x(DType::kF64, {batch, m, n});
-          RunKernel("triangular_solve.f64", {&a_in, &b_in}, {&x}, {{left, lower, unit, transpose}});
+          RunKernel("triangular_solve.f64", {&a_in, &b_in}, {&x},
+                    TriangularSolveParams{.left_side = left != 0,
+                                          .lower = lower != 0,
+                                          .unit_diagonal = unit != 0,
+                                          .transpose = static_cast<TriangularTranspose>(transpose)});
           for (int64_t bi = 0; bi < batch; ++bi) {
             auto op = [&](int64_t i, int64_t j) {  // op(A)[i][j]
               return transpose == 1 ? dense[bi * k * k + i * k + j] : dense[bi * k * k + j * k + i];
@@ -148,7 +153,7 @@ TEST(LinalgKernels, ComplexCholeskyMatchesHermitianFactor) {
   std::vector<C> a = {C(4, 0), C(99, 99), C(2, 2), C(11, 0)};  // lower triangle read only
   Array in(DType::kC128, {2, 2}), out(DType::kC128, {2, 2});
   std::memcpy(in.bytes.data(), a.data(), sizeof(C) * 4);
-  RunKernel("cholesky.complex<f64>", {&in}, {&out}, {{1}});
+  RunKernel("cholesky.complex<f64>", {&in}, {&out}, CholeskyParams{.lower = true});
   const C* l = reinterpret_cast<const C*>(out.bytes.data());
   EXPECT_NEAR(std::abs(l[0] - C(2, 0)), 0, 1e-12);
   EXPECT_NEAR(std::abs(l[1]), 0, 1e-12);
@@ -184,7 +189,8 @@ TEST(LinalgCustomCallKernels, SyevdGivesEigenpairs) {
   const int64_t n = 5;
   std::vector<double> a = Spd(1, n, 5);  // symmetric: row- and column-major alike
   Array in = F64({n, n}, a), v(DType::kF64, {n, n}), w(DType::kF64, {n}), info(DType::kS32, {});
-  RunKernel("lapack_syevd.f64", {&in}, {&v, &w, &info}, {{'V', 'L'}});
+  RunKernel("lapack_syevd.f64", {&in}, {&v, &w, &info},
+            LapackSyevdParams{.compute_vectors = true, .lower = true});
   EXPECT_EQ(testing::GetInt(info, 0), 0);
   for (int64_t j = 0; j < n; ++j) {
     if (j > 0) {
@@ -204,7 +210,7 @@ TEST(LinalgCustomCallKernels, GesddReconstructs) {
   Array in = F64({n, m}, a);  // column-major [cols, rows]
   Array out(DType::kF64, {n, m}), s(DType::kF64, {n}), u(DType::kF64, {n, m}),
       vt(DType::kF64, {n, n}), info(DType::kS32, {});
-  RunKernel("lapack_gesdd.f64", {&in}, {&out, &s, &u, &vt, &info}, {{'S'}});
+  RunKernel("lapack_gesdd.f64", {&in}, {&out, &s, &u, &vt, &info}, LapackSvdParams{.job = LapackSvdJob::kSome});
   EXPECT_EQ(testing::GetInt(info, 0), 0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {

@@ -18,6 +18,7 @@
 #include "kernels/data_movement_params.h"
 #include "kernels/half.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/program_params.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/compare_select_simd.h"
@@ -241,11 +242,11 @@ void CheckArg(DType vd, DType id, const std::vector<int64_t>& dims, const ParamL
     const Array init_v = ArrayOf(vd, {}, std::vector<V>{init}), init_i = ArrayOf(id, {}, std::vector<I>{5});
     Array want_v(vd, out_dims), want_i(id, out_dims);
     RunCalls("reduce_program", {&xa, &ia, &init_v, &init_i}, {&want_v, &want_i},
-             {reduced, ArgBody(vd, id, is_max, /*disguised=*/true)}, 1);
+             ReduceProgramParams{.dimensions = reduced, .body = ArgBody(vd, id, is_max, /*disguised=*/true)}, 1);
     for (int calls : {1, 2, 3}) {
       Array got_v(vd, out_dims), got_i(id, out_dims);
       RunCalls("reduce_program", {&xa, &ia, &init_v, &init_i}, {&got_v, &got_i},
-               {reduced, ArgBody(vd, id, is_max, false)}, calls);
+               ReduceProgramParams{.dimensions = reduced, .body = ArgBody(vd, id, is_max, false)}, calls);
       ASSERT_EQ(got_v.bytes, want_v.bytes) << target << " values, calls " << calls << " init " << init;
       ASSERT_EQ(got_i.bytes, want_i.bytes) << target << " indices, calls " << calls << " init " << init;
     }

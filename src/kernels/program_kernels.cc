@@ -1,11 +1,11 @@
 // Kernels whose per-element work is a body program (scalar_program.h):
 //
 //   "reduce_program"  in: N operands (one shape), N init scalars   out: N reduced arrays
-//                     params: [[dimensions], [program]]; the program takes
+//                     params: ReduceProgramParams (program_params.h); the body takes
 //                     (acc_0..acc_{N-1}, x_0..x_{N-1}) and returns the N new accumulators.
 //                     Each output accumulates its elements in row-major order.
 //   "sort_program"    in: N operands (one shape)   out: N sorted arrays
-//                     params: [[dimension, is_stable], [program]]; the program takes
+//                     params: SortProgramParams; the comparator takes
 //                     (lhs_0, rhs_0, lhs_1, rhs_1, ...) and returns one i1, "lhs < rhs".
 //                     Sorting is always stable.
 // Both decode their program once per plan step (prepare) and check that its registers
@@ -15,11 +15,13 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include "kernels/argminmax.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
+#include "kernels/program_params.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_program.h"
 #include "kernels/strided.h"
@@ -33,9 +35,9 @@ struct ReduceState {
   ArgKind arg_kind = ArgKind::kNone;
 };
 
-StatusOr<PreparedStep> PrepareProgram(const KernelArgs& args, size_t operands, bool is_sort) {
-  if (args.params.size() != 2) return InvalidArgument("body program kernel expects two parameter lists");
-  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[1], CpuKernels()));
+StatusOr<PreparedStep> PrepareProgram(const KernelArgs& args, std::span<const int64_t> code, size_t operands,
+                                      bool is_sort) {
+  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(code, CpuKernels()));
   // Argument registers and results must have the operands' element types.
   const size_t n = operands;
   if (static_cast<size_t>(program.num_inputs()) != 2 * n)
@@ -59,21 +61,26 @@ StatusOr<PreparedStep> PrepareProgram(const KernelArgs& args, size_t operands, b
   }
   if (!is_sort) {
     auto state = std::make_shared<ReduceState>();
-    state->arg_kind = MatchArgMinMaxBody(args.params[1]);
+    state->arg_kind = MatchArgMinMaxBody(code);
     state->program = std::move(program);
     return KernelState(std::move(state));
   }
   return KernelState(std::make_shared<const ScalarProgram>(std::move(program)));
 }
 
-StatusOr<PreparedStep> PrepareReduce(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), false); }
-StatusOr<PreparedStep> PrepareSort(const KernelArgs& args) { return PrepareProgram(args, args.outputs.size(), true); }
+StatusOr<PreparedStep> PrepareReduce(const KernelArgs& args) {
+  return PrepareProgram(args, args.Params<ReduceProgramParams>().body, args.outputs.size(), false);
+}
+StatusOr<PreparedStep> PrepareSort(const KernelArgs& args) {
+  return PrepareProgram(args, args.Params<SortProgramParams>().comparator, args.outputs.size(), true);
+}
 
 Status ReduceProgramKernel(const KernelContext& context, const KernelArgs& args) {
   if (args.state == nullptr) return Internal("ReduceProgram called without its prepared state");
   const auto& state = *static_cast<const ReduceState*>(args.state);
   bool done = false;
-  STABLERT_RETURN_IF_ERROR(RunArgMinMax(state.arg_kind, args.params[0], context, args, &done));
+  const std::vector<int64_t>& dimensions = args.Params<ReduceProgramParams>().dimensions;
+  STABLERT_RETURN_IF_ERROR(RunArgMinMax(state.arg_kind, dimensions, context, args, &done));
   if (done || context.thread_index != 0) return OkStatus();
   const ScalarProgram& program = state.program;
   const size_t n = args.outputs.size();
@@ -91,7 +98,7 @@ Status ReduceProgramKernel(const KernelContext& context, const KernelArgs& args)
 
   const size_t rank = in.dims.size();
   DimVector reduced(rank, 0), out_stride(rank, 0);
-  for (int64_t d : args.params[0]) reduced[static_cast<size_t>(d)] = 1;
+  for (int64_t d : dimensions) reduced[static_cast<size_t>(d)] = 1;
   int64_t stride = 1;
   for (size_t d = rank; d-- > 0;) {
     if (reduced[d]) continue;
@@ -136,7 +143,7 @@ Status SortProgramKernel(const KernelContext&, const KernelArgs& args) {
   const size_t n = args.outputs.size();
   const BufferView& first = args.inputs[0];
   if (first.num_elements == 0) return OkStatus();
-  const size_t dim = static_cast<size_t>(args.params[0][0]);
+  const size_t dim = static_cast<size_t>(args.Params<SortProgramParams>().dimension);
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < dim; ++d) outer *= first.dims[d];
   for (size_t d = dim + 1; d < first.dims.size(); ++d) inner *= first.dims[d];
@@ -177,8 +184,9 @@ Status SortProgramKernel(const KernelContext&, const KernelArgs& args) {
 }  // namespace
 
 Status RegisterProgramKernels(KernelRegistry& r) {
-  STABLERT_RETURN_IF_ERROR(r.RegisterSplittable("reduce_program", &ReduceProgramKernel, &PrepareReduce));
-  STABLERT_RETURN_IF_ERROR(r.Register("sort_program", &SortProgramKernel, &PrepareSort));
+  STABLERT_RETURN_IF_ERROR(
+      r.RegisterSplittable<ReduceProgramParams>("reduce_program", &ReduceProgramKernel, &PrepareReduce));
+  STABLERT_RETURN_IF_ERROR(r.Register<SortProgramParams>("sort_program", &SortProgramKernel, &PrepareSort));
   return OkStatus();
 }
 

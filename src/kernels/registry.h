@@ -30,9 +30,15 @@
 //   "dynamic_slice.<T>", "dynamic_update_slice.<T>" (params: none), "pad.<T>" (params:
 //                           PadParams), "reverse.<T>" (params: ReverseParams;
 //                           slicing_params.h): see slicing.cc
-//   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc;
+//   "reduce_program", "sort_program": bodies as programs, see program_kernels.cc,
+//                           params: ReduceProgramParams, SortProgramParams (program_params.h);
 //                           reduce_program is splittable (argmax/argmin bodies run split,
 //                           kernels/argminmax.h; other bodies on the first call)
+//   "sort_keys.<T>", "sort_by_key.<T>": sorts on order-preserving keys, see sort.cc,
+//                           params: SortParams; splittable (rows)
+//   "fft.<C>", "rfft.<R>", "irfft.<C>": see fft.cc, params: FftParams
+//   "rng_bit_generator_three_fry.<T>", "rng_bit_generator_philox.<T>" (params: none),
+//   "rng_uniform.<T>", "rng_normal.<T>" (params: RngParams): see rng.cc
 // Splittable as well (each call writes its share of the output): compare, select, clamp,
 // convert, copy, broadcast_in_dim, transpose, slice, concatenate, iota, pad, reverse, the
 // elementwise unary/binary kernels and reduce_window_<body> (scans split by lines).
@@ -48,8 +54,11 @@
 //                           out: x's dims without the reduced ones  params: ReduceParams;
 //                           splittable (f32/f64 sum, max, min of 256K+ elements split over
 //                           outputs or the range; see reduce.cc)
-//   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc
-//   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc
+//   "cholesky.<T>", "triangular_solve.<T>": see linalg.cc, params: CholeskyParams,
+//                           TriangularSolveParams (linalg_params.h)
+//   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc, params:
+//                           Lapack<Routine>Params (linalg_params.h; LapackSvdParams for
+//                           gesdd/gesvd) or none (getrf, geqrf, geqp3, orgqr, gtsv)
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
 //                           out: [B,M,N]  params: DotParams; f32 and bf16
 //                           products above a size threshold run on oneDNN (dot.cc,

@@ -13,7 +13,7 @@
 //
 // "rng_uniform.<T>" (T: f16, bf16, f32, f64, s32, u32, s64, u64), "rng_normal.<T>" (floats):
 //   in: a, b (scalars of T: bounds [a, b), or mean and standard deviation)   out: T
-//   params: [[key]]
+//   params: RngParams (rng_params.h)
 //   stablehlo.rng's values are implementation-defined. Each step draws Philox bits from
 //   `key` and a counter private to the step (kept in the prepared state, advanced
 //   atomically by every call, so repeated executions give fresh numbers), and maps them as
@@ -35,6 +35,7 @@
 #include "kernels/families.h"
 #include "kernels/registry.h"
 #include "kernels/rng_bits.h"
+#include "kernels/rng_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -77,9 +78,7 @@ struct RngStepState {
   mutable std::atomic<uint64_t> next_block{0};
 };
 
-StatusOr<PreparedStep> PrepareRng(const KernelArgs& args) {
-  if (args.params.size() != 1 || args.params[0].size() != 1)
-    return InvalidArgument("rng kernels take params [[key]]");
+StatusOr<PreparedStep> PrepareRng(const KernelArgs&) {
   return KernelState(std::make_shared<RngStepState>());
 }
 
@@ -91,7 +90,7 @@ std::vector<Bits> DrawBits(const KernelArgs& args, int64_t n) {
   const uint64_t blocks = static_cast<uint64_t>((n + per_block - 1) / per_block);
   const uint64_t first = state->next_block.fetch_add(blocks, std::memory_order_relaxed);
   std::vector<Bits> bits(static_cast<size_t>(n));
-  rng::PhiloxFill(static_cast<uint64_t>(args.params[0][0]), rng::U128{first, 0}, n, sizeof(Bits), bits.data());
+  rng::PhiloxFill(args.Params<RngParams>().key, rng::U128{first, 0}, n, sizeof(Bits), bits.data());
   return bits;
 }
 
@@ -164,10 +163,10 @@ Status RegisterRngKernels(KernelRegistry& r) {
   using UniformDTypes = DTypeList<DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kS32, DType::kU32,
                                   DType::kS64, DType::kU64>;
   STABLERT_RETURN_IF_ERROR(ForEachDType(UniformDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("rng_uniform", {D}), &UniformKernel<D>, &PrepareRng);
+    return r.Register<RngParams>(KernelKey("rng_uniform", {D}), &UniformKernel<D>, &PrepareRng);
   }));
   return ForEachDType(FloatDTypes{}, [&]<DType D>() {
-    return r.Register(KernelKey("rng_normal", {D}), &NormalKernel<D>, &PrepareRng);
+    return r.Register<RngParams>(KernelKey("rng_normal", {D}), &NormalKernel<D>, &PrepareRng);
   });
 }
 

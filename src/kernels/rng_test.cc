@@ -7,6 +7,7 @@
 
 #include "kernels/kernel_test_util.h"
 #include "kernels/rng_bits.h"
+#include "kernels/rng_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -127,15 +128,15 @@ TEST(RngTest, UniformFloatsInRangeAndFreshPerCall) {
     SetDouble(b, 0, 5.0);
     const KernelRegistry::Entry* entry = CpuKernels().Lookup(Key("rng_uniform", dtype));
     ASSERT_NE(entry, nullptr);
-    std::vector<ParamList> params = {{1234}};
+    const RngParams params{.key = 1234};
     std::vector<BufferView> in = {a.View(), b.View()};
     Array out1(dtype, {1000}), out2(dtype, {1000});
-    KernelArgs prep{in, {}, params};
-    auto state = entry->prepare(prep);
+    auto state = entry->prepare(testing::ArgsWith(in, {}, params));
     ASSERT_TRUE(state.ok());
     for (Array* out : {&out1, &out2}) {
       std::vector<BufferView> outs = {out->View()};
-      KernelArgs args{in, outs, params, state->state.get()};
+      KernelArgs args = testing::ArgsWith(in, outs, params);
+      args.state = state->state.get();
       ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
     }
     std::set<double> distinct;
@@ -155,7 +156,7 @@ TEST(RngTest, UniformIntsCoverTheRange) {
   Array a(DType::kS32, {}), b(DType::kS32, {}), out(DType::kS32, {2000});
   SetInt(a, 0, -5);
   SetInt(b, 0, 5);
-  RunKernel("rng_uniform.i32", {&a, &b}, {&out}, {{99}});
+  RunKernel("rng_uniform.i32", {&a, &b}, {&out}, RngParams{.key = 99});
   std::set<int64_t> seen;
   for (int64_t i = 0; i < out.size(); ++i) seen.insert(GetInt(out, i));
   EXPECT_EQ(seen.size(), 10u);
@@ -167,7 +168,7 @@ TEST(RngTest, NormalHasTheRequestedMoments) {
   Array mean(DType::kF64, {}), sigma(DType::kF64, {}), out(DType::kF64, {20001});
   SetDouble(mean, 0, 3.0);
   SetDouble(sigma, 0, 2.0);
-  RunKernel("rng_normal.f64", {&mean, &sigma}, {&out}, {{7}});
+  RunKernel("rng_normal.f64", {&mean, &sigma}, {&out}, RngParams{.key = 7});
   double sum = 0, sq = 0;
   for (int64_t i = 0; i < out.size(); ++i) {
     sum += GetDouble(out, i);

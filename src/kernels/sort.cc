@@ -5,7 +5,7 @@
 //   "sort_keys.<T>"    in: x   out: x sorted along `dimension`
 //   "sort_by_key.<T>"  in: key (T), N-1 further operands (any types, key's shape)
 //                      out: the N operands permuted by the stable sort of the key
-//   params: [[dimension, order (sort::Order), descending]]
+//   params: SortParams (sort_params.h)
 //
 // Both are stable: equal keys keep their input order. sort_keys sorts the keys in place
 // (vqsort; a counting sort for 8-bit types) and maps them back; under the canonical float
@@ -26,6 +26,7 @@
 #include "kernels/families.h"
 #include "kernels/registry.h"
 #include "kernels/sort_keys.h"
+#include "kernels/sort_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -64,8 +65,8 @@ using KeyBits = typename UnsignedOf<ByteSizeOf(D)>::type;
 template <DType D>
 KeyMap<KeyBits<D>> MakeKeyMap(const KernelArgs& args) {
   KeyMap<KeyBits<D>> map;
-  map.order = static_cast<Order>(args.params[0][1]);
-  map.descending = args.params[0][2] != 0;
+  map.order = args.Params<SortParams>().order;
+  map.descending = args.Params<SortParams>().descending;
   map.is_signed = D == DType::kS8 || D == DType::kS16 || D == DType::kS32 || D == DType::kS64;
   map.inf = static_cast<KeyBits<D>>(InfBits(D));
   return map;
@@ -123,7 +124,7 @@ Status SortKeysKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   if (in.num_elements == 0) return OkStatus();
   const KeyMap<U> map = MakeKeyMap<D>(args);
-  const Rows rows = RowsOf(in, static_cast<size_t>(args.params[0][0]));
+  const Rows rows = RowsOf(in, static_cast<size_t>(args.Params<SortParams>().dimension));
   const auto [begin, end] = ShareOf(context, rows.count());
   if (begin >= end) return OkStatus();
   const U* src = static_cast<const U*>(in.data);
@@ -225,7 +226,7 @@ Status SortByKeyKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& key = args.inputs[0];
   if (key.num_elements == 0) return OkStatus();
   const KeyMap<U> map = MakeKeyMap<D>(args);
-  const Rows rows = RowsOf(key, static_cast<size_t>(args.params[0][0]));
+  const Rows rows = RowsOf(key, static_cast<size_t>(args.Params<SortParams>().dimension));
   const auto [begin, end] = ShareOf(context, rows.count());
   if (begin >= end) return OkStatus();
   const int64_t n = rows.length, stride = rows.stride();
@@ -248,7 +249,7 @@ template <DType... Ds>
 Status RegisterAll(KernelRegistry& r) {
   Status status = OkStatus();
   auto one = [&](std::string_view name, KernelFn fn, DType d) {
-    if (status.ok()) status = r.RegisterSplittable(KernelKey(name, {d}), fn);
+    if (status.ok()) status = r.RegisterSplittable<SortParams>(KernelKey(name, {d}), fn);
   };
   (one("sort_keys", &SortKeysKernel<Ds>, Ds), ...);
   (one("sort_by_key", &SortByKeyKernel<Ds>, Ds), ...);

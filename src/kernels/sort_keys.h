@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace stablert::kernels::sort {
+#include "kernels/sort_params.h"  // sort::Order
 
-enum class Order : int64_t { kInteger = 0, kTotalOrder = 1, kCanonical = 2 };
+namespace stablert::kernels::sort {
 
 template <typename U>
 struct KeyMap {

@@ -11,6 +11,7 @@
 
 #include "kernels/kernel_test_util.h"
 #include "kernels/sort_keys.h"
+#include "kernels/sort_params.h"
 
 namespace stablert::kernels {
 namespace {
@@ -117,7 +118,8 @@ TEST(SortKernelTest, CanonicalF32RowsMatchStableSort) {
       Array in(DType::kF32, {37, 29}), out(DType::kF32, {37, 29});
       auto* x = reinterpret_cast<uint32_t*>(in.bytes.data());
       for (int64_t i = 0; i < in.size(); ++i) x[i] = specials[rng() % specials.size()];
-      RunKernel(Key("sort_keys", DType::kF32), {&in}, {&out}, {{dim, 2, descending ? 1 : 0}});
+      RunKernel(Key("sort_keys", DType::kF32), {&in}, {&out},
+                SortParams{.dimension = dim, .order = Order::kCanonical, .descending = descending});
       KeyMap<uint32_t> map = Map<uint32_t>(Order::kCanonical, 0x7f800000u, descending);
       const int64_t rows = 37 * 29 / in.dims[dim], n = in.dims[dim];
       const int64_t stride = dim == 0 ? 29 : 1;
@@ -147,7 +149,7 @@ TEST(SortKernelTest, ByKeyIsStableAndGathersEveryOperand) {
       testing::SetInt(index, i, i);
     }
     RunKernel(Key("sort_by_key", dtype), {&key, &index}, {&key_out, &index_out},
-              {{0, dtype == DType::kF64 ? 2 : 0, 0}});
+              SortParams{.dimension = 0, .order = dtype == DType::kF64 ? Order::kCanonical : Order::kInteger});
     for (int64_t i = 1; i < n; ++i) {
       const double a = ValueAt(key_out, i - 1), b = ValueAt(key_out, i);
       ASSERT_LE(a, b);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/data_movement_params.h"
+#include "kernels/program_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -62,13 +63,14 @@ Status LowerApproxTopK(Lowering& l, const ir::Operation& op) {
     reduced.erase(reduced.begin() + static_cast<std::ptrdiff_t>(d));
     const ValueId value_top = l.NewValue({operand.dtype, reduced}), index_top = l.NewValue({DType::kS32, reduced});
     l.Emit(op, "reduce_program", {values[0], values[1], values[2], values[3]}, {value_top, index_top},
-           {{*dimension}, std::move(*accumulate)});
+           kernels::ReduceProgramParams{.dimensions = {*dimension}, .body = std::move(*accumulate)});
     l.Bind(op.results[0], l.NewAlias(value_top, out_values));
     l.Bind(op.results[1], l.NewAlias(index_top, out_indices));
     return OkStatus();
   }
   const ValueId value_sorted = l.NewValue(operand), index_sorted = l.NewValue(iota);
-  l.Emit(op, "sort_program", {values[0], values[1]}, {value_sorted, index_sorted}, {{*dimension, 0}, std::move(compare)});
+  l.Emit(op, "sort_program", {values[0], values[1]}, {value_sorted, index_sorted},
+         kernels::SortProgramParams{.dimension = *dimension, .is_stable = false, .comparator = std::move(compare)});
   if (expected == operand.dims) {
     l.Bind(op.results[0], value_sorted);
     l.Bind(op.results[1], index_sorted);

@@ -8,6 +8,7 @@
 //          dims == fft_length.
 #include <string>
 
+#include "kernels/fft_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -69,7 +70,8 @@ Status LowerFft(Lowering& l, const ir::Operation& op) {
     if (input.dims[i] != result.dims[i]) return l.Invalid(op, "operand and result batch dimensions differ");
   const char* kernel = real_in ? "rfft." : real_out ? "irfft." : "fft.";
   ValueId out = l.NewValue(result);
-  l.Emit(op, kernel + std::string(DTypeName(in_dtype)), {operand}, {out}, {{type->value}, lengths});
+  l.Emit(op, kernel + std::string(DTypeName(in_dtype)), {operand}, {out},
+         kernels::FftParams{.type = static_cast<kernels::FftType>(type->value), .lengths = lengths});
   l.Bind(op.results[0], out);
   return OkStatus();
 }

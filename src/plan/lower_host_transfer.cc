@@ -16,6 +16,7 @@
 // finds its sharding (replicated if unknown); the host cuts the shards from it.
 #include <cstring>
 
+#include "plan/host_transfer_params.h"
 #include "plan/lowering.h"
 #include "plan/sharding.h"
 
@@ -58,7 +59,7 @@ Status EmitHostTransfer(Lowering& l, const ir::Operation& op, const char* kernel
   step.kernel = kernel;
   step.inputs = std::move(inputs);
   step.outputs = std::move(outputs);
-  step.params = {{channel}};
+  step.param_struct = HostTransferParams{.channel_id = channel};
   l.EmitControl(op, std::move(step));
   return OkStatus();
 }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/data_movement_params.h"
+#include "kernels/linalg_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -66,7 +67,7 @@ Status LowerCholesky(Lowering& l, const ir::Operation& op) {
     return l.Unsupported(op, "matrices with dimensions beyond 2^31-1 are not supported");
   bool lower = BoolAttr(op, "lower").value_or(false);
   ValueId out = l.NewValue(result);
-  l.Emit(op, Key("cholesky", in.dtype), {operand}, {out}, {{lower ? 1 : 0}});
+  l.Emit(op, Key("cholesky", in.dtype), {operand}, {out}, kernels::CholeskyParams{.lower = lower});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -102,7 +103,10 @@ Status LowerTriangularSolve(Lowering& l, const ir::Operation& op) {
     return l.Unsupported(op, "matrices with dimensions beyond 2^31-1 are not supported");
   ValueId out = l.NewValue(result);
   l.Emit(op, Key("triangular_solve", at.dtype), {a, b}, {out},
-         {{*left_side ? 1 : 0, *lower ? 1 : 0, *unit ? 1 : 0, transpose->value}});
+         kernels::TriangularSolveParams{.left_side = *left_side,
+                                        .lower = *lower,
+                                        .unit_diagonal = *unit,
+                                        .transpose = static_cast<kernels::TriangularTranspose>(transpose->value)});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -192,7 +196,7 @@ class CustomCallLowering {
     }
     for (const TensorType& t : in_) matrix_rank_ = std::max(matrix_rank_, t.dims.size());
     STABLERT_RETURN_IF_ERROR(CheckLayouts(call.typed_ffi));
-    std::vector<std::vector<int64_t>> params;
+    kernels::KernelParams params;
     STABLERT_RETURN_IF_ERROR(CheckRoutine(call.routine, &params));
     Emit("lapack_" + call.routine, std::move(params));
     return OkStatus();
@@ -297,7 +301,7 @@ class CustomCallLowering {
     return *value;
   }
 
-  Status CheckRoutine(const std::string& routine, std::vector<std::vector<int64_t>>* params) {
+  Status CheckRoutine(const std::string& routine, kernels::KernelParams* params) {
     const TensorType a = in_[0];
     const int64_t k = std::min(m_, n_);
     if (routine == "potrf") {
@@ -305,7 +309,7 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
       STABLERT_RETURN_IF_ERROR(ExpectResults({a, I32(batch_)}));
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
-      *params = {{uplo}};
+      *params = kernels::LapackPotrfParams{.lower = uplo == 'L'};
     } else if (routine == "trsm") {
       if (in_.size() != 2) return Invalid("expected 2 operands");
       const TensorType& b = in_[1];
@@ -320,7 +324,13 @@ class CustomCallLowering {
         return Invalid("operand shapes " + TensorTypeToString(a) + ", " + TensorTypeToString(b) +
                        " do not match");
       STABLERT_RETURN_IF_ERROR(ExpectResults({b}));
-      *params = {{side, uplo, trans, diag}};
+      *params = kernels::LapackTrsmParams{
+          .left_side = side == 'L',
+          .lower = uplo == 'L',
+          .trans = trans == 'N'   ? kernels::LapackTrans::kNo
+                   : trans == 'T' ? kernels::LapackTrans::kTranspose
+                                  : kernels::LapackTrans::kConjugateTranspose,
+          .unit_diagonal = diag == 'U'};
     } else if (routine == "getrf") {
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
       STABLERT_RETURN_IF_ERROR(ExpectResults({a, I32(B({k})), I32(batch_)}));
@@ -344,7 +354,7 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(ExpectResults({a, R(B({n_})), I32(batch_)}));
       STABLERT_ASSIGN_OR_RETURN(int64_t mode, CharAttr("mode", "NV"));
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
-      *params = {{mode, uplo}};
+      *params = kernels::LapackSyevdParams{.compute_vectors = mode == 'V', .lower = uplo == 'L'};
     } else if (routine == "gesdd" || routine == "gesvd") {
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
       STABLERT_ASSIGN_OR_RETURN(int64_t mode, CharAttr("mode", "ASNO"));
@@ -360,7 +370,9 @@ class CustomCallLowering {
       }
       STABLERT_RETURN_IF_ERROR(
           ExpectResults({a, R(B({k})), T(B({m_, u_cols})), T(B({vt_rows, n_})), I32(batch_)}));
-      *params = {{mode}};
+      *params = kernels::LapackSvdParams{.job = mode == 'A'   ? kernels::LapackSvdJob::kAll
+                                                : mode == 'S' ? kernels::LapackSvdJob::kSome
+                                                              : kernels::LapackSvdJob::kNone};
     } else if (routine == "gehrd") {
       STABLERT_RETURN_IF_ERROR(Square());
       if (n_ < 1) return Invalid("expected a non-empty matrix");
@@ -370,7 +382,7 @@ class CustomCallLowering {
       STABLERT_ASSIGN_OR_RETURN(int64_t high, IntConfig("high"));
       if (!(1 <= low && low <= high && high <= n_))
         return Invalid("expected 1 <= low <= high <= n");
-      *params = {{low, high}};
+      *params = kernels::LapackGehrdParams{.low = low, .high = high};
     } else if (routine == "sytrd") {
       STABLERT_RETURN_IF_ERROR(Square());
       if (n_ < 1) return Invalid("expected a non-empty matrix");
@@ -378,7 +390,7 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(
           ExpectResults({a, R(B({n_})), R(B({n_ - 1})), T(B({n_ - 1})), I32(batch_)}));
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
-      *params = {{uplo}};
+      *params = kernels::LapackSytrdParams{.lower = uplo == 'L'};
     } else if (routine == "gtsv") {
       // Operand 0 is dl [..., n]; the right-hand sides b [..., n, nrhs] come last.
       if (in_.size() != 4 || in_[3].dims.size() < 2)
@@ -411,7 +423,7 @@ class CustomCallLowering {
       if (sort != 'N')
         return l_.Unsupported(
             op_, "custom_call '" + target_ + "': sorted Schur forms are not supported");
-      *params = {{mode}};
+      *params = kernels::LapackGeesParams{.compute_schur_vectors = mode == 'V'};
     } else if (routine == "geev") {
       STABLERT_RETURN_IF_ERROR(Square());
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a}));
@@ -424,7 +436,7 @@ class CustomCallLowering {
       }
       STABLERT_ASSIGN_OR_RETURN(int64_t left, CharAttr("compute_left", "NV"));
       STABLERT_ASSIGN_OR_RETURN(int64_t right, CharAttr("compute_right", "NV"));
-      *params = {{left, right}};
+      *params = kernels::LapackGeevParams{.compute_left = left == 'V', .compute_right = right == 'V'};
     } else {
       return l_.Unsupported(op_, "custom_call target '" + target_ + "' is not supported yet");
     }
@@ -443,7 +455,7 @@ class CustomCallLowering {
     return type;
   }
 
-  void Emit(const std::string& kernel, std::vector<std::vector<int64_t>> params) {
+  void Emit(const std::string& kernel, kernels::KernelParams params) {
     std::vector<ValueId> inputs;
     for (size_t i = 0; i < operands_.size(); ++i) {
       if (!IsMatrix(in_[i])) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/data_movement_params.h"
+#include "kernels/linalg_params.h"
 #include "plan/lower.h"
 #include "plan/test_module_builder.h"
 
@@ -46,7 +47,15 @@ TEST(LowerLinalgTest, CholeskyAndTriangularSolveAreOneStepEach) {
   auto plan = LowerToPlan(b.Build({x}));
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(Kernels(*plan), (std::vector<std::string>{"cholesky.f64", "triangular_solve.f64"}));
-  EXPECT_EQ(plan->body.steps[1].params, (std::vector<std::vector<int64_t>>{{1, 1, 0, 3}}));
+  EXPECT_EQ(plan->body.steps[0].param_struct, kernels::KernelParams(kernels::CholeskyParams{.lower = true}));
+  EXPECT_EQ(plan->body.steps[1].param_struct,
+            kernels::KernelParams(kernels::TriangularSolveParams{
+                .left_side = true,
+                .lower = true,
+                .unit_diagonal = false,
+                .transpose = kernels::TriangularTranspose::kAdjoint}));
+  EXPECT_EQ(plan->body.steps[1].param_struct.ToString(),
+            "left_side=true lower=true unit_diagonal=false transpose=3");
 }
 
 TEST(LowerLinalgTest, TriangularSolveShapeMismatchIsInvalid) {
@@ -77,7 +86,10 @@ TEST(LowerLinalgTest, LapackCustomCallTransposesMatricesAroundTheKernel) {
             (std::vector<std::string>{"transpose.f32", "lapack_potrf.f32", "transpose.f32"}));
   EXPECT_EQ(plan->body.steps[0].param_struct,
             kernels::KernelParams(kernels::TransposeParams{.permutation = {0, 2, 1}}));
-  EXPECT_EQ(plan->body.steps[1].params, (std::vector<std::vector<int64_t>>{{'L'}}));
+  const auto* potrf = plan->body.steps[1].param_struct.As<kernels::LapackPotrfParams>();
+  ASSERT_NE(potrf, nullptr);
+  EXPECT_TRUE(potrf->lower);
+  EXPECT_EQ(plan->body.steps[1].param_struct.ToString(), "lower=true");
 }
 
 TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {

@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 
+#include "plan/collective_params.h"
 #include "plan/lowering.h"
 #include "plan/sharding.h"
 
@@ -58,10 +59,32 @@ std::optional<std::vector<int64_t>> IntElements(const ir::Attribute& attr, Dims*
   return out;
 }
 
-std::vector<int64_t> Flatten(const std::vector<Dims>& starts) {
-  std::vector<int64_t> out;
-  for (const Dims& s : starts) out.insert(out.end(), s.begin(), s.end());
+// Per partition, the start of its block.
+std::vector<std::vector<int64_t>> BlockStarts(const std::vector<Dims>& starts) {
+  std::vector<std::vector<int64_t>> out;
+  for (const Dims& s : starts) out.emplace_back(s.begin(), s.end());
   return out;
+}
+
+// The groups of `flat` (partition ids group by group; empty: all partitions), each of
+// `group_size` members or, when `sizes` is not empty, of sizes[k] members.
+PartitionGroups GroupsOf(const std::vector<int64_t>& flat, int64_t group_size, const std::vector<int64_t>& sizes = {}) {
+  PartitionGroups groups;
+  groups.group_size = sizes.empty() ? group_size : 0;
+  size_t at = 0;
+  for (size_t k = 0; at < flat.size(); ++k) {
+    const size_t size = static_cast<size_t>(sizes.empty() ? group_size : k < sizes.size() ? sizes[k] : 1);
+    const size_t end = std::min(flat.size(), at + std::max<size_t>(size, 1));
+    groups.groups.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(at), flat.begin() + static_cast<std::ptrdiff_t>(end));
+    at = end;
+  }
+  // Groups that all have one size after all (uneven lists of equal sizes).
+  if (groups.group_size == 0 && !groups.groups.empty()) {
+    bool even = true;
+    for (const auto& group : groups.groups) even = even && group.size() == groups.groups[0].size();
+    if (even) groups.group_size = static_cast<int64_t>(groups.groups[0].size());
+  }
+  return groups;
 }
 
 // The TensorShardings of an in_shardings/out_shardings attribute (an array of shardings,
@@ -102,26 +125,23 @@ StatusOr<ShardLayout> ManualLayout(Lowering& l, const ir::Operation& op, const i
   return layout;
 }
 
-// "manual_operand" params: the blocks' starts, then whether each partition takes zeros
-// instead (an unreduced operand: position 0 along the unreduced axes holds the value).
-std::vector<std::vector<int64_t>> ManualOperandParams(const ShardLayout& layout) {
-  std::vector<std::vector<int64_t>> params = {Flatten(layout.starts)};
-  if (layout.partial_group_size > 1) {
-    std::vector<int64_t> zero;
-    for (int64_t index : layout.partial_index) zero.push_back(index != 0);
-    params.push_back(std::move(zero));
-  }
+// "manual_operand" params: the blocks' starts, and which partitions take zeros instead (an
+// unreduced operand: position 0 along the unreduced axes holds the value).
+ManualOperandParams OperandBlocks(const ShardLayout& layout) {
+  ManualOperandParams params{.block_starts = BlockStarts(layout.starts), .takes_zeros = {}};
+  if (layout.partial_group_size > 1)
+    for (int64_t index : layout.partial_index) params.takes_zeros.push_back(index != 0);
   return params;
 }
 
 Step CollectiveStep(Lowering& l, const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
-                    std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params) {
+                    std::vector<ValueId> outputs, kernels::KernelParams params) {
   Step step;
   step.kind = StepKind::kCollective;
   step.kernel = std::move(kernel);
   step.inputs = std::move(inputs);
   step.outputs = std::move(outputs);
-  step.params = std::move(params);
+  step.param_struct = std::move(params);
   step.origin = l.Origin(op);
   return step;
 }
@@ -274,8 +294,7 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
       return d;
     };
     std::string kernel;
-    std::vector<std::vector<int64_t>> params = {groups, {group_size}};
-    if (!uneven_sizes.empty()) params[1] = uneven_sizes;  // each group's size
+    kernels::KernelParams params;
     switch (op.code) {
       case OpCode::kAllReduce: {
         if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");
@@ -283,7 +302,7 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
         std::vector<int64_t> program;
         STABLERT_RETURN_IF_ERROR(ReductionOf(l, op, in.dtype, &suffix, &program));
         kernel = "all_reduce" + suffix;
-        if (!program.empty()) params.push_back(std::move(program));
+        params = AllReduceParams{.groups = GroupsOf(groups, group_size, uneven_sizes), .body = std::move(program)};
         break;
       }
       case OpCode::kReduceScatter: {
@@ -296,8 +315,8 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
         std::vector<int64_t> program;
         STABLERT_RETURN_IF_ERROR(ReductionOf(l, op, in.dtype, &suffix, &program));
         kernel = "reduce_scatter" + suffix;
-        params.push_back({d});
-        if (!program.empty()) params.push_back(std::move(program));
+        params = ReduceScatterParams{
+            .groups = GroupsOf(groups, group_size), .dimension = d, .body = std::move(program)};
         break;
       }
       case OpCode::kAllGather: {
@@ -306,7 +325,7 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
         expected[d] *= group_size;
         if (type.dims != expected) return l.Invalid(op, "result shape should be " + DimsToString(expected));
         kernel = "all_gather";
-        params.push_back({d});
+        params = AllGatherParams{.groups = GroupsOf(groups, group_size), .dimension = d};
         break;
       }
       case OpCode::kAllToAll: {
@@ -322,12 +341,14 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
         expected[concat] *= count;
         if (type.dims != expected) return l.Invalid(op, "result shape should be " + DimsToString(expected));
         kernel = "all_to_all";
-        params.push_back({split, concat});
+        params = AllToAllParams{
+            .groups = GroupsOf(groups, group_size), .split_dimension = split, .concat_dimension = concat};
         break;
       }
       case OpCode::kCollectiveBroadcast:
         if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");
         kernel = "collective_broadcast";
+        params = CollectiveBroadcastParams{.groups = GroupsOf(groups, group_size)};
         break;
       case OpCode::kCollectivePermute: {
         if (in.dims != type.dims) return l.Invalid(op, "result shape differs from the operand's");
@@ -354,7 +375,9 @@ Status LowerPerOperand(Lowering& l, const ir::Operation& op, int64_t partitions)
             return l.Invalid(op, "source_target_pairs repeats a source or a target");
         }
         kernel = "collective_permute";
-        params = {std::move(pairs)};
+        CollectivePermuteParams permute;
+        for (size_t k = 0; k < pairs.size(); k += 2) permute.pairs.push_back({pairs[k], pairs[k + 1]});
+        params = std::move(permute);
         break;
       }
       default:
@@ -414,7 +437,7 @@ StatusOr<std::vector<ValueId>> ManualOperands(Lowering& l, const ir::Operation& 
                               ManualLayout(l, op, in_shardings[i], l.TypeOf(outer[i]).dims, local_type.dims,
                                            partitions, manual_axes, "operand " + std::to_string(i)));
     ValueId local = l.NewValue(TensorType{local_type.dtype, local_type.dims});
-    into->steps.push_back(CollectiveStep(l, op, "manual_operand", {outer[i]}, {local}, ManualOperandParams(layout)));
+    into->steps.push_back(CollectiveStep(l, op, "manual_operand", {outer[i]}, {local}, OperandBlocks(layout)));
     arguments.push_back(local);
   }
   return arguments;
@@ -465,9 +488,9 @@ Status LowerNestedManualComputation(Lowering& l, const ir::Operation& op, const 
     // blocks into the whole value.
     ValueId whole = l.NewValue(type);
     l.EmitControl(op, CollectiveStep(l, op, "gather_blocks", {returned[i]}, {whole},
-                                     {InnerAxisGroups(mesh, manual_axes, partitions),
-                                      {GroupSize(mesh, manual_axes)},
-                                      Flatten(layout.starts)}));
+                                     GatherBlocksParams{.groups = GroupsOf(InnerAxisGroups(mesh, manual_axes, partitions),
+                                                                           GroupSize(mesh, manual_axes)),
+                                                        .block_starts = BlockStarts(layout.starts)}));
     l.Bind(op.results[i], whole);
   }
   return OkStatus();
@@ -502,7 +525,7 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
 
   Step step;
   step.kind = StepKind::kManual;
-  step.params = {{partitions}};
+  step.param_struct = ManualParams{.num_partitions = partitions};
   step.regions.resize(1);
   Sequence& body = step.regions[0];
   for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -536,12 +559,14 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
         return l.Unsupported(op, "result " + std::to_string(i) + ": unreduced " +
                                      std::string(DTypeName(local.dtype)) + " values are not supported");
       ValueId summed = l.NewValue(local);
-      body.steps.push_back(CollectiveStep(l, op, "all_reduce.add." + std::string(DTypeName(local.dtype)), {block},
-                                          {summed}, {layout.partial_groups, {layout.partial_group_size}}));
+      body.steps.push_back(CollectiveStep(
+          l, op, "all_reduce.add." + std::string(DTypeName(local.dtype)), {block}, {summed},
+          AllReduceParams{.groups = GroupsOf(layout.partial_groups, layout.partial_group_size), .body = {}}));
       block = summed;
     }
     ValueId global = l.NewValue(type);
-    body.steps.push_back(CollectiveStep(l, op, "manual_result", {block}, {global}, {Flatten(layout.starts)}));
+    body.steps.push_back(CollectiveStep(l, op, "manual_result", {block}, {global},
+                                        ManualResultParams{.block_starts = BlockStarts(layout.starts)}));
     step.outputs.push_back(global);
     l.Bind(op.results[i], global);
   }

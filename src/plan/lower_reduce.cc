@@ -3,7 +3,9 @@
 // operand: a sort on integer keys, plan/sort_comparator.h; any other comparator: a body program).
 #include <string>
 
+#include "kernels/program_params.h"
 #include "kernels/reduce_params.h"
+#include "kernels/sort_params.h"
 #include "plan/lowering.h"
 #include "plan/sort_comparator.h"
 
@@ -102,7 +104,8 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
     STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
     std::vector<ValueId> inputs = operands;
     inputs.insert(inputs.end(), inits.begin(), inits.end());
-    l.Emit(op, "reduce_program", std::move(inputs), outs, {dimensions, std::move(program)});
+    l.Emit(op, "reduce_program", std::move(inputs), outs,
+           kernels::ReduceProgramParams{.dimensions = dimensions, .body = std::move(program)});
   }
   for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
   return OkStatus();
@@ -136,12 +139,14 @@ Status LowerSort(Lowering& l, const ir::Operation& op) {
       l.module().value_types[op.regions[0].blocks[0].arguments[0]].dtype == key.dtype &&
       key.dims[static_cast<size_t>(dimension)] < (int64_t{1} << 32)) {
     l.Emit(op, std::string(n == 1 ? "sort_keys." : "sort_by_key.") + std::string(DTypeName(key.dtype)),
-           std::move(operands), outs, {{dimension, order->order, order->descending ? 1 : 0}});
+           std::move(operands), outs,
+           kernels::SortParams{.dimension = dimension, .order = order->order, .descending = order->descending});
     for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
     return OkStatus();
   }
   STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
-  l.Emit(op, "sort_program", std::move(operands), outs, {{dimension, is_stable ? 1 : 0}, std::move(program)});
+  l.Emit(op, "sort_program", std::move(operands), outs,
+         kernels::SortProgramParams{.dimension = dimension, .is_stable = is_stable, .comparator = std::move(program)});
   for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
   return OkStatus();
 }

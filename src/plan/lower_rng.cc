@@ -9,6 +9,7 @@
 // op's position in the program.
 #include <string>
 
+#include "kernels/rng_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -83,7 +84,7 @@ Status LowerRngDistribution(Lowering& l, const ir::Operation& op) {
   key ^= key >> 31;
   ValueId out = l.NewValue(result);
   l.Emit(op, std::string(normal ? "rng_normal." : "rng_uniform.") + std::string(DTypeName(d)), {a, b}, {out},
-         {{static_cast<int64_t>(key)}});
+         kernels::RngParams{.key = key});
   l.Bind(op.results[0], out);
   return OkStatus();
 }

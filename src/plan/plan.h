@@ -2,8 +2,10 @@
 //
 // A plan is a flat sequence of steps over a table of values. Each step names its kernel
 // by a stable key ("add.f32", see kernels/registry.h for the families and their
-// parameters), lists the values it reads and writes, and carries its integer parameters
-// already decoded from the IR. Every value has a storage decided at compile time: a byte
+// parameters), lists the values it reads and writes, and carries its parameters already
+// decoded from the IR: its family's parameter struct (kernels/params.h; for the steps the
+// executor runs itself, plan/collective_params.h and plan/host_transfer_params.h) or, for
+// families not converted yet, positional integer lists. Every value has a storage decided at compile time: a byte
 // offset in the one arena an execution allocates, a parameter, a constant held by the
 // plan, or a result buffer the caller provides. Several values may share storage (a
 // reshape is the same bytes under other dims).
@@ -80,31 +82,32 @@ enum class StepKind : uint8_t {
   kManual,  // a manual region (sdy.manual_computation): regions[0] runs once per partition,
             // all partitions at once, each with private storage for the values the region
             // computes; inputs: the global operands, outputs: the global results (both
-            // shared by all partitions, live for the whole step); params: [[num_partitions]].
+            // shared by all partitions, live for the whole step); params: ManualParams
+            // (plan/collective_params.h).
             // The region moves data in and out with "manual_operand"/"manual_result"
             // collective steps.
   kCollective,  // like a kernel step, but run by the executor with the partition's rank and
-                // the execution's communicator; `kernel` names the operation:
-                //   "manual_operand"  in: global  out: local  params: [[starts]]: the
-                //                     partition's block (starts: num_partitions x rank, row-major)
-                //   "manual_result"   in: local  out: global  params: [[starts]]: written by the
-                //                     first partition holding each block
-                //   "partition_id"    out: ui32 scalar, the partition (0 outside manual regions)
-                //   "all_reduce.<binary kernel key>" / "all_reduce_program"
+                // the execution's communicator; `kernel` names the operation, and its
+                // parameter struct is in plan/collective_params.h:
+                //   "manual_operand"  in: global  out: local  params: ManualOperandParams: the
+                //                     partition's block
+                //   "manual_result"   in: local  out: global  params: ManualResultParams:
+                //                     written by the first partition holding each block
+                //   "partition_id"    out: ui32 scalar, the partition (0 outside manual
+                //                     regions); params: none
+                //   "all_reduce.<binary kernel key>" / "all_reduce_program"  AllReduceParams
                 //   "reduce_scatter.<binary kernel key>" / "reduce_scatter_program"
-                //   "all_gather", "all_to_all", "collective_broadcast"
-                //                     in: x  out: y  params: [groups (flattened partition ids),
-                //                     [group_size], op params]; op params: all_gather [dim],
-                //                     reduce_scatter [dim, then the body program for _program],
-                //                     all_to_all [split_dim, concat_dim], all_reduce_program
-                //                     [body program]; empty groups: all partitions
-                //   "collective_permute" params: [[source, target pairs flattened]]
+                //                     ReduceScatterParams
+                //   "all_gather" AllGatherParams, "all_to_all" AllToAllParams,
+                //   "collective_broadcast" CollectiveBroadcastParams, "gather_blocks"
+                //                     GatherBlocksParams: in: x  out: y
+                //   "collective_permute" CollectivePermuteParams
   kHostTransfer,  // a host transfer (stablehlo.send/recv with is_host_transfer), run by the
                   // executor through the execution's runtime::HostTransferHandler in program
                   // order, for the device of the partition it runs in; `kernel`:
                   //   "host_send"  in: the array sent  out: none
                   //   "host_recv"  in: none  out: the array received
-                  // params: [[channel_id]]
+                  // params: HostTransferParams (plan/host_transfer_params.h)
 };
 
 struct Step;

@@ -141,15 +141,15 @@ std::optional<SortComparatorOrder> MatchSortComparator(const Lowering& l, const 
     case DTypeKind::kBool:
     case DTypeKind::kUnsigned:
       if (canonical || (type != kNoType && type != kUnsigned)) return std::nullopt;
-      result.order = 0;
+      result.order = kernels::sort::Order::kInteger;
       break;
     case DTypeKind::kSigned:
       if (canonical || (type != kNoType && type != kSigned)) return std::nullopt;
-      result.order = 0;
+      result.order = kernels::sort::Order::kInteger;
       break;
     case DTypeKind::kFloat:
       if (m.InfBits() == 0 || type != kTotalOrder) return std::nullopt;
-      result.order = canonical ? 2 : 1;
+      result.order = canonical ? kernels::sort::Order::kCanonical : kernels::sort::Order::kTotalOrder;
       break;
     default:
       return std::nullopt;

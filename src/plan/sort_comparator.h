@@ -6,12 +6,13 @@
 
 #include <optional>
 
+#include "kernels/sort_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
 
 struct SortComparatorOrder {
-  int64_t order = 0;  // kernels::sort::Order: 0 integer, 1 float total order, 2 JAX's canonical floats
+  kernels::sort::Order order = kernels::sort::Order::kInteger;
   bool descending = false;
 };
 

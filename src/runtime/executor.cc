@@ -12,6 +12,8 @@
 #include "base/thread_pool.h"
 #include "collectives/communicator.h"
 #include "kernels/scalar_program.h"
+#include "plan/collective_params.h"
+#include "plan/host_transfer_params.h"
 #include "runtime/box_copy.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -114,6 +116,61 @@ constexpr int64_t kMaxPartitions = 4096;
 
 bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
+// The parameter struct of the step the executor runs itself (checked by Resolve).
+template <typename P>
+const P& ParamsOf(const plan::Step& step) {
+  return *static_cast<const P*>(step.param_struct.get());
+}
+
+// The struct the executor's step `step` (a manual, host transfer or collective step) must
+// carry, or nullptr when it takes none.
+const kernels::ParamsType* ExpectedParams(const plan::Step& step) {
+  const std::string& name = step.kernel;
+  if (step.kind == plan::StepKind::kManual) return kernels::ParamsTypeOf<plan::ManualParams>();
+  if (step.kind == plan::StepKind::kHostTransfer) return kernels::ParamsTypeOf<plan::HostTransferParams>();
+  if (name == "manual_operand") return kernels::ParamsTypeOf<plan::ManualOperandParams>();
+  if (name == "manual_result") return kernels::ParamsTypeOf<plan::ManualResultParams>();
+  if (name == "collective_permute") return kernels::ParamsTypeOf<plan::CollectivePermuteParams>();
+  if (name == "collective_broadcast") return kernels::ParamsTypeOf<plan::CollectiveBroadcastParams>();
+  if (name == "all_gather") return kernels::ParamsTypeOf<plan::AllGatherParams>();
+  if (name == "all_to_all") return kernels::ParamsTypeOf<plan::AllToAllParams>();
+  if (name == "gather_blocks") return kernels::ParamsTypeOf<plan::GatherBlocksParams>();
+  if (StartsWith(name, "all_reduce")) return kernels::ParamsTypeOf<plan::AllReduceParams>();
+  if (StartsWith(name, "reduce_scatter")) return kernels::ParamsTypeOf<plan::ReduceScatterParams>();
+  return nullptr;  // partition_id, or an unknown collective (ResolveCollective rejects it)
+}
+
+// InvalidArgument unless `step` (a collective, manual or host transfer step) carries the
+// parameter struct its kind and name ask for.
+Status CheckStepParams(const plan::Step& step) {
+  const kernels::ParamsType* expected = ExpectedParams(step);
+  if (step.param_struct.type() == expected) return OkStatus();
+  const std::string kind = step.kind == plan::StepKind::kManual         ? "manual step"
+                           : step.kind == plan::StepKind::kHostTransfer ? "host transfer step '" + step.kernel + "'"
+                                                                        : "collective step '" + step.kernel + "'";
+  return InvalidArgument(step.origin + ": " + kind + " takes " +
+                         std::string(expected ? expected->family : "no") + " parameters, the step carries " +
+                         std::string(step.param_struct.family()) + " parameters");
+}
+
+// Whether every block start has one entry per dimension of a block of rank `rank`.
+bool StartsFit(const std::vector<std::vector<int64_t>>& starts, size_t rank) {
+  for (const std::vector<int64_t>& start : starts)
+    if (start.size() != rank) return false;
+  return true;
+}
+
+// Whether `groups` is well formed: groups of group_size members each (or, for uneven
+// all_reduce groups, any positive sizes), or no groups and a positive group_size.
+bool GroupsFit(const plan::PartitionGroups& groups, bool uneven_allowed) {
+  if (groups.group_size < 0 || (groups.group_size == 0 && (!uneven_allowed || groups.groups.empty()))) return false;
+  for (const std::vector<int64_t>& group : groups.groups) {
+    if (group.empty()) return false;
+    if (groups.group_size != 0 && static_cast<int64_t>(group.size()) != groups.group_size) return false;
+  }
+  return true;
+}
+
 // Checks a collective step's name and parameters; resolves a reduction's binary kernel
 // (into `fn`) or decodes its body program (into `state`).
 Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step,
@@ -121,43 +178,58 @@ Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step
   const std::string& name = step.kernel;
   auto malformed = [&] { return InvalidArgument(step.origin + ": malformed collective step '" + name + "'"); };
   auto one_to_one = [&] { return step.inputs.size() == 1 && step.outputs.size() == 1; };
-  if (name == "partition_id")
+  if (name == "partition_id") {
+    STABLERT_RETURN_IF_ERROR(CheckStepParams(step));  // none
     return step.inputs.empty() && step.outputs.size() == 1 &&
                    plan.values[step.outputs[0]].type == plan::TensorType{DType::kU32, {}}
                ? OkStatus()
                : malformed();
+  }
+  if (ExpectedParams(step) == nullptr) return Unimplemented(step.origin + ": unknown collective '" + name + "'");
+  STABLERT_RETURN_IF_ERROR(CheckStepParams(step));
   if (!one_to_one()) return malformed();
   const plan::TensorType& in = plan.values[step.inputs[0]].type;
   const plan::TensorType& out = plan.values[step.outputs[0]].type;
   if (in.dtype != out.dtype) return malformed();
-  if (name == "manual_operand" || name == "manual_result") {
-    const plan::TensorType& local = name == "manual_operand" ? out : in;
-    // params: the blocks' starts; for an unreduced manual_operand, which partitions take zeros.
-    const size_t expected = name == "manual_operand" ? 2 : 1;
-    if (step.params.empty() || step.params.size() > expected ||
-        (!local.dims.empty() && step.params[0].size() % local.dims.size() != 0))
-      return malformed();
+  if (name == "manual_operand")
+    return StartsFit(ParamsOf<plan::ManualOperandParams>(step).block_starts, out.dims.size()) ? OkStatus()
+                                                                                              : malformed();
+  if (name == "manual_result")
+    return StartsFit(ParamsOf<plan::ManualResultParams>(step).block_starts, in.dims.size()) ? OkStatus() : malformed();
+  if (name == "collective_permute") {
+    for (const std::vector<int64_t>& pair : ParamsOf<plan::CollectivePermuteParams>(step).pairs)
+      if (pair.size() != 2) return malformed();
     return OkStatus();
   }
-  if (name == "collective_permute") return step.params.size() == 1 && step.params[0].size() % 2 == 0 ? OkStatus() : malformed();
-  // params[1]: the group size, or (all_reduce over uneven groups) each group's size.
-  if (step.params.size() < 2 || step.params[1].empty() || step.params[1][0] < 1) return malformed();
-  if (step.params[1].size() != 1 && !StartsWith(name, "all_reduce")) return malformed();
-  if (name == "all_gather" || name == "collective_broadcast" || name == "all_to_all") return OkStatus();
-  if (name == "gather_blocks")  // params[2]: every partition's block start
-    return step.params.size() == 3 && (in.dims.empty() || step.params[2].size() % in.dims.size() == 0) ? OkStatus()
-                                                                                                      : malformed();
+  if (name == "all_gather")
+    return GroupsFit(ParamsOf<plan::AllGatherParams>(step).groups, false) ? OkStatus() : malformed();
+  if (name == "collective_broadcast")
+    return GroupsFit(ParamsOf<plan::CollectiveBroadcastParams>(step).groups, false) ? OkStatus() : malformed();
+  if (name == "all_to_all")
+    return GroupsFit(ParamsOf<plan::AllToAllParams>(step).groups, false) ? OkStatus() : malformed();
+  if (name == "gather_blocks") {
+    const auto& params = ParamsOf<plan::GatherBlocksParams>(step);
+    return GroupsFit(params.groups, false) && StartsFit(params.block_starts, in.dims.size()) ? OkStatus()
+                                                                                              : malformed();
+  }
+  const bool all_reduce = StartsWith(name, "all_reduce");
+  const plan::PartitionGroups& groups = all_reduce ? ParamsOf<plan::AllReduceParams>(step).groups
+                                                   : ParamsOf<plan::ReduceScatterParams>(step).groups;
+  const std::vector<int64_t>& body = all_reduce ? ParamsOf<plan::AllReduceParams>(step).body
+                                                : ParamsOf<plan::ReduceScatterParams>(step).body;
+  if (!GroupsFit(groups, all_reduce)) return malformed();
   for (std::string_view prefix : {"all_reduce", "reduce_scatter"}) {
     if (!StartsWith(name, prefix)) continue;
     std::string_view rest = std::string_view(name).substr(prefix.size());
     if (rest == "_program") {
-      auto program = kernels::ScalarProgram::Decode(step.params.back(), registry);
+      if (body.empty()) return malformed();
+      auto program = kernels::ScalarProgram::Decode(body, registry);
       if (!program.ok()) return program.status().WithPrefix(step.origin);
       if (program->num_inputs() != 2 || program->outputs().size() != 1) return malformed();
       *state = std::make_shared<const kernels::ScalarProgram>(std::move(program).value());
       return OkStatus();
     }
-    if (rest.empty() || rest[0] != '.') return malformed();
+    if (rest.empty() || rest[0] != '.' || !body.empty()) return malformed();
     *fn = registry.Find(rest.substr(1));
     if (*fn == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + std::string(rest.substr(1)) + "'");
     return OkStatus();
@@ -223,14 +295,17 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       case plan::StepKind::kHostTransfer: {
         const bool send = step.kernel == "host_send", recv = step.kernel == "host_recv";
         if (!step.regions.empty() || (!send && !recv) || step.inputs.size() != (send ? 1u : 0u) ||
-            step.outputs.size() != (recv ? 1u : 0u) || step.params.size() != 1 || step.params[0].size() != 1)
+            step.outputs.size() != (recv ? 1u : 0u))
           return InvalidArgument(step.origin + ": malformed host transfer step '" + step.kernel + "'");
+        STABLERT_RETURN_IF_ERROR(CheckStepParams(step));
         break;
       }
       case plan::StepKind::kManual:
-        if (step.regions.size() != 1 || step.params.size() != 1 || step.params[0].size() != 1 ||
-            step.params[0][0] < 1 || step.params[0][0] > kMaxPartitions)
-          return InvalidArgument(step.origin + ": malformed manual step");
+        if (step.regions.size() != 1) return InvalidArgument(step.origin + ": malformed manual step");
+        STABLERT_RETURN_IF_ERROR(CheckStepParams(step));
+        if (const int64_t n = ParamsOf<plan::ManualParams>(step).num_partitions; n < 1 || n > kMaxPartitions)
+          return InvalidArgument(step.origin + ": a manual step over " + std::to_string(n) +
+                                 " partitions (expected 1 to " + std::to_string(kMaxPartitions) + ")");
         break;
       default:
         return InvalidArgument(step.origin + ": unknown step kind");
@@ -436,30 +511,43 @@ int64_t Product(std::span<const int64_t> dims, size_t from, size_t to) {
   return n;
 }
 
-// `sizes`: one group size for all groups, or each group's size (uneven all_reduce groups).
-collectives::ReplicaGroups Groups(const std::vector<int64_t>& flat, const std::vector<int64_t>& sizes) {
-  collectives::ReplicaGroups groups;
-  size_t k = 0;
-  for (size_t i = 0; i < flat.size(); ++k) {
-    const auto size = static_cast<size_t>(sizes.size() == 1 ? sizes[0] : k < sizes.size() ? sizes[k] : 1);
-    groups.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i),
-                        flat.begin() + static_cast<std::ptrdiff_t>(std::min(flat.size(), i + size)));
-    i += std::max<size_t>(size, 1);
+// The communicator's groups for `groups` over `num_ranks` partitions (empty: one group of
+// all); InvalidArgument if they were laid out for another partition count.
+StatusOr<collectives::ReplicaGroups> GroupsFor(const plan::PartitionGroups& groups, int num_ranks,
+                                               const std::string& origin) {
+  collectives::ReplicaGroups out;
+  if (groups.groups.empty()) {
+    if (groups.group_size != num_ranks)
+      return InvalidArgument(origin + ": the group of all partitions has " + std::to_string(num_ranks) +
+                             " members, not " + std::to_string(groups.group_size));
+    return out;
   }
-  return groups;
+  size_t members = 0;
+  for (const std::vector<int64_t>& group : groups.groups) {
+    for (int64_t member : group)
+      if (member < 0 || member >= num_ranks)
+        return InvalidArgument(origin + ": a replica group names partition " + std::to_string(member) + " of " +
+                               std::to_string(num_ranks));
+    out.emplace_back(group.begin(), group.end());
+    members += group.size();
+  }
+  if (members != static_cast<size_t>(num_ranks))
+    return InvalidArgument(origin + ": replica groups cover " + std::to_string(members) + " of " +
+                           std::to_string(num_ranks) + " partitions");
+  return out;
 }
 
-// The block a partition holds: starts[rank * dims.size() ...].
-Dims BlockStart(const std::vector<int64_t>& starts, int rank, size_t dims) {
-  auto first = starts.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank) * dims);
-  return Dims(first, first + static_cast<std::ptrdiff_t>(dims));
+// The block partition `rank` holds.
+Dims BlockStart(const std::vector<std::vector<int64_t>>& starts, int rank) {
+  const std::vector<int64_t>& start = starts[static_cast<size_t>(rank)];
+  return Dims(start.begin(), start.end());
 }
 
 }  // namespace
 
 Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
                              const std::vector<kernels::BufferView>& views, const HostTransfers* host) const {
-  const int partitions = static_cast<int>(step.step->params[0][0]);
+  const int partitions = static_cast<int>(ParamsOf<plan::ManualParams>(*step.step).num_partitions);
   STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
   collectives::Communicator communicator(partitions, timeout);
   // Partitions other than 0 work in private arenas.
@@ -502,7 +590,7 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
 Status LoadedPlan::RunHostTransfer(const ResolvedStep& step, const std::vector<kernels::BufferView>& views,
                                    const Partition* partition, const HostTransfers* host) const {
   const plan::Step& plan_step = *step.step;
-  const int64_t channel = plan_step.params[0][0];
+  const int64_t channel = ParamsOf<plan::HostTransferParams>(plan_step).channel_id;
   const bool send = plan_step.kernel == "host_send";
   if (host == nullptr || host->handler == nullptr)
     return FailedPrecondition(plan_step.origin + ": the execution has no host " + (send ? "send" : "receive") +
@@ -535,17 +623,20 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
   if (name == "manual_operand" || name == "manual_result") {
     const kernels::BufferView& local = name == "manual_operand" ? out : in;
     const kernels::BufferView& global = name == "manual_operand" ? in : out;
-    const std::vector<int64_t>& starts = plan_step.params[0];
+    const std::vector<std::vector<int64_t>>& starts =
+        name == "manual_operand" ? ParamsOf<plan::ManualOperandParams>(plan_step).block_starts
+                                 : ParamsOf<plan::ManualResultParams>(plan_step).block_starts;
     const size_t rank_dims = local.dims.size();
-    if (starts.size() != static_cast<size_t>(num_ranks) * rank_dims)
-      return InvalidArgument(origin + ": the manual region's blocks are laid out for another partition count");
+    if (starts.size() != static_cast<size_t>(num_ranks))
+      return InvalidArgument(origin + ": the manual region's blocks are laid out for " + std::to_string(starts.size()) +
+                             " partitions, not " + std::to_string(num_ranks));
     const Dims local_dims(local.dims.begin(), local.dims.end()), global_dims(global.dims.begin(), global.dims.end());
-    const Dims start = rank_dims ? BlockStart(starts, rank, rank_dims) : Dims{};
+    const Dims start = BlockStart(starts, rank);
     const Dims zero(rank_dims, 0);
     if (name == "manual_operand") {
       // An unreduced operand: partitions off position 0 along the unreduced axes take zeros.
-      if (plan_step.params.size() > 1 && static_cast<size_t>(rank) < plan_step.params[1].size() &&
-          plan_step.params[1][static_cast<size_t>(rank)] != 0) {
+      const std::vector<int64_t>& takes_zeros = ParamsOf<plan::ManualOperandParams>(plan_step).takes_zeros;
+      if (static_cast<size_t>(rank) < takes_zeros.size() && takes_zeros[static_cast<size_t>(rank)] != 0) {
         std::memset(local.data, 0, static_cast<size_t>(local.num_elements) * element_size);
         return OkStatus();
       }
@@ -554,7 +645,7 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
     }
     // Only the first partition holding this block writes it.
     for (int q = 0; q < rank; ++q)
-      if (!rank_dims || BlockStart(starts, q, rank_dims) == start) return OkStatus();
+      if (BlockStart(starts, q) == start) return OkStatus();
     CopyBox(local.data, local_dims, zero, global.data, global_dims, start, local_dims, element_size);
     return OkStatus();
   }
@@ -569,24 +660,28 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
   }
   if (name == "collective_permute") {
     std::vector<std::pair<int, int>> pairs;
-    const std::vector<int64_t>& flat = plan_step.params[0];
-    for (size_t k = 0; k + 1 < flat.size(); k += 2) pairs.emplace_back(static_cast<int>(flat[k]), static_cast<int>(flat[k + 1]));
+    for (const std::vector<int64_t>& pair : ParamsOf<plan::CollectivePermuteParams>(plan_step).pairs)
+      pairs.emplace_back(static_cast<int>(pair[0]), static_cast<int>(pair[1]));
     return communicator->CollectivePermute(rank, pairs, in.data, out.data, in_bytes, origin);
   }
-  const std::vector<int64_t>& flat_groups = plan_step.params[0];
-  const int64_t group_size = plan_step.params[1][0];
-  if (!flat_groups.empty() && static_cast<int64_t>(flat_groups.size()) != num_ranks)
-    return InvalidArgument(origin + ": replica groups cover " + std::to_string(flat_groups.size()) + " of " +
-                           std::to_string(num_ranks) + " partitions");
-  if (flat_groups.empty() && group_size != num_ranks)
-    return InvalidArgument(origin + ": the group of all partitions has " + std::to_string(num_ranks) +
-                           " members, not " + std::to_string(group_size));
-  const collectives::ReplicaGroups groups = Groups(flat_groups, plan_step.params[1]);
+  const plan::PartitionGroups& partition_groups =
+      name == "collective_broadcast" ? ParamsOf<plan::CollectiveBroadcastParams>(plan_step).groups
+      : name == "gather_blocks"      ? ParamsOf<plan::GatherBlocksParams>(plan_step).groups
+      : name == "all_gather"         ? ParamsOf<plan::AllGatherParams>(plan_step).groups
+      : name == "all_to_all"         ? ParamsOf<plan::AllToAllParams>(plan_step).groups
+      : StartsWith(name, "all_reduce") ? ParamsOf<plan::AllReduceParams>(plan_step).groups
+                                       : ParamsOf<plan::ReduceScatterParams>(plan_step).groups;
+  // Every group's size (0 only for all_reduce over groups of different sizes).
+  const int64_t group_size = partition_groups.group_size;
+  STABLERT_ASSIGN_OR_RETURN(const collectives::ReplicaGroups groups, GroupsFor(partition_groups, num_ranks, origin));
   if (name == "collective_broadcast")
     return communicator->CollectiveBroadcast(rank, groups, in.data, out.data, in_bytes, origin);
   if (name == "gather_blocks") {
     // The group's blocks, gathered in group order, each placed at its partition's start.
-    const int64_t group_size = plan_step.params[1][0];
+    const std::vector<std::vector<int64_t>>& starts = ParamsOf<plan::GatherBlocksParams>(plan_step).block_starts;
+    if (starts.size() != static_cast<size_t>(num_ranks))
+      return InvalidArgument(origin + ": the blocks are laid out for " + std::to_string(starts.size()) +
+                             " partitions, not " + std::to_string(num_ranks));
     std::vector<char> gathered(static_cast<size_t>(in_bytes * group_size));
     STABLERT_RETURN_IF_ERROR(communicator->AllGather(rank, groups, in.data, gathered.data(), in_bytes, origin));
     const size_t rank_dims = in.dims.size();
@@ -595,12 +690,12 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
       if (std::find(group.begin(), group.end(), rank) == group.end()) continue;
       for (size_t k = 0; k < group.size(); ++k)
         CopyBox(gathered.data() + k * static_cast<size_t>(in_bytes), local_dims, Dims(rank_dims, 0), out.data,
-                whole_dims, BlockStart(plan_step.params[2], group[k], rank_dims), local_dims, element_size);
+                whole_dims, BlockStart(starts, group[k]), local_dims, element_size);
     }
     return OkStatus();
   }
   if (name == "all_gather") {
-    const auto dim = static_cast<size_t>(plan_step.params[2][0]);
+    const auto dim = static_cast<size_t>(ParamsOf<plan::AllGatherParams>(plan_step).dimension);
     const int64_t outer = Product(in.dims, 0, dim);
     if (outer == 1) return communicator->AllGather(rank, groups, in.data, out.data, in_bytes, origin);
     std::vector<char> gathered(static_cast<size_t>(in_bytes * group_size));
@@ -609,8 +704,8 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
     return OkStatus();
   }
   if (name == "all_to_all") {
-    const auto split = static_cast<size_t>(plan_step.params[2][0]);
-    const auto concat = static_cast<size_t>(plan_step.params[2][1]);
+    const auto split = static_cast<size_t>(ParamsOf<plan::AllToAllParams>(plan_step).split_dimension);
+    const auto concat = static_cast<size_t>(ParamsOf<plan::AllToAllParams>(plan_step).concat_dimension);
     const int64_t chunk_bytes = in_bytes / group_size;
     std::vector<char> packed(static_cast<size_t>(in_bytes)), received(static_cast<size_t>(in_bytes));
     const int64_t split_outer = Product(in.dims, 0, split);
@@ -665,7 +760,7 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
                                    combine, origin);
   // reduce_scatter: bring each member's chunk (a block along the scattered dimension) to
   // the front, then reduce chunk-wise.
-  const auto dim = static_cast<size_t>(plan_step.params[2][0]);
+  const auto dim = static_cast<size_t>(ParamsOf<plan::ReduceScatterParams>(plan_step).dimension);
   const int64_t outer = Product(in.dims, 0, dim);
   const int64_t chunk_count = out.num_elements;
   if (outer == 1)

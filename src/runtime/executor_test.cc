@@ -9,7 +9,11 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/fft_params.h"
+#include "kernels/rng_params.h"
 #include "kernels/scalar_program.h"
+#include "plan/collective_params.h"
+#include "plan/host_transfer_params.h"
 #include "plan/lower.h"
 #include "plan/lowering.h"
 #include "plan/test_module_builder.h"
@@ -208,6 +212,63 @@ TEST(ExecutorTest, WorkspacesAreArenaSlicesOnePerCall) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("needs a workspace of 32 bytes, the step has 16"), std::string_view::npos)
       << loaded.status().ToString();
+}
+
+// Every step's parameter struct is checked against what its kernel or step kind takes when
+// the plan is loaded; the error names the step and both structs.
+TEST(ExecutorTest, WrongParameterStructsFailAtLoad) {
+  auto load = [](plan::Step step, plan::TensorType in, plan::TensorType out, bool writes = true) {
+    plan::ExecutionPlan plan;
+    plan.parameter_types = {in};
+    plan.result_types = {out};
+    plan.values.push_back({in, plan::Storage::kParameter, 0, plan::ByteSize(in)});
+    plan.values.push_back({out, plan::Storage::kResult, 0, plan::ByteSize(out)});
+    step.inputs = {0};
+    if (writes) step.outputs = {1};
+    step.origin = "stablehlo.op (here)";
+    plan.body.steps.push_back(std::move(step));
+    plan.results = {1};
+    return LoadedPlan::Create(plan, kernels::CpuKernels()).status();
+  };
+  const plan::TensorType c64{DType::kC64, {8}}, f32{DType::kF32, {8}};
+  auto expect_error = [](const Status& status, std::initializer_list<std::string_view> parts) {
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+    for (std::string_view part : parts)
+      EXPECT_NE(status.message().find(part), std::string_view::npos) << status.message() << " lacks " << part;
+  };
+
+  plan::Step fft;
+  fft.kernel = "fft.complex<f32>";
+  fft.param_struct = kernels::RngParams{.key = 1};
+  expect_error(load(fft, c64, c64), {"stablehlo.op", "fft.complex<f32>", "takes fft parameters", "carries rng"});
+  fft.param_struct = {};
+  expect_error(load(fft, c64, c64), {"takes fft parameters", "carries none"});
+  fft.param_struct = kernels::FftParams{.type = kernels::FftType::kFft, .lengths = {8}};
+  EXPECT_TRUE(load(fft, c64, c64).ok());
+
+  plan::Step gather;
+  gather.kind = plan::StepKind::kCollective;
+  gather.kernel = "all_gather";
+  gather.param_struct = plan::AllReduceParams{.groups = {.groups = {}, .group_size = 1}, .body = {}};
+  expect_error(load(gather, f32, f32), {"collective step 'all_gather' takes all_gather parameters", "carries all_reduce"});
+  gather.param_struct = plan::AllGatherParams{.groups = {.groups = {}, .group_size = 1}, .dimension = 0};
+  EXPECT_TRUE(load(gather, f32, f32).ok());
+
+  plan::Step send;
+  send.kind = plan::StepKind::kHostTransfer;
+  send.kernel = "host_send";
+  expect_error(load(send, f32, f32, /*writes=*/false),
+               {"host transfer step 'host_send' takes host_transfer parameters", "carries none"});
+  send.param_struct = plan::HostTransferParams{.channel_id = 3};
+  EXPECT_TRUE(load(send, f32, f32, /*writes=*/false).ok());
+
+  plan::Step manual;
+  manual.kind = plan::StepKind::kManual;
+  manual.regions.resize(1);
+  manual.param_struct = plan::HostTransferParams{.channel_id = 3};
+  expect_error(load(manual, f32, f32), {"manual step takes manual parameters", "carries host_transfer"});
+  manual.param_struct = plan::ManualParams{.num_partitions = 0};
+  expect_error(load(manual, f32, f32), {"manual step over 0 partitions"});
 }
 
 TEST(ExecutorTest, ReduceDotSliceConcatIotaCompareSelect) {

@@ -131,6 +131,11 @@ TEST(ManualRegionTest, PsumPlusOwnBlock) {
   std::string printed = plan::PrintPlan(*plan);
   EXPECT_NE(printed.find("manual"), std::string::npos) << printed;
   EXPECT_NE(printed.find("all_reduce.add.f32"), std::string::npos) << printed;
+  // The steps' parameter structs, as the dump prints them.
+  EXPECT_NE(printed.find("{num_partitions=4}"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("{groups={groups=[[0,1,2,3]] group_size=4} body=[]}"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("manual_operand"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("{block_starts=[[0],[2],[4],[6]] takes_zeros=[]}"), std::string::npos) << printed;
   auto out = LowerAndRun(module, Iota(8));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   // psum of blocks [0,1],[2,3],[4,5],[6,7] = [12, 16].
