@@ -49,23 +49,29 @@ Status BroadcastInDimKernel(const KernelContext& context, const KernelArgs& args
 // innermost dim is then unchanged, each output row is a contiguous input row (a row copy).
 // Otherwise the output's innermost dim `a` and the dim `b` that is innermost in the input
 // swap places: the copy runs over square tiles of (b, a), each read along input rows and
-// written along output rows, so both sides stay in cache. Arrays of kMinTransposeToSplit
+// written along output rows, so both sides stay in cache; within a tile, 2-, 4- and 8-byte
+// elements move as in-register blocks of the host's vector width (simd/transpose_simd.h:
+// 16x16 f32 with AVX-512, each block row one whole cache line). Arrays of kMinTransposeToSplit
 // elements or more are split across the calls of a step by ranges of units (outer index,
 // chunk of tiles along a, tile along b) or of rows for a row copy; smaller ones run on the
 // first call alone.
 constexpr int64_t kMinTransposeToSplit = int64_t{1} << 18;
 
-// Elements per tile side: a tile row spans at least one 64-byte cache line.
-// Tiles along a per unit of work.
+// Tiles along a per unit of work. (Measured with benchmarks/transpose_kernel_benchmark: tiles of
+// 16-256 along b and 16-256 along a per unit are within the machine's noise of each other.)
 constexpr int64_t kTransposeChunkTiles = 8;
 
+// Elements per tile side: a tile row spans at least one 64-byte cache line.
 template <int kBytes>
 constexpr int64_t kTransposeTile = kBytes >= 4 ? 16 : 64 / kBytes;
 
-// Outputs of this many bytes or more are written with non-temporal stores (they would not
-// stay in the caches for the next step anyway, and streaming saves reading each output line
-// before it is overwritten).
-constexpr int64_t kMinTransposeBytesToStream = int64_t{32} << 20;
+// Outputs of 16 MiB or more (half the 32 MiB L3 of the reference machine) are written with
+// non-temporal stores: they would mostly not stay in the cache for the next step anyway,
+// streaming saves reading each output line before it is overwritten, and it leaves the cache
+// to the input. It took a 2048x2048 f32 transpose (16 MiB out) from 30 to 65 GB/s and a
+// 4096x4096 one from 20 to 33 GB/s (docs/benchmarks.md). A constant, not the cache size the
+// system reports: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) says 384 MiB in the VM (the host's).
+constexpr int64_t kMinTransposeBytesToStream = int64_t{16} << 20;
 
 // dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols.
 template <typename W>

@@ -309,7 +309,7 @@ TEST_F(TransposeLevelsTest, TileEdgesAtEveryLevel) {
   }
 }
 
-// Large transposes through the kernel at every level, split 1 and 2 ways: outputs of 32 MiB
+// Large transposes through the kernel at every level, split 1 and 2 ways: outputs of 16 MiB
 // and more are written with non-temporal stores (kMinTransposeBytesToStream), smaller ones not.
 TEST_F(TransposeLevelsTest, LargeTransposesAtEveryLevel) {
   struct Case {
@@ -320,7 +320,7 @@ TEST_F(TransposeLevelsTest, LargeTransposesAtEveryLevel) {
   const Case cases[] = {
       {DType::kF32, {2900, 2900}, {1, 0}},      // 33.6 MB: streamed
       {DType::kF64, {2048, 2048}, {1, 0}},      // 32 MiB: streamed
-      {DType::kF32, {1023, 2049}, {1, 0}},      // odd sides: edges on both
+      {DType::kF32, {1023, 2049}, {1, 0}},      // odd sides: edges on both; not streamed
       {DType::kBF16, {2049, 1023}, {1, 0}},
       {DType::kC64, {64, 250, 130}, {2, 1, 0}},
       {DType::kF32, {64, 130, 250}, {0, 2, 1}},  // inner 2-D of a batch
