@@ -17,9 +17,20 @@ size_t Rounded(size_t size) {
   return rounded == 0 ? kAlignment : rounded;
 }
 
-// Released large blocks kept for reuse (see buffer.h): most recently released last.
+// Released large blocks kept for reuse (see buffer.h): most recently released last. Not
+// under AddressSanitizer, whose use-after-free reports need every block really freed.
+#if defined(__SANITIZE_ADDRESS__)
+#define STABLERT_CACHE_BUFFERS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STABLERT_CACHE_BUFFERS 0
+#endif
+#endif
+#ifndef STABLERT_CACHE_BUFFERS
+#define STABLERT_CACHE_BUFFERS 1
+#endif
 constexpr size_t kMinCachedBytes = size_t{1} << 20;
-constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+constexpr size_t kMaxCachedBytes = STABLERT_CACHE_BUFFERS ? size_t{256} << 20 : 0;
 
 struct FreeBlocks {
   std::mutex mutex;
