@@ -10,14 +10,26 @@ cmake --build build
 .venv/bin/pip install -q --no-build-isolation .
 .venv/bin/python -m pytest -q tests/jax
 # The vector kernels at the lower instruction-set levels the CPU has (the run above uses the
-# best): the float elementwise op matrix (f16/bf16 run in the f32 vector kernels), about
-# 2-2.5 min per level, and the products and convolutions, about 1.5 min.
+# best): every op-matrix case that reaches a kernel with a vector path, for the dtypes that
+# path covers (docs/decisions.md, "Tests at every instruction-set level"): float elementwise
+# (f16/bf16 run in the f32 vector kernels), reductions and argmax, scatter's row updates,
+# compare/select/clamp, the vector converts, transposes, vqsort, FFTs, and the matrix
+# products and convolutions (oneDNN's and libxsmm's generated code follow the cap). Files
+# without vector code (control flow, linear algebra, RNG, windows), gathers and dynamic slices,
+# bitcasts, cumulative ops (windows) and the other shape ops are left to the run above.
+# 656 cases, about 2.7 min of CPU per level (so about 3 min on a quiet machine; 8.5 min wall
+# at load 8-9); the float elementwise + dot/conv selection before took 1.6 min of CPU.
+level_files=(tests/jax/ops/test_elementwise.py tests/jax/ops/test_reduce.py tests/jax/ops/test_compare.py
+  tests/jax/ops/test_convert.py::test_convert tests/jax/ops/test_gather_scatter.py::test_scatter
+  tests/jax/ops/test_gather_scatter.py::test_scatter_batched tests/jax/ops/test_gather_scatter.py::test_large_row_forms
+  tests/jax/ops/test_memory_bound.py tests/jax/ops/test_shape.py tests/jax/ops/test_sort.py tests/jax/ops/test_fft.py
+  tests/jax/ops/test_fft_large.py tests/jax/ops/test_dot_conv.py)
+level_cases="not cumulative and not (test_shape and not transpose) and (dot_conv or fft or memory_bound"
+level_cases+=" or transpose or large_row_forms or float32 or float64 or float16 or bfloat16"
+level_cases+=" or (test_compare and (int32 or uint8)) or (test_convert and int32))"
 for level in sse4:sse4_2 avx2:avx2; do
   if grep -qw "${level#*:}" /proc/cpuinfo; then
-    STABLERT_ISA=${level%%:*} .venv/bin/python -m pytest -q tests/jax/ops/test_elementwise.py \
-      -k "float32 or float64 or float16 or bfloat16"
-    # Matrix products and convolutions: oneDNN's and libxsmm's generated code follow the cap.
-    STABLERT_ISA=${level%%:*} .venv/bin/python -m pytest -q tests/jax/ops/test_dot_conv.py
+    STABLERT_ISA=${level%%:*} .venv/bin/python -m pytest -q -p no:cacheprovider "${level_files[@]}" -k "$level_cases"
   fi
 done
 # Multi-device tests run in their own session: device counts are fixed at backend creation.

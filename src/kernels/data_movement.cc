@@ -6,14 +6,11 @@
 #include <algorithm>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "kernels/data_movement_params.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/simd/transpose_simd.h"
 #include "kernels/strided.h"
 
 namespace stablert::kernels {
@@ -54,18 +51,29 @@ Status BroadcastInDimKernel(const KernelContext& context, const KernelArgs& args
 // innermost dim is then unchanged, each output row is a contiguous input row (a row copy).
 // Otherwise the output's innermost dim `a` and the dim `b` that is innermost in the input
 // swap places: the copy runs over square tiles of (b, a), each read along input rows and
-// written along output rows, so both sides stay in cache. Arrays of kMinTransposeToSplit
+// written along output rows, so both sides stay in cache; within a tile, 2-, 4- and 8-byte
+// elements move as in-register blocks of the host's vector width (simd/transpose_simd.h:
+// 16x16 f32 with AVX-512, each block row one whole cache line). Arrays of kMinTransposeToSplit
 // elements or more are split across the calls of a step by ranges of units (outer index,
 // chunk of tiles along a, tile along b) or of rows for a row copy; smaller ones run on the
 // first call alone.
 constexpr int64_t kMinTransposeToSplit = int64_t{1} << 18;
 
-// Elements per tile side: a tile row spans at least one 64-byte cache line.
-// Tiles along a per unit of work.
+// Tiles along a per unit of work. (Measured with benchmarks/transpose_kernel_benchmark: tiles of
+// 16-256 along b and 16-256 along a per unit are within the machine's noise of each other.)
 constexpr int64_t kTransposeChunkTiles = 8;
 
+// Elements per tile side: a tile row spans at least one 64-byte cache line.
 template <int kBytes>
 constexpr int64_t kTransposeTile = kBytes >= 4 ? 16 : 64 / kBytes;
+
+// Outputs of 16 MiB or more (half the 32 MiB L3 of the reference machine) are written with
+// non-temporal stores: they would mostly not stay in the cache for the next step anyway,
+// streaming saves reading each output line before it is overwritten, and it leaves the cache
+// to the input. It took a 2048x2048 f32 transpose (16 MiB out) from 30 to 65 GB/s and a
+// 4096x4096 one from 20 to 33 GB/s (docs/benchmarks.md). A constant, not the cache size the
+// system reports: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) says 384 MiB in the VM (the host's).
+constexpr int64_t kMinTransposeBytesToStream = int64_t{16} << 20;
 
 // dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols.
 template <typename W>
@@ -77,83 +85,13 @@ inline void TransposeBlockScalar(W* dst, int64_t ldd, const W* src, int64_t lds,
   }
 }
 
-// One tile of at most kTransposeTile x kTransposeTile elements, as TransposeBlockScalar.
+// dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols: in-register blocks for 2-, 4-
+// and 8-byte elements (simd/transpose_simd.h), element copies for 1 and 16 bytes.
 template <int kBytes>
 inline void TransposeTile(WordType<kBytes>* dst, int64_t ldd, const WordType<kBytes>* src, int64_t lds,
-                          int64_t rows, int64_t cols) {
-#if defined(__SSE2__)
-  if constexpr (kBytes == 4) {
-    // 4x4 blocks: four 16-byte loads along input rows, four stores along output rows.
-    const int64_t rows4 = rows & ~int64_t{3}, cols4 = cols & ~int64_t{3};
-    for (int64_t i = 0; i < rows4; i += 4) {
-      for (int64_t j = 0; j < cols4; j += 4) {
-        const WordType<4>* s = src + j * lds + i;
-        __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-        __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + lds));
-        __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * lds));
-        __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * lds));
-        __m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpackhi_epi32(r0, r1);
-        __m128i t2 = _mm_unpacklo_epi32(r2, r3), t3 = _mm_unpackhi_epi32(r2, r3);
-        WordType<4>* d = dst + i * ldd + j;
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi64(t0, t2));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + ldd), _mm_unpackhi_epi64(t0, t2));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * ldd), _mm_unpacklo_epi64(t1, t3));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 3 * ldd), _mm_unpackhi_epi64(t1, t3));
-      }
-      if (cols4 < cols) TransposeBlockScalar(dst + i * ldd + cols4, ldd, src + cols4 * lds + i, lds, 4, cols - cols4);
-    }
-    if (rows4 < rows) TransposeBlockScalar(dst + rows4 * ldd, ldd, src + rows4, lds, rows - rows4, cols);
-    return;
-  }
-  if constexpr (kBytes == 2) {
-    // 8x8 blocks: eight 16-byte loads along input rows, interleaved by 16, 32 and 64 bits.
-    const int64_t rows8 = rows & ~int64_t{7}, cols8 = cols & ~int64_t{7};
-    for (int64_t i = 0; i < rows8; i += 8) {
-      for (int64_t j = 0; j < cols8; j += 8) {
-        const WordType<2>* s = src + j * lds + i;
-        __m128i r[8];
-        for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k * lds));
-        __m128i t[8], u[8];
-        for (int k = 0; k < 4; ++k) {
-          t[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
-          t[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
-        }
-        // u[0..3]: rows 0-3 of columns (0,1), (2,3), (4,5), (6,7); u[4..7]: rows 4-7.
-        for (int h = 0; h < 2; ++h) {
-          u[4 * h + 0] = _mm_unpacklo_epi32(t[4 * h + 0], t[4 * h + 2]);
-          u[4 * h + 1] = _mm_unpackhi_epi32(t[4 * h + 0], t[4 * h + 2]);
-          u[4 * h + 2] = _mm_unpacklo_epi32(t[4 * h + 1], t[4 * h + 3]);
-          u[4 * h + 3] = _mm_unpackhi_epi32(t[4 * h + 1], t[4 * h + 3]);
-        }
-        WordType<2>* d = dst + i * ldd + j;
-        for (int k = 0; k < 4; ++k) {
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k) * ldd), _mm_unpacklo_epi64(u[k], u[k + 4]));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k + 1) * ldd), _mm_unpackhi_epi64(u[k], u[k + 4]));
-        }
-      }
-      if (cols8 < cols) TransposeBlockScalar(dst + i * ldd + cols8, ldd, src + cols8 * lds + i, lds, 8, cols - cols8);
-    }
-    if (rows8 < rows) TransposeBlockScalar(dst + rows8 * ldd, ldd, src + rows8, lds, rows - rows8, cols);
-    return;
-  }
-  if constexpr (kBytes == 8) {
-    const int64_t rows2 = rows & ~int64_t{1}, cols2 = cols & ~int64_t{1};
-    for (int64_t i = 0; i < rows2; i += 2) {
-      for (int64_t j = 0; j < cols2; j += 2) {
-        const WordType<8>* s = src + j * lds + i;
-        __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-        __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + lds));
-        WordType<8>* d = dst + i * ldd + j;
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi64(r0, r1));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + ldd), _mm_unpackhi_epi64(r0, r1));
-      }
-      if (cols2 < cols) TransposeBlockScalar(dst + i * ldd + cols2, ldd, src + cols2 * lds + i, lds, 2, cols - cols2);
-    }
-    if (rows2 < rows) TransposeBlockScalar(dst + rows2 * ldd, ldd, src + rows2, lds, rows - rows2, cols);
-    return;
-  }
-#endif
-  TransposeBlockScalar(dst, ldd, src, lds, rows, cols);
+                          int64_t rows, int64_t cols, bool stream) {
+  if constexpr (kBytes == 2 || kBytes == 4 || kBytes == 8) simd::TransposeTile(dst, ldd, src, lds, rows, cols, stream);
+  else TransposeBlockScalar(dst, ldd, src, lds, rows, cols);
 }
 
 // Advances a row-major multi-index over `size` and the two offsets that follow it.
@@ -261,13 +199,12 @@ Status TransposeKernel(const KernelContext& context, const KernelArgs& args) {
   int64_t so = 0, dof = 0;
   int64_t tb = begin % b_tiles, ca = begin / b_tiles % a_chunks;
   SetIndex(begin / b_tiles / a_chunks, index, osize, oss, ods, so, dof);
+  const bool stream = out.num_elements * kBytes >= kMinTransposeBytesToStream;
   for (int64_t unit = begin; unit < end; ++unit) {
     const int64_t ib = tb * kTile, rows = std::min(kTile, size_b - ib);
-    const int64_t a_end = std::min(size_a, (ca + 1) * kChunk);
-    W* d = dst + dof + ib * ldd;
-    const W* s = src + so + ib;
-    for (int64_t ia = ca * kChunk; ia < a_end; ia += kTile)
-      TransposeTile<kBytes>(d + ia, ldd, s + ia * lds, lds, rows, std::min(kTile, a_end - ia));
+    const int64_t a_begin = ca * kChunk, a_end = std::min(size_a, a_begin + kChunk);
+    TransposeTile<kBytes>(dst + dof + ib * ldd + a_begin, ldd, src + so + ib + a_begin * lds, lds, rows,
+                          a_end - a_begin, stream);
     if (++tb == b_tiles) {
       tb = 0;
       if (++ca == a_chunks) {
@@ -276,6 +213,7 @@ Status TransposeKernel(const KernelContext& context, const KernelArgs& args) {
       }
     }
   }
+  if (stream) simd::TransposeStreamFence();
   return OkStatus();
 }
 

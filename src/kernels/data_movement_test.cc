@@ -7,6 +7,8 @@
 
 #include "kernels/data_movement_params.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/simd/dispatch.h"
+#include "kernels/simd/transpose_simd.h"
 
 namespace stablert::kernels {
 namespace {
@@ -244,6 +246,108 @@ TEST(DataMovementTest, CopyAndScalars) {
     for (int64_t i = 0; i < 12; ++i)
       EXPECT_EQ(0, std::memcmp(&scalar_out.bytes[static_cast<size_t>(i * DTypeByteSize(dtype))], in.bytes.data(),
                                DTypeByteSize(dtype)));
+  }
+}
+
+// The instruction-set levels the CPU has, best last; the best is restored after each test.
+std::vector<env::Isa> Levels() {
+  std::vector<env::Isa> levels;
+  for (env::Isa level : {env::Isa::kSse4, env::Isa::kAvx2, env::Isa::kAvx512, env::Isa::kBest})
+    if (simd::CpuHas(level)) levels.push_back(level);
+  return levels;
+}
+
+class TransposeLevelsTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok()); }
+};
+
+// The block transposes at their edges: every extent from 0 to past two blocks of the widest
+// target (16 lanes of 4 bytes, 16 of 2, 8 of 8), with leading strides beyond the extents,
+// streaming and not, into aligned and misaligned destinations. Elements outside the
+// destination rectangle must be left alone.
+template <typename T>
+void CheckTileEdges() {
+  std::mt19937 rng(31);
+  const int64_t side = simd::TransposeBlockSide(sizeof(T));
+  ASSERT_GE(side, 1);
+  const int64_t extents[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40};
+  for (int64_t rows : extents) {
+    for (int64_t cols : extents) {
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool stream = variant & 1;
+        // Strides: exact-ish and padded to a whole number of 64 bytes (so streaming applies).
+        const int64_t pad = (variant & 2) ? (64 / static_cast<int64_t>(sizeof(T))) : 3;
+        const int64_t lds = rows + pad, ldd = cols + pad;
+        const int64_t offset = (variant & 2) ? 0 : 1;  // misaligned destination
+        std::vector<T> src(static_cast<size_t>(std::max<int64_t>(cols, 1) * lds));
+        for (T& v : src) v = static_cast<T>(rng());
+        const size_t dst_size = static_cast<size_t>(std::max<int64_t>(rows, 1) * ldd + offset + 64);
+        T* buffer = static_cast<T*>(std::aligned_alloc(64, (dst_size * sizeof(T) + 63) / 64 * 64));
+        std::fill(buffer, buffer + dst_size, static_cast<T>(0x5a5a5a5a5a5a5a5aULL));
+        T* dst = buffer + offset;
+        simd::TransposeTile(dst, ldd, src.data(), lds, rows, cols, stream);
+        if (stream) simd::TransposeStreamFence();
+        for (int64_t i = 0; i < rows; ++i) {
+          for (int64_t j = 0; j < ldd; ++j) {
+            const T want = j < cols ? src[static_cast<size_t>(j * lds + i)] : static_cast<T>(0x5a5a5a5a5a5a5a5aULL);
+            ASSERT_EQ(dst[i * ldd + j], want) << sizeof(T) << "-byte rows " << rows << " cols " << cols << " variant "
+                                              << variant << " at " << i << "," << j << " target "
+                                              << simd::CurrentTarget();
+          }
+        }
+        std::free(buffer);
+      }
+    }
+  }
+}
+
+TEST_F(TransposeLevelsTest, TileEdgesAtEveryLevel) {
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    CheckTileEdges<uint16_t>();
+    CheckTileEdges<uint32_t>();
+    CheckTileEdges<uint64_t>();
+  }
+}
+
+// Large transposes through the kernel at every level, split 1 and 2 ways: outputs of 16 MiB
+// and more are written with non-temporal stores (kMinTransposeBytesToStream), smaller ones not.
+TEST_F(TransposeLevelsTest, LargeTransposesAtEveryLevel) {
+  struct Case {
+    DType dtype;
+    Dims dims;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {
+      {DType::kF32, {2900, 2900}, {1, 0}},      // 33.6 MB: streamed
+      {DType::kF64, {2048, 2048}, {1, 0}},      // 32 MiB: streamed
+      {DType::kF32, {1023, 2049}, {1, 0}},      // odd sides: edges on both; not streamed
+      {DType::kBF16, {2049, 1023}, {1, 0}},
+      {DType::kC64, {64, 250, 130}, {2, 1, 0}},
+      {DType::kF32, {64, 130, 250}, {0, 2, 1}},  // inner 2-D of a batch
+      {DType::kF32, {33, 65, 129}, {1, 2, 0}},
+  };
+  std::mt19937 rng(41);
+  for (const Case& c : cases) {
+    Dims out_dims;
+    for (int64_t p : c.perm) out_dims.push_back(c.dims[static_cast<size_t>(p)]);
+    Array in = RandomBytes(c.dtype, c.dims, rng), expected(c.dtype, out_dims);
+    const auto bytes = static_cast<size_t>(DTypeByteSize(c.dtype));
+    ForEachIndex(out_dims, [&](const Dims& index) {
+      Dims source(c.dims.size());
+      for (size_t i = 0; i < c.perm.size(); ++i) source[static_cast<size_t>(c.perm[i])] = index[i];
+      std::memcpy(const_cast<uint8_t*>(At(expected, index)), At(in, source), bytes);
+    });
+    for (env::Isa level : Levels()) {
+      ASSERT_TRUE(simd::SetIsa(level).ok());
+      for (int parts = 1; parts <= 2; ++parts) {
+        Array out(c.dtype, out_dims);
+        RunTransposeSplit(c.dtype, in, out, c.perm, parts);
+        ASSERT_TRUE(out.bytes == expected.bytes) << DTypeName(c.dtype) << " dims " << ::testing::PrintToString(c.dims)
+                                                 << " parts " << parts << " target " << simd::CurrentTarget();
+      }
+    }
   }
 }
 

@@ -2,14 +2,89 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace stablert::runtime {
 
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+size_t Rounded(size_t size) {
+  const size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  return rounded == 0 ? kAlignment : rounded;
+}
+
+// Released large blocks kept for reuse (see buffer.h): most recently released last. Not
+// under AddressSanitizer, whose use-after-free reports need every block really freed.
+#if defined(__SANITIZE_ADDRESS__)
+#define STABLERT_CACHE_BUFFERS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STABLERT_CACHE_BUFFERS 0
+#endif
+#endif
+#ifndef STABLERT_CACHE_BUFFERS
+#define STABLERT_CACHE_BUFFERS 1
+#endif
+constexpr size_t kMinCachedBytes = size_t{1} << 20;
+constexpr size_t kMaxCachedBytes = STABLERT_CACHE_BUFFERS ? size_t{256} << 20 : 0;
+
+struct FreeBlocks {
+  std::mutex mutex;
+  std::vector<std::pair<size_t, void*>> blocks;  // (rounded size, data)
+  size_t total = 0;
+};
+
+FreeBlocks& Cache() {
+  static auto* cache = new FreeBlocks;  // never destroyed: buffers may be released at exit
+  return *cache;
+}
+
+void* TakeCached(size_t rounded) {
+  if (rounded < kMinCachedBytes || rounded > kMaxCachedBytes) return nullptr;
+  FreeBlocks& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  for (size_t i = cache.blocks.size(); i-- > 0;) {
+    if (cache.blocks[i].first != rounded) continue;
+    void* data = cache.blocks[i].second;
+    cache.blocks.erase(cache.blocks.begin() + static_cast<std::ptrdiff_t>(i));
+    cache.total -= rounded;
+    return data;
+  }
+  return nullptr;
+}
+
+void Release(void* data, size_t rounded) {
+  if (rounded < kMinCachedBytes || rounded > kMaxCachedBytes) {
+    std::free(data);
+    return;
+  }
+  std::vector<void*> evicted;
+  {
+    FreeBlocks& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    cache.blocks.emplace_back(rounded, data);
+    cache.total += rounded;
+    size_t drop = 0;
+    while (cache.total > kMaxCachedBytes) {
+      cache.total -= cache.blocks[drop].first;
+      evicted.push_back(cache.blocks[drop].second);
+      ++drop;
+    }
+    cache.blocks.erase(cache.blocks.begin(), cache.blocks.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  for (void* p : evicted) std::free(p);
+}
+
+}  // namespace
+
 StatusOr<std::shared_ptr<BufferStorage>> BufferStorage::Allocate(size_t size) {
-  constexpr size_t kAlignment = 64;
-  size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  void* data = std::aligned_alloc(kAlignment, rounded);
+  const size_t rounded = Rounded(size);
+  void* data = TakeCached(rounded);
+  if (!data) data = std::aligned_alloc(kAlignment, rounded);
   if (!data) return ResourceExhausted("failed to allocate " + std::to_string(size) + " bytes for a buffer");
   return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, true, {}));
 }
@@ -19,7 +94,7 @@ std::shared_ptr<BufferStorage> BufferStorage::Borrow(void* data, size_t size, st
 }
 
 BufferStorage::~BufferStorage() {
-  if (owned_) std::free(data_);
+  if (owned_) Release(data_, Rounded(size_));
   if (release_) release_();
 }
 

@@ -28,6 +28,13 @@ namespace stablert::runtime {
 class BufferStorage {
  public:
   // Owned, 64-byte aligned, uninitialized storage of `size` bytes (size may be 0).
+  // Owned blocks of 1 MiB to 256 MiB are not returned to the system when released but kept
+  // in a process-wide cache (at most 256 MiB in all, the oldest freed first when it is full)
+  // and handed out again for the same size rounded to 64 bytes: a fresh large block is
+  // mapped anew by glibc and costs a page fault per 4 KiB on first touch (about 6 GB/s on
+  // the reference VM, slower than DRAM), which dominated every large op's time (see
+  // docs/decisions.md, "Released large buffers are reused"). Thread-safe. Not under
+  // AddressSanitizer, so that its use-after-free checks still see every release.
   static StatusOr<std::shared_ptr<BufferStorage>> Allocate(size_t size);
   // Borrowed storage: `release` (may be empty) runs when the last reference is dropped.
   static std::shared_ptr<BufferStorage> Borrow(void* data, size_t size, std::function<void()> release);

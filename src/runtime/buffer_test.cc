@@ -38,6 +38,36 @@ TEST(Buffer, DeleteKeepsStorageAliveForExternalReferences) {
   EXPECT_FALSE(buffer.DecreaseExternalReferenceCount().ok());
 }
 
+TEST(BufferStorage, LargeReleasedBlocksAreReusedForTheSameSize) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "no reuse under AddressSanitizer";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "no reuse under AddressSanitizer";
+#endif
+#endif
+  constexpr size_t kLarge = size_t{3} << 20;
+  void* first = nullptr;
+  {
+    auto storage = BufferStorage::Allocate(kLarge);
+    ASSERT_TRUE(storage.ok());
+    first = (*storage)->data();
+    static_cast<char*>(first)[kLarge - 1] = 1;  // writable to the end
+  }
+  auto again = BufferStorage::Allocate(kLarge - 10);  // same size rounded to 64 bytes
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->data(), first);
+  EXPECT_EQ((*again)->size(), kLarge - 10);
+  auto other = BufferStorage::Allocate(kLarge);  // the cached block is taken: a new one
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE((*other)->data(), first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*other)->data()) % 64, 0u);
+  // Small blocks are not cached (glibc reuses them cheaply); any size still works.
+  auto small = BufferStorage::Allocate(100);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*small)->data()) % 64, 0u);
+}
+
 TEST(BufferStorage, BorrowedStorageRunsItsReleaseOnce) {
   int released = 0;
   int value = 7;

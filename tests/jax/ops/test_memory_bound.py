@@ -139,6 +139,31 @@ def test_copies_large(dtype):
     check_cases(lambda *args: None, cases, op="data movement", mode="exact")
 
 
+TRANSPOSE_DTYPES = [np.float32, ml_dtypes.bfloat16, np.float64, np.complex64, np.int8, np.complex128]
+
+
+@pytest.mark.parametrize("dtype", TRANSPOSE_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_transposes_large(dtype):
+    """The transpose kernel's vector blocks (2, 4 and 8 bytes), their edges (sides that are
+    no multiple of a block), outputs large enough to be written with streaming stores (16 MiB
+    and more; the 1023 x 2049 of 4 bytes or less is not), and the inner 2-D transposes of 3-D
+    permutations."""
+    dt = np.dtype(dtype)
+    odd = I.random(dt, (1023, 2049), 15)
+    t = I.random(dt, (64, 130, 250), 16)
+    cases = {
+        "odd_2d": Call(lambda x: x.T, odd),
+        "odd_2d_back": Call(lambda x: x.T, odd.T.copy()),
+        **{f"3d_{''.join(map(str, p))}": Call(lambda x, p=p: jnp.transpose(x, p), t)
+           for p in [(0, 2, 1), (2, 0, 1), (2, 1, 0), (1, 2, 0)]},
+    }
+    if dt.itemsize in (2, 4, 8):
+        # 4096 x 4096 of 4 bytes, 2900 x 2900 of 8 and 2048 x 4096 of 2 (64, 67 and 17 MB).
+        side = {2: (2048, 4096), 4: (4096, 4096), 8: (2900, 2900)}[dt.itemsize]
+        cases["large"] = Call(lambda x: x.T, I.random(dt, side, 17))
+    check_cases(lambda *args: None, cases, op="transpose", mode="exact")
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.float32, np.uint8, ml_dtypes.bfloat16],
                          ids=lambda d: np.dtype(d).name)
 def test_iota_large(dtype):
