@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -201,7 +203,7 @@ void GatherOperand(const BufferView& in, const BufferView& out, int64_t start, i
 // The stable sorting permutation of one row of keys.
 template <typename U>
 void SortPermutation(const hwy::Sorter& sorter, const KeyMap<U>& map, const U* row, int64_t stride, int64_t n,
-                     std::vector<uint64_t>& pairs, std::vector<hwy::uint128_t>& wide, uint32_t* perm) {
+                     uint64_t* pairs, hwy::uint128_t* wide, uint32_t* perm) {
   if constexpr (sizeof(U) == 1) {
     // Counting sort: stable by construction.
     std::array<int64_t, 257> start{};
@@ -211,13 +213,36 @@ void SortPermutation(const hwy::Sorter& sorter, const KeyMap<U>& map, const U* r
   } else if constexpr (sizeof(U) <= 4) {
     for (int64_t i = 0; i < n; ++i)
       pairs[static_cast<size_t>(i)] = (uint64_t{map.ToKey(row[i * stride])} << 32) | static_cast<uint64_t>(i);
-    VectorSort(sorter, pairs.data(), static_cast<size_t>(n));
+    VectorSort(sorter, pairs, static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) perm[i] = static_cast<uint32_t>(pairs[static_cast<size_t>(i)]);
   } else {
     for (int64_t i = 0; i < n; ++i) wide[static_cast<size_t>(i)] = {static_cast<uint64_t>(i), map.ToKey(row[i * stride])};
-    if (n > 1) sorter(wide.data(), static_cast<size_t>(n), hwy::SortAscending());
+    if (n > 1) sorter(wide, static_cast<size_t>(n), hwy::SortAscending());
     for (int64_t i = 0; i < n; ++i) perm[i] = static_cast<uint32_t>(wide[static_cast<size_t>(i)].lo);
   }
+}
+
+// The scratch one call of a key-value sort needs for rows of n keys: the (key, index) pairs
+// the vector sort orders (8 bytes each for 2- and 4-byte keys, 16 for 8-byte keys; none for
+// the counting sort of 1-byte keys), then the permutation (4 bytes per key).
+struct SortScratch {
+  int64_t perm_offset = 0;
+  int64_t bytes = 0;
+};
+template <typename U>
+SortScratch SortScratchOf(int64_t n) {
+  const int64_t pair_bytes = sizeof(U) == 1 ? 0 : sizeof(U) == 8 ? 16 : 8;
+  SortScratch s;
+  s.perm_offset = (pair_bytes * n + 63) / 64 * 64;
+  s.bytes = s.perm_offset + 4 * n;
+  return s;
+}
+
+template <DType D>
+int64_t SortByKeyWorkspace(const KernelArgs& args) {
+  const BufferView& key = args.inputs[0];
+  if (key.num_elements == 0) return 0;
+  return SortScratchOf<KeyBits<D>>(RowsOf(key, static_cast<size_t>(args.Params<SortParams>().dimension)).length).bytes;
 }
 
 template <DType D>
@@ -231,14 +256,22 @@ Status SortByKeyKernel(const KernelContext& context, const KernelArgs& args) {
   if (begin >= end) return OkStatus();
   const int64_t n = rows.length, stride = rows.stride();
   hwy::Sorter sorter;
-  std::vector<uint64_t> pairs(sizeof(U) == 2 || sizeof(U) == 4 ? static_cast<size_t>(n) : 0);
-  std::vector<hwy::uint128_t> wide(sizeof(U) == 8 ? static_cast<size_t>(n) : 0);
-  std::vector<uint32_t> perm(static_cast<size_t>(n));
+  // The step's workspace (SortByKeyWorkspace); callers outside a plan may pass none.
+  const SortScratch layout = SortScratchOf<U>(n);
+  std::vector<std::byte> own;
+  std::byte* scratch = args.workspace.data();
+  if (args.workspace.size() < static_cast<size_t>(layout.bytes)) {
+    own.resize(static_cast<size_t>(layout.bytes) + 64);
+    scratch = own.data() + (64 - reinterpret_cast<uintptr_t>(own.data()) % 64) % 64;
+  }
+  auto* keys = scratch;
+  auto* perm = reinterpret_cast<uint32_t*>(scratch + layout.perm_offset);
   for (int64_t r = begin; r < end; ++r) {
     const int64_t start = rows.RowStart(r);
-    SortPermutation(sorter, map, static_cast<const U*>(key.data) + start, stride, n, pairs, wide, perm.data());
+    SortPermutation(sorter, map, static_cast<const U*>(key.data) + start, stride, n, reinterpret_cast<uint64_t*>(keys),
+                    reinterpret_cast<hwy::uint128_t*>(keys), perm);
     for (size_t i = 0; i < args.inputs.size(); ++i) {
-      GatherOperand(args.inputs[i], args.outputs[i], start, stride, perm.data(), n);
+      GatherOperand(args.inputs[i], args.outputs[i], start, stride, perm, n);
       if (args.inputs[i].dtype == DType::kBF16) QuietBF16NaNs(args.outputs[i].data, start, stride, n);
     }
   }
@@ -253,6 +286,7 @@ Status RegisterAll(KernelRegistry& r) {
   };
   (one("sort_keys", &SortKeysKernel<Ds>, Ds), ...);
   (one("sort_by_key", &SortByKeyKernel<Ds>, Ds), ...);
+  if (status.ok()) ((status = status.ok() ? r.DeclareWorkspace(KernelKey("sort_by_key", {Ds}), &SortByKeyWorkspace<Ds>) : status), ...);
   return status;
 }
 
