@@ -32,8 +32,11 @@
 // or column ranges, which no two threads share. f32/f64 add, mul, max and min rows of 4+
 // elements are updated with vector code (simd/scatter_simd.h) with the scalar semantics.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/complex_ops.h"
@@ -43,6 +46,7 @@
 #include "kernels/scalar_ops.h"
 #include "kernels/gather_scatter_index.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/gather_simd.h"
 #include "kernels/simd/scatter_simd.h"
 #include "kernels/strided.h"
 
@@ -238,6 +242,32 @@ inline int64_t RowOrNone(const RowForm& f, const IndexTransform& t, const I* vec
   return row;
 }
 
+// Whether the vector element gather (simd/gather_simd.h) computes what GatherRows' one-element
+// loop does: 4-byte elements, int32 indices that the transform does not narrow below 32
+// bits, and an int32-sized dim.
+template <typename W, typename I>
+bool VectorGatherApplies(const RowForm& f, const IndexTransform& t) {
+  if constexpr (sizeof(W) != 4 || !std::is_same_v<I, int32_t>) {
+    return false;
+  } else {
+    return f.k == 1 && (t.shift == 0 || t.shift == 32) && f.sizes[0] <= INT32_MAX && t.wrap[0] <= INT32_MAX;
+  }
+}
+
+template <typename W, typename I>
+void GatherElementsVector(const RowForm& f, const IndexTransform& t, const W* block, const I* indices, W* out, W fill,
+                          int64_t count) {
+  if constexpr (sizeof(W) == 4 && std::is_same_v<I, int32_t>) {
+    // v is an int32 after the wrap, so bounds outside int32 compare as the int32 extremes.
+    auto narrow = [](int64_t b) { return static_cast<int32_t>(std::clamp<int64_t>(b, INT32_MIN, INT32_MAX)); };
+    const bool fills = t.mode == IndexTransform::kFill;
+    simd::ElementGather g{reinterpret_cast<const uint32_t*>(block), f.sizes[0], static_cast<int32_t>(t.wrap[0]), fills,
+                          fills ? narrow(t.lo[0]) : 0, fills ? narrow(t.hi[0]) : 0, 0};
+    std::memcpy(&g.fill, &fill, sizeof(W));
+    simd::GatherElements32(g, indices, reinterpret_cast<uint32_t*>(out), count);
+  }
+}
+
 // Items [begin, end) of outer * positions: item = o * positions + p. kFill: rows whose
 // index the transform rejects are `fill`.
 template <bool kFill, typename W, typename I>
@@ -257,7 +287,9 @@ void GatherRows(const RowForm& f, const IndexTransform& t, const W* __restrict s
       const int64_t lo = kFill ? t.lo[0] : 0, hi = kFill ? t.hi[0] : 0;
       const int shift = t.shift;
       const I* idx = indices + p;
-      if (inner == 1) {
+      if (inner == 1 && VectorGatherApplies<W, I>(f, t)) {
+        GatherElementsVector(f, t, block, idx, out, fill, count);
+      } else if (inner == 1) {
         for (int64_t i = 0; i < count; ++i) {
           int64_t v = IndexValue(idx[i]);
           v += v < 0 ? wrap : 0;
@@ -267,22 +299,39 @@ void GatherRows(const RowForm& f, const IndexTransform& t, const W* __restrict s
           else out[i] = value;
         }
       } else {
-        const bool short_rows = inner * static_cast<int64_t>(sizeof(W)) <= 256;
-        for (int64_t i = 0; i < count; ++i) {
-          int64_t v = IndexValue(idx[i]);
-          v += v < 0 ? wrap : 0;
-          v = IndexTransform::Narrow(v, shift);
-          W* target = out + i * inner;
-          if (kFill && !(v >= lo && v <= hi)) {
-            std::fill(target, target + inner, fill);
-            continue;
+        // Rows of 8 to 64 bytes are copied with fixed-size moves, other short rows element
+        // by element (no library call per row).
+        const int64_t row_bytes = inner * static_cast<int64_t>(sizeof(W));
+        auto copy_rows = [&](auto copy) {
+          for (int64_t i = 0; i < count; ++i) {
+            int64_t v = IndexValue(idx[i]);
+            v += v < 0 ? wrap : 0;
+            v = IndexTransform::Narrow(v, shift);
+            W* target = out + i * inner;
+            if (kFill && !(v >= lo && v <= hi)) {
+              std::fill(target, target + inner, fill);
+              continue;
+            }
+            copy(target, block + std::clamp<int64_t>(v, 0, last) * inner);
           }
-          const W* row = block + std::clamp<int64_t>(v, 0, last) * inner;
-          if (short_rows) {
-            for (int64_t c = 0; c < inner; ++c) target[c] = row[c];
-          } else {
-            std::memcpy(target, row, static_cast<size_t>(inner) * sizeof(W));
-          }
+        };
+        auto fixed = [&]<size_t kRowBytes>() {
+          copy_rows([](W* target, const W* row) { std::memcpy(target, row, kRowBytes); });
+        };
+        switch (row_bytes) {
+          case 8: fixed.template operator()<8>(); break;
+          case 16: fixed.template operator()<16>(); break;
+          case 32: fixed.template operator()<32>(); break;
+          case 64: fixed.template operator()<64>(); break;
+          default:
+            if (row_bytes <= 256)
+              copy_rows([inner](W* target, const W* row) {
+                for (int64_t c = 0; c < inner; ++c) target[c] = row[c];
+              });
+            else
+              copy_rows([inner](W* target, const W* row) {
+                std::memcpy(target, row, static_cast<size_t>(inner) * sizeof(W));
+              });
         }
       }
     } else {
@@ -352,35 +401,63 @@ constexpr std::optional<simd::BinaryFn> VectorCombiner() {
   return std::nullopt;
 }
 
-template <typename Body, DType D, typename I>
-void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
-                 const I* __restrict indices, const Storage<D>* __restrict updates) {
+// Whether narrowing component j to the transform's bits leaves every value an index of type
+// I can take (after the wrap) unchanged, so the hot loops can skip it.
+template <typename I>
+bool NarrowIsIdentity(const IndexTransform& t, size_t j) {
+  if (t.shift == 0) return true;
+  const int bits = 64 - t.shift;
+  if (!std::is_signed_v<I> || static_cast<int>(8 * sizeof(I)) > bits) return false;
+  return t.wrap[j] < (int64_t{1} << (bits - 1));  // v + wrap < wrap for v < 0
+}
+
+// Applies one update element or row to `r`.
+template <typename Body, typename T>
+inline void CombineRow(T* __restrict r, const T* __restrict u, int64_t width) {
+  if constexpr (std::is_same_v<Body, AssignBody>) {
+    if (width == 1) *r = *u;
+    else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
+  } else if constexpr (kIsHalf<T>) {
+    for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
+  } else {
+    for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
+  }
+}
+
+// Row scatter with one index component: the index arithmetic the transform asks for and
+// nothing else (kWrap: wrap only; kGeneral: the whole transform, for the rare forms that
+// narrow or clamp). Single elements are updated in one fused loop;
+// rows of a chunk of positions are found first (-1: skipped), then updated in order.
+template <typename Body, DType D, typename I, bool kWrap, bool kGeneral>
+void ScatterOneComponent(const RowForm& f, const IndexTransform& t, const ScatterShare& share,
+                         Storage<D>* __restrict result, const I* __restrict indices,
+                         const Storage<D>* __restrict updates) {
   using T = Storage<D>;
-  const int64_t inner = f.inner, width = share.c_end - share.c_begin;
-  // Rows of a chunk of positions are found first (-1: skipped), then updated in order.
+  const int64_t inner = f.inner, width = share.c_end - share.c_begin, positions = f.positions;
+  const uint64_t size = static_cast<uint64_t>(f.sizes[0]);
+  const int64_t wrap = t.wrap[0];
+  auto row_of = [&](I index) -> int64_t {
+    int64_t v = IndexValue(index);
+    if constexpr (kGeneral) v = t.Apply(0, v);
+    else if constexpr (kWrap) v += v < 0 ? wrap : 0;
+    return static_cast<uint64_t>(v) < size ? v : -1;
+  };
+  constexpr auto vector_fn = VectorCombiner<Body, T>();
   constexpr int64_t kChunk = 256;
   int64_t rows[kChunk];
-  const bool one = f.k == 1, clamps = t.mode == IndexTransform::kClamp;
-  const int64_t size0 = f.sizes[0], wrap0 = t.wrap[0];
-  const int shift = t.shift;
-  const int64_t lo0 = clamps ? t.lo[0] : 0, hi0 = clamps ? t.hi[0] : 0;
-  constexpr auto vector_fn = VectorCombiner<Body, T>();
   for (int64_t o = share.o_begin; o < share.o_end; ++o) {
     T* block = result + o * f.rows * inner + share.c_begin;
-    const T* source = updates + o * f.positions * inner + share.c_begin;
-    for (int64_t p0 = 0; p0 < f.positions; p0 += kChunk) {
-      const int64_t n = std::min(kChunk, f.positions - p0);
-      if (one) {
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t v = IndexValue(indices[p0 + i]);
-          v += v < 0 ? wrap0 : 0;
-          v = IndexTransform::Narrow(v, shift);
-          if (clamps) v = std::clamp(v, lo0, hi0);
-          rows[i] = static_cast<uint64_t>(v) < static_cast<uint64_t>(size0) ? v : -1;
-        }
-      } else {
-        for (int64_t i = 0; i < n; ++i) rows[i] = RowOrNone(f, t, indices + (p0 + i) * f.k);
+    const T* source = updates + o * positions * inner + share.c_begin;
+    if (inner == 1) {
+      for (int64_t p = 0; p < positions; ++p) {
+        const int64_t row = row_of(indices[p]);
+        if (row >= 0) CombineRow<Body>(block + row, source + p, 1);
       }
+      continue;
+    }
+    for (int64_t p0 = 0; p0 < positions; p0 += kChunk) {
+      const int64_t n = std::min(kChunk, positions - p0);
+      for (int64_t i = 0; i < n; ++i) rows[i] = row_of(indices[p0 + i]);
       const T* chunk = source + p0 * inner;
       if constexpr (vector_fn.has_value()) {
         if (width >= 4) {
@@ -388,19 +465,45 @@ void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& 
           continue;
         }
       }
-      for (int64_t i = 0; i < n; ++i) {
-        if (rows[i] < 0) continue;
-        T* r = block + rows[i] * inner;
-        const T* u = chunk + i * inner;
-        if constexpr (std::is_same_v<Body, AssignBody>) {
-          if (width == 1) *r = *u;
-          else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
-        } else if constexpr (kIsHalf<T>) {
-          for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
-        } else {
-          for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
+      for (int64_t i = 0; i < n; ++i)
+        if (rows[i] >= 0) CombineRow<Body>(block + rows[i] * inner, chunk + i * inner, width);
+    }
+  }
+}
+
+template <typename Body, DType D, typename I>
+void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
+                 const I* __restrict indices, const Storage<D>* __restrict updates) {
+  using T = Storage<D>;
+  if (f.k == 1) {
+    const bool wraps = t.wrap[0] != 0, narrows = !NarrowIsIdentity<I>(t, 0), clamps = t.mode == IndexTransform::kClamp;
+    auto run = [&]<bool kWrap, bool kGeneral>() {
+      ScatterOneComponent<Body, D, I, kWrap, kGeneral>(f, t, share, result, indices, updates);
+    };
+    if (narrows || clamps) return run.template operator()<true, true>();
+    if (wraps) return run.template operator()<true, false>();
+    return run.template operator()<false, false>();
+  }
+  const int64_t inner = f.inner, width = share.c_end - share.c_begin;
+  // Rows of a chunk of positions are found first (-1: skipped), then updated in order.
+  constexpr int64_t kChunk = 256;
+  int64_t rows[kChunk];
+  constexpr auto vector_fn = VectorCombiner<Body, T>();
+  for (int64_t o = share.o_begin; o < share.o_end; ++o) {
+    T* block = result + o * f.rows * inner + share.c_begin;
+    const T* source = updates + o * f.positions * inner + share.c_begin;
+    for (int64_t p0 = 0; p0 < f.positions; p0 += kChunk) {
+      const int64_t n = std::min(kChunk, f.positions - p0);
+      for (int64_t i = 0; i < n; ++i) rows[i] = RowOrNone(f, t, indices + (p0 + i) * f.k);
+      const T* chunk = source + p0 * inner;
+      if constexpr (vector_fn.has_value()) {
+        if (width >= 4) {
+          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, n, width);
+          continue;
         }
       }
+      for (int64_t i = 0; i < n; ++i)
+        if (rows[i] >= 0) CombineRow<Body>(block + rows[i] * inner, chunk + i * inner, width);
     }
   }
 }
