@@ -35,6 +35,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -369,23 +370,40 @@ Status GatherRowsKernel(const KernelContext& context, const KernelArgs& args, co
 }
 
 // The part of a row scatter one call does: outer blocks [o_begin, o_end), columns
-// [c_begin, c_end) of every row. Empty when this call has no share.
+// [c_begin, c_end) and rows [r_begin, r_end) of every block (rows count the indexed dims as
+// one). Empty when this call has no share. Calls that share neither blocks nor columns split
+// the rows: each reads every index and applies, in order, the updates that land in its rows,
+// so each result element sees its updates in the same order as on one thread.
 struct ScatterShare {
-  int64_t o_begin = 0, o_end = 0, c_begin = 0, c_end = 0;
+  int64_t o_begin = 0, o_end = 0, c_begin = 0, c_end = 0, r_begin = 0, r_end = 0;
+  bool empty() const { return o_begin >= o_end || c_begin >= c_end || r_begin >= r_end; }
+  bool all_rows(const RowForm& f) const { return r_begin == 0 && r_end == f.rows; }
 };
 
-ScatterShare ScatterShareOf(const KernelContext& context, const RowForm& f) {
-  if (context.thread_count == 1) return {0, f.outer, 0, f.inner};
+ScatterShare ScatterShareOf(const KernelContext& context, const RowForm& f, int element_bytes) {
+  if (context.thread_count == 1) return {0, f.outer, 0, f.inner, 0, f.rows};
   if (f.outer >= context.thread_count) {
     const auto [b, e] = ShareOf(context, f.outer);
-    return {b, e, 0, f.inner};
+    return {b, e, 0, f.inner, 0, f.rows};
   }
   constexpr int64_t kMinColumnsPerThread = 64;
   if (f.inner >= kMinColumnsPerThread * context.thread_count) {
     const auto [b, e] = ShareOf(context, f.inner);
-    return {0, f.outer, b, e};
+    return {0, f.outer, b, e, 0, f.rows};
   }
-  if (context.thread_index == 0) return {0, f.outer, 0, f.inner};
+  // Row ranges start on 64-byte boundaries (no cache line written by two threads) where the
+  // row size allows. Rows of a few bytes stay on one thread: reading every index on each
+  // thread would cost more than applying half of the updates saves.
+  const int64_t row_bytes = f.inner * element_bytes;
+  constexpr int64_t kMinRowBytesToSplitRows = 32;
+  if (row_bytes < kMinRowBytesToSplitRows) return context.thread_index == 0 ? ScatterShare{0, f.outer, 0, f.inner, 0, f.rows} : ScatterShare{};
+  const int64_t align = row_bytes >= 64 ? 1 : 64 / std::gcd<int64_t>(64, row_bytes);
+  const int64_t units = (f.rows + align - 1) / align;
+  if (units >= context.thread_count) {
+    const auto [b, e] = ShareOf(context, units);
+    return {0, f.outer, 0, f.inner, b * align, std::min(f.rows, e * align)};
+  }
+  if (context.thread_index == 0) return {0, f.outer, 0, f.inner, 0, f.rows};
   return {};
 }
 
@@ -424,107 +442,107 @@ inline void CombineRow(T* __restrict r, const T* __restrict u, int64_t width) {
   }
 }
 
-// Row scatter with one index component: the index arithmetic the transform asks for and
-// nothing else (kWrap: wrap only; kGeneral: the whole transform, for the rare forms that
-// narrow or clamp). Single elements are updated in one fused loop;
-// rows of a chunk of positions are found first (-1: skipped), then updated in order.
-template <typename Body, DType D, typename I, bool kWrap, bool kGeneral>
-void ScatterOneComponent(const RowForm& f, const IndexTransform& t, const ScatterShare& share,
-                         Storage<D>* __restrict result, const I* __restrict indices,
-                         const Storage<D>* __restrict updates) {
+// Applies this share's updates. row_of(p) is the row (in [0, f.rows)) that index vector p
+// names, or -1 to skip it. Without a row split, single elements are updated in one fused
+// loop; otherwise the updates of a chunk of positions that land in this share's rows are
+// listed first (branch-free), then applied in order.
+template <typename Body, DType D, typename RowOf>
+void ScatterBlocks(const RowForm& f, const ScatterShare& share, Storage<D>* __restrict result,
+                   const Storage<D>* __restrict updates, RowOf row_of) {
   using T = Storage<D>;
   const int64_t inner = f.inner, width = share.c_end - share.c_begin, positions = f.positions;
-  const uint64_t size = static_cast<uint64_t>(f.sizes[0]);
-  const int64_t wrap = t.wrap[0];
-  auto row_of = [&](I index) -> int64_t {
-    int64_t v = IndexValue(index);
-    if constexpr (kGeneral) v = t.Apply(0, v);
-    else if constexpr (kWrap) v += v < 0 ? wrap : 0;
-    return static_cast<uint64_t>(v) < size ? v : -1;
-  };
+  const bool split = !share.all_rows(f);
+  const uint64_t first_row = static_cast<uint64_t>(share.r_begin);
+  const uint64_t row_count = static_cast<uint64_t>(share.r_end - share.r_begin);
   constexpr auto vector_fn = VectorCombiner<Body, T>();
-  constexpr int64_t kChunk = 256;
-  int64_t rows[kChunk];
+  constexpr int64_t kChunk = 512;
+  int64_t rows[kChunk], picked[kChunk];
   for (int64_t o = share.o_begin; o < share.o_end; ++o) {
     T* block = result + o * f.rows * inner + share.c_begin;
     const T* source = updates + o * positions * inner + share.c_begin;
-    if (inner == 1) {
-      for (int64_t p = 0; p < positions; ++p) {
-        const int64_t row = row_of(indices[p]);
+    if (inner == 1 && !split) {
+      // Four indices are read ahead of their updates (which still run in order).
+      int64_t p = 0;
+      for (; p + 4 <= positions; p += 4) {
+        const int64_t r0 = row_of(p), r1 = row_of(p + 1), r2 = row_of(p + 2), r3 = row_of(p + 3);
+        if (r0 >= 0) CombineRow<Body>(block + r0, source + p, 1);
+        if (r1 >= 0) CombineRow<Body>(block + r1, source + p + 1, 1);
+        if (r2 >= 0) CombineRow<Body>(block + r2, source + p + 2, 1);
+        if (r3 >= 0) CombineRow<Body>(block + r3, source + p + 3, 1);
+      }
+      for (; p < positions; ++p) {
+        const int64_t row = row_of(p);
         if (row >= 0) CombineRow<Body>(block + row, source + p, 1);
       }
       continue;
     }
     for (int64_t p0 = 0; p0 < positions; p0 += kChunk) {
       const int64_t n = std::min(kChunk, positions - p0);
-      for (int64_t i = 0; i < n; ++i) rows[i] = row_of(indices[p0 + i]);
+      int64_t count = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = row_of(p0 + i);
+        rows[count] = row;
+        picked[count] = i;
+        count += static_cast<uint64_t>(row) - first_row < row_count;  // -1 wraps to a huge value
+      }
       const T* chunk = source + p0 * inner;
       if constexpr (vector_fn.has_value()) {
         if (width >= 4) {
-          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, n, width);
+          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, picked, count, width);
           continue;
         }
       }
-      for (int64_t i = 0; i < n; ++i)
-        if (rows[i] >= 0) CombineRow<Body>(block + rows[i] * inner, chunk + i * inner, width);
+      for (int64_t j = 0; j < count; ++j) CombineRow<Body>(block + rows[j] * inner, chunk + picked[j] * inner, width);
     }
   }
 }
 
+// Picks the index arithmetic for ScatterBlocks: for one-component indices only what the
+// transform asks for (no wrap, wrap only, or the whole transform for the rare forms that
+// narrow or clamp).
 template <typename Body, DType D, typename I>
 void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
                  const I* __restrict indices, const Storage<D>* __restrict updates) {
-  using T = Storage<D>;
-  if (f.k == 1) {
-    const bool wraps = t.wrap[0] != 0, narrows = !NarrowIsIdentity<I>(t, 0), clamps = t.mode == IndexTransform::kClamp;
-    auto run = [&]<bool kWrap, bool kGeneral>() {
-      ScatterOneComponent<Body, D, I, kWrap, kGeneral>(f, t, share, result, indices, updates);
-    };
-    if (narrows || clamps) return run.template operator()<true, true>();
-    if (wraps) return run.template operator()<true, false>();
-    return run.template operator()<false, false>();
+  if (f.k != 1) {
+    return ScatterBlocks<Body, D>(f, share, result, updates,
+                                  [&](int64_t p) { return RowOrNone(f, t, indices + p * f.k); });
   }
-  const int64_t inner = f.inner, width = share.c_end - share.c_begin;
-  // Rows of a chunk of positions are found first (-1: skipped), then updated in order.
-  constexpr int64_t kChunk = 256;
-  int64_t rows[kChunk];
-  constexpr auto vector_fn = VectorCombiner<Body, T>();
-  for (int64_t o = share.o_begin; o < share.o_end; ++o) {
-    T* block = result + o * f.rows * inner + share.c_begin;
-    const T* source = updates + o * f.positions * inner + share.c_begin;
-    for (int64_t p0 = 0; p0 < f.positions; p0 += kChunk) {
-      const int64_t n = std::min(kChunk, f.positions - p0);
-      for (int64_t i = 0; i < n; ++i) rows[i] = RowOrNone(f, t, indices + (p0 + i) * f.k);
-      const T* chunk = source + p0 * inner;
-      if constexpr (vector_fn.has_value()) {
-        if (width >= 4) {
-          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, n, width);
-          continue;
-        }
-      }
-      for (int64_t i = 0; i < n; ++i)
-        if (rows[i] >= 0) CombineRow<Body>(block + rows[i] * inner, chunk + i * inner, width);
-    }
+  const uint64_t size = static_cast<uint64_t>(f.sizes[0]);
+  const int64_t wrap = t.wrap[0];
+  auto bounded = [size](int64_t v) -> int64_t { return static_cast<uint64_t>(v) < size ? v : -1; };
+  if (!NarrowIsIdentity<I>(t, 0) || t.mode == IndexTransform::kClamp) {
+    return ScatterBlocks<Body, D>(f, share, result, updates,
+                                  [&](int64_t p) { return bounded(t.Apply(0, IndexValue(indices[p]))); });
   }
+  if (wrap != 0) {
+    return ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) {
+      int64_t v = IndexValue(indices[p]);
+      return bounded(v + (v < 0 ? wrap : 0));
+    });
+  }
+  return ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) { return bounded(IndexValue(indices[p])); });
 }
 
 template <typename Body, DType D>
 Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, const RowState& state) {
   using T = Storage<D>;
   const RowForm& f = state.form;
-  const ScatterShare share = ScatterShareOf(context, f);
-  if (share.o_begin >= share.o_end || share.c_begin >= share.c_end) return OkStatus();
+  const ScatterShare share = ScatterShareOf(context, f, static_cast<int>(sizeof(T)));
+  if (share.empty()) return OkStatus();
   const BufferView& operand = args.inputs[0];
   T* result = args.outputs[0].as<T>();
   if (result != operand.data) {
     // This call's share of the result starts as the operand's.
     const T* source = operand.as<const T>();
     const int64_t width = share.c_end - share.c_begin;
-    if (width == f.inner) {
-      const int64_t first = share.o_begin * f.rows * f.inner, count = (share.o_end - share.o_begin) * f.rows * f.inner;
-      std::memcpy(result + first, source + first, static_cast<size_t>(count) * sizeof(T));
-    } else {
-      for (int64_t r = share.o_begin * f.rows; r < share.o_end * f.rows; ++r)
+    for (int64_t o = share.o_begin; o < share.o_end; ++o) {
+      if (width == f.inner) {
+        const int64_t first = (o * f.rows + share.r_begin) * f.inner;
+        std::memcpy(result + first, source + first,
+                    static_cast<size_t>((share.r_end - share.r_begin) * f.inner) * sizeof(T));
+        continue;
+      }
+      for (int64_t r = o * f.rows + share.r_begin; r < o * f.rows + share.r_end; ++r)
         std::memcpy(result + r * f.inner + share.c_begin, source + r * f.inner + share.c_begin,
                     static_cast<size_t>(width) * sizeof(T));
     }
