@@ -230,17 +230,24 @@ inline int64_t GatherRow(const RowForm& f, const IndexTransform& t, const I* vec
   return row;
 }
 
-// The row an index vector names after the transform, or -1 when a component is out of
-// bounds (scatter).
-template <typename I>
-inline int64_t RowOrNone(const RowForm& f, const IndexTransform& t, const I* vector) {
-  int64_t row = 0;
-  for (int j = 0; j < f.k; ++j) {
-    const int64_t v = t.Apply(static_cast<size_t>(j), IndexValue(vector[j]));
-    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(f.sizes[j])) return -1;
-    row += v * f.strides[j];
+// The value of the index element at `p` (any integer dtype; u64 beyond INT64_MAX reads as
+// INT64_MAX, out of bounds everywhere).
+inline int64_t LoadIndex(const uint8_t* p, DType dtype) {
+  auto load = [p](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return IndexValue(value);
+  };
+  switch (dtype) {
+    case DType::kS8: return load(int8_t{});
+    case DType::kS16: return load(int16_t{});
+    case DType::kS32: return load(int32_t{});
+    case DType::kS64: return load(int64_t{});
+    case DType::kU8: return load(uint8_t{});
+    case DType::kU16: return load(uint16_t{});
+    case DType::kU32: return load(uint32_t{});
+    case DType::kU64: return load(uint64_t{});
+    default: return 0;
   }
-  return row;
 }
 
 // Whether the vector element gather (simd/gather_simd.h) computes what GatherRows' one-element
@@ -497,30 +504,39 @@ void ScatterBlocks(const RowForm& f, const ScatterShare& share, Storage<D>* __re
   }
 }
 
-// Picks the index arithmetic for ScatterBlocks: for one-component indices only what the
-// transform asks for (no wrap, wrap only, or the whole transform for the rare forms that
-// narrow or clamp).
-template <typename Body, DType D, typename I>
+// Picks the index arithmetic for ScatterBlocks. One-component int32/int64 indices that the
+// transform at most wraps (what JAX emits) get loops with only that arithmetic; every other
+// form reads its indices through a dtype switch (one instantiation per body and type).
+template <typename Body, DType D>
 void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
-                 const I* __restrict indices, const Storage<D>* __restrict updates) {
-  if (f.k != 1) {
-    return ScatterBlocks<Body, D>(f, share, result, updates,
-                                  [&](int64_t p) { return RowOrNone(f, t, indices + p * f.k); });
-  }
+                 const BufferView& indices, const Storage<D>* __restrict updates) {
+  const bool simple = f.k == 1 && t.mode != IndexTransform::kClamp;
   const uint64_t size = static_cast<uint64_t>(f.sizes[0]);
   const int64_t wrap = t.wrap[0];
   auto bounded = [size](int64_t v) -> int64_t { return static_cast<uint64_t>(v) < size ? v : -1; };
-  if (!NarrowIsIdentity<I>(t, 0) || t.mode == IndexTransform::kClamp) {
-    return ScatterBlocks<Body, D>(f, share, result, updates,
-                                  [&](int64_t p) { return bounded(t.Apply(0, IndexValue(indices[p]))); });
-  }
-  if (wrap != 0) {
-    return ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) {
-      int64_t v = IndexValue(indices[p]);
-      return bounded(v + (v < 0 ? wrap : 0));
-    });
-  }
-  return ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) { return bounded(IndexValue(indices[p])); });
+  auto fast = [&]<typename I>(const I* __restrict index) {
+    if (wrap != 0) {
+      ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) {
+        const int64_t v = index[p];
+        return bounded(v + (v < 0 ? wrap : 0));
+      });
+    } else {
+      ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) { return bounded(index[p]); });
+    }
+  };
+  if (simple && indices.dtype == DType::kS32 && NarrowIsIdentity<int32_t>(t, 0)) return fast(indices.as<const int32_t>());
+  if (simple && indices.dtype == DType::kS64 && NarrowIsIdentity<int64_t>(t, 0)) return fast(indices.as<const int64_t>());
+  const int index_bytes = DTypeByteSize(indices.dtype);
+  const auto* base = static_cast<const uint8_t*>(indices.data);
+  ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) {
+    int64_t row = 0;
+    for (int j = 0; j < f.k; ++j) {
+      const int64_t v = t.Apply(static_cast<size_t>(j), LoadIndex(base + (p * f.k + j) * index_bytes, indices.dtype));
+      if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(f.sizes[j])) return int64_t{-1};
+      row += v * f.strides[j];
+    }
+    return row;
+  });
 }
 
 template <typename Body, DType D>
@@ -548,9 +564,7 @@ Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, c
     }
   }
   if (f.positions == 0) return OkStatus();
-  WithIndexType(args.inputs[1].dtype, [&]<typename I>(I) {
-    ScatterRows<Body, D, I>(f, state.transform, share, result, args.inputs[1].as<const I>(), args.inputs[2].as<const T>());
-  });
+  ScatterRows<Body, D>(f, state.transform, share, result, args.inputs[1], args.inputs[2].as<const T>());
   return OkStatus();
 }
 
