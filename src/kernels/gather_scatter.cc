@@ -524,7 +524,20 @@ void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& 
       ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) { return bounded(index[p]); });
     }
   };
-  if (simple && indices.dtype == DType::kS32 && NarrowIsIdentity<int32_t>(t, 0)) return fast(indices.as<const int32_t>());
+  const bool int32_simple = simple && indices.dtype == DType::kS32 && NarrowIsIdentity<int32_t>(t, 0);
+  constexpr auto vector_fn = VectorCombiner<Body, Storage<D>>();
+  if constexpr (vector_fn.has_value()) {
+    // Vector rows named directly by int32 indices: one pass, no list of rows.
+    const int64_t width = share.c_end - share.c_begin;
+    if (int32_simple && share.all_rows(f) && width >= 4) {
+      const simd::IndexedRows rows{indices.as<const int32_t>(), wrap, f.sizes[0]};
+      for (int64_t o = share.o_begin; o < share.o_end; ++o)
+        simd::ScatterCombineIndexed(*vector_fn, result + o * f.rows * f.inner + share.c_begin, f.inner, rows,
+                                    updates + o * f.positions * f.inner + share.c_begin, f.inner, f.positions, width);
+      return;
+    }
+  }
+  if (int32_simple) return fast(indices.as<const int32_t>());
   if (simple && indices.dtype == DType::kS64 && NarrowIsIdentity<int64_t>(t, 0)) return fast(indices.as<const int64_t>());
   const int index_bytes = DTypeByteSize(indices.dtype);
   const auto* base = static_cast<const uint8_t*>(indices.data);
