@@ -1,5 +1,5 @@
 // Vector element gathers of gather's row forms (kernels/gather_scatter.cc) for 4-byte
-// elements and int32 indices: x[i] and jnp.take of single elements, one hardware gather per
+// elements (single or in rows of 32 and 64 bytes) and int32 indices: x[i] and jnp.take of single elements, one hardware gather per
 // vector of indices (AVX2/AVX-512 gather instructions; plain loads on targets without them).
 // Thread-safety: reentrant; reads `src` and `indices`, writes only `out`.
 #pragma once
@@ -20,5 +20,9 @@ struct ElementGather {
   uint32_t fill;
 };
 void GatherElements32(const ElementGather& g, const int32_t* indices, uint32_t* out, int64_t count);
+// The same for rows of `words` (8 or 16) 4-byte words: `src` holds `size` rows, out[i] is
+// row i of the result (all `words` of it the fill value when filled).
+void GatherRowsOfWords32(const ElementGather& g, int64_t words, const int32_t* indices, uint32_t* out,
+                         int64_t count);
 
 }  // namespace stablert::kernels::simd

@@ -385,6 +385,12 @@ def _fast_path_cases():
         table = g.standard_normal((50_000, width)).astype(f32)
         cases[f"take_rows_{width}"] = Call(lambda t, i: jnp.take(t, i, axis=0), table,
                                            g.integers(-60_000, 60_000, 1 << 18).astype(np.int32))
+    for width in (4, 8):  # f64 rows of 32 and 64 bytes: NaN fill (word by word impossible), zero fill
+        table = g.standard_normal((30_000, width))
+        rows = g.integers(-40_000, 40_000, 100_000).astype(np.int32)
+        cases[f"take_rows_f64_{width}"] = Call(lambda t, i: jnp.take(t, i, axis=0), table, rows)
+        cases[f"take_rows_f64_{width}_zero_fill"] = Call(
+            lambda t, i: jnp.take(t, i, axis=0, mode="fill", fill_value=0.0), table, rows)
     cases.update({
         "segment_sum_scalars": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1024),
                                     g.standard_normal(1 << 18).astype(f32), seg),
