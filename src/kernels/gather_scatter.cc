@@ -26,11 +26,14 @@
 // (gather) or updates (scatter) out as [outer][positions][inner]. Then each index vector
 // names one row of `inner` contiguous elements in each of `outer` blocks: x[idx],
 // jnp.take(x, idx, axis=a), table[ids], x.at[idx].set/add/mul/min/max, segment_sum/max.
-// A gather copies one clamped row per index (split across threads by index ranges); a
-// scatter applies one row update per in-bounds index, in index order, so that duplicates
-// combine exactly as in the generic walk; it is split across threads only by output blocks
-// or column ranges, which no two threads share. f32/f64 add, mul, max and min rows of 4+
-// elements are updated with vector code (simd/scatter_simd.h) with the scalar semantics.
+// A gather copies one clamped row per index (split across threads by index ranges); single
+// 4-byte elements and rows of 32 or 64 bytes named by int32 indices use vector gathers and
+// moves (simd/gather_simd.h). A scatter applies one row update per in-bounds index, in index
+// order, so that duplicates combine exactly as in the generic walk and as XLA's sequential
+// scatter; it is split across threads by output blocks, column ranges or (rows of 256+
+// bytes) destination row ranges, which no two threads share, and otherwise runs on one
+// thread: single elements in one fused loop, f32/f64 add, mul, max and min rows of 4+
+// elements with vector code (simd/scatter_simd.h) with the scalar semantics.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
