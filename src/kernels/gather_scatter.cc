@@ -26,14 +26,21 @@
 // (gather) or updates (scatter) out as [outer][positions][inner]. Then each index vector
 // names one row of `inner` contiguous elements in each of `outer` blocks: x[idx],
 // jnp.take(x, idx, axis=a), table[ids], x.at[idx].set/add/mul/min/max, segment_sum/max.
-// A gather copies one clamped row per index (split across threads by index ranges); a
-// scatter applies one row update per in-bounds index, in index order, so that duplicates
-// combine exactly as in the generic walk; it is split across threads only by output blocks
-// or column ranges, which no two threads share. f32/f64 add, mul, max and min rows of 4+
-// elements are updated with vector code (simd/scatter_simd.h) with the scalar semantics.
+// A gather copies one clamped row per index (split across threads by index ranges); single
+// 4-byte elements and rows of 32 or 64 bytes named by int32 indices use vector gathers and
+// moves (simd/gather_simd.h). A scatter applies one row update per in-bounds index, in index
+// order, so that duplicates combine exactly as in the generic walk and as XLA's sequential
+// scatter; it is split across threads by output blocks, column ranges or (rows of 256+
+// bytes) destination row ranges, which no two threads share, and otherwise runs on one
+// thread: single elements in one fused loop, f32/f64 add, mul, max and min rows of 4+
+// elements with vector code (simd/scatter_simd.h) with the scalar semantics.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/complex_ops.h"
@@ -43,6 +50,7 @@
 #include "kernels/scalar_ops.h"
 #include "kernels/gather_scatter_index.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/gather_simd.h"
 #include "kernels/simd/scatter_simd.h"
 #include "kernels/strided.h"
 
@@ -225,17 +233,65 @@ inline int64_t GatherRow(const RowForm& f, const IndexTransform& t, const I* vec
   return row;
 }
 
-// The row an index vector names after the transform, or -1 when a component is out of
-// bounds (scatter).
-template <typename I>
-inline int64_t RowOrNone(const RowForm& f, const IndexTransform& t, const I* vector) {
-  int64_t row = 0;
-  for (int j = 0; j < f.k; ++j) {
-    const int64_t v = t.Apply(static_cast<size_t>(j), IndexValue(vector[j]));
-    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(f.sizes[j])) return -1;
-    row += v * f.strides[j];
+// The value of the index element at `p` (any integer dtype; u64 beyond INT64_MAX reads as
+// INT64_MAX, out of bounds everywhere).
+inline int64_t LoadIndex(const uint8_t* p, DType dtype) {
+  auto load = [p](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return IndexValue(value);
+  };
+  switch (dtype) {
+    case DType::kS8: return load(int8_t{});
+    case DType::kS16: return load(int16_t{});
+    case DType::kS32: return load(int32_t{});
+    case DType::kS64: return load(int64_t{});
+    case DType::kU8: return load(uint8_t{});
+    case DType::kU16: return load(uint16_t{});
+    case DType::kU32: return load(uint32_t{});
+    case DType::kU64: return load(uint64_t{});
+    default: return 0;
   }
-  return row;
+}
+
+// Whether the vector gathers (simd/gather_simd.h) compute what GatherRows' one-component
+// loops do: 4-byte elements (or 4-byte words of rows of 8-byte elements), int32 indices that
+// the transform does not narrow below 32 bits, and an int32-sized dim.
+template <typename W, typename I>
+bool VectorGatherApplies(const RowForm& f, const IndexTransform& t) {
+  if constexpr ((sizeof(W) != 4 && sizeof(W) != 8) || !std::is_same_v<I, int32_t>) {
+    return false;
+  } else {
+    return f.k == 1 && (t.shift == 0 || t.shift == 32) && f.sizes[0] <= INT32_MAX && t.wrap[0] <= INT32_MAX;
+  }
+}
+
+// Gathers single 4-byte elements (inner 1) or rows of 32 or 64 bytes; false (nothing done)
+// for a fill value whose 4-byte words differ.
+template <typename W, typename I>
+bool GatherVector(const RowForm& f, const IndexTransform& t, const W* block, const I* indices, W* out, W fill,
+                          int64_t count, int64_t inner) {
+  if constexpr ((sizeof(W) == 4 || sizeof(W) == 8) && std::is_same_v<I, int32_t>) {
+    // v is an int32 after the wrap, so bounds outside int32 compare as the int32 extremes.
+    auto narrow = [](int64_t b) { return static_cast<int32_t>(std::clamp<int64_t>(b, INT32_MIN, INT32_MAX)); };
+    const bool fills = t.mode == IndexTransform::kFill;
+    simd::ElementGather g{reinterpret_cast<const uint32_t*>(block), f.sizes[0], static_cast<int32_t>(t.wrap[0]), fills,
+                          fills ? narrow(t.lo[0]) : 0, fills ? narrow(t.hi[0]) : 0, 0};
+    // Rows are filled word by word, so the fill value must repeat every 4 bytes.
+    uint32_t word[sizeof(W) / 4];
+    std::memcpy(word, &fill, sizeof(W));
+    for (size_t w = 1; w < sizeof(W) / 4; ++w)
+      if (fills && word[w] != word[0]) return false;
+    g.fill = word[0];
+    const int64_t words = inner * static_cast<int64_t>(sizeof(W)) / 4;
+    if (words == 1) {
+      simd::GatherElements32(g, indices, reinterpret_cast<uint32_t*>(out), count);
+      return true;
+    }
+    simd::GatherRowsOfWords32(g, words, indices, reinterpret_cast<uint32_t*>(out), count);
+    return true;
+  } else {
+    return false;
+  }
 }
 
 // Items [begin, end) of outer * positions: item = o * positions + p. kFill: rows whose
@@ -257,7 +313,11 @@ void GatherRows(const RowForm& f, const IndexTransform& t, const W* __restrict s
       const int64_t lo = kFill ? t.lo[0] : 0, hi = kFill ? t.hi[0] : 0;
       const int shift = t.shift;
       const I* idx = indices + p;
-      if (inner == 1) {
+      const int64_t words = inner * static_cast<int64_t>(sizeof(W)) / 4;
+      const bool vector_form = (inner == 1 && sizeof(W) == 4) || words == 8 || words == 16;
+      if (vector_form && VectorGatherApplies<W, I>(f, t) && GatherVector(f, t, block, idx, out, fill, count, inner)) {
+        // done
+      } else if (inner == 1) {
         for (int64_t i = 0; i < count; ++i) {
           int64_t v = IndexValue(idx[i]);
           v += v < 0 ? wrap : 0;
@@ -267,22 +327,39 @@ void GatherRows(const RowForm& f, const IndexTransform& t, const W* __restrict s
           else out[i] = value;
         }
       } else {
-        const bool short_rows = inner * static_cast<int64_t>(sizeof(W)) <= 256;
-        for (int64_t i = 0; i < count; ++i) {
-          int64_t v = IndexValue(idx[i]);
-          v += v < 0 ? wrap : 0;
-          v = IndexTransform::Narrow(v, shift);
-          W* target = out + i * inner;
-          if (kFill && !(v >= lo && v <= hi)) {
-            std::fill(target, target + inner, fill);
-            continue;
+        // Rows of 8 to 64 bytes are copied with fixed-size moves, other short rows element
+        // by element (no library call per row).
+        const int64_t row_bytes = inner * static_cast<int64_t>(sizeof(W));
+        auto copy_rows = [&](auto copy) {
+          for (int64_t i = 0; i < count; ++i) {
+            int64_t v = IndexValue(idx[i]);
+            v += v < 0 ? wrap : 0;
+            v = IndexTransform::Narrow(v, shift);
+            W* target = out + i * inner;
+            if (kFill && !(v >= lo && v <= hi)) {
+              std::fill(target, target + inner, fill);
+              continue;
+            }
+            copy(target, block + std::clamp<int64_t>(v, 0, last) * inner);
           }
-          const W* row = block + std::clamp<int64_t>(v, 0, last) * inner;
-          if (short_rows) {
-            for (int64_t c = 0; c < inner; ++c) target[c] = row[c];
-          } else {
-            std::memcpy(target, row, static_cast<size_t>(inner) * sizeof(W));
-          }
+        };
+        auto fixed = [&]<size_t kRowBytes>() {
+          copy_rows([](W* target, const W* row) { std::memcpy(target, row, kRowBytes); });
+        };
+        switch (row_bytes) {
+          case 8: fixed.template operator()<8>(); break;
+          case 16: fixed.template operator()<16>(); break;
+          case 32: fixed.template operator()<32>(); break;
+          case 64: fixed.template operator()<64>(); break;
+          default:
+            if (row_bytes <= 256)
+              copy_rows([inner](W* target, const W* row) {
+                for (int64_t c = 0; c < inner; ++c) target[c] = row[c];
+              });
+            else
+              copy_rows([inner](W* target, const W* row) {
+                std::memcpy(target, row, static_cast<size_t>(inner) * sizeof(W));
+              });
         }
       }
     } else {
@@ -320,23 +397,41 @@ Status GatherRowsKernel(const KernelContext& context, const KernelArgs& args, co
 }
 
 // The part of a row scatter one call does: outer blocks [o_begin, o_end), columns
-// [c_begin, c_end) of every row. Empty when this call has no share.
+// [c_begin, c_end) and rows [r_begin, r_end) of every block (rows count the indexed dims as
+// one). Empty when this call has no share. Calls that share neither blocks nor columns split
+// the rows: each reads every index and applies, in order, the updates that land in its rows,
+// so each result element sees its updates in the same order as on one thread.
 struct ScatterShare {
-  int64_t o_begin = 0, o_end = 0, c_begin = 0, c_end = 0;
+  int64_t o_begin = 0, o_end = 0, c_begin = 0, c_end = 0, r_begin = 0, r_end = 0;
+  bool empty() const { return o_begin >= o_end || c_begin >= c_end || r_begin >= r_end; }
+  bool all_rows(const RowForm& f) const { return r_begin == 0 && r_end == f.rows; }
 };
 
-ScatterShare ScatterShareOf(const KernelContext& context, const RowForm& f) {
-  if (context.thread_count == 1) return {0, f.outer, 0, f.inner};
+ScatterShare ScatterShareOf(const KernelContext& context, const RowForm& f, int element_bytes) {
+  if (context.thread_count == 1) return {0, f.outer, 0, f.inner, 0, f.rows};
   if (f.outer >= context.thread_count) {
     const auto [b, e] = ShareOf(context, f.outer);
-    return {b, e, 0, f.inner};
+    return {b, e, 0, f.inner, 0, f.rows};
   }
   constexpr int64_t kMinColumnsPerThread = 64;
   if (f.inner >= kMinColumnsPerThread * context.thread_count) {
     const auto [b, e] = ShareOf(context, f.inner);
-    return {0, f.outer, b, e};
+    return {0, f.outer, b, e, 0, f.rows};
   }
-  if (context.thread_index == 0) return {0, f.outer, 0, f.inner};
+  // Row ranges start on 64-byte boundaries (no cache line written by two threads) where the
+  // row size allows. Rows under 256 bytes stay on one thread: listing the updates of each
+  // thread's rows costs more than applying half of them saves (segment_sum of 256K rows of
+  // 16 f32 into 1K: 0.57-0.73 ms split in two, 0.32 ms on one thread's direct pass).
+  const int64_t row_bytes = f.inner * element_bytes;
+  constexpr int64_t kMinRowBytesToSplitRows = 256;
+  if (row_bytes < kMinRowBytesToSplitRows) return context.thread_index == 0 ? ScatterShare{0, f.outer, 0, f.inner, 0, f.rows} : ScatterShare{};
+  const int64_t align = row_bytes >= 64 ? 1 : 64 / std::gcd<int64_t>(64, row_bytes);
+  const int64_t units = (f.rows + align - 1) / align;
+  if (units >= context.thread_count) {
+    const auto [b, e] = ShareOf(context, units);
+    return {0, f.outer, 0, f.inner, b * align, std::min(f.rows, e * align)};
+  }
+  if (context.thread_index == 0) return {0, f.outer, 0, f.inner, 0, f.rows};
   return {};
 }
 
@@ -352,84 +447,158 @@ constexpr std::optional<simd::BinaryFn> VectorCombiner() {
   return std::nullopt;
 }
 
-template <typename Body, DType D, typename I>
-void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
-                 const I* __restrict indices, const Storage<D>* __restrict updates) {
+// Whether narrowing component j to the transform's bits leaves every value an index of type
+// I can take (after the wrap) unchanged, so the hot loops can skip it.
+template <typename I>
+bool NarrowIsIdentity(const IndexTransform& t, size_t j) {
+  if (t.shift == 0) return true;
+  const int bits = 64 - t.shift;
+  if (!std::is_signed_v<I> || static_cast<int>(8 * sizeof(I)) > bits) return false;
+  return t.wrap[j] < (int64_t{1} << (bits - 1));  // v + wrap < wrap for v < 0
+}
+
+// Applies one update element or row to `r`.
+template <typename Body, typename T>
+inline void CombineRow(T* __restrict r, const T* __restrict u, int64_t width) {
+  if constexpr (std::is_same_v<Body, AssignBody>) {
+    if (width == 1) *r = *u;
+    else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
+  } else if constexpr (kIsHalf<T>) {
+    for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
+  } else {
+    for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
+  }
+}
+
+// Applies this share's updates. row_of(p) is the row (in [0, f.rows)) that index vector p
+// names, or -1 to skip it. Without a row split, single elements are updated in one fused
+// loop; otherwise the updates of a chunk of positions that land in this share's rows are
+// listed first (branch-free), then applied in order.
+template <typename Body, DType D, typename RowOf>
+void ScatterBlocks(const RowForm& f, const ScatterShare& share, Storage<D>* __restrict result,
+                   const Storage<D>* __restrict updates, RowOf row_of) {
   using T = Storage<D>;
-  const int64_t inner = f.inner, width = share.c_end - share.c_begin;
-  // Rows of a chunk of positions are found first (-1: skipped), then updated in order.
-  constexpr int64_t kChunk = 256;
-  int64_t rows[kChunk];
-  const bool one = f.k == 1, clamps = t.mode == IndexTransform::kClamp;
-  const int64_t size0 = f.sizes[0], wrap0 = t.wrap[0];
-  const int shift = t.shift;
-  const int64_t lo0 = clamps ? t.lo[0] : 0, hi0 = clamps ? t.hi[0] : 0;
+  const int64_t inner = f.inner, width = share.c_end - share.c_begin, positions = f.positions;
+  const bool split = !share.all_rows(f);
+  const uint64_t first_row = static_cast<uint64_t>(share.r_begin);
+  const uint64_t row_count = static_cast<uint64_t>(share.r_end - share.r_begin);
   constexpr auto vector_fn = VectorCombiner<Body, T>();
+  constexpr int64_t kChunk = 512;
+  int64_t rows[kChunk], picked[kChunk];
   for (int64_t o = share.o_begin; o < share.o_end; ++o) {
     T* block = result + o * f.rows * inner + share.c_begin;
-    const T* source = updates + o * f.positions * inner + share.c_begin;
-    for (int64_t p0 = 0; p0 < f.positions; p0 += kChunk) {
-      const int64_t n = std::min(kChunk, f.positions - p0);
-      if (one) {
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t v = IndexValue(indices[p0 + i]);
-          v += v < 0 ? wrap0 : 0;
-          v = IndexTransform::Narrow(v, shift);
-          if (clamps) v = std::clamp(v, lo0, hi0);
-          rows[i] = static_cast<uint64_t>(v) < static_cast<uint64_t>(size0) ? v : -1;
-        }
-      } else {
-        for (int64_t i = 0; i < n; ++i) rows[i] = RowOrNone(f, t, indices + (p0 + i) * f.k);
+    const T* source = updates + o * positions * inner + share.c_begin;
+    if (inner == 1 && !split) {
+      // Four indices are read ahead of their updates (which still run in order).
+      int64_t p = 0;
+      for (; p + 4 <= positions; p += 4) {
+        const int64_t r0 = row_of(p), r1 = row_of(p + 1), r2 = row_of(p + 2), r3 = row_of(p + 3);
+        if (r0 >= 0) CombineRow<Body>(block + r0, source + p, 1);
+        if (r1 >= 0) CombineRow<Body>(block + r1, source + p + 1, 1);
+        if (r2 >= 0) CombineRow<Body>(block + r2, source + p + 2, 1);
+        if (r3 >= 0) CombineRow<Body>(block + r3, source + p + 3, 1);
+      }
+      for (; p < positions; ++p) {
+        const int64_t row = row_of(p);
+        if (row >= 0) CombineRow<Body>(block + row, source + p, 1);
+      }
+      continue;
+    }
+    for (int64_t p0 = 0; p0 < positions; p0 += kChunk) {
+      const int64_t n = std::min(kChunk, positions - p0);
+      int64_t count = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = row_of(p0 + i);
+        rows[count] = row;
+        picked[count] = i;
+        count += static_cast<uint64_t>(row) - first_row < row_count;  // -1 wraps to a huge value
       }
       const T* chunk = source + p0 * inner;
       if constexpr (vector_fn.has_value()) {
         if (width >= 4) {
-          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, n, width);
+          simd::ScatterCombineRows(*vector_fn, block, inner, rows, chunk, inner, picked, count, width);
           continue;
         }
       }
-      for (int64_t i = 0; i < n; ++i) {
-        if (rows[i] < 0) continue;
-        T* r = block + rows[i] * inner;
-        const T* u = chunk + i * inner;
-        if constexpr (std::is_same_v<Body, AssignBody>) {
-          if (width == 1) *r = *u;
-          else std::memcpy(r, u, static_cast<size_t>(width) * sizeof(T));
-        } else if constexpr (kIsHalf<T>) {
-          for (int64_t c = 0; c < width; ++c) r[c] = StoreAs<T>(Body::Apply(Load(r[c]), Load(u[c])));
-        } else {
-          for (int64_t c = 0; c < width; ++c) r[c] = Body::Apply(r[c], u[c]);
-        }
-      }
+      for (int64_t j = 0; j < count; ++j) CombineRow<Body>(block + rows[j] * inner, chunk + picked[j] * inner, width);
     }
   }
+}
+
+// Picks the index arithmetic for ScatterBlocks. One-component int32/int64 indices that the
+// transform at most wraps (what JAX emits) get loops with only that arithmetic; every other
+// form reads its indices through a dtype switch (one instantiation per body and type).
+template <typename Body, DType D>
+void ScatterRows(const RowForm& f, const IndexTransform& t, const ScatterShare& share, Storage<D>* __restrict result,
+                 const BufferView& indices, const Storage<D>* __restrict updates) {
+  const bool simple = f.k == 1 && t.mode != IndexTransform::kClamp;
+  const uint64_t size = static_cast<uint64_t>(f.sizes[0]);
+  const int64_t wrap = t.wrap[0];
+  auto bounded = [size](int64_t v) -> int64_t { return static_cast<uint64_t>(v) < size ? v : -1; };
+  auto fast = [&]<typename I>(const I* __restrict index) {
+    if (wrap != 0) {
+      ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) {
+        const int64_t v = index[p];
+        return bounded(v + (v < 0 ? wrap : 0));
+      });
+    } else {
+      ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) { return bounded(index[p]); });
+    }
+  };
+  const bool int32_simple = simple && indices.dtype == DType::kS32 && NarrowIsIdentity<int32_t>(t, 0);
+  constexpr auto vector_fn = VectorCombiner<Body, Storage<D>>();
+  if constexpr (vector_fn.has_value()) {
+    // Vector rows named directly by int32 indices: one pass, no list of rows.
+    const int64_t width = share.c_end - share.c_begin;
+    if (int32_simple && share.all_rows(f) && width >= 4) {
+      const simd::IndexedRows rows{indices.as<const int32_t>(), wrap, f.sizes[0]};
+      for (int64_t o = share.o_begin; o < share.o_end; ++o)
+        simd::ScatterCombineIndexed(*vector_fn, result + o * f.rows * f.inner + share.c_begin, f.inner, rows,
+                                    updates + o * f.positions * f.inner + share.c_begin, f.inner, f.positions, width);
+      return;
+    }
+  }
+  if (int32_simple) return fast(indices.as<const int32_t>());
+  if (simple && indices.dtype == DType::kS64 && NarrowIsIdentity<int64_t>(t, 0)) return fast(indices.as<const int64_t>());
+  const int index_bytes = DTypeByteSize(indices.dtype);
+  const auto* base = static_cast<const uint8_t*>(indices.data);
+  ScatterBlocks<Body, D>(f, share, result, updates, [&](int64_t p) {
+    int64_t row = 0;
+    for (int j = 0; j < f.k; ++j) {
+      const int64_t v = t.Apply(static_cast<size_t>(j), LoadIndex(base + (p * f.k + j) * index_bytes, indices.dtype));
+      if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(f.sizes[j])) return int64_t{-1};
+      row += v * f.strides[j];
+    }
+    return row;
+  });
 }
 
 template <typename Body, DType D>
 Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, const RowState& state) {
   using T = Storage<D>;
   const RowForm& f = state.form;
-  const ScatterShare share = ScatterShareOf(context, f);
-  if (share.o_begin >= share.o_end || share.c_begin >= share.c_end) return OkStatus();
+  const ScatterShare share = ScatterShareOf(context, f, static_cast<int>(sizeof(T)));
+  if (share.empty()) return OkStatus();
   const BufferView& operand = args.inputs[0];
   T* result = args.outputs[0].as<T>();
   if (result != operand.data) {
     // This call's share of the result starts as the operand's.
     const T* source = operand.as<const T>();
     const int64_t width = share.c_end - share.c_begin;
-    if (width == f.inner) {
-      const int64_t first = share.o_begin * f.rows * f.inner, count = (share.o_end - share.o_begin) * f.rows * f.inner;
-      std::memcpy(result + first, source + first, static_cast<size_t>(count) * sizeof(T));
-    } else {
-      for (int64_t r = share.o_begin * f.rows; r < share.o_end * f.rows; ++r)
+    for (int64_t o = share.o_begin; o < share.o_end; ++o) {
+      if (width == f.inner) {
+        const int64_t first = (o * f.rows + share.r_begin) * f.inner;
+        std::memcpy(result + first, source + first,
+                    static_cast<size_t>((share.r_end - share.r_begin) * f.inner) * sizeof(T));
+        continue;
+      }
+      for (int64_t r = o * f.rows + share.r_begin; r < o * f.rows + share.r_end; ++r)
         std::memcpy(result + r * f.inner + share.c_begin, source + r * f.inner + share.c_begin,
                     static_cast<size_t>(width) * sizeof(T));
     }
   }
   if (f.positions == 0) return OkStatus();
-  WithIndexType(args.inputs[1].dtype, [&]<typename I>(I) {
-    ScatterRows<Body, D, I>(f, state.transform, share, result, args.inputs[1].as<const I>(), args.inputs[2].as<const T>());
-  });
+  ScatterRows<Body, D>(f, state.transform, share, result, args.inputs[1], args.inputs[2].as<const T>());
   return OkStatus();
 }
 

@@ -11,12 +11,27 @@
 
 namespace stablert::kernels::simd {
 
-// For i in [0, count) with rows[i] >= 0, in order: for c in [0, width):
-//   block[rows[i] * row_stride + c] = fn(block[rows[i] * row_stride + c], updates[i * update_stride + c]).
-// fn is kAdd, kMul, kMax or kMin.
+// For i in [0, count), in order: for c in [0, width):
+//   r = block + rows[i] * row_stride, u = updates + positions[i] * update_stride:
+//   r[c] = fn(r[c], u[c]).
+// fn is kAdd, kMul, kMax or kMin. rows[i] >= 0 (callers drop skipped updates first).
 void ScatterCombineRows(BinaryFn fn, float* block, int64_t row_stride, const int64_t* rows, const float* updates,
-                        int64_t update_stride, int64_t count, int64_t width);
+                        int64_t update_stride, const int64_t* positions, int64_t count, int64_t width);
 void ScatterCombineRows(BinaryFn fn, double* block, int64_t row_stride, const int64_t* rows, const double* updates,
-                        int64_t update_stride, int64_t count, int64_t width);
+                        int64_t update_stride, const int64_t* positions, int64_t count, int64_t width);
+
+// Rows named by int32 indices: for i in [0, count), v = indices[i], plus wrap when v < 0;
+// v in [0, size) names row v, other values skip update i.
+struct IndexedRows {
+  const int32_t* indices;
+  int64_t wrap;
+  int64_t size;
+};
+// For i in [0, count) whose index names a row, in order: for c in [0, width):
+//   r = block + v * row_stride, u = updates + i * update_stride: r[c] = fn(r[c], u[c]).
+void ScatterCombineIndexed(BinaryFn fn, float* block, int64_t row_stride, const IndexedRows& rows,
+                           const float* updates, int64_t update_stride, int64_t count, int64_t width);
+void ScatterCombineIndexed(BinaryFn fn, double* block, int64_t row_stride, const IndexedRows& rows,
+                           const double* updates, int64_t update_stride, int64_t count, int64_t width);
 
 }  // namespace stablert::kernels::simd

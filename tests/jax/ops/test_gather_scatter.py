@@ -357,3 +357,69 @@ def _segment_max_cases():
 def test_folded_index_forms(op):
     cases = _folded_index_cases() if op == "folded_index" else _segment_max_cases()
     check_cases(None, cases, op=op, mode="exact")
+
+
+# The fast paths of the forms JAX emits most, at realistic sizes, bitwise against XLA:
+# vector element gathers (4-byte elements, int32 indices; lengths that are not a multiple
+# of the vector width, negative and out-of-bounds indices in each mode), fixed-size row
+# copies of 8 to 64 bytes, one-component scatters of single elements (fused loop) and rows
+# split across threads by destination rows (each element sees its updates in index order,
+# so sums and assignments with duplicates match XLA's sequential scatter exactly).
+def _fast_path_cases():
+    g = I.rng(11)
+    f32 = np.float32
+    n = (1 << 20) + 13
+    x = g.standard_normal(n).astype(f32)
+    ids = g.integers(-n - 1000, n + 1000, n).astype(np.int32)
+    ints = g.integers(-1000, 1000, n).astype(np.int32)
+    seg = g.integers(-20, 1040, 1 << 18).astype(np.int32)
+    cases = {
+        "take_fill_f32": Call(lambda x, i: jnp.take(x, i, axis=0), x, ids),
+        "take_fill_value_int32": Call(lambda x, i: jnp.take(x, i, axis=0, mode="fill", fill_value=-7), ints, ids),
+        "take_clip_f32": Call(lambda x, i: jnp.take(x, i, axis=0, mode="clip"), x, ids),
+        "index_f32": Call(lambda x, i: x[i], x, ids),
+        "index_uint32_table": Call(lambda x, i: x[i], ints.astype(np.uint32), ids[:100_003]),
+        "take_tail_only": Call(lambda x, i: jnp.take(x, i, axis=0), x, ids[:7]),
+    }
+    for width in (2, 4, 8, 16, 5):  # 8, 16, 32 and 64-byte rows; 20-byte rows element by element
+        table = g.standard_normal((50_000, width)).astype(f32)
+        cases[f"take_rows_{width}"] = Call(lambda t, i: jnp.take(t, i, axis=0), table,
+                                           g.integers(-60_000, 60_000, 1 << 18).astype(np.int32))
+    for width in (4, 8):  # f64 rows of 32 and 64 bytes: NaN fill (word by word impossible), zero fill
+        table = g.standard_normal((30_000, width))
+        rows = g.integers(-40_000, 40_000, 100_000).astype(np.int32)
+        cases[f"take_rows_f64_{width}"] = Call(lambda t, i: jnp.take(t, i, axis=0), table, rows)
+        cases[f"take_rows_f64_{width}_zero_fill"] = Call(
+            lambda t, i: jnp.take(t, i, axis=0, mode="fill", fill_value=0.0), table, rows)
+    cases.update({
+        "segment_sum_scalars": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1024),
+                                    g.standard_normal(1 << 18).astype(f32), seg),
+        "segment_sum_rows": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1024),
+                                 g.standard_normal((1 << 18, 16)).astype(f32), seg),
+        "segment_sum_rows_8_f64": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=1000),
+                                       g.standard_normal((1 << 17, 8)).astype(np.float64), seg[: 1 << 17]),
+        "segment_sum_rows_int32": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=777),
+                                       g.integers(-1000, 1000, (1 << 17, 12)).astype(np.int32), seg[: 1 << 17]),
+        "add_scalars_1M": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal(1 << 16).astype(f32),
+                               g.integers(-70_000, 70_000, n).astype(np.int32), g.standard_normal(n).astype(f32)),
+        "add_rows_16": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((1 << 16, 16)).astype(f32),
+                            g.integers(-70_000, 70_000, 1 << 18).astype(np.int32),
+                            g.standard_normal((1 << 18, 16)).astype(f32)),
+        "add_rows_odd_count": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((1001, 16)).astype(f32),
+                                   g.integers(-1001, 1001, 200_000).astype(np.int32),
+                                   g.standard_normal((200_000, 16)).astype(f32)),
+        "set_rows_duplicates": Call(lambda x, i, u: x.at[i].set(u), g.standard_normal((4099, 8)).astype(f32),
+                                    g.integers(-4099, 4099, 300_000).astype(np.int32),
+                                    g.standard_normal((300_000, 8)).astype(f32)),
+        "max_rows_clip": Call(lambda x, i, u: x.at[i].max(u, mode="clip"), g.standard_normal((3000, 16)).astype(f32),
+                              g.integers(-5000, 5000, 100_000).astype(np.int32),
+                              g.standard_normal((100_000, 16)).astype(f32)),
+        "add_rows_int64_ids": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((20_000, 16)).astype(f32),
+                                   g.integers(-25_000, 25_000, 100_000).astype(np.int64),
+                                   g.standard_normal((100_000, 16)).astype(f32)),
+    })
+    return cases
+
+
+def test_fast_path_forms():
+    check_cases(None, _fast_path_cases(), op="gather_scatter_fast_paths", mode="exact")
