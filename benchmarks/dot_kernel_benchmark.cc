@@ -38,7 +38,7 @@ struct Product {
     outs = {{out.data(), DType::kF32, out_dims, b * m * n}};
     args.inputs = in;
     args.outputs = outs;
-    args.param_struct = &params;
+    args.params = &params;
   }
 };
 

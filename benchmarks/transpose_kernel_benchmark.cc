@@ -50,7 +50,7 @@ void Run(const Case& c, int threads, int repeats) {
   KernelArgs args;
   args.inputs = {&views[0], 1};
   args.outputs = {&views[1], 1};
-  args.param_struct = &params;
+  args.params = &params;
   std::vector<double> times;
   for (int r = 0; r < repeats + 2; ++r) {
     const auto start = std::chrono::steady_clock::now();

@@ -154,7 +154,7 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
   const ConvolutionParams& conv = args.Params<ConvolutionParams>();
   const auto& [lhs_dims, rhs_dims, out_dims, strides, padding_low, high, lhs_dilation, rhs_dilation, reversal,
                feature_groups, batch_groups] = conv;
-  ParamList low = padding_low;  // adjusted below where oneDNN needs other padding
+  std::vector<int64_t> low = padding_low;  // adjusted below where oneDNN needs other padding
   const size_t spatial = strides.size();
   auto fallback = [] { return false; };
   // The role's view of the batch slice; `logical` is the role's dim of the sliced batch.
@@ -184,7 +184,7 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
   }
 
   auto role = [&](int arg, Buffer buffer, bool output, std::span<const int64_t> physical, int64_t n, int64_t c,
-                  const ParamList& spatial_dims) {
+                  const std::vector<int64_t>& spatial_dims) {
     Role r;
     r.arg = arg;
     r.buffer = buffer;
@@ -195,7 +195,7 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
     r.flip.assign(r.dims.size(), false);
     return r;
   };
-  const ParamList lhs_sp(lhs_dims.begin() + 2, lhs_dims.end()), rhs_sp(rhs_dims.begin() + 2, rhs_dims.end()),
+  const std::vector<int64_t> lhs_sp(lhs_dims.begin() + 2, lhs_dims.end()), rhs_sp(rhs_dims.begin() + 2, rhs_dims.end()),
       out_sp(out_dims.begin() + 2, out_dims.end());
   memory::dims fwd_strides(spatial), fwd_dilates(spatial), pad_l(spatial), pad_r(spatial);
   Role a, w, b;  // the activation-like input, the weights-like operand, the other activation

@@ -97,13 +97,13 @@ void ExpectSameAsDense(const std::string& key, const std::vector<std::pair<const
   Array want(out_dtype, dims);
   std::vector<BufferView> want_out = {want.View()};
   KernelArgs dense_args{dense_views, want_out};
-  dense_args.param_struct = params.get();
+  dense_args.params = params.get();
   ASSERT_TRUE(entry->fn(KernelContext{}, dense_args).ok());
   for (int calls = 1; calls <= 3; ++calls) {
     Array got(out_dtype, dims);
     std::vector<BufferView> got_out = {got.View()};
     KernelArgs args{views, got_out};
-    args.param_struct = params.get();
+    args.params = params.get();
     for (int c = 0; c < calls; ++c) ASSERT_TRUE(entry->fn(KernelContext{c, calls}, args).ok());
     ASSERT_EQ(got.bytes, want.bytes) << key << " in " << calls << " calls";
   }

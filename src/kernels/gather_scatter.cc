@@ -1,23 +1,19 @@
 // gather and scatter kernels (StableHLO semantics, XLA's out-of-bounds behaviour).
 //
 //   "gather.<T>"          in: operand, start_indices (any integer type)   out: result
-//     params: [[offset_dims], [collapsed_slice_dims], [operand_batching_dims],
-//              [start_indices_batching_dims], [start_index_map], [index_vector_dim],
-//              [slice_sizes]]
+//     params: GatherParams (gather_scatter_params.h)
 //     Start indices are clamped so each slice lies inside the operand.
-//     Optional list 7: an index transform (gather_scatter_index.h); in its fill mode a third
-//     input, the fill value (a scalar of T).
+//     The index transform (gather_scatter_index.h): in its fill mode a third input, the
+//     fill value (a scalar of T).
 //   "scatter_<body>.<T>"  body in assign, add, mul, max, min, and, or
-//   "scatter_program"     (last param: the body program, (current, update) -> new)
+//   "scatter_program"     (ScatterParams::body: the body program, (current, update) -> new)
 //     in: operand, scatter_indices (any integer type), updates   out: result
-//     params: [[update_window_dims], [inserted_window_dims], [input_batching_dims],
-//              [scatter_indices_batching_dims], [scatter_dims_to_operand_dims],
-//              [index_vector_dim]] (+ [program])
+//     params: ScatterParams (gather_scatter_params.h)
 //     The result starts as a copy of the operand; updates are applied in row-major order
 //     of the update batch positions; a window that does not fit entirely inside the
 //     operand is skipped, as XLA does.
-//     Optional last list (6, or 7 after the program): an index transform
-//     (gather_scatter_index.h): wrap negative indices, clamp (JAX's mode="clip").
+//     The index transform (gather_scatter_index.h): wrap negative indices, clamp (JAX's
+//     mode="clip").
 //
 // Row forms. The prepare functions recognize the forms JAX emits most and hand the kernel a
 // RowForm; every other form walks the generic index arithmetic. A row form indexes one
@@ -58,7 +54,7 @@ namespace stablert::kernels {
 namespace {
 
 
-bool Contains(const ParamList& list, int64_t value) { return std::find(list.begin(), list.end(), value) != list.end(); }
+bool Contains(const std::vector<int64_t>& list, int64_t value) { return std::find(list.begin(), list.end(), value) != list.end(); }
 
 // Reads start index vectors out of an index array of any integer type.
 class IndexReader {
@@ -136,8 +132,8 @@ struct RowForm {
 // `window_positions`: dims of `target` (gather result, scatter updates) that are slice
 // windows, matching in order the operand dims not in `dropped` (collapsed or inserted).
 std::optional<RowForm> MatchRowForm(std::span<const int64_t> operand_dims, std::span<const int64_t> indices_dims,
-                                    int64_t index_vector_dim, const ParamList& index_map, const ParamList& dropped,
-                                    bool batching, const ParamList& window_positions,
+                                    int64_t index_vector_dim, const std::vector<int64_t>& index_map, const std::vector<int64_t>& dropped,
+                                    bool batching, const std::vector<int64_t>& window_positions,
                                     std::span<const int64_t> target_dims) {
   const int64_t k = static_cast<int64_t>(index_map.size());
   const int64_t indices_rank = static_cast<int64_t>(indices_dims.size());
@@ -603,10 +599,9 @@ Status ScatterRowsKernel(const KernelContext& context, const KernelArgs& args, c
 }
 
 StatusOr<PreparedStep> PrepareGather(const KernelArgs& args) {
-  if ((args.params.size() != 7 && args.params.size() != 8) || args.params[5].size() != 1)
-    return InvalidArgument("gather expects seven parameter lists (and an optional index transform)");
+  const GatherParams& p = args.Params<GatherParams>();
   STABLERT_ASSIGN_OR_RETURN(IndexTransform transform,
-                            ParseIndexTransform(args.params, 7, args.params[4].size(), "gather"));
+                            MakeIndexTransform(p.index_transform, p.start_index_map.size(), "gather"));
   if (transform.mode == IndexTransform::kClamp) return InvalidArgument("gather: the clamp index mode is for scatter");
   const bool fills = transform.mode == IndexTransform::kFill;
   if (args.inputs.size() != (fills ? 3u : 2u))
@@ -615,31 +610,28 @@ StatusOr<PreparedStep> PrepareGather(const KernelArgs& args) {
   if (fills && (args.inputs[2].dtype != args.inputs[0].dtype || !args.inputs[2].dims.empty()))
     return InvalidArgument("gather: the fill value must be a scalar of the operand's element type");
   std::optional<RowForm> form =
-      MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
-                   !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.outputs[0].dims);
+      MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, p.index_vector_dim, p.start_index_map,
+                   p.collapsed_slice_dims, !p.operand_batching_dims.empty() || !p.start_indices_batching_dims.empty(),
+                   p.offset_dims, args.outputs[0].dims);
   if (!form) return PreparedStep();
   return PreparedStep(std::make_shared<const RowState>(RowState{*form, std::move(transform)}));
 }
 
-// Scatter's index transform list: after the six lists, or after the body program.
-size_t ScatterTransformPosition(bool program) { return program ? 7 : 6; }
-
-StatusOr<IndexTransform> ParseScatterTransform(const KernelArgs& args, bool program) {
-  const size_t fixed = ScatterTransformPosition(program);
-  if ((args.params.size() != fixed && args.params.size() != fixed + 1) || args.params[5].size() != 1)
-    return InvalidArgument(program ? "scatter_program expects seven parameter lists (and an optional index transform)"
-                                   : "scatter expects six parameter lists (and an optional index transform)");
+StatusOr<IndexTransform> ParseScatterTransform(const KernelArgs& args) {
+  const ScatterParams& p = args.Params<ScatterParams>();
   STABLERT_ASSIGN_OR_RETURN(IndexTransform transform,
-                            ParseIndexTransform(args.params, fixed, args.params[4].size(), "scatter"));
+                            MakeIndexTransform(p.index_transform, p.scatter_dims_to_operand_dims.size(), "scatter"));
   if (transform.mode == IndexTransform::kFill) return InvalidArgument("scatter: the fill index mode is for gather");
   return transform;
 }
 
 StatusOr<PreparedStep> PrepareScatter(const KernelArgs& args) {
-  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args, false));
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args));
+  const ScatterParams& p = args.Params<ScatterParams>();
   std::optional<RowForm> form =
-      MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, args.params[5][0], args.params[4], args.params[1],
-                   !args.params[2].empty() || !args.params[3].empty(), args.params[0], args.inputs[2].dims);
+      MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, p.index_vector_dim, p.scatter_dims_to_operand_dims,
+                   p.inserted_window_dims, !p.input_batching_dims.empty() || !p.scatter_indices_batching_dims.empty(),
+                   p.update_window_dims, args.inputs[2].dims);
   if (!form) return PreparedStep();
   return PreparedStep(std::make_shared<const RowState>(RowState{*form, std::move(transform)}));
 }
@@ -655,17 +647,18 @@ Status GatherKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& out = args.outputs[0];
   if (out.num_elements == 0) return OkStatus();
   if (args.state != nullptr) return GatherRowsKernel<kBytes>(context, args, *static_cast<const RowState*>(args.state));
-  const ParamList& offset_dims = args.params[0];
-  const ParamList& collapsed = args.params[1];
-  const ParamList& operand_batching = args.params[2];
-  const ParamList& indices_batching = args.params[3];
-  const ParamList& start_index_map = args.params[4];
-  const int64_t index_vector_dim = args.params[5][0];
-  const ParamList& slice_sizes = args.params[6];
+  const GatherParams& p = args.Params<GatherParams>();
+  const std::vector<int64_t>& offset_dims = p.offset_dims;
+  const std::vector<int64_t>& collapsed = p.collapsed_slice_dims;
+  const std::vector<int64_t>& operand_batching = p.operand_batching_dims;
+  const std::vector<int64_t>& indices_batching = p.start_indices_batching_dims;
+  const std::vector<int64_t>& start_index_map = p.start_index_map;
+  const int64_t index_vector_dim = p.index_vector_dim;
+  const std::vector<int64_t>& slice_sizes = p.slice_sizes;
   const size_t operand_rank = operand.dims.size();
   const size_t out_rank = out.dims.size();
   STABLERT_ASSIGN_OR_RETURN(IndexTransform transform,
-                            ParseIndexTransform(args.params, 7, start_index_map.size(), "gather"));
+                            MakeIndexTransform(p.index_transform, start_index_map.size(), "gather"));
   const bool fills = transform.mode == IndexTransform::kFill;
   W fill{};
   if (fills) std::memcpy(&fill, args.inputs[2].data, sizeof(W));
@@ -740,12 +733,13 @@ void ScatterWalk(const KernelArgs& args, const IndexTransform& transform, Apply 
   const BufferView& operand = args.inputs[0];
   const BufferView& indices = args.inputs[1];
   const BufferView& updates = args.inputs[2];
-  const ParamList& window_dims = args.params[0];
-  const ParamList& inserted = args.params[1];
-  const ParamList& input_batching = args.params[2];
-  const ParamList& indices_batching = args.params[3];
-  const ParamList& to_operand = args.params[4];
-  const int64_t index_vector_dim = args.params[5][0];
+  const ScatterParams& p = args.Params<ScatterParams>();
+  const std::vector<int64_t>& window_dims = p.update_window_dims;
+  const std::vector<int64_t>& inserted = p.inserted_window_dims;
+  const std::vector<int64_t>& input_batching = p.input_batching_dims;
+  const std::vector<int64_t>& indices_batching = p.scatter_indices_batching_dims;
+  const std::vector<int64_t>& to_operand = p.scatter_dims_to_operand_dims;
+  const int64_t index_vector_dim = p.index_vector_dim;
   const size_t operand_rank = operand.dims.size();
   const size_t updates_rank = updates.dims.size();
   if (updates.num_elements == 0) return;
@@ -812,7 +806,7 @@ Status ScatterKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   if (args.state != nullptr) return ScatterRowsKernel<Body, D>(context, args, *static_cast<const RowState*>(args.state));
   if (context.thread_index != 0) return OkStatus();  // the generic walk runs in one call
-  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args, false));
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args));
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];
   if (out.num_elements > 0 && out.data != operand.data) std::memcpy(out.data, operand.data, static_cast<size_t>(out.num_elements) * sizeof(T));
@@ -826,8 +820,8 @@ Status ScatterKernel(const KernelContext& context, const KernelArgs& args) {
 }
 
 StatusOr<PreparedStep> PrepareScatterProgram(const KernelArgs& args) {
-  STABLERT_RETURN_IF_ERROR(ParseScatterTransform(args, true).status());
-  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.params[6], CpuKernels()));
+  STABLERT_RETURN_IF_ERROR(ParseScatterTransform(args).status());
+  STABLERT_ASSIGN_OR_RETURN(ScalarProgram program, ScalarProgram::Decode(args.Params<ScatterParams>().body, CpuKernels()));
   const DType dtype = args.inputs[0].dtype;
   if (program.num_inputs() != 2 || program.outputs().size() != 1 || program.register_dtype(0) != dtype ||
       program.register_dtype(1) != dtype || program.register_dtype(program.outputs()[0]) != dtype)
@@ -838,7 +832,7 @@ StatusOr<PreparedStep> PrepareScatterProgram(const KernelArgs& args) {
 Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
   if (args.state == nullptr) return Internal("ScatterProgram called without its prepared state");
   const auto& program = *static_cast<const ScalarProgram*>(args.state);
-  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args, true));
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform transform, ParseScatterTransform(args));
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const int size = DTypeByteSize(out.dtype);
@@ -860,7 +854,7 @@ Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
 template <typename Body, DType... Ds>
 Status RegisterScatter(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
-    return registry.RegisterSplittable(KernelKey(name, {D}), &ScatterKernel<Body, D>, &PrepareScatter);
+    return registry.RegisterSplittable<ScatterParams>(KernelKey(name, {D}), &ScatterKernel<Body, D>, &PrepareScatter);
   });
 }
 
@@ -875,7 +869,7 @@ using IntAndPredDTypes = DTypeList<DType::kPred, DType::kS8, DType::kS16, DType:
 
 Status RegisterGatherScatterKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(MovableDTypes{}, [&]<DType D>() {
-    return r.RegisterSplittable(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>,
+    return r.RegisterSplittable<GatherParams>(KernelKey("gather", {D}), &GatherKernel<static_cast<int>(sizeof(Storage<D>))>,
                                 &PrepareGather);
   }));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<AssignBody>(r, "scatter_assign", MovableDTypes{}));
@@ -889,7 +883,7 @@ Status RegisterGatherScatterKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::MinOp>(r, "scatter_min", AllDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::AndOp>(r, "scatter_and", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::OrOp>(r, "scatter_or", IntAndPredDTypes{}));
-  STABLERT_RETURN_IF_ERROR(r.Register("scatter_program", &ScatterProgramKernel, &PrepareScatterProgram));
+  STABLERT_RETURN_IF_ERROR(r.Register<ScatterParams>("scatter_program", &ScatterProgramKernel, &PrepareScatterProgram));
   return OkStatus();
 }
 

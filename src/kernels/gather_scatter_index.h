@@ -4,12 +4,10 @@
 // the kernel reads the raw indices once instead of separate steps each making a full pass
 // over the index array.
 //
-// Encoding: one optional parameter list after the family's fixed lists (gather: list 7;
-// scatter_<body>: list 6; scatter_program: list 7, after the body program):
-//   [mode, bits, wrap_0 .. wrap_{k-1}]                                   mode 0
-//   [mode, bits, wrap_0 .. wrap_{k-1}, lo_0 .. lo_{k-1}, hi_0 .. hi_{k-1}] modes 1 and 2
-// k is the index vector length (start_index_map / scatter_dims_to_operand_dims). For
-// component j with value v (the integer the index element holds), in this order:
+// Parameters: IndexTransformParams (gather_scatter_params.h), the `index_transform` of the
+// step's GatherParams or ScatterParams. k is the index vector length (start_index_map /
+// scatter_dims_to_operand_dims). For component j with value v (the integer the index
+// element holds), in this order:
 //   wrap_j != 0:  v < 0 becomes v + wrap_j (JAX's negative-index normalization,
 //                 select(v < 0, v + n, v); 0: no wrap);
 //   bits != 0:    v becomes its low `bits` bits as a signed integer (8, 16 or 32; a convert
@@ -30,6 +28,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kernels/gather_scatter_params.h"
 #include "kernels/kernel.h"
 
 namespace stablert::kernels {
@@ -58,32 +57,32 @@ struct IndexTransform {
   bool InRange(size_t j, int64_t v) const { return v >= lo[j] && v <= hi[j]; }
 };
 
-// Parses the optional list `params[position]` for index vectors of length `k` (identity
-// when the list is absent). `what` names the kernel in errors.
-inline StatusOr<IndexTransform> ParseIndexTransform(std::span<const ParamList> params, size_t position, size_t k,
-                                                    const char* what) {
+// The transform `params` describes, for index vectors of length `k`; InvalidArgument when
+// it does not fit them. `what` names the kernel in errors.
+inline StatusOr<IndexTransform> MakeIndexTransform(const IndexTransformParams& params, size_t k, const char* what) {
   IndexTransform t;
   t.wrap.assign(k, 0);
-  if (params.size() <= position) return t;
-  const ParamList& list = params[position];
-  if (list.empty() || list[0] < IndexTransform::kNone || list[0] > IndexTransform::kClamp)
-    return InvalidArgument(std::string(what) + ": the index transform list must start with mode 0, 1 or 2");
-  t.mode = static_cast<IndexTransform::Mode>(list[0]);
-  const size_t expected = 2 + (t.mode == IndexTransform::kNone ? k : 3 * k);
-  if (list.size() != expected)
-    return InvalidArgument(std::string(what) + ": the index transform list has " + std::to_string(list.size()) +
-                           " entries, expected " + std::to_string(expected));
-  const int64_t bits = list[1];
+  if (params.mode < IndexTransformParams::Mode::kNone || params.mode > IndexTransformParams::Mode::kClamp)
+    return InvalidArgument(std::string(what) + ": the index transform mode must be none, fill or clamp");
+  t.mode = static_cast<IndexTransform::Mode>(params.mode);
+  const int64_t bits = params.bits;
   if (bits != 0 && bits != 8 && bits != 16 && bits != 32)
     return InvalidArgument(std::string(what) + ": the index transform narrows to 0, 8, 16 or 32 bits");
   t.shift = bits == 0 ? 0 : static_cast<int>(64 - bits);
-  for (size_t j = 0; j < k; ++j) {
-    if (list[2 + j] < 0) return InvalidArgument(std::string(what) + ": negative wrap size in the index transform");
-    t.wrap[j] = list[2 + j];
+  if (!params.wrap.empty()) {
+    if (params.wrap.size() != k)
+      return InvalidArgument(std::string(what) + ": the index transform has " + std::to_string(params.wrap.size()) +
+                             " wrap sizes for index vectors of " + std::to_string(k));
+    for (size_t j = 0; j < k; ++j) {
+      if (params.wrap[j] < 0) return InvalidArgument(std::string(what) + ": negative wrap size in the index transform");
+      t.wrap[j] = params.wrap[j];
+    }
   }
   if (t.mode != IndexTransform::kNone) {
-    t.lo.assign(list.begin() + static_cast<std::ptrdiff_t>(2 + k), list.begin() + static_cast<std::ptrdiff_t>(2 + 2 * k));
-    t.hi.assign(list.begin() + static_cast<std::ptrdiff_t>(2 + 2 * k), list.end());
+    if (params.lo.size() != k || params.hi.size() != k)
+      return InvalidArgument(std::string(what) + ": the index transform needs one bound pair per index component");
+    t.lo = params.lo;
+    t.hi = params.hi;
   }
   return t;
 }

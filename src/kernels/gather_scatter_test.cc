@@ -4,12 +4,50 @@
 #include <algorithm>
 #include <random>
 
+#include "kernels/gather_scatter_params.h"
 #include "kernels/kernel_test_util.h"
 
 namespace stablert::kernels {
 namespace {
 
 using namespace testing;  // NOLINT
+
+// The cases below are written as StableHLO's dimension-number lists in attribute order
+// (gather: offset_dims, collapsed_slice_dims, operand_batching_dims,
+// start_indices_batching_dims, start_index_map, [index_vector_dim], slice_sizes; scatter:
+// update_window_dims, inserted_window_dims, input_batching_dims,
+// scatter_indices_batching_dims, scatter_dims_to_operand_dims, [index_vector_dim]), with an
+// optional last list [mode, bits, wrap..., lo..., hi...] for the index transform. These
+// build the kernels' parameter structs from them.
+using Lists = std::vector<std::vector<int64_t>>;
+
+IndexTransformParams TransformOf(const std::vector<int64_t>& l, size_t k) {
+  IndexTransformParams t;
+  t.mode = static_cast<IndexTransformParams::Mode>(l.at(0));
+  t.bits = l.at(1);
+  t.wrap.assign(l.begin() + 2, l.begin() + 2 + static_cast<long>(k));
+  if (t.mode != IndexTransformParams::Mode::kNone) {
+    t.lo.assign(l.begin() + 2 + static_cast<long>(k), l.begin() + 2 + 2 * static_cast<long>(k));
+    t.hi.assign(l.begin() + 2 + 2 * static_cast<long>(k), l.end());
+  }
+  return t;
+}
+
+KernelParams ParamsFor(std::string_view key, const Lists& p) {
+  if (key.substr(0, 6) == "gather") {
+    GatherParams g{p.at(0), p.at(1), p.at(2), p.at(3), p.at(4), p.at(5).at(0), p.at(6), {}};
+    if (p.size() > 7) g.index_transform = TransformOf(p[7], g.start_index_map.size());
+    return g;
+  }
+  ScatterParams sc{p.at(0), p.at(1), p.at(2), p.at(3), p.at(4), p.at(5).at(0), {}, {}};
+  if (p.size() > 6) sc.index_transform = TransformOf(p[6], sc.scatter_dims_to_operand_dims.size());
+  return sc;
+}
+
+void RunGS(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
+           const Lists& lists) {
+  RunKernel(key, inputs, outputs, ParamsFor(key, lists));
+}
 
 bool Has(const std::vector<int64_t>& list, int64_t v) { return std::find(list.begin(), list.end(), v) != list.end(); }
 
@@ -118,7 +156,7 @@ TEST(GatherTest, MatchesSpecPerElement) {
       result_dims.push_back(c.slice[d]);
     }
     Array out(DType::kS32, result_dims);
-    RunKernel("gather.i32", {&operand, &indices}, {&out},
+    RunGS("gather.i32", {&operand, &indices}, {&out},
               {offset_dims, c.collapsed_or_inserted, c.batching_operand, c.batching_indices, c.index_map,
                {c.index_vector_dim}, c.slice});
     for (int64_t r = 0; r < out.size(); ++r) {
@@ -159,7 +197,7 @@ TEST(ScatterTest, MatchesSpecPerElement) {
     Array updates(DType::kS32, update_dims);
     for (int64_t i = 0; i < updates.size(); ++i) SetInt(updates, i, 1000 + i);
     Array out(DType::kS32, c.operand);
-    RunKernel(add ? "scatter_add.i32" : "scatter_assign.i32", {&operand, &indices, &updates}, {&out},
+    RunGS(add ? "scatter_add.i32" : "scatter_assign.i32", {&operand, &indices, &updates}, {&out},
               {window_dims, c.collapsed_or_inserted, c.batching_operand, c.batching_indices, c.index_map,
                {c.index_vector_dim}});
     // Reference: apply every update whose whole window fits, in update order.
@@ -236,20 +274,26 @@ RowCase RandomRowCase(std::mt19937& rng) {
 
 // Runs `key` with its prepared state split into `parts` calls, and without state.
 void RunBothPaths(const std::string& key, const std::vector<const Array*>& inputs, Array* fast, Array* generic,
-                  const std::vector<ParamList>& params, int parts) {
+                  const Lists& lists, int parts) {
+  const KernelParams params = ParamsFor(key, lists);
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
   ASSERT_NE(entry, nullptr) << key;
   ASSERT_NE(entry->prepare, nullptr) << key;
   std::vector<BufferView> in;
   for (const Array* a : inputs) in.push_back(a->View());
   std::vector<BufferView> fast_out = {fast->View()}, generic_out = {generic->View()};
-  KernelArgs args{in, fast_out, params};
+  KernelArgs args;
+  args.inputs = in;
+  args.outputs = fast_out;
+  args.params = params.get();
   auto state = entry->prepare(args);
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   ASSERT_NE(state->state.get(), nullptr) << key << ": the row form was not recognized";
   args.state = state->state.get();
   for (int part = 0; part < parts; ++part) ASSERT_TRUE(entry->fn(KernelContext{part, parts}, args).ok());
-  KernelArgs generic_args{in, generic_out, params};
+  KernelArgs generic_args = args;
+  generic_args.outputs = generic_out;
+  generic_args.state = nullptr;
   ASSERT_TRUE(entry->fn(KernelContext{}, generic_args).ok());
 }
 
@@ -313,14 +357,14 @@ TEST(IndexTransformTest, MatchesItsDefinition) {
   for (int64_t i = 0; i < n; ++i) SetDouble(operand, i, 10.0 + static_cast<double>(i));
   for (int64_t i = 0; i < count; ++i) SetInt(indices, i, static_cast<int64_t>(rng() % 40) - 20);
   SetDouble(fill, 0, -1.0);
-  const std::vector<ParamList> base = {{}, {0}, {}, {}, {0}, {1}, {1}};
-  auto gather = [&](const ParamList& transform, bool with_fill) {
+  const Lists base = {{}, {0}, {}, {}, {0}, {1}, {1}};
+  auto gather = [&](const std::vector<int64_t>& transform, bool with_fill) {
     Array out(DType::kF32, {count});
-    std::vector<ParamList> params = base;
+    Lists params = base;
     params.push_back(transform);
     std::vector<const Array*> in = {&operand, &indices};
     if (with_fill) in.push_back(&fill);
-    RunKernel("gather.f32", in, {&out}, params);
+    RunGS("gather.f32", in, {&out}, params);
     return out;
   };
   const Array wrapped = gather({0, 0, n}, false), filled = gather({1, 0, n, 0, n - 1}, true),
@@ -337,9 +381,9 @@ TEST(IndexTransformTest, MatchesItsDefinition) {
     SetInt(wide, i, (static_cast<int64_t>(rng() % 5) - 2) * (int64_t{1} << 32) + static_cast<int64_t>(rng() % 30) - 15);
   {
     Array out(DType::kF32, {count});
-    std::vector<ParamList> params = base;
+    Lists params = base;
     params.push_back({0, 32, n});
-    RunKernel("gather.f32", {&operand, &wide}, {&out}, params);
+    RunGS("gather.f32", {&operand, &wide}, {&out}, params);
     for (int64_t i = 0; i < count; ++i) {
       int64_t v = GetInt(wide, i);
       if (v < 0) v += n;
@@ -350,10 +394,10 @@ TEST(IndexTransformTest, MatchesItsDefinition) {
   // Scatter: wrap, then (mode 2) clamp into [1, 8]; out-of-bounds updates are dropped.
   Array updates(DType::kF32, {count});
   for (int64_t i = 0; i < count; ++i) SetDouble(updates, i, static_cast<double>(i % 7));
-  for (const ParamList& transform : {ParamList{0, 0, n}, ParamList{2, 0, n, 1, 8}, ParamList{2, 0, 0, -3, 30}}) {
+  for (const std::vector<int64_t>& transform : {std::vector<int64_t>{0, 0, n}, std::vector<int64_t>{2, 0, n, 1, 8}, std::vector<int64_t>{2, 0, 0, -3, 30}}) {
     Array out(DType::kF32, {n});
-    std::vector<ParamList> params = {{}, {0}, {}, {}, {0}, {1}, transform};
-    RunKernel("scatter_add.f32", {&operand, &indices, &updates}, {&out}, params);
+    Lists params = {{}, {0}, {}, {}, {0}, {1}, transform};
+    RunGS("scatter_add.f32", {&operand, &indices, &updates}, {&out}, params);
     std::vector<double> want(n);
     for (int64_t i = 0; i < n; ++i) want[i] = 10.0 + static_cast<double>(i);
     for (int64_t i = 0; i < count; ++i) {
@@ -381,7 +425,7 @@ TEST(IndexTransformTest, FastPathsMatchTheGenericWalk) {
     for (int64_t i = 0; i < operand.size(); ++i) SetInt(operand, i, i * 5 + 3);
     SetInt(fill, 0, -77);
     // wrap per component by the dim size (or not), bounds around the dim.
-    ParamList wrap, lo, hi;
+    std::vector<int64_t> wrap, lo, hi;
     for (int64_t j = 0; j < k; ++j) {
       const int64_t size = c.operand[static_cast<size_t>(c.index_map[static_cast<size_t>(j)])];
       wrap.push_back(rng() % 3 ? size : 0);
@@ -390,7 +434,7 @@ TEST(IndexTransformTest, FastPathsMatchTheGenericWalk) {
     }
     const int64_t bits = trial % 5 == 0 ? 8 : 0;  // values in [-8, 8) survive 8 bits
     auto list = [&](int64_t mode) {
-      ParamList l = {mode, bits};
+      std::vector<int64_t> l = {mode, bits};
       l.insert(l.end(), wrap.begin(), wrap.end());
       if (mode != 0) {
         l.insert(l.end(), lo.begin(), lo.end());
@@ -456,8 +500,11 @@ TEST(RowFormTest, OtherFormsAreNotRowForms) {
   Array operand(DType::kS32, {5, 6, 2}), indices(DType::kS32, {4, 2}), out(DType::kS32, {4, 3});
   std::vector<BufferView> in = {operand.View(), indices.View()}, outs = {out.View()};
   // A window of 3 of 6 along dim 1 (not the whole dim).
-  std::vector<ParamList> params = {{1}, {0, 2}, {}, {}, {0, 1}, {1}, {1, 3, 1}};
-  KernelArgs args{in, outs, params};
+  const KernelParams params = ParamsFor("gather", {{1}, {0, 2}, {}, {}, {0, 1}, {1}, {1, 3, 1}});
+  KernelArgs args;
+  args.inputs = in;
+  args.outputs = outs;
+  args.params = params.get();
   auto state = entry->prepare(args);
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->state.get(), nullptr);

@@ -69,19 +69,13 @@ inline std::pair<int64_t, int64_t> ShareOf(const KernelContext& context, int64_t
   return {n * index / count, n * (index + 1) / count};
 }
 
-// Integer parameters of one call in the positional form still used by some families: a few
-// lists of int64 (dimension lists, enums, sizes). Families with a parameter struct
-// (params.h) do not use them.
-using ParamList = std::vector<int64_t>;
-
 struct KernelArgs {
   std::span<const BufferView> inputs;
   std::span<const BufferView> outputs;
-  std::span<const ParamList> params;
-  const void* state = nullptr;  // what the kernel's prepare function returned, if any
   // The step's parameter struct, of the type the kernel was registered with (checked when
-  // the plan is loaded); nullptr for kernels without one.
-  const void* param_struct = nullptr;
+  // the plan is loaded); nullptr for kernels without one. Read it with Params<P>().
+  const void* params = nullptr;
+  const void* state = nullptr;  // what the kernel's prepare function returned, if any
 
   // Scratch memory for this call, from the execution's arena: the bytes the kernel's
   // workspace function asked for (WorkspaceFn), 64-byte aligned, contents undefined on
@@ -90,7 +84,7 @@ struct KernelArgs {
 
   // The parameter struct, for a kernel registered with P (KernelRegistry::Register<P>).
   template <ParamStruct P>
-  const P& Params() const { return *static_cast<const P*>(param_struct); }
+  const P& Params() const { return *static_cast<const P*>(params); }
 };
 
 using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args);

@@ -132,18 +132,23 @@ inline void SetInt(Array& a, int64_t i, int64_t v) {
 // Runs the CPU kernel `key` (after its prepare function, if it has one). Fails the test
 // if it is missing or returns an error.
 // `params` must be the parameter struct the kernel was registered with (as the runtime
-// checks when it loads a plan).
+// checks when it loads a plan); none for kernels that take none. A kernel that declares a
+// workspace gets one of the size it asks for.
 inline void RunKernel(const std::string& key, const std::vector<const Array*>& inputs,
-                      const std::vector<Array*>& outputs, const KernelParams& params,
-                      std::vector<ParamList> lists = {}) {
+                      const std::vector<Array*>& outputs, const KernelParams& params = {}) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
   ASSERT_NE(entry, nullptr) << "no kernel " << key;
   ASSERT_EQ(entry->params, params.type()) << key << " takes other parameters than " << params.family();
   std::vector<BufferView> in, out;
   for (const Array* a : inputs) in.push_back(a->View());
   for (Array* a : outputs) out.push_back(a->View());
-  KernelArgs args{in, out, lists};
-  args.param_struct = params.get();
+  KernelArgs args{in, out, params.get()};
+  std::vector<std::byte> workspace;
+  if (entry->workspace != nullptr) {
+    workspace.resize(static_cast<size_t>(entry->workspace(args)) + 64);
+    const size_t skew = (64 - reinterpret_cast<uintptr_t>(workspace.data()) % 64) % 64;
+    args.workspace = std::span<std::byte>(workspace.data() + skew, workspace.size() - 64);
+  }
   KernelState state;
   if (entry->prepare != nullptr) {
     auto prepared = entry->prepare(args);
@@ -155,20 +160,11 @@ inline void RunKernel(const std::string& key, const std::vector<const Array*>& i
   ASSERT_TRUE(status.ok()) << key << ": " << status.ToString();
 }
 
-inline void RunKernel(const std::string& key, const std::vector<const Array*>& inputs,
-                      const std::vector<Array*>& outputs, std::vector<ParamList> lists = {}) {
-  RunKernel(key, inputs, outputs, KernelParams(), std::move(lists));
-}
-
 // Arguments of a direct kernel call with the parameter struct `params` (which must outlive
 // the arguments).
 template <ParamStruct P>
 KernelArgs ArgsWith(std::span<const BufferView> inputs, std::span<const BufferView> outputs, const P& params) {
-  KernelArgs args;
-  args.inputs = inputs;
-  args.outputs = outputs;
-  args.param_struct = &params;
-  return args;
+  return KernelArgs{inputs, outputs, &params};
 }
 
 inline std::string Key(std::string_view op, DType dtype) { return KernelKey(op, {dtype}); }

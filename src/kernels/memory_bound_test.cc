@@ -161,10 +161,10 @@ TEST_F(MemoryBoundTest, CompareSelectClampMatchTheScalarOnesAtEveryLevel) {
 // JAX's argmax (gt) or argmin (lt) body over (value, index) registers, as the plan encodes it
 // (scalar_program.h). `disguised` adds a redundant and(p, p), which the recognizer does not
 // accept: the step then runs on the body interpreter, the reference here.
-ParamList ArgBody(DType value, DType index, bool is_max, bool disguised) {
+std::vector<int64_t> ArgBody(DType value, DType index, bool is_max, bool disguised) {
   const auto v = static_cast<int64_t>(value), i = static_cast<int64_t>(index), p = static_cast<int64_t>(DType::kPred);
   const int64_t index_type = 3;  // SIGNED
-  ParamList code = {1, disguised ? 14 : 13, v, i, v, i, p, p, p, p, p, p, p, v, i};
+  std::vector<int64_t> code = {1, disguised ? 14 : 13, v, i, v, i, p, p, p, p, p, p, p, v, i};
   if (disguised) code.push_back(p);
   code.insert(code.end(), {4, 0, disguised ? 10 : 9});
   code.insert(code.end(), {70, 4, 0, 2, 0, (is_max ? 3 : 5) * 8 + 1});  // v > w (v < w)
@@ -182,9 +182,9 @@ ParamList ArgBody(DType value, DType index, bool is_max, bool disguised) {
 }
 
 // Runs `key` as `calls` calls of one step (thread_index 0 .. calls-1, one after another),
-// with the parameter struct `params` (and positional lists, for kernels that read them).
+// with the parameter struct `params`.
 void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
-              const KernelParams& params, std::vector<ParamList> lists, int calls) {
+              const KernelParams& params, int calls) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
   ASSERT_NE(entry, nullptr) << key;
   ASSERT_TRUE(calls == 1 || entry->splittable) << key << " is not splittable";
@@ -192,8 +192,7 @@ void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, c
   for (const Array* a : inputs) in.push_back(a->View());
   for (Array* a : outputs) out.push_back(a->View());
   ASSERT_EQ(entry->params, params.type()) << key << " takes other parameters than " << params.family();
-  KernelArgs args{in, out, lists};
-  args.param_struct = params.get();
+  KernelArgs args{in, out, params.get()};
   KernelState state;
   if (entry->prepare != nullptr) {
     auto prepared = entry->prepare(args);
@@ -204,18 +203,9 @@ void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, c
   for (int t = 0; t < calls; ++t) ASSERT_TRUE(entry->fn(KernelContext{t, calls}, args).ok()) << key;
 }
 
-void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
-              std::vector<ParamList> lists, int calls) {
-  RunCalls(key, inputs, outputs, KernelParams(), std::move(lists), calls);
-}
-
-void RunCalls(const std::string& key, const std::vector<const Array*>& inputs, const std::vector<Array*>& outputs,
-              const KernelParams& params, int calls) {
-  RunCalls(key, inputs, outputs, params, {}, calls);
-}
 
 template <typename V, typename I>
-void CheckArg(DType vd, DType id, const std::vector<int64_t>& dims, const ParamList& reduced, bool is_max,
+void CheckArg(DType vd, DType id, const std::vector<int64_t>& dims, const std::vector<int64_t>& reduced, bool is_max,
               const std::string& target) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
@@ -260,15 +250,15 @@ TEST_F(MemoryBoundTest, RecognizesArgMinMaxBodiesOnly) {
   EXPECT_EQ(MatchArgMinMaxBody(ArgBody(DType::kF32, DType::kS32, true, true)), ArgKind::kNone);
   EXPECT_EQ(MatchArgMinMaxBody(ArgBody(DType::kS32, DType::kS32, true, false)), ArgKind::kNone);  // int values
   // The value select taking the index-pick predicate is a different body.
-  ParamList swapped = ArgBody(DType::kF32, DType::kS32, true, false);
-  const ParamList select_value = {71, 11, 6, 0, 2, 0};
+  std::vector<int64_t> swapped = ArgBody(DType::kF32, DType::kS32, true, false);
+  const std::vector<int64_t> select_value = {71, 11, 6, 0, 2, 0};
   auto at = std::search(swapped.begin(), swapped.end(), select_value.begin(), select_value.end());
   ASSERT_NE(at, swapped.end());
   at[2] = 10;
   EXPECT_EQ(MatchArgMinMaxBody(swapped), ArgKind::kNone);
   // A TOTALORDER comparison is a different body.
-  ParamList total = ArgBody(DType::kF32, DType::kS32, true, false);
-  const ParamList gt = {70, 4, 0, 2, 0, 3 * 8 + 1};
+  std::vector<int64_t> total = ArgBody(DType::kF32, DType::kS32, true, false);
+  const std::vector<int64_t> gt = {70, 4, 0, 2, 0, 3 * 8 + 1};
   at = std::search(total.begin(), total.end(), gt.begin(), gt.end());
   ASSERT_NE(at, total.end());
   at[5] = 3 * 8 + 2;
@@ -276,7 +266,7 @@ TEST_F(MemoryBoundTest, RecognizesArgMinMaxBodiesOnly) {
 }
 
 TEST_F(MemoryBoundTest, ArgMinMaxMatchesTheBodyInterpreter) {
-  const std::vector<std::pair<std::vector<int64_t>, ParamList>> layouts = {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> layouts = {
       {{4099}, {0}}, {{37, 301}, {1}}, {{301, 37}, {0}}, {{5, 67, 41}, {1}}, {{3, 5, 131}, {2}},
       {{64, 1}, {0}}, {{6, 7}, {0, 1}}, {{3, 4, 5}, {0, 2}}};
   for (env::Isa level : kLevels) {

@@ -9,9 +9,8 @@
 // A registry is filled once and then only read: concurrent Find() calls are safe,
 // concurrent Register() calls are not.
 //
-// Kernel families, their operands and their parameters. A family with a parameter struct
-// (kernels/params.h) names it here ("params: DotParams", in <family>_params.h); the others
-// still read positional integer lists (KernelArgs::params):
+// Kernel families, their operands and their parameters: the family's parameter struct
+// (kernels/params.h; "params: DotParams", in <family>_params.h), or none:
 //   unary  "<op>.<T>"       in: x            out: y (T; i1 for is_finite)      params: none
 //   binary "<op>.<T>"       in: a, b (same shape)  out: T                      params: none
 //   "compare.<T>"           in: a, b         out: i1     params: CompareParams (direction
@@ -45,7 +44,8 @@
 //   "reduce_window_<body>.<T>" (params: WindowParams), "reduce_window_program" (params:
 //                           ReduceWindowProgramParams), "select_and_scatter.<T>" (params:
 //                           SelectAndScatterParams; window_params.h): see window.cc
-//   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc
+//   "gather.<T>", "scatter_<body>.<T>", "scatter_program": see gather_scatter.cc, params:
+//                           GatherParams, ScatterParams (gather_scatter_params.h)
 //   "convolution.<T>": see convolution.cc, params: ConvolutionParams; "convolution_dnnl.f32" (same operands and params;
 //                           a oneDNN step runs once and oneDNN threads it, a loop fallback is
 //                           split — PreparedStep::single_call): see convolution_dnnl.cc
@@ -93,7 +93,7 @@ class KernelRegistry {
     PrepareFn prepare = nullptr;  // optional
     bool splittable = false;      // honours KernelContext's thread_index/thread_count
     // The parameter struct every step of this kernel carries (params.h); nullptr: the
-    // kernel takes none (or still reads positional lists).
+    // kernel takes none.
     const ParamsType* params = nullptr;
     // Its inputs may be strided views (BufferView::strides); see RegisterElementwise.
     bool strided_inputs = false;

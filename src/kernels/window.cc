@@ -286,7 +286,7 @@ Status WholeDimensionReduce(const KernelContext& context, const KernelArgs& args
   KernelArgs reduce_args;
   reduce_args.inputs = args.inputs;
   reduce_args.outputs = outputs;
-  reduce_args.param_struct = &reduce;  // the reduce kernels take ReduceParams (reduce.cc)
+  reduce_args.params = &reduce;  // the reduce kernels take ReduceParams (reduce.cc)
   *done = true;
   return entry->fn(context, reduce_args);
 }

@@ -1,7 +1,7 @@
 // The parameters of the steps the executor runs itself (plan.h): kManual steps and the
 // collective steps (StepKind::kCollective), built by plan/lower_manual.cc and read by
 // runtime/executor.cc. They are parameter structs like the kernels' (kernels/params.h) and
-// travel in Step::param_struct; the executor checks each step's struct type when it loads
+// travel in Step::params; the executor checks each step's struct type when it loads
 // a plan, so running a step reads its struct without checking.
 //
 // Partitions are named by their partition id (0 .. num_partitions - 1).

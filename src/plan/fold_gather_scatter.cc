@@ -27,6 +27,7 @@
 
 #include "kernels/compare_params.h"
 #include "kernels/data_movement_params.h"
+#include "kernels/gather_scatter_params.h"
 #include "kernels/reduce_params.h"
 #include "plan/lowering.h"
 
@@ -37,6 +38,9 @@ using kernels::BroadcastInDimParams;
 using kernels::CompareDirection;
 using kernels::CompareParams;
 using kernels::CompareType;
+using kernels::GatherParams;
+using kernels::IndexTransformParams;
+using kernels::ScatterParams;
 using kernels::ReduceParams;
 
 std::string Key(std::string_view op, DType dtype) { return std::string(op) + "." + std::string(DTypeName(dtype)); }
@@ -130,12 +134,12 @@ class Folder {
     }
     const Step* step = Producer(v);
     if (step == nullptr || step->kernel != Key("broadcast_in_dim", type.dtype) || step->inputs.size() != 1 ||
-        step->param_struct.As<BroadcastInDimParams>() == nullptr)
+        step->params.As<BroadcastInDimParams>() == nullptr)
       return std::nullopt;
     std::optional<ConstantView> in = Constant(step->inputs[0]);
     if (!in) return std::nullopt;
     const Dims& in_dims = TypeOf(step->inputs[0]).dims;
-    const std::vector<int64_t>& dims = step->param_struct.As<BroadcastInDimParams>()->dimensions;
+    const std::vector<int64_t>& dims = step->params.As<BroadcastInDimParams>()->dimensions;
     if (dims.size() != in_dims.size()) return std::nullopt;
     std::vector<int> map(type.dims.size(), -1);
     for (size_t u = 0; u < dims.size(); ++u) {
@@ -227,7 +231,7 @@ class Folder {
       Step* p = Producer(u);
       if (p == nullptr) break;
       const DType dtype = TypeOf(u).dtype;
-      const BroadcastInDimParams* broadcast = p->param_struct.As<BroadcastInDimParams>();
+      const BroadcastInDimParams* broadcast = p->params.As<BroadcastInDimParams>();
       if (p->kernel == Key("broadcast_in_dim", dtype) && p->inputs.size() == 1 && broadcast != nullptr &&
           Count(TypeOf(p->inputs[0]).dims) == Count(TypeOf(u).dims) &&
           std::is_sorted(broadcast->dimensions.begin(), broadcast->dimensions.end())) {
@@ -268,7 +272,7 @@ class Folder {
         const Step* add = Producer(p->inputs[1]);
         if (less == nullptr || add == nullptr || less->kernel != Key("compare", dtype) || less->inputs.size() != 2 ||
             less->inputs[0] != i ||
-            less->param_struct != kernels::KernelParams(CompareParams{
+            less->params != kernels::KernelParams(CompareParams{
                                       .direction = CompareDirection::kLt,
                                       .type = is_signed ? CompareType::kSigned : CompareType::kUnsigned}) ||
             Splat(less->inputs[1]) != 0)
@@ -301,13 +305,15 @@ class Folder {
     return static_cast<ValueId>(plan_.values.size() - 1);
   }
 
-  static std::vector<int64_t> TransformList(int64_t mode, size_t k, const IndexSource& s,
-                                            const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
-    std::vector<int64_t> list = {mode, s.bits};
-    list.insert(list.end(), k, s.wrap);
-    list.insert(list.end(), lo.begin(), lo.end());
-    list.insert(list.end(), hi.begin(), hi.end());
-    return list;
+  static IndexTransformParams Transform(IndexTransformParams::Mode mode, size_t k, const IndexSource& s,
+                                        const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
+    IndexTransformParams t;
+    t.mode = mode;
+    t.bits = s.bits;
+    t.wrap.assign(k, s.wrap);
+    t.lo = lo;
+    t.hi = hi;
+    return t;
   }
 
   // JAX's fill mode around gather `g`: select(mask, g, broadcast(fill)). Returns the select
@@ -325,8 +331,9 @@ class Folder {
     const DType dtype = TypeOf(out).dtype;
     const ValueId indices = g.inputs[1];
     const Dims& index_dims = TypeOf(indices).dims;
-    const size_t vector_dim = static_cast<size_t>(g.params[5][0]);
-    const size_t k = g.params[4].size();
+    const GatherParams& params = *g.params.As<GatherParams>();
+    const size_t vector_dim = static_cast<size_t>(params.index_vector_dim);
+    const size_t k = params.start_index_map.size();
     if (Root(out) != out || external_[out] || readers_[out].size() != 1 || vector_dim >= index_dims.size())
       return std::nullopt;
     Step* select = const_cast<Step*>(readers_[out][0]);
@@ -345,7 +352,7 @@ class Folder {
     ValueId mask = select->inputs[0];
     const Step* mask_user = select;
     std::vector<int64_t> batch_positions;
-    const std::vector<int64_t>& offset_dims = g.params[0];
+    const std::vector<int64_t>& offset_dims = params.offset_dims;
     for (int64_t d = 0; d < static_cast<int64_t>(TypeOf(out).dims.size()); ++d)
       if (std::find(offset_dims.begin(), offset_dims.end(), d) == offset_dims.end()) batch_positions.push_back(d);
     Dims batch_dims;
@@ -353,7 +360,7 @@ class Folder {
       if (d != vector_dim) batch_dims.push_back(index_dims[d]);
     if (!OnlyReadBy(mask, {select})) return std::nullopt;
     if (const Step* b = Producer(mask); b != nullptr && b->kernel == Key("broadcast_in_dim", DType::kPred)) {
-      const BroadcastInDimParams* broadcast = b->param_struct.As<BroadcastInDimParams>();
+      const BroadcastInDimParams* broadcast = b->params.As<BroadcastInDimParams>();
       if (b->inputs.size() != 1 || broadcast == nullptr || broadcast->dimensions != batch_positions) return std::nullopt;
       mask = b->inputs[0];
       mask_user = b;
@@ -366,7 +373,7 @@ class Folder {
     // all over the index vector: reduce_and(and(indices >= lo, indices <= hi), true).
     const Step* all = Producer(mask);
     if (all == nullptr || all->kernel != Key("reduce_and", DType::kPred) || all->inputs.size() != 2 ||
-        all->param_struct !=
+        all->params !=
             kernels::KernelParams(ReduceParams{.dimensions = {static_cast<int64_t>(vector_dim)}}) ||
         Splat(all->inputs[1]) != 1 || !OnlyReadBy(all->inputs[0], {all}))
       return std::nullopt;
@@ -377,7 +384,7 @@ class Folder {
         DTypeKindOf(index_type) == DTypeKind::kSigned ? CompareType::kSigned : CompareType::kUnsigned;
     for (ValueId side : both->inputs) {
       const Step* c = Producer(side);
-      const CompareParams* compare = c == nullptr ? nullptr : c->param_struct.As<CompareParams>();
+      const CompareParams* compare = c == nullptr ? nullptr : c->params.As<CompareParams>();
       if (c == nullptr || c->kernel != Key("compare", index_type) || c->inputs.size() != 2 ||
           c->inputs[0] != indices || compare == nullptr || compare->type != compare_type ||
           !OnlyReadBy(side, {both}))
@@ -398,9 +405,13 @@ class Folder {
   }
 
   void FoldGather(Step& g) {
-    if (g.inputs.size() != 2 || g.outputs.size() != 1 || g.params.size() != 7 || g.params[5].size() != 1) return;
+    const GatherParams* params = g.params.As<GatherParams>();
+    if (g.inputs.size() != 2 || g.outputs.size() != 1 || params == nullptr ||
+        params->index_transform.mode != IndexTransformParams::Mode::kNone || !params->index_transform.wrap.empty() ||
+        params->index_transform.bits != 0)
+      return;
     const ValueId x = g.inputs[1];
-    const size_t k = g.params[4].size();
+    const size_t k = params->start_index_map.size();
     std::optional<FillPattern> fill = MatchFill(g);
     std::vector<const Step*> allowed = {&g};
     if (fill) allowed.insert(allowed.end(), {fill->lower, fill->upper});
@@ -411,7 +422,11 @@ class Folder {
     const ValueId indices = IndexOperand(s, TypeOf(x).dims);
     if (!fill) {
       g.inputs[1] = indices;
-      if (s.wrap != 0 || s.bits != 0) g.params.push_back(TransformList(0, k, s, {}, {}));
+      if (s.wrap != 0 || s.bits != 0) {
+        GatherParams folded = *params;
+        folded.index_transform = Transform(IndexTransformParams::Mode::kNone, k, s, {}, {});
+        g.params = std::move(folded);
+      }
       return;
     }
     // The folded gather takes the select's place and writes its result; the original
@@ -419,18 +434,28 @@ class Folder {
     Step folded = g;
     folded.inputs = {g.inputs[0], indices, fill->fill};
     folded.outputs = fill->select->outputs;
-    folded.params.push_back(TransformList(1, k, s, fill->lo, fill->hi));
+    GatherParams with_fill = *params;
+    with_fill.index_transform = Transform(IndexTransformParams::Mode::kFill, k, s, fill->lo, fill->hi);
+    folded.params = std::move(with_fill);
     *fill->select = std::move(folded);
   }
 
   void FoldScatter(Step& sc) {
-    const bool program = sc.kernel == "scatter_program";
-    if (sc.inputs.size() != 3 || sc.params.size() != (program ? 7u : 6u) || sc.params[5].size() != 1) return;
+    const ScatterParams* params = sc.params.As<ScatterParams>();
+    if (sc.inputs.size() != 3 || params == nullptr ||
+        params->index_transform.mode != IndexTransformParams::Mode::kNone || !params->index_transform.wrap.empty() ||
+        params->index_transform.bits != 0)
+      return;
     const ValueId x = sc.inputs[1];
     const IndexSource s = WalkIndices(x, {&sc});
     if (s.value == x) return;
     sc.inputs[1] = IndexOperand(s, TypeOf(x).dims);
-    if (s.wrap != 0 || s.bits != 0) sc.params.push_back(TransformList(0, sc.params[4].size(), s, {}, {}));
+    if (s.wrap != 0 || s.bits != 0) {
+      ScatterParams folded = *params;
+      folded.index_transform =
+          Transform(IndexTransformParams::Mode::kNone, params->scatter_dims_to_operand_dims.size(), s, {}, {});
+      sc.params = std::move(folded);
+    }
   }
 
   void Fold(Sequence& sequence) {

@@ -99,8 +99,8 @@ class ViewFolder {
     if (step.inputs.size() != 1 || step.outputs.size() != 1) return {};
     const TensorType& in = plan_.values[step.inputs[0]].type;
     const TensorType& out = plan_.values[step.outputs[0]].type;
-    const auto* broadcast = step.param_struct.As<kernels::BroadcastInDimParams>();
-    const auto* transpose = step.param_struct.As<kernels::TransposeParams>();
+    const auto* broadcast = step.params.As<kernels::BroadcastInDimParams>();
+    const auto* transpose = step.params.As<kernels::TransposeParams>();
     if (broadcast == nullptr && transpose == nullptr) return {};
     const std::vector<int64_t>& map = broadcast ? broadcast->dimensions : transpose->permutation;
     if (map.size() != in.dims.size()) return {};

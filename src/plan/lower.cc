@@ -123,7 +123,7 @@ ValueId Lowering::NewConstant(TensorType type, std::vector<uint8_t> bytes) {
 }
 
 void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
-                    std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params) {
+                    std::vector<ValueId> outputs, kernels::KernelParams params) {
   Step step;
   step.kernel = std::move(kernel);
   step.inputs = std::move(inputs);
@@ -131,12 +131,6 @@ void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<Val
   step.params = std::move(params);
   step.origin = Origin(op);
   current_->steps.push_back(std::move(step));
-}
-
-void Lowering::Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
-                    std::vector<ValueId> outputs, kernels::KernelParams params) {
-  Emit(op, std::move(kernel), std::move(inputs), std::move(outputs));
-  current_->steps.back().param_struct = std::move(params);
 }
 
 void Lowering::EmitCopy(const ir::Operation& op, ValueId from, ValueId to) {

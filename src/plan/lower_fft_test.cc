@@ -34,9 +34,9 @@ TEST(LowerFftTest, KernelsPerKind) {
   auto irfft = LowerFftOp(3, DType::kC64, {3, 5}, DType::kF32, {3, 9}, {9});
   ASSERT_TRUE(irfft.ok()) << irfft.status().ToString();
   EXPECT_EQ(irfft->body.steps[0].kernel, "irfft.complex<f32>");
-  EXPECT_EQ(irfft->body.steps[0].param_struct,
+  EXPECT_EQ(irfft->body.steps[0].params,
             kernels::KernelParams(kernels::FftParams{.type = kernels::FftType::kIrfft, .lengths = {9}}));
-  EXPECT_EQ(fft->body.steps[0].param_struct.ToString(), "type=0 lengths=[4,6]");
+  EXPECT_EQ(fft->body.steps[0].params.ToString(), "type=0 lengths=[4,6]");
 }
 
 TEST(LowerFftTest, BadShapesAndTypesFailAtCompileTime) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/gather_scatter_params.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -125,7 +126,13 @@ Status LowerGather(Lowering& l, const ir::Operation& op) {
                              DimsToString(expected) + ")");
   ValueId out = l.NewValue(result);
   l.Emit(op, "gather." + std::string(DTypeName(result.dtype)), {operand, indices}, {out},
-         {offset_dims, collapsed, operand_batching, indices_batching, start_index_map, {index_vector_dim}, slice_sizes});
+         kernels::GatherParams{.offset_dims = offset_dims,
+                               .collapsed_slice_dims = collapsed,
+                               .operand_batching_dims = operand_batching,
+                               .start_indices_batching_dims = indices_batching,
+                               .start_index_map = start_index_map,
+                               .index_vector_dim = index_vector_dim,
+                               .slice_sizes = slice_sizes});
   l.Bind(op.results[0], out);
   return OkStatus();
 }
@@ -192,8 +199,12 @@ Status LowerScatter(Lowering& l, const ir::Operation& op) {
   }
   if (next_batch != batch_dims.size()) return l.Invalid(op, "update scatter dimensions do not match the indices");
 
-  std::vector<std::vector<int64_t>> params = {window_dims, inserted, input_batching, indices_batching, to_operand,
-                                              {index_vector_dim}};
+  kernels::ScatterParams params{.update_window_dims = window_dims,
+                                .inserted_window_dims = inserted,
+                                .input_batching_dims = input_batching,
+                                .scatter_indices_batching_dims = indices_batching,
+                                .scatter_dims_to_operand_dims = to_operand,
+                                .index_vector_dim = index_vector_dim};
   ValueId out = l.NewValue(result);
   std::string body = ScatterBody(l, op.regions[0], in.dtype);
   if (!body.empty()) {
@@ -201,7 +212,7 @@ Status LowerScatter(Lowering& l, const ir::Operation& op) {
            std::move(params));
   } else {
     STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
-    params.push_back(std::move(program));
+    params.body = std::move(program);
     l.Emit(op, "scatter_program", {operand, indices, updates}, {out}, std::move(params));
   }
   l.Bind(op.results[0], out);

@@ -59,7 +59,7 @@ Status EmitHostTransfer(Lowering& l, const ir::Operation& op, const char* kernel
   step.kernel = kernel;
   step.inputs = std::move(inputs);
   step.outputs = std::move(outputs);
-  step.param_struct = HostTransferParams{.channel_id = channel};
+  step.params = HostTransferParams{.channel_id = channel};
   l.EmitControl(op, std::move(step));
   return OkStatus();
 }

@@ -47,14 +47,14 @@ TEST(LowerLinalgTest, CholeskyAndTriangularSolveAreOneStepEach) {
   auto plan = LowerToPlan(b.Build({x}));
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(Kernels(*plan), (std::vector<std::string>{"cholesky.f64", "triangular_solve.f64"}));
-  EXPECT_EQ(plan->body.steps[0].param_struct, kernels::KernelParams(kernels::CholeskyParams{.lower = true}));
-  EXPECT_EQ(plan->body.steps[1].param_struct,
+  EXPECT_EQ(plan->body.steps[0].params, kernels::KernelParams(kernels::CholeskyParams{.lower = true}));
+  EXPECT_EQ(plan->body.steps[1].params,
             kernels::KernelParams(kernels::TriangularSolveParams{
                 .left_side = true,
                 .lower = true,
                 .unit_diagonal = false,
                 .transpose = kernels::TriangularTranspose::kAdjoint}));
-  EXPECT_EQ(plan->body.steps[1].param_struct.ToString(),
+  EXPECT_EQ(plan->body.steps[1].params.ToString(),
             "left_side=true lower=true unit_diagonal=false transpose=3");
 }
 
@@ -84,12 +84,12 @@ TEST(LowerLinalgTest, LapackCustomCallTransposesMatricesAroundTheKernel) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(Kernels(*plan),
             (std::vector<std::string>{"transpose.f32", "lapack_potrf.f32", "transpose.f32"}));
-  EXPECT_EQ(plan->body.steps[0].param_struct,
+  EXPECT_EQ(plan->body.steps[0].params,
             kernels::KernelParams(kernels::TransposeParams{.permutation = {0, 2, 1}}));
-  const auto* potrf = plan->body.steps[1].param_struct.As<kernels::LapackPotrfParams>();
+  const auto* potrf = plan->body.steps[1].params.As<kernels::LapackPotrfParams>();
   ASSERT_NE(potrf, nullptr);
   EXPECT_TRUE(potrf->lower);
-  EXPECT_EQ(plan->body.steps[1].param_struct.ToString(), "lower=true");
+  EXPECT_EQ(plan->body.steps[1].params.ToString(), "lower=true");
 }
 
 TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {

@@ -141,7 +141,7 @@ Step CollectiveStep(Lowering& l, const ir::Operation& op, std::string kernel, st
   step.kernel = std::move(kernel);
   step.inputs = std::move(inputs);
   step.outputs = std::move(outputs);
-  step.param_struct = std::move(params);
+  step.params = std::move(params);
   step.origin = l.Origin(op);
   return step;
 }
@@ -525,7 +525,7 @@ Status LowerManualComputation(Lowering& l, const ir::Operation& op) {
 
   Step step;
   step.kind = StepKind::kManual;
-  step.param_struct = ManualParams{.num_partitions = partitions};
+  step.params = ManualParams{.num_partitions = partitions};
   step.regions.resize(1);
   Sequence& body = step.regions[0];
   for (size_t i = 0; i < op.operands.size(); ++i) {

@@ -63,7 +63,7 @@ TEST(LowerRngTest, RngDistributions) {
   auto uniform = lower(1, DType::kS32);
   ASSERT_TRUE(uniform.ok()) << uniform.status().ToString();
   EXPECT_EQ(uniform->body.steps.back().kernel, "rng_uniform.i32");
-  EXPECT_NE(uniform->body.steps.back().param_struct.As<kernels::RngParams>(), nullptr);
+  EXPECT_NE(uniform->body.steps.back().params.As<kernels::RngParams>(), nullptr);
   auto normal = lower(2, DType::kF32);
   ASSERT_TRUE(normal.ok());
   EXPECT_EQ(normal->body.steps.back().kernel, "rng_normal.f32");

@@ -76,7 +76,7 @@ TEST(LowerTest, ComplexOpsLowerWithPartTypedResults) {
   EXPECT_EQ(plan.body.steps[1].kernel, "multiply.complex<f32>");
   EXPECT_EQ(plan.body.steps[2].kernel, "abs.complex<f32>");
   EXPECT_EQ(plan.body.steps[3].kernel, "compare.complex<f32>");
-  EXPECT_EQ(plan.body.steps[3].param_struct,
+  EXPECT_EQ(plan.body.steps[3].params,
             kernels::KernelParams(kernels::CompareParams{.direction = kernels::CompareDirection::kEq,
                                                          .type = kernels::CompareType::kFloat}));
   {
@@ -113,15 +113,14 @@ TEST(LowerTest, StepsCarryTheirParameterStructs) {
   ExecutionPlan plan = MustLower(b.Build({less}));
   ASSERT_EQ(plan.body.steps.size(), 3u) << PrintPlan(plan);
   EXPECT_EQ(plan.body.steps[0].kernel, "slice.i32");
-  EXPECT_EQ(plan.body.steps[0].param_struct,
+  EXPECT_EQ(plan.body.steps[0].params,
             kernels::KernelParams(kernels::SliceParams{.start = {1, 0}, .limit = {3, 6}, .stride = {1, 3}}));
-  EXPECT_EQ(plan.body.steps[0].param_struct.ToString(), "start=[1,0] limit=[3,6] stride=[1,3]");
-  EXPECT_EQ(plan.body.steps[1].param_struct, kernels::KernelParams(kernels::IotaParams{.dimension = 1}));
+  EXPECT_EQ(plan.body.steps[0].params.ToString(), "start=[1,0] limit=[3,6] stride=[1,3]");
+  EXPECT_EQ(plan.body.steps[1].params, kernels::KernelParams(kernels::IotaParams{.dimension = 1}));
   // No compare_type: an integer compare of a signed type is SIGNED.
-  EXPECT_EQ(plan.body.steps[2].param_struct,
+  EXPECT_EQ(plan.body.steps[2].params,
             kernels::KernelParams(kernels::CompareParams{.direction = kernels::CompareDirection::kLt,
                                                          .type = kernels::CompareType::kSigned}));
-  EXPECT_TRUE(plan.body.steps[2].params.empty());
 }
 
 TEST(LowerTest, UnsupportedDtypeFailsAtLowering) {
@@ -214,8 +213,8 @@ TEST(LowerTest, ReduceBodyIsRecognizedOrRejected) {
     ExecutionPlan plan = MustLower(b.Build({y}));
     ASSERT_EQ(plan.body.steps.size(), 1u);
     EXPECT_EQ(plan.body.steps[0].kernel, "reduce_max.f32");
-    EXPECT_EQ(plan.body.steps[0].param_struct, kernels::KernelParams(kernels::ReduceParams{.dimensions = {1}}));
-    EXPECT_EQ(plan.body.steps[0].param_struct.ToString(), "dimensions=[1]");
+    EXPECT_EQ(plan.body.steps[0].params, kernels::KernelParams(kernels::ReduceParams{.dimensions = {1}}));
+    EXPECT_EQ(plan.body.steps[0].params.ToString(), "dimensions=[1]");
   }
   {
     ModuleBuilder b;
@@ -271,8 +270,8 @@ TEST(LowerTest, DotOperandsInMatrixOrderNeedNoTranspose) {
   ExecutionPlan plan = MustLower(b.Build(y));
   ASSERT_EQ(plan.body.steps.size(), 1u);
   EXPECT_EQ(plan.body.steps[0].kernel, "dot.f32");
-  EXPECT_EQ(plan.body.steps[0].param_struct, kernels::KernelParams(kernels::DotParams{.lhs_is_bkm = true}));
-  EXPECT_EQ(plan.body.steps[0].param_struct.ToString(), "lhs_is_bkm=true rhs_is_bnk=false");
+  EXPECT_EQ(plan.body.steps[0].params, kernels::KernelParams(kernels::DotParams{.lhs_is_bkm = true}));
+  EXPECT_EQ(plan.body.steps[0].params.ToString(), "lhs_is_bkm=true rhs_is_bnk=false");
 
   // Batch dim last on the lhs: needs a transpose.
   ModuleBuilder b2;
@@ -286,7 +285,7 @@ TEST(LowerTest, DotOperandsInMatrixOrderNeedNoTranspose) {
   ExecutionPlan plan2 = MustLower(b2.Build(y2));
   ASSERT_EQ(plan2.body.steps.size(), 2u);
   EXPECT_EQ(plan2.body.steps[0].kernel, "transpose.f32");
-  EXPECT_EQ(plan2.body.steps[0].param_struct,
+  EXPECT_EQ(plan2.body.steps[0].params,
             kernels::KernelParams(kernels::TransposeParams{.permutation = {2, 0, 1}}));
   EXPECT_EQ(plan2.body.steps[1].kernel, "dot.f32");
 }

@@ -82,12 +82,10 @@ class Lowering {
   // The bytes of the constant `ir_value` is bound to, or nullptr if it is not bound to a
   // constant.
   const std::vector<uint8_t>* BoundConstant(ir::ValueId ir_value) const;
-  // Appends a kernel step to the sequence being lowered.
+  // Appends a kernel step to the sequence being lowered, with its family's parameter struct
+  // (kernels/params.h; none for kernels that take none).
   void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
-            std::vector<ValueId> outputs, std::vector<std::vector<int64_t>> params = {});
-  // The same for a kernel whose family has a parameter struct (kernels/params.h).
-  void Emit(const ir::Operation& op, std::string kernel, std::vector<ValueId> inputs,
-            std::vector<ValueId> outputs, kernels::KernelParams params);
+            std::vector<ValueId> outputs, kernels::KernelParams params = {});
   // Appends a "copy.<dtype>" step from `from` to `to` (same type).
   void EmitCopy(const ir::Operation& op, ValueId from, ValueId to);
   // Appends a control-flow step (its origin is set from `op`).

@@ -113,18 +113,10 @@ void PrintSequence(const Sequence& sequence, const std::string& indent, std::str
     out += ValueListToString(step.inputs);
     out += " -> ";
     out += ValueListToString(step.outputs);
+    if (step.workspace != kNoValue) out += " workspace %" + std::to_string(step.workspace);
     if (!step.params.empty()) {
       out += " {";
-      for (size_t i = 0; i < step.params.size(); ++i) {
-        if (i) out += ", ";
-        out += IntListToString(step.params[i]);
-      }
-      out += "}";
-    }
-    if (step.workspace != kNoValue) out += " workspace %" + std::to_string(step.workspace);
-    if (!step.param_struct.empty()) {
-      out += " {";
-      out += step.param_struct.ToString();
+      out += step.params.ToString();
       out += "}";
     }
     if (!step.origin.empty()) {

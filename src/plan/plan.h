@@ -4,8 +4,8 @@
 // by a stable key ("add.f32", see kernels/registry.h for the families and their
 // parameters), lists the values it reads and writes, and carries its parameters already
 // decoded from the IR: its family's parameter struct (kernels/params.h; for the steps the
-// executor runs itself, plan/collective_params.h and plan/host_transfer_params.h) or, for
-// families not converted yet, positional integer lists. Every value has a storage decided at compile time: a byte
+// executor runs itself, plan/collective_params.h and plan/host_transfer_params.h), or none.
+// Every value has a storage decided at compile time: a byte
 // offset in the one arena an execution allocates, a parameter, a constant held by the
 // plan, or a result buffer the caller provides. Several values may share storage (a
 // reshape is the same bytes under other dims).
@@ -121,8 +121,7 @@ struct Step {
   std::string kernel;                        // stable kernel key
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
-  std::vector<std::vector<int64_t>> params;  // positional lists, for families without a struct
-  kernels::KernelParams param_struct;        // the kernel family's parameter struct, if it has one
+  kernels::KernelParams params;              // the kernel family's parameter struct (kernels/params.h)
   std::vector<Sequence> regions;             // nested sequences (control flow)
   // A kernel step's scratch memory (KernelArgs::workspace): an arena value of u8 nobody
   // else reads or writes, holding one slice per call of the step; kNoValue if none.

@@ -49,8 +49,7 @@ class WorkspaceDeclarer {
     kernels::KernelArgs args;
     args.inputs = std::span<const kernels::BufferView>(views_.data(), step.inputs.size());
     args.outputs = std::span<const kernels::BufferView>(views_.data() + step.inputs.size(), step.outputs.size());
-    args.params = step.params;
-    args.param_struct = step.param_struct.get();
+    args.params = step.params.get();
     return args;
   }
 

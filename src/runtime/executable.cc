@@ -69,7 +69,7 @@ Status AddInto(DType dtype, int64_t count, void* sum, const void* addend) {
   const int64_t dims[1] = {count};
   const kernels::BufferView views[3] = {{sum, dtype, dims, count}, {const_cast<void*>(addend), dtype, dims, count},
                                         {sum, dtype, dims, count}};
-  kernels::KernelArgs args{std::span(views, 2), std::span(views + 2, 1), {}, nullptr};
+  kernels::KernelArgs args{std::span(views, 2), std::span(views + 2, 1)};
   return add(kernels::KernelContext{}, args);
 }
 

@@ -119,7 +119,7 @@ bool StartsWith(std::string_view text, std::string_view prefix) { return text.su
 // The parameter struct of the step the executor runs itself (checked by Resolve).
 template <typename P>
 const P& ParamsOf(const plan::Step& step) {
-  return *static_cast<const P*>(step.param_struct.get());
+  return *static_cast<const P*>(step.params.get());
 }
 
 // The struct the executor's step `step` (a manual, host transfer or collective step) must
@@ -144,13 +144,13 @@ const kernels::ParamsType* ExpectedParams(const plan::Step& step) {
 // parameter struct its kind and name ask for.
 Status CheckStepParams(const plan::Step& step) {
   const kernels::ParamsType* expected = ExpectedParams(step);
-  if (step.param_struct.type() == expected) return OkStatus();
+  if (step.params.type() == expected) return OkStatus();
   const std::string kind = step.kind == plan::StepKind::kManual         ? "manual step"
                            : step.kind == plan::StepKind::kHostTransfer ? "host transfer step '" + step.kernel + "'"
                                                                         : "collective step '" + step.kernel + "'";
   return InvalidArgument(step.origin + ": " + kind + " takes " +
                          std::string(expected ? expected->family : "no") + " parameters, the step carries " +
-                         std::string(step.param_struct.family()) + " parameters");
+                         std::string(step.params.family()) + " parameters");
 }
 
 // Whether every block start has one entry per dimension of a block of rank `rank`.
@@ -258,10 +258,10 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (!step.regions.empty()) return InvalidArgument(step.origin + ": kernel step with regions");
         entry = registry.Lookup(step.kernel);
         if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
-        if (step.param_struct.type() != entry->params && !(entry->params == nullptr && step.param_struct.empty()))
+        if (step.params.type() != entry->params && !(entry->params == nullptr && step.params.empty()))
           return InvalidArgument(step.origin + ": kernel '" + step.kernel + "' takes " +
                                  std::string(entry->params ? entry->params->family : "no") +
-                                 " parameters, the step carries " + std::string(step.param_struct.family()) +
+                                 " parameters, the step carries " + std::string(step.params.family()) +
                                  " parameters");
         resolved.fn = entry->fn;
         if (entry->splittable) {
@@ -351,8 +351,7 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       args.inputs = inputs;
       args.outputs = std::span<const kernels::BufferView>(
           operand_templates_.data() + resolved.first_operand + resolved.num_inputs, resolved.num_outputs);
-      args.params = step.params;
-      args.param_struct = step.param_struct.get();
+      args.params = step.params.get();
       if (entry->workspace != nullptr) {
         const int64_t per_call = entry->workspace(args);
         const int64_t have = step.workspace == plan::kNoValue ? 0 : plan.values[step.workspace].byte_size;
@@ -424,8 +423,7 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
         args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
                                                             step.num_outputs);
-        args.params = step.step->params;
-        args.param_struct = step.step->param_struct.get();
+        args.params = step.step->params.get();
         args.state = step.state.get();
         auto* workspace = step.workspace_per_call > 0
                               ? static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data)

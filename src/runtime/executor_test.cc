@@ -239,19 +239,19 @@ TEST(ExecutorTest, WrongParameterStructsFailAtLoad) {
 
   plan::Step fft;
   fft.kernel = "fft.complex<f32>";
-  fft.param_struct = kernels::RngParams{.key = 1};
+  fft.params = kernels::RngParams{.key = 1};
   expect_error(load(fft, c64, c64), {"stablehlo.op", "fft.complex<f32>", "takes fft parameters", "carries rng"});
-  fft.param_struct = {};
+  fft.params = {};
   expect_error(load(fft, c64, c64), {"takes fft parameters", "carries none"});
-  fft.param_struct = kernels::FftParams{.type = kernels::FftType::kFft, .lengths = {8}};
+  fft.params = kernels::FftParams{.type = kernels::FftType::kFft, .lengths = {8}};
   EXPECT_TRUE(load(fft, c64, c64).ok());
 
   plan::Step gather;
   gather.kind = plan::StepKind::kCollective;
   gather.kernel = "all_gather";
-  gather.param_struct = plan::AllReduceParams{.groups = {.groups = {}, .group_size = 1}, .body = {}};
+  gather.params = plan::AllReduceParams{.groups = {.groups = {}, .group_size = 1}, .body = {}};
   expect_error(load(gather, f32, f32), {"collective step 'all_gather' takes all_gather parameters", "carries all_reduce"});
-  gather.param_struct = plan::AllGatherParams{.groups = {.groups = {}, .group_size = 1}, .dimension = 0};
+  gather.params = plan::AllGatherParams{.groups = {.groups = {}, .group_size = 1}, .dimension = 0};
   EXPECT_TRUE(load(gather, f32, f32).ok());
 
   plan::Step send;
@@ -259,15 +259,15 @@ TEST(ExecutorTest, WrongParameterStructsFailAtLoad) {
   send.kernel = "host_send";
   expect_error(load(send, f32, f32, /*writes=*/false),
                {"host transfer step 'host_send' takes host_transfer parameters", "carries none"});
-  send.param_struct = plan::HostTransferParams{.channel_id = 3};
+  send.params = plan::HostTransferParams{.channel_id = 3};
   EXPECT_TRUE(load(send, f32, f32, /*writes=*/false).ok());
 
   plan::Step manual;
   manual.kind = plan::StepKind::kManual;
   manual.regions.resize(1);
-  manual.param_struct = plan::HostTransferParams{.channel_id = 3};
+  manual.params = plan::HostTransferParams{.channel_id = 3};
   expect_error(load(manual, f32, f32), {"manual step takes manual parameters", "carries host_transfer"});
-  manual.param_struct = plan::ManualParams{.num_partitions = 0};
+  manual.params = plan::ManualParams{.num_partitions = 0};
   expect_error(load(manual, f32, f32), {"manual step over 0 partitions"});
 }
 
