@@ -14,6 +14,9 @@
 //     regions) writes the input's storage (a loop body's carried values are updated by
 //     copies at its end);
 //   - the sequence is not inside a manual region (whose values are private per partition).
+//   - the view walks its innermost dim with stride 0 or 1 (transposes that move the last
+//     dim stay copies: the blocked transpose kernel moves them faster than readers could
+//     gather them).
 // Chained folds compose (a broadcast of a transposed view is one view).
 #include <algorithm>
 #include <string_view>
@@ -135,7 +138,12 @@ class ViewFolder {
     const ValueId out = step.outputs[0];
     if (alias_root_[out] != out || aliased_[out] || writers_[out] != 1 || external_[out]) return false;
     if (plan_.values[out].type.dtype != plan_.values[step.inputs[0]].type.dtype) return false;
-    if (ViewStrides(step, StridesOf(step.inputs[0])).empty() && !plan_.values[out].type.dims.empty()) return false;
+    const std::vector<int64_t> strides = ViewStrides(step, StridesOf(step.inputs[0]));
+    if (strides.empty() && !plan_.values[out].type.dims.empty()) return false;
+    // Readers gather views along the innermost dim: a view that walks it with a stride other
+    // than 0 or 1 (a transpose that moves the last dim) would touch a cache line per element;
+    // the blocked transpose kernel moves it faster.
+    if (!strides.empty() && strides.back() > 1 && plan_.values[out].type.dims.back() > 1) return false;
     const ValueId input_root = alias_root_[step.inputs[0]];
     size_t last_reader = index;
     for (size_t i = index + 1; i < sequence.steps.size(); ++i) {

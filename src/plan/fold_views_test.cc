@@ -67,15 +67,21 @@ TEST(FoldViewsTest, BroadcastChainIntoSubtractIsOneView) {
   EXPECT_EQ(plan.arena_size, 0);
 }
 
-TEST(FoldViewsTest, TransposeIntoAddReadsPermutedStrides) {
+// A transpose that keeps the last dim last reads whole rows: folded. One that moves it
+// would gather an element per cache line: the blocked transpose kernel stays.
+TEST(FoldViewsTest, TransposesFoldOnlyWhenRowsStayContiguous) {
   ModuleBuilder b;
-  auto x = b.Param(DType::kF32, {3, 5});
-  auto y = b.Param(DType::kF32, {5, 3});
-  auto t = b.Op(OpCode::kTranspose, {y}, DType::kF32, {3, 5}, {{"permutation", ModuleBuilder::IntList({1, 0})}});
-  auto s = b.Op(OpCode::kAdd, {x, t}, DType::kF32, {3, 5});
-  ExecutionPlan plan = MustLower(b.Build({s}));
-  EXPECT_EQ(CountSteps(plan.body, "transpose"), 0) << PrintPlan(plan);
-  EXPECT_EQ(plan.values[OnlyStep(plan, "add").inputs[1]].strides, (std::vector<int64_t>{1, 3}));
+  auto x = b.Param(DType::kF32, {3, 5, 4});
+  auto y = b.Param(DType::kF32, {5, 3, 4});
+  auto rows = b.Op(OpCode::kTranspose, {y}, DType::kF32, {3, 5, 4}, {{"permutation", ModuleBuilder::IntList({1, 0, 2})}});
+  auto s = b.Op(OpCode::kAdd, {x, rows}, DType::kF32, {3, 5, 4});
+  auto z = b.Param(DType::kF32, {4, 5, 3});
+  auto moved = b.Op(OpCode::kTranspose, {z}, DType::kF32, {3, 5, 4}, {{"permutation", ModuleBuilder::IntList({2, 1, 0})}});
+  auto m = b.Op(OpCode::kMultiply, {s, moved}, DType::kF32, {3, 5, 4});
+  ExecutionPlan plan = MustLower(b.Build({m}));
+  EXPECT_EQ(CountSteps(plan.body, "transpose"), 1) << PrintPlan(plan);
+  EXPECT_EQ(plan.values[OnlyStep(plan, "add").inputs[1]].strides, (std::vector<int64_t>{4, 12, 1}));
+  EXPECT_TRUE(plan.values[OnlyStep(plan, "multiply").inputs[1]].strides.empty());
 }
 
 // A broadcast read by a kernel that needs dense inputs (a reduction), one returned as a
