@@ -56,6 +56,32 @@ namespace {
 
 bool Contains(const std::vector<int64_t>& list, int64_t value) { return std::find(list.begin(), list.end(), value) != list.end(); }
 
+template <typename I>
+inline int64_t IndexValue(I value) {
+  if constexpr (std::is_same_v<I, uint64_t>) return static_cast<int64_t>(std::min<uint64_t>(value, INT64_MAX));
+  else return static_cast<int64_t>(value);
+}
+
+// The value of the index element at `p` (any integer dtype; u64 beyond INT64_MAX reads as
+// INT64_MAX, out of bounds everywhere).
+inline int64_t LoadIndex(const uint8_t* p, DType dtype) {
+  auto load = [p](auto value) {
+    std::memcpy(&value, p, sizeof(value));
+    return IndexValue(value);
+  };
+  switch (dtype) {
+    case DType::kS8: return load(int8_t{});
+    case DType::kS16: return load(int16_t{});
+    case DType::kS32: return load(int32_t{});
+    case DType::kS64: return load(int64_t{});
+    case DType::kU8: return load(uint8_t{});
+    case DType::kU16: return load(uint16_t{});
+    case DType::kU32: return load(uint32_t{});
+    case DType::kU64: return load(uint64_t{});
+    default: return 0;
+  }
+}
+
 // Reads start index vectors out of an index array of any integer type.
 class IndexReader {
  public:
@@ -74,22 +100,7 @@ class IndexReader {
     return offset;
   }
   int64_t Read(int64_t batch_offset, int64_t k) const {
-    const uint8_t* p = data_ + (batch_offset + k * vector_stride_) * size_;
-    auto load = [p](auto value) {
-      std::memcpy(&value, p, sizeof(value));
-      return value;
-    };
-    switch (dtype_) {
-      case DType::kS8: return load(int8_t{});
-      case DType::kS16: return load(int16_t{});
-      case DType::kS32: return load(int32_t{});
-      case DType::kS64: return load(int64_t{});
-      case DType::kU8: return load(uint8_t{});
-      case DType::kU16: return load(uint16_t{});
-      case DType::kU32: return load(uint32_t{});
-      case DType::kU64: return static_cast<int64_t>(std::min<uint64_t>(load(uint64_t{}), INT64_MAX));
-      default: return 0;
-    }
+    return LoadIndex(data_ + (batch_offset + k * vector_stride_) * size_, dtype_);
   }
 
  private:
@@ -187,12 +198,6 @@ std::optional<RowForm> MatchRowForm(std::span<const int64_t> operand_dims, std::
   return f;
 }
 
-template <typename I>
-inline int64_t IndexValue(I value) {
-  if constexpr (std::is_same_v<I, uint64_t>) return static_cast<int64_t>(std::min<uint64_t>(value, INT64_MAX));
-  else return static_cast<int64_t>(value);
-}
-
 // Calls fn(index type tag) with the C++ type of an integer index dtype.
 template <typename Fn>
 void WithIndexType(DType dtype, Fn&& fn) {
@@ -229,25 +234,6 @@ inline int64_t GatherRow(const RowForm& f, const IndexTransform& t, const I* vec
   return row;
 }
 
-// The value of the index element at `p` (any integer dtype; u64 beyond INT64_MAX reads as
-// INT64_MAX, out of bounds everywhere).
-inline int64_t LoadIndex(const uint8_t* p, DType dtype) {
-  auto load = [p](auto value) {
-    std::memcpy(&value, p, sizeof(value));
-    return IndexValue(value);
-  };
-  switch (dtype) {
-    case DType::kS8: return load(int8_t{});
-    case DType::kS16: return load(int16_t{});
-    case DType::kS32: return load(int32_t{});
-    case DType::kS64: return load(int64_t{});
-    case DType::kU8: return load(uint8_t{});
-    case DType::kU16: return load(uint16_t{});
-    case DType::kU32: return load(uint32_t{});
-    case DType::kU64: return load(uint64_t{});
-    default: return 0;
-  }
-}
 
 // Whether the vector gathers (simd/gather_simd.h) compute what GatherRows' one-component
 // loops do: 4-byte elements (or 4-byte words of rows of 8-byte elements), int32 indices that
