@@ -75,7 +75,6 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
         return InvalidArgument(where + ": a view needs one stride per dimension");
       for (int64_t stride : value.strides)
         if (stride < 0 || stride > (int64_t{1} << 48)) return InvalidArgument(where + ": view stride out of range");
-      if (value.storage == plan::Storage::kResult) return InvalidArgument(where + ": a result cannot be a view");
     }
     if (value.byte_size != plan::ViewByteSize(value.type, value.strides))
       return InvalidArgument(where + ": byte size does not match its type");
@@ -91,8 +90,11 @@ Status ValidateValues(const plan::ExecutionPlan& plan) {
           return InvalidArgument(where + ": bad parameter reference");
         break;
       case plan::Storage::kResult:
+        // A view may read a value stored in a result buffer; results themselves are dense
+        // (checked below).
         if (value.index < 0 || static_cast<size_t>(value.index) >= plan.result_types.size() ||
-            plan::ByteSize(plan.result_types[static_cast<size_t>(value.index)]) != value.byte_size)
+            (view ? plan::ByteSize(plan.result_types[static_cast<size_t>(value.index)]) < value.byte_size
+                  : plan::ByteSize(plan.result_types[static_cast<size_t>(value.index)]) != value.byte_size))
           return InvalidArgument(where + ": bad result reference");
         break;
       case plan::Storage::kConstant:

@@ -100,3 +100,18 @@ def test_jit_of_broadcast_result_is_dense():
     """A broadcast that is the program's result is still returned as a dense array."""
     r = I.random(np.dtype(np.float32), (257,), 12)
     check_cases(lambda v: jnp.broadcast_to(v, (1000, 257)), {"bcast": (r,)}, op="broadcast result", mode="exact")
+
+
+def test_view_of_a_returned_value():
+    """A value returned by the program (held in a result buffer) is also read through a
+    broadcast view; the result stays dense and the reader sees its final contents."""
+    x = I.random(np.dtype(np.float32), (600, 700), 13)
+
+    def f(a):
+        m = jnp.max(a, axis=1)
+        return m, a - m[:, None], jnp.exp(a.T - m[None, :])
+
+    check_cases(f, {"600x700": (x,)}, op="view of a result")
+    v = I.random(np.dtype(np.float32), (300,), 14)
+    check_cases(jax.grad(lambda a: jnp.sum(jnp.logaddexp2(a, a[::-1]))), {"logaddexp2 grad": (v,)},
+                op="view of a result")
