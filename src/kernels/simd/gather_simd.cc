@@ -46,27 +46,25 @@ HWY_INLINE void GatherLoop(const ElementGather& g, const int32_t* HWY_RESTRICT i
   }
 }
 
-// Rows of 8 or 16 words (32 or 64 bytes) copied with 256-bit moves.
+// Rows of 8 or 16 words (32 or 64 bytes) copied with moves of up to 256 bits (the target's
+// vector width below that: 128 bits on SSE4).
 template <bool kFill>
 HWY_INLINE void RowLoop(const ElementGather& g, int64_t words, const int32_t* HWY_RESTRICT indices,
                         uint32_t* HWY_RESTRICT out, int64_t count) {
   const hn::CappedTag<uint32_t, 8> du;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(du));  // 4 or 8: divides 8 and 16
   const int64_t last = g.size - 1;
   const auto fill = hn::Set(du, g.fill);
-  const bool two = words == 16;
   for (int64_t i = 0; i < count; ++i) {
     int32_t v = indices[i];
     v += v < 0 ? g.wrap : 0;
     uint32_t* target = out + i * words;
     if (kFill && (v < g.lo || v > g.hi)) {
-      hn::StoreU(fill, du, target);
-      if (two) hn::StoreU(fill, du, target + 8);
+      for (int64_t j = 0; j < words; j += lanes) hn::StoreU(fill, du, target + j);
       continue;
     }
     const uint32_t* row = g.src + std::clamp<int64_t>(v, 0, last) * words;
-    const auto first = hn::LoadU(du, row);
-    if (two) hn::StoreU(hn::LoadU(du, row + 8), du, target + 8);
-    hn::StoreU(first, du, target);
+    for (int64_t j = 0; j < words; j += lanes) hn::StoreU(hn::LoadU(du, row + j), du, target + j);
   }
 }
 
