@@ -156,7 +156,10 @@ Status ScratchSumKernel(const kernels::KernelContext& context, const kernels::Ke
   for (int64_t i = begin; i < end; ++i) scratch[i - begin] = x[i];
   float sum = 0;
   for (int64_t i = 0; i < end - begin; ++i) sum += scratch[i];
-  args.outputs[0].as<float>()[context.thread_index] = sum;
+  float* out = args.outputs[0].as<float>();
+  out[context.thread_index] = sum;
+  if (context.thread_index == 0)  // the arena is not zeroed: the first call clears the unused slots
+    for (int64_t i = context.thread_count; i < args.outputs[0].num_elements; ++i) out[i] = 0;
   return OkStatus();
 }
 int64_t ScratchSumWorkspace(const kernels::KernelArgs& args) { return args.inputs[0].num_elements * 4; }
