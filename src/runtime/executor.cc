@@ -142,17 +142,21 @@ const kernels::ParamsType* ExpectedParams(const plan::Step& step) {
   return nullptr;  // partition_id, or an unknown collective (ResolveCollective rejects it)
 }
 
+// InvalidArgument unless `step` carries the parameter struct `expected` (nullptr: none);
+// `what` names the step in the message.
+Status CheckParamsType(const plan::Step& step, const kernels::ParamsType* expected, const std::string& what) {
+  if (step.params.type() == expected) return OkStatus();
+  return InvalidArgument(step.origin + ": " + what + " takes " + std::string(expected ? expected->family : "no") +
+                         " parameters, the step carries " + std::string(step.params.family()) + " parameters");
+}
+
 // InvalidArgument unless `step` (a collective, manual or host transfer step) carries the
 // parameter struct its kind and name ask for.
 Status CheckStepParams(const plan::Step& step) {
-  const kernels::ParamsType* expected = ExpectedParams(step);
-  if (step.params.type() == expected) return OkStatus();
-  const std::string kind = step.kind == plan::StepKind::kManual         ? "manual step"
+  const std::string what = step.kind == plan::StepKind::kManual         ? "manual step"
                            : step.kind == plan::StepKind::kHostTransfer ? "host transfer step '" + step.kernel + "'"
                                                                         : "collective step '" + step.kernel + "'";
-  return InvalidArgument(step.origin + ": " + kind + " takes " +
-                         std::string(expected ? expected->family : "no") + " parameters, the step carries " +
-                         std::string(step.params.family()) + " parameters");
+  return CheckParamsType(step, ExpectedParams(step), what);
 }
 
 // Whether every block start has one entry per dimension of a block of rank `rank`.
@@ -260,11 +264,7 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (!step.regions.empty()) return InvalidArgument(step.origin + ": kernel step with regions");
         entry = registry.Lookup(step.kernel);
         if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
-        if (step.params.type() != entry->params && !(entry->params == nullptr && step.params.empty()))
-          return InvalidArgument(step.origin + ": kernel '" + step.kernel + "' takes " +
-                                 std::string(entry->params ? entry->params->family : "no") +
-                                 " parameters, the step carries " + std::string(step.params.family()) +
-                                 " parameters");
+        STABLERT_RETURN_IF_ERROR(CheckParamsType(step, entry->params, "kernel '" + step.kernel + "'"));
         resolved.fn = entry->fn;
         if (entry->splittable) {
           // Split only work worth a handoff to other threads (tens of microseconds).
