@@ -1,16 +1,19 @@
 """End-to-end benchmark: StableRT against JAX's CPU backend (XLA) in the same process.
 
-For each workload it measures, on both backends,
+For each workload (benchmarks/workloads.py) it measures, on both backends,
   - compile time: `jax.jit(f).lower(*args).compile()` (tracing and lowering excluded; the
     persistent compilation cache is off), best of --compile-repeats fresh compilations;
   - run time: one jitted call with its arguments on the device, until the result is ready
     (dispatch included), best and median of --repeats after warm-up;
+  - with --memory, peak memory: in a fresh process per workload and backend, the growth of
+    the process's resident set (its high-water mark, reset with /proc/self/clear_refs) from
+    the arguments placed on the device through compiling and running twice;
 and reports StableRT / XLA ratios (below 1: StableRT is faster). It also measures the
 machine's limits the workloads are bounded by: memory bandwidth (a large NumPy copy) and
 GEMM peak (NumPy's own BLAS on 2048x2048 float32, all threads and one thread), so that
 throughput can be read against them.
 
-    .venv/bin/python benchmarks/jax_benchmark.py [--repeats 30] [--only matmul] [--markdown]
+    .venv/bin/python benchmarks/jax_benchmark.py [--repeats 30] [--only matmul] [--memory]
 """
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import workloads  # noqa: E402
 
 
 def _machine_limits():
@@ -50,65 +56,6 @@ def _timed(fn):
     return time.perf_counter() - t
 
 
-def _workloads(jax, jnp, lax):
-    rng = np.random.default_rng(0)
-    f32 = np.float32
-
-    def normal(*shape):
-        return rng.standard_normal(shape).astype(f32)
-
-    def mlp_step(params, x, y):
-        def loss(p):
-            h = x
-            for w, b in p[:-1]:
-                h = jax.nn.relu(h @ w + b)
-            w, b = p[-1]
-            return jnp.mean(((h @ w + b) - y) ** 2)
-        grads = jax.grad(loss)(params)
-        return jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads)
-
-    mlp_params = [(normal(512, 1024) * 0.05, normal(1024) * 0.05), (normal(1024, 1024) * 0.03, normal(1024) * 0.03),
-                  (normal(1024, 10) * 0.03, normal(10) * 0.03)]
-
-    def attention(q, k, v):
-        s = jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
-        return jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(s, axis=-1), v)
-
-    def loop(x):
-        return lax.fori_loop(0, 1000, lambda i, x: x * 0.999 + 1.0, x)
-
-    # (name, function, arguments, work: (amount, unit) for a throughput column or None)
-    return [
-        ("add scalar (dispatch latency)", lambda x: x + 1, (f32(1),), None),
-        ("elementwise a*b+c, tanh, 4M f32", lambda a, b, c: jnp.tanh(a * b + c), (normal(1 << 22),) * 3,
-         (4 * 4 * (1 << 22), "GB/s")),
-        ("reduce sum rows 4096x1024 f32", lambda x: jnp.sum(x, axis=1), (normal(4096, 1024),), (4 * 4096 * 1024, "GB/s")),
-        ("softmax 1024x1024 f32", lambda x: jax.nn.softmax(x, axis=-1), (normal(1024, 1024),), None),
-        ("matmul 256 f32", lambda a, b: a @ b, (normal(256, 256), normal(256, 256)), (2 * 256 ** 3, "GFLOP/s")),
-        ("matmul 1024 f32", lambda a, b: a @ b, (normal(1024, 1024), normal(1024, 1024)), (2 * 1024 ** 3, "GFLOP/s")),
-        ("matmul 2048 f32", lambda a, b: a @ b, (normal(2048, 2048), normal(2048, 2048)), (2 * 2048 ** 3, "GFLOP/s")),
-        ("matrix-vector 1x4096x4096 f32", lambda a, b: a @ b, (normal(1, 4096), normal(4096, 4096)),
-         (4 * 4096 * 4096, "GB/s")),
-        ("batched matmul 64x128x128 f32", lambda a, b: a @ b, (normal(64, 128, 128), normal(64, 128, 128)),
-         (2 * 64 * 128 ** 3, "GFLOP/s")),
-        ("batched matmul 512x32x32 f32", lambda a, b: a @ b, (normal(512, 32, 32), normal(512, 32, 32)),
-         (2 * 512 * 32 ** 3, "GFLOP/s")),
-        ("matmul 1024 bf16", lambda a, b: a @ b,
-         (normal(1024, 1024).astype(jnp.bfloat16), normal(1024, 1024).astype(jnp.bfloat16)), (2 * 1024 ** 3, "GFLOP/s")),
-        ("conv2d NHWC 8x64x64x32 * 3x3x32x64", lambda x, w: lax.conv_general_dilated(
-            x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
-         (normal(8, 64, 64, 32), normal(3, 3, 32, 64)), (2 * 8 * 64 * 64 * 64 * 3 * 3 * 32, "GFLOP/s")),
-        ("attention b4 s256 h8 d64 f32", attention, (normal(4, 256, 8, 64),) * 3, None),
-        ("MLP training step 512-1024-1024-10, batch 256", mlp_step, (mlp_params, normal(256, 512), normal(256, 10)), None),
-        ("sort 1M f32", jnp.sort, (normal(1 << 20),), None),
-        ("gather take 1M of 1M f32", lambda x, i: x[i], (normal(1 << 20), rng.integers(0, 1 << 20, 1 << 20)), None),
-        ("scatter-add 1M into 64K f32", lambda x, i, u: x.at[i].add(u),
-         (normal(1 << 16), rng.integers(0, 1 << 16, 1 << 20), normal(1 << 20)), None),
-        ("fori_loop 1000 steps on 128 f32", loop, (normal(128),), None),
-        ("cumsum 4M f32", jnp.cumsum, (normal(1 << 22),), None),
-    ]
-
-
 def _measure(jax, fn, args, device, repeats, compile_repeats):
     args = jax.device_put(args, device)
     compile_s = float("inf")
@@ -128,6 +75,53 @@ def _measure(jax, fn, args, device, repeats, compile_repeats):
     return compile_s, min(runs), statistics.median(runs)
 
 
+def _rss_kib(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _peak_memory_here(name, platform):
+    """Prints the peak resident growth (bytes) of compiling and running workload `name`."""
+    import gc
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    jax.config.update("jax_enable_compilation_cache", False)
+    device = jax.devices(platform)[0]
+    for wname, fn, fn_args, _ in workloads(jax, jnp, lax):
+        if wname != name:
+            continue
+        args = jax.block_until_ready(jax.device_put(fn_args, device))
+        del fn_args
+        gc.collect()
+        before = _rss_kib("VmRSS")
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")  # resets VmHWM to the current resident set
+        compiled = jax.jit(fn).lower(*args).compile()
+        jax.block_until_ready(compiled(*args))
+        jax.block_until_ready(compiled(*args))
+        print((_rss_kib("VmHWM") - before) * 1024)
+        return 0
+    raise SystemExit(f"no workload named {name!r}")
+
+
+def _peak_memory(name, platform):
+    """Peak resident growth in bytes of workload `name` on `platform`, in a fresh process."""
+    import subprocess
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak-memory-of", name, "--platform", platform],
+                         capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="stablert,cpu"))
+    if out.returncode != 0:
+        raise RuntimeError(f"peak memory of {name} on {platform}: {out.stderr.strip().splitlines()[-1:]}")
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def _fmt_bytes(b):
+    return f"{b / 2 ** 20:.0f} MiB" if b >= 2 ** 20 else f"{b / 1024:.0f} KiB"
+
+
 def _fmt_time(s):
     if s < 1e-3:
         return f"{s * 1e6:.1f} µs"
@@ -142,7 +136,12 @@ def main(argv=None):
     p.add_argument("--compile-repeats", type=int, default=3)
     p.add_argument("--only", action="append", default=[],
                    help="run the workloads whose name contains this (repeatable: any of them)")
+    p.add_argument("--memory", action="store_true", help="also measure each workload's peak memory (slower)")
+    p.add_argument("--peak-memory-of", help=argparse.SUPPRESS)
+    p.add_argument("--platform", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.peak_memory_of:
+        return _peak_memory_here(args.peak_memory_of, args.platform)
 
     os.environ.setdefault("JAX_PLATFORMS", "stablert,cpu")
     import jax
@@ -156,11 +155,12 @@ def main(argv=None):
     for name, (value, unit) in _machine_limits().items():
         print(f"| {name} | {value:.1f} {unit} |")
 
+    memory_header = " peak memory XLA / StableRT |" if args.memory else ""
     print("\n| workload | compile XLA | compile StableRT | ratio | run XLA (best / median) "
-          "| run StableRT (best / median) | ratio (best) | StableRT throughput |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| run StableRT (best / median) | ratio (best) | StableRT throughput |" + memory_header)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.memory else ""))
     compile_ratios, run_ratios = [], []
-    for name, fn, fn_args, work in _workloads(jax, jnp, lax):
+    for name, fn, fn_args, work in workloads(jax, jnp, lax):
         if args.only and not any(part in name for part in args.only):
             continue
         try:
@@ -172,8 +172,14 @@ def main(argv=None):
         compile_ratios.append(sc / xc)
         run_ratios.append(sb / xb)
         tput = f"{work[0] / sb / 1e9:.1f} {work[1]}" if work else ""
+        memory = ""
+        if args.memory:
+            try:
+                memory = f" {_fmt_bytes(_peak_memory(name, 'cpu'))} / {_fmt_bytes(_peak_memory(name, 'stablert'))} |"
+            except RuntimeError as error:
+                memory = f" error: {str(error)[:120]} |"
         print(f"| {name} | {_fmt_time(xc)} | {_fmt_time(sc)} | {sc / xc:.2f} | {_fmt_time(xb)} / {_fmt_time(xm)} "
-              f"| {_fmt_time(sb)} / {_fmt_time(sm)} | {sb / xb:.2f} | {tput} |", flush=True)
+              f"| {_fmt_time(sb)} / {_fmt_time(sm)} | {sb / xb:.2f} | {tput} |{memory}", flush=True)
     if run_ratios:
         geo = lambda r: float(np.exp(np.mean(np.log(r))))  # noqa: E731
         print(f"\nGeometric means, StableRT / XLA: compile {geo(compile_ratios):.2f}, run {geo(run_ratios):.2f} "
