@@ -8,8 +8,8 @@ namespace stablert::ir {
 namespace {
 
 constexpr OpInfo kOpTable[] = {
-#define OP(name, mnemonic, operands, results, regions, cls) \
-  {mnemonic, operands, results, regions, OpClass::cls},
+#define OP(name, mnemonic, operands, results, regions, cls, effect) \
+  {mnemonic, operands, results, regions, OpClass::cls, Effect::effect},
 #include "ir/ops.def"
 #undef OP
 };

@@ -10,13 +10,13 @@
 namespace stablert::ir {
 
 enum class OpCode : uint16_t {
-#define OP(name, mnemonic, operands, results, regions, cls) k##name,
+#define OP(name, mnemonic, operands, results, regions, cls, effect) k##name,
 #include "ir/ops.def"
 #undef OP
 };
 
 inline constexpr int kNumOps = 0
-#define OP(name, mnemonic, operands, results, regions, cls) +1
+#define OP(name, mnemonic, operands, results, regions, cls, effect) +1
 #include "ir/ops.def"
 #undef OP
     ;
@@ -29,12 +29,20 @@ enum class OpClass : uint8_t {
   kOther,
 };
 
+// What an op does besides computing its results (ops.def explains the column).
+enum class Effect : uint8_t {
+  kPure,    // nothing: removable when unused, mergeable with an identical op (if its regions'
+            // ops are pure too)
+  kEffect,  // communicates, calls out, draws state or guides partitioning: kept, never merged
+};
+
 struct OpInfo {
   std::string_view mnemonic;  // "stablehlo.add"
   int num_operands;           // -1: variadic
   int num_results;            // -1: variadic
   int num_regions;            // -1: variadic
   OpClass op_class;
+  Effect effect;
 };
 
 const OpInfo& GetOpInfo(OpCode code);

@@ -8,13 +8,13 @@
 
 #include "plan/lower.h"
 #include "kernels/gather_scatter_params.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 
 namespace stablert::plan {
 namespace {
 
 using ir::OpCode;
-using testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 constexpr int64_t kLt = 5, kGe = 2, kLe = 4, kSigned = 3;
 

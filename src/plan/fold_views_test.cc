@@ -5,13 +5,13 @@
 #include <string>
 
 #include "plan/lower.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 
 namespace stablert::plan {
 namespace {
 
 using ir::OpCode;
-using testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 ExecutionPlan MustLower(const ir::Module& module) {
   auto plan = LowerToPlan(module);

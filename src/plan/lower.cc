@@ -181,41 +181,6 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* return
   return InvalidArgument("block does not end with a return");
 }
 
-Status Lowering::LowerCall(const ir::Operation& op, std::string_view callee_name) {
-  const ir::Function* callee = module_.FindFunction(callee_name);
-  if (callee == nullptr) return Invalid(op, "calls unknown function @" + std::string(callee_name));
-  if (std::find(call_stack_.begin(), call_stack_.end(), callee->name) != call_stack_.end())
-    return Unsupported(op, "recursive call of @" + callee->name);
-  if (callee->body.blocks.size() != 1) return Unsupported(op, "callee @" + callee->name + " must have one block");
-  const ir::Block& block = callee->body.blocks[0];
-  if (block.arguments.size() != op.operands.size())
-    return Invalid(op, "passes " + std::to_string(op.operands.size()) + " operands to @" + callee->name + ", which takes " +
-                           std::to_string(block.arguments.size()));
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, i));
-    ir::ValueId argument = block.arguments[i];
-    if (argument >= value_map_.size()) return Invalid(op, "callee @" + callee->name + " has an untyped argument");
-    Bind(argument, value);
-  }
-  call_stack_.push_back(callee->name);
-  std::vector<ValueId> returned;
-  Status status = LowerBlock(block, &returned);
-  call_stack_.pop_back();
-  if (!status.ok())
-    return Status(status.code(), std::string(status.message()) + " (in @" + callee->name + ", inlined from " +
-                                     Origin(op) + ")");
-  if (returned.size() != op.results.size())
-    return Invalid(op, "@" + callee->name + " returns " + std::to_string(returned.size()) + " values, the call has " +
-                           std::to_string(op.results.size()) + " results");
-  for (size_t i = 0; i < returned.size(); ++i) {
-    STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, i));
-    if (type != TypeOf(returned[i]))
-      return Invalid(op, "result " + std::to_string(i) + " type differs from what @" + callee->name + " returns");
-    Bind(op.results[i], returned[i]);
-  }
-  return OkStatus();
-}
-
 Status Lowering::LowerOp(const ir::Operation& op) {
   using ir::OpCode;
   const ir::OpInfo& info = ir::GetOpInfo(op.code);
@@ -296,20 +261,14 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kPartitionId:
     case OpCode::kReplicaId:
       return LowerCollective(*this, op);
-    case OpCode::kCall: {
-      const ir::Attribute* callee = op.attr("callee");
-      auto name = callee ? callee->AsString() : std::nullopt;
-      if (!name) return Invalid(op, "missing attribute 'callee'");
-      return LowerCall(op, *name);
-    }
+    case OpCode::kCall:
+      return Invalid(op, "calls must be inlined before lowering (passes::InlineCalls)");
     case OpCode::kComposite: {
       bool lowered = false;
       STABLERT_RETURN_IF_ERROR(LowerMathComposite(*this, op, &lowered));
       if (lowered) return OkStatus();
-      const ir::Attribute* decomposition = op.attr("decomposition");
-      auto name = decomposition ? decomposition->AsString() : std::nullopt;
-      if (!name) return Invalid(op, "missing attribute 'decomposition'");
-      return LowerCall(op, *name);
+      return Invalid(op, "composites without a kernel of their own must be inlined before lowering "
+                         "(passes::InlineCalls)");
     }
     case OpCode::kOptimizationBarrier:
     case OpCode::kSdyShardingConstraint:
@@ -385,10 +344,8 @@ StatusOr<ExecutionPlan> Lowering::Run() {
     Bind(block.arguments[i], value);
   }
 
-  call_stack_.push_back(entry->name);
   std::vector<ValueId> returned;
   STABLERT_RETURN_IF_ERROR(LowerBlock(block, &returned));
-  call_stack_.pop_back();
 
   if (returned.size() != entry->result_types.size())
     return InvalidArgument("@" + entry->name + " returns " + std::to_string(returned.size()) + " values but declares " +

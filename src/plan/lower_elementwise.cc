@@ -256,26 +256,39 @@ Status LowerReducePrecision(Lowering& l, const ir::Operation& op) {
 
 }  // namespace
 
-Status LowerMathComposite(Lowering& l, const ir::Operation& op, bool* lowered) {
-  *lowered = false;
+namespace {
+
+// The kernel ("erf", ...) of a chlo composite the lowering runs itself, or "".
+std::string_view OwnCompositeKernel(const ir::Module& module, const ir::Operation& op) {
   // The chlo composites with an elementwise kernel of their own ("<kernel>.<T>"), on f32,
   // f16 and bf16 (XLA computes the latter two in f32 too). f64 keeps the decomposition.
   static constexpr std::pair<std::string_view, std::string_view> kKernels[] = {
       {"chlo.erf", "erf"}, {"chlo.erf_inv", "erf_inv"}, {"chlo.lgamma", "lgamma"}, {"chlo.digamma", "digamma"}};
   const ir::Attribute* name_attr = op.attr("name");
   const auto name = name_attr ? name_attr->AsString() : std::nullopt;
-  if (!name || op.operands.size() != 1 || op.results.size() != 1) return OkStatus();
-  std::string_view kernel;
-  for (const auto& [composite, k] : kKernels)
-    if (*name == composite) kernel = k;
+  if (!name || op.code != ir::OpCode::kComposite || op.operands.size() != 1 || op.results.size() != 1) return {};
+  const ir::Type& operand = module.type_of(op.operands[0]);
+  if (!operand.is_tensor() || operand != module.type_of(op.results[0])) return {};
+  if (operand.dtype != DType::kF32 && operand.dtype != DType::kF16 && operand.dtype != DType::kBF16) return {};
+  for (const auto& [composite, kernel] : kKernels)
+    if (*name == composite) return kernel;
+  return {};
+}
+
+}  // namespace
+
+bool LowersCompositeItself(const ir::Module& module, const ir::Operation& composite) {
+  return !OwnCompositeKernel(module, composite).empty();
+}
+
+Status LowerMathComposite(Lowering& l, const ir::Operation& op, bool* lowered) {
+  *lowered = false;
+  const std::string_view kernel = OwnCompositeKernel(l.module(), op);
   if (kernel.empty()) return OkStatus();
   STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
-  const TensorType& type = l.TypeOf(operand);
-  if (type != result || (type.dtype != DType::kF32 && type.dtype != DType::kF16 && type.dtype != DType::kBF16))
-    return OkStatus();
   ValueId out = l.NewValue(result);
-  l.Emit(op, KeyFor(kernel, type.dtype), {operand}, {out});
+  l.Emit(op, KeyFor(kernel, l.TypeOf(operand).dtype), {operand}, {out});
   l.Bind(op.results[0], out);
   *lowered = true;
   return OkStatus();

@@ -5,14 +5,14 @@
 
 #include "kernels/fft_params.h"
 #include "plan/lower.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 
 namespace stablert::plan {
 namespace {
 
 using ir::EnumKind;
 using ir::OpCode;
-using testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 StatusOr<ExecutionPlan> LowerFftOp(int64_t type, DType in, Dims in_dims, DType out, Dims out_dims,
                                    std::vector<int64_t> lengths) {

@@ -5,14 +5,14 @@
 #include "kernels/data_movement_params.h"
 #include "kernels/linalg_params.h"
 #include "plan/lower.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 
 namespace stablert::plan {
 namespace {
 
 using ir::Attribute;
 using ir::OpCode;
-using testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 std::vector<std::string> Kernels(const ExecutionPlan& plan) {
   std::vector<std::string> kernels;

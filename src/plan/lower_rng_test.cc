@@ -5,14 +5,14 @@
 
 #include "kernels/rng_params.h"
 #include "plan/lower.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 
 namespace stablert::plan {
 namespace {
 
 using ir::EnumKind;
 using ir::OpCode;
-using testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 StatusOr<ExecutionPlan> LowerRbg(int64_t algorithm, Dims state_dims, DType state_dtype, DType bits_dtype) {
   ModuleBuilder b;

@@ -108,7 +108,6 @@ class Lowering {
   static constexpr ValueId kNone = UINT32_MAX;
 
   Status LowerOp(const ir::Operation& op);
-  Status LowerCall(const ir::Operation& op, std::string_view callee);
   // lower_narrow.cc: ops computing on sub-byte types run in a wider carrier type: operands
   // converted up, the op lowered with its results (and region values) typed in the carrier,
   // results converted (wrapped) back. Returns false in *handled if `op` needs none.
@@ -120,7 +119,6 @@ class Lowering {
   Sequence* current_ = &plan_.body;  // where Emit appends
   std::vector<ValueId> value_map_;     // ir::ValueId -> plan value
   std::vector<ValueId> alias_root_;    // plan value -> value owning its storage
-  std::vector<std::string> call_stack_;
   std::unordered_map<ir::ValueId, ir::Type> type_override_;  // IR value -> carrier type
   const ir::Operation* carrier_op_ = nullptr;                // the op LowerInCarrier is lowering
 };

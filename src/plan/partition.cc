@@ -1,4 +1,5 @@
-// SPMD partitioning (partition.h): the entry function flattened (calls inlined), shardings
+// SPMD partitioning (partition.h): the entry function copied with fresh values (calls were
+// inlined by passes/inline_calls.h before), shardings
 // propagated over it, then its rewrite into the program of one partition (the rules in
 // partition_rules.cc, resharding in partition_reshard.cc).
 #include <algorithm>
@@ -49,7 +50,7 @@ Status Partitioner::Flatten(const ir::Block& block, std::unordered_map<ValueId, 
   if (out == nullptr) out = &ops_;
   for (const ir::Operation& op : block.ops) {
     if (op.code == OpCode::kWhile) {
-      // Loop bodies are flattened too (their calls inlined), so they can be partitioned.
+      // Loop bodies are copied too, so they can be partitioned.
       ir::Operation copy;
       copy.code = op.code;
       copy.attrs = op.attrs;
@@ -81,21 +82,6 @@ Status Partitioner::Flatten(const ir::Block& block, std::unordered_map<ValueId, 
       returned->clear();
       for (ValueId v : op.operands) returned->push_back(map.count(v) ? map[v] : v);
       return OkStatus();
-    }
-    if (op.code == OpCode::kCall) {
-      const ir::Attribute* callee_attr = op.attr("callee");
-      auto name = callee_attr ? callee_attr->AsString() : std::nullopt;
-      const ir::Function* callee = name ? in_.FindFunction(*name) : nullptr;
-      if (!callee || callee->body.blocks.size() != 1 || callee->body.blocks[0].arguments.size() != op.operands.size())
-        return NotCovered("a call it cannot inline");
-      std::unordered_map<ValueId, ValueId> inner;
-      for (size_t i = 0; i < op.operands.size(); ++i)
-        inner[callee->body.blocks[0].arguments[i]] = map.count(op.operands[i]) ? map[op.operands[i]] : op.operands[i];
-      std::vector<ValueId> results;
-      STABLERT_RETURN_IF_ERROR(Flatten(callee->body.blocks[0], inner, &results, depth + 1, out));
-      if (results.size() != op.results.size()) return NotCovered("a call whose results do not match");
-      for (size_t i = 0; i < results.size(); ++i) map[op.results[i]] = results[i];
-      continue;
     }
     out->push_back(Clone(op, map));
   }

@@ -174,8 +174,8 @@ class Partitioner {
   StatusOr<PartitionedProgram> Run();
 
  private:
-  // --- Step 1: the entry function with calls inlined, every value fresh. ---
-  // Appends the block's ops to `out` (ops_ if null), calls inlined, every value fresh.
+  // --- Step 1: the entry function (its calls inlined by passes/) with every value fresh. ---
+  // Appends the block's ops to `out` (ops_ if null), every value fresh.
   Status Flatten(const ir::Block& block, std::unordered_map<ValueId, ValueId>& map, std::vector<ValueId>* returned,
                  int depth, std::vector<ir::Operation>* out = nullptr);
   ir::Operation Clone(const ir::Operation& op, std::unordered_map<ValueId, ValueId>& map);

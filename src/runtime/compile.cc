@@ -8,6 +8,7 @@
 #include "ir/printer.h"
 #include "ir/stablehlo_text.h"
 #include "ir/verifier.h"
+#include "passes/pipeline.h"
 #include "plan/lower.h"
 #include "plan/partition.h"
 #include "plan/sharding.h"
@@ -209,6 +210,20 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
   }
   STABLERT_RETURN_IF_ERROR(ir::Verify(*module));
   timer.EndPhase("verify");
+  {
+    passes::PipelineOptions pipeline;
+    const ir::Module& read_module = *module;
+    pipeline.inline_options.keep_composite = [&read_module](const ir::Operation& composite) {
+      return plan::LowersCompositeItself(read_module, composite);
+    };
+    STABLERT_ASSIGN_OR_RETURN(std::vector<passes::PassRecord> records, passes::RunPipeline(*module, pipeline));
+    timer.EndPhase("passes");
+    if (dump.enabled()) {
+      dump.Write("passes.txt", passes::PassRecordsToString(records));
+      dump.Write("after_passes.txt", ir::PrintModule(*module, ir::PrintOptions{.locations = true}));
+      timer.EndPhase("dump_passes");
+    }
+  }
   const ir::Function* entry = module->EntryFunction();
   if (!entry) return InvalidArgument("PJRT_Client_Compile: the module has no entry function 'main'");
   std::vector<std::string> output_kinds, parameter_kinds;

@@ -16,13 +16,13 @@
 #include "plan/host_transfer_params.h"
 #include "plan/lower.h"
 #include "plan/lowering.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 
 namespace stablert::runtime {
 namespace {
 
 using ir::OpCode;
-using plan::testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 // Lowers `module` and runs it on `args`, returning the results as byte vectors.
 std::vector<std::vector<uint8_t>> LowerAndRun(const ir::Module& module, const std::vector<const void*>& args) {

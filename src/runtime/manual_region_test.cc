@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "plan/lower.h"
-#include "plan/test_module_builder.h"
+#include "ir/test_module_builder.h"
 #include "runtime/executor.h"
 
 namespace stablert::runtime {
@@ -18,7 +18,7 @@ namespace {
 
 using ir::Attribute;
 using ir::OpCode;
-using plan::testing::ModuleBuilder;
+using ir::testing::ModuleBuilder;
 
 Attribute Str(std::string s) { return Attribute(Attribute::Value(std::move(s))); }
 

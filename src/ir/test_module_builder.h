@@ -1,8 +1,9 @@
-// Builds small ir::Modules by hand for tests of the lowering and the executor.
+// Builds small ir::Modules by hand for tests of passes, the lowering and the executor.
 // Header-only; used only by tests. Not thread-safe.
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,7 +11,7 @@
 
 #include "ir/module.h"
 
-namespace stablert::plan::testing {
+namespace stablert::ir::testing {
 
 class ModuleBuilder {
  public:
@@ -100,6 +101,24 @@ class ModuleBuilder {
     return region;
   }
 
+  // A one-block region whose block takes arguments of `argument_types`; `body(arguments)`
+  // adds the block's ops through this builder and returns the values the block returns.
+  template <typename Body>
+  ir::Region Region(const std::vector<ir::Type>& argument_types, Body&& body) {
+    ir::Region region;
+    ir::Block& block = region.blocks.emplace_back();
+    for (const ir::Type& type : argument_types) block.arguments.push_back(module_.AddValue(type));
+    ir::Block* outer = current_;
+    current_ = &block;
+    std::vector<ir::ValueId> returned = body(block.arguments);
+    current_ = outer;
+    ir::Operation ret;
+    ret.code = ir::OpCode::kReturn;
+    ret.operands = std::move(returned);
+    block.ops.push_back(std::move(ret));
+    return region;
+  }
+
   // Sets the location of ops added from now on.
   void SetLocation(std::string file, int line, int column, std::string name = "") {
     ir::Location location;
@@ -145,4 +164,4 @@ class ModuleBuilder {
   ir::LocationId location_ = 0;
 };
 
-}  // namespace stablert::plan::testing
+}  // namespace stablert::ir::testing

@@ -1,0 +1,16 @@
+// Common-subexpression elimination: a pure op without regions (ops.def's effect column)
+// identical to one that dominates it — same opcode, operands, attributes and result types,
+// earlier in the same block or in an enclosing block — is removed and its results replaced
+// by the earlier op's. Works on the entry function, nested regions included. Constants with
+// equal types and bytes merge too.
+// Never fails. Deterministic; not thread-safe.
+#pragma once
+
+#include "ir/module.h"
+
+namespace stablert::passes {
+
+// Returns the number of ops removed.
+int EliminateCommonSubexpressions(ir::Module& module);
+
+}  // namespace stablert::passes
