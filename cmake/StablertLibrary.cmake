@@ -16,10 +16,11 @@ function(stablert_library layer)
 endfunction()
 
 # stablert_layer_tests(<layer> DEPS <targets>): one GoogleTest binary per layer from its
-# *_test.cc files, registered with CTest.
+# *_test.cc files (and those of its sub-folders), registered with CTest.
 function(stablert_layer_tests layer)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB tests CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/${layer}/*_test.cc")
+  file(GLOB tests CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/${layer}/*_test.cc"
+       "${CMAKE_SOURCE_DIR}/src/${layer}/*/*_test.cc")
   if(NOT tests)
     return()
   endif()

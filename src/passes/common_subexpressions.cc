@@ -27,7 +27,19 @@ class Cse {
         ir::Operation& op = block.ops[i];
         for (ir::ValueId& v : op.operands) v = Resolve(v);
         if (!Candidate(op)) {
-          for (ir::Region& inner : op.regions) Run(inner);
+          if (RegionsSeeEnclosingValues(op.code)) {
+            for (ir::Region& inner : op.regions) Run(inner);
+          } else {
+            // An isolated region (a reduce body, a comparator) must not come to read an
+            // enclosing op's result: it starts with an empty table.
+            Table outer_table = std::move(table_);
+            auto outer_inserted = std::move(inserted_);
+            table_.clear();
+            inserted_.clear();
+            for (ir::Region& inner : op.regions) Run(inner);
+            table_ = std::move(outer_table);
+            inserted_ = std::move(outer_inserted);
+          }
           continue;
         }
         const uint64_t key = Key(op);
@@ -41,11 +53,19 @@ class Cse {
           ++removed_;
           continue;
         }
-        inserted_.push_back(table_.emplace(key, &op));
+        table_.emplace(key, &op);
+        inserted_.emplace_back(key, &op);
       }
-      // Leave the block's scope before its ops move.
+      // Leave the block's scope before its ops move. (Entries are found again by key:
+      // inserting may rehash the table, which invalidates iterators.)
       while (inserted_.size() > scope) {
-        table_.erase(inserted_.back());
+        auto [key, op] = inserted_.back();
+        auto [begin, end] = table_.equal_range(key);
+        for (auto it = begin; it != end; ++it)
+          if (it->second == op) {
+            table_.erase(it);
+            break;
+          }
         inserted_.pop_back();
       }
       size_t next = 0;
@@ -94,7 +114,8 @@ class Cse {
 
   ir::Module& module_;
   Table table_;
-  std::vector<Table::iterator> inserted_;  // scope stack: entries to drop on leaving a block
+  // Scope stack: the entries to drop on leaving a block.
+  std::vector<std::pair<uint64_t, const ir::Operation*>> inserted_;
   std::unordered_map<ir::ValueId, ir::ValueId> replacements_;
   int removed_ = 0;
 };

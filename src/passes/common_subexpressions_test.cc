@@ -85,5 +85,47 @@ TEST(CommonSubexpressionsTest, RegionsSeeEnclosingOpsButNotEachOther) {
 )");
 }
 
+TEST(CommonSubexpressionsTest, IsolatedRegionsNeverReadEnclosingValues) {
+  // A reduce body computing with a constant equal to one outside keeps its own constant.
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {4});
+  auto outer_zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+  ir::Region body = b.Region({ir::Type::Tensor(DType::kF32, {}), ir::Type::Tensor(DType::kF32, {})},
+                             [&](std::vector<ir::ValueId> args) {
+                               auto zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+                               auto sum = b.Op(OpCode::kAdd, {args[0], args[1]}, DType::kF32, {});
+                               return std::vector<ir::ValueId>{b.Op(OpCode::kMaximum, {sum, zero}, DType::kF32, {})};
+                             });
+  std::vector<ir::Region> regions;
+  regions.push_back(std::move(body));
+  auto reduced = b.OpN(OpCode::kReduce, {x, outer_zero}, {ir::Type::Tensor(DType::kF32, {})},
+                       {{"dimensions", ModuleBuilder::IntList({0})}}, std::move(regions));
+  ir::Module module = b.Build({reduced[0]});
+  EXPECT_EQ(EliminateCommonSubexpressions(module), 0);
+  const ir::Block& reduce_body = module.functions[0].body.blocks[0].ops[1].regions[0].blocks[0];
+  EXPECT_EQ(reduce_body.ops[0].code, OpCode::kConstant);
+}
+
+TEST(CommonSubexpressionsTest, SiblingRegionsStaySeparateWhileTheTableGrows) {
+  // Enough ops per branch that the table rehashes while a branch is open; leaving the
+  // branch must still drop exactly its entries.
+  ModuleBuilder b;
+  auto p = b.Param(DType::kPred, {});
+  auto x = b.Param(DType::kF32, {4});
+  std::vector<ir::Region> branches;
+  for (int i = 0; i < 2; ++i)
+    branches.push_back(b.Region({}, [&](std::vector<ir::ValueId>) {
+      ir::ValueId v = x;
+      for (int k = 0; k < 200; ++k) v = b.Op(OpCode::kSine, {v}, DType::kF32, {4});
+      return std::vector<ir::ValueId>{v};
+    }));
+  auto result = b.OpN(OpCode::kIf, {p}, {kF32x4}, {}, std::move(branches));
+  ir::Module module = b.Build({result[0]});
+  EXPECT_EQ(EliminateCommonSubexpressions(module), 0);
+  const ir::Operation& if_op = module.functions[0].body.blocks[0].ops[0];
+  EXPECT_EQ(if_op.regions[0].blocks[0].ops.size(), 201u);
+  EXPECT_EQ(if_op.regions[1].blocks[0].ops.size(), 201u);
+}
+
 }  // namespace
 }  // namespace stablert::passes

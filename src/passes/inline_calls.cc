@@ -147,11 +147,19 @@ void DropUnreachableFunctions(ir::Module& module, const std::string& entry) {
   while (!work.empty()) {
     const ir::Function* f = work.back();
     work.pop_back();
+    // Symbols may sit in arrays (custom_call's called_computations) or dictionaries.
+    auto visit = [&](auto&& self, const ir::Attribute& attr) -> void {
+      if (const auto* symbol = attr.get<ir::Attribute::Symbol>()) {
+        if (reachable.insert(symbol->name).second)
+          if (const ir::Function* g = module.FindFunction(symbol->name)) work.push_back(g);
+      } else if (const auto* array = attr.get<ir::Attribute::Array>()) {
+        for (const ir::Attribute& element : *array) self(self, element);
+      } else if (const auto* dict = attr.get<ir::Attribute::Dictionary>()) {
+        for (const auto& [name, value] : *dict) self(self, value);
+      }
+    };
     ForEachOp(f->body, [&](const ir::Operation& op) {
-      for (const auto& [name, attr] : op.attrs)
-        if (const auto* symbol = attr.get<ir::Attribute::Symbol>())
-          if (reachable.insert(symbol->name).second)
-            if (const ir::Function* g = module.FindFunction(symbol->name)) work.push_back(g);
+      for (const auto& [name, attr] : op.attrs) visit(visit, attr);
     });
   }
   std::erase_if(module.functions, [&](const ir::Function& f) { return !reachable.count(f.name); });

@@ -114,6 +114,24 @@ TEST(InlineCallsTest, CompositesAreInlinedUnlessKept) {
   }
 }
 
+TEST(InlineCallsTest, FunctionsNamedInsideAttributeArraysStay) {
+  // approx_top_k's comparator: custom_call {called_computations = [@comparator]}.
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {4});
+  b.BeginFunction("comparator");
+  auto l = b.Param(DType::kF32, {});
+  auto r = b.Param(DType::kF32, {});
+  b.EndFunction({b.Op(OpCode::kCompare, {l, r}, DType::kPred, {})});
+  b.BeginFunction("unused");
+  b.EndFunction({b.Param(DType::kF32, {})});
+  auto y = b.OpN(OpCode::kCustomCall, {x}, {ir::Type::Tensor(DType::kF32, {4})},
+                 {{"called_computations", ir::Attribute(ir::Attribute::Array{Symbol("comparator")})}});
+  ir::Module module = b.Build(y);
+  ASSERT_TRUE(InlineCalls(module).ok());
+  ASSERT_EQ(module.functions.size(), 2u);
+  EXPECT_EQ(module.functions[1].name, "comparator");
+}
+
 TEST(InlineCallsTest, BadCallsAreNamedErrors) {
   {
     ModuleBuilder b;

@@ -32,6 +32,14 @@ inline bool IsPure(const ir::Operation& op) {
   return pure;
 }
 
+// True if the regions of an op with this code may read values defined outside the op
+// (while, if, case: their bodies use enclosing values directly). The regions of every other
+// op (reduce, sort, scatter, map, reduce_window, collectives' reducers, ...) are isolated:
+// computations over their own arguments only, and must stay so.
+inline bool RegionsSeeEnclosingValues(ir::OpCode code) {
+  return code == ir::OpCode::kWhile || code == ir::OpCode::kIf || code == ir::OpCode::kCase;
+}
+
 // Replaces every use (operand) of a key of `replacements` in `region` by its value,
 // following chains (a -> b -> c). Definitions are left alone.
 inline void ReplaceUses(ir::Region& region, const std::unordered_map<ir::ValueId, ir::ValueId>& replacements) {

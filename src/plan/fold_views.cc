@@ -71,13 +71,14 @@ class ViewFolder {
     return false;
   }
 
-  // Whether `value` is read anywhere in `step`'s regions.
-  static bool ReadsInRegions(const Step& step, ValueId value) {
+  // Whether storage root `root` is read anywhere in `step`'s regions, directly or through
+  // a view folded there (regions fold first).
+  bool ReadsInRegions(const Step& step, ValueId root) const {
     for (const Sequence& region : step.regions)
       for (const Step& inner : region.steps) {
         for (ValueId v : inner.inputs)
-          if (v == value) return true;
-        if (ReadsInRegions(inner, value)) return true;
+          if (v == root || alias_root_[v] == root) return true;
+        if (ReadsInRegions(inner, root)) return true;
       }
     return false;
   }
@@ -188,6 +189,9 @@ class ViewFolder {
       value.strides = std::move(strides);
       value.byte_size = ViewByteSize(value.type, value.strides);
       alias_root_[out] = alias_root_[in];
+      // The input's storage is now read through a view: it must stay materialized (an
+      // enclosing sequence, folded after this one, must not fold it in turn).
+      aliased_[alias_root_[in]] = true;
     }
     sequence.steps = std::move(kept);
   }

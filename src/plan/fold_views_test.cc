@@ -67,6 +67,36 @@ TEST(FoldViewsTest, BroadcastChainIntoSubtractIsOneView) {
   EXPECT_EQ(plan.arena_size, 0);
 }
 
+// A broadcast read outside a loop and, through a broadcast folded inside the loop body, in
+// it: the body's view reads the outer broadcast's storage, so that one stays materialized.
+TEST(FoldViewsTest, ValuesViewedInsideALoopBodyStayMaterialized) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {3});
+  auto row = Broadcast(b, x, {1, 3}, {1});
+  auto outer_sum = b.Op(OpCode::kAdd, {row, row}, DType::kF32, {1, 3});
+  const ir::Type square = ir::Type::Tensor(DType::kF32, {3, 3}), counter = ir::Type::Tensor(DType::kS32, {});
+  auto init = Broadcast(b, x, {3, 3}, {1});
+  auto zero = b.Constant<int32_t>(DType::kS32, {}, {0});
+  std::vector<ir::Region> regions;
+  regions.push_back(b.Region({counter, square}, [&](std::vector<ir::ValueId> args) {
+    return std::vector<ir::ValueId>{b.Op(OpCode::kCompare, {args[0], args[0]}, DType::kPred, {},
+                                         {{"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, 1)}})};
+  }));
+  regions.push_back(b.Region({counter, square}, [&](std::vector<ir::ValueId> args) {
+    auto rows = Broadcast(b, row, {3, 3}, {0, 1});
+    return std::vector<ir::ValueId>{args[0], b.Op(OpCode::kAdd, {args[1], rows}, DType::kF32, {3, 3})};
+  }));
+  auto loop = b.OpN(OpCode::kWhile, {zero, init}, {counter, square}, {}, std::move(regions));
+  ExecutionPlan plan = MustLower(b.Build({loop[1], outer_sum}));
+  // The loop body's broadcast folded into its add; the outer one stays a step.
+  int outer_broadcasts = 0;
+  for (const Step& step : plan.body.steps)
+    if (step.kernel.starts_with("broadcast_in_dim") && plan.values[step.inputs[0]].type.dims == Dims{3} &&
+        plan.values[step.outputs[0]].type.dims == Dims{1, 3})
+      ++outer_broadcasts;
+  EXPECT_EQ(outer_broadcasts, 1) << PrintPlan(plan);
+}
+
 // A transpose that keeps the last dim last reads whole rows: folded. One that moves it
 // would gather an element per cache line: the blocked transpose kernel stays.
 TEST(FoldViewsTest, TransposesFoldOnlyWhenRowsStayContiguous) {

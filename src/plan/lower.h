@@ -20,7 +20,7 @@ namespace stablert::plan {
 //     accepts) left in the entry: passes/inline_calls.h inlines them first,
 // with a message "stablehlo.foo (<location>): <what>".
 // With `partitions` > 0 the entry function is the program of one partition of that many
-// (plan/partition.h): the plan runs once per partition, and collectives and partition_id
+// (passes/sharding/partition.h): the plan runs once per partition, and collectives and partition_id
 // lower as inside a manual region.
 // Pure function of `module`; thread-safe for concurrent calls on the same module.
 StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module, int64_t partitions = 0);

@@ -12,15 +12,20 @@
 // operand shapes when it lowers it, before the partitioning is known, so
 // python/stablert/_jax_shims.py sends the whole arrays, each followed by the custom call
 // `stablert.shard_layout` of it. That call lowers to a constant int64[num_partitions, 2, rank]:
-// every partition's block of the operand (start, then extent) as plan::PropagatedValueSharding
+// every partition's block of the operand (start, then extent) as passes::PropagatedValueSharding
 // finds its sharding (replicated if unknown); the host cuts the shards from it.
 #include <cstring>
 
 #include "plan/host_transfer_params.h"
 #include "plan/lowering.h"
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 
 namespace stablert::plan {
+
+using passes::LayoutShards;
+using passes::PropagatedValueSharding;
+using passes::ShardLayout;
+using passes::TensorSharding;
 namespace {
 
 constexpr int64_t kDeviceToHost = 2;  // stablehlo ChannelType DEVICE_TO_HOST

@@ -23,9 +23,17 @@
 
 #include "plan/collective_params.h"
 #include "plan/lowering.h"
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 
 namespace stablert::plan {
+
+using passes::AxisRef;
+using passes::LayoutShards;
+using passes::Mesh;
+using passes::ParseSharding;
+using passes::ShardLayout;
+using passes::TensorSharding;
+using passes::MeshAxis;
 namespace {
 
 using ir::OpCode;

@@ -10,8 +10,8 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "plan/lower.h"
-#include "plan/partition.h"
-#include "plan/sharding.h"
+#include "passes/sharding/partition.h"
+#include "passes/sharding/sharding.h"
 #include "runtime/client.h"
 #include "runtime/dump.h"
 #include "runtime/executor.h"
@@ -37,11 +37,11 @@ bool IsBufferDonor(const ir::Attribute::Dictionary& attrs) {
 // result of the same per-device size in bytes is left for it after the designated aliases
 // (shapes may differ: [8, 1] can back [8]); a donor no result can reuse stays valid.
 std::vector<bool> DonatedParameters(const ir::Function& entry, const std::vector<plan::TensorType>& parameter_types,
-                                    const std::vector<plan::ShardLayout>& parameter_shards,
+                                    const std::vector<passes::ShardLayout>& parameter_shards,
                                     const std::vector<plan::TensorType>& result_types,
-                                    const std::vector<plan::ShardLayout>& result_shards) {
+                                    const std::vector<passes::ShardLayout>& result_shards) {
   const size_t n = parameter_types.size();
-  auto local = [](const plan::TensorType& type, const std::vector<plan::ShardLayout>& shards, size_t i) {
+  auto local = [](const plan::TensorType& type, const std::vector<passes::ShardLayout>& shards, size_t i) {
     plan::TensorType out = type;
     if (i < shards.size()) out.dims = shards[i].local_dims;
     return out;
@@ -68,34 +68,34 @@ std::vector<bool> DonatedParameters(const ir::Function& entry, const std::vector
 
 // The shard layout of every parameter or result over `num_partitions` devices.
 // `chosen[i]`, where set, replaces the sharding the attributes state.
-StatusOr<std::vector<plan::ShardLayout>> ShardLayouts(const ir::Module& module,
+StatusOr<std::vector<passes::ShardLayout>> ShardLayouts(const ir::Module& module,
                                                       const std::vector<ir::Attribute::Dictionary>& attrs,
                                                       const std::vector<plan::TensorType>& types,
                                                       int64_t num_partitions, const char* kind,
-                                                      const std::vector<std::optional<plan::TensorSharding>>& chosen = {}) {
-  std::vector<plan::ShardLayout> layouts;
+                                                      const std::vector<std::optional<passes::TensorSharding>>& chosen = {}) {
+  std::vector<passes::ShardLayout> layouts;
   static const ir::Attribute::Dictionary kNone;
   for (size_t i = 0; i < types.size(); ++i) {
     std::string what = "PJRT_Client_Compile: " + std::string(kind) + " " + std::to_string(i) + " of @main";
-    plan::TensorSharding sharding;
+    passes::TensorSharding sharding;
     if (i < chosen.size() && chosen[i]) {
       sharding = *chosen[i];
     } else {
       STABLERT_ASSIGN_OR_RETURN(
-          sharding, plan::ParseSharding(module, i < attrs.size() ? attrs[i] : kNone,
+          sharding, passes::ParseSharding(module, i < attrs.size() ? attrs[i] : kNone,
                                         static_cast<int64_t>(types[i].dims.size()), num_partitions, what));
     }
-    StatusOr<plan::ShardLayout> layout = plan::LayoutShards(sharding, types[i].dims, num_partitions, what);
+    StatusOr<passes::ShardLayout> layout = passes::LayoutShards(sharding, types[i].dims, num_partitions, what);
     if (!layout.ok() && i < chosen.size() && chosen[i]) {
       // A chosen sharding that does not split a dimension evenly leaves that dimension
       // whole, as XLA does.
       for (size_t d = 0; d < sharding.dims.size() && d < types[i].dims.size(); ++d) {
         int64_t pieces = 1;
-        for (const plan::AxisRef& ref : sharding.dims[d])
+        for (const passes::AxisRef& ref : sharding.dims[d])
           pieces *= ref.size ? ref.size : sharding.mesh.axes[static_cast<size_t>(ref.axis)].size;
         if (types[i].dims[d] % pieces != 0) sharding.dims[d].clear();
       }
-      layout = plan::LayoutShards(sharding, types[i].dims, num_partitions, what);
+      layout = passes::LayoutShards(sharding, types[i].dims, num_partitions, what);
     }
     if (!layout.ok()) return layout.status();
     layouts.push_back(std::move(layout).value());
@@ -244,8 +244,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
     global_view_reason = "STABLERT_PARTITIONER is off";
   if (options.num_partitions > 1 && options.num_replicas == 1 && settings.partitioner) {
     // Partitioned: each device runs its own blocks; the global view where the partitioner
-    // does not cover the program (plan/partition.h).
-    auto partitioned = plan::PartitionProgram(*module, options.num_partitions);
+    // does not cover the program (passes/sharding/partition.h).
+    auto partitioned = passes::PartitionProgram(*module, options.num_partitions);
     timer.EndPhase("partition");
     if (partitioned.ok()) {
       auto local_plan = plan::LowerToPlan(partitioned->module, options.num_partitions);
@@ -259,16 +259,16 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
           timer.EndPhase("dump_plan");
         }
         PerPartitionTypes global{GlobalTypes(entry->argument_types), GlobalTypes(entry->result_types)};
-        std::vector<plan::ShardLayout> parameter_shards, result_shards;
+        std::vector<passes::ShardLayout> parameter_shards, result_shards;
         for (size_t i = 0; i < global.parameters.size(); ++i) {
           STABLERT_ASSIGN_OR_RETURN(
-              auto layout, plan::LayoutShards(partitioned->parameter_shardings[i], global.parameters[i].dims,
+              auto layout, passes::LayoutShards(partitioned->parameter_shardings[i], global.parameters[i].dims,
                                               options.num_partitions, "PJRT_Client_Compile: parameter " + std::to_string(i)));
           parameter_shards.push_back(std::move(layout));
         }
         for (size_t i = 0; i < global.results.size(); ++i) {
           STABLERT_ASSIGN_OR_RETURN(
-              auto layout, plan::LayoutShards(partitioned->result_shardings[i], global.results[i].dims,
+              auto layout, passes::LayoutShards(partitioned->result_shardings[i], global.results[i].dims,
                                               options.num_partitions, "PJRT_Client_Compile: result " + std::to_string(i)));
           result_shards.push_back(std::move(layout));
         }
@@ -299,18 +299,18 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
     dump.Write("plan.txt", plan::PrintPlan(plan));
     timer.EndPhase("dump_plan");
   }
-  std::vector<plan::ShardLayout> parameter_shards, result_shards;
+  std::vector<passes::ShardLayout> parameter_shards, result_shards;
   STABLERT_ASSIGN_OR_RETURN(parameter_shards, ShardLayouts(*module, entry->argument_attrs, plan.parameter_types,
                                                            options.num_partitions, "parameter"));
   std::vector<ir::Attribute::Dictionary> result_attrs = entry->result_attrs;
   result_attrs.resize(entry->result_types.size());
   // Results the program leaves to the compiler follow the data they are computed from.
-  std::vector<std::optional<plan::TensorSharding>> chosen(result_attrs.size());
+  std::vector<std::optional<passes::TensorSharding>> chosen(result_attrs.size());
   for (size_t i = 0; i < result_attrs.size(); ++i) {
     const ir::Attribute* sdy = ir::FindAttr(result_attrs[i], "sdy.sharding");
-    if (ir::FindAttr(result_attrs[i], "mhlo.sharding") || (sdy && !plan::IsUnconstrainedSharding(*sdy))) continue;
+    if (ir::FindAttr(result_attrs[i], "mhlo.sharding") || (sdy && !passes::IsUnconstrainedSharding(*sdy))) continue;
     if (options.num_partitions > 1)
-      chosen[i] = plan::PropagatedResultSharding(*module, *entry, i, options.num_partitions);
+      chosen[i] = passes::PropagatedResultSharding(*module, *entry, i, options.num_partitions);
   }
   STABLERT_ASSIGN_OR_RETURN(result_shards, ShardLayouts(*module, result_attrs, plan.result_types,
                                                         options.num_partitions, "result", chosen));

@@ -44,7 +44,7 @@ Status AwaitAll(const std::vector<EventRef>& events) {
 }
 
 std::vector<plan::TensorType> LocalTypes(const std::vector<plan::TensorType>& global,
-                                         const std::vector<plan::ShardLayout>& shards) {
+                                         const std::vector<passes::ShardLayout>& shards) {
   std::vector<plan::TensorType> local = global;
   for (size_t i = 0; i < local.size() && i < shards.size(); ++i) local[i].dims = shards[i].local_dims;
   return local;
@@ -55,10 +55,10 @@ std::vector<plan::TensorType> LocalTypes(const std::vector<plan::TensorType>& gl
 // (shared when the parameter is replicated), the plan runs once, and each device's result
 // shards are cut from the global results.
 std::vector<std::string> OpShardings(const std::vector<plan::TensorType>& types,
-                                     const std::vector<plan::ShardLayout>& shards) {
+                                     const std::vector<passes::ShardLayout>& shards) {
   std::vector<std::string> out;
   for (size_t i = 0; i < types.size() && i < shards.size(); ++i)
-    out.push_back(plan::SerializeOpSharding(shards[i], types[i].dims));
+    out.push_back(passes::SerializeOpSharding(shards[i], types[i].dims));
   return out;
 }
 
@@ -76,7 +76,7 @@ Status AddInto(DType dtype, int64_t count, void* sum, const void* addend) {
 // The block partition `holder` contributes to its parameter's global array: its shard, or,
 // for an unreduced parameter, the sum of the partial shards of its group (written to
 // `scratch`).
-StatusOr<const void*> ParameterBlock(const plan::ShardLayout& layout, const plan::TensorType& type, size_t index,
+StatusOr<const void*> ParameterBlock(const passes::ShardLayout& layout, const plan::TensorType& type, size_t index,
                                      int64_t holder, const std::vector<const DeviceRun*>& by_partition,
                                      std::vector<uint8_t>& scratch) {
   const void* shard = by_partition[holder]->inputs[index]->data();
@@ -108,7 +108,7 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   for (const DeviceRun& run : runs) by_partition[run.partition] = &run;
   std::vector<uint8_t> scratch;
   for (size_t i = 0; i < parameter_types.size(); ++i) {
-    const plan::ShardLayout& layout = executable.parameter_shards()[i];
+    const passes::ShardLayout& layout = executable.parameter_shards()[i];
     if (layout.local_dims == parameter_types[i].dims && layout.partial_group_size <= 1) {
       in.push_back(runs.front().inputs[i]->data());  // replicated: any device's copy is the array
       continue;
@@ -133,7 +133,7 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
   }
   STABLERT_RETURN_IF_ERROR(ExecutePlan(executable.plan(), in, out, &host));
   for (size_t o = 0; o < result_types.size(); ++o) {
-    const plan::ShardLayout& layout = executable.result_shards()[o];
+    const passes::ShardLayout& layout = executable.result_shards()[o];
     size_t element_size = DTypeByteSize(result_types[o].dtype);
     for (const DeviceRun& run : runs) {
       if (layout.partial_group_size > 1 && layout.partial_index[run.partition] != 0) {
@@ -242,7 +242,7 @@ bool IsSmallStraightLine(const plan::ExecutionPlan& plan) {
 Executable::Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
                        plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
                        std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
-                       std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards,
+                       std::vector<passes::ShardLayout> parameter_shards, std::vector<passes::ShardLayout> result_shards,
                        std::string shardy_op, std::optional<PerPartitionTypes> per_partition,
                        std::string partitioned_program)
     : name_(std::move(name)),

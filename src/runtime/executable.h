@@ -16,7 +16,7 @@
 
 #include "base/status.h"
 #include "plan/plan.h"
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 #include "runtime/buffer.h"
 #include "runtime/compile_options.h"
 #include "runtime/device.h"
@@ -27,7 +27,7 @@ namespace stablert::runtime {
 class Client;
 
 // The global (unpartitioned) parameter and result types of a program whose plan is the
-// program of one partition (plan/partition.h): the plan runs once per partition.
+// program of one partition (passes/sharding/partition.h): the plan runs once per partition.
 struct PerPartitionTypes {
   std::vector<plan::TensorType> parameters;
   std::vector<plan::TensorType> results;
@@ -44,7 +44,7 @@ class Executable {
   Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
              plan::ExecutionPlan plan, std::vector<std::string> output_memory_kinds,
              std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
-             std::vector<plan::ShardLayout> parameter_shards, std::vector<plan::ShardLayout> result_shards,
+             std::vector<passes::ShardLayout> parameter_shards, std::vector<passes::ShardLayout> result_shards,
              std::string shardy_op = {}, std::optional<PerPartitionTypes> per_partition = std::nullopt,
              std::string partitioned_program = {});
   Executable(const Executable&) = delete;
@@ -69,8 +69,8 @@ class Executable {
   // Per-device types: the shard each device passes or receives.
   const std::vector<plan::TensorType>& local_parameter_types() const { return local_parameter_types_; }
   const std::vector<plan::TensorType>& local_result_types() const { return local_result_types_; }
-  const std::vector<plan::ShardLayout>& parameter_shards() const { return parameter_shards_; }
-  const std::vector<plan::ShardLayout>& result_shards() const { return result_shards_; }
+  const std::vector<passes::ShardLayout>& parameter_shards() const { return parameter_shards_; }
+  const std::vector<passes::ShardLayout>& result_shards() const { return result_shards_; }
   // The shard layouts as serialized xla.OpSharding protos.
   const std::vector<std::string>& parameter_op_shardings() const { return parameter_op_shardings_; }
   const std::vector<std::string>& result_op_shardings() const { return result_op_shardings_; }
@@ -98,8 +98,8 @@ class Executable {
   std::vector<std::string> output_memory_kinds_;
   std::vector<std::string> parameter_memory_kinds_;
   std::vector<bool> donatable_parameters_;
-  std::vector<plan::ShardLayout> parameter_shards_;
-  std::vector<plan::ShardLayout> result_shards_;
+  std::vector<passes::ShardLayout> parameter_shards_;
+  std::vector<passes::ShardLayout> result_shards_;
   std::string shardy_op_;
   bool runs_per_partition_;
   std::string partitioned_program_;

@@ -1,4 +1,4 @@
-"""The SPMD partitioner (src/plan/partition.h): programs over sharded arrays run once per
+"""The SPMD partitioner (src/passes/sharding/partition.h): programs over sharded arrays run once per
 device on its blocks, with collectives between devices. Results, output shardings and the
 per-device data of unreduced (partial-sum) arrays equal JAX's CPU backend's; programs the
 partitioner does not cover run in the global view with the same results."""

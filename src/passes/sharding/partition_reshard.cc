@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "plan/partitioner.h"
+#include "passes/sharding/partitioner.h"
 
-namespace stablert::plan::partitioning {
+namespace stablert::passes::partitioning {
 
 //===--- Step 3 ---===//
 
@@ -231,4 +231,4 @@ void Partitioner::KeepSumPartials(const Local& operand, Spec& operand_spec, Spec
   operand_spec.unreduced = result_spec.unreduced = operand.spec.unreduced;
 }
 
-}  // namespace stablert::plan::partitioning
+}  // namespace stablert::passes::partitioning

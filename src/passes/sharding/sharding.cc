@@ -1,4 +1,4 @@
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 
 #include "base/proto_wire.h"
 
-namespace stablert::plan {
+namespace stablert::passes {
 namespace {
 
 const ir::Attribute::Dictionary* AsDict(const ir::Attribute* attr) {
@@ -384,4 +384,4 @@ std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_di
   return writer.Take();
 }
 
-}  // namespace stablert::plan
+}  // namespace stablert::passes

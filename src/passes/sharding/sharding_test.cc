@@ -1,11 +1,11 @@
 // Shard layouts and their xla.OpSharding form, for unreduced (partial-sum) shardings.
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 
 #include <gtest/gtest.h>
 
 #include "base/proto_wire.h"
 
-namespace stablert::plan {
+namespace stablert::passes {
 namespace {
 
 // A mesh x=2, y=2 (partition = 2 * x + y).
@@ -75,4 +75,4 @@ TEST(ShardingTest, FullyUnreducedIsTheUnreducedType) {
 }
 
 }  // namespace
-}  // namespace stablert::plan
+}  // namespace stablert::passes

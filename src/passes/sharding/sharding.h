@@ -17,7 +17,7 @@
 #include "base/status.h"
 #include "ir/module.h"
 
-namespace stablert::plan {
+namespace stablert::passes {
 
 struct MeshAxis {
   std::string name;
@@ -99,4 +99,4 @@ StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& g
 // assignment over partition ids, with replication on a last tile dimension if needed.
 std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_dims);
 
-}  // namespace stablert::plan
+}  // namespace stablert::passes

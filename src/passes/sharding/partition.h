@@ -33,9 +33,9 @@
 
 #include "base/status.h"
 #include "ir/module.h"
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 
-namespace stablert::plan {
+namespace stablert::passes {
 
 struct PartitionedProgram {
   // Entry function over blocks (one partition's view); no Shardy ops or meshes.
@@ -48,4 +48,4 @@ struct PartitionedProgram {
 
 StatusOr<PartitionedProgram> PartitionProgram(const ir::Module& module, int64_t num_partitions);
 
-}  // namespace stablert::plan
+}  // namespace stablert::passes

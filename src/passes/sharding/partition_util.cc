@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "plan/partitioner.h"
+#include "passes/sharding/partitioner.h"
 
-namespace stablert::plan::partitioning {
+namespace stablert::passes::partitioning {
 
 Status NotCovered(std::string why) { return Unimplemented("not partitioned: " + std::move(why)); }
 
@@ -284,4 +284,4 @@ std::vector<bool> PointwiseWindowDims(const ir::Operation& op, size_t rank) {
   return pointwise;
 }
 
-}  // namespace stablert::plan::partitioning
+}  // namespace stablert::passes::partitioning

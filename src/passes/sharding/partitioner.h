@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "plan/partition.h"
+#include "passes/sharding/partition.h"
 
-namespace stablert::plan::partitioning {
+namespace stablert::passes::partitioning {
 
 using ir::OpCode;
 using ir::ValueId;
@@ -289,4 +289,4 @@ class Partitioner {
   int64_t next_channel_ = 1;
 };
 
-}  // namespace stablert::plan::partitioning
+}  // namespace stablert::passes::partitioning

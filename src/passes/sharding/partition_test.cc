@@ -6,9 +6,9 @@
 #include <cstring>
 #include <limits>
 
-#include "plan/partitioner.h"
+#include "passes/sharding/partitioner.h"
 
-namespace stablert::plan::partitioning {
+namespace stablert::passes::partitioning {
 namespace {
 
 Mesh TwoByFour() { return Mesh{{{"x", 2}, {"y", 4}}, {}}; }
@@ -75,4 +75,4 @@ TEST(IsIdentityTest, InitValuesThatPartialsMayRepeat) {
 }
 
 }  // namespace
-}  // namespace stablert::plan::partitioning
+}  // namespace stablert::passes::partitioning

@@ -28,9 +28,9 @@
 #include <map>
 #include <set>
 
-#include "plan/sharding.h"
+#include "passes/sharding/sharding.h"
 
-namespace stablert::plan {
+namespace stablert::passes {
 namespace {
 
 using ir::OpCode;
@@ -477,4 +477,4 @@ std::optional<TensorSharding> PropagatedValueSharding(const ir::Module& module, 
   return propagator.Of(value);
 }
 
-}  // namespace stablert::plan
+}  // namespace stablert::passes

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "plan/partitioner.h"
+#include "passes/sharding/partitioner.h"
 
-namespace stablert::plan::partitioning {
+namespace stablert::passes::partitioning {
 
 Status Partitioner::RewriteWhole(const ir::Operation& op) {
   if (RunsOnlyOnce(op)) return NotCovered(std::string(ir::OpName(op.code)) + " outside a manual region");
@@ -638,4 +638,4 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
   }
 }
 
-}  // namespace stablert::plan::partitioning
+}  // namespace stablert::passes::partitioning

@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "ir/verifier.h"
-#include "plan/partitioner.h"
+#include "passes/sharding/partitioner.h"
 
-namespace stablert::plan {
+namespace stablert::passes {
 namespace partitioning {
 
 //===--- Step 1 ---===//
@@ -614,4 +614,4 @@ StatusOr<PartitionedProgram> PartitionProgram(const ir::Module& module, int64_t 
   return partitioning::Partitioner(module, num_partitions).Run();
 }
 
-}  // namespace stablert::plan
+}  // namespace stablert::passes
