@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -137,6 +138,11 @@ void Buffer::AddUsage(EventRef done) const {
 std::vector<EventRef> Buffer::TakeUsages() {
   std::lock_guard<std::mutex> lock(mutex_);
   return std::exchange(usages_, {});
+}
+
+bool Buffer::HasPendingUsages() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::any_of(usages_.begin(), usages_.end(), [](const EventRef& event) { return !event->IsReady(); });
 }
 
 bool Buffer::HasExternalReferences() const {

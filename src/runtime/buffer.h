@@ -89,6 +89,8 @@ class Buffer {
   void AddUsage(EventRef done) const;
   // Removes and returns the pending usages.
   std::vector<EventRef> TakeUsages();
+  // Whether a usage has not fired yet.
+  bool HasPendingUsages() const;
   // Whether external references (below) hold the storage.
   bool HasExternalReferences() const;
   // External references (PJRT_Buffer_Increase/DecreaseExternalReferenceCount) keep the

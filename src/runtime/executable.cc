@@ -412,8 +412,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       if (donor != plan::kNoDonor && donated_here[static_cast<size_t>(donor)]) {
         const Buffer& source = *args[static_cast<size_t>(donor)];
         const std::shared_ptr<BufferStorage>& candidate = run.inputs[static_cast<size_t>(donor)];
+        // Called from this device's worker (a host callback of a running program), the run
+        // starts at once: it must not wait for a reader that may be that very program.
+        const bool runs_now = run.device->queue().OnWorkerThread();
         if (candidate->owned() && candidate->size() == bytes && bytes > 0 && source.memory() == memory &&
-            !source.HasExternalReferences())
+            !source.HasExternalReferences() && !(runs_now && source.HasPendingUsages()))
           storage = candidate;
       }
       if (storage) {
