@@ -151,6 +151,7 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
         runtime::CopyDenseToStrided(storage->data(), dims, strides, element_size, dst);
       done->Set(status).IgnoreError();
     };
+    buffer.AddUsage(done);  // a later donation must not overwrite the bytes before they are copied
     ready->OnReady(copy);
     args->event = NewEvent(done);
     return nullptr;
@@ -223,6 +224,7 @@ PJRT_Error* PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
     }
     void* dst = args->dst;
     int64_t offset = args->offset, count = args->transfer_size;
+    buffer.AddUsage(done);
     buffer.ready_event()->OnReady([storage, dst, offset, count, done](const Status& status) {
       if (status.ok() && count > 0) std::memcpy(dst, static_cast<const char*>(storage->data()) + offset, count);
       done->Set(status).IgnoreError();

@@ -90,12 +90,40 @@ PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
 PJRT_Error* PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
   STABLERT_CAPI_ARGS_UP_TO(PJRT_Device_MemoryStats, args, bytes_in_use);
   STABLERT_CAPI_REQUIRE(PJRT_Device_MemoryStats, args->device);
-  return ToPjrtError(Unimplemented("PJRT_Device_MemoryStats: StableRT does not track per-device allocations yet"));
+  // The device's buffers (runtime/memory_stats.h); the fields past bytes_in_use are filled
+  // as far as the caller's struct reaches.
+  const runtime::MemoryStats::Snapshot stats = args->device->device->memory_stats()->Get();
+  args->bytes_in_use = stats.bytes_in_use;
+  using Args = PJRT_Device_MemoryStats_Args;
+  auto fits = [&](size_t end) { return args->struct_size >= end; };
+  if (fits(offsetof(Args, largest_alloc_size_is_set) + sizeof(bool))) {
+    args->peak_bytes_in_use = stats.peak_bytes_in_use;
+    args->peak_bytes_in_use_is_set = true;
+    args->num_allocs = stats.num_allocs;
+    args->num_allocs_is_set = true;
+    args->largest_alloc_size = stats.largest_alloc_size;
+    args->largest_alloc_size_is_set = true;
+  }
+  // Not tracked: the limits, reservations and pools.
+  if (fits(offsetof(Args, bytes_limit_is_set) + sizeof(bool))) args->bytes_limit_is_set = false;
+  if (fits(offsetof(Args, bytes_reservable_limit_is_set) + sizeof(bool))) {
+    args->bytes_reserved_is_set = false;
+    args->peak_bytes_reserved_is_set = false;
+    args->bytes_reservable_limit_is_set = false;
+  }
+  if (fits(offsetof(Args, largest_free_block_bytes_is_set) + sizeof(bool))) args->largest_free_block_bytes_is_set = false;
+  if (fits(offsetof(Args, peak_pool_bytes_is_set) + sizeof(bool))) {
+    args->pool_bytes_is_set = false;
+    args->peak_pool_bytes_is_set = false;
+  }
+  if (fits(offsetof(Args, peak_allocated_bytes_is_set) + sizeof(bool))) args->peak_allocated_bytes_is_set = false;
+  return nullptr;
 }
 
 PJRT_Error* PJRT_Device_ClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Device_ClearMemoryStats, args);
   STABLERT_CAPI_REQUIRE(PJRT_Device_ClearMemoryStats, args->device);
+  args->device->device->memory_stats()->ResetPeak();
   return nullptr;
 }
 

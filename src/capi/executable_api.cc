@@ -216,7 +216,34 @@ PJRT_Error* PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args* args) 
 PJRT_Error* PJRT_Executable_GetCompiledMemoryStats(PJRT_Executable_GetCompiledMemoryStats_Args* args) {
   STABLERT_CAPI_ARGS_UP_TO(PJRT_Executable_GetCompiledMemoryStats, args, peak_memory_in_bytes);
   STABLERT_CAPI_REQUIRE(PJRT_Executable_GetCompiledMemoryStats, args->executable);
-  return ToPjrtError(Unimplemented("PJRT_Executable_GetCompiledMemoryStats: memory statistics are not available yet"));
+  // Per device, from the plan (runtime::Executable::memory_stats). All memory is host
+  // memory; it is reported as the device's default memory, the host_* fields stay 0.
+  const runtime::Executable::MemoryStats stats = args->executable->executable->memory_stats();
+  args->generated_code_size_in_bytes = stats.generated_code_bytes;
+  args->argument_size_in_bytes = stats.argument_bytes;
+  args->output_size_in_bytes = stats.output_bytes;
+  args->alias_size_in_bytes = stats.alias_bytes;
+  args->temp_size_in_bytes = stats.temp_bytes;
+  args->host_generated_code_size_in_bytes = 0;
+  args->host_argument_size_in_bytes = 0;
+  args->host_output_size_in_bytes = 0;
+  args->host_alias_size_in_bytes = 0;
+  args->host_temp_size_in_bytes = 0;
+  // The arguments, the outputs not written into donated arguments, the arena and the
+  // plan's constants are all live during an execution.
+  const int64_t total = stats.argument_bytes + stats.output_bytes - stats.alias_bytes + stats.temp_bytes +
+                        stats.generated_code_bytes + stats.constant_bytes;
+  args->peak_memory_in_bytes = total;
+  auto fits = [&](size_t end) { return args->struct_size >= end; };
+  using Args = PJRT_Executable_GetCompiledMemoryStats_Args;
+  if (fits(offsetof(Args, total_size_in_bytes) + sizeof(args->total_size_in_bytes))) args->total_size_in_bytes = total;
+  if (fits(offsetof(Args, peak_unpadded_heap_bytes) + sizeof(args->peak_unpadded_heap_bytes))) {
+    // What an execution allocates: its new outputs and its arena.
+    args->total_allocation_bytes = stats.output_bytes - stats.alias_bytes + stats.temp_bytes;
+    args->indefinite_allocations = 0;
+    args->peak_unpadded_heap_bytes = stats.temp_bytes;
+  }
+  return nullptr;
 }
 
 PJRT_Error* PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {

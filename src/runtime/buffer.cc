@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -81,12 +82,13 @@ void Release(void* data, size_t rounded) {
 
 }  // namespace
 
-StatusOr<std::shared_ptr<BufferStorage>> BufferStorage::Allocate(size_t size) {
+StatusOr<std::shared_ptr<BufferStorage>> BufferStorage::Allocate(size_t size, std::shared_ptr<MemoryStats> stats) {
   const size_t rounded = Rounded(size);
   void* data = TakeCached(rounded);
   if (!data) data = std::aligned_alloc(kAlignment, rounded);
   if (!data) return ResourceExhausted("failed to allocate " + std::to_string(size) + " bytes for a buffer");
-  return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, true, {}));
+  if (stats) stats->Allocated(static_cast<int64_t>(size));
+  return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, true, {}, std::move(stats)));
 }
 
 std::shared_ptr<BufferStorage> BufferStorage::Borrow(void* data, size_t size, std::function<void()> release) {
@@ -94,6 +96,7 @@ std::shared_ptr<BufferStorage> BufferStorage::Borrow(void* data, size_t size, st
 }
 
 BufferStorage::~BufferStorage() {
+  if (stats_) stats_->Released(static_cast<int64_t>(size_));
   if (owned_) Release(data_, Rounded(size_));
   if (release_) release_();
 }
@@ -124,6 +127,27 @@ void Buffer::Delete() {
 bool Buffer::IsDeleted() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return storage_ == nullptr;
+}
+
+void Buffer::AddUsage(EventRef done) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase_if(usages_, [](const EventRef& event) { return event->IsReady(); });
+  usages_.push_back(std::move(done));
+}
+
+std::vector<EventRef> Buffer::TakeUsages() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(usages_, {});
+}
+
+bool Buffer::HasPendingUsages() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::any_of(usages_.begin(), usages_.end(), [](const EventRef& event) { return !event->IsReady(); });
+}
+
+bool Buffer::HasExternalReferences() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !external_refs_.empty();
 }
 
 void Buffer::IncreaseExternalReferenceCount() {

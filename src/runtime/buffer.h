@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "runtime/device.h"
 #include "runtime/event.h"
+#include "runtime/memory_stats.h"
 
 namespace stablert::runtime {
 
@@ -35,7 +36,9 @@ class BufferStorage {
   // the reference VM, slower than DRAM), which dominated every large op's time (see
   // docs/decisions.md, "Released large buffers are reused"). Thread-safe. Not under
   // AddressSanitizer, so that its use-after-free checks still see every release.
-  static StatusOr<std::shared_ptr<BufferStorage>> Allocate(size_t size);
+  // `stats`, if given, counts the allocation and its release (a device's counters,
+  // runtime/memory_stats.h).
+  static StatusOr<std::shared_ptr<BufferStorage>> Allocate(size_t size, std::shared_ptr<MemoryStats> stats = nullptr);
   // Borrowed storage: `release` (may be empty) runs when the last reference is dropped.
   static std::shared_ptr<BufferStorage> Borrow(void* data, size_t size, std::function<void()> release);
 
@@ -48,12 +51,14 @@ class BufferStorage {
   bool owned() const { return owned_; }
 
  private:
-  BufferStorage(void* data, size_t size, bool owned, std::function<void()> release)
-      : data_(data), size_(size), owned_(owned), release_(std::move(release)) {}
+  BufferStorage(void* data, size_t size, bool owned, std::function<void()> release,
+                std::shared_ptr<MemoryStats> stats = nullptr)
+      : data_(data), size_(size), owned_(owned), release_(std::move(release)), stats_(std::move(stats)) {}
   void* data_;
   size_t size_;
   bool owned_;
   std::function<void()> release_;
+  std::shared_ptr<MemoryStats> stats_;
 };
 
 class Buffer {
@@ -77,6 +82,17 @@ class Buffer {
   void Delete();
   bool IsDeleted() const;
 
+  // Usages: events of queued work that reads the storage outside the device's queue order
+  // (executions, copies to the host or to other devices), each firing when that work is
+  // done. An execution that takes this buffer's storage for a result (donation) waits for
+  // them before it writes. AddUsage drops the events that have fired already.
+  void AddUsage(EventRef done) const;
+  // Removes and returns the pending usages.
+  std::vector<EventRef> TakeUsages();
+  // Whether a usage has not fired yet.
+  bool HasPendingUsages() const;
+  // Whether external references (below) hold the storage.
+  bool HasExternalReferences() const;
   // External references (PJRT_Buffer_Increase/DecreaseExternalReferenceCount) keep the
   // storage alive even after Delete().
   void IncreaseExternalReferenceCount();
@@ -91,6 +107,7 @@ class Buffer {
   mutable std::mutex mutex_;
   std::shared_ptr<BufferStorage> storage_;  // null once deleted
   std::vector<std::shared_ptr<BufferStorage>> external_refs_;
+  mutable std::vector<EventRef> usages_;
 };
 
 // Copies a strided host array into dense row-major `dst`. `byte_strides` empty means the

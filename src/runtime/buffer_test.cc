@@ -79,5 +79,44 @@ TEST(BufferStorage, BorrowedStorageRunsItsReleaseOnce) {
   EXPECT_EQ(released, 1);
 }
 
+TEST(MemoryStats, CountsAllocationsCachedOrNotAndTheirRelease) {
+  auto stats = std::make_shared<MemoryStats>();
+  constexpr size_t kLarge = size_t{3} << 20;
+  {
+    auto first = BufferStorage::Allocate(kLarge, stats);
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(stats->Get().bytes_in_use, static_cast<int64_t>(kLarge));
+  }
+  EXPECT_EQ(stats->Get().bytes_in_use, 0);
+  auto again = BufferStorage::Allocate(kLarge, stats);  // from the cache: still new storage
+  auto small = BufferStorage::Allocate(100, stats);
+  ASSERT_TRUE(again.ok() && small.ok());
+  const MemoryStats::Snapshot snapshot = stats->Get();
+  EXPECT_EQ(snapshot.num_allocs, 3);
+  EXPECT_EQ(snapshot.bytes_in_use, static_cast<int64_t>(kLarge + 100));
+  EXPECT_EQ(snapshot.peak_bytes_in_use, static_cast<int64_t>(kLarge + 100));
+  EXPECT_EQ(snapshot.largest_alloc_size, static_cast<int64_t>(kLarge));
+  auto uncounted = BufferStorage::Allocate(64);
+  EXPECT_EQ(stats->Get().num_allocs, 3);
+}
+
+TEST(Buffer, UsagesAreKeptUntilTakenAndFiredOnesDropped) {
+  auto storage = BufferStorage::Allocate(16);
+  ASSERT_TRUE(storage.ok());
+  Buffer buffer(DType::kF32, {4}, nullptr, nullptr, *storage, Event::Ready());
+  EventRef fired = Event::Create();
+  EventRef pending = Event::Create();
+  buffer.AddUsage(fired);
+  ASSERT_TRUE(fired->Set(OkStatus()).ok());
+  EXPECT_FALSE(buffer.HasPendingUsages());
+  buffer.AddUsage(pending);  // drops the fired one
+  EXPECT_TRUE(buffer.HasPendingUsages());
+  std::vector<EventRef> taken = buffer.TakeUsages();
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(taken[0], pending);
+  EXPECT_FALSE(buffer.HasPendingUsages());
+  EXPECT_TRUE(buffer.TakeUsages().empty());
+}
+
 }  // namespace
 }  // namespace stablert::runtime

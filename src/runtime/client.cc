@@ -177,7 +177,7 @@ StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType 
     result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready());
     return result;
   }
-  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(bytes));
+  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(bytes, device->memory_stats()));
   if (count > 0) CopyStridedToDense(data, dims, byte_strides, element_size, storage->data());
   result.done_with_host_buffer = Event::Ready();
   result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready());
@@ -187,11 +187,13 @@ StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType 
 StatusOr<std::unique_ptr<Buffer>> Client::CopyBuffer(const Buffer& buffer, MemorySpace* memory) {
   if (!memory || memory->devices().empty()) return InvalidArgument("CopyToMemory: no destination memory space");
   STABLERT_ASSIGN_OR_RETURN(auto source, buffer.storage("PJRT_Buffer_CopyToMemory"));
-  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(buffer.size_in_bytes()));
   Device* device = memory->devices().front();
+  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(buffer.size_in_bytes(), device->memory_stats()));
   EventRef ready = Event::Create();
   auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready);
   EventRef source_ready = buffer.ready_event();
+  // Read on the destination's queue: a later donation of the source waits for the copy.
+  buffer.AddUsage(ready);
   device->queue().Submit([source, storage, ready, source_ready] {
     Status status = source_ready->Await();
     if (status.ok() && source->size() > 0) std::memcpy(storage->data(), source->data(), source->size());
@@ -209,7 +211,8 @@ std::unique_ptr<Buffer> Client::CreateErrorBuffer(Status error, DType dtype, con
 StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory) {
   if (!memory || memory->devices().empty()) return InvalidArgument("CreateUninitializedBuffer: no memory space");
   STABLERT_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(dims, DTypeByteSize(dtype)));
-  STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(static_cast<size_t>(bytes)));
+  STABLERT_ASSIGN_OR_RETURN(auto storage,
+                            BufferStorage::Allocate(static_cast<size_t>(bytes), memory->devices().front()->memory_stats()));
   return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready());
 }
 

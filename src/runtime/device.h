@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/memory_stats.h"
 #include "runtime/work_queue.h"
 
 namespace stablert::runtime {
@@ -61,6 +62,9 @@ class Device {
   // The memory space of this device with `kind`, or nullptr.
   MemorySpace* memory_of_kind(const std::string& kind) const;
   WorkQueue& queue() { return *queue_; }
+  // The allocation counters of this device's buffers; shared with the storage it counts,
+  // which may outlive the device.
+  const std::shared_ptr<MemoryStats>& memory_stats() const { return memory_stats_; }
 
   // Setup, called by the Client before it is shared.
   void AddMemory(MemorySpace* memory) { memories_.push_back(memory); }
@@ -75,6 +79,7 @@ class Device {
   std::string to_string_;
   std::vector<MemorySpace*> memories_;  // default first
   std::unique_ptr<WorkQueue> queue_;
+  std::shared_ptr<MemoryStats> memory_stats_ = std::make_shared<MemoryStats>();
 };
 
 }  // namespace stablert::runtime

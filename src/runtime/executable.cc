@@ -11,6 +11,7 @@
 
 #include "collectives/communicator.h"
 #include "kernels/registry.h"
+#include "plan/donation.h"
 #include "runtime/box_copy.h"
 #include "runtime/executor.h"
 
@@ -32,7 +33,11 @@ struct DeviceRun {
   std::vector<EventRef> input_events;
   std::vector<std::shared_ptr<BufferStorage>> outputs;
   EventRef done;
+  // Earlier usages of donated storage the outputs take over: awaited (their errors
+  // ignored) before anything is written.
+  std::vector<EventRef> usages;
 };
+
 
 Status AwaitAll(const std::vector<EventRef>& events) {
   Status status;
@@ -41,6 +46,13 @@ Status AwaitAll(const std::vector<EventRef>& events) {
     if (!event_status.ok() && status.ok()) status = event_status;
   }
   return status;
+}
+
+// Waits for the run's inputs (their first error is the run's) and for the earlier readers
+// of donated storage.
+Status AwaitInputs(const DeviceRun& run) {
+  for (const EventRef& usage : run.usages) usage->Await().IgnoreError();
+  return AwaitAll(run.input_events);
 }
 
 std::vector<plan::TensorType> LocalTypes(const std::vector<plan::TensorType>& global,
@@ -99,7 +111,7 @@ StatusOr<const void*> ParameterBlock(const passes::ShardLayout& layout, const pl
 }
 
 Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs, const HostTransfers& host) {
-  for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
+  for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitInputs(run));
   const auto& parameter_types = executable.parameter_types();
   const auto& result_types = executable.result_types();
   std::vector<std::shared_ptr<BufferStorage>> globals;
@@ -152,7 +164,7 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
 // partition's program).
 Status RunOnDevice(const Executable& executable, const DeviceRun& run, const HostTransfers& host,
                    const PartitionContext* partition) {
-  STABLERT_RETURN_IF_ERROR(AwaitAll(run.input_events));
+  STABLERT_RETURN_IF_ERROR(AwaitInputs(run));
   std::vector<const void*> in;
   std::vector<void*> out;
   for (const auto& storage : run.inputs) in.push_back(storage->data());
@@ -237,6 +249,19 @@ bool IsSmallStraightLine(const plan::ExecutionPlan& plan) {
   return bytes <= kMaxBytes;
 }
 
+// Which result takes which donated parameter's storage: from the plan's analysis when the
+// plan writes the results (one device's program); any same-size pair when a partitioned
+// program runs in the global view, whose per-device results are cut out after the plan ran.
+std::vector<int64_t> ResultDonors(const plan::ExecutionPlan& plan, const std::vector<bool>& donatable,
+                                  bool global_view, const std::vector<plan::TensorType>& local_parameters,
+                                  const std::vector<plan::TensorType>& local_results) {
+  if (!global_view) return plan::PlanDonation(plan, donatable);
+  std::vector<int64_t> parameter_bytes, result_bytes;
+  for (const auto& type : local_parameters) parameter_bytes.push_back(plan::ByteSize(type));
+  for (const auto& type : local_results) result_bytes.push_back(plan::ByteSize(type));
+  return plan::PlanDonation(plan, donatable, /*check_safety=*/false, parameter_bytes, result_bytes);
+}
+
 }  // namespace
 
 Executable::Executable(std::string name, std::string program, std::string program_format, CompileOptions options,
@@ -265,7 +290,28 @@ Executable::Executable(std::string name, std::string program, std::string progra
       parameter_op_shardings_(OpShardings(parameter_types_, parameter_shards_)),
       result_op_shardings_(OpShardings(result_types_, result_shards_)),
       fingerprint_(Fingerprint(program_, options_.serialized)),
-      runs_inline_when_idle_(IsSmallStraightLine(plan_) && options_.num_partitions == 1) {}
+      runs_inline_when_idle_(IsSmallStraightLine(plan_) && options_.num_partitions == 1) {
+  result_donors_ = ResultDonors(plan_, donatable_parameters_, options_.num_partitions > 1 && !runs_per_partition_,
+                                local_parameter_types_, local_result_types_);
+}
+
+Executable::MemoryStats Executable::memory_stats() const {
+  MemoryStats stats;
+  for (const auto& type : local_parameter_types_) stats.argument_bytes += plan::ByteSize(type);
+  for (const auto& type : local_result_types_) stats.output_bytes += plan::ByteSize(type);
+  for (size_t r = 0; r < result_donors_.size() && r < local_result_types_.size(); ++r)
+    if (result_donors_[r] != plan::kNoDonor) stats.alias_bytes += plan::ByteSize(local_result_types_[r]);
+  stats.temp_bytes = plan_.arena_size;
+  if (options_.num_partitions > 1 && !runs_per_partition_) {
+    // RunPartitioned: every sharded parameter and every result is assembled globally.
+    for (size_t i = 0; i < parameter_types_.size(); ++i)
+      if (i >= local_parameter_types_.size() || local_parameter_types_[i] != parameter_types_[i])
+        stats.temp_bytes += plan::ByteSize(parameter_types_[i]);
+    for (const auto& type : result_types_) stats.temp_bytes += plan::ByteSize(type);
+  }
+  for (const auto& constant : plan_.constants) stats.constant_bytes += static_cast<int64_t>(constant.size());
+  return stats;
+}
 
 std::string Executable::OptimizedProgramText() const { return plan::PrintPlan(plan_); }
 
@@ -310,6 +356,13 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
 
   std::vector<DeviceRun> runs;
   std::vector<Buffer*> donated;
+  const std::vector<int64_t>& donors = executable_->result_donors();
+  std::vector<std::vector<bool>> donated_by_run;
+  std::vector<std::vector<size_t>> reused_by_run;
+  if (partitioned && executable_->runs_per_partition() &&
+      static_cast<int64_t>(run_on.size()) != executable_->num_partitions())
+    return Unimplemented(executable_->name() + ": " + std::to_string(run_on.size()) + " of its " +
+                         std::to_string(executable_->num_partitions()) + " partitions are addressable; all must be");
   ExecuteResult result;
   EventRef shared_done = partitioned ? Event::Create() : nullptr;
   for (size_t d = 0; d < run_on.size(); ++d) {
@@ -318,7 +371,8 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       return InvalidArgument("PJRT_LoadedExecutable_Execute: " + executable_->name() + " takes " +
                              std::to_string(parameter_types.size()) + " arguments, got " + std::to_string(args.size()));
     DeviceRun run{run_on[d], partitioned ? logical_ids_[d].second : 0, {}, {}, {},
-                  partitioned ? shared_done : Event::Create()};
+                  partitioned ? shared_done : Event::Create(), {}};
+    std::vector<bool> donated_here(args.size(), false);
     for (size_t i = 0; i < args.size(); ++i) {
       const Buffer* buffer = args[i];
       const plan::TensorType& expected = parameter_types[i];
@@ -337,26 +391,62 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       run.input_events.push_back(buffer->ready_event());
       bool donate = i < executable_->donatable_parameters().size() && executable_->donatable_parameters()[i] &&
                     std::find(non_donatable.begin(), non_donatable.end(), static_cast<int64_t>(i)) == non_donatable.end();
-      if (donate) donated.push_back(args[i]);
+      if (donate) {
+        donated.push_back(args[i]);
+        donated_here[i] = true;
+      }
     }
     for (Buffer* buffer : donated)
       if (std::count(args.begin(), args.end(), buffer) > 1)
         return InvalidArgument("PJRT_LoadedExecutable_Execute: a buffer donated to " + executable_->name() +
                                " is also passed as another argument; donate it only once");
     std::vector<std::unique_ptr<Buffer>> outputs;
+    std::vector<size_t> reused;  // donated parameters whose storage an output took
     for (size_t o = 0; o < result_types.size(); ++o) {
       const plan::TensorType& type = result_types[o];
-      STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(static_cast<size_t>(plan::ByteSize(type))));
+      const auto bytes = static_cast<size_t>(plan::ByteSize(type));
       MemorySpace* memory = run.device->memory_of_kind(executable_->output_memory_kinds()[o]);
       if (!memory) memory = run.device->default_memory();
+      std::shared_ptr<BufferStorage> storage;
+      const int64_t donor = o < donors.size() ? donors[o] : plan::kNoDonor;
+      if (donor != plan::kNoDonor && donated_here[static_cast<size_t>(donor)]) {
+        const Buffer& source = *args[static_cast<size_t>(donor)];
+        const std::shared_ptr<BufferStorage>& candidate = run.inputs[static_cast<size_t>(donor)];
+        // Called from this device's worker (a host callback of a running program), the run
+        // starts at once: it must not wait for a reader that may be that very program.
+        const bool runs_now = run.device->queue().OnWorkerThread();
+        if (candidate->owned() && candidate->size() == bytes && bytes > 0 && source.memory() == memory &&
+            !source.HasExternalReferences() && !(runs_now && source.HasPendingUsages()))
+          storage = candidate;
+      }
+      if (storage) {
+        reused.push_back(static_cast<size_t>(donor));
+      } else {
+        STABLERT_ASSIGN_OR_RETURN(storage, BufferStorage::Allocate(bytes, run.device->memory_stats()));
+      }
       outputs.push_back(std::make_unique<Buffer>(type.dtype, type.dims, run.device, memory, storage, run.done));
       run.outputs.push_back(std::move(storage));
     }
+    donated_by_run.push_back(std::move(donated_here));
+    reused_by_run.push_back(std::move(reused));
     result.outputs.push_back(std::move(outputs));
     result.device_complete.push_back(run.done);
     runs.push_back(std::move(run));
   }
 
+  std::chrono::milliseconds timeout{0};
+  if (partitioned && executable_->runs_per_partition()) {
+    STABLERT_ASSIGN_OR_RETURN(timeout, env::CollectiveTimeout());
+  }
+  // Every check passed: the runs will be queued. A run writing into donated storage waits
+  // for that storage's earlier readers; later donations of the other arguments wait for
+  // this run.
+  for (size_t d = 0; d < runs.size(); ++d) {
+    for (size_t p : reused_by_run[d])
+      for (EventRef& usage : arguments[d][p]->TakeUsages()) runs[d].usages.push_back(std::move(usage));
+    for (size_t i = 0; i < arguments[d].size(); ++i)
+      if (!donated_by_run[d][i]) arguments[d][i]->AddUsage(runs[d].done);
+  }
   // Donated inputs are consumed now; the queued runs hold their bytes until they finish.
   for (Buffer* buffer : donated) buffer->Delete();
   std::shared_ptr<const Executable> executable = executable_;
@@ -365,10 +455,6 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     HostTransfers host{host_transfers.get(), std::vector<int>(static_cast<size_t>(executable->num_partitions()), 0), 0};
     for (size_t d = 0; d < runs.size(); ++d) host.device_of_partition[static_cast<size_t>(runs[d].partition)] = static_cast<int>(d);
     if (executable->runs_per_partition()) {
-      if (static_cast<int64_t>(runs.size()) != executable->num_partitions())
-        return Unimplemented(executable->name() + ": " + std::to_string(runs.size()) + " of its " +
-                             std::to_string(executable->num_partitions()) + " partitions are addressable; all must be");
-      STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
       auto state = std::make_shared<PerPartitionRun>(static_cast<int>(runs.size()), timeout, shared_done);
       auto shared_host = std::make_shared<const HostTransfers>(std::move(host));
       std::lock_guard<std::mutex> order(PerPartitionQueueingMutex());

@@ -77,6 +77,23 @@ class Executable {
   const std::vector<std::string>& output_memory_kinds() const { return output_memory_kinds_; }
   const std::vector<std::string>& parameter_memory_kinds() const { return parameter_memory_kinds_; }
   const std::vector<bool>& donatable_parameters() const { return donatable_parameters_; }
+  // For every result, the donatable parameter whose storage an execution hands to it when
+  // that parameter is donated, or plan::kNoDonor (plan/donation.h; per-device shards).
+  const std::vector<int64_t>& result_donors() const { return result_donors_; }
+  // What the executable needs besides its arguments, per device (PJRT's compiled memory
+  // statistics): argument and output bytes (one device's shards), the output bytes written
+  // into donated arguments' storage, temporaries (the plan's arena, plus the global arrays
+  // a partitioned program run in the global view assembles) and generated code (none: the
+  // plan is interpreted; its constants are counted apart).
+  struct MemoryStats {
+    int64_t argument_bytes = 0;
+    int64_t output_bytes = 0;
+    int64_t alias_bytes = 0;
+    int64_t temp_bytes = 0;
+    int64_t generated_code_bytes = 0;
+    int64_t constant_bytes = 0;
+  };
+  MemoryStats memory_stats() const;
   // Stable across processes for the same program and options.
   const std::string& fingerprint() const { return fingerprint_; }
   // A textual form of the compiled program (the execution plan).
@@ -98,6 +115,7 @@ class Executable {
   std::vector<std::string> output_memory_kinds_;
   std::vector<std::string> parameter_memory_kinds_;
   std::vector<bool> donatable_parameters_;
+  std::vector<int64_t> result_donors_;
   std::vector<passes::ShardLayout> parameter_shards_;
   std::vector<passes::ShardLayout> result_shards_;
   std::string shardy_op_;
@@ -137,10 +155,14 @@ class LoadedExecutable {
 
   // arguments[device_index][arg_index]. With `execute_device` null there must be one list per
   // addressable device, in addressable_devices() order; otherwise exactly one list, run on
-  // that device. Errors (wrong counts, types, deleted buffers, a buffer donated twice) are
-  // returned before any work is queued. Donatable parameters not listed in
+  // that device. Errors (wrong counts, types, deleted buffers, a donated buffer passed
+  // twice) are returned before any work is queued. Donatable parameters not listed in
   // `non_donatable` are consumed: their buffers are deleted once the work is queued (the
-  // execution keeps the bytes alive until it is done). The program's host transfers go to
+  // execution keeps the bytes alive until it is done). A consumed buffer's storage becomes
+  // the storage of the result Executable::result_donors() pairs it with, instead of a new
+  // allocation, when it is owned (not borrowed host memory), free of external references,
+  // of the result's byte size and in the result's memory space; the execution then waits
+  // for the buffer's earlier usages (Buffer::AddUsage) before it runs. The program's host transfers go to
   // `host_transfers` (shared by the queued work until every device is done), the device
   // index it is given being the argument list's index; without one they fail the execution.
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device,

@@ -836,7 +836,10 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
   for (size_t i = 0; i < plan.results.size(); ++i) {
     const plan::Value& value = plan.values[plan.results[i]];
     if (value.storage == plan::Storage::kResult && value.index == static_cast<int64_t>(i)) continue;
-    if (value.byte_size > 0) std::memcpy(results[i], address(plan.results[i]), static_cast<size_t>(value.byte_size));
+    // A result returning a donated parameter may sit in that parameter's storage already.
+    const void* source = address(plan.results[i]);
+    if (value.byte_size > 0 && source != results[i])
+      std::memcpy(results[i], source, static_cast<size_t>(value.byte_size));
   }
   return OkStatus();
 }

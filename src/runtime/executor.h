@@ -1,8 +1,8 @@
 // The plan executor: runs an ExecutionPlan's steps with the CPU kernels.
 //
 // Buffers: arguments and results are dense row-major host buffers of the plan's parameter
-// and result types; the caller allocates the results. Results must not overlap arguments
-// or each other. Kernels run with denormal floats flushed to zero (inputs and results),
+// and result types; the caller allocates the results. Results must not overlap each other,
+// nor arguments, except where plan/donation.h allows a result into a parameter's storage. Kernels run with denormal floats flushed to zero (inputs and results),
 // as XLA's CPU backend runs programs. Each execution works in its own arena (64-byte aligned; arenas of
 // finished executions are recycled), so any number of executions of one plan may run
 // concurrently on different threads.

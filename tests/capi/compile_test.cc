@@ -241,7 +241,8 @@ TEST_F(CompileApiTest, WrongArgumentsAreRejectedBeforeRunning) {
 }
 
 TEST_F(CompileApiTest, DonatedArgumentsAreConsumedUnlessListedAsNonDonatable) {
-  // main(%0 {tf.aliasing_output = 0}, %1) -> (%0 + %1, %0 * %1)
+  // main(%0 {tf.aliasing_output = 0}, %1) -> (%0 + %1, %0 * %1). The product is computed
+  // last: it, not the sum, may be written into the donated %0 (plan/donation.h).
   PJRT_LoadedExecutable* executable = nullptr;
   ASSERT_FALSE(Compile(Program("donated_add.1_17_0"), SingleDeviceOptions(), &executable).failed);
   PJRT_Device* device = Devices(client_)[0];
@@ -249,6 +250,14 @@ TEST_F(CompileApiTest, DonatedArgumentsAreConsumedUnlessListedAsNonDonatable) {
   for (bool allow_donation : {true, false}) {
     PJRT_Buffer* x = ToDevice(a, PJRT_Buffer_Type_F32, {3}, device);
     PJRT_Buffer* y = ToDevice(b, PJRT_Buffer_Type_F32, {3}, device);
+    auto pointer = [&](PJRT_Buffer* buffer) {
+      PJRT_Buffer_UnsafePointer_Args args{};
+      args.struct_size = PJRT_Buffer_UnsafePointer_Args_STRUCT_SIZE;
+      args.buffer = buffer;
+      EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_UnsafePointer(&args));
+      return args.buffer_pointer;
+    };
+    const uintptr_t x_bytes = pointer(x);
     std::vector<PJRT_Buffer*> outputs(2);
     PJRT_Buffer* arguments[2] = {x, y};
     PJRT_Buffer* const* argument_list = arguments;
@@ -273,6 +282,13 @@ TEST_F(CompileApiTest, DonatedArgumentsAreConsumedUnlessListedAsNonDonatable) {
       deleted.buffer = input;
       ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_IsDeleted(&deleted));
       EXPECT_EQ(deleted.is_deleted, allow_donation && input == x);
+    }
+    // A donated %0 becomes the product's storage; a kept one is left alone.
+    EXPECT_EQ(pointer(outputs[1]) == x_bytes, allow_donation);
+    EXPECT_NE(pointer(outputs[0]), x_bytes);
+    if (!allow_donation) {
+      std::vector<char> kept = ToHost(x);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(reinterpret_cast<const float*>(kept.data())[i], a[i]);
     }
     std::vector<char> sum = ToHost(outputs[0]), product = ToHost(outputs[1]);
     for (int i = 0; i < 3; ++i) {
