@@ -6,6 +6,7 @@
 #include "capi/handles.h"
 #include "capi/host_transfers.h"
 #include "capi/serialization.h"
+#include "plan/cost_analysis.h"
 #include "runtime/compile_options.h"
 
 namespace stablert::capi {
@@ -78,7 +79,18 @@ PJRT_Error* PJRT_Executable_SizeOfGeneratedCodeInBytes(PJRT_Executable_SizeOfGen
 PJRT_Error* PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Executable_GetCostAnalysis, args);
   STABLERT_CAPI_REQUIRE(PJRT_Executable_GetCostAnalysis, args->executable);
-  return ToPjrtError(Unimplemented("PJRT_Executable_GetCostAnalysis: cost analysis is not available yet"));
+  // Computed from the plan on first request (plan/cost_analysis.h), as float values like
+  // XLA's plugins report them; owned by the executable handle.
+  PJRT_Executable* executable = args->executable;
+  std::call_once(executable->cost_analysis_once, [executable] {
+    const plan::PlanCost cost = plan::AnalyzeCost(executable->executable->plan());
+    executable->cost_analysis.AddFloat("flops", static_cast<float>(cost.flops));
+    executable->cost_analysis.AddFloat("transcendentals", static_cast<float>(cost.transcendentals));
+    executable->cost_analysis.AddFloat("bytes accessed", static_cast<float>(cost.bytes_accessed));
+  });
+  args->num_properties = executable->cost_analysis.size();
+  args->properties = executable->cost_analysis.data();
+  return nullptr;
 }
 
 PJRT_Error* PJRT_Executable_OutputMemoryKinds(PJRT_Executable_OutputMemoryKinds_Args* args) {

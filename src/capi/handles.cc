@@ -38,6 +38,10 @@ void NamedValueList::AddInt64List(const std::string& name, std::vector<int64_t> 
 
 void NamedValueList::AddBool(const std::string& name, bool flag) { Add(name, PJRT_NamedValue_kBool).bool_value = flag; }
 
+void NamedValueList::AddFloat(const std::string& name, float number) {
+  Add(name, PJRT_NamedValue_kFloat).float_value = number;
+}
+
 namespace {
 
 void* MemoryGetUserData(PJRT_Memory* memory, const void* key) noexcept {

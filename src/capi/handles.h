@@ -28,6 +28,7 @@ class NamedValueList {
   void AddInt64(const std::string& name, int64_t value);
   void AddInt64List(const std::string& name, std::vector<int64_t> values);
   void AddBool(const std::string& name, bool value);
+  void AddFloat(const std::string& name, float value);
   const PJRT_NamedValue* data() const { return values_.data(); }
   size_t size() const { return values_.size(); }
 
@@ -122,7 +123,8 @@ struct PJRT_Executable {
   std::vector<size_t> parameter_sharding_sizes;
   std::vector<const char*> output_shardings;
   std::vector<size_t> output_sharding_sizes;
-  stablert::capi::NamedValueList cost_analysis;
+  stablert::capi::NamedValueList cost_analysis;  // filled once, by the first GetCostAnalysis
+  std::once_flag cost_analysis_once;
   std::string optimized_program;
 };
 

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/shape.h"
+
 namespace stablert::ir {
 namespace {
 
@@ -22,6 +24,24 @@ int64_t LoadInteger(const uint8_t* p, DType dtype) {
 }
 
 }  // namespace
+
+int64_t ElementsData::NumElements() const {
+  if (splat) return ElementCount(type.dims);
+  const int size = DTypeByteSize(type.dtype);
+  return size ? static_cast<int64_t>(bytes.size()) / size : 0;
+}
+
+const uint8_t* ElementsData::Element(int64_t i) const {
+  return bytes.data() + (splat ? 0 : static_cast<size_t>(i) * static_cast<size_t>(DTypeByteSize(type.dtype)));
+}
+
+std::vector<uint8_t> ElementsData::Expanded() const {
+  if (!splat) return bytes;
+  const int64_t n = ElementCount(type.dims);
+  std::vector<uint8_t> out(static_cast<size_t>(n) * bytes.size());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out.data() + static_cast<size_t>(i) * bytes.size(), bytes.data(), bytes.size());
+  return out;
+}
 
 std::optional<int64_t> Attribute::AsInt() const {
   if (const auto* i = get<Integer>()) return i->value;
@@ -43,9 +63,8 @@ std::optional<std::vector<int64_t>> Attribute::AsIntArray() const {
   if (const auto* e = get<Elements>()) {
     const ElementsData& data = **e;
     if (!IsInteger(data.type.dtype) || data.type.rank() > 1) return std::nullopt;
-    int size = DTypeByteSize(data.type.dtype);
-    std::vector<int64_t> out(data.bytes.size() / size);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = LoadInteger(&data.bytes[i * size], data.type.dtype);
+    std::vector<int64_t> out(static_cast<size_t>(data.NumElements()));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = LoadInteger(data.Element(static_cast<int64_t>(i)), data.type.dtype);
     return out;
   }
   if (const auto* a = get<Array>()) {
@@ -64,8 +83,8 @@ std::optional<std::vector<bool>> Attribute::AsBoolArray() const {
   if (const auto* e = get<Elements>()) {
     const ElementsData& data = **e;
     if (data.type.dtype != DType::kPred || data.type.rank() > 1) return std::nullopt;
-    std::vector<bool> out(data.bytes.size());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = data.bytes[i] != 0;
+    std::vector<bool> out(static_cast<size_t>(data.NumElements()));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = *data.Element(static_cast<int64_t>(i)) != 0;
     return out;
   }
   if (const auto* a = get<Array>()) {
@@ -84,7 +103,9 @@ bool Attribute::operator==(const Attribute& other) const {
   if (value_.index() != other.value_.index()) return false;
   if (const auto* e = get<Elements>()) {
     const auto& o = *other.get<Elements>();
-    return (*e)->type == o->type && (*e)->bytes == o->bytes;
+    if ((*e)->type != o->type) return false;
+    if ((*e)->splat == o->splat) return (*e)->bytes == o->bytes;
+    return (*e)->Expanded() == o->Expanded();
   }
   return value_ == other.value_;
 }

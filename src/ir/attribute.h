@@ -24,9 +24,23 @@ using NamedAttribute = std::pair<std::string, Attribute>;
 // Dense array data: `type.dims` elements of `type.dtype`, row-major, each element stored in
 // DTypeByteSize(dtype) bytes (booleans as 0/1 bytes, sub-byte integers one per byte,
 // complex as (real, imag) pairs).
+//
+// A splat (`splat` true) holds one element in `bytes`, which every element equals: the
+// reader keeps large splats (more than kCompactSplatBytes when expanded) in this form, so
+// reading and lowering `dense<1.0> : tensor<1048576xf32>` costs the same as a scalar.
+// Code that indexes `bytes` directly must handle splats (Element(), Expanded()); small
+// attributes (dimension lists, paddings) are always expanded.
 struct ElementsData {
+  static constexpr int64_t kCompactSplatBytes = 4096;
   Type type;
   std::vector<uint8_t> bytes;
+  bool splat = false;
+
+  int64_t NumElements() const;
+  // The bytes of element `i` (row-major); `i` must be in range.
+  const uint8_t* Element(int64_t i) const;
+  // All elements (a copy; materializes a splat).
+  std::vector<uint8_t> Expanded() const;
 };
 
 // Enumerations that StableHLO attributes carry, with the VHLO numbering of their values.

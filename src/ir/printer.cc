@@ -77,9 +77,13 @@ void AppendNested(const ElementsData& data, size_t dim, size_t* index, std::stri
 
 std::string ElementsText(const ElementsData& data, int64_t max_elements) {
   const int size = DTypeByteSize(data.type.dtype);
-  const size_t n = size ? data.bytes.size() / size : 0;
+  const size_t n = static_cast<size_t>(data.NumElements());
   std::string out;
-  if (static_cast<int64_t>(n) > max_elements) {
+  if (data.splat) {
+    out = "dense<";
+    if (n) out += ElementText(data.type.dtype, data.bytes.data());
+    out += ">";
+  } else if (static_cast<int64_t>(n) > max_elements) {
     out = "dense_resource<__elided__>";
   } else {
     bool splat = n > 1;

@@ -61,6 +61,9 @@ std::string NestedList(const Dims& dims, ElementText element) {
 // A dense elements attribute: hex data, or a nested list of booleans.
 StatusOr<std::string> DenseText(const ElementsData& data) {
   const std::string type = TypeToString(data.type);
+  // A splat: one element, which MLIR reads as the value of every element.
+  if (data.splat && data.type.dtype == DType::kPred)
+    return std::string("dense<") + (data.bytes[0] ? "true" : "false") + "> : " + type;
   if (data.type.dtype == DType::kPred) {
     std::string out = NestedList(data.type.dims, [&](size_t i) {
       return std::string(i < data.bytes.size() && data.bytes[i] ? "true" : "false");
@@ -88,7 +91,7 @@ StatusOr<std::string> IntTensorText(const Attribute& attr) {
   if (DTypeKindOf(data.type.dtype) != DTypeKind::kSigned || size == 0)
     return Unimplemented("an integer tensor attribute of " + std::string(DTypeName(data.type.dtype)));
   std::string out = NestedList(data.type.dims, [&](size_t i) {
-    uint64_t bits = LoadElementBits(data.type.dtype, data.bytes.data() + i * static_cast<size_t>(size));
+    uint64_t bits = LoadElementBits(data.type.dtype, data.Element(static_cast<int64_t>(i)));
     int64_t value = static_cast<int64_t>(bits);
     if (size < 8) {
       const uint64_t sign = uint64_t{1} << (size * 8 - 1);

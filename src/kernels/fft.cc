@@ -10,7 +10,8 @@
 //               Hermitian-symmetric extension of the input does.
 // The prepare function only checks the parameters; the one-dimensional plans (fft_plan.h)
 // are built on the first execution of the step (once, under std::call_once, so concurrent
-// first executions are safe) and kept with the step, so compilation never pays for them.
+// first executions are safe) and kept with the step, so compilation never pays for them;
+// plans of one length are shared across steps and executables (SharedPlan).
 // Multi-dimensional transforms run axis by axis in place in the output (RFFT: the last
 // axis first, IRFFT: the last axis last). Lines of the innermost axis run 16 at a time
 // interleaved in a buffer (the plans' vector loops run across them); other axes run in
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +46,26 @@ using fft::ForEachPart;
 
 // Lines (or columns) transformed together in a buffer.
 constexpr int64_t kGroup = 16;
+
+// The plan of length `n`, shared by every step and executable of the process that uses it:
+// a program compiled again (JAX re-jits often) or two transforms of one length build their
+// twiddle tables once. Plans are immutable; the cache holds them weakly, so a plan lives as
+// long as some step uses it. Thread-safe.
+template <typename T>
+std::shared_ptr<const FftPlan<T>> SharedPlan(int64_t n) {
+  static std::mutex mutex;
+  static std::map<int64_t, std::weak_ptr<const FftPlan<T>>> plans;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto plan = plans[n].lock()) return plan;
+  }
+  auto plan = std::make_shared<const FftPlan<T>>(n);  // built outside the lock
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto existing = plans[n].lock()) return existing;
+  for (auto it = plans.begin(); it != plans.end();) it = it->second.expired() ? plans.erase(it) : std::next(it);
+  plans[n] = plan;
+  return plan;
+}
 
 template <typename T>
 struct FftPlans {
@@ -70,12 +92,12 @@ class FftState {
     std::map<int64_t, std::shared_ptr<const FftPlan<T>>> by_length;
     for (int64_t n : lengths_) {
       auto& plan = by_length[n];
-      if (!plan) plan = std::make_shared<const FftPlan<T>>(n);
+      if (!plan) plan = SharedPlan<T>(n);
       plans_.per_axis.push_back(plan);
     }
     const int64_t n = lengths_.back();
     if ((type_ == FftType::kRfft || type_ == FftType::kIrfft) && n >= 2 && n % 2 == 0) {
-      plans_.half = std::make_shared<const FftPlan<T>>(n / 2);
+      plans_.half = SharedPlan<T>(n / 2);
       for (int64_t k = 0; k <= n / 2; ++k) {
         const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
         plans_.half_twiddles.emplace_back(static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle)));

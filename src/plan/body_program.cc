@@ -154,7 +154,7 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
       const ir::Attribute* attr = body_op.attr("value");
       const ir::Attribute::Elements* elements = attr ? attr->get<ir::Attribute::Elements>() : nullptr;
       if (elements == nullptr || *elements == nullptr) return l.Invalid(op, "body constant without a value");
-      STABLERT_RETURN_IF_ERROR(constant(body_op.results[0], (*elements)->bytes).status());
+      STABLERT_RETURN_IF_ERROR(constant(body_op.results[0], (*elements)->Expanded()).status());
       continue;
     }
     // Ops that only rename a value.

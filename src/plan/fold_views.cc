@@ -20,6 +20,7 @@
 // Chained folds compose (a broadcast of a transposed view is one view).
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "kernels/data_movement_params.h"
@@ -60,27 +61,6 @@ class ViewFolder {
     if (step.kind != StepKind::kKernel) return false;
     const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel);
     return entry != nullptr && entry->strided_inputs;
-  }
-
-  bool WritesStorage(const Step& step, ValueId root) const {
-    for (ValueId v : step.outputs)
-      if (alias_root_[v] == root) return true;
-    for (const Sequence& region : step.regions)
-      for (const Step& inner : region.steps)
-        if (WritesStorage(inner, root)) return true;
-    return false;
-  }
-
-  // Whether storage root `root` is read anywhere in `step`'s regions, directly or through
-  // a view folded there (regions fold first).
-  bool ReadsInRegions(const Step& step, ValueId root) const {
-    for (const Sequence& region : step.regions)
-      for (const Step& inner : region.steps) {
-        for (ValueId v : inner.inputs)
-          if (v == root || alias_root_[v] == root) return true;
-        if (ReadsInRegions(inner, root)) return true;
-      }
-    return false;
   }
 
   // The element strides `value` is read with (dense row-major unless it is a view).
@@ -130,9 +110,56 @@ class ViewFolder {
            (StartsWith(step.kernel, "broadcast_in_dim.") || StartsWith(step.kernel, "transpose."));
   }
 
+  // What the steps of one sequence read and write, indexed once per sequence so deciding
+  // each fold costs the number of its readers, not the length of the sequence.
+  struct SequenceIndex {
+    std::unordered_map<ValueId, std::vector<size_t>> readers;      // steps reading it directly
+    std::unordered_map<ValueId, size_t> last_region_reader;         // last step reading it in a region
+    std::unordered_map<ValueId, std::vector<size_t>> root_writers;  // steps writing that storage
+    std::vector<bool> strided;                                      // the step takes strided views
+  };
+
+  // Values read in `step`'s regions, directly or through a view folded there (regions fold
+  // first, so a region's view of an outer value reads that value's storage root).
+  void RegionReads(const Step& step, size_t index, SequenceIndex& out) const {
+    for (const Sequence& region : step.regions)
+      for (const Step& inner : region.steps) {
+        for (ValueId v : inner.inputs) {
+          out.last_region_reader[v] = index;
+          out.last_region_reader[alias_root_[v]] = index;
+        }
+        RegionReads(inner, index, out);
+      }
+  }
+
+  void StorageWrites(const Step& step, size_t index, SequenceIndex& out) const {
+    for (ValueId v : step.outputs) {
+      std::vector<size_t>& writers = out.root_writers[alias_root_[v]];
+      if (writers.empty() || writers.back() != index) writers.push_back(index);
+    }
+    for (const Sequence& region : step.regions)
+      for (const Step& inner : region.steps) StorageWrites(inner, index, out);
+  }
+
+  SequenceIndex IndexOf(const Sequence& sequence) const {
+    SequenceIndex index;
+    index.strided.resize(sequence.steps.size());
+    for (size_t i = 0; i < sequence.steps.size(); ++i) {
+      const Step& step = sequence.steps[i];
+      for (ValueId v : step.inputs) {
+        std::vector<size_t>& readers = index.readers[v];
+        if (readers.empty() || readers.back() != i) readers.push_back(i);
+      }
+      RegionReads(step, i, index);
+      StorageWrites(step, i, index);
+      index.strided[i] = TakesStridedViews(step);
+    }
+    return index;
+  }
+
   // Whether step `index` can become a view, given which later steps will (`folds`), and
   // the position of the last step reading it directly or through those later views.
-  bool Foldable(const Sequence& sequence, size_t index, const std::vector<bool>& folds,
+  bool Foldable(const Sequence& sequence, const SequenceIndex& seq, size_t index, const std::vector<bool>& folds,
                 const std::vector<size_t>& last_use, size_t* last) const {
     const Step& step = sequence.steps[index];
     if (!IsViewStep(step) || step.outputs.size() != 1 || step.inputs.size() != 1) return false;
@@ -146,21 +173,23 @@ class ViewFolder {
     // the blocked transpose kernel moves it faster.
     if (!strides.empty() && strides.back() > 1 && plan_.values[out].type.dims.back() > 1) return false;
     const ValueId input_root = alias_root_[step.inputs[0]];
+    if (auto region = seq.last_region_reader.find(out); region != seq.last_region_reader.end() && region->second > index)
+      return false;
     size_t last_reader = index;
-    for (size_t i = index + 1; i < sequence.steps.size(); ++i) {
-      const Step& other = sequence.steps[i];
-      bool reads = false;
-      for (ValueId v : other.inputs) reads = reads || v == out;
-      if (reads) {
+    if (auto readers = seq.readers.find(out); readers != seq.readers.end()) {
+      for (size_t i : readers->second) {
+        if (i <= index) continue;
         if (folds[i]) last_reader = std::max(last_reader, last_use[i]);
-        else if (TakesStridedViews(other)) last_reader = std::max(last_reader, i);
+        else if (seq.strided[i]) last_reader = std::max(last_reader, i);
         else return false;
       }
-      if (ReadsInRegions(other, out)) return false;
     }
     if (last_reader == index) return false;  // no reader in this sequence
-    for (size_t i = index + 1; i < last_reader; ++i)
-      if (WritesStorage(sequence.steps[i], input_root)) return false;
+    // No step strictly between this one and the last reader writes the input's storage.
+    if (auto writers = seq.root_writers.find(input_root); writers != seq.root_writers.end()) {
+      auto next = std::upper_bound(writers->second.begin(), writers->second.end(), index);
+      if (next != writers->second.end() && *next < last_reader) return false;
+    }
     *last = last_reader;
     return true;
   }
@@ -173,7 +202,8 @@ class ViewFolder {
     // Which steps fold, deciding later steps first (a view read only by views folds too).
     std::vector<bool> folds(n, false);
     std::vector<size_t> last_use(n, 0);
-    for (size_t i = n; i-- > 0;) folds[i] = Foldable(sequence, i, folds, last_use, &last_use[i]);
+    const SequenceIndex index = IndexOf(sequence);
+    for (size_t i = n; i-- > 0;) folds[i] = Foldable(sequence, index, i, folds, last_use, &last_use[i]);
     // Fold in program order, so a view of a view composes its strides.
     std::vector<Step> kept;
     kept.reserve(n);

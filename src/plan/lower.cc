@@ -1,6 +1,7 @@
 #include "plan/lower.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "plan/lowering.h"
 
@@ -311,6 +312,13 @@ Status Lowering::LowerOp(const ir::Operation& op) {
 }
 
 StatusOr<ExecutionPlan> Lowering::Run() {
+  auto last = std::chrono::steady_clock::now();
+  auto phase = [&](const char* name) {
+    if (phase_times == nullptr) return;
+    const auto now = std::chrono::steady_clock::now();
+    phase_times->emplace_back(name, std::chrono::duration_cast<std::chrono::microseconds>(now - last).count());
+    last = now;
+  };
   const ir::Function* entry = module_.EntryFunction();
   if (entry == nullptr)
     return InvalidArgument("module has no entry function (no @main and not exactly one public function)");
@@ -364,17 +372,24 @@ StatusOr<ExecutionPlan> Lowering::Run() {
     plan_.result_types.push_back(TypeOf(returned[i]));
   }
   plan_.results = std::move(returned);
+  phase("lower");
   FoldGatherScatterIndices(plan_, alias_root_);
+  phase("fold_gather_scatter");
   DropDeadSteps(plan_, alias_root_);
+  phase("dead_steps");
   FoldViewsIntoReaders(plan_, alias_root_);
+  phase("fold_views");
   DeclareWorkspaces(plan_, alias_root_);
+  phase("workspaces");
   AssignBuffers(plan_, alias_root_);
+  phase("buffer_assignment");
   return std::move(plan_);
 }
 
-StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module, int64_t partitions) {
+StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module, int64_t partitions, LowerPhaseTimes* phase_times) {
   Lowering lowering(module);
   lowering.manual_partitions = partitions;
+  lowering.phase_times = phase_times;
   return lowering.Run();
 }
 

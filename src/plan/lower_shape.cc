@@ -20,6 +20,20 @@ Status LowerConstant(Lowering& l, const ir::Operation& op) {
   if (data.type.dtype != result.dtype || data.type.dims != result.dims)
     return l.Invalid(op, "value of type " + ir::TypeToString(data.type) + " does not match the result type " +
                              TensorTypeToString(result));
+  if (data.splat) {
+    // A large splat: one scalar constant broadcast when the program runs (a stride-0 view
+    // for the readers fold_views.cc reaches), never a full-size copy at compile time.
+    if (static_cast<int64_t>(data.bytes.size()) != DTypeByteSize(result.dtype))
+      return l.Invalid(op, "splat value holds " + std::to_string(data.bytes.size()) + " bytes, expected one element");
+    std::vector<uint8_t> element = data.bytes;
+    if (result.dtype == DType::kPred) element[0] = element[0] != 0;
+    ValueId scalar = l.NewConstant(TensorType{result.dtype, {}}, std::move(element));
+    ValueId out = l.NewValue(result);
+    l.Emit(op, KeyFor("broadcast_in_dim", result.dtype), {scalar}, {out},
+           kernels::BroadcastInDimParams{.dimensions = {}});
+    l.Bind(op.results[0], out);
+    return OkStatus();
+  }
   if (static_cast<int64_t>(data.bytes.size()) != ByteSize(result))
     return l.Invalid(op, "value holds " + std::to_string(data.bytes.size()) + " bytes, expected " +
                              std::to_string(ByteSize(result)));

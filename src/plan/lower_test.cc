@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "kernels/compare_params.h"
@@ -311,6 +312,29 @@ TEST(LowerTest, ArenaReusesDeadBuffersInAChain) {
   ExecutionPlan plan = MustLower(b.Build({v}));
   EXPECT_EQ(plan.arena_size, 2 * 4096);
   ExpectNoLiveOverlap(plan);
+}
+
+// A large splat constant is one scalar constant broadcast when the program runs: the plan
+// holds the same few bytes of constants whatever the size.
+TEST(LowerTest, LargeSplatConstantsAreNotMaterialized) {
+  for (int64_t n : {int64_t{1} << 12, int64_t{1} << 22}) {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {n});
+    auto data = std::make_shared<ir::ElementsData>();
+    data->type = ir::Type::Tensor(DType::kF32, {n});
+    data->splat = true;
+    const float two = 2.0f;
+    data->bytes.resize(4);
+    std::memcpy(data->bytes.data(), &two, 4);
+    auto c = b.Op(OpCode::kConstant, {}, DType::kF32, {n},
+                  {{"value", ir::Attribute(ir::Attribute::Elements(std::move(data)))}});
+    auto y = b.Op(OpCode::kMultiply, {x, c}, DType::kF32, {n});
+    ExecutionPlan plan = MustLower(b.Build({y, c}));
+    size_t constant_bytes = 0;
+    for (const auto& constant : plan.constants) constant_bytes += constant.size();
+    EXPECT_EQ(constant_bytes, 4u) << n;
+    EXPECT_EQ(plan.body.steps.size(), 2u) << PrintPlan(plan);  // the broadcast (a result) and the multiply
+  }
 }
 
 TEST(LowerTest, RandomDagsNeverOverlapLiveBuffers) {

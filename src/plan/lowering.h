@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "ir/module.h"
+#include "plan/lower.h"
 #include "plan/plan.h"
 
 namespace stablert::plan {
@@ -103,6 +104,8 @@ class Lowering {
   // Inside a manual region: the number of partitions it runs on (0 outside). Collectives
   // lower differently inside and outside manual regions.
   int64_t manual_partitions = 0;
+  // Where Run() records microseconds per phase (lowering, each plan pass), if set.
+  LowerPhaseTimes* phase_times = nullptr;
 
  private:
   static constexpr ValueId kNone = UINT32_MAX;

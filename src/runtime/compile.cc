@@ -1,5 +1,6 @@
 // Client::Compile and Client::Load: the one place that wires the reader, the verifier and
 // the lowering into an executable, and binds executables to devices.
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -154,6 +155,47 @@ StatusOr<CompileSettings> ReadCompileSettings(const CompileOptions& options) {
   return settings;
 }
 
+int64_t CountOps(const ir::Region& region) {
+  int64_t count = 0;
+  for (const ir::Block& block : region.blocks)
+    for (const ir::Operation& op : block.ops) {
+      ++count;
+      for (const ir::Region& inner : op.regions) count += CountOps(inner);
+    }
+  return count;
+}
+
+int64_t CountSteps(const plan::Sequence& sequence) {
+  int64_t count = 0;
+  for (const plan::Step& step : sequence.steps) {
+    ++count;
+    for (const plan::Sequence& region : step.regions) count += CountSteps(region);
+  }
+  return count;
+}
+
+// The work counters of a compilation (timings.json): they depend on the program's
+// structure only, never on the size of its data (tests/jax/test_compile_time.py), except
+// arena_bytes.
+void CountWork(std::string_view program, const ir::Module& module, const plan::ExecutionPlan& plan,
+               CompileTimer& timer) {
+  int64_t ops = 0;
+  for (const ir::Function& function : module.functions) ops += CountOps(function.body);
+  int64_t constant_bytes = 0, largest = 0;
+  for (const std::vector<uint8_t>& constant : plan.constants) {
+    constant_bytes += static_cast<int64_t>(constant.size());
+    largest = std::max<int64_t>(largest, static_cast<int64_t>(constant.size()));
+  }
+  timer.SetCounter("program_bytes", static_cast<int64_t>(program.size()));
+  timer.SetCounter("ir_ops", ops);
+  timer.SetCounter("plan_steps", CountSteps(plan.body));
+  timer.SetCounter("plan_values", static_cast<int64_t>(plan.values.size()));
+  timer.SetCounter("plan_constants", static_cast<int64_t>(plan.constants.size()));
+  timer.SetCounter("constant_bytes", constant_bytes);
+  timer.SetCounter("largest_constant_bytes", largest);
+  timer.SetCounter("arena_bytes", plan.arena_size);  // grows with the data, unlike the others
+}
+
 std::vector<plan::TensorType> GlobalTypes(const std::vector<ir::Type>& types) {
   std::vector<plan::TensorType> out;
   for (const ir::Type& type : types) out.push_back(plan::TensorType{type.dtype, type.dims});
@@ -248,10 +290,13 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
     auto partitioned = passes::PartitionProgram(*module, options.num_partitions);
     timer.EndPhase("partition");
     if (partitioned.ok()) {
-      auto local_plan = plan::LowerToPlan(partitioned->module, options.num_partitions);
+      plan::LowerPhaseTimes lower_phases;
+      auto local_plan = plan::LowerToPlan(partitioned->module, options.num_partitions, &lower_phases);
       timer.EndPhase("lower_and_assign_buffers");
+      timer.AddParts("lower_and_assign_buffers", std::move(lower_phases));
       if (local_plan.ok()) {
         if (dump.enabled()) {
+          CountWork(program, partitioned->module, *local_plan, timer);
           dump.Write("lowered.txt", "// the program of each of " + std::to_string(options.num_partitions) +
                                         " partitions, after SPMD partitioning\n" +
                                         ir::PrintModule(partitioned->module, ir::PrintOptions{.locations = true}));
@@ -290,9 +335,12 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
       log_global_view(name, partitioned.status());
     }
   }
-  STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module));
+  plan::LowerPhaseTimes lower_phases;
+  STABLERT_ASSIGN_OR_RETURN(plan::ExecutionPlan plan, plan::LowerToPlan(*module, 0, &lower_phases));
   timer.EndPhase("lower_and_assign_buffers");
+  timer.AddParts("lower_and_assign_buffers", std::move(lower_phases));
   if (dump.enabled()) {
+    CountWork(program, *module, plan, timer);
     std::string header = "// the program in the global view";
     if (options.num_partitions > 1) header += " (not partitioned: " + global_view_reason + ")";
     dump.Write("lowered.txt", header + "\n" + ir::PrintModule(*module, ir::PrintOptions{.locations = true}));

@@ -68,11 +68,37 @@ void CompileTimer::EndPhase(std::string_view name) {
   last_us_ = now;
 }
 
+void CompileTimer::AddParts(std::string_view phase, Times parts_us) {
+  parts_.emplace_back(std::string(phase), std::move(parts_us));
+}
+
+void CompileTimer::SetCounter(std::string_view name, int64_t value) {
+  for (auto& [key, count] : counters_)
+    if (key == name) {
+      count = value;
+      return;
+    }
+  counters_.emplace_back(std::string(name), value);
+}
+
+namespace {
+
+std::string JsonObject(const CompileTimer::Times& entries) {
+  std::string out = "{";
+  for (size_t i = 0; i < entries.size(); ++i)
+    out += (i ? ", " : "") + JsonString(entries[i].first) + ": " + std::to_string(entries[i].second);
+  return out + "}";
+}
+
+}  // namespace
+
 std::string CompileTimer::ToJson(std::string_view module) const {
-  std::string out = "{\n  \"module\": " + JsonString(module) + ",\n  \"phases_us\": {";
-  for (size_t i = 0; i < phases_.size(); ++i)
-    out += (i ? ", " : "") + JsonString(phases_[i].first) + ": " + std::to_string(phases_[i].second);
-  out += "},\n  \"total_us\": " + std::to_string(last_us_ - start_us_) + "\n}\n";
+  std::string out = "{\n  \"module\": " + JsonString(module) + ",\n  \"phases_us\": " + JsonObject(phases_);
+  out += ",\n  \"parts_us\": {";
+  for (size_t i = 0; i < parts_.size(); ++i)
+    out += (i ? ", " : "") + JsonString(parts_[i].first) + ": " + JsonObject(parts_[i].second);
+  out += "},\n  \"counters\": " + JsonObject(counters_);
+  out += ",\n  \"total_us\": " + std::to_string(last_us_ - start_us_) + "\n}\n";
   return out;
 }
 

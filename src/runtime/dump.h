@@ -16,7 +16,9 @@
 //                               after SPMD partitioning, or the program in the global view
 //   plan.txt                    the execution plan: steps, kernels, values, arena offsets
 //   compile_options.pb / .txt   the CompileOptionsProto as received / readable
-//   timings.json                microseconds per compile phase
+//   timings.json                microseconds per compile phase, the parts of lowering
+//                               (each plan pass, buffer assignment) and the compilation's
+//                               work counters (ops read, steps, constant bytes, ...)
 //   error.txt                   the error, if compilation failed
 // Thread-safe: concurrent compilations use distinct counters.
 #pragma once
@@ -37,19 +39,31 @@ namespace stablert::runtime {
 // directory. Errors name dir.source and the path.
 Status PrepareDumpDirectory(const env::DumpDir& dir);
 
-// Wall-clock time per compile phase, in order.
+// Wall-clock time per compile phase, in order, and the work counters of one compilation.
+// Not thread-safe (one per compilation).
 class CompileTimer {
  public:
+  using Times = std::vector<std::pair<std::string, int64_t>>;
   CompileTimer();
   // Ends the phase running since the last call (or construction) and names it.
   void EndPhase(std::string_view name);
-  // {"module": ..., "phases_us": {...}, "total_us": ...}
+  // Records the parts of phase `phase` (microseconds each, in order), e.g. the passes of
+  // lowering; they are reported beside the phases, not added to the total.
+  void AddParts(std::string_view phase, Times parts_us);
+  // Sets a work counter (a count that depends on the program's structure, not its data).
+  void SetCounter(std::string_view name, int64_t value);
+  const Times& phases() const { return phases_; }
+  const Times& counters() const { return counters_; }
+  // {"module": ..., "phases_us": {...}, "parts_us": {phase: {...}}, "counters": {...},
+  //  "total_us": ...}
   std::string ToJson(std::string_view module) const;
 
  private:
   int64_t start_us_;
   int64_t last_us_;
-  std::vector<std::pair<std::string, int64_t>> phases_;
+  Times phases_;
+  std::vector<std::pair<std::string, Times>> parts_;
+  Times counters_;
 };
 
 // The dump of one compilation; does nothing if constructed without a directory.

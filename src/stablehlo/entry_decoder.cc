@@ -490,21 +490,30 @@ StatusOr<ir::Attribute::Elements> DenseElementsFromBlob(const Cursor& c, const i
   }
   auto data = std::make_shared<ir::ElementsData>();
   data->type = type;
-  data->bytes.resize(n * element_bytes);
-  uint8_t* out = data->bytes.data();  // null when n == 0: no mem* call may see it then
   const auto* in = reinterpret_cast<const uint8_t*>(blob.data());
+  // A splat (one element for the whole tensor) stays one element when large
+  // (ir::ElementsData::kCompactSplatBytes): nothing is done per element of a splat.
+  auto compact = [&](uint8_t element) {
+    data->splat = true;
+    data->bytes.assign(1, element);
+  };
   if (type.dtype == DType::kPred) {
     const uint64_t packed = (n + 7) / 8;
+    const bool large = n > static_cast<uint64_t>(ir::ElementsData::kCompactSplatBytes);
     if (n == 0 && blob.size() <= 1) {
       // A splat of no elements.
     } else if (blob.size() == 1 && in[0] == 0xFF) {
-      std::memset(out, 1, n);
+      if (large) compact(1);
+      else data->bytes.assign(n, 1);
     } else if (blob.size() == packed && blob.size() != n) {
-      for (uint64_t i = 0; i < n; ++i) out[i] = (in[i / 8] >> (i % 8)) & 1;
+      data->bytes.resize(n);
+      for (uint64_t i = 0; i < n; ++i) data->bytes[i] = (in[i / 8] >> (i % 8)) & 1;
     } else if (blob.size() == n) {
-      for (uint64_t i = 0; i < n; ++i) out[i] = in[i] != 0;
+      data->bytes.resize(n);
+      for (uint64_t i = 0; i < n; ++i) data->bytes[i] = in[i] != 0;
     } else if (blob.size() == 1) {
-      std::memset(out, in[0] != 0, n);
+      if (large) compact(in[0] != 0);
+      else data->bytes.assign(n, in[0] != 0);
     } else {
       return c.Error("i1 dense data of " + std::to_string(blob.size()) +
                      " bytes does not match " + std::to_string(n) + " elements");
@@ -512,19 +521,27 @@ StatusOr<ir::Attribute::Elements> DenseElementsFromBlob(const Cursor& c, const i
     return ir::Attribute::Elements(std::move(data));
   }
   if (blob.size() == n * element_bytes) {
-    if (n) std::memcpy(out, in, blob.size());
+    data->bytes.assign(in, in + blob.size());
   } else if (blob.size() == static_cast<size_t>(element_bytes)) {
     // A splat: one element for the whole tensor (also of a zero-size tensor).
-    for (uint64_t i = 0; i < n; ++i) std::memcpy(out + i * element_bytes, in, element_bytes);
+    if (n * element_bytes > static_cast<uint64_t>(ir::ElementsData::kCompactSplatBytes)) {
+      data->splat = true;
+      data->bytes.assign(in, in + element_bytes);
+    } else {
+      data->bytes.resize(n * element_bytes);
+      for (uint64_t i = 0; i < n; ++i) std::memcpy(data->bytes.data() + i * element_bytes, in, element_bytes);
+    }
   } else {
     return c.Error("dense data of " + std::to_string(blob.size()) + " bytes does not match " +
                    std::to_string(n) + " elements of " + std::string(DTypeName(type.dtype)));
   }
   int bits = DTypeBitWidth(type.dtype);
+  uint8_t* out = data->bytes.data();
+  const size_t stored = data->bytes.size();
   if (bits < 8 && DTypeKindOf(type.dtype) == DTypeKind::kSigned) {
-    for (uint64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(SignExtend(out[i], bits));
+    for (size_t i = 0; i < stored; ++i) out[i] = static_cast<uint8_t>(SignExtend(out[i], bits));
   } else if (bits < 8) {
-    for (uint64_t i = 0; i < n; ++i) out[i] &= static_cast<uint8_t>((1u << bits) - 1);
+    for (size_t i = 0; i < stored; ++i) out[i] &= static_cast<uint8_t>((1u << bits) - 1);
   }
   return ir::Attribute::Elements(std::move(data));
 }

@@ -2,6 +2,7 @@
 // small programs, random byte flips, and garbage. Run under -DSTABLERT_SANITIZE=ON too.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -158,6 +159,38 @@ TEST(RobustnessTest, BooleanSplatOfNoElements) {
   auto elements = DenseElementsFromBlob(c, ir::Type::Tensor(DType::kPred, {0, 3}), "\x01");
   ASSERT_TRUE(elements.ok()) << elements.status().ToString();
   EXPECT_TRUE((*elements)->bytes.empty());
+}
+
+// A large splat stays one element: reading dense<1.0> : tensor<1048576xf32> does no work
+// per element (compile time does not grow with the data size).
+TEST(RobustnessTest, LargeSplatsStayOneElement) {
+  const float one = 1.0f;
+  const std::string_view blob(reinterpret_cast<const char*>(&one), sizeof one);
+  Cursor c(blob, 0, "test blob");
+  auto large = DenseElementsFromBlob(c, ir::Type::Tensor(DType::kF32, {1 << 20}), blob);
+  ASSERT_TRUE(large.ok()) << large.status().ToString();
+  EXPECT_TRUE((*large)->splat);
+  EXPECT_EQ((*large)->bytes.size(), 4u);
+  EXPECT_EQ((*large)->NumElements(), 1 << 20);
+  float last;
+  std::memcpy(&last, (*large)->Element((1 << 20) - 1), 4);
+  EXPECT_EQ(last, 1.0f);
+  // Small splats are expanded (dimension lists and paddings are read as plain arrays).
+  auto small = DenseElementsFromBlob(c, ir::Type::Tensor(DType::kF32, {16}), blob);
+  ASSERT_TRUE(small.ok());
+  EXPECT_FALSE((*small)->splat);
+  EXPECT_EQ((*small)->bytes.size(), 64u);
+  // Sub-byte integers are sign-extended in the one stored element; booleans normalized.
+  Cursor c4("\x0F", 0, "test blob");
+  auto nibbles = DenseElementsFromBlob(c4, ir::Type::Tensor(DType::kS4, {1 << 16}), "\x0F");
+  ASSERT_TRUE(nibbles.ok());
+  ASSERT_TRUE((*nibbles)->splat);
+  EXPECT_EQ(static_cast<int8_t>((*nibbles)->bytes[0]), -1);
+  auto flags = DenseElementsFromBlob(c4, ir::Type::Tensor(DType::kPred, {1 << 16}), "\x01");
+  ASSERT_TRUE(flags.ok());
+  ASSERT_TRUE((*flags)->splat);
+  EXPECT_EQ((*flags)->bytes, std::vector<uint8_t>{1});
+  EXPECT_EQ((*flags)->Expanded().size(), size_t{1} << 16);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Compilation and execution through the C API: a real StableHLO artifact end to end,
 // executable metadata, serialization, and every kind of bad input failing cleanly.
+#include <map>
 #include <random>
 
 #include "base/proto_wire.h"
@@ -112,6 +113,25 @@ TEST_F(CompileApiTest, ExecutableMetadataAndSerializationRoundTrip) {
   get.loaded_executable = loaded;
   ASSERT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_GetExecutable(&get));
   PJRT_Executable* executable = get.executable;
+
+  // Cost analysis: flops, transcendentals and bytes accessed as floats, owned by the
+  // executable and the same on every call (plan/cost_analysis.h).
+  PJRT_Executable_GetCostAnalysis_Args cost{};
+  cost.struct_size = PJRT_Executable_GetCostAnalysis_Args_STRUCT_SIZE;
+  cost.executable = executable;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_GetCostAnalysis(&cost));
+  ASSERT_EQ(cost.num_properties, 3u);
+  std::map<std::string, float> properties;
+  for (size_t i = 0; i < cost.num_properties; ++i) {
+    ASSERT_EQ(cost.properties[i].type, PJRT_NamedValue_kFloat);
+    properties[std::string(cost.properties[i].name, cost.properties[i].name_size)] = cost.properties[i].float_value;
+  }
+  EXPECT_EQ(properties["flops"], 4.0f);  // one multiply per element of f32[4]
+  EXPECT_EQ(properties["transcendentals"], 0.0f);
+  EXPECT_GE(properties["bytes accessed"], 32.0f);
+  const PJRT_NamedValue* first = cost.properties;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Executable_GetCostAnalysis(&cost));
+  EXPECT_EQ(cost.properties, first);
 
   PJRT_Executable_NumOutputs_Args outputs{};
   outputs.struct_size = PJRT_Executable_NumOutputs_Args_STRUCT_SIZE;

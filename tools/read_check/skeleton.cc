@@ -102,8 +102,9 @@ uint64_t ConstantDigest(const ir::ElementsData& data) {
   DType part = dtype == DType::kC64 ? DType::kF32 : dtype == DType::kC128 ? DType::kF64 : dtype;
   const size_t size = static_cast<size_t>(DTypeByteSize(part));
   if (size == 0) return hash;
-  for (size_t offset = 0; offset + size <= data.bytes.size(); offset += size) {
-    HashWord(ElementWord(part, data.bytes.data() + offset), &hash);
+  const std::vector<uint8_t> bytes = data.Expanded();
+  for (size_t offset = 0; offset + size <= bytes.size(); offset += size) {
+    HashWord(ElementWord(part, bytes.data() + offset), &hash);
   }
   return hash;
 }

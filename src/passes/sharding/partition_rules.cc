@@ -546,15 +546,20 @@ Status Partitioner::RewriteOp(const ir::Operation& op) {
       if (sharded && elements && *elements) {
         const ir::ElementsData& data = **elements;
         const int64_t count = ElementCount(data.type.dims);
-        const size_t size = count > 0 ? data.bytes.size() / static_cast<size_t>(count) : 0;
-        bool splat = size > 0 && data.bytes.size() == size * static_cast<size_t>(count);
-        for (size_t i = size; splat && i < data.bytes.size(); i += size)
+        const size_t size = data.splat ? data.bytes.size()
+                            : count > 0 ? data.bytes.size() / static_cast<size_t>(count) : 0;
+        bool splat = data.splat || (size > 0 && data.bytes.size() == size * static_cast<size_t>(count));
+        for (size_t i = size; !data.splat && splat && i < data.bytes.size(); i += size)
           splat = std::memcmp(data.bytes.data(), data.bytes.data() + i, size) == 0;
         if (splat) {
           auto local = std::make_shared<ir::ElementsData>();
           local->type = LocalType(result, spec);
           const int64_t local_count = ElementCount(local->type.dims);
-          for (int64_t i = 0; i < local_count; ++i)
+          if (local_count > 1 && local_count * static_cast<int64_t>(size) > ir::ElementsData::kCompactSplatBytes) {
+            local->splat = true;
+            local->bytes.assign(data.bytes.begin(), data.bytes.begin() + static_cast<std::ptrdiff_t>(size));
+          }
+          for (int64_t i = 0; !local->splat && i < local_count; ++i)
             local->bytes.insert(local->bytes.end(), data.bytes.begin(), data.bytes.begin() + static_cast<std::ptrdiff_t>(size));
           Set(result, Local{Emit1(OpCode::kConstant, {}, local->type,
                                   {{"value", ir::Attribute(ir::Attribute::Elements(local))}}),
