@@ -19,9 +19,23 @@ using ir::ValueId;
 class Inliner {
  public:
   Inliner(ir::Module& module, const InlineOptions& options, std::string entry)
-      : module_(module), options_(options), stack_{std::move(entry)} {}
+      : module_(module), options_(options), stack_{std::move(entry)} {
+    for (const ir::Function& f : module.functions) CountCallSites(f.body, +1);
+  }
 
   int inlined() const { return inlined_; }
+
+  // Counts the ops naming a function to call (calls, composites) in `region`.
+  void CountCallSites(const ir::Region& region, int delta) {
+    ForEachOp(region, [&](const ir::Operation& op) { CountCallSite(op, delta); });
+  }
+  void CountCallSite(const ir::Operation& op, int delta) {
+    const char* attr_name = op.code == OpCode::kCall ? "callee" : op.code == OpCode::kComposite ? "decomposition" : nullptr;
+    if (attr_name == nullptr) return;
+    if (const ir::Attribute* attr = op.attr(attr_name))
+      if (auto name = attr->AsString()) call_sites_[std::string(*name)] += delta;
+  }
+
 
   Status InlineRegion(ir::Region& region, int depth) {
     for (ir::Block& block : region.blocks) {
@@ -84,9 +98,27 @@ class Inliner {
     }
     if (body.ops.empty() || ir::GetOpInfo(body.ops.back().code).op_class != ir::OpClass::kTerminator)
       return Invalid(op, "callee @" + callee->name + " does not end with a return");
-    // Clone first: the callee may be inlined again while its copy is processed.
+    // The last call site of a function takes its ops as they are (their values are used
+    // nowhere else); earlier ones inline a copy with fresh values, made before it is
+    // processed (the callee may be inlined again meanwhile), whose own calls are new call
+    // sites.
     std::vector<ir::Operation> copies;
-    for (const ir::Operation& inner : body.ops) copies.push_back(Clone(inner, renamed));
+    if (--call_sites_[callee->name] == 0) {
+      ir::Function* owner = nullptr;
+      for (ir::Function& f : module_.functions)
+        if (&f == callee) owner = &f;
+      ir::Block& stolen = owner->body.blocks[0];
+      for (size_t i = 0; i < op.operands.size(); ++i) replacements_[stolen.arguments[i]] = op.operands[i];
+      copies = std::move(stolen.ops);
+      stolen.ops.clear();
+      owner->body.blocks.clear();  // emptied: nothing may inline it again
+    } else {
+      for (const ir::Operation& inner : body.ops) copies.push_back(Clone(inner, renamed));
+      for (const ir::Operation& copy : copies)
+        for (const ir::Region& region : copy.regions) CountCallSites(region, +1);
+      for (const ir::Operation& copy : copies)
+        if (copy.code == OpCode::kCall || copy.code == OpCode::kComposite) CountCallSite(copy, +1);
+    }
     ir::Operation ret = std::move(copies.back());
     copies.pop_back();
     if (ret.operands.size() != op.results.size())
@@ -138,6 +170,7 @@ class Inliner {
   int inlined_ = 0;
   std::vector<std::string> stack_;  // the entry, then the callees being inlined
   std::unordered_map<ValueId, ValueId> replacements_;  // call result -> the value it returns
+  std::unordered_map<std::string, int> call_sites_;    // function -> ops still naming it
 };
 
 // Removes the functions that neither the entry nor the ops reachable from it refer to.
@@ -179,6 +212,7 @@ StatusOr<int> InlineCalls(ir::Module& module, const InlineOptions& options) {
   ir::Region body = std::move(main->body);
   main->body = ir::Region{};
   Inliner inliner(module, options, entry_name);
+  inliner.CountCallSites(body, +1);  // the entry's own calls (its body is out of the module)
   Status status = inliner.InlineRegion(body, 0);
   for (ir::Function& f : module.functions)
     if (f.name == entry_name) f.body = std::move(body);

@@ -14,6 +14,8 @@ using ir::testing::ModuleBuilder;
 ir::Attribute Symbol(const char* name) { return ir::Attribute(ir::Attribute::Symbol{name}); }
 const ir::Type kVec3 = ir::Type::Tensor(DType::kS32, {3});
 
+// The last call site of a function takes its ops (keeping their values); earlier ones a
+// copy with fresh values.
 TEST(InlineCallsTest, CallsBecomeTheCalleesOpsAndUnusedFunctionsGo) {
   ModuleBuilder b;
   auto x = b.Param(DType::kS32, {3});
@@ -42,8 +44,8 @@ TEST(InlineCallsTest, CallsBecomeTheCalleesOpsAndUnusedFunctionsGo) {
   EXPECT_EQ(ir::PrintModule(module), R"(module @test {
   func.func public @main(%0: tensor<3xi32>) -> (tensor<3xi32>) {
     %5 = stablehlo.add %0, %0 : tensor<3xi32>
-    %6 = stablehlo.add %5, %5 : tensor<3xi32>
-    stablehlo.return %6 : tensor<3xi32>
+    %2 = stablehlo.add %5, %5 : tensor<3xi32>
+    stablehlo.return %2 : tensor<3xi32>
   }
 }
 )");
@@ -81,9 +83,9 @@ TEST(InlineCallsTest, CallsInsideCalleesAndLoopBodiesAreInlined) {
       stablehlo.return %7 : tensor<i1>
     }, {
     ^bb0(%8: tensor<3xi32>):
-      %13 = stablehlo.negate %8 : tensor<3xi32>
-      %12 = stablehlo.add %13, %8 : tensor<3xi32>
-      stablehlo.return %12 : tensor<3xi32>
+      %2 = stablehlo.negate %8 : tensor<3xi32>
+      %5 = stablehlo.add %2, %8 : tensor<3xi32>
+      stablehlo.return %5 : tensor<3xi32>
     }) : tensor<3xi32>
     stablehlo.return %10 : tensor<3xi32>
   }
