@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/in_place.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -411,6 +412,7 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   DropDeadSteps(plan_, alias_root_);
   FoldViewsIntoReaders(plan_, alias_root_);
   DeclareWorkspaces(plan_, alias_root_);
+  UpdateLoopCarriesInPlace(plan_, alias_root_);
   AssignBuffers(plan_, alias_root_);
   return std::move(plan_);
 }

@@ -217,9 +217,11 @@ void DeclareWorkspaces(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 
-// Gives every value its storage: parameters and constants keep theirs; each result's
-// storage root becomes that result buffer when a step computes it; the remaining
-// computed values get arena offsets, reusing memory of values no longer live.
+// Gives every value its storage: parameters and constants keep theirs; a step's output
+// takes the storage of an input dying at that step where the kernel allows it (in place,
+// plan/in_place.h; copies so made redundant are removed); each result's storage root becomes
+// that result buffer when a step computes it; the remaining computed values get arena
+// offsets, reusing memory of values no longer live.
 // `alias_root[v]` is the value whose storage v shares (v itself for roots).
 void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root);
 
