@@ -119,6 +119,30 @@ class ModuleBuilder {
     return region;
   }
 
+  // A while op over `operands`, its regions built by `cond` (returns one i1) and `body`
+  // (returns the new carried values) from their block arguments, in the current block.
+  std::vector<ir::ValueId> While(
+      const std::vector<ir::ValueId>& operands,
+      const std::function<ir::ValueId(const std::vector<ir::ValueId>&)>& cond,
+      const std::function<std::vector<ir::ValueId>(const std::vector<ir::ValueId>&)>& body) {
+    std::vector<ir::Type> types;
+    for (ir::ValueId v : operands) types.push_back(module_.value_types[v]);
+    std::vector<ir::Region> regions(2);
+    for (int r = 0; r < 2; ++r) {
+      ir::Block& block = regions[static_cast<size_t>(r)].blocks.emplace_back();
+      for (const ir::Type& type : types) block.arguments.push_back(module_.AddValue(type));
+      ir::Block* saved = current_;
+      current_ = &block;
+      std::vector<ir::ValueId> returned = r == 0 ? std::vector<ir::ValueId>{cond(block.arguments)} : body(block.arguments);
+      current_ = saved;
+      ir::Operation ret;
+      ret.code = ir::OpCode::kReturn;
+      ret.operands = std::move(returned);
+      block.ops.push_back(std::move(ret));
+    }
+    return OpN(ir::OpCode::kWhile, operands, types, {}, std::move(regions));
+  }
+
   // Sets the location of ops added from now on.
   void SetLocation(std::string file, int line, int column, std::string name = "") {
     ir::Location location;

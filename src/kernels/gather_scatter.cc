@@ -9,7 +9,8 @@
 //   "scatter_program"     (ScatterParams::body: the body program, (current, update) -> new)
 //     in: operand, scatter_indices (any integer type), updates   out: result
 //     params: ScatterParams (gather_scatter_params.h)
-//     The result starts as a copy of the operand; updates are applied in row-major order
+//     The result starts as a copy of the operand (none when the result is the operand's
+//     storage: scatters run in place, InPlace::kFirstInput); updates are applied in row-major order
 //     of the update batch positions; a window that does not fit entirely inside the
 //     operand is skipped, as XLA does.
 //     The index transform (gather_scatter_index.h): wrap negative indices, clamp (JAX's
@@ -822,7 +823,8 @@ Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& operand = args.inputs[0];
   const BufferView& out = args.outputs[0];
   const int size = DTypeByteSize(out.dtype);
-  if (out.num_elements > 0) std::memcpy(out.data, operand.data, static_cast<size_t>(out.num_elements) * size);
+  if (out.num_elements > 0 && out.data != operand.data)
+    std::memcpy(out.data, operand.data, static_cast<size_t>(out.num_elements) * size);
   std::vector<ScalarSlot> registers(static_cast<size_t>(program.num_registers()));
   program.Initialize(registers.data());
   auto* result = static_cast<uint8_t*>(out.data);
@@ -840,7 +842,9 @@ Status ScatterProgramKernel(const KernelContext&, const KernelArgs& args) {
 template <typename Body, DType... Ds>
 Status RegisterScatter(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
-    return registry.RegisterSplittable<ScatterParams>(KernelKey(name, {D}), &ScatterKernel<Body, D>, &PrepareScatter);
+    STABLERT_RETURN_IF_ERROR(
+        registry.RegisterSplittable<ScatterParams>(KernelKey(name, {D}), &ScatterKernel<Body, D>, &PrepareScatter));
+    return registry.DeclareInPlace(KernelKey(name, {D}), InPlace::kFirstInput);
   });
 }
 
@@ -870,6 +874,7 @@ Status RegisterGatherScatterKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::AndOp>(r, "scatter_and", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::OrOp>(r, "scatter_or", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(r.Register<ScatterParams>("scatter_program", &ScatterProgramKernel, &PrepareScatterProgram));
+  STABLERT_RETURN_IF_ERROR(r.DeclareInPlace("scatter_program", InPlace::kFirstInput));
   return OkStatus();
 }
 

@@ -11,7 +11,8 @@
 //     the logical shape;
 //   - shapes, dtypes and parameters were validated when the plan was built, so kernels
 //     do not re-check them (a mismatch is a caller bug);
-//   - outputs never alias inputs unless the kernel's documentation allows it;
+//   - outputs never alias inputs unless the kernel's registration allows it (InPlace below,
+//     KernelRegistry::Entry::in_place), and then only as that names;
 //   - a kernel is reentrant: it may run concurrently with itself on other buffers.
 // A kernel returns a non-OK Status only for conditions that cannot be known before run
 // time (none in the current set).
@@ -52,6 +53,20 @@ struct BufferView {
   T* as() const { return static_cast<T*>(data); }
   int rank() const { return static_cast<int>(dims.size()); }
   bool dense() const { return strides.empty(); }
+};
+
+// Which inputs of a kernel may share their storage with its output 0 (the output's data
+// pointer then equals the input's, same dtype and element count, both dense):
+enum class InPlace : uint8_t {
+  kNone,
+  // Elementwise kernels: any dense input of the output's dtype and element count. Output
+  // element i is written only after every input's element i is read (and no other element
+  // of an input is read after it).
+  kElementwise,
+  // Update kernels (dynamic_update_slice, scatter): input 0, the array updated. Aliased, the
+  // kernel skips copying it to the output and writes only what the update changes. Other
+  // inputs never share storage with the output.
+  kFirstInput,
 };
 
 // Execution environment of one kernel call. A kernel registered as splittable is called

@@ -35,6 +35,13 @@ Status KernelRegistry::DeclareWorkspace(std::string_view key, WorkspaceFn fn) {
   return OkStatus();
 }
 
+Status KernelRegistry::DeclareInPlace(std::string_view key, InPlace in_place) {
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare in place");
+  it->second.in_place = in_place;
+  return OkStatus();
+}
+
 KernelFn KernelRegistry::Find(std::string_view key) const {
   const Entry* entry = Lookup(key);
   return entry ? entry->fn : nullptr;

@@ -99,6 +99,10 @@ class KernelRegistry {
     bool strided_inputs = false;
     // The scratch memory a call needs (kernel.h), if any.
     WorkspaceFn workspace = nullptr;
+    // Which inputs may share storage with output 0 (kernel.h: outputs never alias inputs
+    // unless allowed here). Plan buffer assignment writes a step's output over such an
+    // input when the input dies at the step (plan/in_place.h).
+    InPlace in_place = InPlace::kNone;
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
@@ -122,15 +126,20 @@ class KernelRegistry {
   // gathers block by block for the dense kernel `Dense`.
   template <KernelFn Dense>
   Status RegisterElementwise(std::string key) {
-    return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, nullptr, true});
+    return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, nullptr, true, nullptr,
+                                     InPlace::kElementwise});
   }
   template <ParamStruct P, KernelFn Dense>
   Status RegisterElementwise(std::string key) {
-    return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, ParamsTypeOf<P>(), true});
+    return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, ParamsTypeOf<P>(), true, nullptr,
+                                     InPlace::kElementwise});
   }
   // Declares that the kernel registered under `key` takes a workspace of `fn`'s size;
   // NotFound if there is no such kernel.
   Status DeclareWorkspace(std::string_view key, WorkspaceFn fn);
+  // Declares that the kernel registered under `key` may run with output 0 in the storage
+  // of the inputs `in_place` names; NotFound if there is no such kernel.
+  Status DeclareInPlace(std::string_view key, InPlace in_place);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.

@@ -4,6 +4,8 @@
 //   "dynamic_slice.<T>"         in: x, start index scalars (any integer type, one per dim)
 //                               out: the slice (its dims are the slice sizes)
 //   "dynamic_update_slice.<T>"  in: x, update, start index scalars
+//                               in place (InPlace::kFirstInput): the output may be x's
+//                               storage; then only the update's elements are written
 //   "pad.<T>"                   in: x, padding value (scalar)    params: PadParams
 //   "reverse.<T>"               params: ReverseParams
 // (kernels/slicing_params.h).
@@ -76,6 +78,7 @@ Status DynamicUpdateSliceKernel(const KernelContext&, const KernelArgs& args) {
   const BufferView& in = args.inputs[0];
   const BufferView& update = args.inputs[1];
   const BufferView& out = args.outputs[0];
+  // In place (out is x's storage): x's other elements are already where they belong.
   if (out.data != in.data && out.num_elements > 0)
     std::memcpy(out.data, in.data, static_cast<size_t>(out.num_elements) * kBytes);
   if (update.num_elements == 0) return OkStatus();
@@ -159,6 +162,7 @@ Status RegisterSlicingKernels(KernelRegistry& r) {
     constexpr int kBytes = static_cast<int>(sizeof(Storage<D>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_slice", {D}), &DynamicSliceKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("dynamic_update_slice", {D}), &DynamicUpdateSliceKernel<kBytes>));
+    STABLERT_RETURN_IF_ERROR(r.DeclareInPlace(KernelKey("dynamic_update_slice", {D}), InPlace::kFirstInput));
     STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<PadParams>(KernelKey("pad", {D}), &PadKernel<kBytes>));
     STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<ReverseParams>(KernelKey("reverse", {D}), &ReverseKernel<kBytes>));
     return OkStatus();

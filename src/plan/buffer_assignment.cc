@@ -1,16 +1,28 @@
-// Liveness-based arena assignment.
+// Liveness-based arena assignment, with in-place updates.
 //
 // Steps run in order. A computed value (a storage root) is live from the step that first
 // writes it through the last step that reads it or any value aliasing its storage; values
 // used inside a control step's regions but defined outside stay live until the control
-// step ends. Outputs of a step are placed before the step's dead inputs are released, so
-// a step never writes over what it reads. Free space is kept as sorted (offset, size)
-// blocks and chosen best-fit; every block is 64-byte aligned.
+// step ends; plan results stay live to the end.
+//
+// In place: a kernel step whose output is first written there takes the storage of an input
+// that dies at that step, when the kernel allows that input to share storage with its output
+// (plan/in_place.h MayShareWithOutput: dynamic_update_slice and scatter on their operand,
+// elementwise kernels on a same-typed input). The input must be computed in the arena (not
+// a parameter, constant or result) and read by nothing later, through any alias or view;
+// steps in manual regions are left alone. The two values become one storage root, live from
+// the input's first write to the output's last use. A copy whose input dies this way is
+// removed. Otherwise the outputs of a step are placed before the step's dead inputs are
+// released, so a step never writes over what it reads.
+//
+// Free space is kept as sorted (offset, size) blocks and chosen best-fit; every block is
+// 64-byte aligned.
 #include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
 
+#include "plan/in_place.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -81,7 +93,7 @@ namespace {
 // condition result), its regions' positions in between.
 class Liveness {
  public:
-  Liveness(const ExecutionPlan& plan, const std::vector<ValueId>& alias_root)
+  Liveness(ExecutionPlan& plan, const std::vector<ValueId>& alias_root)
       : plan_(plan), alias_root_(alias_root), first_def_(plan.values.size(), kNever),
         last_use_(plan.values.size(), kNever) {}
 
@@ -98,7 +110,16 @@ class Liveness {
   int64_t positions() const { return positions_; }
   int64_t first_def(ValueId root) const { return first_def_[root]; }
   int64_t last_use(ValueId root) const { return last_use_[root]; }
+  // Keeps `root` live through `position` (a plan result: through the end).
+  void ExtendTo(ValueId root, int64_t position) { last_use_[root] = std::max(last_use_[root], position); }
   static constexpr int64_t kNever = -1;
+
+  struct KernelPosition {
+    Step* step;
+    int64_t position;
+  };
+  // Kernel steps outside manual regions, in position order.
+  const std::vector<KernelPosition>& kernel_steps() const { return kernel_steps_; }
 
  private:
   struct Span {
@@ -120,8 +141,9 @@ class Liveness {
     }
   }
 
-  void Walk(const Sequence& sequence) {
-    for (const Step& step : sequence.steps) {
+  void Walk(Sequence& sequence) {
+    for (Step& step : sequence.steps) {
+      if (step.kind == StepKind::kKernel && manual_depth_ == 0) kernel_steps_.push_back({&step, position_});
       if (step.kind == StepKind::kKernel || step.kind == StepKind::kCollective ||
           step.kind == StepKind::kHostTransfer) {
         for (ValueId v : step.inputs) Reference(v, false);
@@ -141,7 +163,9 @@ class Liveness {
       spans_.push_back({position_, 0});
       ++position_;
       open_.push_back(span);
-      for (const Sequence& region : step.regions) Walk(region);
+      if (step.kind == StepKind::kManual) ++manual_depth_;
+      for (Sequence& region : step.regions) Walk(region);
+      if (step.kind == StepKind::kManual) --manual_depth_;
       open_.pop_back();
       spans_[span].end = position_;
       if (is_loop)
@@ -151,8 +175,10 @@ class Liveness {
     }
   }
 
-  const ExecutionPlan& plan_;
+  ExecutionPlan& plan_;
   const std::vector<ValueId>& alias_root_;
+  std::vector<KernelPosition> kernel_steps_;
+  int manual_depth_ = 0;
   std::vector<int64_t> first_def_, last_use_;
   std::vector<Span> spans_;
   std::vector<size_t> open_;  // spans enclosing the current position, outermost first
@@ -163,10 +189,65 @@ class Liveness {
 
 }  // namespace
 
-void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root) {
+namespace {
+
+// Union-find over storage roots: `roots[v]` is v's root, or for a root merged into another
+// storage, that storage.
+ValueId Find(std::vector<ValueId>& roots, ValueId v) {
+  ValueId r = roots[v];
+  while (roots[r] != r) r = roots[r];
+  while (roots[v] != r) {
+    const ValueId next = roots[v];
+    roots[v] = r;
+    v = next;
+  }
+  return r;
+}
+
+// The in-place updates (file comment): merges a step's output storage into a dying input's.
+void UpdateInPlace(ExecutionPlan& plan, Liveness& liveness, std::vector<ValueId>& roots,
+                   const std::vector<int64_t>& donor_byte_sizes) {
+  std::vector<bool> result_root(plan.values.size(), false);
+  for (ValueId v : plan.results) result_root[roots[v]] = true;
+  for (const Liveness::KernelPosition& at : liveness.kernel_steps()) {
+    const Step& step = *at.step;
+    if (step.outputs.size() != 1) continue;
+    const ValueId out = Find(roots, step.outputs[0]);
+    // A result a donated parameter may back keeps its own storage, written only by the
+    // steps computing it: merged into an earlier temporary, it would be written early, over
+    // the parameter (plan/donation.h).
+    if (liveness.first_def(out) != at.position || plan.values[out].storage != Storage::kArena ||
+        !plan.values[out].strides.empty())
+      continue;
+    if (result_root[out] && std::find(donor_byte_sizes.begin(), donor_byte_sizes.end(),
+                                      plan.values[out].byte_size) != donor_byte_sizes.end())
+      continue;
+    for (ValueId v : step.inputs) roots[v] = Find(roots, v);
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const ValueId in = roots[step.inputs[i]];
+      if (in == out || plan.values[in].storage != Storage::kArena || result_root[in] ||
+          liveness.first_def(in) == Liveness::kNever || liveness.last_use(in) != at.position ||
+          plan.values[in].byte_size != plan.values[out].byte_size || !MayShareWithOutput(plan, roots, step, i))
+        continue;
+      roots[out] = in;
+      liveness.ExtendTo(in, liveness.last_use(out));
+      if (result_root[out]) result_root[in] = true;
+      break;
+    }
+  }
+  for (ValueId v = 0; v < roots.size(); ++v) roots[v] = Find(roots, v);
+}
+
+}  // namespace
+
+void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root_in,
+                   const std::vector<int64_t>& donor_byte_sizes) {
   const size_t num_values = plan.values.size();
+  std::vector<ValueId> alias_root = alias_root_in;
   Liveness liveness(plan, alias_root);
   liveness.Run();
+  UpdateInPlace(plan, liveness, alias_root, donor_byte_sizes);
+  DropSelfCopies(plan.body, alias_root);
   auto computed = [&](ValueId v) { return alias_root[v] == v && liveness.first_def(v) != Liveness::kNever; };
 
   // Computed roots of results are written straight into the first result buffer that

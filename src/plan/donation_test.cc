@@ -26,8 +26,12 @@ TEST(DonationTest, AnElementwiseUpdateIsWrittenIntoItsParameter) {
   auto lrb = b.Op(OpCode::kBroadcastInDim, {lr}, DType::kF32, {1024}, {{"broadcast_dimensions", ModuleBuilder::IntList({})}});
   auto step = b.Op(OpCode::kMultiply, {lrb, g}, DType::kF32, {1024});
   auto updated = b.Op(OpCode::kSubtract, {p, step}, DType::kF32, {1024});
-  ExecutionPlan plan = MustLower(b.Build({updated}));
-  EXPECT_TRUE(ResultMayOverwriteParameter(plan, 0, 0));
+  ir::Module module = b.Build({updated});
+  // Donated parameters (as JAX marks them): the result keeps storage of its own, written by
+  // the subtraction only (buffer assignment merges no earlier temporary into it).
+  for (auto& attrs : module.functions[0].argument_attrs) attrs = {{"jax.buffer_donor", ir::Attribute(true)}};
+  ExecutionPlan plan = MustLower(module);
+  EXPECT_TRUE(ResultMayOverwriteParameter(plan, 0, 0)) << PrintPlan(plan);
   EXPECT_EQ(PlanDonation(plan, {true, false}), std::vector<int64_t>({0}));
   EXPECT_EQ(PlanDonation(plan, {false, false}), std::vector<int64_t>({kNoDonor}));
   // g is read by the multiplication before the subtraction writes: it may back the result too.

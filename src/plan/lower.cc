@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "plan/in_place.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -311,6 +312,18 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   }
 }
 
+std::vector<int64_t> Lowering::DonorByteSizes() const {
+  std::vector<int64_t> sizes;
+  const ir::Function* entry = module_.EntryFunction();
+  for (size_t i = 0; i < entry->argument_attrs.size() && i < plan_.parameter_types.size(); ++i) {
+    const ir::Attribute::Dictionary& attrs = entry->argument_attrs[i];
+    const ir::Attribute* donor = ir::FindAttr(attrs, "jax.buffer_donor");
+    if (ir::FindAttr(attrs, "tf.aliasing_output") || (donor && donor->AsBool().value_or(true)))
+      sizes.push_back(ByteSize(plan_.parameter_types[i]));
+  }
+  return sizes;
+}
+
 StatusOr<ExecutionPlan> Lowering::Run() {
   auto last = std::chrono::steady_clock::now();
   auto phase = [&](const char* name) {
@@ -381,7 +394,9 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   phase("fold_views");
   DeclareWorkspaces(plan_, alias_root_);
   phase("workspaces");
-  AssignBuffers(plan_, alias_root_);
+  UpdateLoopCarriesInPlace(plan_, alias_root_);
+  phase("in_place");
+  AssignBuffers(plan_, alias_root_, DonorByteSizes());
   phase("buffer_assignment");
   return std::move(plan_);
 }

@@ -1,10 +1,15 @@
 // Lowering of control flow: while, if and case become control steps over nested
 // sequences (plan.h StepKind).
 //
-// while: the carried values live in fresh buffers, filled by copies before the loop; the
-// condition and body read them; the body ends with copies of its results into them
-// (through temporaries when a result is another carried value, so the copies behave as
-// one parallel assignment). The op's results are the carried buffers.
+// while: a carried value the body returns unchanged (loop-invariant: lax.scan's xs, a
+// weight) is the operand itself, read in place by condition and body; it is no output of
+// the step. Every other carried value lives in a fresh buffer, filled by a copy before the
+// loop; the condition and body read it; the body ends with copies of its results into them
+// (through temporaries when a result is another carried value, so the copies behave as one
+// parallel assignment). The op's results are the carried buffers. Later passes remove most
+// of these copies: plan/in_place.h makes the step computing a new carried value write the
+// carried buffer directly, and buffer assignment drops the copy before the loop when the
+// operand dies there.
 // if/case: each branch ends with copies of its results into the op's result buffers.
 #include <string>
 
@@ -41,13 +46,22 @@ Status LowerWhile(Lowering& l, const ir::Operation& op) {
   if (op.regions.size() != 2) return l.Invalid(op, "expected a condition and a body region");
   if (op.operands.size() != op.results.size()) return l.Invalid(op, "operand and result counts differ");
   STABLERT_ASSIGN_OR_RETURN(std::vector<TensorType> types, ResultTypes(l, op));
-  std::vector<ValueId> carried;
+  // Carried values the body returns as they came (its block argument i returned at i).
+  std::vector<bool> invariant(op.operands.size(), false);
+  if (op.regions[1].blocks.size() == 1) {
+    const ir::Block& block = op.regions[1].blocks[0];
+    if (!block.ops.empty() && block.ops.back().code == OpCode::kReturn) {
+      const ir::Operation& ret = block.ops.back();
+      for (size_t i = 0; i < invariant.size() && i < ret.operands.size() && i < block.arguments.size(); ++i)
+        invariant[i] = ret.operands[i] == block.arguments[i];
+    }
+  }
+  std::vector<ValueId> inits, carried;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     STABLERT_ASSIGN_OR_RETURN(ValueId init, l.Operand(op, i));
     if (l.TypeOf(init) != types[i]) return l.Invalid(op, "operand " + std::to_string(i) + " type differs from its result");
-    ValueId buffer = l.NewValue(types[i]);
-    l.EmitCopy(op, init, buffer);
-    carried.push_back(buffer);
+    inits.push_back(init);
+    carried.push_back(invariant[i] ? init : l.NewValue(types[i]));
   }
 
   Step step;
@@ -66,7 +80,7 @@ Status LowerWhile(Lowering& l, const ir::Operation& op) {
   std::vector<bool> reads_carried(carried.size(), false);
   for (size_t i = 0; i < carried.size(); ++i)
     for (size_t k = 0; k < carried.size(); ++k)
-      if (k != i && l.Root(body_returned[i]) == l.Root(carried[k])) reads_carried[i] = true;
+      if (k != i && !invariant[k] && l.Root(body_returned[i]) == l.Root(carried[k])) reads_carried[i] = true;
   std::vector<ValueId> sources = body_returned;
   // Emit into the body sequence: LowerRegion restored the outer sequence, so append here.
   auto emit_into_body = [&](ValueId from, ValueId to) {
@@ -86,8 +100,13 @@ Status LowerWhile(Lowering& l, const ir::Operation& op) {
   for (size_t i = 0; i < carried.size(); ++i)
     if (l.Root(sources[i]) != l.Root(carried[i])) emit_into_body(sources[i], carried[i]);
 
+  // The buffers start as the operands (emitted here, after the regions were lowered into
+  // their own sequences, so just before the loop).
+  for (size_t i = 0; i < carried.size(); ++i)
+    if (!invariant[i]) l.EmitCopy(op, inits[i], carried[i]);
   step.inputs = {cond_returned[0]};
-  step.outputs = carried;
+  for (size_t i = 0; i < carried.size(); ++i)
+    if (!invariant[i]) step.outputs.push_back(carried[i]);
   l.EmitControl(op, std::move(step));
   for (size_t i = 0; i < carried.size(); ++i) l.Bind(op.results[i], carried[i]);
   return OkStatus();

@@ -38,6 +38,9 @@ class Lowering {
   explicit Lowering(const ir::Module& module) : module_(module), value_map_(module.value_types.size(), kNone) {}
 
   StatusOr<ExecutionPlan> Run();
+  // The byte sizes of the entry's parameters JAX marks as donated (tf.aliasing_output or
+  // jax.buffer_donor).
+  std::vector<int64_t> DonorByteSizes() const;
 
   //===--- Helpers for per-op lowering ---===//
 
@@ -218,10 +221,16 @@ void DeclareWorkspaces(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 
 //===--- Buffer assignment (buffer_assignment.cc) ---===//
 
-// Gives every value its storage: parameters and constants keep theirs; each result's
-// storage root becomes that result buffer when a step computes it; the remaining
-// computed values get arena offsets, reusing memory of values no longer live.
+// Gives every value its storage: parameters and constants keep theirs; a step's output
+// takes the storage of an input dying at that step where the kernel allows it (in place,
+// plan/in_place.h; copies so made redundant are removed); each result's storage root becomes
+// that result buffer when a step computes it; the remaining computed values get arena
+// offsets, reusing memory of values no longer live.
 // `alias_root[v]` is the value whose storage v shares (v itself for roots).
-void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root);
+// `donor_byte_sizes`: the byte sizes of the parameters the program may donate; a result of
+// one of these sizes keeps storage of its own, written only by its own steps, so a donated
+// parameter's memory can back it (plan/donation.h).
+void AssignBuffers(ExecutionPlan& plan, const std::vector<ValueId>& alias_root,
+                   const std::vector<int64_t>& donor_byte_sizes = {});
 
 }  // namespace stablert::plan

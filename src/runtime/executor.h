@@ -14,6 +14,10 @@
 // that communicator; a collective whose peers never arrive fails the execution with
 // DeadlineExceeded naming the op (its origin) and the missing partitions, after the timeout.
 //
+// Kernel steps on single elements of real dtypes whose op's scalar function gives the
+// kernel's result bit for bit (arithmetic, compare, convert, bitwise) run that function on a
+// small register file instead of the kernel: loops of scalar steps pay a few ns per step.
+//
 // Host transfer steps (plan::StepKind::kHostTransfer) go to the HostTransferHandler of the
 // execution (runtime/host_transfer.h), for the device of the partition they run in; without
 // one they fail naming the channel.
@@ -27,6 +31,7 @@
 #include "base/status.h"
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
+#include "kernels/scalar_program.h"
 #include "plan/plan.h"
 #include "runtime/host_transfer.h"
 
@@ -86,6 +91,11 @@ class LoadedPlan {
     // Kernel steps with a workspace: its slice per call; the workspace value is the operand
     // after the outputs.
     int64_t workspace_per_call = 0;
+    // Kernel steps on one element whose scalar function computes bit for bit what the kernel
+    // does (ScalarFastPath in executor.cc): run on a register file instead of the kernel.
+    kernels::ScalarFn scalar = nullptr;
+    int64_t scalar_attr = 0;  // ScalarInstruction::attr (compare: direction * 8 + type)
+    uint8_t scalar_bytes[4] = {};  // element bytes of the inputs, then of the output
   };
   using Partition = PartitionContext;
   struct ResolvedSequence {
