@@ -68,13 +68,7 @@ class Cse {
           }
         inserted_.pop_back();
       }
-      size_t next = 0;
-      for (size_t i = 0; i < block.ops.size(); ++i)
-        if (!merged[i]) {
-          if (next != i) block.ops[next] = std::move(block.ops[i]);
-          ++next;
-        }
-      block.ops.resize(next);
+      RemoveOps(block, merged);
     }
   }
 
@@ -123,13 +117,11 @@ class Cse {
 }  // namespace
 
 int EliminateCommonSubexpressions(ir::Module& module) {
-  for (ir::Function& f : module.functions) {
-    if (&f != module.EntryFunction()) continue;
-    Cse cse(module);
-    cse.Run(f.body);
-    return cse.removed();
-  }
-  return 0;
+  ir::Function* entry = MutableEntry(module);
+  if (entry == nullptr) return 0;
+  Cse cse(module);
+  cse.Run(entry->body);
+  return cse.removed();
 }
 
 }  // namespace stablert::passes

@@ -36,13 +36,7 @@ class DeadCode {
         }
         for (ir::Region& inner : op.regions) Sweep(inner);
       }
-      size_t next = 0;
-      for (size_t i = 0; i < block.ops.size(); ++i)
-        if (!dead[i]) {
-          if (next != i) block.ops[next] = std::move(block.ops[i]);
-          ++next;
-        }
-      block.ops.resize(next);
+      RemoveOps(block, dead);
     }
   }
 
@@ -63,14 +57,12 @@ class DeadCode {
 }  // namespace
 
 int RemoveDeadCode(ir::Module& module) {
-  for (ir::Function& f : module.functions) {
-    if (&f != module.EntryFunction()) continue;
-    DeadCode dce(module);
-    dce.CountUses(f.body, +1);
-    dce.Sweep(f.body);
-    return dce.removed();
-  }
-  return 0;
+  ir::Function* entry = MutableEntry(module);
+  if (entry == nullptr) return 0;
+  DeadCode dce(module);
+  dce.CountUses(entry->body, +1);
+  dce.Sweep(entry->body);
+  return dce.removed();
 }
 
 }  // namespace stablert::passes

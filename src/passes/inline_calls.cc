@@ -137,33 +137,10 @@ class Inliner {
     return OkStatus();
   }
 
-  // A copy of `op` with fresh result (and block argument) values; operands through `renamed`.
   ir::Operation Clone(const ir::Operation& op, std::unordered_map<ValueId, ValueId>& renamed) {
-    ir::Operation copy;
-    copy.code = op.code;
-    copy.attrs = op.attrs;
-    copy.location = op.location;
-    for (ValueId v : op.operands) {
-      auto it = renamed.find(v);
-      copy.operands.push_back(it != renamed.end() ? it->second : v);
-    }
-    for (const ir::Region& region : op.regions) {
-      ir::Region& r = copy.regions.emplace_back();
-      for (const ir::Block& block : region.blocks) {
-        ir::Block& b = r.blocks.emplace_back();
-        for (ValueId arg : block.arguments) b.arguments.push_back(Fresh(arg, renamed));
-        for (const ir::Operation& inner : block.ops) b.ops.push_back(Clone(inner, renamed));
-      }
-    }
-    for (ValueId v : op.results) copy.results.push_back(Fresh(v, renamed));
-    return copy;
+    return CloneOp(module_, op, renamed);
   }
 
-  ValueId Fresh(ValueId v, std::unordered_map<ValueId, ValueId>& renamed) {
-    ValueId fresh = module_.AddValue(module_.type_of(v));
-    renamed[v] = fresh;
-    return fresh;
-  }
 
   ir::Module& module_;
   const InlineOptions& options_;
@@ -206,9 +183,7 @@ StatusOr<int> InlineCalls(ir::Module& module, const InlineOptions& options) {
   const std::string entry_name = entry->name;
   // The entry's body is rewritten in place while the callees are read: move it out of the
   // function list first so that looking callees up never sees a half-rewritten body.
-  ir::Function* main = nullptr;
-  for (ir::Function& f : module.functions)
-    if (f.name == entry_name) main = &f;
+  ir::Function* main = MutableEntry(module);
   ir::Region body = std::move(main->body);
   main->body = ir::Region{};
   Inliner inliner(module, options, entry_name);

@@ -244,13 +244,11 @@ class Simplifier {
 }  // namespace
 
 int Simplify(ir::Module& module) {
-  for (ir::Function& f : module.functions) {
-    if (&f != module.EntryFunction()) continue;
-    Simplifier simplifier(module);
-    simplifier.Run(f.body);
-    return simplifier.rewrites();
-  }
-  return 0;
+  ir::Function* entry = MutableEntry(module);
+  if (entry == nullptr) return 0;
+  Simplifier simplifier(module);
+  simplifier.Run(entry->body);
+  return simplifier.rewrites();
 }
 
 }  // namespace stablert::passes

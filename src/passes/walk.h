@@ -4,6 +4,8 @@
 #pragma once
 
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ir/module.h"
 
@@ -38,6 +40,66 @@ inline bool IsPure(const ir::Operation& op) {
 // computations over their own arguments only, and must stay so.
 inline bool RegionsSeeEnclosingValues(ir::OpCode code) {
   return code == ir::OpCode::kWhile || code == ir::OpCode::kIf || code == ir::OpCode::kCase;
+}
+
+ir::Region CloneRegion(ir::Module& module, const ir::Region& region,
+                       std::unordered_map<ir::ValueId, ir::ValueId>& renamed);
+
+// A copy of `op`, its regions included, whose results and block arguments are fresh values
+// of `module` (same types); operands are renamed through `renamed` (values not in it stay),
+// which receives the new names.
+inline ir::Operation CloneOp(ir::Module& module, const ir::Operation& op,
+                             std::unordered_map<ir::ValueId, ir::ValueId>& renamed) {
+  ir::Operation copy;
+  copy.code = op.code;
+  copy.attrs = op.attrs;
+  copy.location = op.location;
+  for (ir::ValueId v : op.operands) {
+    auto it = renamed.find(v);
+    copy.operands.push_back(it != renamed.end() ? it->second : v);
+  }
+  for (const ir::Region& region : op.regions) copy.regions.push_back(CloneRegion(module, region, renamed));
+  for (ir::ValueId v : op.results) {
+    const ir::ValueId fresh = module.AddValue(module.type_of(v));
+    renamed[v] = fresh;
+    copy.results.push_back(fresh);
+  }
+  return copy;
+}
+
+// A copy of `region` as CloneOp makes it.
+inline ir::Region CloneRegion(ir::Module& module, const ir::Region& region,
+                              std::unordered_map<ir::ValueId, ir::ValueId>& renamed) {
+  ir::Region copy;
+  for (const ir::Block& block : region.blocks) {
+    ir::Block& b = copy.blocks.emplace_back();
+    for (ir::ValueId arg : block.arguments) {
+      const ir::ValueId fresh = module.AddValue(module.type_of(arg));
+      renamed[arg] = fresh;
+      b.arguments.push_back(fresh);
+    }
+    for (const ir::Operation& op : block.ops) b.ops.push_back(CloneOp(module, op, renamed));
+  }
+  return copy;
+}
+
+// The entry function of `module` (Module::EntryFunction), writable; nullptr if none.
+inline ir::Function* MutableEntry(ir::Module& module) {
+  const ir::Function* entry = module.EntryFunction();
+  for (ir::Function& f : module.functions)
+    if (&f == entry) return &f;
+  return nullptr;
+}
+
+// Removes the ops of `block` whose flag in `remove` (one per op) is set, keeping order.
+inline void RemoveOps(ir::Block& block, const std::vector<bool>& remove) {
+  size_t next = 0;
+  for (size_t i = 0; i < block.ops.size(); ++i)
+    if (!remove[i]) {
+      if (next != i) block.ops[next] = std::move(block.ops[i]);
+      ++next;
+    }
+  block.ops.resize(next);
 }
 
 // Replaces every use (operand) of a key of `replacements` in `region` by its value,

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ir/verifier.h"
+#include "passes/walk.h"
 #include "passes/sharding/partitioner.h"
 
 namespace stablert::passes {
@@ -13,35 +14,11 @@ namespace partitioning {
 //===--- Step 1 ---===//
 
 ir::Region Partitioner::CloneRegion(const ir::Region& region, std::unordered_map<ValueId, ValueId>& map) {
-  ir::Region copy;
-  for (const ir::Block& block : region.blocks) {
-    ir::Block& b = copy.blocks.emplace_back();
-    for (ValueId arg : block.arguments) {
-      ValueId fresh = out_.AddValue(out_.type_of(arg));
-      map[arg] = fresh;
-      b.arguments.push_back(fresh);
-    }
-    for (const ir::Operation& op : block.ops) b.ops.push_back(Clone(op, map));
-  }
-  return copy;
+  return passes::CloneRegion(out_, region, map);
 }
 
 ir::Operation Partitioner::Clone(const ir::Operation& op, std::unordered_map<ValueId, ValueId>& map) {
-  ir::Operation copy;
-  copy.code = op.code;
-  copy.attrs = op.attrs;
-  copy.location = op.location;
-  for (ValueId v : op.operands) {
-    auto it = map.find(v);
-    copy.operands.push_back(it != map.end() ? it->second : v);
-  }
-  for (const ir::Region& region : op.regions) copy.regions.push_back(CloneRegion(region, map));
-  for (ValueId v : op.results) {
-    ValueId fresh = out_.AddValue(out_.type_of(v));
-    map[v] = fresh;
-    copy.results.push_back(fresh);
-  }
-  return copy;
+  return CloneOp(out_, op, map);
 }
 
 Status Partitioner::Flatten(const ir::Block& block, std::unordered_map<ValueId, ValueId>& map,
