@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/fuse_elementwise.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -410,6 +411,8 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   FoldGatherScatterIndices(plan_, alias_root_);
   DropDeadSteps(plan_, alias_root_);
   FoldViewsIntoReaders(plan_, alias_root_);
+  FuseElementwise(plan_, alias_root_);
+  DropDeadSteps(plan_, alias_root_);  // drops the values only fused steps computed
   DeclareWorkspaces(plan_, alias_root_);
   AssignBuffers(plan_, alias_root_);
   return std::move(plan_);
