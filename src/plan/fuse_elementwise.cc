@@ -95,6 +95,17 @@ class Fuser {
     return true;
   }
 
+  // An elementwise step on scalars (one element): not fused, but a run goes on past it
+  // (it reads no value of more elements, so no group value).
+  bool ScalarElementwise(const Step& step) const {
+    if (step.kind != StepKind::kKernel || step.outputs.size() != 1 || StartsWith(step.kernel, "fused")) return false;
+    const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel);
+    if (entry == nullptr || !entry->strided_inputs || alias_root_[step.outputs[0]] != step.outputs[0]) return false;
+    for (ValueId v : step.inputs)
+      if (Elements(v) != 1) return false;
+    return Elements(step.outputs[0]) == 1;
+  }
+
   static bool WritesStorage(const Step& step, ValueId root, const std::vector<ValueId>& alias_root) {
     for (ValueId v : step.outputs)
       if (alias_root[v] == root) return true;
@@ -295,7 +306,11 @@ class Fuser {
       // the run computes.
       std::map<ValueId, bool> computed;  // roots computed by the run
       size_t end = i;
-      while (end < n && Fusible(sequence.steps[end])) {
+      while (end < n && (Fusible(sequence.steps[end]) || ScalarElementwise(sequence.steps[end]))) {
+        if (!Fusible(sequence.steps[end])) {  // stays where it is; reads no group value
+          ++end;
+          continue;
+        }
         bool reads_view = false;
         for (ValueId v : sequence.steps[end].inputs)
           if (v != alias_root_[v] && computed.count(alias_root_[v]) &&
@@ -309,6 +324,7 @@ class Fuser {
       // Groups by element count, in order of first appearance.
       std::vector<std::pair<int64_t, Group>> groups;
       for (size_t k = i; k < end; ++k) {
+        if (!Fusible(sequence.steps[k])) continue;
         const int64_t count = Elements(sequence.steps[k].outputs[0]);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == count; });
         if (it == groups.end()) {

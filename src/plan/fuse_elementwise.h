@@ -4,7 +4,8 @@
 // folds into the same step.
 //
 // Grouping (per sequence, control-flow regions each on their own; manual regions untouched):
-//   - a run is a maximal stretch of consecutive fusible steps: kernel steps whose kernel
+//   - a run is a maximal stretch of consecutive fusible steps (elementwise steps on single
+//     elements may sit between them and stay where they are): kernel steps whose kernel
 //     takes strided views (unary, binary, compare, select, clamp, convert: registered with
 //     KernelRegistry::RegisterElementwise), one output of more than one element that is its
 //     own storage root, element types the fused kernel supports;

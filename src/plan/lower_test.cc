@@ -7,6 +7,7 @@
 #include "kernels/compare_params.h"
 #include "kernels/data_movement_params.h"
 #include "kernels/dot_params.h"
+#include "kernels/fused_params.h"
 #include "kernels/reduce_params.h"
 #include "plan/test_module_builder.h"
 
@@ -241,9 +242,13 @@ TEST(LowerTest, CallsAreInlined) {
   auto y = b.OpN(OpCode::kCall, {x}, {ir::Type::Tensor(DType::kS32, {3})}, {{"callee", ir::Attribute(ir::Attribute::Symbol{"double_it"})}});
   auto z = b.OpN(OpCode::kCall, {y[0]}, {ir::Type::Tensor(DType::kS32, {3})}, {{"callee", ir::Attribute(ir::Attribute::Symbol{"double_it"})}});
   ExecutionPlan plan = MustLower(b.Build(z));
-  ASSERT_EQ(plan.body.steps.size(), 2u);
-  EXPECT_EQ(plan.body.steps[0].kernel, "add.i32");
-  EXPECT_EQ(plan.body.steps[1].inputs[0], plan.body.steps[0].outputs[0]);
+  // The two inlined adds, run as one fused step (plan/fuse_elementwise.h).
+  ASSERT_EQ(plan.body.steps.size(), 1u);
+  const auto* fused = plan.body.steps[0].params.As<kernels::FusedParams>();
+  ASSERT_NE(fused, nullptr) << PrintPlan(plan);
+  ASSERT_EQ(fused->ops.size(), 2u);
+  EXPECT_EQ(fused->ops[0].kernel, "add.i32");
+  EXPECT_EQ(fused->ops[1].inputs[0], fused->ops[0].output);
 }
 
 TEST(LowerTest, RecursiveCallIsRejected) {
@@ -318,11 +323,12 @@ void ExpectNoLiveOverlap(const ExecutionPlan& plan) {
 
 TEST(LowerTest, ArenaReusesDeadBuffersInAChain) {
   ModuleBuilder b;
-  auto x = b.Param(DType::kF32, {1024});
+  // Complex kernels are not fused (plan/fuse_elementwise.h), so every step is its own.
+  auto x = b.Param(DType::kC64, {1024});
   ir::ValueId v = x;
-  for (int i = 0; i < 20; ++i) v = b.Op(i % 2 ? OpCode::kExponential : OpCode::kNegate, {v}, DType::kF32, {1024});
+  for (int i = 0; i < 20; ++i) v = b.Op(i % 2 ? OpCode::kExponential : OpCode::kNegate, {v}, DType::kC64, {1024});
   ExecutionPlan plan = MustLower(b.Build({v}));
-  EXPECT_EQ(plan.arena_size, 2 * 4096);
+  EXPECT_EQ(plan.arena_size, 2 * 8192);
   ExpectNoLiveOverlap(plan);
 }
 
