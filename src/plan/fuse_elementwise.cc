@@ -190,7 +190,7 @@ class Fuser {
     std::vector<ValueId> internal;
     for (size_t index : group.members) {
       const ValueId v = sequence.steps[index].outputs[0];
-      if (external_[v] || reads_[v] != group_reads[v]) {
+      if (external_[v] || reads_[v] != group_reads[v] || group_reads[v] == 0) {
         params.output_slots.push_back(computed_slot[v]);
         outputs.push_back(v);
       } else {
