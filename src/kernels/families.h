@@ -31,5 +31,6 @@ Status RegisterRngKernels(KernelRegistry& registry);
 Status RegisterBitcastKernels(KernelRegistry& registry);
 Status RegisterFftKernels(KernelRegistry& registry);
 Status RegisterSortKernels(KernelRegistry& registry);
+Status RegisterFusedKernels(KernelRegistry& registry);
 
 }  // namespace stablert::kernels

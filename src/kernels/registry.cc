@@ -98,6 +98,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterLinalgCustomCallKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterRngKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterFftKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterFusedKernels(registry));
   return OkStatus();
 }
 

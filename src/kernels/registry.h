@@ -59,6 +59,9 @@
 //   "lapack_<routine>.<T>" (LAPACK custom calls): see linalg_custom_calls.cc, params:
 //                           Lapack<Routine>Params (linalg_params.h; LapackSvdParams for
 //                           gesdd/gesvd) or none (getrf, geqrf, geqp3, orgqr, gtsv)
+//   "fused"                 a chain of elementwise kernels run tile by tile, optionally
+//                           folding one value into a reduction: see fused.cc, params:
+//                           FusedParams (fused_params.h); splittable, takes views
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
 //                           out: [B,M,N]  params: DotParams; f32 and bf16
 //                           products above a size threshold run on oneDNN (dot.cc,
@@ -133,6 +136,12 @@ class KernelRegistry {
   Status RegisterElementwise(std::string key) {
     return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, ParamsTypeOf<P>(), true, nullptr,
                                      InPlace::kElementwise});
+  }
+  // A splittable kernel with parameter struct P whose inputs may be strided views (it
+  // gathers them itself, e.g. "fused", kernels/fused.cc).
+  template <ParamStruct P>
+  Status RegisterTakingViews(std::string key, KernelFn fn, PrepareFn prepare = nullptr) {
+    return Add(std::move(key), Entry{fn, prepare, true, ParamsTypeOf<P>(), true});
   }
   // Declares that the kernel registered under `key` takes a workspace of `fn`'s size;
   // NotFound if there is no such kernel.

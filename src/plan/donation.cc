@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
+#include "kernels/fused_params.h"
 #include "kernels/registry.h"
 
 namespace stablert::plan {
@@ -108,9 +110,49 @@ class Accesses {
   int64_t end_ = 0;
 };
 
+bool IsParameter(const Value& value, size_t parameter) {
+  return value.storage == Storage::kParameter && value.index == static_cast<int64_t>(parameter);
+}
+
+// The same question for a fused step (kernels/fused.cc) without a reduction: it runs tile by
+// tile, reading dense inputs in place and writing each output as its sub-op computes it. So
+// the output may take the parameter's memory if the parameter is read densely and no sub-op
+// after the one computing the output reads it (earlier ones have read the tile already).
+bool FusedReadsInPlace(const ExecutionPlan& plan, const Step& step, const kernels::FusedParams& fused,
+                       size_t result, size_t parameter) {
+  if (!fused.reduce.empty()) return false;
+  std::optional<int64_t> output_slot;
+  const Value* output = nullptr;
+  for (size_t k = 0; k < step.outputs.size() && k < fused.output_slots.size(); ++k) {
+    const Value& value = plan.values[step.outputs[k]];
+    if (value.storage == Storage::kResult && value.index == static_cast<int64_t>(result)) {
+      output_slot = fused.output_slots[k];
+      output = &value;
+    }
+  }
+  if (!output_slot) return false;
+  size_t producer = fused.ops.size();
+  for (size_t j = 0; j < fused.ops.size(); ++j)
+    if (fused.ops[j].output == *output_slot) producer = j;
+  if (producer == fused.ops.size()) return false;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {  // input i is slot i
+    const Value& value = plan.values[step.inputs[i]];
+    if (!IsParameter(value, parameter)) continue;
+    if (!value.strides.empty() || ElementCount(value.type.dims) != ElementCount(output->type.dims) ||
+        DTypeByteSize(value.type.dtype) != DTypeByteSize(output->type.dtype))
+      return false;
+    for (size_t j = producer + 1; j < fused.ops.size(); ++j)
+      for (int64_t slot : fused.ops[j].inputs)
+        if (slot == static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 // Whether `step`, an elementwise kernel writing result `result`, reads parameter
 // `parameter` only densely, element i of it for element i of its output.
 bool ReadsInPlace(const ExecutionPlan& plan, const Step& step, size_t result, size_t parameter) {
+  if (const auto* fused = step.params.As<kernels::FusedParams>())
+    return FusedReadsInPlace(plan, step, *fused, result, parameter);
   const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel);
   if (entry == nullptr || !entry->strided_inputs) return false;
   const Value* output = nullptr;

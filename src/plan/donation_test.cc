@@ -4,6 +4,7 @@
 
 #include "plan/lower.h"
 #include "ir/test_module_builder.h"
+#include "kernels/fused_params.h"
 
 namespace stablert::plan {
 namespace {
@@ -36,6 +37,24 @@ TEST(DonationTest, AnElementwiseUpdateIsWrittenIntoItsParameter) {
   EXPECT_EQ(PlanDonation(plan, {false, false}), std::vector<int64_t>({kNoDonor}));
   // g is read by the multiplication before the subtraction writes: it may back the result too.
   EXPECT_EQ(PlanDonation(plan, {false, true}), std::vector<int64_t>({1}));
+}
+
+TEST(DonationTest, AFusedStepWritesOverAParameterOnlyAfterItsLastRead) {
+  // (p + g, p * g) run as one fused step, sum then product, tile by tile: the product may
+  // take p's memory (nothing reads p after it), the sum may not (the product reads p later).
+  ModuleBuilder b;
+  auto p = b.Param(DType::kF32, {4096});
+  auto g = b.Param(DType::kF32, {4096});
+  auto sum = b.Op(OpCode::kAdd, {p, g}, DType::kF32, {4096});
+  auto product = b.Op(OpCode::kMultiply, {p, g}, DType::kF32, {4096});
+  ir::Module module = b.Build({sum, product});
+  for (auto& attrs : module.functions[0].argument_attrs) attrs = {{"jax.buffer_donor", ir::Attribute(true)}};
+  ExecutionPlan plan = MustLower(module);
+  ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+  ASSERT_NE(plan.body.steps[0].params.As<kernels::FusedParams>(), nullptr) << PrintPlan(plan);
+  EXPECT_FALSE(ResultMayOverwriteParameter(plan, 0, 0));
+  EXPECT_TRUE(ResultMayOverwriteParameter(plan, 1, 0));
+  EXPECT_EQ(PlanDonation(plan, {true, false}), std::vector<int64_t>({kNoDonor, 0}));
 }
 
 TEST(DonationTest, ATransposeOrReverseOfTheParameterIsNotWrittenInPlace) {

@@ -9,6 +9,7 @@
 #include "plan/lower.h"
 #include "kernels/gather_scatter_params.h"
 #include "ir/test_module_builder.h"
+#include "kernels/fused_params.h"
 
 namespace stablert::plan {
 namespace {
@@ -124,6 +125,8 @@ TEST(FoldGatherScatterTest, NormalizationReadElsewhereStays) {
   int selects = 0, gathers = 0, broadcasts_of_indices = 0;
   for (const Step& s : plan.body.steps) {
     if (s.kernel == "select.i32") ++selects;
+    if (const auto* fused = s.params.As<kernels::FusedParams>())  // plan/fuse_elementwise.h
+      for (const kernels::FusedOp& op : fused->ops) selects += op.kernel == "select.i32";
     if (s.kernel == "broadcast_in_dim.i32" && plan.values[s.outputs[0]].type.dims == Dims{6, 1} &&
         plan.values[s.inputs[0]].type.dims == Dims{6})
       ++broadcasts_of_indices;

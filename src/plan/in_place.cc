@@ -9,6 +9,7 @@
 
 #include <string_view>
 
+#include "kernels/fused_params.h"
 #include "kernels/registry.h"
 
 namespace stablert::plan {
@@ -98,11 +99,14 @@ class CarryUpdater {
       if (Reads(steps[q], carried, alias_root_)) return;
     const Step& producer = steps[p];
     if (Reads(producer, carried, alias_root_)) {
-      if (producer.kind != StepKind::kKernel || producer.outputs.size() != 1 ||
-          alias_root_[producer.outputs[0]] != source)
-        return;
+      if (producer.kind != StepKind::kKernel) return;
+      size_t output = producer.outputs.size();
+      for (size_t o = 0; o < producer.outputs.size(); ++o)
+        if (alias_root_[producer.outputs[o]] == source) output = o;
+      if (output == producer.outputs.size()) return;
       for (size_t j = 0; j < producer.inputs.size(); ++j)
-        if (alias_root_[producer.inputs[j]] == carried && !MayShareWithOutput(plan_, alias_root_, producer, j)) return;
+        if (alias_root_[producer.inputs[j]] == carried && !MayShareWithOutput(plan_, alias_root_, producer, j, output))
+          return;
     }
     for (ValueId& root : alias_root_)
       if (root == source) root = carried;
@@ -122,9 +126,36 @@ class CarryUpdater {
 
 }  // namespace
 
+// A fused step (kernels/fused.cc) without a reduction runs tile by tile, reading dense
+// inputs in place and writing each output as its sub-op computes it: output `output` may
+// take input `input`'s storage if that input (and every other input on the same storage) is
+// dense like the output and no sub-op after the one computing the output reads it.
+bool FusedMayShare(const ExecutionPlan& plan, const std::vector<ValueId>& alias_root, const Step& step,
+                   const kernels::FusedParams& fused, size_t input, size_t output) {
+  if (!fused.reduce.empty() || output >= fused.output_slots.size()) return false;
+  const Value& out = plan.values[step.outputs[output]];
+  const int64_t slot = fused.output_slots[output];
+  size_t producer = fused.ops.size();
+  for (size_t j = 0; j < fused.ops.size(); ++j)
+    if (fused.ops[j].output == slot) producer = j;
+  if (producer == fused.ops.size()) return false;
+  const ValueId root = alias_root[step.inputs[input]];
+  for (size_t i = 0; i < step.inputs.size(); ++i) {  // input i is slot i
+    if (alias_root[step.inputs[i]] != root) continue;
+    if (!SameLayout(plan.values[step.inputs[i]], out)) return false;
+    for (size_t j = producer + 1; j < fused.ops.size(); ++j)
+      for (int64_t read : fused.ops[j].inputs)
+        if (read == static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 bool MayShareWithOutput(const ExecutionPlan& plan, const std::vector<ValueId>& alias_root, const Step& step,
-                        size_t input) {
-  if (step.kind != StepKind::kKernel || step.outputs.size() != 1 || input >= step.inputs.size()) return false;
+                        size_t input, size_t output) {
+  if (step.kind != StepKind::kKernel || input >= step.inputs.size() || output >= step.outputs.size()) return false;
+  if (const auto* fused = step.params.As<kernels::FusedParams>())
+    return FusedMayShare(plan, alias_root, step, *fused, input, output);
+  if (step.outputs.size() != 1) return false;
   const Value& in = plan.values[step.inputs[input]];
   const Value& out = plan.values[step.outputs[0]];
   if (!SameLayout(in, out)) return false;

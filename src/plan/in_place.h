@@ -20,14 +20,15 @@
 
 namespace stablert::plan {
 
-// Whether kernel step `step` may write its (single) output over the storage of
+// Whether kernel step `step` may write output `output` over the storage of
 // `step.inputs[input]`, as far as the step itself goes: the kernel allows it
 // (kernels::InPlace), input and output are dense with the same dtype and element count, and
 // no other input of the step reads that storage at other positions. "copy.<T>" steps count
-// as allowed (they become no step). Whether the input's value is still needed later is the
-// caller's question.
+// as allowed (they become no step). Kernels have one output, except fused steps
+// (kernels/fused_params.h), which may write an output over an input no later sub-op reads.
+// Whether the input's value is still needed later is the caller's question.
 bool MayShareWithOutput(const ExecutionPlan& plan, const std::vector<ValueId>& alias_root, const Step& step,
-                        size_t input);
+                        size_t input, size_t output = 0);
 
 // For every while step (innermost first): a carried value whose body ends with
 // `copy s -> carried` takes s's storage when that is safe, and the copy goes. Safe when

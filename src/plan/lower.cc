@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "plan/fuse_elementwise.h"
 #include "plan/in_place.h"
 #include "plan/lowering.h"
 
@@ -392,6 +393,9 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   phase("dead_steps");
   FoldViewsIntoReaders(plan_, alias_root_);
   phase("fold_views");
+  FuseElementwise(plan_, alias_root_);
+  DropDeadSteps(plan_, alias_root_);  // drops the values only fused steps computed
+  phase("fuse_elementwise");
   DeclareWorkspaces(plan_, alias_root_);
   phase("workspaces");
   UpdateLoopCarriesInPlace(plan_, alias_root_);

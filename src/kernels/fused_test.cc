@@ -1,0 +1,200 @@
+// The "fused" kernel: equals running its sub-ops one by one (and the reduce kernel), across
+// tile boundaries, thread splits, strided and repeated inputs, and element types.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernels/compare_params.h"
+#include "kernels/fused_params.h"
+#include "kernels/kernel_test_util.h"
+#include "kernels/reduce_params.h"
+
+namespace stablert::kernels {
+namespace {
+
+using testing::Array;
+using testing::RunKernel;
+
+bool FloatType(DType d) { return d == DType::kF16 || d == DType::kBF16 || d == DType::kF32 || d == DType::kF64; }
+
+Array RandomArray(DType dtype, Dims dims, uint32_t seed) {
+  Array a(dtype, std::move(dims));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> real(-4, 4);
+  std::uniform_int_distribution<int> small(0, 60);
+  for (int64_t i = 0; i < a.size(); ++i) {
+    if (FloatType(dtype)) testing::SetDouble(a, i, real(rng));
+    else testing::SetInt(a, i, small(rng));
+  }
+  return a;
+}
+
+// Runs the fused step with `threads` calls (each with its own workspace), as the executor
+// would.
+void RunFused(const FusedParams& params, const std::vector<BufferView>& inputs, const std::vector<Array*>& outputs,
+              int threads) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("fused");
+  ASSERT_NE(entry, nullptr);
+  std::vector<BufferView> out;
+  for (Array* a : outputs) out.push_back(a->View());
+  KernelArgs args{inputs, out, &params};
+  auto prepared = entry->prepare(args);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  args.state = prepared->state.get();
+  const auto bytes = static_cast<size_t>(entry->workspace(args));
+  for (int t = 0; t < threads; ++t) {
+    std::vector<std::byte> workspace(bytes + 64);
+    KernelArgs call = args;
+    call.workspace = std::span<std::byte>(workspace.data(), bytes);
+    Status status = entry->fn(KernelContext{t, threads}, call);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+}
+
+FusedOp Op(std::string kernel, std::vector<int64_t> in, int64_t out, KernelParams params = {}) {
+  FusedOp op{std::move(kernel), std::move(in), out, params, params.ToString()};
+  return op;
+}
+
+// t = a * b; u = t + a; c = u > s; v = select(c, u, b); w = convert(v) to f32
+// with a dense, b a broadcast of one row (strides [0, 1]) and s one repeated element.
+void CheckChain(DType dtype) {
+  SCOPED_TRACE(std::string(DTypeName(dtype)));
+  const int64_t rows = 3, cols = 1003, n = rows * cols;
+  Array a = RandomArray(dtype, {rows, cols}, 1);
+  Array row = RandomArray(dtype, {cols}, 2);
+  Array scalar = RandomArray(dtype, {1}, 3);
+  const std::vector<int64_t> row_strides = {0, 1}, splat_strides = {0, 0};
+  const Dims dims = {rows, cols};
+  BufferView b_view = row.View(), s_view = scalar.View();
+  b_view.dims = dims, b_view.num_elements = n, b_view.strides = row_strides;
+  s_view.dims = dims, s_view.num_elements = n, s_view.strides = splat_strides;
+  // The reference: the views materialized, the sub-ops one by one.
+  Array b(dtype, dims), s(dtype, dims);
+  GatherViewElements(b_view, 0, n, b.bytes.data());
+  GatherViewElements(s_view, 0, n, s.bytes.data());
+  Array t(dtype, dims), u(dtype, dims), c(DType::kPred, dims), v(dtype, dims), w(DType::kF32, dims);
+  const std::string type(DTypeName(dtype));
+  const CompareParams gt{CompareDirection::kGt, FloatType(dtype) ? CompareType::kFloat
+                                                 : (dtype == DType::kS8 || dtype == DType::kS32 || dtype == DType::kS64)
+                                                     ? CompareType::kSigned
+                                                     : CompareType::kUnsigned};
+  RunKernel("multiply." + type, {&a, &b}, {&t});
+  RunKernel("add." + type, {&t, &a}, {&u});
+  RunKernel("compare." + type, {&u, &s}, {&c}, gt);
+  RunKernel("select." + type, {&c, &u, &b}, {&v});
+  const std::string to_f32 = dtype == DType::kF32 ? "" : "convert." + type + ".f32";
+  if (!to_f32.empty()) RunKernel(to_f32, {&v}, {&w});
+
+  FusedParams params;
+  params.num_elements = n;
+  const auto d = static_cast<int64_t>(dtype);
+  params.slot_dtypes = {d, d, d, d, d, static_cast<int64_t>(DType::kPred), d};
+  params.ops = {Op("multiply." + type, {0, 1}, 3), Op("add." + type, {3, 0}, 4), Op("compare." + type, {4, 2}, 5, gt),
+                Op("select." + type, {5, 4, 1}, 6)};
+  params.output_slots = {3, 6};
+  if (!to_f32.empty()) {
+    params.slot_dtypes.push_back(static_cast<int64_t>(DType::kF32));
+    params.ops.push_back(Op(to_f32, {6}, 7));
+    params.output_slots.push_back(7);
+  }
+  for (int threads : {1, 2, 3, 7}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    Array t2(dtype, dims), v2(dtype, dims), w2(DType::kF32, dims);
+    std::vector<Array*> outs = {&t2, &v2};
+    if (!to_f32.empty()) outs.push_back(&w2);
+    RunFused(params, {a.View(), b_view, s_view}, outs, threads);
+    EXPECT_EQ(t2.bytes, t.bytes);
+    EXPECT_EQ(v2.bytes, v.bytes);
+    if (!to_f32.empty()) EXPECT_EQ(w2.bytes, w.bytes);
+  }
+}
+
+TEST(FusedKernelTest, ChainEqualsSubOpsOneByOne) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kS8, DType::kS32, DType::kS64,
+                      DType::kU8, DType::kU32, DType::kU64})
+    CheckChain(dtype);
+}
+
+// exp(x) * y reduced (sum, max) over rows of several lengths, and over everything in
+// segments, against the reduce kernel on the materialized product.
+template <typename T>
+void CheckReduce(DType dtype, const std::string& body, int64_t rows, int64_t length, int64_t segments) {
+  SCOPED_TRACE(body + " " + std::string(DTypeName(dtype)) + " rows " + std::to_string(rows) + " length " +
+               std::to_string(length) + " segments " + std::to_string(segments));
+  const int64_t n = rows * length;
+  const std::string type(DTypeName(dtype));
+  const bool is_float = FloatType(dtype);
+  Array x = RandomArray(dtype, {rows, length}, 4), y = RandomArray(dtype, {rows, length}, 5);
+  Array init = RandomArray(dtype, {}, 6);
+  Array e(dtype, {rows, length}), p(dtype, {rows, length}), expected(dtype, {rows});
+  const std::string first = is_float ? "exponential." + type : "negate." + type;
+  RunKernel(first, {&x}, {&e});
+  RunKernel("multiply." + type, {&e, &y}, {&p});
+  const std::string reduce = "reduce_" + body + "." + type;
+  RunKernel(reduce, {&p, &init}, {&expected}, ReduceParams{{1}});
+
+  FusedParams params;
+  params.num_elements = n;
+  const auto d = static_cast<int64_t>(dtype);
+  params.slot_dtypes = {d, d, d, d};
+  params.ops = {Op(first, {0}, 2), Op("multiply." + type, {2, 1}, 3)};
+  params.reduce = {FusedReduce{reduce, 3, rows, length, segments}};
+  for (int threads : {1, 2, 5}) {
+    Array partial(dtype, {rows, segments}), got(dtype, {rows});
+    RunFused(params, {x.View(), y.View(), init.View()}, {&partial}, threads);
+    if (segments == 1) {
+      got = partial;
+    } else {
+      RunKernel(reduce, {&partial, &init}, {&got}, ReduceParams{{1}});
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const T want = testing::ElementAt<T>(expected, r), have = testing::ElementAt<T>(got, r);
+      if (is_float && body == "add") {
+        double magnitude = 0;  // sum |x|: pairwise sums err by about log2(n) u of it
+        for (int64_t i = 0; i < length; ++i) magnitude += std::abs(testing::GetDouble(p, r * length + i));
+        const double u = dtype == DType::kF32 ? 6e-8 : 1.2e-16;
+        EXPECT_NEAR(have, want, 4 * u * std::log2(static_cast<double>(length) + 2) * magnitude) << r;
+      } else {
+        EXPECT_EQ(have, want) << r;
+      }
+    }
+    // A row within one tile is summed as the reduce kernel sums it, bit for bit.
+    if (segments == 1 && length <= 256) {
+      EXPECT_EQ(got.bytes, expected.bytes);
+    }
+  }
+}
+
+TEST(FusedKernelTest, ReductionEqualsReduceKernel) {
+  for (auto [rows, length, segments] : {std::tuple<int64_t, int64_t, int64_t>{64, 100, 1}, {5, 3001, 1},
+                                        {1, 100003, 1}, {1, 100003, 7}, {3, 50000, 4}}) {
+    CheckReduce<float>(DType::kF32, "add", rows, length, segments);
+    CheckReduce<double>(DType::kF64, "add", rows, length, segments);
+    CheckReduce<float>(DType::kF32, "max", rows, length, segments);
+    CheckReduce<double>(DType::kF64, "min", rows, length, segments);
+    CheckReduce<int32_t>(DType::kS32, "add", rows, length, segments);
+    CheckReduce<uint8_t>(DType::kU8, "max", rows, length, segments);
+    CheckReduce<int64_t>(DType::kS64, "or", rows, length, segments);
+  }
+}
+
+TEST(FusedKernelTest, MalformedParametersAreErrors) {
+  Array x(DType::kF32, {8}), y(DType::kF32, {8});
+  FusedParams params;
+  params.num_elements = 8;
+  params.slot_dtypes = {static_cast<int64_t>(DType::kF32), static_cast<int64_t>(DType::kF32)};
+  params.ops = {Op("sort_keys.f32", {0}, 1)};
+  params.output_slots = {1};
+  std::vector<BufferView> in = {x.View()}, out = {y.View()};
+  KernelArgs args{in, out, &params};
+  auto prepared = CpuKernels().Lookup("fused")->prepare(args);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.status().message().find("not an elementwise kernel"), std::string::npos);
+  params.ops = {Op("negate.f32", {1}, 1)};
+  EXPECT_FALSE(CpuKernels().Lookup("fused")->prepare(args).ok());
+}
+
+}  // namespace
+}  // namespace stablert::kernels

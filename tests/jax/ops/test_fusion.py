@@ -1,0 +1,159 @@
+"""Fused elementwise chains (plan/fuse_elementwise.cc, kernels/fused.cc): chains of
+elementwise ops, broadcasts and converts run tile by tile as one step, reductions of the
+chain folded in. Realistic sizes (millions of elements, odd shapes so tiles and thread
+shares end mid-row), several element types, values used inside and outside a chain, chains
+inside loops; compared with XLA:CPU in the same process."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from jax import lax
+
+from . import inputs as I
+from .compare import Call, check_cases
+
+ROWS, COLS = 2047, 1031  # 2.1M elements
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, ml_dtypes.bfloat16, np.float16],
+                         ids=lambda d: np.dtype(d).name)
+def test_long_float_chains(dtype):
+    dt = np.dtype(dtype)
+    x = I.random(dt, (ROWS, COLS), 1)
+    y = I.random(dt, (ROWS, COLS), 2)
+    row = I.random(dt, (COLS,), 3)
+
+    def chain(a, b, r):
+        t = a * b + r[None, :]
+        t = jnp.tanh(t) * dt.type(0.5) - jnp.abs(b)
+        t = jnp.where(t > 0, t * a, jnp.exp(jnp.minimum(t, dt.type(3))))
+        return jnp.clip(t, dt.type(-2), dt.type(2)) + a
+
+    check_cases(chain, {"chain": (x, y, row)}, op="fused chain", dtype=dt)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int8, np.uint8, np.int64],
+                         ids=lambda d: np.dtype(d).name)
+def test_long_integer_chains(dtype):
+    dt = np.dtype(dtype)
+    x = I.random(dt, (ROWS, COLS), 4)
+    y = I.random(dt, (ROWS, COLS), 5)
+
+    def chain(a, b):
+        t = (a ^ b) + (a & dt.type(7)) * b
+        t = jnp.where(t > b, t - b, t | dt.type(3))
+        t = jnp.maximum(t, a) - jnp.minimum(a, b)
+        return (t >> dt.type(1)) + (t << dt.type(2))
+
+    check_cases(chain, {"chain": (x, y)}, op="fused chain", dtype=dt, mode="exact")
+
+
+def test_gelu_layernorm_softmax():
+    x = I.random(np.dtype(np.float32), (2048, 1024), 6, scale=3.0)
+    g = I.random(np.dtype(np.float32), (1024,), 7)
+    b = I.random(np.dtype(np.float32), (1024,), 8)
+
+    def layernorm(v):
+        m = v.mean(-1, keepdims=True)
+        c = v - m
+        return c / jnp.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * g + b
+
+    check_cases(lambda v: jax.nn.gelu(v), {"gelu": (x,)}, op="fused gelu")
+    check_cases(lambda v: jax.nn.gelu(v, approximate=False), {"gelu_erf": (x,)}, op="fused gelu")
+    # The row means round differently from XLA's in the last bit (as unfused), which x - mean
+    # amplifies where it cancels: a few elements differ by ~1e-6 absolute.
+    check_cases(layernorm, {"layernorm": (x,)}, op="fused layernorm", tol=1e-5)
+    check_cases(lambda v: jax.nn.softmax(v, axis=-1), {"softmax": (x,)}, op="fused softmax")
+    check_cases(lambda v: jax.nn.softmax(jax.nn.gelu(layernorm(v)), axis=-1), {"ln_gelu_softmax": (x,)},
+                op="fused layernorm gelu softmax", tol=1e-5)
+
+
+def test_threefry_bits_exact_and_normal():
+    key = jax.random.PRNGKey(42)
+    check_cases(lambda k: jax.random.bits(k, (1 << 20,), jnp.uint32), {"bits": (key,)}, op="fused threefry",
+                mode="exact")
+    check_cases(lambda k: jax.random.uniform(k, (1 << 20,)), {"uniform": (key,)}, op="fused threefry", mode="exact")
+    # erf_inv near +-1 differs from XLA's in the last bits (unfused too): tails to ~6e-6.
+    check_cases(lambda k: jax.random.normal(k, (1 << 20,), jnp.float32), {"normal": (key,)}, op="fused threefry",
+                tol=1e-5)
+
+
+@pytest.mark.parametrize("n", [4096, 8192])
+def test_broadcast_chain_reductions(n):
+    x = I.random(np.dtype(np.float32), (n,), 9)
+    cases = {
+        "sum": Call(lambda v: (jnp.broadcast_to(v, (n, n)) * 2 + 1).sum(), x),
+        "max": Call(lambda v: (jnp.broadcast_to(v, (n, n)) * 2 + 1).max(), x),
+        "row_sums": Call(lambda v: (jnp.broadcast_to(v, (n, n)) * v[:, None] + 1).sum(axis=1), x),
+        "mean_sq": Call(lambda v: jnp.mean(jnp.square(jnp.broadcast_to(v, (n, n)) - 0.5)), x),
+    }
+    check_cases(lambda *a: None, cases, op="fused reduction")
+
+
+def test_long_sum_accuracy_16m():
+    # 16M-element sums: pairwise within tiles and across them, as the unfused reduction.
+    x = I.random(np.dtype(np.float32), (4096, 4096), 10)
+    check_cases(lambda v: jnp.sum(v * 0.1 + 1.0), {"sum": (x,)}, op="fused reduction")
+    check_cases(lambda v: jnp.sum(jnp.exp(v) * v, axis=1), {"rows": (x,)}, op="fused reduction")
+    check_cases(lambda v: jnp.sum(jnp.full((1 << 24,), 0.1, jnp.float32) * v.reshape(-1)), {"tenth": (x,)},
+                op="fused reduction")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64], ids=lambda d: np.dtype(d).name)
+def test_integer_reductions(dtype):
+    dt = np.dtype(dtype)
+    x = I.random(dt, (ROWS, COLS), 11)
+    cases = {
+        "sum": Call(lambda v: jnp.sum(v * dt.type(3) + dt.type(1), dtype=dt), x),
+        "max_rows": Call(lambda v: jnp.max(v ^ dt.type(5), axis=1), x),
+        "min": Call(lambda v: jnp.min((v >> dt.type(1)) + dt.type(2)), x),
+    }
+    check_cases(lambda *a: None, cases, op="fused reduction", dtype=dt, mode="exact")
+
+
+def test_mixed_converts():
+    x = I.random(np.dtype(np.float32), (ROWS, COLS), 12)
+    i = I.random(np.dtype(np.int32), (ROWS, COLS), 13)
+    cases = {
+        "f32->bf16->f32": Call(lambda a: a.astype(ml_dtypes.bfloat16).astype(jnp.float32) * a + 1, x),
+        "i32->f32->f16": Call(lambda a, b: (b.astype(jnp.float32) * a).astype(jnp.float16), x, i),
+        "f32->i32->u8": Call(lambda a: (a * 10).astype(jnp.int32).astype(jnp.uint8) + 1, x),
+        "pred->f32": Call(lambda a: (a > 0).astype(jnp.float32) * a - 1, x),
+        "f64 sum of f32": Call(lambda a: jnp.sum(a.astype(jnp.float64) * 2), x),
+    }
+    check_cases(lambda *a: None, cases, op="fused converts")
+
+
+def test_values_used_inside_and_outside():
+    x = I.random(np.dtype(np.float32), (ROWS, COLS), 14)
+
+    def f(a):
+        t = jnp.exp(a * 0.5)  # read inside the chain and returned
+        u = t * a + 1
+        s = jnp.sum(u)  # u read by the sum and by the sort below: not folded
+        return t, u * 2, s, jnp.sort(u[:7, :5], axis=1)
+
+    def g(a):
+        t = jnp.tanh(a)
+        return jnp.sum(t, axis=1), t[::3, ::2] * 2  # t read by a slice outside the chain
+
+    check_cases(f, {"outputs": (x,)}, op="fused outputs")
+    # Row sums of 1031 elements round differently from XLA's (as unfused): ~1e-6 relative.
+    check_cases(g, {"reduce and slice": (x,)}, op="fused outputs", tol=1e-5)
+
+
+def test_fusion_inside_loops():
+    x = I.random(np.dtype(np.float32), (1024, 1031), 15)
+    row = I.random(np.dtype(np.float32), (1031,), 16)
+
+    def f(a, r):
+        def body(i, carry):
+            c, total = carry
+            c = jnp.tanh(c * 0.9 + r[None, :] * 0.1) + 0.01 * i.astype(jnp.float32)
+            return c, total + jnp.sum(c * c, axis=1)
+        return lax.fori_loop(0, 5, body, (a, jnp.zeros((a.shape[0],), jnp.float32)))
+
+    check_cases(f, {"fori_loop": (x, row)}, op="fused loop bodies")
