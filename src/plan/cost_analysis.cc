@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kernels/convolution_params.h"
+#include "kernels/fused_params.h"
 #include "kernels/window_params.h"
 
 namespace stablert::plan {
@@ -94,6 +95,19 @@ void AddStep(const ExecutionPlan& plan, const Step& step, PlanCost& cost) {
   for (ValueId id : step.outputs)
     if (id < plan.values.size()) cost.bytes_accessed += static_cast<double>(plan.values[id].byte_size);
   if (step.kind != StepKind::kKernel || step.outputs.empty()) return;
+  if (const auto* fused = step.params.As<kernels::FusedParams>()) {
+    // A fused chain (kernels/fused_params.h): each sub-op over every element, as unfused;
+    // a folded reduction: elements - results.
+    const double elements = static_cast<double>(fused->num_elements);
+    for (const kernels::FusedOp& op : fused->ops) {
+      const std::string_view op_family = std::string_view(op.kernel).substr(0, op.kernel.find('.'));
+      if (Transcendental().contains(op_family)) cost.transcendentals += elements;
+      else if (OneFlop().contains(op_family)) cost.flops += elements;
+    }
+    for (const kernels::FusedReduce& reduce : fused->reduce)
+      cost.flops += elements - static_cast<double>(reduce.rows * reduce.segments);
+    return;
+  }
   const std::string_view key = step.kernel;
   const std::string_view family = key.substr(0, key.find('.'));
   const double out = static_cast<double>(Elements(plan, step.outputs[0]));
