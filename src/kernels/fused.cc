@@ -77,18 +77,6 @@ struct FusedState {
   int64_t rows = 1, length = 0, segments = 1;
 };
 
-bool FusibleDType(DType dtype) {
-  switch (dtype) {
-    case DType::kPred: case DType::kS8: case DType::kS16: case DType::kS32: case DType::kS64:
-    case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
-    case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
-    case DType::kC64: case DType::kC128:
-      return true;
-    default:
-      return false;
-  }
-}
-
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
 
 // Slot places, buffer reuse and tile size (everything but the kernel functions).

@@ -19,9 +19,24 @@
 #include <string_view>
 #include <vector>
 
+#include "base/dtype.h"
 #include "kernels/params.h"
 
 namespace stablert::kernels {
+
+// The element types a fused step's slots may have (the fusion pass groups only these; the
+// kernel rejects others).
+inline bool FusibleDType(DType dtype) {
+  switch (dtype) {
+    case DType::kPred: case DType::kS8: case DType::kS16: case DType::kS32: case DType::kS64:
+    case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
+    case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
+    case DType::kC64: case DType::kC128:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // One elementwise kernel of the chain.
 struct FusedOp {

@@ -5,6 +5,7 @@
 #include "plan/lower.h"
 #include "ir/test_module_builder.h"
 #include "kernels/fused_params.h"
+#include "plan/test_lowering.h"
 
 namespace stablert::plan {
 namespace {
@@ -12,11 +13,7 @@ namespace {
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
 
-ExecutionPlan MustLower(const ir::Module& module) {
-  auto plan = LowerToPlan(module);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
-}
+using testing::MustLower;
 
 TEST(DonationTest, AnElementwiseUpdateIsWrittenIntoItsParameter) {
   // p - 0.1 * g: the subtraction reads p element by element as it writes the result.

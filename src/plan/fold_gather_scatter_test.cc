@@ -10,6 +10,7 @@
 #include "kernels/gather_scatter_params.h"
 #include "ir/test_module_builder.h"
 #include "kernels/fused_params.h"
+#include "plan/test_lowering.h"
 
 namespace stablert::plan {
 namespace {
@@ -19,11 +20,7 @@ using ir::testing::ModuleBuilder;
 
 constexpr int64_t kLt = 5, kGe = 2, kLe = 4, kSigned = 3;
 
-ExecutionPlan MustLower(const ir::Module& module) {
-  auto plan = LowerToPlan(module);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
-}
+using testing::MustLower;
 
 ir::ValueId Splat(ModuleBuilder& b, DType dtype, Dims dims, int32_t value) {
   auto c = b.Constant<int32_t>(dtype, {}, {value});

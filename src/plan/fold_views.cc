@@ -30,8 +30,6 @@
 namespace stablert::plan {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 class ViewFolder {
  public:
   ViewFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root) : plan_(plan), alias_root_(alias_root) {
@@ -107,7 +105,7 @@ class ViewFolder {
 
   static bool IsViewStep(const Step& step) {
     return step.kind == StepKind::kKernel &&
-           (StartsWith(step.kernel, "broadcast_in_dim.") || StartsWith(step.kernel, "transpose."));
+           (step.kernel.starts_with("broadcast_in_dim.") || step.kernel.starts_with("transpose."));
   }
 
   // What the steps of one sequence read and write, indexed once per sequence so deciding

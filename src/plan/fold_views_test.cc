@@ -6,6 +6,7 @@
 
 #include "plan/lower.h"
 #include "ir/test_module_builder.h"
+#include "plan/test_lowering.h"
 
 namespace stablert::plan {
 namespace {
@@ -13,11 +14,7 @@ namespace {
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
 
-ExecutionPlan MustLower(const ir::Module& module) {
-  auto plan = LowerToPlan(module);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
-}
+using testing::MustLower;
 
 int CountSteps(const Sequence& sequence, std::string_view prefix) {
   int n = 0;

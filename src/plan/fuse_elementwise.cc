@@ -16,20 +16,6 @@
 namespace stablert::plan {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-bool FusibleDType(DType dtype) {
-  switch (dtype) {
-    case DType::kPred: case DType::kS8: case DType::kS16: case DType::kS32: case DType::kS64:
-    case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64:
-    case DType::kF16: case DType::kBF16: case DType::kF32: case DType::kF64:
-    case DType::kC64: case DType::kC128:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Reductions the fused kernel folds (kernels/fused.cc FindReduce).
 bool FusibleReduce(std::string_view kernel, DType dtype) {
   const bool is_float = dtype == DType::kF32 || dtype == DType::kF64;
@@ -77,18 +63,18 @@ class Fuser {
 
   bool Fusible(const Step& step) const {
     if (step.kind != StepKind::kKernel || step.outputs.size() != 1 || step.inputs.empty() || step.inputs.size() > 3 ||
-        StartsWith(step.kernel, "fused"))
+        step.kernel.starts_with("fused"))
       return false;
     const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel);
     if (entry == nullptr || !entry->strided_inputs) return false;
     const ValueId out = step.outputs[0];
     const Value& value = plan_.values[out];
-    if (alias_root_[out] != out || !value.strides.empty() || !FusibleDType(value.type.dtype)) return false;
+    if (alias_root_[out] != out || !value.strides.empty() || !kernels::FusibleDType(value.type.dtype)) return false;
     const int64_t n = Elements(out);
     if (n <= 1) return false;
     for (ValueId v : step.inputs) {
       const Value& in = plan_.values[v];
-      if (!FusibleDType(in.type.dtype)) return false;
+      if (!kernels::FusibleDType(in.type.dtype)) return false;
       const bool scalar = in.type.dims.empty() && in.strides.empty();
       if (!scalar && Elements(v) != n) return false;
     }
@@ -98,7 +84,7 @@ class Fuser {
   // An elementwise step on scalars (one element): not fused, but a run goes on past it
   // (it reads no value of more elements, so no group value).
   bool ScalarElementwise(const Step& step) const {
-    if (step.kind != StepKind::kKernel || step.outputs.size() != 1 || StartsWith(step.kernel, "fused")) return false;
+    if (step.kind != StepKind::kKernel || step.outputs.size() != 1 || step.kernel.starts_with("fused")) return false;
     const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel);
     if (entry == nullptr || !entry->strided_inputs || alias_root_[step.outputs[0]] != step.outputs[0]) return false;
     for (ValueId v : step.inputs)
@@ -225,7 +211,7 @@ class Fuser {
                  std::vector<ValueId>& inputs, Fused& fused) {
     const Step& reduce = sequence.steps[j];
     const auto* rp = reduce.params.As<kernels::ReduceParams>();
-    if (reduce.kind != StepKind::kKernel || rp == nullptr || !StartsWith(reduce.kernel, "reduce_") ||
+    if (reduce.kind != StepKind::kKernel || rp == nullptr || !reduce.kernel.starts_with("reduce_") ||
         reduce.inputs.size() != 2 || reduce.outputs.size() != 1 || !reduce.regions.empty())
       return;
     const ValueId operand = reduce.inputs[0], init = reduce.inputs[1], result = reduce.outputs[0];
@@ -254,7 +240,7 @@ class Fuser {
     params.output_slots.erase(params.output_slots.begin() + (out - outputs.begin()));
     outputs.erase(out);
     int64_t segments = 1;
-    if (rows < kMinRowsUnsegmented && !StartsWith(reduce.kernel, "reduce_mul.f"))
+    if (rows < kMinRowsUnsegmented && !reduce.kernel.starts_with("reduce_mul.f"))
       segments = std::clamp<int64_t>(length / kSegmentElements, 1, std::max<int64_t>(1, kMaxUnits / rows));
     params.reduce.push_back(kernels::FusedReduce{reduce.kernel, slot->second, rows, length, segments});
     inputs.push_back(init);

@@ -6,6 +6,7 @@
 
 #include "plan/lower.h"
 #include "ir/test_module_builder.h"
+#include "plan/test_lowering.h"
 
 namespace stablert::plan {
 namespace {
@@ -13,11 +14,7 @@ namespace {
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
 
-ExecutionPlan MustLower(const ir::Module& module) {
-  auto plan = LowerToPlan(module);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
-}
+using testing::MustLower;
 
 bool SameStorage(const ExecutionPlan& plan, ValueId a, ValueId b) {
   return plan.values[a].storage == plan.values[b].storage && plan.values[a].index == plan.values[b].index;

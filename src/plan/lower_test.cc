@@ -12,6 +12,7 @@
 #include "kernels/fused_params.h"
 #include "kernels/reduce_params.h"
 #include "ir/test_module_builder.h"
+#include "plan/test_lowering.h"
 
 namespace stablert::plan {
 namespace {
@@ -19,11 +20,7 @@ namespace {
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
 
-ExecutionPlan MustLower(const ir::Module& module) {
-  auto plan = LowerToPlan(module);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
-}
+using testing::MustLower;
 
 TEST(LowerTest, GoldenPlan) {
   ModuleBuilder b;

@@ -11,6 +11,7 @@
 #include "plan/lower.h"
 #include "ir/test_module_builder.h"
 #include "runtime/executor.h"
+#include "plan/test_lowering.h"
 
 namespace stablert::runtime {
 namespace {
@@ -21,11 +22,7 @@ using ir::testing::ModuleBuilder;
 
 constexpr int64_t kRows = 16, kCols = 128;
 
-ExecutionPlan MustLower(const ir::Module& module) {
-  auto plan = plan::LowerToPlan(module);
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  return plan.ok() ? std::move(plan).value() : ExecutionPlan{};
-}
+using plan::testing::MustLower;
 
 std::vector<std::vector<uint8_t>> RunPlan(const ExecutionPlan& plan, const std::vector<const void*>& args) {
   std::vector<std::vector<uint8_t>> results;
