@@ -49,7 +49,9 @@ using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& con
 // kSplat: a view repeating one element (all strides 0), filled once per call;
 // kRows: a view whose tiles are usually contiguous runs of its storage (innermost stride 1),
 // read in place when a tile lies within one run, gathered otherwise.
-enum class Place : uint8_t { kScalar, kDenseInput, kGathered, kSplat, kRows, kOutput, kBuffer };
+// kRowBroadcast: a [rows, length] view with strides [1, 0] (one value per row, as fused_rows
+// passes a row value), filled per tile from its rows.
+enum class Place : uint8_t { kScalar, kDenseInput, kGathered, kSplat, kRows, kRowBroadcast, kOutput, kBuffer };
 
 bool AllZero(std::span<const int64_t> strides) {
   for (int64_t s : strides)
@@ -75,6 +77,7 @@ struct FusedState {
   ReduceRunFn reduce = nullptr;
   int reduce_slot = -1;
   int64_t rows = 1, length = 0, segments = 1;
+  int64_t row_length = 0;       // length of the rows of kRowBroadcast inputs (tiles stay within one)
 };
 
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
@@ -103,6 +106,11 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
     else if (in.num_elements != params.num_elements) return Malformed("input of another element count");
     else if (in.dense()) state.place[k] = Place::kDenseInput;
     else if (AllZero(in.strides)) state.place[k] = Place::kSplat;
+    else if (in.rank() == 2 && in.strides[0] == 1 && in.strides[1] == 0 &&
+             (state.row_length == 0 || state.row_length == in.dims[1])) {
+      state.place[k] = Place::kRowBroadcast;
+      state.row_length = in.dims[1];
+    }
     else if (in.strides.back() == 1 && in.dims.back() >= 256) state.place[k] = Place::kRows;
     else state.place[k] = Place::kGathered;
     state.index[k] = static_cast<int>(k);
@@ -154,7 +162,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
     return state.num_buffers++;
   };
   for (size_t k = 0; k < num_inputs; ++k)
-    if (state.place[k] == Place::kGathered || state.place[k] == Place::kRows || state.place[k] == Place::kSplat)
+    if (state.place[k] == Place::kGathered || state.place[k] == Place::kRows || state.place[k] == Place::kSplat ||
+        state.place[k] == Place::kRowBroadcast)
       state.index[k] = take();
   int64_t widest = 1;
   for (size_t s = 0; s < slots; ++s) widest = std::max(widest, state.bytes[s]);
@@ -178,6 +187,31 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   return OkStatus();
 }
 
+template <typename T>
+void FillRowsOf(const T* rows, int64_t length, int64_t first, int64_t count, T* dst) {
+  for (int64_t i = 0; i < count;) {
+    const int64_t row = (first + i) / length;
+    const int64_t n = std::min(count - i, (row + 1) * length - (first + i));
+    std::fill_n(dst + i, n, rows[row]);
+    i += n;
+  }
+}
+
+// Elements [first, first + count) of a [rows, length] broadcast of `rows` (one element per
+// row) into `dst`.
+void FillRows(const void* rows, int64_t bytes, int64_t length, int64_t first, int64_t count, void* dst) {
+  switch (bytes) {
+    case 1: return FillRowsOf(static_cast<const uint8_t*>(rows), length, first, count, static_cast<uint8_t*>(dst));
+    case 2: return FillRowsOf(static_cast<const uint16_t*>(rows), length, first, count, static_cast<uint16_t*>(dst));
+    case 4: return FillRowsOf(static_cast<const uint32_t*>(rows), length, first, count, static_cast<uint32_t*>(dst));
+    case 8: return FillRowsOf(static_cast<const uint64_t*>(rows), length, first, count, static_cast<uint64_t*>(dst));
+    default:
+      for (int64_t i = 0; i < count; ++i)
+        std::memcpy(static_cast<std::byte*>(dst) + i * bytes,
+                    static_cast<const std::byte*>(rows) + (first + i) / length * bytes, static_cast<size_t>(bytes));
+  }
+}
+
 // Computes elements [first, first + count) of every computed slot (count <= tile).
 // `slot_views` has one view per slot; `dims` is the tile's one-dimensional shape.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
@@ -196,6 +230,12 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
         view = args.inputs[static_cast<size_t>(index)];
         view.data = static_cast<uint8_t*>(view.data) + offset;
         break;
+      case Place::kRowBroadcast: {
+        const BufferView& in = args.inputs[s];
+        view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+        FillRows(in.data, state.bytes[s], in.dims[1], first, count, view.data);
+        break;
+      }
       case Place::kSplat:  // filled by FillSplats
         view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
         break;
@@ -268,9 +308,14 @@ Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
   const auto [begin, end] = ShareOf(context, n);
   std::vector<BufferView> views = SlotViews(state, args);
   int64_t dims[1];
-  for (int64_t first = begin; first < end; first += state.tile)
-    STABLERT_RETURN_IF_ERROR(
-        ComputeTile(state, args, first, std::min(state.tile, end - first), args.workspace.data(), views, dims));
+  const int64_t row = state.row_length;
+  for (int64_t first = begin; first < end;) {
+    int64_t next = std::min(first + state.tile, end);
+    // Tiles of long rows stay within one row (a row broadcast is then one value).
+    if (row >= state.tile) next = std::min(next, (first / row + 1) * row);
+    STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), views, dims));
+    first = next;
+  }
   return OkStatus();
 }
 
@@ -428,11 +473,271 @@ int64_t FusedWorkspace(const KernelArgs& args) {
   return state.num_buffers * state.buffer_bytes;
 }
 
+// ---- "fused_rows": a sequence of steps over blocks of rows ----
+
+constexpr int64_t kRowsBlockBudget = 384 * 1024;  // bytes a block's full values may touch (L2: 1 MiB)
+constexpr int64_t kMinBlocks = 8;                 // blocks per step at least, where rows allow
+
+constexpr int64_t kRowBroadcastStrides[2] = {1, 0};
+constexpr int64_t kColumnStrides[2] = {0, 1};
+constexpr int64_t kSplatStrides[2] = {0, 0};
+
+struct RowsState {
+  struct Sub {
+    KernelFn fn = nullptr;
+    std::vector<int> inputs, outputs;
+    KernelParams params[2];  // for a full block and for the last block
+    KernelState state[2];
+  };
+  std::vector<Sub> subs;
+  std::vector<RowsForm> form;
+  std::vector<int64_t> bytes;
+  std::vector<DType> dtype;
+  std::vector<int> input, of, output;  // per value: step input, broadcast value, step output (-1: none)
+  std::vector<int64_t> offset;         // per internal computed value: its buffer in the workspace
+  int64_t rows = 0, length = 0, block = 1, blocks = 1, last = 1;
+  int64_t sub_workspace = 0;           // workspace offset of the sub-steps' own workspace
+  int64_t workspace = 0;
+  int64_t full_dims[2][2] = {}, row_dims[2][1] = {};
+};
+
+Status MalformedRows(const std::string& what) { return InvalidArgument("fused_rows step: " + what); }
+
+// The views of every value for the block of `count` rows from `r0` (`size`: 0 for a full
+// block, 1 for the last one); `workspace` null at prepare time.
+void BlockViews(const RowsState& st, const KernelArgs& args, int64_t r0, int size, std::byte* workspace,
+                std::vector<BufferView>& views) {
+  const int64_t count = size == 0 ? st.block : st.last;
+  const std::span<const int64_t> full(st.full_dims[size], 2), row(st.row_dims[size], 1);
+  for (size_t v = 0; v < views.size(); ++v) {
+    BufferView& view = views[v];
+    const int in = st.input[v], out = st.output[v];
+    const auto bytes = st.bytes[v];
+    auto base = [&](int64_t element) -> void* {
+      void* data = in >= 0 ? args.inputs[static_cast<size_t>(in)].data
+                           : out >= 0 ? args.outputs[static_cast<size_t>(out)].data : nullptr;
+      if (data != nullptr) return static_cast<std::byte*>(data) + element * bytes;
+      return workspace == nullptr ? nullptr : workspace + st.offset[v];
+    };
+    view.strides = {};
+    view.dtype = st.dtype[v];
+    switch (st.form[v]) {
+      case RowsForm::kFull:
+        view.data = base(r0 * st.length), view.dims = full, view.num_elements = count * st.length;
+        break;
+      case RowsForm::kRow:
+        view.data = base(r0), view.dims = row, view.num_elements = count;
+        break;
+      case RowsForm::kRowBroadcast:
+        view.data = st.of[v] >= 0 ? views[static_cast<size_t>(st.of[v])].data : base(r0);
+        view.dims = full, view.num_elements = count * st.length, view.strides = kRowBroadcastStrides;
+        break;
+      case RowsForm::kColumn:
+        view.data = args.inputs[static_cast<size_t>(in)].data;
+        view.dims = full, view.num_elements = count * st.length, view.strides = kColumnStrides;
+        break;
+      case RowsForm::kScalar:
+        view = args.inputs[static_cast<size_t>(in)];
+        break;
+      case RowsForm::kSplatFull:
+        view.data = args.inputs[static_cast<size_t>(in)].data;
+        view.dims = full, view.num_elements = count * st.length, view.strides = kSplatStrides;
+        break;
+      case RowsForm::kSplatRow:
+        view.data = args.inputs[static_cast<size_t>(in)].data;
+        view.dims = row, view.num_elements = count, view.strides = std::span<const int64_t>(kSplatStrides, 1);
+        break;
+    }
+  }
+}
+
+// A sub-step's parameters for a block of `count` rows.
+KernelParams BlockParams(const FusedRowsStep& step, int64_t rows, int64_t length, int64_t count) {
+  const auto* fused = step.params.As<FusedParams>();
+  if (fused == nullptr) return step.params;
+  FusedParams p = *fused;
+  p.num_elements = p.num_elements == rows * length ? count * length : count;
+  for (FusedReduce& r : p.reduce) r.rows = count;
+  return p;
+}
+
+StatusOr<std::shared_ptr<RowsState>> RowsLayout(const KernelArgs& args, bool prepare_subs) {
+  const auto& params = args.Params<FusedRowsParams>();
+  auto st = std::make_shared<RowsState>();
+  st->rows = params.rows, st->length = params.length;
+  if (st->rows < 1 || st->length < 1) return MalformedRows("no rows");
+  const size_t n = params.values.size();
+  st->form.resize(n), st->bytes.resize(n), st->dtype.resize(n), st->input.assign(n, -1), st->of.assign(n, -1), st->output.assign(n, -1);
+  st->offset.assign(n, -1);
+  std::vector<bool> computed(n, false);
+  for (size_t j = 0; j < params.outputs.size(); ++j) {
+    const int64_t v = params.outputs[j];
+    if (v < 0 || static_cast<size_t>(v) >= n || st->output[v] >= 0) return MalformedRows("bad output value");
+    st->output[v] = static_cast<int>(j);
+  }
+  if (params.outputs.size() != args.outputs.size()) return MalformedRows("outputs do not match its parameters");
+  int64_t per_row = 0;  // bytes of full values per row
+  for (size_t v = 0; v < n; ++v) {
+    const FusedRowsValue& value = params.values[v];
+    const auto dtype = static_cast<DType>(value.dtype);
+    if (!FusibleDType(dtype) || value.form < 0 || value.form > static_cast<int64_t>(RowsForm::kSplatRow))
+      return MalformedRows("value of an unsupported type or form");
+    st->form[v] = static_cast<RowsForm>(value.form);
+    st->bytes[v] = DTypeByteSize(dtype);
+    st->dtype[v] = dtype;
+    st->input[v] = static_cast<int>(value.input);
+    st->of[v] = static_cast<int>(value.of);
+    const RowsForm form = st->form[v];
+    if (value.input >= 0) {
+      if (static_cast<size_t>(value.input) >= args.inputs.size() || st->output[v] >= 0 ||
+          args.inputs[static_cast<size_t>(value.input)].dtype != dtype)
+        return MalformedRows("bad input value");
+      const BufferView& in = args.inputs[static_cast<size_t>(value.input)];
+      const int64_t want = form == RowsForm::kFull ? st->rows * st->length
+                           : form == RowsForm::kRow ? st->rows : in.num_elements;
+      if (in.num_elements != want || (form == RowsForm::kScalar && in.num_elements != 1))
+        return MalformedRows("input of another element count");
+      if ((form == RowsForm::kFull || form == RowsForm::kRow) && !in.dense())
+        return MalformedRows("input expected dense");
+      if ((form == RowsForm::kSplatFull || form == RowsForm::kSplatRow) && !AllZero(in.strides))
+        return MalformedRows("splat input expected with zero strides");
+      if ((form == RowsForm::kRowBroadcast || form == RowsForm::kColumn) && in.num_elements != st->rows * st->length)
+        return MalformedRows("broadcast input expected as a [rows, length] view");
+      if (form == RowsForm::kFull) per_row += st->bytes[v] * st->length;
+    } else if (form == RowsForm::kRowBroadcast) {
+      if (value.of < 0 || static_cast<size_t>(value.of) >= v || st->form[value.of] != RowsForm::kRow ||
+          params.values[value.of].dtype != value.dtype)
+        return MalformedRows("row broadcast of no earlier row value");
+    } else if (form != RowsForm::kFull && form != RowsForm::kRow) {
+      return MalformedRows("computed value of an input form");
+    }
+  }
+  // Sub-steps: inputs computed before, each computed value written once.
+  for (const FusedRowsStep& step : params.steps) {
+    for (int64_t v : step.inputs) {
+      if (v < 0 || static_cast<size_t>(v) >= n) return MalformedRows("sub-step reads no value");
+      const int64_t src = st->of[v] >= 0 ? st->of[v] : v;
+      if (st->input[v] < 0 && !computed[src]) return MalformedRows("sub-step reads a value not computed before it");
+    }
+    if (step.outputs.empty()) return MalformedRows("sub-step without outputs");
+    for (int64_t v : step.outputs) {
+      if (v < 0 || static_cast<size_t>(v) >= n || computed[v] || st->input[v] >= 0 ||
+          (st->form[v] != RowsForm::kFull && st->form[v] != RowsForm::kRow))
+        return MalformedRows("sub-step writes an input or a value written before");
+      computed[v] = true;
+    }
+  }
+  for (size_t v = 0; v < n; ++v)
+    if (st->input[v] < 0 && (st->form[v] == RowsForm::kFull || st->form[v] == RowsForm::kRow) && !computed[v])
+      return MalformedRows("value computed by no sub-step");
+  for (size_t v = 0; v < n; ++v)
+    if (st->input[v] < 0 && st->form[v] == RowsForm::kFull) per_row += st->bytes[v] * st->length;
+  // Rows per block: the block's full values within the budget, and enough blocks to share.
+  int64_t block = std::max<int64_t>(1, kRowsBlockBudget / std::max<int64_t>(1, per_row));
+  block = std::min(block, std::max<int64_t>(1, st->rows / kMinBlocks));
+  st->block = std::min(block, st->rows);
+  st->blocks = (st->rows + st->block - 1) / st->block;
+  st->last = st->rows - (st->blocks - 1) * st->block;
+  for (int size = 0; size < 2; ++size) {
+    const int64_t count = size == 0 ? st->block : st->last;
+    st->full_dims[size][0] = count, st->full_dims[size][1] = st->length, st->row_dims[size][0] = count;
+  }
+  // Internal buffers, one per computed value no output holds.
+  int64_t offset = 0;
+  for (size_t v = 0; v < n; ++v)
+    if (st->input[v] < 0 && st->output[v] < 0 && (st->form[v] == RowsForm::kFull || st->form[v] == RowsForm::kRow)) {
+      st->offset[v] = offset;
+      const int64_t elements = st->form[v] == RowsForm::kFull ? st->block * st->length : st->block;
+      offset += (elements * st->bytes[v] + 63) / 64 * 64;
+    }
+  st->sub_workspace = offset;
+  // Sub-steps at both block sizes.
+  const KernelRegistry& registry = CpuKernels();
+  int64_t sub_bytes = 0;
+  std::vector<BufferView> views(n);
+  for (const FusedRowsStep& step : params.steps) {
+    const KernelRegistry::Entry* entry = registry.Lookup(step.kernel);
+    if (entry == nullptr || step.kernel.rfind("fused_rows", 0) == 0)
+      return MalformedRows("no kernel '" + step.kernel + "'");
+    if (entry->params != step.params.type()) return MalformedRows("sub-step '" + step.kernel + "' parameters");
+    RowsState::Sub sub;
+    sub.fn = entry->fn;
+    for (int64_t v : step.inputs) {
+      if (!entry->strided_inputs && st->form[v] != RowsForm::kFull && st->form[v] != RowsForm::kRow &&
+          st->form[v] != RowsForm::kScalar)
+        return MalformedRows("sub-step '" + step.kernel + "' takes dense inputs only");
+      sub.inputs.push_back(static_cast<int>(v));
+    }
+    for (int64_t v : step.outputs) sub.outputs.push_back(static_cast<int>(v));
+    for (int size = 0; size < 2; ++size) {
+      const int64_t count = size == 0 ? st->block : st->last;
+      sub.params[size] = BlockParams(step, st->rows, st->length, count);
+      BlockViews(*st, args, 0, size, nullptr, views);
+      std::vector<BufferView> in, out;
+      for (int v : sub.inputs) in.push_back(views[static_cast<size_t>(v)]);
+      for (int v : sub.outputs) {
+        out.push_back(views[static_cast<size_t>(v)]);
+        out.back().data = nullptr;
+      }
+      for (size_t k = 0; k < in.size(); ++k)  // only constants' data at prepare time
+        if (st->form[sub.inputs[k]] != RowsForm::kScalar && st->form[sub.inputs[k]] != RowsForm::kSplatFull &&
+            st->form[sub.inputs[k]] != RowsForm::kSplatRow)
+          in[k].data = nullptr;
+      KernelArgs sub_args{in, out, sub.params[size].get()};
+      if (entry->workspace != nullptr) sub_bytes = std::max(sub_bytes, (entry->workspace(sub_args) + 63) / 64 * 64);
+      if (prepare_subs && entry->prepare != nullptr) {
+        auto prepared = entry->prepare(sub_args);
+        if (!prepared.ok()) return prepared.status().WithPrefix("fused_rows sub-step '" + step.kernel + "'");
+        sub.state[size] = std::move(prepared->state);
+      }
+    }
+    st->subs.push_back(std::move(sub));
+  }
+  st->workspace = offset + sub_bytes;
+  return st;
+}
+
+Status FusedRowsKernel(const KernelContext& context, const KernelArgs& args) {
+  const auto& st = *static_cast<const RowsState*>(args.state);
+  const auto [begin, end] = ShareOf(context, st.blocks);
+  std::vector<BufferView> views(st.form.size()), in, out;
+  std::byte* workspace = args.workspace.data();
+  const std::span<std::byte> sub_workspace =
+      args.workspace.empty() ? std::span<std::byte>() : args.workspace.subspan(static_cast<size_t>(st.sub_workspace));
+  const KernelContext one_call;
+  for (int64_t b = begin; b < end; ++b) {
+    const int size = b == st.blocks - 1 && st.last != st.block ? 1 : 0;
+    BlockViews(st, args, b * st.block, size, workspace, views);
+    for (const RowsState::Sub& sub : st.subs) {
+      in.clear(), out.clear();
+      for (int v : sub.inputs) in.push_back(views[static_cast<size_t>(v)]);
+      for (int v : sub.outputs) out.push_back(views[static_cast<size_t>(v)]);
+      KernelArgs sub_args{in, out, sub.params[size].get(), sub.state[size].get(), sub_workspace};
+      STABLERT_RETURN_IF_ERROR(sub.fn(one_call, sub_args));
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<PreparedStep> PrepareFusedRows(const KernelArgs& args) {
+  auto st = RowsLayout(args, true);
+  if (!st.ok()) return st.status();
+  return PreparedStep(std::shared_ptr<const void>(std::move(*st)));
+}
+
+int64_t FusedRowsWorkspace(const KernelArgs& args) {
+  auto st = RowsLayout(args, false);
+  return st.ok() ? (*st)->workspace : 0;
+}
+
 }  // namespace
 
 Status RegisterFusedKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(registry.RegisterTakingViews<FusedParams>("fused", &FusedKernel, &PrepareFused));
-  return registry.DeclareWorkspace("fused", &FusedWorkspace);
+  STABLERT_RETURN_IF_ERROR(registry.DeclareWorkspace("fused", &FusedWorkspace));
+  STABLERT_RETURN_IF_ERROR(
+      registry.RegisterTakingViews<FusedRowsParams>("fused_rows", &FusedRowsKernel, &PrepareFusedRows));
+  return registry.DeclareWorkspace("fused_rows", &FusedRowsWorkspace);
 }
 
 }  // namespace stablert::kernels

@@ -12,6 +12,14 @@
 // step's last input being the reduction's init scalar. When the reduction is cut into
 // `segments` per row, the last output holds [rows, segments] partial results instead (no
 // init folded in) and a reduce step after the fused step finishes them.
+//
+// "fused_rows" steps (FusedRowsParams) run a sequence of steps over blocks of rows: every
+// value of the sequence is viewed as [rows, length] (a full value), [rows] (a row value:
+// one per row, e.g. a reduction over the trailing dims), a broadcast of a row value along
+// the rows, a broadcast of a [length] input over the rows, or a scalar. A block of rows
+// runs the whole sequence before the next block starts, so the values between its steps
+// (a softmax's exp, a layer norm's centred input) stay in cache and only the step's inputs
+// and outputs travel to and from memory.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +96,70 @@ struct FusedParams {
     visit("ops", ops);
     visit("outputs", output_slots);
     visit("reduce", reduce);
+  }
+};
+
+// One value of a "fused_rows" step.
+enum class RowsForm : int64_t {
+  kFull = 0,          // [rows, length], dense
+  kRow = 1,           // [rows], dense
+  kRowBroadcast = 2,  // a row value read as [rows, length] (element (r, c) is row r's); as an
+                      // input: a view of rows*length elements whose element (r, c) is data[r]
+  kColumn = 3,        // an input view of rows*length elements whose element (r, c) is data[c]
+  kScalar = 4,        // an input with one element, passed as it is
+  kSplatFull = 5,     // an input repeating one element, read as [rows, length]
+  kSplatRow = 6,      // an input repeating one element, read as [rows]
+};
+
+struct FusedRowsValue {
+  int64_t form = 0;    // RowsForm
+  int64_t dtype = 0;   // DType (numbering of base/dtype.h)
+  int64_t input = -1;  // the step input it is, or -1: computed by a sub-step
+  int64_t of = -1;     // kRowBroadcast of a computed row value: that value (else -1)
+
+  template <typename Visit>
+  void Fields(Visit&& visit) const {
+    visit("form", form);
+    visit("dtype", dtype);
+    visit("input", input);
+    visit("of", of);
+  }
+};
+
+// One step of the sequence: a kernel over [block rows, length] (or [block rows]) views.
+// Sub-steps may be elementwise kernels, "fused" steps (their FusedParams written for all
+// rows; the kernel rescales them to a block) and "reduce_<body>.<T>" over dimension 1.
+struct FusedRowsStep {
+  std::string kernel;
+  std::vector<int64_t> inputs;  // value numbers
+  std::vector<int64_t> outputs;  // the values it computes (kFull or kRow), in its output order
+  KernelParams params;
+  std::string params_text;      // params.ToString()
+
+  template <typename Visit>
+  void Fields(Visit&& visit) const {
+    visit("kernel", kernel);
+    visit("in", inputs);
+    visit("out", outputs);
+    visit("params", params_text);
+  }
+};
+
+struct FusedRowsParams {
+  static constexpr std::string_view kFamily = "fused_rows";
+  int64_t rows = 0;
+  int64_t length = 0;
+  std::vector<FusedRowsValue> values;
+  std::vector<FusedRowsStep> steps;
+  std::vector<int64_t> outputs;  // output k is this computed value
+
+  template <typename Visit>
+  void Fields(Visit&& visit) const {
+    visit("rows", rows);
+    visit("length", length);
+    visit("values", values);
+    visit("steps", steps);
+    visit("outputs", outputs);
   }
 };
 

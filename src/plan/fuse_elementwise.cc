@@ -44,7 +44,10 @@ class Fuser {
     Count(plan.body);
   }
 
-  void Run() { Fuse(plan_.body); }
+  void Run() {
+    Fuse(plan_.body);
+    FuseRows(plan_.body);
+  }
 
  private:
   void Count(const Sequence& sequence) {
@@ -335,6 +338,324 @@ class Fuser {
         kept.push_back(std::move(fused_at[k].step));
         for (Step& step : fused_at[k].after) kept.push_back(std::move(step));
       }
+      if (!removed[k]) kept.push_back(std::move(sequence.steps[k]));
+    }
+    sequence.steps = std::move(kept);
+  }
+
+  // ---- Row-blocked sequences ("fused_rows") ----
+
+  // What a step of a row group reads: its form and, for computed values, the group value.
+  struct RowRead {
+    kernels::RowsForm form;
+    ValueId root = kNoValue;  // the computed root read (kFull, kRow, kRowBroadcast of it)
+  };
+
+  struct RowGroup {
+    int64_t rows = 0, length = 0;
+    std::map<ValueId, kernels::RowsForm> computed;  // computed roots: kFull or kRow
+    std::vector<size_t> members;
+    bool broadcasts_back = false;  // a member reads a row broadcast of a computed row value
+  };
+
+  // The split of `dims` into leading dims of `rows` elements and trailing ones of `length`;
+  // -1 if there is none.
+  static int SplitAt(const Dims& dims, int64_t rows, int64_t length) {
+    int64_t lead = 1;
+    for (size_t k = 0; k <= dims.size(); ++k) {
+      if (lead == rows && ElementCount(Dims(dims.begin() + static_cast<std::ptrdiff_t>(k), dims.end())) == length)
+        return static_cast<int>(k);
+      if (k < dims.size()) lead *= dims[k];
+    }
+    return -1;
+  }
+
+  static bool DenseStrides(const Dims& dims, const std::vector<int64_t>& strides, size_t from, size_t to) {
+    int64_t expect = 1;
+    for (size_t k = to; k-- > from;) {
+      if (dims[k] != 1 && strides[k] != expect) return false;
+      expect *= dims[k];
+    }
+    return true;
+  }
+
+  // How a member of `group` with `count` elements per output reads `v`; false if it cannot.
+  bool ClassifyRead(const RowGroup& group, ValueId v, int64_t count, RowRead& read) const {
+    using kernels::RowsForm;
+    const Value& value = plan_.values[v];
+    const ValueId root = alias_root_[v];
+    const int64_t full = group.rows * group.length, n = Elements(v);
+    const bool full_step = count == full;
+    auto it = group.computed.find(root);
+    if (it != group.computed.end()) {
+      read.root = root;
+      if (value.strides.empty()) {
+        if (value.type.dtype != plan_.values[root].type.dtype || n != Elements(root)) return false;
+        read.form = it->second;
+        return (it->second == RowsForm::kFull) == full_step;
+      }
+      if (!full_step || it->second != RowsForm::kRow || n != full) return false;
+      const int k = SplitAt(value.type.dims, group.rows, group.length);
+      if (k < 0) return false;
+      for (size_t d = static_cast<size_t>(k); d < value.strides.size(); ++d)
+        if (value.strides[d] != 0 && value.type.dims[d] != 1) return false;
+      if (!DenseStrides(value.type.dims, value.strides, 0, static_cast<size_t>(k))) return false;
+      read.form = RowsForm::kRowBroadcast;
+      return true;
+    }
+    read.root = kNoValue;
+    if (value.strides.empty()) {
+      if (n == count) {
+        read.form = full_step ? RowsForm::kFull : RowsForm::kRow;
+        return true;
+      }
+      if (value.type.dims.empty()) {
+        read.form = RowsForm::kScalar;
+        return true;
+      }
+      return false;
+    }
+    if (n != count) return false;
+    bool zero = true;
+    for (int64_t st : value.strides) zero = zero && st == 0;
+    if (zero) {
+      read.form = full_step ? RowsForm::kSplatFull : RowsForm::kSplatRow;
+      return true;
+    }
+    if (!full_step) return false;
+    const int k = SplitAt(value.type.dims, group.rows, group.length);
+    if (k < 0) return false;
+    const auto kk = static_cast<size_t>(k);
+    bool lead_zero = true, trail_zero = true;
+    for (size_t d = 0; d < value.strides.size(); ++d)
+      if (value.type.dims[d] != 1 && value.strides[d] != 0) (d < kk ? lead_zero : trail_zero) = false;
+    if (trail_zero && DenseStrides(value.type.dims, value.strides, 0, kk)) {
+      read.form = RowsForm::kRowBroadcast;
+      return true;
+    }
+    if (lead_zero && DenseStrides(value.type.dims, value.strides, kk, value.strides.size())) {
+      read.form = RowsForm::kColumn;
+      return true;
+    }
+    return false;
+  }
+
+  // A reduction over trailing dims of a dense value: its [rows, length], else {0, 0}.
+  std::pair<int64_t, int64_t> RowReduction(const Step& step) const {
+    if (step.kind != StepKind::kKernel || !step.regions.empty()) return {0, 0};
+    if (const auto* fp = step.params.As<kernels::FusedParams>(); fp != nullptr && step.kernel == "fused") {
+      if (fp->reduce.size() != 1 || fp->reduce[0].segments != 1) return {0, 0};
+      return {fp->reduce[0].rows, fp->reduce[0].length};
+    }
+    const auto* rp = step.params.As<kernels::ReduceParams>();
+    if (rp == nullptr || !step.kernel.starts_with("reduce_") || step.inputs.size() != 2 || step.outputs.size() != 1)
+      return {0, 0};
+    const ValueId operand = step.inputs[0];
+    if (!plan_.values[operand].strides.empty() || Elements(step.inputs[1]) != 1) return {0, 0};
+    const Dims& dims = plan_.values[operand].type.dims;
+    const size_t rank = dims.size(), reduced = rp->dimensions.size();
+    if (reduced == 0 || reduced > rank) return {0, 0};
+    for (size_t i = 0; i < reduced; ++i)
+      if (rp->dimensions[i] != static_cast<int64_t>(rank - reduced + i)) return {0, 0};
+    int64_t rows = 1, length = 1;
+    for (size_t i = 0; i < rank; ++i) (i < rank - reduced ? rows : length) *= dims[i];
+    return {rows, length};
+  }
+
+  // Whether `step` joins `group` (and adds its outputs); reads in `reads`.
+  bool JoinRows(RowGroup& group, const Step& step, std::vector<RowRead>& reads) {
+    using kernels::RowsForm;
+    if (step.kind != StepKind::kKernel || !step.regions.empty() || step.outputs.empty() ||
+        step.kernel.starts_with("fused_rows"))
+      return false;
+    const int64_t full = group.rows * group.length;
+    for (ValueId v : step.outputs)
+      if (alias_root_[v] != v || !plan_.values[v].strides.empty() || writers_[v] != 1 ||
+          !kernels::FusibleDType(plan_.values[v].type.dtype))
+        return false;
+    reads.clear();
+    std::vector<std::pair<ValueId, RowsForm>> outputs;
+    const auto [rows, length] = RowReduction(step);
+    const auto* fp = step.params.As<kernels::FusedParams>();
+    if (rows != 0 && fp == nullptr) {  // a reduce step
+      if (rows != group.rows || length != group.length) return false;
+      RowRead operand, init;
+      if (!ClassifyRead(group, step.inputs[0], full, operand) || operand.form != RowsForm::kFull) return false;
+      if (!plan_.values[step.inputs[1]].type.dims.empty() || !plan_.values[step.inputs[1]].strides.empty() ||
+          group.computed.count(alias_root_[step.inputs[1]]))
+        return false;
+      init.form = RowsForm::kScalar;
+      reads = {operand, init};
+      outputs.push_back({step.outputs[0], RowsForm::kRow});
+    } else {
+      const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel);
+      if (entry == nullptr || !entry->strided_inputs) return false;
+      int64_t count = 0;
+      if (fp != nullptr) {
+        if (step.kernel != "fused") return false;
+        count = fp->num_elements;
+        if (rows != 0 && (rows != group.rows || length != group.length || count != full)) return false;
+        if (fp->reduce.size() > 0 && rows == 0) return false;  // a segmented reduction
+      } else {
+        if (step.outputs.size() != 1) return false;
+        count = Elements(step.outputs[0]);
+      }
+      if (count != full && count != group.rows) return false;
+      for (size_t k = 0; k < step.inputs.size(); ++k) {
+        const ValueId v = step.inputs[k];
+        RowRead read;
+        if (k + 1 == step.inputs.size() && rows != 0) {  // the fused reduction's init
+          if (!plan_.values[v].type.dims.empty() || group.computed.count(alias_root_[v])) return false;
+          read.form = RowsForm::kScalar;
+        } else if (!ClassifyRead(group, v, count, read)) {
+          return false;
+        }
+        reads.push_back(read);
+      }
+      const size_t chain_outputs = step.outputs.size() - (rows != 0 ? 1 : 0);
+      for (size_t k = 0; k < step.outputs.size(); ++k) {
+        const bool row = k >= chain_outputs || count == group.rows;
+        if (Elements(step.outputs[k]) != (row ? group.rows : full)) return false;
+        outputs.push_back({step.outputs[k], row ? RowsForm::kRow : RowsForm::kFull});
+      }
+    }
+    for (const RowRead& read : reads)
+      if (read.form == RowsForm::kRowBroadcast && read.root != kNoValue) group.broadcasts_back = true;
+    for (const auto& [v, form] : outputs) group.computed[v] = form;
+    return true;
+  }
+
+  // Reads `step` makes of group values (any alias of a computed root).
+  bool ReadsGroup(const Step& step, const RowGroup& group) const {
+    for (ValueId v : step.inputs)
+      if (group.computed.count(alias_root_[v])) return true;
+    for (const Sequence& region : step.regions)
+      for (const Step& inner : region.steps)
+        if (ReadsGroup(inner, group)) return true;
+    return false;
+  }
+
+  // The fused_rows step for `group`.
+  Step BuildRows(const Sequence& sequence, const RowGroup& group) {
+    using kernels::RowsForm;
+    kernels::FusedRowsParams params;
+    params.rows = group.rows;
+    params.length = group.length;
+    std::map<std::pair<ValueId, int64_t>, int64_t> number;  // (plan value or root, form) -> value
+    std::vector<ValueId> inputs;
+    std::map<ValueId, int> group_reads;
+    auto add = [&](kernels::FusedRowsValue value) {
+      params.values.push_back(value);
+      return static_cast<int64_t>(params.values.size() - 1);
+    };
+    std::vector<RowRead> reads;
+    RowGroup replay{group.rows, group.length, {}, {}, false};
+    for (size_t index : group.members) {
+      const Step& step = sequence.steps[index];
+      const bool ok = JoinRows(replay, step, reads);
+      (void)ok;
+      kernels::FusedRowsStep sub;
+      sub.kernel = step.kernel;
+      for (size_t k = 0; k < step.inputs.size(); ++k) {
+        const ValueId v = step.inputs[k];
+        const RowRead& read = reads[k];
+        ++group_reads[alias_root_[v]];
+        const auto dtype = static_cast<int64_t>(plan_.values[v].type.dtype);
+        int64_t id;
+        if (read.root != kNoValue) {
+          const int64_t of = number.at({read.root, -1});
+          if (read.form == RowsForm::kRowBroadcast) {
+            auto it = number.find({read.root, static_cast<int64_t>(RowsForm::kRowBroadcast)});
+            id = it != number.end() ? it->second
+                                    : (number[{read.root, static_cast<int64_t>(RowsForm::kRowBroadcast)}] =
+                                           add({static_cast<int64_t>(RowsForm::kRowBroadcast), dtype, -1, of}));
+          } else {
+            id = of;
+          }
+        } else {
+          auto it = number.find({v, static_cast<int64_t>(read.form)});
+          if (it != number.end()) {
+            id = it->second;
+          } else {
+            id = add({static_cast<int64_t>(read.form), dtype, static_cast<int64_t>(inputs.size()), -1});
+            number[{v, static_cast<int64_t>(read.form)}] = id;
+            inputs.push_back(v);
+          }
+        }
+        sub.inputs.push_back(id);
+      }
+      for (ValueId v : step.outputs) {
+        const int64_t id = add({static_cast<int64_t>(replay.computed.at(v)),
+                                static_cast<int64_t>(plan_.values[v].type.dtype), -1, -1});
+        number[{v, -1}] = id;
+        sub.outputs.push_back(id);
+      }
+      if (step.params.As<kernels::ReduceParams>() != nullptr) sub.params = kernels::ReduceParams{{1}};
+      else sub.params = step.params;
+      sub.params_text = sub.params.ToString();
+      params.steps.push_back(std::move(sub));
+    }
+    // Outputs: computed values read outside the group.
+    Step rows_step;
+    for (size_t index : group.members)
+      for (ValueId v : sequence.steps[index].outputs)
+        if (external_[v] || reads_[v] != group_reads[v] || group_reads[v] == 0) {
+          params.outputs.push_back(number.at({v, -1}));
+          rows_step.outputs.push_back(v);
+        }
+    for (size_t index : group.members)
+      for (ValueId v : sequence.steps[index].inputs) --reads_[alias_root_[v]];
+    for (ValueId v : inputs) ++reads_[alias_root_[v]];
+    rows_step.kind = StepKind::kKernel;
+    rows_step.kernel = "fused_rows";
+    rows_step.inputs = std::move(inputs);
+    rows_step.origin = "rows of " + std::to_string(group.members.size()) + " steps ending " +
+                       sequence.steps[group.members.back()].origin;
+    rows_step.params = std::move(params);
+    return rows_step;
+  }
+
+  void FuseRows(Sequence& sequence) {
+    for (Step& step : sequence.steps)
+      if (step.kind != StepKind::kManual)
+        for (Sequence& region : step.regions) FuseRows(region);
+    const size_t n = sequence.steps.size();
+    std::vector<Step> placed(n);
+    std::vector<bool> removed(n, false);
+    size_t i = 0;
+    while (i < n) {
+      const auto [rows, length] = RowReduction(sequence.steps[i]);
+      if (rows < 1 || length < 2) {
+        ++i;
+        continue;
+      }
+      RowGroup group{rows, length, {}, {}, false};
+      std::vector<RowRead> reads;
+      size_t j = i;
+      for (; j < n; ++j) {
+        const Step& step = sequence.steps[j];
+        RowGroup trial = group;
+        if (JoinRows(trial, step, reads)) {
+          group = std::move(trial);
+          group.members.push_back(j);
+          continue;
+        }
+        if (ScalarElementwise(step) && !ReadsGroup(step, group)) continue;  // stays before the group's step
+        break;
+      }
+      // Trailing skipped steps are not between members.
+      if (!group.broadcasts_back || group.members.size() < 2) {
+        ++i;
+        continue;
+      }
+      placed[group.members.back()] = BuildRows(sequence, group);
+      for (size_t k : group.members) removed[k] = true;
+      i = group.members.back() + 1;
+    }
+    std::vector<Step> kept;
+    kept.reserve(n);
+    for (size_t k = 0; k < n; ++k) {
+      if (!placed[k].kernel.empty()) kept.push_back(std::move(placed[k]));
       if (!removed[k]) kept.push_back(std::move(sequence.steps[k]));
     }
     sequence.steps = std::move(kept);
