@@ -214,8 +214,10 @@ void FillRows(const void* rows, int64_t bytes, int64_t length, int64_t first, in
 
 // Computes elements [first, first + count) of every computed slot (count <= tile).
 // `slot_views` has one view per slot; `dims` is the tile's one-dimensional shape.
+// `filled` (two entries per slot, {-1, 0} at the start of a call) remembers which row a
+// kRowBroadcast buffer holds, and how many elements of it.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
-                   std::vector<BufferView>& slot_views, int64_t* dims) {
+                   std::vector<BufferView>& slot_views, int64_t* dims, int64_t* filled) {
   dims[0] = count;
   const std::span<const int64_t> tile_dims(dims, 1);
   for (size_t s = 0; s < slot_views.size(); ++s) {
@@ -233,7 +235,17 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
       case Place::kRowBroadcast: {
         const BufferView& in = args.inputs[s];
         view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
-        FillRows(in.data, state.bytes[s], in.dims[1], first, count, view.data);
+        const int64_t row = first / in.dims[1];
+        int64_t* have = filled + 2 * s;
+        if (first % in.dims[1] + count <= in.dims[1]) {  // one row: one value, kept across tiles
+          if (have[0] != row || have[1] < count) {
+            FillRows(in.data, state.bytes[s], in.dims[1], first, count, view.data);
+            have[0] = row, have[1] = count;
+          }
+        } else {
+          FillRows(in.data, state.bytes[s], in.dims[1], first, count, view.data);
+          have[0] = -1;
+        }
         break;
       }
       case Place::kSplat:  // filled by FillSplats
@@ -307,13 +319,14 @@ Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
   const int64_t n = args.Params<FusedParams>().num_elements;
   const auto [begin, end] = ShareOf(context, n);
   std::vector<BufferView> views = SlotViews(state, args);
+  std::vector<int64_t> filled(2 * views.size(), -1);
   int64_t dims[1];
   const int64_t row = state.row_length;
   for (int64_t first = begin; first < end;) {
     int64_t next = std::min(first + state.tile, end);
     // Tiles of long rows stay within one row (a row broadcast is then one value).
     if (row >= state.tile) next = std::min(next, (first / row + 1) * row);
-    STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), views, dims));
+    STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), views, dims, filled.data()));
     first = next;
   }
   return OkStatus();
@@ -375,6 +388,7 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
   const bool final = state.segments == 1;
   const T start = final ? args.inputs.back().as<const T>()[0] : Identity<Body, T>();
   std::vector<BufferView> views = SlotViews(state, args);
+  std::vector<int64_t> filled(2 * views.size(), -1);
   int64_t dims[1];
   std::byte* buffers = args.workspace.data();
   const BufferView& reduced = views[static_cast<size_t>(state.reduce_slot)];
@@ -385,7 +399,7 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
     const int64_t rows_per_tile = tile / length;
     for (int64_t r = begin; r < end; r += rows_per_tile) {
       const int64_t n = std::min(rows_per_tile, end - r);
-      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, r * length, n * length, buffers, views, dims));
+      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, r * length, n * length, buffers, views, dims, filled.data()));
       const T* x = reduced.as<const T>();
       for (int64_t i = 0; i < n; ++i) {
         Accumulator<Body, T> acc(start);
@@ -403,7 +417,7 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
     Accumulator<Body, T> acc(start);
     for (int64_t first = a; first < b; first += tile) {
       const int64_t n = std::min(tile, b - first);
-      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, row * length + first, n, buffers, views, dims));
+      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, row * length + first, n, buffers, views, dims, filled.data()));
       acc.Add(reduced.as<const T>(), n);
     }
     out[unit] = acc.Result();
@@ -501,6 +515,16 @@ struct RowsState {
   int64_t full_dims[2][2] = {}, row_dims[2][1] = {};
 };
 
+// Dense, or strided only along dims of extent 1.
+bool DenseEquivalent(const BufferView& view) {
+  int64_t expect = 1;
+  for (size_t d = view.strides.size(); d-- > 0;) {
+    if (view.dims[d] != 1 && view.strides[d] != expect) return false;
+    expect *= view.dims[d];
+  }
+  return true;
+}
+
 Status MalformedRows(const std::string& what) { return InvalidArgument("fused_rows step: " + what); }
 
 // The views of every value for the block of `count` rows from `r0` (`size`: 0 for a full
@@ -597,7 +621,7 @@ StatusOr<std::shared_ptr<RowsState>> RowsLayout(const KernelArgs& args, bool pre
                            : form == RowsForm::kRow ? st->rows : in.num_elements;
       if (in.num_elements != want || (form == RowsForm::kScalar && in.num_elements != 1))
         return MalformedRows("input of another element count");
-      if ((form == RowsForm::kFull || form == RowsForm::kRow) && !in.dense())
+      if ((form == RowsForm::kFull || form == RowsForm::kRow) && !DenseEquivalent(in))
         return MalformedRows("input expected dense");
       if ((form == RowsForm::kSplatFull || form == RowsForm::kSplatRow) && !AllZero(in.strides))
         return MalformedRows("splat input expected with zero strides");

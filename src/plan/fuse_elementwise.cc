@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -32,6 +33,230 @@ bool FusibleReduce(std::string_view kernel, DType dtype) {
 constexpr int64_t kMinRowsUnsegmented = 64;
 constexpr int64_t kSegmentElements = 32768;
 constexpr int64_t kMaxUnits = 256;
+
+// ---- Merging the sub-steps of a fused_rows step ----
+//
+// Consecutive full-size chains (elementwise sub-steps and fused steps) become one fused
+// sub-step, and a reduction of a value that chain computes folds into it; values the chain
+// computes that later sub-steps (or the step's outputs) read stay its outputs (in the
+// block's buffers), the rest live in tiles only.
+
+struct ChainOp {
+  std::string kernel;
+  kernels::KernelParams params;
+  std::vector<int64_t> inputs;  // >= 0: a rows value; < 0: a value internal to the chain
+  int64_t output = 0;
+};
+
+class RowMerger {
+ public:
+  explicit RowMerger(kernels::FusedRowsParams& params) : p_(params) {}
+
+  void Run() {
+    const size_t n = p_.values.size();
+    readers_.assign(n, {});
+    for (size_t s = 0; s < p_.steps.size(); ++s)
+      for (int64_t v : p_.steps[s].inputs) {
+        readers_[v].push_back(s);
+        if (p_.values[v].of >= 0) readers_[p_.values[v].of].push_back(s);
+      }
+    for (int64_t v : p_.outputs) readers_[v].push_back(SIZE_MAX);
+    std::vector<kernels::FusedRowsStep> steps;
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      kernels::FusedRowsStep& step = p_.steps[s];
+      const auto* fp = step.params.As<kernels::FusedParams>();
+      const bool full = FullStep(step);
+      if (full && (step.kernel != "fused" || fp->reduce.empty())) {
+        Append(step);
+        continue;
+      }
+      if (full) {  // a chain with its reduction: the chain ends with it
+        Append(step);
+        Flush(steps, s + 1);
+        continue;
+      }
+      const auto* rp = step.params.As<kernels::ReduceParams>();
+      if (rp != nullptr && !chain_.empty() && Computed(step.inputs[0]) && Foldable(step.kernel)) {
+        Flush(steps, s, &step);
+        continue;
+      }
+      if (!chain_.empty() && !ReadsChain(step)) {  // runs before the chain, which goes on
+        steps.push_back(std::move(step));
+        continue;
+      }
+      Flush(steps, s);
+      steps.push_back(std::move(step));
+    }
+    Flush(steps, p_.steps.size());
+    p_.steps = std::move(steps);
+    Compact();
+  }
+
+ private:
+  static bool Foldable(std::string_view kernel) {
+    const std::string_view body = kernel.substr(0, kernel.find('.'));
+    const std::string_view type = kernel.substr(kernel.find('.') + 1);
+    if (type == "f16" || type == "bf16" || type.starts_with("c") || type == "pred") return false;
+    if (body == "reduce_add" || body == "reduce_mul" || body == "reduce_max" || body == "reduce_min") return true;
+    return (body == "reduce_and" || body == "reduce_or") && type != "f32" && type != "f64";
+  }
+
+  bool FullStep(const kernels::FusedRowsStep& step) const {
+    if (step.params.As<kernels::ReduceParams>() != nullptr) return false;
+    for (int64_t v : step.outputs)
+      if (p_.values[v].form != static_cast<int64_t>(kernels::RowsForm::kFull)) {
+        // a fused step with a reduction: its last output is a row value
+        const auto* fp = step.params.As<kernels::FusedParams>();
+        if (fp == nullptr || fp->reduce.empty() || v != step.outputs.back()) return false;
+      }
+    const auto* fp = step.params.As<kernels::FusedParams>();
+    if (step.kernel == "fused" && fp == nullptr) return false;
+    if (fp == nullptr && step.kernel.starts_with("reduce_")) return false;
+    return true;
+  }
+
+  bool ReadsChain(const kernels::FusedRowsStep& step) const {
+    for (int64_t v : step.inputs)
+      if (Computed(v) || (p_.values[v].of >= 0 && Computed(p_.values[v].of))) return true;
+    return false;
+  }
+
+  bool Computed(int64_t v) const {
+    for (const ChainOp& op : chain_)
+      if (op.output == v) return true;
+    return false;
+  }
+
+  // Adds `step`'s elementwise ops to the chain (a fused step's own reduction is kept aside).
+  void Append(const kernels::FusedRowsStep& step) {
+    chain_steps_.push_back(&step);
+    const auto* fp = step.params.As<kernels::FusedParams>();
+    if (fp == nullptr) {
+      chain_.push_back(ChainOp{step.kernel, step.params, step.inputs, step.outputs[0]});
+      return;
+    }
+    const size_t num_inputs = step.inputs.size() - (fp->reduce.empty() ? 0 : 1);
+    std::vector<int64_t> slot(fp->slot_dtypes.size());
+    for (size_t k = 0; k < num_inputs; ++k) slot[k] = step.inputs[k];
+    for (size_t k = num_inputs; k < slot.size(); ++k) slot[k] = --next_internal_;
+    for (size_t j = 0; j < fp->output_slots.size(); ++j) slot[fp->output_slots[j]] = step.outputs[j];
+    for (size_t k = num_inputs; k < slot.size(); ++k) internal_dtype_[slot[k]] = fp->slot_dtypes[k];
+    for (const kernels::FusedOp& op : fp->ops) {
+      ChainOp chain_op{op.kernel, op.params, {}, slot[op.output]};
+      for (int64_t s : op.inputs) chain_op.inputs.push_back(slot[s]);
+      chain_.push_back(std::move(chain_op));
+    }
+    if (!fp->reduce.empty()) {
+      pending_reduce_ = fp->reduce[0];
+      pending_reduce_value_ = slot[fp->reduce[0].slot];
+      pending_init_ = step.inputs.back();
+      pending_result_ = step.outputs.back();
+    }
+  }
+
+  // Whether a rows value computed in the chain is read after sub-step `s` (or is an output).
+  bool ReadAfter(int64_t v, size_t s) const {
+    for (size_t r : readers_[v])
+      if (r == SIZE_MAX || r >= s) return true;
+    return false;
+  }
+
+  // Ends the chain before sub-step `s`, folding the reduction `reduce` (a reduce sub-step)
+  // into it if given.
+  void Flush(std::vector<kernels::FusedRowsStep>& steps, size_t s, const kernels::FusedRowsStep* reduce = nullptr) {
+    if (chain_.empty()) return;
+    const size_t after = reduce != nullptr ? s + 1 : s;
+    if (chain_steps_.size() == 1 && reduce == nullptr && chain_steps_[0]->kernel == "fused") {  // as it was
+      steps.push_back(*chain_steps_[0]);
+    } else {
+      kernels::FusedParams fp;
+      fp.num_elements = p_.rows * p_.length;
+      std::map<int64_t, int64_t> slot;
+      std::vector<int64_t> inputs, outputs;
+      std::map<int64_t, bool> computed;
+      for (const ChainOp& op : chain_) computed[op.output] = true;
+      for (const ChainOp& op : chain_)
+        for (int64_t v : op.inputs)
+          if (!computed.count(v) && !slot.count(v)) {
+            slot[v] = static_cast<int64_t>(inputs.size());
+            inputs.push_back(v);
+            fp.slot_dtypes.push_back(p_.values[v].dtype);
+          }
+      for (const ChainOp& op : chain_) {
+        kernels::FusedOp fop{op.kernel, {}, 0, op.params, op.params.ToString()};
+        for (int64_t v : op.inputs) fop.inputs.push_back(slot.at(v));
+        fop.output = static_cast<int64_t>(fp.slot_dtypes.size());
+        slot[op.output] = fop.output;
+        fp.slot_dtypes.push_back(op.output >= 0 ? p_.values[op.output].dtype : internal_dtype_.at(op.output));
+        fp.ops.push_back(std::move(fop));
+        if (op.output >= 0 && ReadAfter(op.output, after)) {
+          fp.output_slots.push_back(fop.output);
+          outputs.push_back(op.output);
+        }
+      }
+      std::optional<int64_t> init, result;
+      if (reduce != nullptr) {
+        fp.reduce.push_back(kernels::FusedReduce{reduce->kernel, slot.at(reduce->inputs[0]), p_.rows, p_.length, 1});
+        init = reduce->inputs[1];
+        result = reduce->outputs[0];
+      } else if (pending_reduce_) {
+        kernels::FusedReduce r = *pending_reduce_;
+        r.slot = slot.at(pending_reduce_value_);
+        fp.reduce.push_back(r);
+        init = pending_init_;
+        result = pending_result_;
+      }
+      kernels::FusedRowsStep step;
+      step.kernel = "fused";
+      step.inputs = std::move(inputs);
+      if (init) step.inputs.push_back(*init);
+      step.outputs = std::move(outputs);
+      if (result) step.outputs.push_back(*result);
+      step.params = std::move(fp);
+      step.params_text = step.params.ToString();
+      steps.push_back(std::move(step));
+    }
+    chain_.clear();
+    chain_steps_.clear();
+    pending_reduce_.reset();
+  }
+
+  // Drops values no sub-step computes or reads any more; renumbers the rest.
+  void Compact() {
+    const size_t n = p_.values.size();
+    std::vector<bool> used(n, false);
+    for (const kernels::FusedRowsStep& step : p_.steps) {
+      for (int64_t v : step.inputs) used[v] = true;
+      for (int64_t v : step.outputs) used[v] = true;
+    }
+    for (int64_t v : p_.outputs) used[v] = true;
+    for (size_t v = 0; v < n; ++v)
+      if (used[v] && p_.values[v].of >= 0) used[p_.values[v].of] = true;
+    std::vector<int64_t> number(n, -1);
+    std::vector<kernels::FusedRowsValue> values;
+    for (size_t v = 0; v < n; ++v)
+      if (used[v]) {
+        number[v] = static_cast<int64_t>(values.size());
+        values.push_back(p_.values[v]);
+        if (values.back().of >= 0) values.back().of = number[p_.values[v].of];
+      }
+    for (kernels::FusedRowsStep& step : p_.steps) {
+      for (int64_t& v : step.inputs) v = number[v];
+      for (int64_t& v : step.outputs) v = number[v];
+    }
+    for (int64_t& v : p_.outputs) v = number[v];
+    p_.values = std::move(values);
+  }
+
+  kernels::FusedRowsParams& p_;
+  std::vector<std::vector<size_t>> readers_;
+  std::vector<ChainOp> chain_;
+  std::vector<const kernels::FusedRowsStep*> chain_steps_;
+  std::map<int64_t, int64_t> internal_dtype_;
+  int64_t next_internal_ = 0;
+  std::optional<kernels::FusedReduce> pending_reduce_;
+  int64_t pending_reduce_value_ = 0, pending_init_ = 0, pending_result_ = 0;
+};
 
 class Fuser {
  public:
@@ -386,10 +611,11 @@ class Fuser {
     const ValueId root = alias_root_[v];
     const int64_t full = group.rows * group.length, n = Elements(v);
     const bool full_step = count == full;
+    const bool dense = value.strides.empty() || DenseStrides(value.type.dims, value.strides, 0, value.strides.size());
     auto it = group.computed.find(root);
     if (it != group.computed.end()) {
       read.root = root;
-      if (value.strides.empty()) {
+      if (dense) {
         if (value.type.dtype != plan_.values[root].type.dtype || n != Elements(root)) return false;
         read.form = it->second;
         return (it->second == RowsForm::kFull) == full_step;
@@ -404,7 +630,7 @@ class Fuser {
       return true;
     }
     read.root = kNoValue;
-    if (value.strides.empty()) {
+    if (dense) {
       if (n == count) {
         read.form = full_step ? RowsForm::kFull : RowsForm::kRow;
         return true;
@@ -611,6 +837,7 @@ class Fuser {
     rows_step.inputs = std::move(inputs);
     rows_step.origin = "rows of " + std::to_string(group.members.size()) + " steps ending " +
                        sequence.steps[group.members.back()].origin;
+    RowMerger(params).Run();
     rows_step.params = std::move(params);
     return rows_step;
   }
