@@ -187,12 +187,22 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   return OkStatus();
 }
 
+// `n` copies of `value` at `dst`: a few elements, then doubling copies (memcpy's wide
+// stores; a plain loop compiles to the baseline ISA's narrow ones).
+template <typename T>
+void Splat(T value, int64_t n, T* dst) {
+  const int64_t head = std::min<int64_t>(n, 16);
+  for (int64_t i = 0; i < head; ++i) dst[i] = value;
+  for (int64_t have = head; have < n; have *= 2)
+    std::memcpy(dst + have, dst, static_cast<size_t>(std::min(have, n - have)) * sizeof(T));
+}
+
 template <typename T>
 void FillRowsOf(const T* rows, int64_t length, int64_t first, int64_t count, T* dst) {
   for (int64_t i = 0; i < count;) {
     const int64_t row = (first + i) / length;
     const int64_t n = std::min(count - i, (row + 1) * length - (first + i));
-    std::fill_n(dst + i, n, rows[row]);
+    Splat(rows[row], n, dst + i);
     i += n;
   }
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "kernels/compare_params.h"
@@ -194,6 +195,130 @@ TEST(FusedKernelTest, MalformedParametersAreErrors) {
   EXPECT_NE(prepared.status().message().find("not an elementwise kernel"), std::string::npos);
   params.ops = {Op("negate.f32", {1}, 1)};
   EXPECT_FALSE(CpuKernels().Lookup("fused")->prepare(args).ok());
+}
+
+// Runs a fused_rows step with `threads` calls, as the executor would.
+void RunRows(const FusedRowsParams& params, const std::vector<BufferView>& inputs, const std::vector<Array*>& outputs,
+             int threads) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("fused_rows");
+  ASSERT_NE(entry, nullptr);
+  std::vector<BufferView> out;
+  for (Array* a : outputs) out.push_back(a->View());
+  KernelArgs args{inputs, out, &params};
+  auto prepared = entry->prepare(args);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  args.state = prepared->state.get();
+  const auto bytes = static_cast<size_t>(entry->workspace(args));
+  for (int t = 0; t < threads; ++t) {
+    std::vector<std::byte> workspace(bytes + 64);
+    KernelArgs call = args;
+    call.workspace = std::span<std::byte>(workspace.data(), bytes);
+    Status status = entry->fn(KernelContext{t, threads}, call);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+}
+
+// softmax(x * g) over rows, g a [length] vector: max; exp(x * g - max) and its sum in one
+// fused sub-step (the exp kept for the divide); the divide. Equals the kernels one by one
+// (bit for bit where a row fits a tile) for row counts that leave a short last block, -inf
+// entries, and any thread count.
+void CheckRowsSoftmax(int64_t rows, int64_t length) {
+  SCOPED_TRACE("rows " + std::to_string(rows) + " length " + std::to_string(length));
+  const DType f32 = DType::kF32;
+  const auto d = static_cast<int64_t>(f32);
+  Array x = RandomArray(f32, {rows, length}, 7), g = RandomArray(f32, {length}, 8);
+  if (rows > 2) testing::SetDouble(x, length + 3, -std::numeric_limits<double>::infinity());
+  Array low(f32, {}), zero(f32, {});
+  testing::SetDouble(low, 0, -std::numeric_limits<double>::infinity());
+  testing::SetDouble(zero, 0, 0);
+  const Dims full = {rows, length};
+  const std::vector<int64_t> column = {0, 1}, row_bcast = {1, 0};
+  BufferView g_view = g.View();
+  g_view.dims = full, g_view.num_elements = rows * length, g_view.strides = column;
+  // Reference.
+  Array gb(f32, full), xg(f32, full), m(f32, {rows}), mb(f32, full), t(f32, full), e(f32, full), s(f32, {rows}),
+      sb(f32, full), want(f32, full);
+  GatherViewElements(g_view, 0, rows * length, gb.bytes.data());
+  RunKernel("multiply.f32", {&x, &gb}, {&xg});
+  RunKernel("reduce_max.f32", {&xg, &low}, {&m}, ReduceParams{{1}});
+  auto broadcast = [&](const Array& r, Array& to) {
+    BufferView v = r.View();
+    v.dims = full, v.num_elements = rows * length, v.strides = row_bcast;
+    GatherViewElements(v, 0, rows * length, to.bytes.data());
+  };
+  broadcast(m, mb);
+  RunKernel("subtract.f32", {&xg, &mb}, {&t});
+  RunKernel("exponential.f32", {&t}, {&e});
+  RunKernel("reduce_add.f32", {&e, &zero}, {&s}, ReduceParams{{1}});
+  broadcast(s, sb);
+  RunKernel("divide.f32", {&e, &sb}, {&want});
+
+  // values: 0 x, 1 g (column), 2 -inf, 3 0, 4 xg, 5 m, 6 m broadcast, 7 e, 8 s, 9 s broadcast, 10 out
+  FusedRowsParams params;
+  params.rows = rows, params.length = length;
+  params.values = {{0, d, 0, -1}, {3, d, 1, -1}, {4, d, 2, -1}, {4, d, 3, -1}, {0, d, -1, -1}, {1, d, -1, -1},
+                   {2, d, -1, 5}, {0, d, -1, -1}, {1, d, -1, -1}, {2, d, -1, 8}, {0, d, -1, -1}};
+  FusedParams chain;
+  chain.num_elements = rows * length;
+  chain.slot_dtypes = {d, d, d, d};
+  chain.ops = {Op("subtract.f32", {0, 1}, 2), Op("exponential.f32", {2}, 3)};
+  chain.output_slots = {3};
+  chain.reduce = {FusedReduce{"reduce_add.f32", 3, rows, length, 1}};
+  FusedParams product;
+  product.num_elements = rows * length;
+  product.slot_dtypes = {d, d, d};
+  product.ops = {Op("multiply.f32", {0, 1}, 2)};
+  product.output_slots = {2};
+  auto step = [](std::string kernel, std::vector<int64_t> in, std::vector<int64_t> out, KernelParams p) {
+    return FusedRowsStep{std::move(kernel), std::move(in), std::move(out), p, p.ToString()};
+  };
+  params.steps = {step("fused", {0, 1}, {4}, product), step("reduce_max.f32", {4, 2}, {5}, ReduceParams{{1}}),
+                  step("fused", {4, 6, 3}, {7, 8}, chain), step("divide.f32", {7, 9}, {10}, {})};
+  params.outputs = {10, 5};
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    Array got(f32, full), got_max(f32, {rows});
+    RunRows(params, {x.View(), g_view, low.View(), zero.View()}, {&got, &got_max}, threads);
+    EXPECT_EQ(got_max.bytes, m.bytes);
+    if (length <= 256) {  // sums of one tile: the reduce kernel's, bit for bit
+      EXPECT_EQ(got.bytes, want.bytes);
+      continue;
+    }
+    // Longer rows sum tile by tile (pairwise within and across tiles): within a few ulps.
+    for (int64_t i = 0; i < rows * length; ++i) {
+      const float w = testing::ElementAt<float>(want, i), h = testing::ElementAt<float>(got, i);
+      ASSERT_NEAR(h, w, 4e-6f * std::abs(w) + 1e-37f) << i;
+    }
+  }
+}
+
+TEST(FusedKernelTest, RowBlocksEqualStepsOneByOne) {
+  for (auto [rows, length] : {std::pair<int64_t, int64_t>{37, 1003}, {2, 7}, {1000, 3}, {5, 100000}, {64, 4096},
+                              {1, 5000}})
+    CheckRowsSoftmax(rows, length);
+}
+
+TEST(FusedKernelTest, MalformedRowsParametersAreErrors) {
+  const auto d = static_cast<int64_t>(DType::kF32);
+  Array x(DType::kF32, {4, 8}), y(DType::kF32, {4, 8});
+  FusedRowsParams params;
+  params.rows = 4, params.length = 8;
+  params.values = {{0, d, 0, -1}, {0, d, -1, -1}};
+  params.steps = {FusedRowsStep{"negate.f32", {1}, {1}, {}, ""}};  // reads what it writes
+  params.outputs = {1};
+  std::vector<BufferView> in = {x.View()}, out = {y.View()};
+  KernelArgs args{in, out, &params};
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("fused_rows");
+  auto prepared = entry->prepare(args);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_NE(prepared.status().message().find("fused_rows step"), std::string::npos);
+  params.steps = {FusedRowsStep{"sort_keys.f32", {0}, {1}, {}, ""}};
+  EXPECT_FALSE(entry->prepare(args).ok());
+  params.steps = {FusedRowsStep{"negate.f32", {0}, {1}, {}, ""}};
+  params.values[0].form = 1;  // a [rows] input of 32 elements
+  EXPECT_FALSE(entry->prepare(args).ok());
+  params.values[0].form = 0;
+  EXPECT_TRUE(entry->prepare(args).ok());
 }
 
 }  // namespace

@@ -29,6 +29,11 @@ bool FusibleReduce(std::string_view kernel, DType dtype) {
   return false;
 }
 
+// Row groups (fused_rows): at least this many rows (blocks are what calls share), rows of
+// at most this many elements (a block of one row should stay within L2).
+constexpr int64_t kMinRowsBlocked = 2;
+constexpr int64_t kMaxRowLength = 1 << 18;
+
 // Reductions with fewer rows than this are cut into segments (kernels split them).
 constexpr int64_t kMinRowsUnsegmented = 64;
 constexpr int64_t kSegmentElements = 32768;
@@ -852,7 +857,7 @@ class Fuser {
     size_t i = 0;
     while (i < n) {
       const auto [rows, length] = RowReduction(sequence.steps[i]);
-      if (rows < 1 || length < 2) {
+      if (rows < kMinRowsBlocked || length < 2 || length > kMaxRowLength) {
         ++i;
         continue;
       }
