@@ -248,6 +248,60 @@ TEST(FuseElementwiseTest, ReductionsThatStay) {
   EXPECT_EQ(Fuse(b), before);
 }
 
+// softmax over rows: the max, the exp chain and its sum, the divide become one fused_rows
+// step; the exp and its sum merge into one fused sub-step that keeps the exp for the divide.
+TEST(FuseElementwiseTest, RowSoftmaxBecomesOneRowsStep) {
+  Builder b;
+  auto x = b.Param(DType::kF32, {64, 100});
+  auto low = b.Value(DType::kF32, {}, Storage::kConstant, 0);
+  auto zero = b.Value(DType::kF32, {}, Storage::kConstant, 1);
+  b.plan.constants.push_back({0, 0, 0x80, 0xff});
+  b.plan.constants.push_back({0, 0, 0, 0});
+  auto m = b.Value(DType::kF32, {64});
+  auto low_b = b.View(low, {64}, {0});
+  auto m2 = b.Value(DType::kF32, {64});
+  auto m2_b = b.View(m2, {64, 100}, {1, 0});
+  auto t = b.Value(DType::kF32, {64, 100});
+  auto e = b.Value(DType::kF32, {64, 100});
+  auto s = b.Value(DType::kF32, {64});
+  auto s_b = b.View(s, {64, 100}, {1, 0});
+  auto out = b.Value(DType::kF32, {64, 100});
+  b.Add(Builder::Kernel("reduce_max.f32", {x, low}, {m}, kernels::ReduceParams{{1}}));
+  b.Add(Builder::Kernel("maximum.f32", {low_b, m}, {m2}));
+  b.Add(Builder::Kernel("subtract.f32", {x, m2_b}, {t}));
+  b.Add(Builder::Kernel("exponential.f32", {t}, {e}));
+  b.Add(Builder::Kernel("reduce_add.f32", {e, zero}, {s}, kernels::ReduceParams{{1}}));
+  b.Add(Builder::Kernel("divide.f32", {e, s_b}, {out}));
+  b.Results({out});
+  EXPECT_EQ(Fuse(b),
+            "  fused_rows %0, %1, %3, %2 -> %4 {rows=64 length=100 values=[{form=0 dtype=11 input=0 of=-1},"
+            "{form=4 dtype=11 input=1 of=-1},{form=1 dtype=11 input=-1 of=-1},"
+            "{form=6 dtype=11 input=2 of=-1},{form=1 dtype=11 input=-1 of=-1},"
+            "{form=2 dtype=11 input=-1 of=4},{form=0 dtype=11 input=-1 of=-1},"
+            "{form=4 dtype=11 input=3 of=-1},{form=1 dtype=11 input=-1 of=-1},"
+            "{form=2 dtype=11 input=-1 of=8},"
+            "{form=0 dtype=11 input=-1 of=-1}] steps=[{kernel=\"reduce_max.f32\" in=[0,1] out=[2] params=\"dimensions=[1]\"},"
+            "{kernel=\"maximum.f32\" in=[3,2] out=[4] params=\"\"},"
+            "{kernel=\"fused\" in=[0,5,7] out=[6,8] params=\"elements=6400 dtypes=[11,11,11,11] ops=[{kernel=\"subtract.f32\" in=[0,1] out=2 params=\"\"},"
+            "{kernel=\"exponential.f32\" in=[2] out=3 params=\"\"}] outputs=[3] reduce=[{kernel=\"reduce_add.f32\" slot=3 rows=64 length=100 segments=1}]\"},"
+            "{kernel=\"fused\" in=[6,9] out=[10] params=\"elements=6400 dtypes=[11,11,11] ops=[{kernel=\"divide.f32\" in=[0,1] out=2 params=\"\"}] outputs=[2] reduce=[]\"}] outputs=[10]}  # rows of 5 steps ending \nreturn %4\n");
+}
+
+// A row reduction whose result no later step broadcasts back stays as it was.
+TEST(FuseElementwiseTest, RowReductionWithoutBroadcastStays) {
+  Builder b;
+  auto x = b.Param(DType::kF32, {64, 100});
+  auto zero = b.Value(DType::kF32, {}, Storage::kConstant, 0);
+  b.plan.constants.push_back({0, 0, 0, 0});
+  auto s = b.Value(DType::kF32, {64});
+  auto r = b.Value(DType::kF32, {64});
+  b.Add(Builder::Kernel("reduce_add.f32", {x, zero}, {s}, kernels::ReduceParams{{1}}));
+  b.Add(Builder::Kernel("rsqrt.f32", {s}, {r}));
+  b.Results({r});
+  const std::string before = Steps(b.plan);
+  EXPECT_EQ(Fuse(b), before);
+}
+
 // (broadcast_to(x, (8192, 8192)) * 2 + 1).sum(): no 8192 x 8192 array is stored.
 TEST(FuseElementwiseTest, BroadcastChainSumStoresNoFullArray) {
   using ir::OpCode;

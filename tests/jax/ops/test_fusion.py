@@ -157,3 +157,77 @@ def test_fusion_inside_loops():
         return lax.fori_loop(0, 5, body, (a, jnp.zeros((a.shape[0],), jnp.float32)))
 
     check_cases(f, {"fori_loop": (x, row)}, op="fused loop bodies")
+
+
+def _layernorm(v, g, b):
+    m = v.mean(-1, keepdims=True)
+    c = v - m
+    return c / jnp.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * g + b
+
+
+def _jax_layernorm(v, g, b):
+    mean = jnp.mean(v, axis=-1, keepdims=True)
+    var = jnp.var(v, axis=-1, keepdims=True)
+    return (v - mean) * lax.rsqrt(var + 1e-5) * g + b
+
+
+@pytest.mark.parametrize("length", [1, 7, 1000, 4096, 100000])
+def test_row_normalizations_by_row_length(length):
+    """Row reductions broadcast back into the next chain (fused_rows steps): softmax,
+    log_softmax, two layer norms and layer norm + gelu + softmax over rows of several
+    lengths, about 2M elements each (odd row counts, so blocks end short)."""
+    rows = max(3, (1 << 21) // length) | 1
+    f32 = np.dtype(np.float32)
+    x = I.random(f32, (rows, length), 20 + length % 97, scale=3.0)
+    g = I.random(f32, (length,), 21)
+    b = I.random(f32, (length,), 22)
+    check_cases(lambda v: jax.nn.softmax(v, axis=-1), {"softmax": (x,)}, op="fused softmax")
+    check_cases(lambda v: jax.nn.log_softmax(v, axis=-1), {"log_softmax": (x,)}, op="fused softmax")
+    # x - mean cancels where the row mean rounds differently from XLA's (as unfused).
+    check_cases(_layernorm, {"layernorm": (x, g, b)}, op="fused layernorm", tol=1e-5)
+    check_cases(_jax_layernorm, {"layernorm_var": (x, g, b)}, op="fused layernorm", tol=1e-5)
+    check_cases(lambda v, gg, bb: jax.nn.softmax(jax.nn.gelu(_jax_layernorm(v, gg, bb)), axis=-1),
+                {"ln_gelu_softmax": (x, g, b)}, op="fused layernorm gelu softmax", tol=1e-5)
+
+
+def test_row_softmax_special_values():
+    """NaN and inf rows, fully and partly masked (-inf) rows, huge values: as XLA."""
+    f32 = np.dtype(np.float32)
+    rows, length = 1025, 1031
+    x = I.random(f32, (rows, length), 23, scale=3.0)
+    x[3, 17] = np.nan
+    x[5, :] = np.nan
+    x[7, 100] = np.inf
+    x[9, :] = -np.inf
+    x[11, :] = np.inf
+    x[13, ::2] = -np.inf
+    x[15, :] = 3e38
+    mask = I.random(np.dtype(np.bool_), (rows, length), 24)
+    mask[17, :] = False
+
+    def masked(v, m):
+        return jax.nn.softmax(jnp.where(m, v, -jnp.inf), axis=-1)
+
+    check_cases(lambda v: jax.nn.softmax(v, axis=-1), {"softmax": (x,)}, op="fused softmax")
+    check_cases(masked, {"masked": (x, mask)}, op="fused softmax")
+    check_cases(lambda v: _jax_layernorm(v, 1.0, 0.0), {"layernorm": (x,)}, op="fused layernorm", tol=1e-5)
+
+
+def test_row_softmax_shapes_and_types():
+    """Softmax over the last axis of 4-D attention scores, over two trailing axes, a
+    reduction result used twice (outputs of the rows step), and bf16/f16 rows."""
+    f32 = np.dtype(np.float32)
+    s = I.random(f32, (4, 8, 127, 129), 25, scale=3.0)
+    check_cases(lambda v: jax.nn.softmax(v, axis=-1), {"scores": (s,)}, op="fused softmax")
+    check_cases(lambda v: jax.nn.softmax(v, axis=(-2, -1)), {"two_axes": (s,)}, op="fused softmax")
+
+    def stats(v):
+        m = v.max(-1, keepdims=True)
+        e = jnp.exp(v - m)
+        z = e.sum(-1, keepdims=True)
+        return e / z, m, z, e
+
+    check_cases(stats, {"stats": (s.reshape(-1, 129),)}, op="fused softmax")
+    for dt in (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16)):
+        x = I.random(dt, (2049, 1001), 26, scale=2.0)
+        check_cases(lambda v: jax.nn.softmax(v, axis=-1), {"softmax": (x,)}, op="fused softmax", dtype=dt)
