@@ -779,6 +779,9 @@ class Fuser {
       params.values.push_back(value);
       return static_cast<int64_t>(params.values.size() - 1);
     };
+    for (size_t index : group.members)
+      for (ValueId v : sequence.steps[index].inputs) ++group_reads[alias_root_[v]];
+    auto internal = [&](ValueId v) { return !external_[v] && reads_[v] == group_reads[v] && group_reads[v] > 0; };
     std::vector<RowRead> reads;
     RowGroup replay{group.rows, group.length, {}, {}, false};
     for (size_t index : group.members) {
@@ -790,7 +793,6 @@ class Fuser {
       for (size_t k = 0; k < step.inputs.size(); ++k) {
         const ValueId v = step.inputs[k];
         const RowRead& read = reads[k];
-        ++group_reads[alias_root_[v]];
         const auto dtype = static_cast<int64_t>(plan_.values[v].type.dtype);
         int64_t id;
         if (read.root != kNoValue) {
@@ -815,22 +817,33 @@ class Fuser {
         }
         sub.inputs.push_back(id);
       }
+      if (step.params.As<kernels::ReduceParams>() != nullptr) sub.params = kernels::ReduceParams{{1}};
+      else sub.params = step.params;
+      sub.params_text = sub.params.ToString();
+      // A repeat of an earlier sub-step (the same reduction of the same value, as a mean and
+      // a variance both compute) whose results only the group reads: those results instead.
+      bool repeat = false;
+      for (const kernels::FusedRowsStep& earlier : params.steps)
+        if (!repeat && earlier.kernel == sub.kernel && earlier.inputs == sub.inputs &&
+            earlier.params_text == sub.params_text && earlier.outputs.size() == step.outputs.size() &&
+            std::all_of(step.outputs.begin(), step.outputs.end(), internal)) {
+          for (size_t k = 0; k < step.outputs.size(); ++k) number[{step.outputs[k], -1}] = earlier.outputs[k];
+          repeat = true;
+        }
+      if (repeat) continue;
       for (ValueId v : step.outputs) {
         const int64_t id = add({static_cast<int64_t>(replay.computed.at(v)),
                                 static_cast<int64_t>(plan_.values[v].type.dtype), -1, -1});
         number[{v, -1}] = id;
         sub.outputs.push_back(id);
       }
-      if (step.params.As<kernels::ReduceParams>() != nullptr) sub.params = kernels::ReduceParams{{1}};
-      else sub.params = step.params;
-      sub.params_text = sub.params.ToString();
       params.steps.push_back(std::move(sub));
     }
     // Outputs: computed values read outside the group.
     Step rows_step;
     for (size_t index : group.members)
       for (ValueId v : sequence.steps[index].outputs)
-        if (external_[v] || reads_[v] != group_reads[v] || group_reads[v] == 0) {
+        if (!internal(v)) {
           params.outputs.push_back(number.at({v, -1}));
           rows_step.outputs.push_back(v);
         }
