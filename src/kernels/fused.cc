@@ -187,14 +187,28 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   return OkStatus();
 }
 
-// `n` copies of `value` at `dst`: a few elements, then doubling copies (memcpy's wide
-// stores; a plain loop compiles to the baseline ISA's narrow ones).
+// `n` copies of `value` at `dst`, with the widest stores the machine has (a plain loop
+// compiles to the baseline ISA's narrow ones; the bytes are the same on every path).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define STABLERT_WIDE_STORES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define STABLERT_WIDE_STORES
+#endif
+STABLERT_WIDE_STORES void Splat32(uint32_t value, int64_t n, uint32_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
+}
+STABLERT_WIDE_STORES void Splat64(uint64_t value, int64_t n, uint64_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
+}
+STABLERT_WIDE_STORES void Splat16(uint16_t value, int64_t n, uint16_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = value;
+}
 template <typename T>
 void Splat(T value, int64_t n, T* dst) {
-  const int64_t head = std::min<int64_t>(n, 16);
-  for (int64_t i = 0; i < head; ++i) dst[i] = value;
-  for (int64_t have = head; have < n; have *= 2)
-    std::memcpy(dst + have, dst, static_cast<size_t>(std::min(have, n - have)) * sizeof(T));
+  if constexpr (sizeof(T) == 4) Splat32(value, n, dst);
+  else if constexpr (sizeof(T) == 8) Splat64(value, n, dst);
+  else if constexpr (sizeof(T) == 2) Splat16(value, n, dst);
+  else std::fill_n(dst, n, value);
 }
 
 template <typename T>
