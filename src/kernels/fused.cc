@@ -15,6 +15,14 @@
 // the reduce kernel computes. Other bodies fold in row-major order (max/min and integer
 // bodies are exact in any order; float products run one segment per row, in order).
 //
+// "fused_rows" (FusedRowsParams) runs a sequence of sub-steps (reduce kernels, elementwise
+// kernels, fused steps) over blocks of rows: each call takes whole blocks, a block runs every
+// sub-step before the next block starts, values only the step reads live in the call's
+// workspace (a block's full values within ~384 KiB, so they stay in L2). Sub-steps are
+// prepared once for a full block and once for the short last block. A fused sub-step reads
+// row values broadcast back as [rows, length] views with strides [1, 0] (Place::
+// kRowBroadcast: the row's value filled into the tile buffer, once per row).
+//
 // State (from the prepare function): the sub-ops' kernel functions, looked up once per plan
 // load, and the tile layout. Thread-safety: reentrant; calls of a split step write disjoint
 // elements. Failure: InvalidArgument from the prepare function on malformed parameters;

@@ -1,7 +1,8 @@
 // FuseElementwise: chains of elementwise kernel steps become one "fused" step
 // (kernels/fused.cc, parameters kernels/fused_params.h) that runs them tile by tile, so the
 // values only the chain reads never reach memory; a reduction of the chain's last value
-// folds into the same step.
+// folds into the same step. Row reductions and the steps that read their results broadcast
+// back (softmax, layer norm) then become one "fused_rows" step run over blocks of rows.
 //
 // Grouping (per sequence, control-flow regions each on their own; manual regions untouched):
 //   - a run is a maximal stretch of consecutive fusible steps (elementwise steps on single
@@ -23,6 +24,20 @@
 //     reduce step then combines;
 //   - a group becomes a fused step if it has two or more steps, or one and a reduction. The
 //     fused step takes the place of the group's last step (the reduction moves up to it).
+// Then, per sequence, row groups become "fused_rows" steps (kernels/fused.cc, parameters
+// FusedRowsParams in kernels/fused_params.h) that run a row reduction, the steps reading its
+// result broadcast back, and the reductions and chains after them over blocks of rows:
+//   - a group starts at a reduction over trailing dims (reduce step, or fused step with a
+//     folded reduction in one segment) of [rows, length], rows >= 2, length <= 256K;
+//   - consecutive kernel steps join while everything they read is a full value, a row
+//     value, a broadcast of a row value along the rows, a broadcast of a [length] input over
+//     the rows, a splat or a scalar (elementwise steps on single elements that read no group
+//     value may sit between members and stay where they are); a group is kept only if a
+//     member reads a row value of the group broadcast back;
+//   - values read outside the group are the step's outputs; the rest live in the blocks;
+//   - inside the step, consecutive chains merge into one fused sub-step and a reduction of
+//     a value they compute folds in (the value stays an output where later sub-steps read
+//     it); repeated identical sub-steps whose results only the group reads run once.
 // Deterministic: the result depends only on the plan.
 #pragma once
 
