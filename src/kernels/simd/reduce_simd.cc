@@ -71,7 +71,7 @@ R PairwiseSumImpl(const R* x, int64_t count) {
   // The last partial block, then the levels from the lowest up, then the lanes as a tree.
   for (int j = 0; j < kLanes; ++j) p[j] = R(-0.0);
   for (int64_t k = 0; i + k < count; ++k) p[k % kLanes] += x[i + k];
-  for (int l = 0; l < 64; ++l)
+  for (int l = 0; l < 64 && (blocks >> l) != 0; ++l)
     if ((blocks >> l) & 1)
       for (int j = 0; j < kLanes; ++j) p[j] = level[l][j] + p[j];
   for (int h = kLanes / 2; h >= 1; h /= 2)
