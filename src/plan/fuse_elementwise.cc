@@ -867,17 +867,11 @@ class Fuser {
     const size_t n = sequence.steps.size();
     std::vector<Step> placed(n);
     std::vector<bool> removed(n, false);
-    size_t i = 0;
-    while (i < n) {
-      const auto [rows, length] = RowReduction(sequence.steps[i]);
-      if (rows < kMinRowsBlocked || length < 2 || length > kMaxRowLength) {
-        ++i;
-        continue;
-      }
+    // The group of the steps from `first` on, under [rows, length].
+    auto grow = [&](size_t first, int64_t rows, int64_t length) {
       RowGroup group{rows, length, {}, {}, false};
       std::vector<RowRead> reads;
-      size_t j = i;
-      for (; j < n; ++j) {
+      for (size_t j = first; j < n; ++j) {
         const Step& step = sequence.steps[j];
         RowGroup trial = group;
         if (JoinRows(trial, step, reads)) {
@@ -888,14 +882,42 @@ class Fuser {
         if (ScalarElementwise(step) && !ReadsGroup(step, group)) continue;  // stays before the group's step
         break;
       }
-      // Trailing skipped steps are not between members.
-      if (!group.broadcasts_back || group.members.size() < 2) {
+      return group;
+    };
+    auto useful = [](const RowGroup& group) { return group.broadcasts_back && group.members.size() >= 2; };
+    size_t i = 0, free_from = 0;  // steps before free_from belong to an earlier group
+    while (i < n) {
+      const auto [rows, length] = RowReduction(sequence.steps[i]);
+      if (rows < kMinRowsBlocked || length < 2 || length > kMaxRowLength) {
+        ++i;
+        continue;
+      }
+      // Full-size chains just before the reduction (a residual add before a layer norm)
+      // join too, so their values need not be stored.
+      size_t first = i;
+      for (size_t k = i; k > free_from;) {
+        const Step& prev = sequence.steps[k - 1];
+        if (ScalarElementwise(prev)) {
+          --k;
+          continue;
+        }
+        RowGroup probe{rows, length, {}, {}, false};
+        std::vector<RowRead> reads;
+        if (!JoinRows(probe, prev, reads) || prev.params.As<kernels::ReduceParams>() != nullptr) break;
+        bool full = true;
+        for (const auto& [v, form] : probe.computed) full = full && form == kernels::RowsForm::kFull;
+        if (!full) break;
+        first = --k;
+      }
+      RowGroup group = grow(first, rows, length);
+      if (first != i && !useful(group)) group = grow(i, rows, length);
+      if (!useful(group)) {
         ++i;
         continue;
       }
       placed[group.members.back()] = BuildRows(sequence, group);
       for (size_t k : group.members) removed[k] = true;
-      i = group.members.back() + 1;
+      i = free_from = group.members.back() + 1;
     }
     std::vector<Step> kept;
     kept.reserve(n);

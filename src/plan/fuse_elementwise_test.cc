@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "kernels/compare_params.h"
@@ -285,6 +287,29 @@ TEST(FuseElementwiseTest, RowSoftmaxBecomesOneRowsStep) {
             "{kernel=\"fused\" in=[0,5,7] out=[6,8] params=\"elements=6400 dtypes=[11,11,11,11] ops=[{kernel=\"subtract.f32\" in=[0,1] out=2 params=\"\"},"
             "{kernel=\"exponential.f32\" in=[2] out=3 params=\"\"}] outputs=[3] reduce=[{kernel=\"reduce_add.f32\" slot=3 rows=64 length=100 segments=1}]\"},"
             "{kernel=\"fused\" in=[6,9] out=[10] params=\"elements=6400 dtypes=[11,11,11] ops=[{kernel=\"divide.f32\" in=[0,1] out=2 params=\"\"}] outputs=[2] reduce=[]\"}] outputs=[10]}  # rows of 5 steps ending \nreturn %4\n");
+}
+
+// A chain before the reduction (a residual add before a normalization) joins the row group,
+// so its value is never stored.
+TEST(FuseElementwiseTest, ChainBeforeRowReductionJoins) {
+  Builder b;
+  auto x = b.Param(DType::kF32, {64, 100});
+  auto y = b.Param(DType::kF32, {64, 100});
+  auto zero = b.Value(DType::kF32, {}, Storage::kConstant, 0);
+  b.plan.constants.push_back({0, 0, 0, 0});
+  auto h = b.Value(DType::kF32, {64, 100});
+  auto s = b.Value(DType::kF32, {64});
+  auto s_b = b.View(s, {64, 100}, {1, 0});
+  auto out = b.Value(DType::kF32, {64, 100});
+  b.Add(Builder::Kernel("add.f32", {x, y}, {h}));
+  b.Add(Builder::Kernel("reduce_add.f32", {h, zero}, {s}, kernels::ReduceParams{{1}}));
+  b.Add(Builder::Kernel("divide.f32", {h, s_b}, {out}));
+  b.Results({out});
+  const std::string steps = Fuse(b);
+  EXPECT_TRUE(steps.starts_with("  fused_rows %0, %1, %2 -> ")) << steps;
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), '\n'), 2) << steps;  // the step and the return
+  EXPECT_NE(steps.find("kernel=\"add.f32\""), std::string::npos) << steps;
+  EXPECT_NE(steps.find("reduce=[{kernel=\"reduce_add.f32\""), std::string::npos) << steps;
 }
 
 // A row reduction whose result no later step broadcasts back stays as it was.
