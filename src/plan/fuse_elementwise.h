@@ -28,7 +28,8 @@
 // FusedRowsParams in kernels/fused_params.h) that run a row reduction, the steps reading its
 // result broadcast back, and the reductions and chains after them over blocks of rows:
 //   - a group starts at a reduction over trailing dims (reduce step, or fused step with a
-//     folded reduction in one segment) of [rows, length], rows >= 2, length <= 256K;
+//     folded reduction in one segment) of [rows, length], rows >= 2, length <= 256K, or at
+//     the full-size chain steps just before it;
 //   - consecutive kernel steps join while everything they read is a full value, a row
 //     value, a broadcast of a row value along the rows, a broadcast of a [length] input over
 //     the rows, a splat or a scalar (elementwise steps on single elements that read no group

@@ -284,3 +284,14 @@ def test_row_softmax_shapes_and_types():
     for dt in (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16)):
         x = I.random(dt, (2049, 1001), 26, scale=2.0)
         check_cases(lambda v: jax.nn.softmax(v, axis=-1), {"softmax": (x,)}, op="fused softmax", dtype=dt)
+
+
+def test_residual_add_then_layernorm():
+    """A residual add before the layer norm joins the rows step (its sum is never stored)."""
+    f32 = np.dtype(np.float32)
+    x = I.random(f32, (2049, 1000), 27)
+    a = I.random(f32, (2049, 1000), 28)
+    g = I.random(f32, (1000,), 29)
+    b = I.random(f32, (1000,), 30)
+    check_cases(lambda v, w, gg, bb: _jax_layernorm(v + w * 0.5, gg, bb), {"residual_ln": (x, a, g, b)},
+                op="fused layernorm", tol=1e-5)
