@@ -466,8 +466,7 @@ void LoadedPlan::BuildRegisterPrograms(uint32_t index) {
   };
   for (uint32_t s = seq.first_step; s < end; ++s) {
     ResolvedStep& step = steps_[s];
-    if (step.kind == plan::StepKind::kWhile) {
-      if (!all_scalar(step.first_region) || !all_scalar(step.first_region + 1)) continue;
+    if (step.kind == plan::StepKind::kWhile && all_scalar(step.first_region) && all_scalar(step.first_region + 1)) {
       RegisterProgramBuilder builder(plan_);
       bool ok = true;
       for (uint32_t region = 0; region < 2 && ok; ++region) {
@@ -478,9 +477,24 @@ void LoadedPlan::BuildRegisterPrograms(uint32_t index) {
           ok = builder.EndCondition({operand_values_[step.first_operand], step.first_operand});
       }
       std::optional<RegisterProgram> program = builder.Finish();
-      if (!ok || !program) continue;
-      step.program = static_cast<int32_t>(programs_.size());
-      programs_.push_back(std::move(*program));
+      if (ok && program) {
+        step.program = static_cast<int32_t>(programs_.size());
+        programs_.push_back(std::move(*program));
+      }
+      continue;
+    }
+    if (step.kind == plan::StepKind::kWhile && all_scalar(step.first_region) &&
+        sequences_[step.first_region].num_steps > 0) {
+      // Only the condition is scalar: it runs as a program of its own each iteration.
+      RegisterProgramBuilder builder(plan_);
+      const ResolvedSequence& condition = sequences_[step.first_region];
+      bool ok = true;
+      for (uint32_t b = condition.first_step; b < condition.first_step + condition.num_steps && ok; ++b)
+        ok = AddScalarStep(builder, steps_[b]);
+      if (std::optional<RegisterProgram> program = builder.Finish(); ok && program) {
+        step.condition_program = static_cast<int32_t>(programs_.size());
+        programs_.push_back(std::move(*program));
+      }
       continue;
     }
     if (step.scalar == nullptr) continue;
@@ -572,8 +586,11 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
       }
       case plan::StepKind::kWhile: {
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
+        const RegisterProgram* condition_program =
+            step.condition_program >= 0 ? &programs_[static_cast<size_t>(step.condition_program)] : nullptr;
         while (true) {
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
+          if (condition_program != nullptr) condition_program->Run(views.data());
+          else STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
           if (!*condition) break;
           STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host));
         }
@@ -939,7 +956,15 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
     return nullptr;
   };
 
-  std::vector<kernels::BufferView> views = operand_templates_;
+  std::vector<kernels::BufferView> views;
+  {
+    std::lock_guard<std::mutex> lock(arenas_mutex_);
+    if (!free_views_.empty()) {
+      views = std::move(free_views_.back());
+      free_views_.pop_back();
+    }
+  }
+  if (views.empty()) views = operand_templates_;
   for (size_t i = 0; i < views.size(); ++i) views[i].data = address(operand_values_[i]);
 
   const kernels::KernelContext context;
@@ -949,6 +974,10 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
     status = Run(0, context, views, partition, host);
   }
   ReleaseArena(std::move(arena));
+  if (!views.empty()) {
+    std::lock_guard<std::mutex> lock(arenas_mutex_);
+    free_views_.push_back(std::move(views));
+  }
   STABLERT_RETURN_IF_ERROR(status);
 
   for (size_t i = 0; i < plan.results.size(); ++i) {

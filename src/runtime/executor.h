@@ -76,6 +76,8 @@ class LoadedPlan {
                  const HostTransfers* host = nullptr, const PartitionContext* partition = nullptr) const;
 
   const plan::ExecutionPlan& plan() const { return plan_; }
+  // How many register programs the plan's steps run as (runs, loops, loop conditions).
+  size_t num_register_programs() const { return programs_.size(); }
 
  private:
   struct ResolvedStep {
@@ -104,6 +106,9 @@ class LoadedPlan {
     // `program_steps` scalar steps from it; for a while step, the whole loop. -1: none.
     int32_t program = -1;
     uint32_t program_steps = 0;
+    // A while step whose condition is all scalar steps but whose body is not: the
+    // condition's register program (into programs_), or -1.
+    int32_t condition_program = -1;
   };
   using Partition = PartitionContext;
   struct ResolvedSequence {
@@ -143,6 +148,9 @@ class LoadedPlan {
   // execution is ever allocated).
   mutable std::mutex arenas_mutex_;
   mutable std::vector<Arena> free_arenas_;
+  // Operand views of finished executions (operand_templates_ with data pointers), reused
+  // by later ones under arenas_mutex_.
+  mutable std::vector<std::vector<kernels::BufferView>> free_views_;
   std::vector<ResolvedSequence> sequences_;  // [0] is the plan body
   std::vector<ResolvedStep> steps_;
   std::vector<plan::ValueId> operand_values_;           // per step: inputs then outputs
