@@ -80,12 +80,11 @@ HWY_INLINE V SignedZero(D d, V x) {
 }
 
 // One element (the scalar functions of kernels/unary.cc call this for each element they
-// compute): f on the narrowest vector that still has f64 halves for InF64Lanes (two f32
-// lanes, one f64 lane). f's lanes are independent and each op rounds as it does on wider
-// vectors, so the bits are those f gives the element in any lane of a full vector.
+// compute): f on a one-lane vector. f's lanes are independent and each op rounds as it does
+// on wider vectors, so the bits are those f gives the element in any lane of a full vector.
 template <class ScalarOp, bool kNaNToScalar, typename T, class Domain, class Fn>
 HWY_NOINLINE void MapOne(const T* in, T* out, Domain domain, Fn f) {
-  const hn::CappedTag<T, 8 / sizeof(T)> d;
+  const hn::CappedTag<T, 1> d;
   const auto x = hn::Set(d, in[0]);  // every lane the element
   const auto y = f(d, x);
   auto ok = domain(d, x);
