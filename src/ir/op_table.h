@@ -25,6 +25,9 @@ static_assert(kNumOps == 125, "ops.def changed: update this count deliberately")
 enum class OpClass : uint8_t {
   kUnary,       // elementwise, one operand, result shape = operand shape
   kBinary,      // elementwise, two operands of one shape, result shape = operand shape
+  kElementwise, // elementwise with rules of its own (compare, select, clamp, convert,
+                // reduce_precision): result shape = its tensor operands' shape; select's
+                // predicate and clamp's bounds may be rank 0; the element type may change
   kTerminator,  // ends a block; its operands are the block's results
   kOther,
 };
@@ -46,6 +49,11 @@ struct OpInfo {
 };
 
 const OpInfo& GetOpInfo(OpCode code);
+// True for every elementwise op (classes kUnary, kBinary, kElementwise).
+inline bool IsElementwise(OpCode code) {
+  const OpClass op_class = GetOpInfo(code).op_class;
+  return op_class == OpClass::kUnary || op_class == OpClass::kBinary || op_class == OpClass::kElementwise;
+}
 inline std::string_view OpName(OpCode code) { return GetOpInfo(code).mnemonic; }
 // Looks up "stablehlo.add" (full mnemonic); nullopt if unknown.
 std::optional<OpCode> OpCodeFromName(std::string_view mnemonic);

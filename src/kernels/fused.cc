@@ -47,9 +47,10 @@ using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& con
 
 // Where a slot's tile lives.
 // kSplat: a view repeating one element (all strides 0), filled once per call;
+// kConstantSplat: the same of a plan constant, filled once when the plan is loaded;
 // kRows: a view whose tiles are usually contiguous runs of its storage (innermost stride 1),
 // read in place when a tile lies within one run, gathered otherwise.
-enum class Place : uint8_t { kScalar, kDenseInput, kGathered, kSplat, kRows, kOutput, kBuffer };
+enum class Place : uint8_t { kScalar, kDenseInput, kGathered, kSplat, kConstantSplat, kRows, kOutput, kBuffer };
 
 bool AllZero(std::span<const int64_t> strides) {
   for (int64_t s : strides)
@@ -66,7 +67,8 @@ struct FusedState {
   };
   std::vector<Op> ops;
   std::vector<Place> place;     // per slot
-  std::vector<int> index;       // input, output or buffer number of the slot
+  std::vector<int> index;       // input, output, buffer or constant tile number of the slot
+  std::vector<std::vector<uint64_t>> constant_tiles;  // a tile of each constant splat input
   std::vector<int64_t> bytes;   // element bytes per slot
   int num_inputs = 0;
   int num_buffers = 0;
@@ -196,8 +198,11 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
         view = args.inputs[static_cast<size_t>(index)];
         view.data = static_cast<uint8_t*>(view.data) + offset;
         break;
-      case Place::kSplat:  // filled by FillSplats
+      case Place::kSplat:  // filled by SlotViews
         view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+        break;
+      case Place::kConstantSplat:
+        view.data = const_cast<uint64_t*>(state.constant_tiles[static_cast<size_t>(index)].data());
         break;
       case Place::kRows: {
         const BufferView& in = args.inputs[s];  // input slots are the inputs, in order
@@ -405,6 +410,16 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     FusedState::Op resolved{entry->fn, op.params.get(), {}, static_cast<int>(op.output)};
     for (int64_t s : op.inputs) resolved.inputs.push_back(static_cast<int>(s));
     state->ops.push_back(std::move(resolved));
+  }
+  // Constant splats (the prepare function sees plan constants' data): one tile, filled now.
+  for (size_t k = 0; k < static_cast<size_t>(state->num_inputs); ++k) {
+    if (state->place[k] != Place::kSplat || args.inputs[k].data == nullptr) continue;
+    const int64_t count = std::min(state->tile, params.num_elements);
+    std::vector<uint64_t>& tile = state->constant_tiles.emplace_back(
+        static_cast<size_t>((count * state->bytes[k] + 7) / 8));
+    GatherViewElements(args.inputs[k], 0, count, tile.data());
+    state->place[k] = Place::kConstantSplat;
+    state->index[k] = static_cast<int>(state->constant_tiles.size() - 1);
   }
   if (!params.reduce.empty()) {
     const FusedReduce& r = params.reduce[0];

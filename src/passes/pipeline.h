@@ -1,7 +1,7 @@
 // The pass pipeline every compilation runs between verification and partitioning or
-// lowering: call inlining, simplification, common-subexpression elimination, dead-code
-// removal (each pass's header says what it does). Deterministic: the same module gives the
-// same result.
+// lowering: call inlining, computing on broadcasts' operands, simplification,
+// common-subexpression elimination, dead-code removal (each pass's header says what it
+// does). Deterministic: the same module gives the same result.
 // Failure: what InlineCalls reports (the module must then be discarded). Not thread-safe.
 #pragma once
 

@@ -32,15 +32,17 @@ TEST(PipelineTest, InlinesSimplifiesMergesAndRemovesInOrder) {
   ir::Module module = Program();
   auto records = RunPipeline(module);
   ASSERT_TRUE(records.ok()) << records.status().ToString();
-  ASSERT_EQ(records->size(), 4u);
+  ASSERT_EQ(records->size(), 5u);
   EXPECT_EQ((*records)[0].name, "inline_calls");
   EXPECT_EQ((*records)[0].changes, 2);
-  EXPECT_EQ((*records)[1].name, "simplify");
-  EXPECT_EQ((*records)[1].changes, 2);  // the two converts
-  EXPECT_EQ((*records)[2].name, "common_subexpressions");
+  EXPECT_EQ((*records)[1].name, "shrink_broadcasts");
+  EXPECT_EQ((*records)[1].changes, 0);  // no broadcasts
+  EXPECT_EQ((*records)[2].name, "simplify");
+  EXPECT_EQ((*records)[2].changes, 2);  // the two converts
+  EXPECT_EQ((*records)[3].name, "common_subexpressions");
   // Into the first call's ops: its second exp, the other call's two exps, log, convert and add.
-  EXPECT_EQ((*records)[2].changes, 6);
-  EXPECT_EQ((*records)[3].name, "dead_code");
+  EXPECT_EQ((*records)[3].changes, 6);
+  EXPECT_EQ((*records)[4].name, "dead_code");
   EXPECT_EQ(ir::PrintModule(module), R"(module @test {
   func.func public @main(%0: tensor<8xf32>) -> (tensor<8xf32>) {
     %10 = stablehlo.exponential %0 : tensor<8xf32>

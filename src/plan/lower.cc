@@ -196,15 +196,8 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   bool in_carrier = false;
   STABLERT_RETURN_IF_ERROR(LowerInCarrier(op, &in_carrier));
   if (in_carrier) return OkStatus();
-  if (info.op_class == ir::OpClass::kUnary || info.op_class == ir::OpClass::kBinary)
-    return LowerElementwise(*this, op);
+  if (ir::IsElementwise(op.code)) return LowerElementwise(*this, op);
   switch (op.code) {
-    case OpCode::kCompare:
-    case OpCode::kSelect:
-    case OpCode::kClamp:
-    case OpCode::kConvert:
-    case OpCode::kReducePrecision:
-      return LowerElementwise(*this, op);
     case OpCode::kConstant:
     case OpCode::kBroadcast:
     case OpCode::kBroadcastInDim:

@@ -118,14 +118,8 @@ bool IsIdentity(OpCode reduction, DType dtype, const std::vector<uint8_t>& bytes
 }
 
 bool IsSameShapeOp(const ir::Module& module, const ir::Operation& op) {
-  const ir::OpClass cls = ir::GetOpInfo(op.code).op_class;
-  if (cls == ir::OpClass::kUnary || cls == ir::OpClass::kBinary) return true;
+  if (ir::IsElementwise(op.code)) return true;
   switch (op.code) {
-    case OpCode::kCompare:
-    case OpCode::kSelect:
-    case OpCode::kClamp:
-    case OpCode::kConvert:
-    case OpCode::kReducePrecision:
     case OpCode::kSdyPropagationBarrier:
       return true;
     case OpCode::kBitcastConvert:

@@ -196,11 +196,7 @@ class Propagator {
       default:
         break;
     }
-    const ir::OpClass op_class = ir::GetOpInfo(op.code).op_class;
-    const bool elementwise = op_class == ir::OpClass::kUnary || op_class == ir::OpClass::kBinary ||
-                             op.code == OpCode::kConvert || op.code == OpCode::kSelect || op.code == OpCode::kClamp ||
-                             op.code == OpCode::kCompare || op.code == OpCode::kOptimizationBarrier;
-    if (!elementwise) return std::nullopt;
+    if (!ir::IsElementwise(op.code) && op.code != OpCode::kOptimizationBarrier) return std::nullopt;
     for (ir::ValueId operand : op.operands) {
       if (module_.type_of(operand).dims != dims) continue;
       if (auto sharding = Of(operand, depth + 1)) return sharding;

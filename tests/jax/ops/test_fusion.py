@@ -157,3 +157,56 @@ def test_fusion_inside_loops():
         return lax.fori_loop(0, 5, body, (a, jnp.zeros((a.shape[0],), jnp.float32)))
 
     check_cases(f, {"fori_loop": (x, row)}, op="fused loop bodies")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_],
+                         ids=lambda d: np.dtype(d).name)
+def test_reductions_and_chains_of_broadcasts(dtype):
+    # passes/shrink_broadcasts.h: chains on broadcasts run on the broadcast operand; reductions
+    # over broadcast dimensions run on it (integer sums wrap as XLA's do, bools any/all).
+    dt = np.dtype(dtype)
+    n, m = 3001, 2048  # 6.1M elements per broadcast
+    col = I.random(dt, (n,), 12)
+    row = I.random(dt, (m,), 13)
+    if dt == np.bool_:
+        cases = {
+            "any_rows": Call(lambda c: jnp.any(jnp.broadcast_to(c[:, None], (n, m)) & True, axis=1), col),
+            "all": Call(lambda r: jnp.all(~jnp.broadcast_to(r, (n, m))), row),
+        }
+        check_cases(lambda *a: None, cases, op="reduce of broadcast", dtype=dt, mode="exact")
+        return
+    one = dt.type(1)
+    cases = {
+        "sum_all": Call(lambda r: jnp.sum(jnp.broadcast_to(r, (n, m)) * one + one, dtype=dt), row),
+        "sum_created_axis": Call(lambda r: jnp.sum(jnp.broadcast_to(r, (n, m)), axis=0, dtype=dt), row),
+        "sum_operand_axis": Call(lambda c: jnp.sum(jnp.broadcast_to(c[:, None], (n, m)), axis=0, dtype=dt), col),
+        "max_rows": Call(lambda c: jnp.max(jnp.broadcast_to(c[:, None], (n, m)) - one, axis=1), col),
+        "min_3d": Call(lambda r: jnp.min(jnp.broadcast_to(r, (7, n, m)), axis=(0, 1)), row),
+        "where": Call(lambda c: jnp.where(jnp.broadcast_to(c[:, None], (n, m)) > one,
+                                          jnp.broadcast_to(c[:, None], (n, m)), one).sum(axis=1, dtype=dt), col),
+    }
+    mode = "exact" if not np.issubdtype(dt, np.floating) else None
+    check_cases(lambda *a: None, cases, op="reduce of broadcast", dtype=dt, **({"mode": mode} if mode else {}))
+
+
+def test_sums_of_broadcast_special_values():
+    # -0, NaN, Inf and overflow through a sum of copies computed as a product.
+    special = np.array([-0.0, 0.0, np.nan, np.inf, -np.inf, 3e38, -3e38, 1e-45, 1.5], np.float32)
+    cases = {
+        "rows": Call(lambda v: jnp.sum(jnp.broadcast_to(v, (5000, v.shape[0])), axis=0), special),
+        "inf_minus_inf": Call(lambda v: jnp.sum(jnp.broadcast_to(v[3:5], (5000, 2))), special),
+        "zeros": Call(lambda v: jnp.sum(jnp.broadcast_to(v[:1], (5000, 1)), axis=0), special),
+    }
+    check_cases(lambda *a: None, cases, op="reduce of broadcast")
+
+
+def test_broadcast_chain_compiles_to_work_on_the_operand(stablert_device):
+    # The 8192x8192 chain runs on the 8192-element operand: a few thousand flops and KB, not
+    # 8192^2-element passes.
+    f = jax.jit(lambda v: (jnp.broadcast_to(v, (8192, 8192)) * 2 + 1).sum())
+    x = jax.device_put(np.ones(8192, np.float32), stablert_device)
+    compiled = f.lower(x).compile()
+    cost = compiled.cost_analysis()
+    assert cost["flops"] < 1e5 and cost["bytes accessed"] < 1e6, cost
+    assert compiled.memory_analysis().temp_size_in_bytes < 1 << 20
+    assert float(f(x)) == 8192.0 * 8192.0 * 3.0
