@@ -5,6 +5,7 @@
 #include <random>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/simd/dispatch.h"
 
 namespace stablert::kernels {
 namespace {
@@ -96,9 +97,26 @@ TEST(ScalarProgramTest, MatchesElementwiseKernels) {
   }
 }
 
+void CheckMathFunctions();
+
+class ScalarFunctionOfTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok()); }
+};
+
 // Every math function's scalar function gives, for one element, the bits its kernel gives
-// that element inside a large array (where the vector code runs on full vectors).
-TEST(ScalarFunctionOfTest, MathFunctionsGiveTheKernelsBits) {
+// that element inside a large array (where the vector code runs on full vectors), at every
+// instruction-set level the CPU has.
+TEST_F(ScalarFunctionOfTest, MathFunctionsGiveTheKernelsBits) {
+  for (env::Isa level : {env::Isa::kSse4, env::Isa::kAvx2, env::Isa::kAvx512, env::Isa::kBest}) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    SCOPED_TRACE(simd::CurrentTarget());
+    CheckMathFunctions();
+  }
+}
+
+void CheckMathFunctions() {
   const DType types[] = {DType::kF16, DType::kBF16, DType::kF32, DType::kF64};
   const char* unary_ops[] = {"exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt", "rsqrt",
                              "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",
@@ -142,7 +160,7 @@ TEST(ScalarFunctionOfTest, MathFunctionsGiveTheKernelsBits) {
   }
 }
 
-TEST(ScalarFunctionOfTest, OnlyOpsWithAnOpcode) {
+TEST_F(ScalarFunctionOfTest, OnlyOpsWithAnOpcode) {
   EXPECT_NE(ScalarFunctionOf(CpuKernels(), "select.f32"), nullptr);
   EXPECT_NE(ScalarFunctionOf(CpuKernels(), Key("copy", DType::kS64)), nullptr);
   EXPECT_NE(ScalarFunctionOf(CpuKernels(), Key("compare", DType::kS32)), nullptr);
