@@ -451,7 +451,8 @@ bool LoadedPlan::AddScalarStep(RegisterProgramBuilder& builder, const ResolvedSt
   for (uint32_t i = 0; i < step.num_inputs; ++i)
     inputs[i] = {operand_values_[step.first_operand + i], step.first_operand + i};
   const uint32_t out = step.first_operand + step.num_inputs;
-  return builder.Add(step.scalar, step.scalar_attr, std::span(inputs, step.num_inputs), {operand_values_[out], out});
+  return builder.Add(step.step->kernel, step.scalar, step.scalar_attr, std::span(inputs, step.num_inputs),
+                     {operand_values_[out], out});
 }
 
 void LoadedPlan::BuildRegisterPrograms(uint32_t index) {
@@ -546,7 +547,7 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
           // One element: registers 1.. hold the inputs, register 0 the result.
           kernels::ScalarSlot registers[4];
           const kernels::BufferView* operands = views.data() + step.first_operand;
-          for (uint32_t i = 0; i < step.num_inputs; ++i)
+          for (uint32_t i = 0; i < step.num_inputs && i < 3; ++i)  // at most 3 (ScalarFastPath)
             CopyElement(&registers[i + 1], operands[i].data, step.scalar_bytes[i]);
           const kernels::ScalarInstruction instruction{step.scalar, 0, 1, 2, 3, step.scalar_attr};
           step.scalar(registers, instruction);

@@ -15,11 +15,53 @@ inline void CopyElement(void* dst, const void* src, uint8_t bytes) {
   }
 }
 
+enum ChainOp : uint8_t { kNone = 0, kAdd, kSubtract, kMultiply, kDivide };
+
+ChainOp ChainOpOf(std::string_view kernel, DType* dtype) {
+  const size_t dot = kernel.find('.');
+  if (dot == std::string_view::npos) return kNone;
+  const std::string_view op = kernel.substr(0, dot), type = kernel.substr(dot + 1);
+  if (type == "f32") *dtype = DType::kF32;
+  else if (type == "f64") *dtype = DType::kF64;
+  else return kNone;
+  if (op == "add") return kAdd;
+  if (op == "subtract") return kSubtract;
+  if (op == "multiply") return kMultiply;
+  if (op == "divide") return kDivide;
+  return kNone;
+}
+
 inline void RunAll(const std::vector<kernels::ScalarInstruction>& code, kernels::ScalarSlot* registers) {
   for (const kernels::ScalarInstruction& instruction : code) instruction.fn(registers, instruction);
 }
 
 }  // namespace
+
+struct ChainRunner {
+  // One operation per statement, each rounded to T: the same results as the kernels
+  // (IEEE operations under the executor's flush-to-zero mode), never contracted.
+  template <typename T>
+#if defined(__GNUC__) && !defined(__clang__)
+  __attribute__((optimize("fp-contract=off")))
+#endif
+  static void Run(kernels::ScalarSlot* r, const kernels::ScalarInstruction& instruction) {
+    const auto* link = reinterpret_cast<const RegisterProgram::ChainLink*>(instruction.attr);
+    const auto* end = link + instruction.c;
+    T running = kernels::GetSlot<T>(r[instruction.a]);
+    for (; link != end; ++link) {
+      const T x = kernels::GetSlot<T>(r[link->other]);
+      const T lhs = link->running_left ? running : x;
+      const T rhs = link->running_left ? x : running;
+      switch (link->op) {
+        case kAdd: running = lhs + rhs; break;
+        case kSubtract: running = lhs - rhs; break;
+        case kMultiply: running = lhs * rhs; break;
+        default: running = lhs / rhs; break;
+      }
+      kernels::SetSlot(r[link->dst], running);
+    }
+  }
+};
 
 void RegisterProgram::Run(const kernels::BufferView* views) const {
   kernels::ScalarSlot registers[kMaxRegisters];
@@ -58,8 +100,8 @@ int32_t RegisterProgramBuilder::RegisterOf(const Operand& operand) {
   return static_cast<int32_t>(locations_.size() - 1);
 }
 
-bool RegisterProgramBuilder::Add(kernels::ScalarFn fn, int64_t attr, std::span<const Operand> inputs,
-                                 Operand output) {
+bool RegisterProgramBuilder::Add(std::string_view kernel, kernels::ScalarFn fn, int64_t attr,
+                                 std::span<const Operand> inputs, Operand output) {
   if (failed_ || fn == nullptr || inputs.empty() || inputs.size() > 3) return !(failed_ = true);
   int32_t operands[3] = {0, 0, 0};
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -73,7 +115,46 @@ bool RegisterProgramBuilder::Add(kernels::ScalarFn fn, int64_t attr, std::span<c
   for (size_t i = 0; i < inputs.size(); ++i) locations_[static_cast<size_t>(operands[i])].read = true;
   locations_[static_cast<size_t>(dst)].written = true;
   instructions_.push_back(kernels::ScalarInstruction{fn, dst, operands[0], operands[1], operands[2], attr});
+  DType dtype = DType::kInvalid;
+  ChainOp op = inputs.size() == 2 ? ChainOpOf(kernel, &dtype) : kNone;
+  if (op != kNone && (plan_->values[output.value].type.dtype != dtype ||
+                      plan_->values[inputs[0].value].type.dtype != dtype ||
+                      plan_->values[inputs[1].value].type.dtype != dtype))
+    op = kNone;
+  arithmetic_.emplace_back(op, dtype);
   return true;
+}
+
+void RegisterProgramBuilder::EmitWithChains(size_t begin, size_t end, RegisterProgram& program,
+                                            std::vector<kernels::ScalarInstruction>& out) const {
+  for (size_t i = begin; i < end;) {
+    // The longest chain from i: same type, each link reading the previous link's result.
+    size_t j = i + 1;
+    if (arithmetic_[i].first != kNone) {
+      while (j < end && arithmetic_[j].first != kNone && arithmetic_[j].second == arithmetic_[i].second &&
+             (instructions_[j].a == instructions_[j - 1].dst || instructions_[j].b == instructions_[j - 1].dst))
+        ++j;
+    }
+    if (j - i < 2) {
+      out.push_back(instructions_[i]);
+      i = j;
+      continue;
+    }
+    auto links = std::make_unique<RegisterProgram::ChainLink[]>(j - i);
+    for (size_t k = i; k < j; ++k) {
+      const kernels::ScalarInstruction& instruction = instructions_[k];
+      const bool left = k == i || instruction.a == instructions_[k - 1].dst;
+      links[k - i] = RegisterProgram::ChainLink{arithmetic_[k].first, left, left ? instruction.b : instruction.a,
+                                                instruction.dst};
+    }
+    const kernels::ScalarFn fn =
+        arithmetic_[i].second == DType::kF32 ? &ChainRunner::Run<float> : &ChainRunner::Run<double>;
+    out.push_back(kernels::ScalarInstruction{fn, instructions_[i].dst, instructions_[i].a, 0,
+                                             static_cast<int32_t>(j - i),
+                                             static_cast<int64_t>(reinterpret_cast<intptr_t>(links.get()))});
+    program.chains_.push_back(std::move(links));
+    i = j;
+  }
 }
 
 bool RegisterProgramBuilder::EndCondition(Operand predicate) {
@@ -87,8 +168,8 @@ bool RegisterProgramBuilder::EndCondition(Operand predicate) {
 std::optional<RegisterProgram> RegisterProgramBuilder::Finish() {
   if (failed_) return std::nullopt;
   RegisterProgram program;
-  program.condition_.assign(instructions_.begin(), instructions_.begin() + static_cast<std::ptrdiff_t>(condition_end_));
-  program.body_.assign(instructions_.begin() + static_cast<std::ptrdiff_t>(condition_end_), instructions_.end());
+  EmitWithChains(0, condition_end_, program, program.condition_);
+  EmitWithChains(condition_end_, instructions_.size(), program, program.body_);
   program.predicate_ = predicate_;
   program.num_registers_ = static_cast<int>(locations_.size());
   for (size_t r = 0; r < locations_.size(); ++r) {

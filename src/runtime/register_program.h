@@ -12,12 +12,20 @@
 // counter and constants in registers for all its iterations and touches memory only before
 // the first and after the last.
 //
+// Chains: consecutive f32 or f64 add/subtract/multiply/divide instructions each reading the
+// previous one's result run as one instruction that keeps the running value in a machine
+// register (each result is still stored to its register), so a dependent chain does not go
+// through memory between its links; the operations and their rounding are the same (no
+// contraction into FMAs).
+//
 // Build with RegisterProgramBuilder; a built program is immutable and may run on many
 // threads at once (each run has its registers on its stack). Running cannot fail.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string_view>
 #include <span>
 #include <vector>
 
@@ -36,6 +44,12 @@ class RegisterProgram {
   // operand slots the builder was given).
   void Run(const kernels::BufferView* views) const;
 
+  RegisterProgram() = default;
+  RegisterProgram(RegisterProgram&&) = default;  // chain instructions point into chains_
+  RegisterProgram& operator=(RegisterProgram&&) = default;
+  RegisterProgram(const RegisterProgram&) = delete;
+  RegisterProgram& operator=(const RegisterProgram&) = delete;
+
   bool is_loop() const { return predicate_ >= 0; }
   int num_registers() const { return num_registers_; }
   size_t num_instructions() const { return condition_.size() + body_.size(); }
@@ -52,6 +66,16 @@ class RegisterProgram {
   int32_t predicate_ = -1;  // loops: the register the condition leaves its i1 in
   int num_registers_ = 0;
   std::vector<Transfer> loads_, stores_;
+  // One link of a chain: running = running op r[other] (or r[other] op running), stored to
+  // r[dst].
+  struct ChainLink {
+    uint8_t op;          // ChainOp
+    bool running_left;   // the running value is the left operand
+    int32_t other, dst;
+  };
+  std::vector<std::unique_ptr<ChainLink[]>> chains_;  // a chain instruction's attr points here
+
+  friend struct ChainRunner;
 };
 
 // Collects the instructions of a program. Not thread-safe.
@@ -70,7 +94,9 @@ class RegisterProgramBuilder {
   // kernels::ScalarFunctionOf describes). False if its locations do not fit the registers
   // (an element of another size at the same location, overlapping locations, too many
   // registers); the builder is then unusable.
-  bool Add(kernels::ScalarFn fn, int64_t attr, std::span<const Operand> inputs, Operand output);
+  // `kernel` is the step's kernel key ("multiply.f32").
+  bool Add(std::string_view kernel, kernels::ScalarFn fn, int64_t attr, std::span<const Operand> inputs,
+           Operand output);
   // Ends the condition of a loop, whose i1 result is `predicate`; the instructions added
   // after it are the loop's body.
   bool EndCondition(Operand predicate);
@@ -92,7 +118,13 @@ class RegisterProgramBuilder {
 
   const plan::ExecutionPlan* plan_;
   std::vector<Location> locations_;  // register r holds locations_[r]
+  // Appends `code` to `out`, chains merged into one instruction each (owned by `program`).
+  void EmitWithChains(size_t begin, size_t end, RegisterProgram& program,
+                      std::vector<kernels::ScalarInstruction>& out) const;
+
   std::vector<kernels::ScalarInstruction> instructions_;
+  // Per instruction: its arithmetic op for chains (ChainOp, 0: none) and element type.
+  std::vector<std::pair<uint8_t, DType>> arithmetic_;
   size_t condition_end_ = 0;
   int32_t predicate_ = -1;
   bool failed_ = false;

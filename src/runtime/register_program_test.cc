@@ -195,6 +195,40 @@ TEST(RegisterProgramTest, VectorBodyWithScalarRuns) {
   EXPECT_EQ(got_x, x);
 }
 
+// Chains of dependent arithmetic with the running value on either side of subtract and
+// divide, read twice (v * v), and a link whose other operand is an earlier link's result.
+TEST(RegisterProgramTest, ArithmeticChainsKeepOperandOrder) {
+  ModuleBuilder b;
+  auto y0 = b.Param(DType::kF64, {});
+  auto zero = b.Constant<int32_t>(DType::kS32, {}, {0});
+  auto n = b.Constant<int32_t>(DType::kS32, {}, {1500});
+  auto loop = b.While(
+      {zero, y0}, [&](const std::vector<ir::ValueId>& a) { return b.Op(OpCode::kCompare, {a[0], n}, DType::kPred, {}, LessThan()); },
+      [&](const std::vector<ir::ValueId>& a) {
+        auto c = [&](double value) { return b.Constant<double>(DType::kF64, {}, {value}); };
+        auto op = [&](OpCode code, ir::ValueId x, ir::ValueId y) { return b.Op(code, {x, y}, DType::kF64, {}); };
+        auto t = op(OpCode::kDivide, op(OpCode::kSubtract, c(3.0), a[1]), c(7.0));  // (3 - y) / 7
+        auto u = op(OpCode::kDivide, c(1.5), t);                                    // 1.5 / t
+        auto v = op(OpCode::kSubtract, u, t);                                       // u - t
+        auto w = op(OpCode::kMultiply, v, v);
+        auto next = op(OpCode::kDivide, w, op(OpCode::kAdd, w, c(2.0)));            // w / (w + 2)
+        auto i = b.Op(OpCode::kAdd, {a[0], b.Constant<int32_t>(DType::kS32, {}, {1})}, DType::kS32, {});
+        return std::vector<ir::ValueId>{i, next};
+      });
+  Lowered lowered = Load(b.Build({loop[1]}));
+  double y = 0.25;
+  const double got = Execute<double>(lowered, {&y})[0];
+  for (int i = 0; i < 1500; ++i) {
+    const double t = (3.0 - y) / 7.0;
+    const double u = 1.5 / t;
+    const double v = u - t;
+    const double w = v * v;
+    const double s = w + 2.0;
+    y = w / s;
+  }
+  EXPECT_EQ(std::memcmp(&got, &y, 8), 0) << got << " vs " << y;
+}
+
 // Straight-line scalar steps outside loops run as one program.
 TEST(RegisterProgramTest, StraightLineRun) {
   ModuleBuilder b;
