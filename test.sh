@@ -23,7 +23,8 @@ level_files=(tests/jax/ops/test_elementwise.py tests/jax/ops/test_reduce.py test
   tests/jax/ops/test_convert.py::test_convert tests/jax/ops/test_gather_scatter.py::test_scatter
   tests/jax/ops/test_gather_scatter.py::test_scatter_batched tests/jax/ops/test_gather_scatter.py::test_large_row_forms
   tests/jax/ops/test_memory_bound.py tests/jax/ops/test_shape.py tests/jax/ops/test_sort.py tests/jax/ops/test_fft.py
-  tests/jax/ops/test_fft_large.py tests/jax/ops/test_dot_conv.py)
+  tests/jax/ops/test_fft_large.py tests/jax/ops/test_dot_conv.py
+  tests/jax/ops/test_scalar_loops.py::test_scalar_path_gives_the_vector_kernels_bits)
 level_cases="not cumulative and not (test_shape and not transpose) and (dot_conv or fft or memory_bound"
 level_cases+=" or transpose or large_row_forms or float32 or float64 or float16 or bfloat16"
 level_cases+=" or (test_compare and (int32 or uint8)) or (test_convert and int32))"

@@ -5,7 +5,8 @@ Workloads whose time is the loop machinery rather than the arithmetic:
     only if the stacked output is updated in place),
   - the gradient of an LSTM-like scan (200 steps, hidden 64, batch 16),
   - a 2000-step fori_loop of an explicit Euler step on an f32 scalar (per-iteration
-    overhead of a small body).
+    overhead of a small body), and scalar bodies that isolate per-iteration costs
+    (an add, dependent multiply-adds, sin, exp; and one step: the call itself).
 Run time: one jitted call with its arguments on the device, until the result is ready,
 best and median of --repeats after warm-up.
 
@@ -62,6 +63,21 @@ def _workloads(jax, jnp, lax):
     out.append((f"LSTM gradient {steps} steps h{hidden} b{batch}", jax.grad(lstm_loss),
                 (lstm_params, normal(steps, batch, 32), normal(batch, hidden), normal(batch, hidden))))
     out.append(("Euler fori_loop 2000 steps f32 scalar", euler, (f32(0.5),)))
+
+    # Scalar bodies that isolate the per-iteration costs (2000 steps each, and one step: the
+    # cost of the call itself).
+    def muladd5(_, y):
+        for _ in range(5):
+            y = y * 0.999 + 0.001
+        return y
+
+    bodies = [("y + 1", lambda _, y: y + 1.0), ("five dependent y * 0.999 + 0.001", muladd5),
+              ("sin(y) + 0.5", lambda _, y: jnp.sin(y) + 0.5), ("exp(-y) + 0.5", lambda _, y: jnp.exp(-y) + 0.5)]
+    for label, body in bodies:
+        out.append((f"scalar body {label}, 2000 steps", lambda y, body=body: lax.fori_loop(0, 2000, body, y),
+                    (f32(0.5),)))
+    out.append(("scalar body y + 1, 1 step (the call)", lambda y: lax.fori_loop(0, 1, lambda _, y: y + 1.0, y),
+                (f32(0.5),)))
     return out
 
 

@@ -6,7 +6,7 @@
 
 namespace stablert::capi {
 
-// Head of the extension chain (Shardings).
+// Head of the extension chain (Shardings, then Layouts).
 PJRT_Extension_Base* ExtensionChain();
 
 }  // namespace stablert::capi

@@ -153,7 +153,11 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runti
     handle->output_shardings.push_back(sharding.data());
     handle->output_sharding_sizes.push_back(sharding.size());
   }
-  handle->optimized_program = executable->OptimizedProgramText();
+  for (const auto& type : executable->parameter_types())
+    handle->parameter_layouts.push_back(RowMajorLayout(type.dims.size()));
+  for (size_t rank : handle->output_dim_sizes) handle->output_layouts.push_back(RowMajorLayout(rank));
+  for (auto& layout : handle->parameter_layouts) handle->parameter_layout_pointers.push_back(&layout);
+  for (auto& layout : handle->output_layouts) handle->output_layout_pointers.push_back(&layout);
   handle->executable = std::move(executable);
   return handle;
 }

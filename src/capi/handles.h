@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/layouts_extension.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 #include "runtime/event.h"
@@ -123,9 +124,12 @@ struct PJRT_Executable {
   std::vector<size_t> parameter_sharding_sizes;
   std::vector<const char*> output_shardings;
   std::vector<size_t> output_sharding_sizes;
+  std::vector<PJRT_Layouts_MemoryLayout> parameter_layouts;  // dense row-major, one per parameter
+  std::vector<PJRT_Layouts_MemoryLayout*> parameter_layout_pointers;
+  std::vector<PJRT_Layouts_MemoryLayout> output_layouts;
+  std::vector<PJRT_Layouts_MemoryLayout*> output_layout_pointers;
   stablert::capi::NamedValueList cost_analysis;  // filled once, by the first GetCostAnalysis
   std::once_flag cost_analysis_once;
-  std::string optimized_program;
 };
 
 struct PJRT_LoadedExecutable {

@@ -76,12 +76,30 @@ Status BinaryVectorKernel(const KernelContext& context, const KernelArgs& args) 
   return OkStatus();
 }
 
+// The scalar function computes what the kernel computes for one element: power and atan2,
+// whose vector functions are approximations of their own, call them on that element (the
+// other vector ops are IEEE operations, equal to the scalar op).
 template <typename Op, DType D>
 void BinaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
   using T = Storage<D>;
   const T a = GetSlot<T>(r[i.a]), b = GetSlot<T>(r[i.b]);
-  if constexpr (kIsHalf<T>) SetSlot(r[i.dst], StoreAs<T>(Op::Apply(Load(a), Load(b))));
-  else SetSlot(r[i.dst], static_cast<T>(Op::Apply(a, b)));
+  constexpr bool kApproximation = std::is_same_v<Op, PowerOp> || std::is_same_v<Op, Atan2Op>;
+  if constexpr (kVectorFor<Op, D> && kApproximation) {
+    const auto fn = static_cast<simd::BinaryFn>(kVector<Op>);
+    if constexpr (kIsHalf<T>) {
+      float x = Load(a), y = Load(b);
+      simd::Binary(fn, &x, &y, &x, 1);
+      SetSlot(r[i.dst], StoreAs<T>(x));
+    } else {
+      T x = a;
+      simd::Binary(fn, &x, &b, &x, 1);
+      SetSlot(r[i.dst], x);
+    }
+  } else if constexpr (kIsHalf<T>) {
+    SetSlot(r[i.dst], StoreAs<T>(Op::Apply(Load(a), Load(b))));
+  } else {
+    SetSlot(r[i.dst], static_cast<T>(Op::Apply(a, b)));
+  }
 }
 
 template <typename Op, DType... Ds>

@@ -98,6 +98,17 @@ std::string_view ScalarOpName(int64_t op) {
   return "";
 }
 
+ScalarFn ScalarFunctionOf(const KernelRegistry& registry, std::string_view kernel_key) {
+  const std::string_view op = kernel_key.substr(0, kernel_key.find('.'));
+  if (op == "select") return &SelectScalar;
+  if (op == "copy") return &CopyScalar;
+  bool known = false;
+  for (int64_t code = 1; code <= static_cast<int64_t>(ScalarOp::kCopy) && !known; ++code)
+    known = ScalarOpName(code) == op;
+  if (!known) return nullptr;
+  return reinterpret_cast<ScalarFn>(registry.FindScalar(kernel_key));
+}
+
 StatusOr<ScalarProgram> ScalarProgram::Decode(std::span<const int64_t> code, const KernelRegistry& registry) {
   constexpr int64_t kMaxRegisters = 1 << 16;
   constexpr int64_t kMaxInstructions = 1 << 20;

@@ -19,7 +19,8 @@
 // of a complex register give its part type; kComplex makes a complex value of a, b.
 //
 // A decoded program is immutable and may run on many threads, each with its own
-// registers.
+// registers. A body computes what the equivalent elementwise kernels compute, bit for bit
+// (see ScalarFunctionOf).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +78,17 @@ enum class ScalarOp : int64_t {
 
 // The kernel-key op name of `op` ("add"), or "" if `op` is not an opcode.
 std::string_view ScalarOpName(int64_t op);
+
+// The scalar function of the kernel `kernel_key` ("sine.f32", "compare.i32", "select.f32",
+// "copy.s64"), or nullptr if it has none. This is the one list of ops that may run on
+// registers: the kernel-key op names of ScalarOp. Every scalar function computes, for one
+// element, exactly the bits the kernel computes for it (the vector math functions run
+// their vector code on that element), so a kernel step on single elements may run as its
+// scalar function instead: instruction {fn, dst: output, a, b, c: the inputs in order,
+// attr: ScalarInstruction::attr (compare: direction * 8 + type, from the step's
+// CompareParams)}. Each function reads its operands before it writes dst, so dst may be an
+// operand's register.
+ScalarFn ScalarFunctionOf(const KernelRegistry& registry, std::string_view kernel_key);
 
 class ScalarProgram {
  public:

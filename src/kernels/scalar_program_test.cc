@@ -5,6 +5,7 @@
 #include <random>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/simd/dispatch.h"
 
 namespace stablert::kernels {
 namespace {
@@ -94,6 +95,80 @@ TEST(ScalarProgramTest, MatchesElementwiseKernels) {
       }
     }
   }
+}
+
+void CheckMathFunctions();
+
+class ScalarFunctionOfTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok()); }
+};
+
+// Every math function's scalar function gives, for one element, the bits its kernel gives
+// that element inside a large array (where the vector code runs on full vectors), at every
+// instruction-set level the CPU has.
+TEST_F(ScalarFunctionOfTest, MathFunctionsGiveTheKernelsBits) {
+  for (env::Isa level : {env::Isa::kSse4, env::Isa::kAvx2, env::Isa::kAvx512, env::Isa::kBest}) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    SCOPED_TRACE(simd::CurrentTarget());
+    CheckMathFunctions();
+  }
+}
+
+void CheckMathFunctions() {
+  const DType types[] = {DType::kF16, DType::kBF16, DType::kF32, DType::kF64};
+  const char* unary_ops[] = {"exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt", "rsqrt",
+                             "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",
+                             "round_nearest_afz", "round_nearest_even", "negate", "abs", "sign"};
+  const char* binary_ops[] = {"power", "atan2", "add", "subtract", "multiply", "divide", "remainder", "maximum",
+                              "minimum"};
+  constexpr int64_t n = 1 << 14;
+  std::mt19937_64 rng(11);
+  for (DType dtype : types) {
+    // Values across the functions' domains: special values, small and large magnitudes.
+    std::vector<double> values = SpecialFloats(dtype);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    while (static_cast<int64_t>(values.size()) < n) {
+      const double scale = std::pow(10.0, static_cast<double>(rng() % 12) - 4.0);
+      values.push_back(unit(rng) * scale);
+    }
+    Array x(dtype, {n}), y(dtype, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      SetDouble(x, i, values[static_cast<size_t>(i)]);
+      SetDouble(y, i, values[static_cast<size_t>((i * 7919) % n)]);
+    }
+    const int size = DTypeByteSize(dtype);
+    auto check = [&](const char* name, bool binary) {
+      const std::string key = Key(name, dtype);
+      const ScalarFn fn = ScalarFunctionOf(CpuKernels(), key);
+      ASSERT_NE(fn, nullptr) << key;
+      Array want(dtype, {n});
+      if (binary) RunKernel(key, {&x, &y}, {&want});
+      else RunKernel(key, {&x}, {&want});
+      for (int64_t i = 0; i < n; ++i) {
+        ScalarSlot registers[3] = {};
+        std::memcpy(&registers[1], &x.bytes[static_cast<size_t>(i * size)], size);
+        std::memcpy(&registers[2], &y.bytes[static_cast<size_t>(i * size)], size);
+        fn(registers, ScalarInstruction{fn, 0, 1, 2, 0, 0});
+        ASSERT_EQ(0, std::memcmp(&registers[0], &want.bytes[static_cast<size_t>(i * size)], size))
+            << key << " of " << GetDouble(x, i) << (binary ? ", " + std::to_string(GetDouble(y, i)) : "");
+      }
+    };
+    for (const char* name : unary_ops) check(name, false);
+    for (const char* name : binary_ops) check(name, true);
+  }
+}
+
+TEST_F(ScalarFunctionOfTest, OnlyOpsWithAnOpcode) {
+  EXPECT_NE(ScalarFunctionOf(CpuKernels(), "select.f32"), nullptr);
+  EXPECT_NE(ScalarFunctionOf(CpuKernels(), Key("copy", DType::kS64)), nullptr);
+  EXPECT_NE(ScalarFunctionOf(CpuKernels(), Key("compare", DType::kS32)), nullptr);
+  EXPECT_NE(ScalarFunctionOf(CpuKernels(), KernelKey("convert", {DType::kF32, DType::kS32})), nullptr);
+  EXPECT_EQ(ScalarFunctionOf(CpuKernels(), "fused"), nullptr);
+  EXPECT_EQ(ScalarFunctionOf(CpuKernels(), "erf.f32"), nullptr);  // no opcode (yet)
+  EXPECT_EQ(ScalarFunctionOf(CpuKernels(), "dot.f32"), nullptr);
+  EXPECT_EQ(ScalarFunctionOf(CpuKernels(), Key("sine", DType::kS32)), nullptr);
 }
 
 }  // namespace

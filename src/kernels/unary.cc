@@ -88,13 +88,30 @@ Status UnaryVectorKernel(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
+// The scalar function computes what the kernel computes for one element: ops with a vector
+// function call it on that element (its lanes are independent, so one element gives the
+// bits it gets among others).
 template <typename Op, DType D, DType Out>
 void UnaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
   using T = Storage<D>;
   using O = Storage<Out>;
   const T x = GetSlot<T>(r[i.a]);
-  if constexpr (kIsHalf<T> || kIsHalf<O>) SetSlot(r[i.dst], StoreAs<O>(Op::Apply(Load(x))));
-  else SetSlot(r[i.dst], static_cast<O>(Op::Apply(x)));
+  if constexpr (kVectorFor<Op, D>) {
+    const auto fn = static_cast<simd::UnaryFn>(kVector<Op>);
+    if constexpr (kIsHalf<T>) {
+      float value = Load(x);
+      simd::Unary(fn, &value, &value, 1);
+      SetSlot(r[i.dst], StoreAs<T>(value));
+    } else {
+      T value = x;
+      simd::Unary(fn, &value, &value, 1);
+      SetSlot(r[i.dst], value);
+    }
+  } else if constexpr (kIsHalf<T> || kIsHalf<O>) {
+    SetSlot(r[i.dst], StoreAs<O>(Op::Apply(Load(x))));
+  } else {
+    SetSlot(r[i.dst], static_cast<O>(Op::Apply(x)));
+  }
 }
 
 template <typename Op, bool kPredOut = false, DType... Ds>

@@ -18,20 +18,6 @@ using ir::ValueId;
 
 constexpr const char* kBroadcastDims = "broadcast_dimensions";
 
-ir::Attribute IntList(const std::vector<int64_t>& values) {
-  auto data = std::make_shared<ir::ElementsData>();
-  data->type = ir::Type::Tensor(DType::kS64, {static_cast<int64_t>(values.size())});
-  data->bytes.resize(values.size() * 8);
-  if (!values.empty()) std::memcpy(data->bytes.data(), values.data(), data->bytes.size());
-  return ir::Attribute(ir::Attribute::Elements(std::move(data)));
-}
-
-std::vector<int64_t> Ints(const ir::Operation& op, const char* name) {
-  const ir::Attribute* attr = op.attr(name);
-  auto values = attr ? attr->AsIntArray() : std::nullopt;
-  return values ? *values : std::vector<int64_t>{};
-}
-
 int64_t NumElements(const ir::Type& type) {
   int64_t n = 1;
   for (int64_t d : type.dims) n *= d;
@@ -73,7 +59,7 @@ class Shrinker {
         if (ir::IsElementwise(op.code)) ShrinkElementwise(op);
         else if (op.code == OpCode::kReduce) ShrinkReduce(op);
         if (op.code == OpCode::kBroadcastInDim && op.operands.size() == 1 && op.results.size() == 1)
-          broadcasts_[op.results[0]] = {op.operands[0], Ints(op, kBroadcastDims)};
+          broadcasts_[op.results[0]] = {op.operands[0], IntsOf(op, kBroadcastDims)};
         ops.push_back(std::move(op));
       }
       block.ops = std::move(ops);
@@ -100,17 +86,17 @@ class Shrinker {
     op.location = location;
     out_->push_back(std::move(op));
     const ValueId result = out_->back().results[0];
-    if (code == OpCode::kBroadcastInDim) broadcasts_[result] = {out_->back().operands[0], Ints(out_->back(), kBroadcastDims)};
+    if (code == OpCode::kBroadcastInDim) broadcasts_[result] = {out_->back().operands[0], IntsOf(out_->back(), kBroadcastDims)};
     return result;
   }
   ValueId EmitBroadcast(ValueId v, const ir::Type& to, std::vector<int64_t> dims, ir::LocationId location) {
-    return Emit(OpCode::kBroadcastInDim, {v}, to, location, {{kBroadcastDims, IntList(dims)}});
+    return Emit(OpCode::kBroadcastInDim, {v}, to, location, {{kBroadcastDims, IntListAttribute(dims)}});
   }
   // Turns `op` into broadcast_in_dim(small) keeping its result value.
   void BecomeBroadcast(ir::Operation& op, ValueId small, std::vector<int64_t> dims) {
     op.code = OpCode::kBroadcastInDim;
     op.operands = {small};
-    op.attrs = {{kBroadcastDims, IntList(dims)}};
+    op.attrs = {{kBroadcastDims, IntListAttribute(dims)}};
     op.regions.clear();
     ++rewrites_;
   }
@@ -178,7 +164,7 @@ class Shrinker {
     if (!sum && *body != OpCode::kMaximum && *body != OpCode::kMinimum && *body != OpCode::kAnd && *body != OpCode::kOr)
       return;
     if (b->dims.size() != x_type.dims.size() || NumElements(x_type) >= NumElements(input)) return;
-    const std::vector<int64_t> reduced = Ints(op, "dimensions");
+    const std::vector<int64_t> reduced = IntsOf(op, "dimensions");
     std::vector<bool> is_reduced(input.dims.size(), false);
     for (int64_t d : reduced) {
       if (d < 0 || static_cast<size_t>(d) >= input.dims.size()) return;
@@ -218,7 +204,7 @@ class Shrinker {
       reduce.results = {module_.AddValue(y_type)};
       reduce.attrs = op.attrs;
       for (auto& [name, attr] : reduce.attrs)
-        if (name == "dimensions") attr = IntList(x_reduced);
+        if (name == "dimensions") attr = IntListAttribute(x_reduced);
       reduce.regions = std::move(op.regions);
       reduce.location = op.location;
       out_->push_back(std::move(reduce));

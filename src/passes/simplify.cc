@@ -55,14 +55,6 @@ std::optional<Splat> SplatOf(const ir::ElementsData& data) {
   return splat;
 }
 
-ir::Attribute IntList(const std::vector<int64_t>& values) {
-  auto data = std::make_shared<ir::ElementsData>();
-  data->type = ir::Type::Tensor(DType::kS64, {static_cast<int64_t>(values.size())});
-  data->bytes.resize(values.size() * 8);
-  if (!values.empty()) std::memcpy(data->bytes.data(), values.data(), data->bytes.size());
-  return ir::Attribute(ir::Attribute::Elements(std::move(data)));
-}
-
 void SetAttr(ir::Operation& op, const std::string& name, ir::Attribute value) {
   for (auto& [key, attr] : op.attrs)
     if (key == name) {
@@ -97,11 +89,6 @@ class Simplifier {
   const ir::Operation* Def(ValueId v) const {
     auto it = defs_.find(v);
     return it == defs_.end() ? nullptr : it->second;
-  }
-  std::vector<int64_t> Ints(const ir::Operation& op, const char* name) const {
-    const ir::Attribute* attr = op.attr(name);
-    auto values = attr ? attr->AsIntArray() : std::nullopt;
-    return values ? *values : std::vector<int64_t>{};
   }
   void Replace(const ir::Operation& op, ValueId by) {
     replacements_[op.results[0]] = by;
@@ -152,33 +139,33 @@ class Simplifier {
           }
         return;
       case OpCode::kBroadcastInDim: {
-        std::vector<int64_t> dims = Ints(op, "broadcast_dimensions");
+        std::vector<int64_t> dims = IntsOf(op, "broadcast_dimensions");
         std::vector<int64_t> identity(dims.size());
         std::iota(identity.begin(), identity.end(), 0);
         if (same_type && dims == identity) Replace(op, op.operands[0]);
         return;
       }
       case OpCode::kTranspose: {
-        std::vector<int64_t> perm = Ints(op, "permutation");
+        std::vector<int64_t> perm = IntsOf(op, "permutation");
         std::vector<int64_t> identity(perm.size());
         std::iota(identity.begin(), identity.end(), 0);
         if (perm == identity && same_type) return Replace(op, op.operands[0]);
         const ir::Operation* inner = Def(op.operands[0]);
         if (inner == nullptr || inner->code != OpCode::kTranspose) return;
-        std::vector<int64_t> inner_perm = Ints(*inner, "permutation");
+        std::vector<int64_t> inner_perm = IntsOf(*inner, "permutation");
         if (inner_perm.size() != perm.size()) return;
         // result[i] = operand[perm[i]] = x[inner_perm[perm[i]]]
         std::vector<int64_t> composed(perm.size());
         for (size_t i = 0; i < perm.size(); ++i) composed[i] = inner_perm[static_cast<size_t>(perm[i])];
         op.operands[0] = inner->operands[0];
-        SetAttr(op, "permutation", IntList(composed));
+        SetAttr(op, "permutation", IntListAttribute(composed));
         ++rewrites_;
         if (composed == identity && TypeOf(op.operands[0]) == result) Replace(op, op.operands[0]);
         return;
       }
       case OpCode::kSlice: {
         if (!same_type) return;
-        std::vector<int64_t> start = Ints(op, "start_indices"), strides = Ints(op, "strides");
+        std::vector<int64_t> start = IntsOf(op, "start_indices"), strides = IntsOf(op, "strides");
         bool whole = true;
         for (int64_t s : start) whole = whole && s == 0;
         for (int64_t s : strides) whole = whole && s == 1;
@@ -188,12 +175,12 @@ class Simplifier {
       case OpCode::kPad: {
         if (!same_type) return;
         for (const char* name : {"edge_padding_low", "edge_padding_high", "interior_padding"})
-          for (int64_t p : Ints(op, name))
+          for (int64_t p : IntsOf(op, name))
             if (p != 0) return;
         return Replace(op, op.operands[0]);
       }
       case OpCode::kReverse:
-        if (same_type && Ints(op, "dimensions").empty()) Replace(op, op.operands[0]);
+        if (same_type && IntsOf(op, "dimensions").empty()) Replace(op, op.operands[0]);
         return;
       case OpCode::kNegate:
       case OpCode::kNot:

@@ -1,8 +1,12 @@
 // Walking and rewriting IR, shared by the passes: visiting every op of a function (nested
-// regions included, in program order) and replacing uses of values.
+// regions included, in program order), replacing uses of values, reading and writing
+// integer-list attributes.
 // Header-only; not thread-safe (works on one module owned by one compilation).
 #pragma once
 
+#include <cstring>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -110,6 +114,22 @@ inline void ReplaceUses(ir::Region& region, const std::unordered_map<ir::ValueId
     for (ir::ValueId& v : op.operands)
       for (auto it = replacements.find(v); it != replacements.end(); it = replacements.find(v)) v = it->second;
   });
+}
+
+// An i64 tensor attribute holding `values` (dimensions, permutations, ...).
+inline ir::Attribute IntListAttribute(const std::vector<int64_t>& values) {
+  auto data = std::make_shared<ir::ElementsData>();
+  data->type = ir::Type::Tensor(DType::kS64, {static_cast<int64_t>(values.size())});
+  data->bytes.resize(values.size() * 8);
+  if (!values.empty()) std::memcpy(data->bytes.data(), values.data(), data->bytes.size());
+  return ir::Attribute(ir::Attribute::Elements(std::move(data)));
+}
+
+// The integers of `op`'s attribute `name`; empty if it is missing or not an integer list.
+inline std::vector<int64_t> IntsOf(const ir::Operation& op, const char* name) {
+  const ir::Attribute* attr = op.attr(name);
+  auto values = attr ? attr->AsIntArray() : std::nullopt;
+  return values ? *values : std::vector<int64_t>{};
 }
 
 }  // namespace stablert::passes

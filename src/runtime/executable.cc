@@ -313,7 +313,6 @@ Executable::MemoryStats Executable::memory_stats() const {
   return stats;
 }
 
-std::string Executable::OptimizedProgramText() const { return plan::PrintPlan(plan_); }
 
 LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executable> executable,
                                    std::vector<Device*> devices, std::vector<std::pair<int, int>> logical_ids)

@@ -96,8 +96,6 @@ class Executable {
   MemoryStats memory_stats() const;
   // Stable across processes for the same program and options.
   const std::string& fingerprint() const { return fingerprint_; }
-  // A textual form of the compiled program (the execution plan).
-  std::string OptimizedProgramText() const;
   // The first Shardy op of the program ("sdy.manual_computation"), empty if none: frameworks
   // cannot turn such a program into HLO (PJRT_Executable_OptimizedProgram says so).
   const std::string& shardy_op() const { return shardy_op_; }

@@ -254,11 +254,9 @@ inline void CopyElement(void* dst, const void* src, uint8_t bytes) {
   }
 }
 
-// The scalar function a single-element kernel step runs as (nullptr: none), for the ops
-// whose scalar function (kernels/scalar_program.h) gives the kernel's result bit for bit:
-// IEEE arithmetic, comparisons, conversions, bitwise and integer ops on real dtypes. (The
-// vector math functions, sin or exp, differ from their scalar forms in the last bits, so
-// they keep their kernel.) Per-step cost on a loop of scalar steps: ~3 ns instead of ~12.
+// The scalar function a single-element kernel step runs as (nullptr: none): its op's
+// (kernels::ScalarFunctionOf), on real dtypes. Per-step cost on a loop of scalar steps:
+// ~3 ns instead of ~12.
 kernels::ScalarFn ScalarFastPath(const plan::Step& step, std::span<const kernels::BufferView> operands,
                                  const kernels::KernelRegistry& registry, int64_t* attr) {
   if (step.workspace != plan::kNoValue || step.outputs.size() != 1 || step.inputs.empty() || step.inputs.size() > 3)
@@ -268,18 +266,13 @@ kernels::ScalarFn ScalarFastPath(const plan::Step& step, std::span<const kernels
     if (view.num_elements != 1 || !view.strides.empty() || size < 1 || size > 8 || IsComplex(view.dtype))
       return nullptr;
   }
-  const std::string_view key = step.kernel;
-  const std::string_view op = key.substr(0, key.find('.'));
-  static constexpr std::string_view kExact[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum",
-                                                 "negate", "abs", "and", "or", "xor", "not", "compare",
-                                                 "convert", "clamp"};
-  if (std::find(std::begin(kExact), std::end(kExact), op) == std::end(kExact)) return nullptr;
   *attr = 0;
-  if (op == "compare") {
-    const auto& params = *static_cast<const kernels::CompareParams*>(step.params.get());
-    *attr = static_cast<int64_t>(params.direction) * 8 + static_cast<int64_t>(params.type);
+  if (const auto* params = step.params.As<kernels::CompareParams>()) {
+    *attr = static_cast<int64_t>(params->direction) * 8 + static_cast<int64_t>(params->type);
+  } else if (!step.params.empty()) {
+    return nullptr;  // an op with parameters the scalar function does not take
   }
-  return reinterpret_cast<kernels::ScalarFn>(registry.FindScalar(key));
+  return kernels::ScalarFunctionOf(registry, step.kernel);
 }
 
 }  // namespace
@@ -428,9 +421,11 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
     sequences_.resize(sequences_.size() + step.regions.size());
     steps_[first + s] = resolved;
     const size_t region_operands = operand_values_.size();
+    if (step.kind == plan::StepKind::kManual) ++manual_depth_;
     for (size_t r = 0; r < step.regions.size(); ++r)
       STABLERT_RETURN_IF_ERROR(Resolve(step.regions[r], resolved.first_region + static_cast<uint32_t>(r), registry,
                                        depth + 1));
+    if (step.kind == plan::StepKind::kManual) --manual_depth_;
     if (step.kind == plan::StepKind::kManual) {
       // Every arena value the region refers to, other than the step's global operands and
       // results, is private to each partition.
@@ -447,7 +442,81 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       manual.num_private = static_cast<uint32_t>(private_slots_.size()) - manual.first_private;
     }
   }
+  if (manual_depth_ == 0) BuildRegisterPrograms(index);
   return OkStatus();
+}
+
+bool LoadedPlan::AddScalarStep(RegisterProgramBuilder& builder, const ResolvedStep& step) const {
+  RegisterProgramBuilder::Operand inputs[3];
+  for (uint32_t i = 0; i < step.num_inputs; ++i)
+    inputs[i] = {operand_values_[step.first_operand + i], step.first_operand + i};
+  const uint32_t out = step.first_operand + step.num_inputs;
+  return builder.Add(step.step->kernel, step.scalar, step.scalar_attr, std::span(inputs, step.num_inputs),
+                     {operand_values_[out], out});
+}
+
+void LoadedPlan::BuildRegisterPrograms(uint32_t index) {
+  const ResolvedSequence seq = sequences_[index];
+  const uint32_t end = seq.first_step + seq.num_steps;
+  // Whether the sequence is nothing but scalar steps (none: an empty region).
+  auto all_scalar = [&](uint32_t sequence) {
+    const ResolvedSequence& region = sequences_[sequence];
+    for (uint32_t s = region.first_step; s < region.first_step + region.num_steps; ++s)
+      if (steps_[s].scalar == nullptr) return false;
+    return true;
+  };
+  for (uint32_t s = seq.first_step; s < end; ++s) {
+    ResolvedStep& step = steps_[s];
+    if (step.kind == plan::StepKind::kWhile && all_scalar(step.first_region) && all_scalar(step.first_region + 1)) {
+      RegisterProgramBuilder builder(plan_);
+      bool ok = true;
+      for (uint32_t region = 0; region < 2 && ok; ++region) {
+        const ResolvedSequence& body = sequences_[step.first_region + region];
+        for (uint32_t b = body.first_step; b < body.first_step + body.num_steps && ok; ++b)
+          ok = AddScalarStep(builder, steps_[b]);
+        if (region == 0 && ok)
+          ok = builder.EndCondition({operand_values_[step.first_operand], step.first_operand});
+      }
+      std::optional<RegisterProgram> program = builder.Finish();
+      if (ok && program) {
+        step.program = static_cast<int32_t>(programs_.size());
+        programs_.push_back(std::move(*program));
+      }
+      continue;
+    }
+    if (step.kind == plan::StepKind::kWhile && all_scalar(step.first_region) &&
+        sequences_[step.first_region].num_steps > 0) {
+      // Only the condition is scalar: it runs as a program of its own each iteration.
+      RegisterProgramBuilder builder(plan_);
+      const ResolvedSequence& condition = sequences_[step.first_region];
+      bool ok = true;
+      for (uint32_t b = condition.first_step; b < condition.first_step + condition.num_steps && ok; ++b)
+        ok = AddScalarStep(builder, steps_[b]);
+      if (std::optional<RegisterProgram> program = builder.Finish(); ok && program) {
+        step.condition_program = static_cast<int32_t>(programs_.size());
+        programs_.push_back(std::move(*program));
+      }
+      continue;
+    }
+    if (step.scalar == nullptr) continue;
+    // The longest run of scalar steps from s that fits one program.
+    RegisterProgramBuilder builder(plan_);
+    uint32_t run = s;
+    while (run < end && steps_[run].scalar != nullptr) {
+      RegisterProgramBuilder extended = builder;
+      if (!AddScalarStep(extended, steps_[run])) break;
+      builder = std::move(extended);
+      ++run;
+    }
+    if (run - s >= 2) {
+      if (std::optional<RegisterProgram> program = builder.Finish()) {
+        step.program = static_cast<int32_t>(programs_.size());
+        step.program_steps = run - s;
+        programs_.push_back(std::move(*program));
+      }
+      s = run - 1;
+    }
+  }
 }
 
 StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPlan& plan,
@@ -467,13 +536,18 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
   const ResolvedSequence& seq = sequences_[sequence];
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
     const ResolvedStep& step = steps_[s];
+    if (step.program >= 0) {
+      programs_[static_cast<size_t>(step.program)].Run(views.data());
+      if (step.kind == plan::StepKind::kKernel) s += step.program_steps - 1;
+      continue;
+    }
     switch (step.kind) {
       case plan::StepKind::kKernel: {
         if (step.scalar != nullptr) {
           // One element: registers 1.. hold the inputs, register 0 the result.
           kernels::ScalarSlot registers[4];
           const kernels::BufferView* operands = views.data() + step.first_operand;
-          for (uint32_t i = 0; i < step.num_inputs; ++i)
+          for (uint32_t i = 0; i < step.num_inputs && i < 3; ++i)  // at most 3 (ScalarFastPath)
             CopyElement(&registers[i + 1], operands[i].data, step.scalar_bytes[i]);
           const kernels::ScalarInstruction instruction{step.scalar, 0, 1, 2, 3, step.scalar_attr};
           step.scalar(registers, instruction);
@@ -513,8 +587,11 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
       }
       case plan::StepKind::kWhile: {
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
+        const RegisterProgram* condition_program =
+            step.condition_program >= 0 ? &programs_[static_cast<size_t>(step.condition_program)] : nullptr;
         while (true) {
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
+          if (condition_program != nullptr) condition_program->Run(views.data());
+          else STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
           if (!*condition) break;
           STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host));
         }
@@ -880,7 +957,15 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
     return nullptr;
   };
 
-  std::vector<kernels::BufferView> views = operand_templates_;
+  std::vector<kernels::BufferView> views;
+  {
+    std::lock_guard<std::mutex> lock(arenas_mutex_);
+    if (!free_views_.empty()) {
+      views = std::move(free_views_.back());
+      free_views_.pop_back();
+    }
+  }
+  if (views.empty()) views = operand_templates_;
   for (size_t i = 0; i < views.size(); ++i) views[i].data = address(operand_values_[i]);
 
   const kernels::KernelContext context;
@@ -890,6 +975,10 @@ Status LoadedPlan::Execute(std::span<const void* const> arguments, std::span<voi
     status = Run(0, context, views, partition, host);
   }
   ReleaseArena(std::move(arena));
+  if (!views.empty()) {
+    std::lock_guard<std::mutex> lock(arenas_mutex_);
+    free_views_.push_back(std::move(views));
+  }
   STABLERT_RETURN_IF_ERROR(status);
 
   for (size_t i = 0; i < plan.results.size(); ++i) {

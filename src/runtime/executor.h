@@ -14,9 +14,12 @@
 // that communicator; a collective whose peers never arrive fails the execution with
 // DeadlineExceeded naming the op (its origin) and the missing partitions, after the timeout.
 //
-// Kernel steps on single elements of real dtypes whose op's scalar function gives the
-// kernel's result bit for bit (arithmetic, compare, convert, bitwise) run that function on a
-// small register file instead of the kernel: loops of scalar steps pay a few ns per step.
+// Kernel steps on single elements of real dtypes whose op has a scalar function
+// (kernels::ScalarFunctionOf: arithmetic, math functions, compare, convert, select, bitwise;
+// each gives the kernel's bits) run that function instead of the kernel. Runs of two or more
+// such steps, and while loops whose condition and body are nothing else, run as register
+// programs (runtime/register_program.h): one dispatch per instruction, the loop's values in
+// registers across iterations. Not inside manual regions.
 //
 // Host transfer steps (plan::StepKind::kHostTransfer) go to the HostTransferHandler of the
 // execution (runtime/host_transfer.h), for the device of the partition they run in; without
@@ -34,6 +37,7 @@
 #include "kernels/scalar_program.h"
 #include "plan/plan.h"
 #include "runtime/host_transfer.h"
+#include "runtime/register_program.h"
 
 namespace stablert::collectives {
 class Communicator;
@@ -72,6 +76,8 @@ class LoadedPlan {
                  const HostTransfers* host = nullptr, const PartitionContext* partition = nullptr) const;
 
   const plan::ExecutionPlan& plan() const { return plan_; }
+  // How many register programs the plan's steps run as (runs, loops, loop conditions).
+  size_t num_register_programs() const { return programs_.size(); }
 
  private:
   struct ResolvedStep {
@@ -96,6 +102,13 @@ class LoadedPlan {
     kernels::ScalarFn scalar = nullptr;
     int64_t scalar_attr = 0;  // ScalarInstruction::attr (compare: direction * 8 + type)
     uint8_t scalar_bytes[4] = {};  // element bytes of the inputs, then of the output
+    // A register program (into programs_) this step starts: for a kernel step, the run of
+    // `program_steps` scalar steps from it; for a while step, the whole loop. -1: none.
+    int32_t program = -1;
+    uint32_t program_steps = 0;
+    // A while step whose condition is all scalar steps but whose body is not: the
+    // condition's register program (into programs_), or -1.
+    int32_t condition_program = -1;
   };
   using Partition = PartitionContext;
   struct ResolvedSequence {
@@ -107,6 +120,11 @@ class LoadedPlan {
   // Fills sequences_[index] from `sequence`, appending its steps and then, recursively,
   // its steps' regions.
   Status Resolve(const plan::Sequence& sequence, uint32_t index, const kernels::KernelRegistry& registry, int depth);
+  // Finds the register programs of the resolved sequence `index` (runs of scalar steps,
+  // loops of them) and attaches them to their first steps.
+  void BuildRegisterPrograms(uint32_t index);
+  // Adds the instruction of scalar step `step` to `builder`.
+  bool AddScalarStep(RegisterProgramBuilder& builder, const ResolvedStep& step) const;
   // `partition` is null outside manual regions.
   Status Run(uint32_t sequence, const kernels::KernelContext& context, const std::vector<kernels::BufferView>& views,
              const Partition* partition, const HostTransfers* host) const;
@@ -130,6 +148,9 @@ class LoadedPlan {
   // execution is ever allocated).
   mutable std::mutex arenas_mutex_;
   mutable std::vector<Arena> free_arenas_;
+  // Operand views of finished executions (operand_templates_ with data pointers), reused
+  // by later ones under arenas_mutex_.
+  mutable std::vector<std::vector<kernels::BufferView>> free_views_;
   std::vector<ResolvedSequence> sequences_;  // [0] is the plan body
   std::vector<ResolvedStep> steps_;
   std::vector<plan::ValueId> operand_values_;           // per step: inputs then outputs
@@ -137,6 +158,8 @@ class LoadedPlan {
   // Per manual step: the operand slots (into operand_values_) of its region that refer to
   // arena values private to each partition.
   std::vector<uint32_t> private_slots_;
+  std::vector<RegisterProgram> programs_;
+  int manual_depth_ = 0;  // > 0 while resolving a manual region (no register programs there)
 };
 
 // Binds `plan` to the CPU kernels (LoadedPlan::Create) and caches the result in the plan

@@ -5,6 +5,7 @@
 
 #include "base/proto_wire.h"
 #include "plugin_fixture.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 
 namespace stablert::capi_test {
 namespace {
@@ -225,6 +226,81 @@ TEST_F(CompileApiTest, ExecutableMetadataAndSerializationRoundTrip) {
   PJRT_Executable_Destroy_Args destroy{PJRT_Executable_Destroy_Args_STRUCT_SIZE, nullptr, executable};
   EXPECT_PJRT_OK(api_, api_->PJRT_Executable_Destroy(&destroy));
   Destroy(deserialize.loaded_executable);
+  Destroy(loaded);
+}
+
+// The Layouts extension: dense row-major layouts for executables, buffers and defaults,
+// serialized in XLA's text form; bad arguments are errors.
+TEST_F(CompileApiTest, LayoutsExtensionAnswersRowMajorLayouts) {
+  const PJRT_Layouts_Extension* layouts = nullptr;
+  for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next)
+    if (e->type == PJRT_Extension_Type_Layouts) layouts = reinterpret_cast<const PJRT_Layouts_Extension*>(e);
+  ASSERT_NE(layouts, nullptr);
+  auto text = [&](PJRT_Layouts_MemoryLayout* layout) {
+    PJRT_Layouts_MemoryLayout_Serialize_Args args{};
+    args.struct_size = PJRT_Layouts_MemoryLayout_Serialize_Args_STRUCT_SIZE;
+    args.layout = layout;
+    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Serialize(&args));
+    std::string serialized(args.serialized_bytes, args.serialized_bytes_size);
+    args.serialized_layout_deleter(args.serialized_layout);
+    return serialized;
+  };
+  auto destroy = [&](PJRT_Layouts_MemoryLayout* layout) {
+    PJRT_Layouts_MemoryLayout_Destroy_Args args{PJRT_Layouts_MemoryLayout_Destroy_Args_STRUCT_SIZE, nullptr, layout};
+    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Destroy(&args));
+  };
+
+  PJRT_LoadedExecutable* loaded = nullptr;
+  ASSERT_FALSE(Compile(Program("mul_const.1_17_0"), SingleDeviceOptions(), &loaded).failed);
+  PJRT_LoadedExecutable_GetExecutable_Args get{};
+  get.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  get.loaded_executable = loaded;
+  ASSERT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_GetExecutable(&get));
+  PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args parameters{};
+  parameters.struct_size = PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args_STRUCT_SIZE;
+  parameters.executable = get.executable;
+  ASSERT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Executable_GetParameterLayouts(&parameters));
+  ASSERT_EQ(parameters.num_parameters, 1u);
+  EXPECT_EQ(text(parameters.layouts[0]), "{0}");  // f32[4]
+  PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args outputs{};
+  outputs.struct_size = PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args_STRUCT_SIZE;
+  outputs.executable = get.executable;
+  ASSERT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Executable_GetOutputLayouts(&outputs));
+  ASSERT_EQ(outputs.num_outputs, 1u);
+  EXPECT_EQ(text(outputs.layouts[0]), "{0}");
+
+  const int64_t dims[] = {2, 3, 5};
+  PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args client_default{};
+  client_default.struct_size = PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args_STRUCT_SIZE;
+  client_default.client = client_;
+  client_default.type = PJRT_Buffer_Type_F32;
+  client_default.dims = dims;
+  client_default.num_dims = 3;
+  ASSERT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&client_default));
+  EXPECT_EQ(text(client_default.layout), "{2,1,0}");
+  destroy(client_default.layout);
+  client_default.type = static_cast<PJRT_Buffer_Type>(9999);
+  ErrorInfo bad_type = TakeError(api_, layouts->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&client_default));
+  EXPECT_EQ(bad_type.code, PJRT_Error_Code_INVALID_ARGUMENT) << bad_type.message;
+
+  float scalar = 1.5f;
+  PJRT_Buffer* buffer = ToDevice(&scalar, PJRT_Buffer_Type_F32, {}, Devices(client_)[0]);
+  PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args of_buffer{};
+  of_buffer.struct_size = PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args_STRUCT_SIZE;
+  of_buffer.buffer = buffer;
+  ASSERT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&of_buffer));
+  EXPECT_EQ(text(of_buffer.layout), "{}");
+  destroy(of_buffer.layout);
+  destroy(nullptr);  // allowed
+
+  of_buffer.buffer = nullptr;
+  ErrorInfo null_buffer = TakeError(api_, layouts->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&of_buffer));
+  EXPECT_EQ(null_buffer.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(null_buffer.message.find("PJRT_Layouts_PJRT_Buffer_MemoryLayout"), std::string::npos);
+  parameters.struct_size = 8;
+  ErrorInfo short_args = TakeError(api_, layouts->PJRT_Layouts_PJRT_Executable_GetParameterLayouts(&parameters));
+  EXPECT_EQ(short_args.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  DestroyBuffer(buffer);
   Destroy(loaded);
 }
 

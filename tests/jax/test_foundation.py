@@ -160,3 +160,22 @@ def test_large_steps_split_across_threads_give_the_same_results(stablert_device,
     np.testing.assert_allclose(np.asarray(conv(jax.device_put(x, stablert_device), jax.device_put(w, stablert_device))),
                                np.asarray(conv(jax.device_put(x, cpu_device), jax.device_put(w, cpu_device))),
                                rtol=2e-5, atol=2e-4)
+
+
+def test_layouts_are_row_major_like_cpu(stablert_device, cpu_device):
+    # The Layouts extension (capi/layouts_extension.h): compiled.input_formats/output_formats
+    # and arrays' layouts are what XLA:CPU reports, answered without reading the program.
+    def f(a, b):
+        return a * b, a.sum(axis=1), b
+
+    found = {}
+    for device in (stablert_device, cpu_device):
+        x = jax.device_put(np.ones((3, 4, 5), np.float32), device)
+        s = jax.device_put(np.float32(2), device)
+        compiled = jax.jit(f).lower(x, s).compile()
+        found[device.platform] = ([fmt.layout for fmt in compiled.input_formats[0]],
+                                  [fmt.layout for fmt in jax.tree.leaves(compiled.output_formats)],
+                                  x.format.layout, s.format.layout)
+        assert compiled(x, s)[1].shape == (3, 5)
+    assert found["stablert"] == found["cpu"]
+    assert found["stablert"][0][0].major_to_minor == (0, 1, 2)

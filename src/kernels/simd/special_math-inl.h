@@ -48,7 +48,8 @@ HWY_INLINE V Poly(D d, V t, const T (&c)[N]) {
   return r;
 }
 
-// f(dd, x) on f32 lanes evaluated in f64 lanes (both halves), rounded once to f32.
+// f(dd, x) on f32 lanes evaluated in f64 lanes (both halves; a one-lane vector whole),
+// rounded once to f32.
 template <class D, class V, class Fn>
 HWY_INLINE V InF64Lanes(D d, V x, Fn f) {
 #if HWY_TARGET == HWY_SCALAR
@@ -56,11 +57,16 @@ HWY_INLINE V InF64Lanes(D d, V x, Fn f) {
   (void)f;
   return x;
 #else
-  const hn::Half<D> dh;
-  const hn::Repartition<double, D> dd;
-  const auto lo = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x))));
-  const auto hi = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x))));
-  return hn::Combine(d, hi, lo);
+  if constexpr (hn::MaxLanes(D()) == 1) {
+    const hn::Rebind<double, D> dd;
+    return hn::DemoteTo(d, f(dd, hn::PromoteTo(dd, x)));
+  } else {
+    const hn::Half<D> dh;
+    const hn::Repartition<double, D> dd;
+    const auto lo = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x))));
+    const auto hi = hn::DemoteTo(dh, f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x))));
+    return hn::Combine(d, hi, lo);
+  }
 #endif
 }
 template <class D, class V, class Fn>

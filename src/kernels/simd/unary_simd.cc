@@ -79,10 +79,24 @@ HWY_INLINE V SignedZero(D d, V x) {
   return hn::And(x, hn::SignBit(d));
 }
 
+// One element (the scalar functions of kernels/unary.cc call this for each element they
+// compute): f on a one-lane vector. f's lanes are independent and each op rounds as it does
+// on wider vectors, so the bits are those f gives the element in any lane of a full vector.
+template <class ScalarOp, bool kNaNToScalar, typename T, class Domain, class Fn>
+HWY_NOINLINE void MapOne(const T* in, T* out, Domain domain, Fn f) {
+  const hn::CappedTag<T, 1> d;
+  const auto x = hn::Set(d, in[0]);  // every lane the element
+  const auto y = f(d, x);
+  auto ok = domain(d, x);
+  if constexpr (kNaNToScalar) ok = hn::AndNot(hn::IsNaN(y), ok);
+  out[0] = hn::AllTrue(d, ok) ? hn::GetLane(y) : ScalarOp::Apply(in[0]);
+}
+
 // out[i] = f(in[i]) where domain(in[i]) (and, with kNaNToScalar, f(in[i]) is not NaN),
 // else ScalarOp::Apply(in[i]).
 template <class ScalarOp, bool kNaNToScalar = false, typename T, class Domain, class Fn>
 HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
+  if (n == 1) return MapOne<ScalarOp, kNaNToScalar>(in, out, domain, f);
   const hn::ScalableTag<T> d;
   const size_t lanes = hn::Lanes(d);
   HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)] = {};

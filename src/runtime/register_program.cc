@@ -1,0 +1,184 @@
+#include "runtime/register_program.h"
+
+#include <cstring>
+
+namespace stablert::runtime {
+namespace {
+
+// Copies one element of `bytes` (1, 2, 4 or 8) bytes.
+inline void CopyElement(void* dst, const void* src, uint8_t bytes) {
+  switch (bytes) {
+    case 1: std::memcpy(dst, src, 1); break;
+    case 2: std::memcpy(dst, src, 2); break;
+    case 4: std::memcpy(dst, src, 4); break;
+    default: std::memcpy(dst, src, 8); break;
+  }
+}
+
+enum ChainOp : uint8_t { kNone = 0, kAdd, kSubtract, kMultiply, kDivide };
+
+ChainOp ChainOpOf(std::string_view kernel, DType* dtype) {
+  const size_t dot = kernel.find('.');
+  if (dot == std::string_view::npos) return kNone;
+  const std::string_view op = kernel.substr(0, dot), type = kernel.substr(dot + 1);
+  if (type == "f32") *dtype = DType::kF32;
+  else if (type == "f64") *dtype = DType::kF64;
+  else return kNone;
+  if (op == "add") return kAdd;
+  if (op == "subtract") return kSubtract;
+  if (op == "multiply") return kMultiply;
+  if (op == "divide") return kDivide;
+  return kNone;
+}
+
+inline void RunAll(const std::vector<kernels::ScalarInstruction>& code, kernels::ScalarSlot* registers) {
+  for (const kernels::ScalarInstruction& instruction : code) instruction.fn(registers, instruction);
+}
+
+}  // namespace
+
+struct ChainRunner {
+  // One operation per statement, each rounded to T: the same results as the kernels
+  // (IEEE operations under the executor's flush-to-zero mode), never contracted.
+  template <typename T>
+#if defined(__GNUC__) && !defined(__clang__)
+  __attribute__((optimize("fp-contract=off")))
+#endif
+  static void Run(kernels::ScalarSlot* r, const kernels::ScalarInstruction& instruction) {
+    const auto* link = reinterpret_cast<const RegisterProgram::ChainLink*>(instruction.attr);
+    const auto* end = link + instruction.c;
+    T running = kernels::GetSlot<T>(r[instruction.a]);
+    for (; link != end; ++link) {
+      const T x = kernels::GetSlot<T>(r[link->other]);
+      const T lhs = link->running_left ? running : x;
+      const T rhs = link->running_left ? x : running;
+      switch (link->op) {
+        case kAdd: running = lhs + rhs; break;
+        case kSubtract: running = lhs - rhs; break;
+        case kMultiply: running = lhs * rhs; break;
+        default: running = lhs / rhs; break;
+      }
+      kernels::SetSlot(r[link->dst], running);
+    }
+  }
+};
+
+void RegisterProgram::Run(const kernels::BufferView* views) const {
+  kernels::ScalarSlot registers[kMaxRegisters];
+  for (const Transfer& load : loads_) CopyElement(&registers[load.reg], views[load.slot].data, load.bytes);
+  if (predicate_ >= 0) {
+    while (true) {
+      RunAll(condition_, registers);
+      if (!kernels::GetSlot<uint8_t>(registers[predicate_])) break;
+      RunAll(body_, registers);
+    }
+  } else {
+    RunAll(body_, registers);
+  }
+  for (const Transfer& store : stores_) CopyElement(views[store.slot].data, &registers[store.reg], store.bytes);
+}
+
+int32_t RegisterProgramBuilder::RegisterOf(const Operand& operand) {
+  if (operand.value >= plan_->values.size()) return -1;
+  const plan::Value& value = plan_->values[operand.value];
+  const int bytes = DTypeByteSize(value.type.dtype);
+  if (!value.strides.empty() || ElementCount(value.type.dims) != 1 || bytes < 1 || bytes > 8 ||
+      value.byte_size != bytes)
+    return -1;
+  for (size_t r = 0; r < locations_.size(); ++r) {
+    const Location& location = locations_[r];
+    if (location.storage != value.storage) continue;
+    if (location.index == value.index) return location.bytes == bytes ? static_cast<int32_t>(r) : -1;
+    // Distinct arena locations must not overlap (parameters, constants and results are
+    // separate buffers).
+    if (value.storage == plan::Storage::kArena && location.index < value.index + bytes &&
+        value.index < location.index + location.bytes)
+      return -1;
+  }
+  if (locations_.size() >= static_cast<size_t>(RegisterProgram::kMaxRegisters)) return -1;
+  locations_.push_back(Location{value.storage, value.index, static_cast<uint8_t>(bytes), operand.slot});
+  return static_cast<int32_t>(locations_.size() - 1);
+}
+
+bool RegisterProgramBuilder::Add(std::string_view kernel, kernels::ScalarFn fn, int64_t attr,
+                                 std::span<const Operand> inputs, Operand output) {
+  if (failed_ || fn == nullptr || inputs.empty() || inputs.size() > 3) return !(failed_ = true);
+  int32_t operands[3] = {0, 0, 0};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    operands[i] = RegisterOf(inputs[i]);
+    if (operands[i] < 0) return !(failed_ = true);
+  }
+  const int32_t dst = RegisterOf(output);
+  if (dst < 0 || plan_->values[output.value].storage == plan::Storage::kParameter ||
+      plan_->values[output.value].storage == plan::Storage::kConstant)
+    return !(failed_ = true);
+  for (size_t i = 0; i < inputs.size(); ++i) locations_[static_cast<size_t>(operands[i])].read = true;
+  locations_[static_cast<size_t>(dst)].written = true;
+  instructions_.push_back(kernels::ScalarInstruction{fn, dst, operands[0], operands[1], operands[2], attr});
+  DType dtype = DType::kInvalid;
+  ChainOp op = inputs.size() == 2 ? ChainOpOf(kernel, &dtype) : kNone;
+  if (op != kNone && (plan_->values[output.value].type.dtype != dtype ||
+                      plan_->values[inputs[0].value].type.dtype != dtype ||
+                      plan_->values[inputs[1].value].type.dtype != dtype))
+    op = kNone;
+  arithmetic_.emplace_back(op, dtype);
+  return true;
+}
+
+void RegisterProgramBuilder::EmitWithChains(size_t begin, size_t end, RegisterProgram& program,
+                                            std::vector<kernels::ScalarInstruction>& out) const {
+  for (size_t i = begin; i < end;) {
+    // The longest chain from i: same type, each link reading the previous link's result.
+    size_t j = i + 1;
+    if (arithmetic_[i].first != kNone) {
+      while (j < end && arithmetic_[j].first != kNone && arithmetic_[j].second == arithmetic_[i].second &&
+             (instructions_[j].a == instructions_[j - 1].dst || instructions_[j].b == instructions_[j - 1].dst))
+        ++j;
+    }
+    if (j - i < 2) {
+      out.push_back(instructions_[i]);
+      i = j;
+      continue;
+    }
+    auto links = std::make_unique<RegisterProgram::ChainLink[]>(j - i);
+    for (size_t k = i; k < j; ++k) {
+      const kernels::ScalarInstruction& instruction = instructions_[k];
+      const bool left = k == i || instruction.a == instructions_[k - 1].dst;
+      links[k - i] = RegisterProgram::ChainLink{arithmetic_[k].first, left, left ? instruction.b : instruction.a,
+                                                instruction.dst};
+    }
+    const kernels::ScalarFn fn =
+        arithmetic_[i].second == DType::kF32 ? &ChainRunner::Run<float> : &ChainRunner::Run<double>;
+    out.push_back(kernels::ScalarInstruction{fn, instructions_[i].dst, instructions_[i].a, 0,
+                                             static_cast<int32_t>(j - i),
+                                             static_cast<int64_t>(reinterpret_cast<intptr_t>(links.get()))});
+    program.chains_.push_back(std::move(links));
+    i = j;
+  }
+}
+
+bool RegisterProgramBuilder::EndCondition(Operand predicate) {
+  if (failed_ || predicate_ >= 0 || plan_->values[predicate.value].type.dtype != DType::kPred) return !(failed_ = true);
+  predicate_ = RegisterOf(predicate);
+  if (predicate_ < 0 || !locations_[static_cast<size_t>(predicate_)].written) return !(failed_ = true);
+  condition_end_ = instructions_.size();
+  return true;
+}
+
+std::optional<RegisterProgram> RegisterProgramBuilder::Finish() {
+  if (failed_) return std::nullopt;
+  RegisterProgram program;
+  EmitWithChains(0, condition_end_, program, program.condition_);
+  EmitWithChains(condition_end_, instructions_.size(), program, program.body_);
+  program.predicate_ = predicate_;
+  program.num_registers_ = static_cast<int>(locations_.size());
+  for (size_t r = 0; r < locations_.size(); ++r) {
+    const Location& location = locations_[r];
+    const RegisterProgram::Transfer transfer{static_cast<int32_t>(r), location.slot, location.bytes};
+    if (location.read) program.loads_.push_back(transfer);
+    if (location.written) program.stores_.push_back(transfer);
+  }
+  return program;
+}
+
+}  // namespace stablert::runtime

@@ -1,0 +1,133 @@
+// Register programs: runs of single-element kernel steps, and while loops made only of
+// them, executed on a small register file instead of step by step.
+//
+// The executor (runtime/executor.cc) compiles them once per loaded plan. Each register
+// stands for one storage location of the plan (an arena offset, a parameter, a constant or
+// a result buffer) holding one element; each step becomes one instruction (its scalar
+// function, kernels::ScalarFunctionOf) reading the registers of its inputs' locations and
+// writing its output's. The registers emulate those memory locations exactly: a program
+// loads the locations it reads, runs its instructions in step order, then stores the
+// locations it wrote, so in-place updates and values sharing storage behave as they do step
+// by step, and the results are the steps' bit for bit. A loop keeps its carried values,
+// counter and constants in registers for all its iterations and touches memory only before
+// the first and after the last.
+//
+// Chains: consecutive f32 or f64 add/subtract/multiply/divide instructions each reading the
+// previous one's result run as one instruction that keeps the running value in a machine
+// register (each result is still stored to its register), so a dependent chain does not go
+// through memory between its links; the operations and their rounding are the same (no
+// contraction into FMAs).
+//
+// Build with RegisterProgramBuilder; a built program is immutable and may run on many
+// threads at once (each run has its registers on its stack). Running cannot fail.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <span>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/scalar_program.h"
+#include "plan/plan.h"
+
+namespace stablert::runtime {
+
+class RegisterProgram {
+ public:
+  // The most registers a program may use (its register file lives on the stack).
+  static constexpr int kMaxRegisters = 128;
+
+  // Runs the program with the executor's operand views (`views`: the data pointers of the
+  // operand slots the builder was given).
+  void Run(const kernels::BufferView* views) const;
+
+  RegisterProgram() = default;
+  RegisterProgram(RegisterProgram&&) = default;  // chain instructions point into chains_
+  RegisterProgram& operator=(RegisterProgram&&) = default;
+  RegisterProgram(const RegisterProgram&) = delete;
+  RegisterProgram& operator=(const RegisterProgram&) = delete;
+
+  bool is_loop() const { return predicate_ >= 0; }
+  int num_registers() const { return num_registers_; }
+  size_t num_instructions() const { return condition_.size() + body_.size(); }
+
+ private:
+  friend class RegisterProgramBuilder;
+  struct Transfer {
+    int32_t reg;
+    uint32_t slot;  // operand slot (into the executor's views)
+    uint8_t bytes;
+  };
+  std::vector<kernels::ScalarInstruction> condition_;  // loops: evaluated before each iteration
+  std::vector<kernels::ScalarInstruction> body_;
+  int32_t predicate_ = -1;  // loops: the register the condition leaves its i1 in
+  int num_registers_ = 0;
+  std::vector<Transfer> loads_, stores_;
+  // One link of a chain: running = running op r[other] (or r[other] op running), stored to
+  // r[dst].
+  struct ChainLink {
+    uint8_t op;          // ChainOp
+    bool running_left;   // the running value is the left operand
+    int32_t other, dst;
+  };
+  std::vector<std::unique_ptr<ChainLink[]>> chains_;  // a chain instruction's attr points here
+
+  friend struct ChainRunner;
+};
+
+// Collects the instructions of a program. Not thread-safe.
+class RegisterProgramBuilder {
+ public:
+  // One operand of a step: its value in the plan and the operand slot it is read or
+  // written through.
+  struct Operand {
+    plan::ValueId value;
+    uint32_t slot;
+  };
+
+  explicit RegisterProgramBuilder(const plan::ExecutionPlan& plan) : plan_(&plan) {}
+
+  // Appends the instruction of one single-element step (`fn`, `attr` as
+  // kernels::ScalarFunctionOf describes). False if its locations do not fit the registers
+  // (an element of another size at the same location, overlapping locations, too many
+  // registers); the builder is then unusable.
+  // `kernel` is the step's kernel key ("multiply.f32").
+  bool Add(std::string_view kernel, kernels::ScalarFn fn, int64_t attr, std::span<const Operand> inputs,
+           Operand output);
+  // Ends the condition of a loop, whose i1 result is `predicate`; the instructions added
+  // after it are the loop's body.
+  bool EndCondition(Operand predicate);
+
+  // The program: straight-line code, or a loop if EndCondition was called. nullopt if an
+  // Add failed.
+  std::optional<RegisterProgram> Finish();
+
+ private:
+  struct Location {
+    plan::Storage storage;
+    int64_t index;
+    uint8_t bytes;
+    uint32_t slot;
+    bool read = false, written = false;
+  };
+  // The register of `operand`'s location, or -1 if it does not fit.
+  int32_t RegisterOf(const Operand& operand);
+
+  const plan::ExecutionPlan* plan_;
+  std::vector<Location> locations_;  // register r holds locations_[r]
+  // Appends `code` to `out`, chains merged into one instruction each (owned by `program`).
+  void EmitWithChains(size_t begin, size_t end, RegisterProgram& program,
+                      std::vector<kernels::ScalarInstruction>& out) const;
+
+  std::vector<kernels::ScalarInstruction> instructions_;
+  // Per instruction: its arithmetic op for chains (ChainOp, 0: none) and element type.
+  std::vector<std::pair<uint8_t, DType>> arithmetic_;
+  size_t condition_end_ = 0;
+  int32_t predicate_ = -1;
+  bool failed_ = false;
+};
+
+}  // namespace stablert::runtime
