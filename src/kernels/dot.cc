@@ -258,8 +258,10 @@ StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                       static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if constexpr (D == DType::kF32) {
-    STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
-    if (small) return *std::move(small);
+    if (xsmm::IsSmallProduct(shape)) {
+      STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
+      if (small) return *std::move(small);
+    }
     if (shape.batch == 1 && shape.m == 1 && !shape.rhs_bnk && shape.n > 1 && macs >= kMinSplitMatVecMacs &&
         CoreBudget() > 1)
       return PreparedStep(std::make_shared<DotState>(DotState{DotPath::kMatVec, nullptr, CoreBudget()}),

@@ -189,7 +189,12 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
   const Expectation expectations[] = {
       {{1, 8, 8, 8}, false, DotPath::kSmall},          {{1, 16, 16, 16}, false, DotPath::kSmall},
       {{1, 32, 32, 32}, false, DotPath::kSmall},       {{512, 32, 32, 32}, false, DotPath::kSmall},
-      {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kOneDnn},
+      {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kSmall},
+      // Up to 512 per dim while oneDNN would run the product on one thread (2^20 multiply-adds).
+      {{1, 16, 128, 128}, false, DotPath::kSmall},     {{1, 128, 16, 512}, false, DotPath::kSmall},
+      {{1, 16, 128, 512}, false, DotPath::kSmall},     {{1, 128, 128, 128}, false, DotPath::kOneDnn},
+      {{1, 16, 600, 16}, false, DotPath::kOneDnn},     {{2, 16, 128, 512}, false, DotPath::kOneDnn},
+      {{1, 16, 512, 128}, true, DotPath::kOneDnn},
       // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
       {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
       {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
@@ -244,7 +249,8 @@ TEST(OneDnnMatmulTest, SmallProductsMatchLoops) {
   std::mt19937 rng(11);
   const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
   const Case cases[] = {{1, 1, 1, 1},  {1, 3, 5, 7},    {7, 16, 16, 16}, {1, 64, 64, 64},
-                        {2, 1, 64, 33}, {3, 40, 1, 17}, {600, 32, 32, 32}, {4, 64, 9, 64}};
+                        {2, 1, 64, 33}, {3, 40, 1, 17}, {600, 32, 32, 32}, {4, 64, 9, 64},
+                        {1, 16, 128, 128}, {1, 128, 16, 512}, {1, 16, 64, 512}, {1, 96, 96, 96}};
   for (const Case& c : cases)
     for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
       Operands x(c, lhs_bkm, false, rng);

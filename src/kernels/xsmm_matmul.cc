@@ -25,6 +25,14 @@ void InitOnce() {
 
 }  // namespace
 
+bool IsSmallProduct(const onednn::MatmulShape& shape) {
+  const int64_t largest = std::max({shape.m, shape.n, shape.k});
+  if (largest <= kMaxSmallDim) return true;
+  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  return largest <= kMaxSkinnyDim && macs <= onednn::kMinSplitMacs;
+}
+
 StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape, int64_t max_dim) {
   if (shape.dtype != DType::kF32) return Unimplemented("libxsmm path: f32 only");
   const int64_t m = shape.m, n = shape.n, k = shape.k;

@@ -389,6 +389,8 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   phase("lower");
   FoldGatherScatterIndices(plan_, alias_root_);
   phase("fold_gather_scatter");
+  FoldTransposesIntoDots(plan_, alias_root_);
+  phase("fold_dot_transpose");
   DropDeadSteps(plan_, alias_root_);
   phase("dead_steps");
   FoldViewsIntoReaders(plan_, alias_root_);
