@@ -1,5 +1,6 @@
 // FoldTransposesIntoDots (a product's transposed result computed by the product, operands
-// swapped), and broadcasts/transposes that only insert or move unit dims lowering to
+// swapped), FoldAddsIntoDots (an add of a product accumulated by the product), and
+// broadcasts/transposes that only insert or move unit dims lowering to
 // aliases instead of copies.
 #include <gtest/gtest.h>
 
@@ -140,6 +141,76 @@ TEST(FoldDotTransposeTest, FoldsInsideLoopBodies) {
   ExecutionPlan plan = MustLower(b.Build({outs[1]}));
   EXPECT_EQ(CountSteps(plan.body, "transpose"), 0) << PrintPlan(plan);
   EXPECT_EQ(CountSteps(plan.body, "dot."), 1) << PrintPlan(plan);
+  // The accumulation is the product's: it adds into the carried buffer where it lies (no
+  // add, no copy in the body).
+  EXPECT_EQ(CountSteps(plan.body, "add.f32"), 0) << PrintPlan(plan);
+  const Step* dot = nullptr;
+  for (const Step& step : plan.body.steps)
+    for (const Sequence& region : step.regions) {
+      EXPECT_EQ(CountSteps(region, "copy.f32"), 0) << PrintPlan(plan);
+      for (const Step& inner : region.steps)
+        if (inner.kernel == "dot.f32") dot = &inner;
+    }
+  ASSERT_NE(dot, nullptr);
+  ASSERT_EQ(dot->inputs.size(), 3u);
+  const Value& addend = plan.values[dot->inputs[2]];
+  const Value& out = plan.values[dot->outputs[0]];
+  EXPECT_EQ(addend.storage, out.storage);
+  EXPECT_EQ(addend.index, out.index);
+}
+
+// acc + a . b: one accumulating product step; the add is gone.
+TEST(FoldDotAddTest, AddOfAProductAccumulates) {
+  ModuleBuilder b;
+  auto acc = b.Param(DType::kF32, {16, 512});
+  auto a = b.Param(DType::kF32, {16, 128});
+  auto w = b.Param(DType::kF32, {128, 512});
+  auto p = b.Op(OpCode::kDot, {a, w}, DType::kF32, {16, 512});
+  auto sum = b.Op(OpCode::kAdd, {acc, p}, DType::kF32, {16, 512});
+  ExecutionPlan plan = MustLower(b.Build({sum}));
+  ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+  const Step& dot = plan.body.steps[0];
+  EXPECT_EQ(dot.kernel, "dot.f32");
+  ASSERT_EQ(dot.inputs.size(), 3u);
+  EXPECT_EQ(dot.inputs[2], 0u);  // the addend: parameter 0, read where it lies
+  EXPECT_EQ(plan.values[dot.outputs[0]].storage, Storage::kResult);
+}
+
+// Left as they are: a product read elsewhere, an f64 product, a broadcast addend (a bias:
+// the add reads it as a view, fold_views.cc, rather than materializing it).
+TEST(FoldDotAddTest, OtherFormsStay) {
+  {
+    ModuleBuilder b;
+    auto acc = b.Param(DType::kF32, {8, 8});
+    auto a = b.Param(DType::kF32, {8, 8});
+    auto p = b.Op(OpCode::kDot, {a, a}, DType::kF32, {8, 8});
+    auto sum = b.Op(OpCode::kAdd, {acc, p}, DType::kF32, {8, 8});
+    ExecutionPlan plan = MustLower(b.Build({sum, p}));
+    EXPECT_EQ(CountSteps(plan.body, "add.f32"), 1) << PrintPlan(plan);
+  }
+  {
+    ModuleBuilder b;
+    auto acc = b.Param(DType::kF64, {8, 8});
+    auto a = b.Param(DType::kF64, {8, 8});
+    auto p = b.Op(OpCode::kDot, {a, a}, DType::kF64, {8, 8});
+    auto sum = b.Op(OpCode::kAdd, {acc, p}, DType::kF64, {8, 8});
+    ExecutionPlan plan = MustLower(b.Build({sum}));
+    EXPECT_EQ(CountSteps(plan.body, "add.f64"), 1) << PrintPlan(plan);
+  }
+  {
+    ModuleBuilder b;
+    auto bias = b.Param(DType::kF32, {8});
+    auto a = b.Param(DType::kF32, {8, 8});
+    auto p = b.Op(OpCode::kDot, {a, a}, DType::kF32, {8, 8});
+    auto wide = b.Op(OpCode::kBroadcastInDim, {bias}, DType::kF32, {8, 8},
+                     {{"broadcast_dimensions", ModuleBuilder::IntList({1})}});
+    auto sum = b.Op(OpCode::kAdd, {p, wide}, DType::kF32, {8, 8});
+    ExecutionPlan plan = MustLower(b.Build({sum}));
+    EXPECT_EQ(CountSteps(plan.body, "add.f32"), 1) << PrintPlan(plan);
+    const Step* dot = FindStep(plan, "dot.");
+    ASSERT_NE(dot, nullptr);
+    EXPECT_EQ(dot->inputs.size(), 2u);
+  }
 }
 
 // Broadcasts inserting unit dims and transposes moving unit dims are the same bytes: no step.

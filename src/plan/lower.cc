@@ -390,7 +390,8 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   FoldGatherScatterIndices(plan_, alias_root_);
   phase("fold_gather_scatter");
   FoldTransposesIntoDots(plan_, alias_root_);
-  phase("fold_dot_transpose");
+  FoldAddsIntoDots(plan_, alias_root_);
+  phase("fold_dots");
   DropDeadSteps(plan_, alias_root_);
   phase("dead_steps");
   FoldViewsIntoReaders(plan_, alias_root_);
