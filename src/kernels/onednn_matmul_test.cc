@@ -354,7 +354,8 @@ TEST(OneDnnMatmulTest, AccumulatingProductsAddTheAddend) {
     for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
       for (int in_place = 0; in_place < 2; ++in_place) {
         Operands x(c, lhs_bkm, rhs_bnk, rng);
-        Array addend(DType::kF32, {c.b, c.m, c.n}), out(DType::kF32, {c.b, c.m, c.n}), product(DType::kF32, {c.b, c.m, c.n});
+        const Dims dims = {c.b, c.m, c.n};
+        Array addend(DType::kF32, dims), out(DType::kF32, dims), product(DType::kF32, dims);
         std::uniform_real_distribution<double> u(-4, 4);
         for (int64_t i = 0; i < addend.size(); ++i) SetDouble(addend, i, u(rng));
         Array original = addend;

@@ -135,7 +135,8 @@ Status LowerTranspose(Lowering& l, const ir::Operation& op) {
   }
   // Only unit dims move (the others keep their order): the same bytes under other dims.
   std::vector<int64_t> position(permutation.size());  // where each operand dim goes
-  for (size_t i = 0; i < permutation.size(); ++i) position[static_cast<size_t>(permutation[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < permutation.size(); ++i)
+    position[static_cast<size_t>(permutation[i])] = static_cast<int64_t>(i);
   if (IsOrderPreserving(position, in.dims)) {
     l.Bind(op.results[0], l.NewAlias(operand, result));
     return OkStatus();
