@@ -81,7 +81,7 @@ void OneDnn(benchmark::State& state, int threads) {
 void BM_Small(benchmark::State& state) {
   const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
   Product p(b, m, k, n);
-  auto prepared = xsmm::PrepareSmallMatmul(onednn::DotShape(p.args), /*max_dim=*/256);
+  auto prepared = xsmm::PrepareSmallMatmul(onednn::DotShape(p.args), /*max_dim=*/1024);
   if (!prepared.ok()) {
     state.SkipWithError(prepared.status().ToString().c_str());
     return;
@@ -103,6 +103,12 @@ void Shapes(benchmark::internal::Benchmark* bench) {
   bench->Args({512, 32, 32, 32});
   bench->Args({1, 1, 256, 256})->Args({1, 256, 256, 1})->Args({1, 4, 64, 64})->Args({16, 16, 16, 16});
   bench->Args({1, 1, 4096, 4096})->Args({64, 128, 128, 128})->Args({1, 1024, 1024, 1024});
+  // Loop bodies of benchmarks/workloads.py: the stacking scan's carry product, an LSTM
+  // cell's input and recurrent products (batch 16, 64 -> 4 * 128).
+  bench->Args({1, 16, 128, 128})->Args({1, 16, 64, 512})->Args({1, 16, 128, 512});
+  bench->Args({1, 128, 16, 512})->Args({1, 16, 512, 128});
+  // Around the libxsmm/oneDNN crossover (kernels/xsmm_matmul.h).
+  bench->Args({1, 64, 128, 128})->Args({1, 128, 128, 64})->Args({1, 32, 256, 128})->Args({1, 256, 64, 64});
 }
 
 BENCHMARK(BM_Loops)->Apply(Shapes);

@@ -3,6 +3,12 @@
 // booleans (or of ands, as XLA computes a pred dot).
 // lhs is stored [B,M,K] or [B,K,M] and rhs [B,K,N] or [B,N,K] (DotParams says which);
 // the plan reshapes/transposes dot_general operands into these forms.
+// "dot.f32" also accumulates: with a third input, the addend [B,M,N] (dense), it computes
+// out = addend + lhs . rhs (plan/fold_dot_add.cc), and the output may be the addend's
+// storage (InPlace::kThirdInput). libxsmm and oneDNN add the product to the output in their
+// kernels (beta 1, a sum post-op); the loops and the matrix-vector path compute the product
+// into a temporary first. On the library paths the addend enters the kernel's accumulator,
+// so the sum rounds differently from XLA's (the product rounded, then added).
 //
 // f32 and bf16 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul
 // primitive (onednn_matmul.h), created once per step by the prepare function; such a step
@@ -258,25 +264,69 @@ StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                       static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if constexpr (D == DType::kF32) {
-    STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
-    if (small) return *std::move(small);
+    if (xsmm::IsSmallProduct(shape)) {
+      STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
+      if (small) return *std::move(small);
+    }
     if (shape.batch == 1 && shape.m == 1 && !shape.rhs_bnk && shape.n > 1 && macs >= kMinSplitMatVecMacs &&
         CoreBudget() > 1)
       return PreparedStep(std::make_shared<DotState>(DotState{DotPath::kMatVec, nullptr, CoreBudget()}),
                           /*once=*/true);
   }
-  if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return PreparedStep();
+  // An accumulating product on the loops runs as one call (DotKernel adds the product once).
+  const auto loops = [&] {
+    if (!shape.accumulate) return PreparedStep();
+    return PreparedStep(std::make_shared<DotState>(DotState{DotPath::kLoops, nullptr}), /*once=*/true);
+  };
+  if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return loops();
   STABLERT_ASSIGN_OR_RETURN(auto onednn, library(DotState::Path::kOneDnn, onednn::PrepareMatmul(shape)));
   if (onednn) return *std::move(onednn);
-  return PreparedStep();  // no fast library implementation (or an empty product): the loops
+  return loops();  // no fast library implementation (or an empty product): the loops
+}
+
+// out = addend + product for the paths that only write a product (loops, matrix-vector):
+// the product goes to a temporary, then is added to the output (which holds the addend).
+template <typename Run>
+Status AccumulateThroughTemporary(const KernelContext& context, const KernelArgs& args, Run&& run) {
+  const BufferView& out = args.outputs[0];
+  std::vector<float> product(static_cast<size_t>(out.num_elements));
+  BufferView product_view = out;
+  product_view.data = product.data();
+  KernelArgs product_args = args;
+  product_args.inputs = args.inputs.first(2);
+  product_args.outputs = {&product_view, 1};
+  STABLERT_RETURN_IF_ERROR(run(context, product_args));
+  float* o = out.as<float>();
+  for (size_t i = 0; i < product.size(); ++i) o[i] += product[i];
+  return OkStatus();
 }
 
 template <DType D>
 Status DotKernel(const KernelContext& context, const KernelArgs& args) {
-  if (args.state == nullptr) return DotLoops<D>(context, args);
+  if (args.state == nullptr) {
+    if (args.inputs.size() > 2) return Internal("dot with an addend: the step was not prepared");
+    return DotLoops<D>(context, args);
+  }
   // A library step is called once; should a caller still split it, one call does the work.
   if (context.thread_index != 0) return OkStatus();
   const auto& state = *static_cast<const DotState*>(args.state);
+  if constexpr (D == DType::kF32) {
+    if (args.inputs.size() > 2) {
+      // out = addend + product. The output holds the addend first (it may be its storage).
+      const BufferView& addend = args.inputs[2];
+      const BufferView& out = args.outputs[0];
+      if (addend.data != out.data)
+        std::memcpy(out.data, addend.data, static_cast<size_t>(out.num_elements) * sizeof(float));
+      if (state.path == DotPath::kLoops)
+        return AccumulateThroughTemporary(context, args, [](const KernelContext& c, const KernelArgs& a) {
+          return DotLoops<D>(c, a);
+        });
+      if (state.path == DotPath::kMatVec)
+        return AccumulateThroughTemporary(context, args, [&](const KernelContext&, const KernelArgs& a) {
+          return MatVecOverK(a, state.parts);
+        });
+    }
+  }
   KernelArgs library_args = args;
   library_args.state = state.impl.get();
   switch (state.path) {
@@ -299,7 +349,12 @@ Status RegisterDotKernels(KernelRegistry& r) {
                             DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kC64,
                             DType::kC128>;
   return ForEachDType(Numeric{}, [&]<DType D>() {
-    if constexpr (D == DType::kF32 || D == DType::kBF16)
+    if constexpr (D == DType::kF32) {
+      STABLERT_RETURN_IF_ERROR(
+          r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>));
+      return r.DeclareInPlace(KernelKey("dot", {D}), InPlace::kThirdInput);
+    }
+    if constexpr (D == DType::kBF16)
       return r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>);
     else
       return r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotLoops<D>);

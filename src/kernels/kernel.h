@@ -67,6 +67,10 @@ enum class InPlace : uint8_t {
   // kernel skips copying it to the output and writes only what the update changes. Other
   // inputs never share storage with the output.
   kFirstInput,
+  // Accumulating products ("dot.<T>" with an addend, input 2): out = addend + lhs . rhs.
+  // Aliased, the kernel accumulates the product into the output where it lies. lhs and
+  // rhs never share storage with the output.
+  kThirdInput,
 };
 
 // Execution environment of one kernel call. A kernel registered as splittable is called

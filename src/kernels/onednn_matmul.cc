@@ -81,6 +81,7 @@ MatmulShape DotShape(const KernelArgs& args) {
   shape.m = out.dims[1];
   shape.n = out.dims[2];
   shape.k = shape.lhs_bkm ? lhs.dims[1] : lhs.dims[2];
+  shape.accumulate = args.inputs.size() > 2;
   return shape;
 }
 
@@ -123,6 +124,11 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
         p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, out_strides);
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
+        if (shape.accumulate) {  // dst += product: the addend is already in dst
+          dnnl::post_ops sum;
+          sum.append_sum(1.0f);
+          attr.set_post_ops(sum);
+        }
         dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, Engine());
         std::string implementation = descriptor.impl_info_str();
         // The reference implementation is a plain loop nest, slower than StableRT's own.

@@ -24,6 +24,7 @@ struct MatmulShape {
   int64_t batch = 0, m = 0, n = 0, k = 0;
   bool lhs_bkm = false;  // lhs stored [B,K,M]
   bool rhs_bnk = false;  // rhs stored [B,N,K]
+  bool accumulate = false;  // out += product (out already holds the addend)
 };
 
 // The shape of the dot step `args` describes (kernel ABI of "dot.<T>", registry.h).

@@ -189,7 +189,12 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
   const Expectation expectations[] = {
       {{1, 8, 8, 8}, false, DotPath::kSmall},          {{1, 16, 16, 16}, false, DotPath::kSmall},
       {{1, 32, 32, 32}, false, DotPath::kSmall},       {{512, 32, 32, 32}, false, DotPath::kSmall},
-      {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kOneDnn},
+      {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kSmall},
+      // Up to 512 per dim while oneDNN would run the product on one thread (2^20 multiply-adds).
+      {{1, 16, 128, 128}, false, DotPath::kSmall},     {{1, 128, 16, 512}, false, DotPath::kSmall},
+      {{1, 16, 128, 512}, false, DotPath::kSmall},     {{1, 128, 128, 128}, false, DotPath::kOneDnn},
+      {{1, 16, 600, 16}, false, DotPath::kOneDnn},     {{2, 16, 128, 512}, false, DotPath::kOneDnn},
+      {{1, 16, 512, 128}, true, DotPath::kOneDnn},
       // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
       {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
       {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
@@ -244,7 +249,8 @@ TEST(OneDnnMatmulTest, SmallProductsMatchLoops) {
   std::mt19937 rng(11);
   const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
   const Case cases[] = {{1, 1, 1, 1},  {1, 3, 5, 7},    {7, 16, 16, 16}, {1, 64, 64, 64},
-                        {2, 1, 64, 33}, {3, 40, 1, 17}, {600, 32, 32, 32}, {4, 64, 9, 64}};
+                        {2, 1, 64, 33}, {3, 40, 1, 17}, {600, 32, 32, 32}, {4, 64, 9, 64},
+                        {1, 16, 128, 128}, {1, 128, 16, 512}, {1, 16, 64, 512}, {1, 96, 96, 96}};
   for (const Case& c : cases)
     for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
       Operands x(c, lhs_bkm, false, rng);
@@ -317,6 +323,62 @@ TEST(OneDnnMatmulTest, Bf16AccumulatesInF32AndRoundsOnce) {
                 ASSERT_NEAR(GetDouble(forced, i), sum, tolerance) << "oneDNN " << c.m << "x" << c.k << "x" << c.n;
               }
             }
+      }
+}
+
+}  // namespace
+}  // namespace stablert::kernels
+
+namespace stablert::kernels {
+namespace {
+
+// "dot.f32" with an addend (out = addend + product) on every path, into a separate output
+// and in place over the addend (InPlace::kThirdInput): the product plus the addend.
+TEST(OneDnnMatmulTest, AccumulatingProductsAddTheAddend) {
+  std::mt19937 rng(21);
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->in_place, InPlace::kThirdInput);
+  struct Expectation {
+    Case c;
+    bool rhs_bnk;
+    DotPath path;
+  };
+  std::vector<Expectation> expectations = {
+      {{1, 4, 4, 4}, true, DotPath::kLoops},         {{1, 4, 4, 4}, false, DotPath::kSmall},
+      {{3, 16, 128, 128}, false, DotPath::kSmall},   {{1, 128, 16, 512}, false, DotPath::kSmall},
+      {{1, 128, 128, 128}, false, DotPath::kOneDnn}, {{2, 200, 64, 300}, false, DotPath::kOneDnn},
+      {{1, 16, 512, 128}, true, DotPath::kOneDnn}};
+  if (CoreBudget() > 1) expectations.push_back({{1, 1, 4096, 4096}, false, DotPath::kMatVec});
+  for (const auto& [c, rhs_bnk, path] : expectations)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        Operands x(c, lhs_bkm, rhs_bnk, rng);
+        const Dims dims = {c.b, c.m, c.n};
+        Array addend(DType::kF32, dims), out(DType::kF32, dims), product(DType::kF32, dims);
+        std::uniform_real_distribution<double> u(-4, 4);
+        for (int64_t i = 0; i < addend.size(); ++i) SetDouble(addend, i, u(rng));
+        Array original = addend;
+        DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk};
+        std::vector<BufferView> plain = Views({&x.lhs, &x.rhs}), out_product = Views({&product});
+        ASSERT_TRUE(entry->fn(KernelContext{}, ArgsWith(plain, out_product, params)).ok());
+        std::vector<BufferView> in = Views({&x.lhs, &x.rhs, &addend});
+        std::vector<BufferView> outs = Views({in_place ? &addend : &out});
+        auto prepared = entry->prepare(ArgsWith(in, outs, params));
+        ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+        ASSERT_EQ(PreparedDotPath(prepared->state.get()), path) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
+        EXPECT_TRUE(prepared->single_call);
+        KernelArgs args = ArgsWith(in, outs, params);
+        args.state = prepared->state.get();
+        Status status = entry->fn(KernelContext{}, args);
+        ASSERT_TRUE(status.ok()) << status.ToString();
+        const Array& got = in_place ? addend : out;
+        for (int64_t i = 0; i < got.size(); ++i) {
+          const double expected = GetDouble(original, i) + GetDouble(product, i);
+          ASSERT_NEAR(GetDouble(got, i), expected, 1e-5 * (1.0 + std::fabs(expected)) + 1e-6 * c.k)
+              << c.b << "x" << c.m << "x" << c.k << "x" << c.n << " lhs_bkm=" << lhs_bkm << " in_place=" << in_place
+              << " at " << i;
+        }
       }
 }
 

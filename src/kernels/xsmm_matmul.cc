@@ -25,6 +25,14 @@ void InitOnce() {
 
 }  // namespace
 
+bool IsSmallProduct(const onednn::MatmulShape& shape) {
+  const int64_t largest = std::max({shape.m, shape.n, shape.k});
+  if (largest <= kMaxSmallDim) return true;
+  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  return largest <= kMaxSkinnyDim && macs <= onednn::kMinSplitMacs;
+}
+
 StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape, int64_t max_dim) {
   if (shape.dtype != DType::kF32) return Unimplemented("libxsmm path: f32 only");
   const int64_t m = shape.m, n = shape.n, k = shape.k;
@@ -35,7 +43,7 @@ StatusOr<KernelState> PrepareSmallMatmul(const onednn::MatmulShape& shape, int64
   // Column-major: C'(n x m) = A'(n x k) * B'(k x m), A' = rhs (ld n), B' = lhs (ld k, or
   // transposed with ld m when lhs is stored [K,M]), C' = out (ld n).
   const libxsmm_blasint mm = n, nn = m, kk = k, lda = n, ldb = shape.lhs_bkm ? m : k, ldc = n;
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = shape.accumulate ? 1.0f : 0.0f;  // out += product: out holds the addend
   const int flags = shape.lhs_bkm ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
   const int prefetch = LIBXSMM_PREFETCH_NONE;
   libxsmm_smmfunction kernel = libxsmm_smmdispatch(mm, nn, kk, &lda, &ldb, &ldc, &alpha, &beta, &flags, &prefetch);

@@ -117,6 +117,14 @@ class Folder {
     return true;
   }
 
+  // Whether every step reading `v` (or values sharing its storage) is one of `allowed`;
+  // unlike OnlyReadBy, `v` may also be a result or read by a control step.
+  bool StepsReadingOnly(ValueId v, const std::vector<const Step*>& allowed) const {
+    for (const Step* reader : readers_[Root(v)])
+      if (std::find(allowed.begin(), allowed.end(), reader) == allowed.end()) return false;
+    return true;
+  }
+
   std::optional<ConstantView> Constant(ValueId v) const {
     const ValueId root = Root(v);
     const Value& value = plan_.values[root];
@@ -415,7 +423,9 @@ class Folder {
     std::optional<FillPattern> fill = MatchFill(g);
     std::vector<const Step*> allowed = {&g};
     if (fill) allowed.insert(allowed.end(), {fill->lower, fill->upper});
-    if (fill && !OnlyReadBy(x, allowed)) fill.reset();
+    // x itself may also be a result (a unit-dim view of returned indices): the fill folds,
+    // the walk below stops at x.
+    if (fill && !StepsReadingOnly(x, allowed)) fill.reset();
     if (!fill) allowed = {&g};
     const IndexSource s = WalkIndices(x, allowed);
     if (!fill && s.value == x) return;

@@ -165,7 +165,9 @@ bool MayShareWithOutput(const ExecutionPlan& plan, const std::vector<ValueId>& a
   } else if (const kernels::KernelRegistry::Entry* entry = kernels::CpuKernels().Lookup(step.kernel)) {
     mode = entry->in_place;
   }
-  if (mode == kernels::InPlace::kNone || (mode == kernels::InPlace::kFirstInput && input != 0)) return false;
+  if (mode == kernels::InPlace::kNone || (mode == kernels::InPlace::kFirstInput && input != 0) ||
+      (mode == kernels::InPlace::kThirdInput && input != 2))
+    return false;
   const ValueId root = alias_root[step.inputs[input]];
   for (size_t j = 0; j < step.inputs.size(); ++j) {
     if (j == input || alias_root[step.inputs[j]] != root) continue;

@@ -23,7 +23,8 @@ namespace stablert::plan {
 // Whether kernel step `step` may write output `output` over the storage of
 // `step.inputs[input]`, as far as the step itself goes: the kernel allows it
 // (kernels::InPlace), input and output are dense with the same dtype and element count, and
-// no other input of the step reads that storage at other positions. "copy.<T>" steps count
+// no other input of the step reads that storage at other positions (an accumulating
+// product, InPlace::kThirdInput, only on its addend). "copy.<T>" steps count
 // as allowed (they become no step). Kernels have one output, except fused steps
 // (kernels/fused_params.h), which may write an output over an input no later sub-op reads.
 // Whether the input's value is still needed later is the caller's question.

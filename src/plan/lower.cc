@@ -382,6 +382,9 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   phase("lower");
   FoldGatherScatterIndices(plan_, alias_root_);
   phase("fold_gather_scatter");
+  FoldTransposesIntoDots(plan_, alias_root_);
+  FoldAddsIntoDots(plan_, alias_root_);
+  phase("fold_dots");
   DropDeadSteps(plan_, alias_root_);
   phase("dead_steps");
   FoldViewsIntoReaders(plan_, alias_root_);

@@ -33,8 +33,8 @@ using LowerPhaseTimes = std::vector<std::pair<std::string, int64_t>>;
 // Pure function of `module`; thread-safe for concurrent calls on the same module.
 //
 // `phase_times`, if given, receives the microseconds of each phase in order: "lower" (ops
-// to steps), "fold_gather_scatter", "dead_steps", "fold_views", "fuse_elementwise", "workspaces",
-// "in_place" (plan passes)
+// to steps), "fold_gather_scatter", "fold_dots", "dead_steps", "fold_views",
+// "fuse_elementwise", "workspaces", "in_place" (plan passes)
 // and "buffer_assignment".
 StatusOr<ExecutionPlan> LowerToPlan(const ir::Module& module, int64_t partitions = 0,
                                     LowerPhaseTimes* phase_times = nullptr);

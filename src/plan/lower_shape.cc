@@ -11,6 +11,19 @@ using ir::OpCode;
 
 std::string ListToString(const std::vector<int64_t>& list) { return DimsToString(list); }
 
+// Whether placing operand dim i at position map[i] keeps the order of the operand's
+// non-unit dims, so that a broadcast inserting only unit dims, or a transpose moving only
+// unit dims, leaves every element at its row-major position.
+bool IsOrderPreserving(const std::vector<int64_t>& map, const Dims& operand_dims) {
+  int64_t last = -1;
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (operand_dims[i] == 1) continue;
+    if (map[i] <= last) return false;
+    last = map[i];
+  }
+  return true;
+}
+
 Status LowerConstant(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
   const ir::Attribute* attr = op.attr("value");
@@ -76,6 +89,11 @@ Status LowerBroadcast(Lowering& l, const ir::Operation& op) {
     l.Bind(op.results[0], operand);
     return OkStatus();
   }
+  // Only unit dims inserted (same elements, same order): the same bytes under other dims.
+  if (ElementCount(in.dims) == ElementCount(result.dims) && IsOrderPreserving(dims, in.dims)) {
+    l.Bind(op.results[0], l.NewAlias(operand, result));
+    return OkStatus();
+  }
   ValueId out = l.NewValue(result);
   l.Emit(op, KeyFor("broadcast_in_dim", result.dtype), {operand}, {out}, kernels::BroadcastInDimParams{.dimensions = dims});
   l.Bind(op.results[0], out);
@@ -113,6 +131,14 @@ Status LowerTranspose(Lowering& l, const ir::Operation& op) {
   }
   if (identity) {
     l.Bind(op.results[0], operand);
+    return OkStatus();
+  }
+  // Only unit dims move (the others keep their order): the same bytes under other dims.
+  std::vector<int64_t> position(permutation.size());  // where each operand dim goes
+  for (size_t i = 0; i < permutation.size(); ++i)
+    position[static_cast<size_t>(permutation[i])] = static_cast<int64_t>(i);
+  if (IsOrderPreserving(position, in.dims)) {
+    l.Bind(op.results[0], l.NewAlias(operand, result));
     return OkStatus();
   }
   ValueId out = l.NewValue(result);

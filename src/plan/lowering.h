@@ -205,6 +205,14 @@ int64_t BodyProgramOpcode(ir::OpCode code);
 // (kernels/gather_scatter_index.h) where nothing else reads the intermediate values. May add
 // alias values (extending `alias_root`); leaves the bypassed steps unread.
 void FoldGatherScatterIndices(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
+// fold_dot_transpose.cc: a transpose swapping the matrix dims of a product only it reads is
+// computed by the product itself, its operands swapped (extending `alias_root`; leaves the
+// product's old output unwritten). Conditions in the file.
+void FoldTransposesIntoDots(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
+// fold_dot_add.cc: an f32 add of a product only it reads becomes an accumulating product
+// (dot.f32 with the addend as third input) at the add's position (extending `alias_root`).
+// Conditions in the file.
+void FoldAddsIntoDots(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 // dead_steps.cc: removes kernel steps none of whose outputs is read (by a step, a control
 // step or a plan result, directly or through an alias), repeatedly. Kernel steps are pure.
 // Then drops computed values nothing refers to and renumbers the rest (`alias_root` too).

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-LOWER_PARTS = ["lower", "fold_gather_scatter", "dead_steps", "fold_views", "fuse_elementwise", "workspaces", "in_place",
+LOWER_PARTS = ["lower", "fold_gather_scatter", "fold_dots", "dead_steps", "fold_views", "fuse_elementwise", "workspaces", "in_place",
                "buffer_assignment"]
 SIZE_INDEPENDENT = ["ir_ops", "plan_steps", "plan_values", "plan_constants", "constant_bytes",
                     "largest_constant_bytes"]

@@ -1,0 +1,130 @@
+// Products accumulated into their addend: `add.f32 a, p` (either operand order) where p is
+// a "dot.f32" step's output read by nothing else becomes one accumulating product step
+// `dot.f32 lhs, rhs, a` (kernels/dot.cc: out = a + lhs . rhs) at the add's position. Buffer
+// assignment may then give the output a's storage when a dies there (InPlace::kThirdInput):
+// a loop accumulating a weight gradient (`acc + x^T . g`, JAX's backward scans) adds each
+// step's product into the accumulator inside the matmul kernel instead of writing the
+// product and reading it back with the accumulator.
+//
+// Folded only when it is safe without further analysis:
+//   - both are kernel steps of the same sequence, the dot first, both f32, the add dense
+//     (no strided view among its operands or output) with as many elements as the product;
+//   - the product's storage root is written only by the dot and read only by the add (no
+//     other reader through any alias, no result, no control step);
+//   - the add's output is its own storage root, written only by the add;
+//   - the addend is not a broadcast_in_dim step's output of this sequence (a bias: the add
+//     reads it as a strided view, fold_views.cc, where accumulating would materialize it);
+//   - no step between the dot and the add (nor inside their regions) writes the storage of
+//     the dot's operands, so the dot reads the same values at the add's position.
+// Thread-safety: a pure function of the plan. Failure: none (other forms are left as they are).
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/dot_params.h"
+#include "plan/lowering.h"
+
+namespace stablert::plan {
+namespace {
+
+class DotAddFolder {
+ public:
+  DotAddFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root) : plan_(plan), alias_root_(alias_root) {
+    const size_t n = plan.values.size();
+    writers_.assign(n, 0);
+    readers_.assign(n, 0);
+    for (ValueId v : plan.results) readers_[alias_root[v]] += 2;  // never folded
+    Count(plan.body);
+  }
+
+  void Run() { Fold(plan_.body); }
+
+ private:
+  void Count(const Sequence& sequence) {
+    for (const Step& step : sequence.steps) {
+      for (ValueId v : step.outputs) ++writers_[alias_root_[v]];
+      for (ValueId v : step.inputs) readers_[alias_root_[v]] += step.kind == StepKind::kKernel ? 1 : 2;
+      for (const Sequence& region : step.regions) Count(region);
+    }
+  }
+
+  // Whether `step` (or a step in its regions) writes storage root `root`.
+  bool Writes(const Step& step, ValueId root) const {
+    for (ValueId v : step.outputs)
+      if (alias_root_[v] == root) return true;
+    for (const Sequence& region : step.regions)
+      for (const Step& inner : region.steps)
+        if (Writes(inner, root)) return true;
+    return false;
+  }
+
+  bool Dense(ValueId v) const { return plan_.values[v].strides.empty(); }
+
+  void Fold(Sequence& sequence) {
+    for (Step& step : sequence.steps)
+      if (step.kind != StepKind::kManual)  // partition-private values: left as they are
+        for (Sequence& region : step.regions) Fold(region);
+    std::unordered_map<ValueId, size_t> dot_writing;  // product storage root -> its dot step
+    std::unordered_map<ValueId, bool> broadcast;       // storage roots broadcast_in_dim steps write
+    std::vector<bool> removed(sequence.steps.size(), false);
+    for (size_t i = 0; i < sequence.steps.size(); ++i) {
+      Step& step = sequence.steps[i];
+      if (step.kind != StepKind::kKernel) continue;
+      if (step.kernel.starts_with("broadcast_in_dim.") && step.outputs.size() == 1)
+        broadcast[alias_root_[step.outputs[0]]] = true;
+      if (step.kernel == "dot.f32" && step.inputs.size() == 2 && step.outputs.size() == 1 &&
+          step.params.As<kernels::DotParams>() != nullptr) {
+        dot_writing[alias_root_[step.outputs[0]]] = i;
+        continue;
+      }
+      if (step.kernel != "add.f32" || step.inputs.size() != 2 || step.outputs.size() != 1) continue;
+      for (size_t side = 0; side < 2; ++side) {
+        const ValueId product = alias_root_[step.inputs[side]];
+        const ValueId addend = step.inputs[1 - side];
+        auto found = dot_writing.find(product);
+        if (found == dot_writing.end()) continue;
+        const size_t d = found->second;
+        Step& dot = sequence.steps[d];
+        const ValueId z = step.outputs[0];
+        const Value& product_value = plan_.values[dot.outputs[0]];
+        if (writers_[product] != 1 || readers_[product] != 1) continue;
+        if (alias_root_[z] != z || writers_[z] != 1) continue;
+        if (!Dense(step.inputs[0]) || !Dense(step.inputs[1]) || !Dense(z) || !Dense(dot.outputs[0])) continue;
+        if (alias_root_[addend] == product || broadcast.contains(alias_root_[addend])) continue;
+        if (ElementCount(plan_.values[addend].type.dims) != ElementCount(product_value.type.dims)) continue;
+        bool operands_kept = true;
+        for (size_t j = d + 1; j < i && operands_kept; ++j)
+          for (ValueId operand : dot.inputs)
+            if (Writes(sequence.steps[j], alias_root_[operand])) operands_kept = false;
+        if (!operands_kept) continue;
+        Value out;
+        out.type = product_value.type;
+        out.byte_size = ByteSize(out.type);
+        plan_.values.push_back(std::move(out));
+        alias_root_.push_back(z);
+        Step folded = std::move(dot);
+        folded.inputs.push_back(addend);
+        folded.outputs = {static_cast<ValueId>(plan_.values.size() - 1)};
+        removed[d] = true;
+        dot_writing.erase(found);
+        step = std::move(folded);  // the product runs where the add did
+        break;
+      }
+    }
+    std::vector<Step> kept;
+    kept.reserve(sequence.steps.size());
+    for (size_t i = 0; i < sequence.steps.size(); ++i)
+      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
+    sequence.steps = std::move(kept);
+  }
+
+  ExecutionPlan& plan_;
+  std::vector<ValueId>& alias_root_;
+  std::vector<int> writers_;  // per storage root
+  std::vector<int> readers_;  // per storage root: reading steps (control steps and results count 2)
+};
+
+}  // namespace
+
+void FoldAddsIntoDots(ExecutionPlan& plan, std::vector<ValueId>& alias_root) { DotAddFolder(plan, alias_root).Run(); }
+
+}  // namespace stablert::plan

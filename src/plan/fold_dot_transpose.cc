@@ -1,0 +1,128 @@
+// Transposed matrix products computed directly: a "transpose.<T>" step that swaps the two
+// matrix dims of a "dot.<T>" step's output (permutation [1,0] of the [M,N] product when the
+// batch is 1, or [0,2,1] of [B,M,N]) is removed, and the dot computes the transposed result
+// itself with its operands swapped: (lhs . rhs)^T = rhs^T . lhs^T, where each operand's
+// transpose is only a change of its layout flag (DotParams), never a copy. JAX's gradients
+// produce this pattern for every weight gradient of a product `x @ w` (the transpose of
+// `g^T . x`), which otherwise moves the whole weight-sized array once more per step.
+//
+// Folded only when it is safe without further analysis:
+//   - both steps are kernel steps of the same sequence, the dot before the transpose, of
+//     the same element type;
+//   - the dot's output is its own storage root, written only by the dot, and read by
+//     nothing but the transpose (directly or through an alias; no result, no control step);
+//   - the transpose's output is its own storage root, written only by the transpose; the
+//     dot then writes it through a new alias of the transposed [B,N,M] shape.
+// The transpose's output exists only from the transpose on (values are written once), so
+// writing it at the dot's position instead changes nothing another step could observe.
+// Thread-safety: a pure function of the plan. Failure: none (a pattern it does not
+// recognize is left as it is).
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/data_movement_params.h"
+#include "kernels/dot_params.h"
+#include "plan/lowering.h"
+
+namespace stablert::plan {
+namespace {
+
+class DotTransposeFolder {
+ public:
+  DotTransposeFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root) : plan_(plan), alias_root_(alias_root) {
+    const size_t n = plan.values.size();
+    writers_.assign(n, 0);
+    readers_.assign(n, 0);
+    for (ValueId v : plan.results) readers_[alias_root[v]] += 2;  // never folded
+    Count(plan.body);
+  }
+
+  void Run() { Fold(plan_.body); }
+
+ private:
+  void Count(const Sequence& sequence) {
+    for (const Step& step : sequence.steps) {
+      for (ValueId v : step.outputs) ++writers_[alias_root_[v]];
+      // A control step's operands count twice: they are never folded.
+      for (ValueId v : step.inputs) readers_[alias_root_[v]] += step.kind == StepKind::kKernel ? 1 : 2;
+      for (const Sequence& region : step.regions) Count(region);
+    }
+  }
+
+  static bool HasPrefix(const Step& step, std::string_view prefix) {
+    return step.kind == StepKind::kKernel && step.kernel.starts_with(prefix);
+  }
+
+  // Whether `transpose` (reading `x`, an alias of the [B,M,N] product) swaps M and N.
+  bool SwapsMatrixDims(const Step& transpose, const TensorType& product) const {
+    const auto* params = transpose.params.As<kernels::TransposeParams>();
+    if (params == nullptr) return false;
+    const TensorType& x = plan_.values[transpose.inputs[0]].type;
+    const Dims& d = product.dims;
+    if (params->permutation == std::vector<int64_t>{1, 0}) return d[0] == 1 && x.dims == Dims{d[1], d[2]};
+    if (params->permutation == std::vector<int64_t>{0, 2, 1}) return x.dims == d;
+    return false;
+  }
+
+  void Fold(Sequence& sequence) {
+    for (Step& step : sequence.steps)
+      if (step.kind != StepKind::kManual)  // partition-private values: left as they are
+        for (Sequence& region : step.regions) Fold(region);
+    std::unordered_map<ValueId, size_t> dot_writing;  // dot output root -> its step
+    std::vector<bool> removed(sequence.steps.size(), false);
+    for (size_t i = 0; i < sequence.steps.size(); ++i) {
+      Step& step = sequence.steps[i];
+      if (HasPrefix(step, "dot.") && step.inputs.size() == 2 && step.outputs.size() == 1 &&
+          step.params.As<kernels::DotParams>() != nullptr) {
+        dot_writing[step.outputs[0]] = i;
+        continue;
+      }
+      if (!HasPrefix(step, "transpose.") || step.inputs.size() != 1 || step.outputs.size() != 1) continue;
+      const ValueId product = alias_root_[step.inputs[0]];
+      auto found = dot_writing.find(product);
+      if (found == dot_writing.end()) continue;
+      Step& dot = sequence.steps[found->second];
+      const ValueId y = step.outputs[0];
+      const TensorType product_type = plan_.values[product].type;
+      if (product_type.dims.size() != 3 || product_type.dtype != plan_.values[y].type.dtype) continue;
+      if (dot.kernel.substr(4) != step.kernel.substr(10)) continue;  // "dot.<T>" / "transpose.<T>"
+      if (writers_[product] != 1 || readers_[product] != 1) continue;
+      if (alias_root_[y] != y || writers_[y] != 1 || !plan_.values[y].strides.empty()) continue;
+      if (!SwapsMatrixDims(step, product_type)) continue;
+      const auto& old_params = *dot.params.As<kernels::DotParams>();
+      // rhs^T . lhs^T: the new lhs is the old rhs (an [N,K] matrix, stored [K,N] unless it
+      // was [N,K]); the new rhs the old lhs (a [K,M] matrix, stored [M,K] unless [K,M]).
+      const kernels::DotParams params{.lhs_is_bkm = !old_params.rhs_is_bnk, .rhs_is_bnk = !old_params.lhs_is_bkm};
+      const Dims& d = product_type.dims;
+      Value out;
+      out.type = TensorType{product_type.dtype, {d[0], d[2], d[1]}};
+      out.byte_size = ByteSize(out.type);
+      plan_.values.push_back(std::move(out));
+      alias_root_.push_back(y);
+      dot.inputs = {dot.inputs[1], dot.inputs[0]};
+      dot.outputs = {static_cast<ValueId>(plan_.values.size() - 1)};
+      dot.params = params;
+      dot_writing.erase(found);
+      removed[i] = true;
+    }
+    std::vector<Step> kept;
+    kept.reserve(sequence.steps.size());
+    for (size_t i = 0; i < sequence.steps.size(); ++i)
+      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
+    sequence.steps = std::move(kept);
+  }
+
+  ExecutionPlan& plan_;
+  std::vector<ValueId>& alias_root_;
+  std::vector<int> writers_;  // per storage root
+  std::vector<int> readers_;  // per storage root: reading steps (control steps and results count 2)
+};
+
+}  // namespace
+
+void FoldTransposesIntoDots(ExecutionPlan& plan, std::vector<ValueId>& alias_root) {
+  DotTransposeFolder(plan, alias_root).Run();
+}
+
+}  // namespace stablert::plan
