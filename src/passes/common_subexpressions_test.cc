@@ -106,6 +106,32 @@ TEST(CommonSubexpressionsTest, IsolatedRegionsNeverReadEnclosingValues) {
   EXPECT_EQ(reduce_body.ops[0].code, OpCode::kConstant);
 }
 
+TEST(CommonSubexpressionsTest, ReducesWithEqualBodiesMerge) {
+  // jnp.mean and jnp.var of one array both sum it: the two reduces merge; a reduce with
+  // another body, another operand or other dimensions stays.
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {3, 4});
+  auto y = b.Param(DType::kF32, {3, 4});
+  auto zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+  auto reduce = [&](ir::ValueId v, OpCode body, int64_t dim) {
+    std::vector<ir::Region> regions;
+    regions.push_back(b.BinaryBody(body, DType::kF32));
+    return b.Op(OpCode::kReduce, {v, zero}, DType::kF32, {dim == 1 ? 3 : 4},
+                {{"dimensions", ModuleBuilder::IntList({dim})}}, std::move(regions));
+  };
+  auto sum = reduce(x, OpCode::kAdd, 1);
+  auto same_sum = reduce(x, OpCode::kAdd, 1);   // merges into `sum`
+  auto max = reduce(x, OpCode::kMaximum, 1);    // another body
+  auto other = reduce(y, OpCode::kAdd, 1);      // another operand
+  auto columns = reduce(x, OpCode::kAdd, 0);    // other dimensions
+  auto both = b.Op(OpCode::kAdd, {sum, same_sum}, DType::kF32, {3});
+  ir::Module module = b.Build({both, max, other, columns});
+  EXPECT_EQ(EliminateCommonSubexpressions(module), 1);
+  const ir::Operation& add = module.functions[0].body.blocks[0].ops[5];  // after zero and four reduces
+  ASSERT_EQ(add.code, OpCode::kAdd);
+  EXPECT_EQ(add.operands[0], add.operands[1]);
+}
+
 TEST(CommonSubexpressionsTest, SiblingRegionsStaySeparateWhileTheTableGrows) {
   // Enough ops per branch that the table rehashes while a branch is open; leaving the
   // branch must still drop exactly its entries.
