@@ -62,6 +62,9 @@
 //   "fused"                 a chain of elementwise kernels run tile by tile, optionally
 //                           folding one value into a reduction: see fused.cc, params:
 //                           FusedParams (fused_params.h); splittable, takes views
+//   "fused_rows"            row reductions and the chains reading their results broadcast
+//                           back, run over blocks of rows: see fused.cc, params:
+//                           FusedRowsParams (fused_params.h); splittable, takes views
 //   "dot.<T>"               in: lhs [B,M,K] (or [B,K,M]), rhs [B,K,N] (or [B,N,K]),
 //                           out: [B,M,N]  params: DotParams; f32 and bf16
 //                           products above a size threshold run on oneDNN (dot.cc,
