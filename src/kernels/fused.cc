@@ -28,9 +28,11 @@
 // elements. Failure: InvalidArgument from the prepare function on malformed parameters;
 // calls fail only if a sub-op does.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -253,7 +255,7 @@ void FillRows(const void* rows, int64_t bytes, int64_t length, int64_t first, in
 // `filled` (two entries per slot, {-1, 0} at the start of a call) remembers which row a
 // kRowBroadcast buffer holds, and how many elements of it.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
-                   std::vector<BufferView>& slot_views, int64_t* dims, int64_t* filled) {
+                   std::span<BufferView> slot_views, int64_t* dims, int64_t* filled) {
   dims[0] = count;
   const std::span<const int64_t> tile_dims(dims, 1);
   for (size_t s = 0; s < slot_views.size(); ++s) {
@@ -340,32 +342,57 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   return OkStatus();
 }
 
-std::vector<BufferView> SlotViews(const FusedState& state, const KernelArgs& args) {
-  const auto& params = args.Params<FusedParams>();
-  // Views repeating one element: a tile's worth, once per call.
-  for (size_t k = 0; k < static_cast<size_t>(state.num_inputs); ++k)
-    if (state.place[k] == Place::kSplat)
-      GatherViewElements(args.inputs[k], 0, std::min(state.tile, params.num_elements),
-                         args.workspace.data() + static_cast<size_t>(state.index[k]) * static_cast<size_t>(state.buffer_bytes));
-  std::vector<BufferView> views(state.place.size());
-  for (size_t s = 0; s < views.size(); ++s) views[s].dtype = static_cast<DType>(params.slot_dtypes[s]);
-  return views;
-}
+// One call's slot views and fill marks: on the stack for up to kInlineSlots slots (calls on
+// small tiles, e.g. in loop bodies, allocate nothing), on the heap beyond.
+class SlotViews {
+ public:
+  SlotViews(const FusedState& state, const KernelArgs& args) {
+    const auto& params = args.Params<FusedParams>();
+    // Views repeating one element: a tile's worth, once per call.
+    for (size_t k = 0; k < static_cast<size_t>(state.num_inputs); ++k)
+      if (state.place[k] == Place::kSplat)
+        GatherViewElements(args.inputs[k], 0, std::min(state.tile, params.num_elements),
+                           args.workspace.data() + static_cast<size_t>(state.index[k]) * static_cast<size_t>(state.buffer_bytes));
+    const size_t slots = state.place.size();
+    if (slots <= kInlineSlots) {
+      views_ = std::span<BufferView>(inline_views_.data(), slots);
+      filled_ = std::span<int64_t>(inline_filled_.data(), 2 * slots);
+    } else {
+      heap_views_.resize(slots);
+      heap_filled_.resize(2 * slots);
+      views_ = heap_views_;
+      filled_ = heap_filled_;
+    }
+    for (size_t s = 0; s < slots; ++s) views_[s] = BufferView{nullptr, static_cast<DType>(params.slot_dtypes[s]), {}, 0, {}};
+    std::fill(filled_.begin(), filled_.end(), -1);
+  }
+  std::span<BufferView> views() { return views_; }
+  int64_t* filled() { return filled_.data(); }
+
+ private:
+  static constexpr size_t kInlineSlots = 24;
+  std::array<BufferView, kInlineSlots> inline_views_;
+  std::array<int64_t, 2 * kInlineSlots> inline_filled_;
+  std::vector<BufferView> heap_views_;
+  std::vector<int64_t> heap_filled_;
+  std::span<BufferView> views_;
+  std::span<int64_t> filled_;
+};
 
 Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
   const auto& state = *static_cast<const FusedState*>(args.state);
   if (state.reduce != nullptr) return state.reduce(state, context, args);
   const int64_t n = args.Params<FusedParams>().num_elements;
   const auto [begin, end] = ShareOf(context, n);
-  std::vector<BufferView> views = SlotViews(state, args);
-  std::vector<int64_t> filled(2 * views.size(), -1);
+  SlotViews slots(state, args);
   int64_t dims[1];
   const int64_t row = state.row_length;
   for (int64_t first = begin; first < end;) {
     int64_t next = std::min(first + state.tile, end);
     // Tiles of long rows stay within one row (a row broadcast is then one value).
     if (row >= state.tile) next = std::min(next, (first / row + 1) * row);
-    STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), views, dims, filled.data()));
+    STABLERT_RETURN_IF_ERROR(
+        ComputeTile(state, args, first, next - first, args.workspace.data(), slots.views(), dims, slots.filled()));
     first = next;
   }
   return OkStatus();
@@ -426,8 +453,9 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
   T* out = args.outputs.back().as<T>();
   const bool final = state.segments == 1;
   const T start = final ? args.inputs.back().as<const T>()[0] : Identity<Body, T>();
-  std::vector<BufferView> views = SlotViews(state, args);
-  std::vector<int64_t> filled(2 * views.size(), -1);
+  SlotViews slots(state, args);
+  const std::span<BufferView> views = slots.views();
+  int64_t* filled = slots.filled();
   int64_t dims[1];
   std::byte* buffers = args.workspace.data();
   const BufferView& reduced = views[static_cast<size_t>(state.reduce_slot)];
@@ -438,7 +466,7 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
     const int64_t rows_per_tile = tile / length;
     for (int64_t r = begin; r < end; r += rows_per_tile) {
       const int64_t n = std::min(rows_per_tile, end - r);
-      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, r * length, n * length, buffers, views, dims, filled.data()));
+      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, r * length, n * length, buffers, views, dims, filled));
       const T* x = reduced.as<const T>();
       for (int64_t i = 0; i < n; ++i) {
         Accumulator<Body, T> acc(start);
@@ -456,7 +484,7 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
     Accumulator<Body, T> acc(start);
     for (int64_t first = a; first < b; first += tile) {
       const int64_t n = std::min(tile, b - first);
-      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, row * length + first, n, buffers, views, dims, filled.data()));
+      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, row * length + first, n, buffers, views, dims, filled));
       acc.Add(reduced.as<const T>(), n);
     }
     out[unit] = acc.Result();
