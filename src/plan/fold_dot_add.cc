@@ -22,31 +22,19 @@
 
 #include "kernels/dot_params.h"
 #include "plan/lowering.h"
+#include "plan/storage_uses.h"
 
 namespace stablert::plan {
 namespace {
 
 class DotAddFolder {
  public:
-  DotAddFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root) : plan_(plan), alias_root_(alias_root) {
-    const size_t n = plan.values.size();
-    writers_.assign(n, 0);
-    readers_.assign(n, 0);
-    for (ValueId v : plan.results) readers_[alias_root[v]] += 2;  // never folded
-    Count(plan.body);
-  }
+  DotAddFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root)
+      : plan_(plan), alias_root_(alias_root), uses_(CountStorageUses(plan, alias_root)) {}
 
   void Run() { Fold(plan_.body); }
 
  private:
-  void Count(const Sequence& sequence) {
-    for (const Step& step : sequence.steps) {
-      for (ValueId v : step.outputs) ++writers_[alias_root_[v]];
-      for (ValueId v : step.inputs) readers_[alias_root_[v]] += step.kind == StepKind::kKernel ? 1 : 2;
-      for (const Sequence& region : step.regions) Count(region);
-    }
-  }
-
   // Whether `step` (or a step in its regions) writes storage root `root`.
   bool Writes(const Step& step, ValueId root) const {
     for (ValueId v : step.outputs)
@@ -86,8 +74,8 @@ class DotAddFolder {
         Step& dot = sequence.steps[d];
         const ValueId z = step.outputs[0];
         const Value& product_value = plan_.values[dot.outputs[0]];
-        if (writers_[product] != 1 || readers_[product] != 1) continue;
-        if (alias_root_[z] != z || writers_[z] != 1) continue;
+        if (uses_.writers[product] != 1 || uses_.readers[product] != 1) continue;
+        if (alias_root_[z] != z || uses_.writers[z] != 1) continue;
         if (!Dense(step.inputs[0]) || !Dense(step.inputs[1]) || !Dense(z) || !Dense(dot.outputs[0])) continue;
         if (alias_root_[addend] == product || broadcast.contains(alias_root_[addend])) continue;
         if (ElementCount(plan_.values[addend].type.dims) != ElementCount(product_value.type.dims)) continue;
@@ -119,8 +107,7 @@ class DotAddFolder {
 
   ExecutionPlan& plan_;
   std::vector<ValueId>& alias_root_;
-  std::vector<int> writers_;  // per storage root
-  std::vector<int> readers_;  // per storage root: reading steps (control steps and results count 2)
+  StorageUses uses_;  // control steps' inputs and results count two readers: never folded
 };
 
 }  // namespace

@@ -24,32 +24,19 @@
 #include "kernels/data_movement_params.h"
 #include "kernels/dot_params.h"
 #include "plan/lowering.h"
+#include "plan/storage_uses.h"
 
 namespace stablert::plan {
 namespace {
 
 class DotTransposeFolder {
  public:
-  DotTransposeFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root) : plan_(plan), alias_root_(alias_root) {
-    const size_t n = plan.values.size();
-    writers_.assign(n, 0);
-    readers_.assign(n, 0);
-    for (ValueId v : plan.results) readers_[alias_root[v]] += 2;  // never folded
-    Count(plan.body);
-  }
+  DotTransposeFolder(ExecutionPlan& plan, std::vector<ValueId>& alias_root)
+      : plan_(plan), alias_root_(alias_root), uses_(CountStorageUses(plan, alias_root)) {}
 
   void Run() { Fold(plan_.body); }
 
  private:
-  void Count(const Sequence& sequence) {
-    for (const Step& step : sequence.steps) {
-      for (ValueId v : step.outputs) ++writers_[alias_root_[v]];
-      // A control step's operands count twice: they are never folded.
-      for (ValueId v : step.inputs) readers_[alias_root_[v]] += step.kind == StepKind::kKernel ? 1 : 2;
-      for (const Sequence& region : step.regions) Count(region);
-    }
-  }
-
   static bool HasPrefix(const Step& step, std::string_view prefix) {
     return step.kind == StepKind::kKernel && step.kernel.starts_with(prefix);
   }
@@ -87,8 +74,8 @@ class DotTransposeFolder {
       const TensorType product_type = plan_.values[product].type;
       if (product_type.dims.size() != 3 || product_type.dtype != plan_.values[y].type.dtype) continue;
       if (dot.kernel.substr(4) != step.kernel.substr(10)) continue;  // "dot.<T>" / "transpose.<T>"
-      if (writers_[product] != 1 || readers_[product] != 1) continue;
-      if (alias_root_[y] != y || writers_[y] != 1 || !plan_.values[y].strides.empty()) continue;
+      if (uses_.writers[product] != 1 || uses_.readers[product] != 1) continue;
+      if (alias_root_[y] != y || uses_.writers[y] != 1 || !plan_.values[y].strides.empty()) continue;
       if (!SwapsMatrixDims(step, product_type)) continue;
       const auto& old_params = *dot.params.As<kernels::DotParams>();
       // rhs^T . lhs^T: the new lhs is the old rhs (an [N,K] matrix, stored [K,N] unless it
@@ -115,8 +102,7 @@ class DotTransposeFolder {
 
   ExecutionPlan& plan_;
   std::vector<ValueId>& alias_root_;
-  std::vector<int> writers_;  // per storage root
-  std::vector<int> readers_;  // per storage root: reading steps (control steps and results count 2)
+  StorageUses uses_;  // control steps' inputs and results count two readers: never folded
 };
 
 }  // namespace
