@@ -49,7 +49,8 @@ PJRT_Error* ClientDefault(PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args* args) 
   STABLERT_CAPI_ARGS(PJRT_Layouts_PJRT_Client_GetDefaultLayout, args);
   STABLERT_CAPI_REQUIRE(PJRT_Layouts_PJRT_Client_GetDefaultLayout, args->client);
   STABLERT_CAPI_GUARD(PJRT_Layouts_PJRT_Client_GetDefaultLayout, {
-    STABLERT_CAPI_RETURN_IF_ERROR(ToDType("PJRT_Layouts_PJRT_Client_GetDefaultLayout", args->type).status());
+    STABLERT_CAPI_RETURN_IF_ERROR(
+        ToDType("PJRT_Layouts_PJRT_Client_GetDefaultLayout", RawEnumValue(args->type)).status());
     STABLERT_CAPI_RETURN_IF_ERROR(ToDims("PJRT_Layouts_PJRT_Client_GetDefaultLayout", args->dims, args->num_dims).status());
     args->layout = new PJRT_Layouts_MemoryLayout(RowMajorLayout(args->num_dims));
     return nullptr;
@@ -60,7 +61,8 @@ PJRT_Error* TopologyDefault(PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args* ar
   STABLERT_CAPI_ARGS(PJRT_Layouts_PJRT_Topology_GetDefaultLayout, args);
   STABLERT_CAPI_REQUIRE(PJRT_Layouts_PJRT_Topology_GetDefaultLayout, args->topology_description);
   STABLERT_CAPI_GUARD(PJRT_Layouts_PJRT_Topology_GetDefaultLayout, {
-    STABLERT_CAPI_RETURN_IF_ERROR(ToDType("PJRT_Layouts_PJRT_Topology_GetDefaultLayout", args->type).status());
+    STABLERT_CAPI_RETURN_IF_ERROR(
+        ToDType("PJRT_Layouts_PJRT_Topology_GetDefaultLayout", RawEnumValue(args->type)).status());
     STABLERT_CAPI_RETURN_IF_ERROR(
         ToDims("PJRT_Layouts_PJRT_Topology_GetDefaultLayout", args->dims, args->num_dims).status());
     args->layout = new PJRT_Layouts_MemoryLayout(RowMajorLayout(args->num_dims));
