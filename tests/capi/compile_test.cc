@@ -301,6 +301,8 @@ TEST_F(CompileApiTest, LayoutsExtensionAnswersRowMajorLayouts) {
   ErrorInfo short_args = TakeError(api_, layouts->PJRT_Layouts_PJRT_Executable_GetParameterLayouts(&parameters));
   EXPECT_EQ(short_args.code, PJRT_Error_Code_INVALID_ARGUMENT);
   DestroyBuffer(buffer);
+  PJRT_Executable_Destroy_Args destroy_executable{PJRT_Executable_Destroy_Args_STRUCT_SIZE, nullptr, get.executable};
+  EXPECT_PJRT_OK(api_, api_->PJRT_Executable_Destroy(&destroy_executable));
   Destroy(loaded);
 }
 
