@@ -94,6 +94,41 @@ void BM_Small(benchmark::State& state) {
   SetCounters(state, b, m, k, n);
 }
 
+// The step as the executor runs it: the path the prepare function chooses (matrix-vector
+// products: dot_matvec.h), with rhs stored [K,N] (range 4 = 0) or [N,K] (1) and lhs stored
+// [M,K] (range 5 = 0) or [K,M] (1).
+void BM_Prepared(benchmark::State& state) {
+  const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
+  Product p(b, m, k, n);
+  p.params.rhs_is_bnk = state.range(4) != 0;
+  p.params.lhs_is_bkm = state.range(5) != 0;
+  const std::vector<int64_t> rhs_bnk_dims = {b, n, k}, lhs_bkm_dims = {b, k, m};
+  if (p.params.rhs_is_bnk) p.in[1].dims = rhs_bnk_dims;
+  if (p.params.lhs_is_bkm) p.in[0].dims = lhs_bkm_dims;
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
+  auto prepared = entry->prepare(p.args);
+  if (!prepared.ok()) {
+    state.SkipWithError(prepared.status().ToString().c_str());
+    return;
+  }
+  KernelArgs args = p.args;
+  args.state = prepared->state.get();
+  for (auto _ : state) {
+    Status status = entry->fn(KernelContext{}, args);
+    benchmark::DoNotOptimize(p.out.data());
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+  SetCounters(state, b, m, k, n);
+  state.counters["GB/s"] = benchmark::Counter(4.0 * static_cast<double>(b * (m * k + k * n + m * n)),
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void MatVecShapes(benchmark::internal::Benchmark* bench) {
+  for (int64_t rhs_bnk : {0, 1}) bench->Args({1, 1, 4096, 4096, rhs_bnk, 0})->Args({1, 1, 1024, 1024, rhs_bnk, 0});
+  for (int64_t lhs_bkm : {0, 1}) bench->Args({1, 4096, 4096, 1, 0, lhs_bkm})->Args({1, 1024, 1024, 1, 0, lhs_bkm});
+  bench->Args({1, 256, 256, 1, 0, 0})->Args({1, 1, 256, 256, 0, 0})->Args({1, 1, 256, 256, 1, 0});
+}
+
 // Tiled over the process's cores (StableRT's pool), and on the calling thread alone.
 void BM_OneDnn(benchmark::State& state) { OneDnn(state, 0); }
 void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, 1); }
@@ -115,6 +150,7 @@ BENCHMARK(BM_Loops)->Apply(Shapes);
 BENCHMARK(BM_OneDnn)->Apply(Shapes)->UseRealTime();
 BENCHMARK(BM_Small)->Apply(Shapes)->UseRealTime();
 BENCHMARK(BM_OneDnnOneThread)->Apply(Shapes);
+BENCHMARK(BM_Prepared)->Apply(MatVecShapes)->UseRealTime();
 
 }  // namespace
 

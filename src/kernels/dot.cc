@@ -16,9 +16,10 @@
 // itself. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
 // them natively on AVX512_BF16 CPUs (brg:avx512_core_bf16) and otherwise only a reference
 // implementation, which is left to the loops. oneDNN 2.6 has no f16 matmul on x86 CPUs
-// without AVX512_FP16, and no f64 one. Everything else -- smaller and matrix-vector
-// products, empty ones, f64, f16, integers, complex and pred -- runs on the loop nest
-// below, split across StableRT's pool like other kernels.
+// without AVX512_FP16, and no f64 one. f32 matrix-vector products (M or N is 1) run on
+// dot_matvec.h's vector loops, which stream the matrix once on every core. Everything else
+// -- smaller products, empty ones, f64, f16, integers, complex and pred -- runs on the loop
+// nest below, split across StableRT's pool like other kernels.
 //
 // The loops: a straightforward nest whose inner loop runs over contiguous memory.
 // Float and complex contractions accumulate pairwise (kernels/accumulate.h): when k is
@@ -39,6 +40,7 @@
 #include "base/thread_pool.h"
 #include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
+#include "kernels/dot_matvec.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/onednn_matmul.h"
@@ -179,52 +181,6 @@ Status DotLoops(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
-// One row times a matrix stored [K,N] (f32): out[n] = sum_k x[k] * rhs[k, n]. The loops
-// would give the whole product to one thread (one output row), and splitting its columns
-// makes every thread read half of each matrix row, which breaks the hardware's sequential
-// streams (measured: slower than one thread). So the rows of rhs go in `parts` contiguous
-// blocks of k, each block summed pairwise into a row of its own by one pool thread -- every
-// thread streams its part of the matrix in order -- and the blocks' rows are added in order
-// (deterministic for a given part count).
-Status MatVecOverK(const KernelArgs& args, int parts) {
-  const BufferView& lhs_view = args.inputs[0];
-  const BufferView& out_view = args.outputs[0];
-  const bool lhs_bkm = args.Params<DotParams>().lhs_is_bkm;
-  const int64_t n_size = out_view.dims[2];
-  const int64_t k_size = lhs_bkm ? lhs_view.dims[1] : lhs_view.dims[2];
-  const float* x = lhs_view.as<const float>();  // [1,1,K] or [1,K,1]: contiguous in k either way
-  const float* rhs = args.inputs[1].as<const float>();
-  float* out = out_view.as<float>();
-  // Blocks of whole leaves, so each block's pairwise tree is the single-thread one's subtree.
-  const int64_t leaves = (k_size + kRowLeaf - 1) / kRowLeaf;
-  parts = static_cast<int>(std::min<int64_t>(parts, leaves));
-  std::vector<float> partial(static_cast<size_t>(std::max(0, parts - 1)) * static_cast<size_t>(n_size));
-  ThreadPool::Shared().ParallelFor(parts, [&](int part) {
-    const int64_t first_leaf = leaves * part / parts, last_leaf = leaves * (part + 1) / parts;
-    const int64_t k_begin = first_leaf * kRowLeaf, k_end = std::min(k_size, last_leaf * kRowLeaf);
-    float* row = part == 0 ? out : partial.data() + static_cast<size_t>(part - 1) * static_cast<size_t>(n_size);
-    std::fill(row, row + n_size, 0.0f);
-    pairwise::VectorCascade<float, kRowLeaf> cascade(row, n_size, 1, k_end - k_begin);
-    for (int64_t first = k_begin; first < k_end; first += kRowLeaf) {
-      float* dst = cascade.NextLeaf(0);
-      for (int64_t k = first; k < std::min(k_end, first + kRowLeaf); ++k) {
-        const float a = x[k];
-        const float* r_row = rhs + k * n_size;
-        for (int64_t n = 0; n < n_size; ++n) dst[n] += a * r_row[n];
-      }
-    }
-    cascade.Finish();
-  });
-  for (int part = 1; part < parts; ++part) {
-    const float* row = partial.data() + static_cast<size_t>(part - 1) * static_cast<size_t>(n_size);
-    for (int64_t n = 0; n < n_size; ++n) out[n] += row[n];
-  }
-  return OkStatus();
-}
-
-// Matrix-vector products with at least this many multiply-adds use every core (MatVecOverK).
-constexpr double kMinSplitMatVecMacs = 1 << 20;
-
 // Which path runs a product, from measurements on the 2-core Zen 5 machine
 // (benchmarks/dot_kernel_benchmark.cc; f32, N x N x N; loops and oneDNN on one thread,
 // oneDNN's primitive created once, then executed):
@@ -235,10 +191,10 @@ constexpr double kMinSplitMatVecMacs = 1 << 20;
 //   64^3     33 us     3.8 us
 //   128^3    240 us    26 us
 // so products of at least 16*16*32 multiply-adds go to oneDNN, which cuts the large ones
-// into tiles run on StableRT's pool (onednn_matmul.h; no OpenMP team). Matrix-vector
-// products (M == 1 or N == 1) are memory-bound and stay on the loops, which the pool
-// splits: oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread, the loops
-// 4.6 ms on one; 256x256x1: 15 us vs 10 us).
+// into tiles run on StableRT's pool (onednn_matmul.h; no OpenMP team). f32 matrix-vector
+// products (M == 1 or N == 1) are memory-bound and run on dot_matvec.h's vector loops:
+// oneDNN's matmul was slower on them (1x4096x4096: 8.5 ms on one thread, the scalar loops
+// 4.6 ms on one; 256x256x1: 15 us vs 10 us); other types' stay on the loops.
 constexpr double kMinOneDnnMacs = 16.0 * 16.0 * 32.0;
 
 // The library path a prepared step takes (KernelArgs::state of "dot.f32"/"dot.bf16").
@@ -246,7 +202,6 @@ struct DotState {
   using Path = DotPath;
   Path path;
   KernelState impl;  // xsmm's or onednn's state
-  int parts = 1;     // kMatVec: blocks of k
 };
 
 template <DType D>
@@ -264,14 +219,21 @@ StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
                       static_cast<double>(shape.n) * static_cast<double>(shape.k);
   if constexpr (D == DType::kF32) {
+    // Matrix-vector products beyond libxsmm's smallest (where its kernels' lead is clear)
+    // stream their matrix on the vector loops.
+    const bool tiny = std::max({shape.m, shape.n, shape.k}) <= xsmm::kMaxSmallDim;
+    if (!tiny && matvec::IsMatVec(shape)) {
+      STABLERT_ASSIGN_OR_RETURN(auto mv, library(DotState::Path::kMatVec, matvec::PrepareMatVec(shape)));
+      if (mv) return *std::move(mv);
+    }
     if (xsmm::IsSmallProduct(shape)) {
       STABLERT_ASSIGN_OR_RETURN(auto small, library(DotState::Path::kSmall, xsmm::PrepareSmallMatmul(shape)));
       if (small) return *std::move(small);
     }
-    if (shape.batch == 1 && shape.m == 1 && !shape.rhs_bnk && shape.n > 1 && macs >= kMinSplitMatVecMacs &&
-        CoreBudget() > 1)
-      return PreparedStep(std::make_shared<DotState>(DotState{DotPath::kMatVec, nullptr, CoreBudget()}),
-                          /*once=*/true);
+    if (matvec::IsMatVec(shape)) {
+      STABLERT_ASSIGN_OR_RETURN(auto mv, library(DotState::Path::kMatVec, matvec::PrepareMatVec(shape)));
+      if (mv) return *std::move(mv);
+    }
   }
   // An accumulating product on the loops runs as one call (DotKernel adds the product once).
   const auto loops = [&] {
@@ -323,7 +285,7 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
         });
       if (state.path == DotPath::kMatVec)
         return AccumulateThroughTemporary(context, args, [&](const KernelContext&, const KernelArgs& a) {
-          return MatVecOverK(a, state.parts);
+          return matvec::RunMatVec(state.impl.get(), a);
         });
     }
   }
@@ -332,7 +294,7 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   switch (state.path) {
     case DotState::Path::kSmall: return xsmm::RunSmallMatmul(state.impl.get(), library_args);
     case DotState::Path::kOneDnn: return onednn::RunMatmul(state.impl.get(), library_args);
-    case DotState::Path::kMatVec: return MatVecOverK(args, state.parts);
+    case DotState::Path::kMatVec: return matvec::RunMatVec(state.impl.get(), library_args);
     case DotState::Path::kLoops: break;
   }
   return Internal("dot: unknown library path");

@@ -7,7 +7,7 @@ enum class DotPath {
   kLoops,   // StableRT's loop nest (no prepared state)
   kSmall,   // libxsmm's generated kernel (xsmm_matmul.h)
   kOneDnn,  // oneDNN's matmul primitive, in tiles (onednn_matmul.h)
-  kMatVec,  // one row times a [K,N] matrix, its k split over the pool (dot.cc)
+  kMatVec,  // f32 matrix-vector product (M or N is 1) on vector loops (dot_matvec.h)
 };
 
 // The path of a step whose prepare function returned `state` (KernelArgs::state).

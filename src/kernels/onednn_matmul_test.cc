@@ -3,12 +3,14 @@
 // oneDNN's team; empty products never reach oneDNN; the prepare function's choice.
 #include "kernels/onednn_matmul.h"
 #include "kernels/dot.h"
+#include "kernels/dot_matvec.h"
 #include "kernels/dot_params.h"
 
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -198,8 +200,11 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
       // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
       {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
       {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
-      {{1, 1, 4096, 4096}, false, CoreBudget() > 1 ? DotPath::kMatVec : DotPath::kLoops},
-      {{1, 1, 4096, 4096}, true, DotPath::kLoops},      {{1, 4096, 4096, 1}, false, DotPath::kLoops}};
+      // Matrix-vector products in every layout (libxsmm keeps those it takes); a dot of two
+      // vectors stays on the loops.
+      {{1, 1, 4096, 4096}, false, DotPath::kMatVec},    {{1, 1, 4096, 4096}, true, DotPath::kMatVec},
+      {{1, 4096, 4096, 1}, false, DotPath::kMatVec},    {{4, 1, 300, 700}, true, DotPath::kMatVec},
+      {{1, 1, 600, 1}, false, DotPath::kLoops}};
   for (const auto& [c, rhs_bnk, path] : expectations) {
     Array lhs(DType::kF32, {c.b, c.m, c.k}), out(DType::kF32, {c.b, c.m, c.n});
     Array rhs(DType::kF32, rhs_bnk ? Dims{c.b, c.n, c.k} : Dims{c.b, c.k, c.n});
@@ -218,29 +223,50 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
     EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
 }
 
-// A row times a [K,N] matrix with k split over the pool, against the loops (one thread).
-TEST(OneDnnMatmulTest, MatrixVectorOverKMatchesLoops) {
-  if (CoreBudget() < 2) GTEST_SKIP() << "the split path needs two or more cores";
+// Matrix-vector products in all four stored forms (x . A, x . A^T, A . x, A^T . x), batched
+// or not, on one to three threads (k split over the pool, or rows), against the loops and
+// the double-precision product; the split results equal one thread's for the rows form.
+TEST(OneDnnMatmulTest, MatrixVectorProductsMatchLoops) {
   std::mt19937 rng(12);
   const KernelRegistry::Entry* entry = CpuKernels().Lookup("dot.f32");
-  const Case cases[] = {{1, 1, 4096, 4096}, {1, 1, 300, 3500}, {1, 1, 1000, 1111}, {1, 1, 128 * 9 + 5, 2048}};
+  const Case cases[] = {{1, 1, 4096, 4096}, {1, 1, 300, 3500}, {1, 1, 1000, 1111}, {1, 1, 128 * 9 + 5, 2048},
+                        {1, 2048, 128 * 9 + 5, 1}, {1, 1111, 1000, 1}, {3, 1, 700, 900}, {5, 333, 257, 1},
+                        {1, 1, 3, 100}, {1, 77, 1, 1}};
   for (const Case& c : cases)
-    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
-      Operands x(c, lhs_bkm, false, rng);
-      Array loops(DType::kF32, {c.b, c.m, c.n}), split(DType::kF32, {c.b, c.m, c.n});
-      for (int64_t i = 0; i < split.size(); ++i) SetDouble(split, i, 7.0);
+    for (int layout = 0; layout < 4; ++layout) {
+      const bool lhs_bkm = (layout & 1) != 0, rhs_bnk = (layout & 2) != 0;
+      Operands x(c, lhs_bkm, rhs_bnk, rng);
+      Array loops(DType::kF32, {c.b, c.m, c.n});
       std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
-      std::vector<BufferView> out_loops = Views({&loops}), out_split = Views({&split});
-      DotParams params{.lhs_is_bkm = lhs_bkm != 0};
+      std::vector<BufferView> out_loops = Views({&loops});
+      DotParams params{.lhs_is_bkm = lhs_bkm, .rhs_is_bnk = rhs_bnk};
       ASSERT_TRUE(entry->fn(KernelContext{}, ArgsWith(in, out_loops, params)).ok());
-      auto prepared = entry->prepare(ArgsWith(in, out_split, params));
+      ExpectProduct(c, x, lhs_bkm, rhs_bnk, loops, "loops");
+      auto prepared = entry->prepare(ArgsWith(in, out_loops, params));
       ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
-      ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kMatVec);
-      KernelArgs args = ArgsWith(in, out_split, params);
-      args.state = prepared->state.get();
-      ASSERT_TRUE(entry->fn(KernelContext{}, args).ok());
-      ExpectProduct(c, x, lhs_bkm, false, loops, "loops");
-      ExpectProduct(c, x, lhs_bkm, false, split, "split over k");
+      if (std::max({c.m, c.n, c.k}) > 64 || rhs_bnk) {  // libxsmm takes the smallest
+        ASSERT_EQ(PreparedDotPath(prepared->state.get()), DotPath::kMatVec) << c.m << "x" << c.k << "x" << c.n;
+      }
+      Array one_thread(DType::kF32, {c.b, c.m, c.n});
+      for (int threads = 1; threads <= 3; ++threads) {
+        Array split(DType::kF32, {c.b, c.m, c.n});
+        for (int64_t i = 0; i < split.size(); ++i) SetDouble(split, i, 7.0);
+        std::vector<BufferView> out_split = Views({&split});
+        KernelArgs args = ArgsWith(in, out_split, params);
+        auto state = matvec::PrepareMatVec(onednn::DotShape(args), threads);
+        ASSERT_TRUE(state.ok()) << state.status().ToString();
+        if (threads == 1) {
+          EXPECT_EQ(matvec::PreparedParts(state->get()), 1);
+        }
+        ASSERT_TRUE(matvec::RunMatVec(state->get(), args).ok());
+        ExpectProduct(c, x, lhs_bkm, rhs_bnk, split, "matrix-vector");
+        const bool dots = c.m == 1 ? rhs_bnk : !lhs_bkm;
+        if (threads == 1) {
+          one_thread = split;
+        } else if (dots) {
+          for (int64_t i = 0; i < split.size(); ++i) ASSERT_EQ(GetDouble(split, i), GetDouble(one_thread, i));
+        }
+      }
     }
 }
 
