@@ -15,6 +15,15 @@
 //     dot then writes it through a new alias of the transposed [B,N,M] shape.
 // The transpose's output exists only from the transpose on (values are written once), so
 // writing it at the dot's position instead changes nothing another step could observe.
+//
+// Transposed operands are read in place the same way: a "transpose.<T>" step swapping the
+// last two dims of a value that only a dot.f32/dot.bf16 step reads, as its lhs or rhs, is
+// removed, and the dot reads the transpose's input with that operand's layout flag flipped
+// (`x @ w.T`, `w.T @ x`: JAX emits the transpose as its own op). Folded when the operand
+// is large (kMinFoldedOperand elements, where the copy is a pass over memory) or the flip
+// leaves rhs stored [K,N] (libxsmm's small kernels have no [N,K] rhs form), the transpose
+// is in the same sequence before the dot, its output its own storage root written only by
+// it, both dense, and no step between them writes the transpose's input.
 // Thread-safety: a pure function of the plan. Failure: none (a pattern it does not
 // recognize is left as it is).
 #include <string_view>
@@ -28,6 +37,10 @@
 
 namespace stablert::plan {
 namespace {
+
+// Transposed operands of at least this many elements are read in place even where that
+// stores rhs [N,K] (see the file comment).
+constexpr int64_t kMinFoldedOperand = int64_t{1} << 16;
 
 class DotTransposeFolder {
  public:
@@ -52,10 +65,89 @@ class DotTransposeFolder {
     return false;
   }
 
+  // Whether `step` (or a step in its regions) writes storage root `root`.
+  bool Writes(const Step& step, ValueId root) const {
+    for (ValueId v : step.outputs)
+      if (alias_root_[v] == root) return true;
+    for (const Sequence& region : step.regions)
+      for (const Step& inner : region.steps)
+        if (Writes(inner, root)) return true;
+    return false;
+  }
+
+  // Whether `transpose` swaps the last two dims of its input and keeps the others, and
+  // `operand` (what the dot reads, [B,P,Q]) views its output with those two dims as P, Q.
+  bool SwapsLastTwo(const Step& transpose, const TensorType& operand) const {
+    const auto* params = transpose.params.As<kernels::TransposeParams>();
+    if (params == nullptr) return false;
+    const std::vector<int64_t>& p = params->permutation;
+    const size_t rank = p.size();
+    if (rank < 2 || operand.dims.size() != 3) return false;
+    for (size_t i = 0; i + 2 < rank; ++i)
+      if (p[i] != static_cast<int64_t>(i)) return false;
+    if (p[rank - 2] != static_cast<int64_t>(rank - 1) || p[rank - 1] != static_cast<int64_t>(rank - 2)) return false;
+    const Dims& y = plan_.values[transpose.outputs[0]].type.dims;
+    return y.size() == rank && operand.dims[1] == y[rank - 2] && operand.dims[2] == y[rank - 1];
+  }
+
+  // Transposed operands of dots read in place (see the file comment).
+  void FoldOperands(Sequence& sequence) {
+    std::unordered_map<ValueId, size_t> transpose_writing;  // output root -> its step
+    std::vector<bool> removed(sequence.steps.size(), false);
+    for (size_t i = 0; i < sequence.steps.size(); ++i) {
+      Step& step = sequence.steps[i];
+      if (HasPrefix(step, "transpose.") && step.inputs.size() == 1 && step.outputs.size() == 1) {
+        transpose_writing[step.outputs[0]] = i;
+        continue;
+      }
+      if (!(HasPrefix(step, "dot.f32") || HasPrefix(step, "dot.bf16")) || step.inputs.size() < 2 ||
+          step.params.As<kernels::DotParams>() == nullptr)
+        continue;
+      for (size_t side = 0; side < 2; ++side) {
+        const ValueId operand = step.inputs[side];
+        const ValueId y = alias_root_[operand];
+        auto found = transpose_writing.find(y);
+        if (found == transpose_writing.end() || removed[found->second]) continue;
+        const Step& transpose = sequence.steps[found->second];
+        const ValueId x = transpose.inputs[0];
+        const TensorType operand_type = plan_.values[operand].type;
+        if (transpose.kernel.substr(10) != step.kernel.substr(4)) continue;  // "transpose.<T>" / "dot.<T>"
+        if (uses_.writers[y] != 1 || uses_.readers[y] != 1) continue;
+        if (!plan_.values[y].strides.empty() || !plan_.values[x].strides.empty() ||
+            !plan_.values[operand].strides.empty())
+          continue;
+        if (!SwapsLastTwo(transpose, operand_type)) continue;
+        kernels::DotParams params = *step.params.As<kernels::DotParams>();
+        if (side == 0) params.lhs_is_bkm = !params.lhs_is_bkm;
+        else params.rhs_is_bnk = !params.rhs_is_bnk;
+        if (params.rhs_is_bnk && ElementCount(operand_type.dims) < kMinFoldedOperand) continue;
+        bool input_kept = true;
+        for (size_t j = found->second + 1; j < i && input_kept; ++j)
+          if (Writes(sequence.steps[j], alias_root_[x])) input_kept = false;
+        if (!input_kept) continue;
+        const Dims& d = operand_type.dims;
+        Value view;
+        view.type = TensorType{operand_type.dtype, {d[0], d[2], d[1]}};
+        view.byte_size = ByteSize(view.type);
+        plan_.values.push_back(std::move(view));
+        alias_root_.push_back(alias_root_[x]);
+        step.inputs[side] = static_cast<ValueId>(plan_.values.size() - 1);
+        step.params = params;
+        removed[found->second] = true;
+      }
+    }
+    std::vector<Step> kept;
+    kept.reserve(sequence.steps.size());
+    for (size_t i = 0; i < sequence.steps.size(); ++i)
+      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
+    sequence.steps = std::move(kept);
+  }
+
   void Fold(Sequence& sequence) {
     for (Step& step : sequence.steps)
       if (step.kind != StepKind::kManual)  // partition-private values: left as they are
         for (Sequence& region : step.regions) Fold(region);
+    FoldOperands(sequence);
     std::unordered_map<ValueId, size_t> dot_writing;  // dot output root -> its step
     std::vector<bool> removed(sequence.steps.size(), false);
     for (size_t i = 0; i < sequence.steps.size(); ++i) {

@@ -1,5 +1,5 @@
 // FoldTransposesIntoDots (a product's transposed result computed by the product, operands
-// swapped), FoldAddsIntoDots (an add of a product accumulated by the product), and
+// swapped; transposed operands read in place), FoldAddsIntoDots (an add of a product accumulated by the product), and
 // broadcasts/transposes that only insert or move unit dims lowering to
 // aliases instead of copies.
 #include <gtest/gtest.h>
@@ -233,6 +233,79 @@ TEST(FoldDotTransposeTest, UnitDimBroadcastsAndTransposesAreAliases) {
   ExecutionPlan plan2 = MustLower(b2.Build({wide, flipped}));
   EXPECT_EQ(CountSteps(plan2.body, "broadcast_in_dim"), 1) << PrintPlan(plan2);
   EXPECT_EQ(CountSteps(plan2.body, "transpose"), 1) << PrintPlan(plan2);
+}
+
+// x @ w.T and w.T @ x (JAX emits the transpose as its own op): the dot reads w where it
+// lies, the operand's layout flag flipped; no transpose step, no copy of w.
+TEST(FoldDotTransposeTest, TransposedOperandsAreReadInPlace) {
+  {
+    ModuleBuilder b;
+    auto x = b.Param(DType::kF32, {1, 512});
+    auto w = b.Param(DType::kF32, {256, 512});
+    auto wt = Transpose(b, w, {512, 256}, {1, 0});
+    auto y = b.Op(OpCode::kDot, {x, wt}, DType::kF32, {1, 256});
+    ExecutionPlan plan = MustLower(b.Build({y}));
+    EXPECT_EQ(CountSteps(plan.body, "transpose"), 0) << PrintPlan(plan);
+    ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+    const Step& dot = plan.body.steps[0];
+    EXPECT_EQ(dot.params, kernels::KernelParams(kernels::DotParams{.lhs_is_bkm = false, .rhs_is_bnk = true}));
+    EXPECT_EQ(plan.values[dot.inputs[1]].type.dims, (Dims{1, 256, 512}));
+    EXPECT_EQ(plan.values[dot.inputs[1]].storage, Storage::kParameter);
+    EXPECT_EQ(plan.values[dot.inputs[1]].index, 1);
+  }
+  {
+    ModuleBuilder b;
+    auto w = b.Param(DType::kF32, {512, 256});
+    auto x = b.Param(DType::kF32, {512, 3});
+    auto wt = Transpose(b, w, {256, 512}, {1, 0});
+    auto y = b.Op(OpCode::kDot, {wt, x}, DType::kF32, {256, 3});
+    ExecutionPlan plan = MustLower(b.Build({y}));
+    ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+    const Step& dot = plan.body.steps[0];
+    EXPECT_EQ(dot.params, kernels::KernelParams(kernels::DotParams{.lhs_is_bkm = true, .rhs_is_bnk = false}));
+    EXPECT_EQ(plan.values[dot.inputs[0]].type.dims, (Dims{1, 512, 256}));
+  }
+}
+
+// Batched operands transposed in their last two dims fold too; other permutations, small
+// rhs (kept [K,N] for libxsmm), f64 and operands read elsewhere keep the transpose.
+TEST(FoldDotTransposeTest, OnlySwapsOfTheLastTwoDimsOfLargeOrLhsOperandsFold) {
+  auto batched = [](std::vector<int64_t> permutation, Dims rhs_dims) {
+    ModuleBuilder b;
+    auto l = b.Param(DType::kF32, {4, 8, 64});
+    auto r = b.Param(DType::kF32, std::move(rhs_dims));
+    auto rt = Transpose(b, r, {4, 64, 300}, std::move(permutation));
+    auto y = b.OpN(OpCode::kDotGeneral, {l, rt}, {ir::Type::Tensor(DType::kF32, {4, 8, 300})},
+                   {{"lhs_batching_dimensions", ModuleBuilder::IntList({0})},
+                    {"rhs_batching_dimensions", ModuleBuilder::IntList({0})},
+                    {"lhs_contracting_dimensions", ModuleBuilder::IntList({2})},
+                    {"rhs_contracting_dimensions", ModuleBuilder::IntList({1})}})[0];
+    return MustLower(b.Build({y}));
+  };
+  ExecutionPlan swapped = batched({0, 2, 1}, {4, 300, 64});
+  EXPECT_EQ(CountSteps(swapped.body, "transpose"), 0) << PrintPlan(swapped);
+  EXPECT_EQ(FindStep(swapped, "dot.")->params, kernels::KernelParams(kernels::DotParams{.rhs_is_bnk = true}));
+  ExecutionPlan moved = batched({1, 2, 0}, {300, 4, 64});
+  EXPECT_EQ(CountSteps(moved.body, "transpose"), 1) << PrintPlan(moved);
+  auto plain = [](DType dtype, Dims w_dims, bool read_elsewhere) {
+    ModuleBuilder b;
+    auto x = b.Param(dtype, {2, w_dims[1]});
+    auto w = b.Param(dtype, w_dims);
+    auto wt = b.Op(OpCode::kTranspose, {w}, dtype, {w_dims[1], w_dims[0]},
+                   {{"permutation", ModuleBuilder::IntList({1, 0})}});
+    auto y = b.Op(OpCode::kDot, {x, wt}, dtype, {2, w_dims[0]});
+    std::vector<ir::ValueId> results = {y};
+    if (read_elsewhere) results.push_back(wt);
+    return MustLower(b.Build(results));
+  };
+  ExecutionPlan small = plain(DType::kF32, {64, 32}, false);
+  EXPECT_EQ(CountSteps(small.body, "transpose"), 1) << PrintPlan(small);
+  ExecutionPlan large = plain(DType::kF32, {512, 256}, false);
+  EXPECT_EQ(CountSteps(large.body, "transpose"), 0) << PrintPlan(large);
+  ExecutionPlan f64 = plain(DType::kF64, {512, 256}, false);
+  EXPECT_EQ(CountSteps(f64.body, "transpose"), 1) << PrintPlan(f64);
+  ExecutionPlan shared = plain(DType::kF32, {512, 256}, true);
+  EXPECT_EQ(CountSteps(shared.body, "transpose"), 1) << PrintPlan(shared);
 }
 
 }  // namespace
