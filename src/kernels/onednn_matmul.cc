@@ -119,9 +119,17 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
       auto [it, added] = by_size.try_emplace({bn, mn, nn}, state->primitives.size());
       if (added) {
         TilePrimitive p;
-        p.lhs = dnnl::memory::desc(dims{bn, mn, k}, *type, lhs_strides);
-        p.rhs = dnnl::memory::desc(dims{bn, k, nn}, *type, rhs_strides);
-        p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, out_strides);
+        // A single-batch tile's batch stride is free: give it the dense one, so that a tile
+        // of whole rows is a plain matrix. oneDNN 2.6 runs plain f32 matrices on its brgemm
+        // kernels (a 64 KB - 256 KB scratchpad from the thread's scratch), other strides on
+        // its gemm:jit driver, which allocates packing buffers of up to tens of MB per call.
+        const auto single = [&](dims strides, int64_t rows, int64_t cols) {
+          if (bn == 1) strides[0] = rows * cols;
+          return strides;
+        };
+        p.lhs = dnnl::memory::desc(dims{bn, mn, k}, *type, single(lhs_strides, mn, k));
+        p.rhs = dnnl::memory::desc(dims{bn, k, nn}, *type, single(rhs_strides, k, nn));
+        p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, single(out_strides, mn, nn));
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
         if (shape.accumulate) {  // dst += product: the addend is already in dst
