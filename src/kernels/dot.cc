@@ -40,6 +40,7 @@
 #include "base/thread_pool.h"
 #include "kernels/accumulate.h"
 #include "kernels/complex_ops.h"
+#include "kernels/dot_epilogue.h"
 #include "kernels/dot_matvec.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -300,7 +301,63 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
   return Internal("dot: unknown library path");
 }
 
+// "dot_epilogue.f32": the product on its own path (PrepareDot), then the ops of
+// DotEpilogueParams -- as oneDNN post-ops when oneDNN runs the product and offers them in
+// a fast implementation, else by epilogue::Apply over the written product.
+struct EpilogueState {
+  std::vector<epilogue::Op> ops;
+  PreparedStep product;     // the product's prepared step (its state null on the loops)
+  bool by_library = false;  // oneDNN applies the ops as post-ops
+};
+
+// `args` as the product's own step: DotParams, lhs and rhs.
+KernelArgs ProductArgs(const KernelArgs& args) {
+  KernelArgs product = args;
+  product.params = &args.Params<DotEpilogueParams>().dot;
+  product.inputs = args.inputs.first(std::min<size_t>(2, args.inputs.size()));
+  return product;
+}
+
+StatusOr<PreparedStep> PrepareDotEpilogue(const KernelArgs& args) {
+  if (args.inputs.size() < 2) return InvalidArgument("dot_epilogue.f32: expected lhs and rhs inputs");
+  STABLERT_ASSIGN_OR_RETURN(std::vector<epilogue::Op> ops, epilogue::Describe(args.Params<DotEpilogueParams>(), args));
+  const KernelArgs product = ProductArgs(args);
+  auto state = std::make_shared<EpilogueState>();
+  state->ops = ops;
+  STABLERT_ASSIGN_OR_RETURN(state->product, PrepareDot<DType::kF32>(product));
+  if (PreparedDotPath(state->product.state.get()) == DotPath::kOneDnn) {
+    onednn::MatmulShape shape = onednn::DotShape(product);
+    shape.epilogue = std::move(ops);
+    StatusOr<KernelState> fused = onednn::PrepareMatmul(shape);
+    if (fused.ok()) {
+      state->product.state = std::make_shared<DotState>(DotState{DotPath::kOneDnn, std::move(fused).value()});
+      state->by_library = true;
+    } else if (fused.status().code() != StatusCode::kUnimplemented) {
+      return fused.status();
+    }
+  }
+  return PreparedStep(std::move(state), /*once=*/true);
+}
+
+Status DotEpilogueKernel(const KernelContext& context, const KernelArgs& args) {
+  if (args.state == nullptr) return Internal("dot_epilogue.f32: the step was not prepared");
+  if (context.thread_index != 0) return OkStatus();
+  const auto& state = *static_cast<const EpilogueState*>(args.state);
+  KernelArgs product = ProductArgs(args);
+  product.state = state.product.state.get();
+  if (state.by_library) {
+    product.inputs = args.inputs;  // the post-ops read their operands from inputs 2, 3, ...
+    return onednn::RunMatmul(static_cast<const DotState*>(product.state)->impl.get(), product);
+  }
+  STABLERT_RETURN_IF_ERROR(DotKernel<DType::kF32>(KernelContext{}, product));
+  const BufferView& out = args.outputs[0];
+  epilogue::Apply(state.ops, args, 0, out.dims[0] * out.dims[1]);
+  return OkStatus();
+}
+
 }  // namespace
+
+bool PreparedEpilogueByLibrary(const void* state) { return static_cast<const EpilogueState*>(state)->by_library; }
 
 DotPath PreparedDotPath(const void* state) {
   return state == nullptr ? DotPath::kLoops : static_cast<const DotState*>(state)->path;
@@ -314,6 +371,10 @@ Status RegisterDotKernels(KernelRegistry& r) {
     if constexpr (D == DType::kF32) {
       STABLERT_RETURN_IF_ERROR(
           r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>));
+      // Never in place: oneDNN may write partial products to the output before its post-ops
+      // read their operands.
+      STABLERT_RETURN_IF_ERROR(r.Register<DotEpilogueParams>(KernelKey("dot_epilogue", {D}), &DotEpilogueKernel,
+                                                             &PrepareDotEpilogue));
       return r.DeclareInPlace(KernelKey("dot", {D}), InPlace::kThirdInput);
     }
     if constexpr (D == DType::kBF16)

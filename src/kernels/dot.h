@@ -1,4 +1,5 @@
-// Which implementation a prepared "dot.<T>" step runs (dot.cc): for tests and benchmarks.
+// Which implementation a prepared "dot.<T>" or "dot_epilogue.f32" step runs (dot.cc): for
+// tests and benchmarks.
 #pragma once
 
 namespace stablert::kernels {
@@ -12,5 +13,9 @@ enum class DotPath {
 
 // The path of a step whose prepare function returned `state` (KernelArgs::state).
 DotPath PreparedDotPath(const void* state);
+
+// For a prepared "dot_epilogue.f32" step: whether oneDNN applies its ops as post-ops (else
+// the kernel applies them over the written product).
+bool PreparedEpilogueByLibrary(const void* state);
 
 }  // namespace stablert::kernels

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -20,6 +21,7 @@ namespace {
 // One primitive, for one tile size.
 struct TilePrimitive {
   dnnl::memory::desc lhs, rhs, out;
+  std::vector<dnnl::memory::desc> post_inputs;  // one per binary epilogue op
   dnnl::matmul primitive;
   dnnl::memory::desc scratchpad;
   size_t scratchpad_bytes = 0;
@@ -28,10 +30,15 @@ struct TilePrimitive {
 // A tile: batches [b0, b0 + batch), rows [m0, m0 + m), columns [n0, n0 + n) of the output.
 struct Tile {
   int64_t lhs_offset = 0, rhs_offset = 0, out_offset = 0;  // elements into each buffer
+  int64_t b0 = 0, bn = 0, m0 = 0, mn = 0, n0 = 0, nn = 0;  // the output region
   size_t primitive = 0;
 };
 
 struct MatmulState {
+  std::vector<epilogue::Op> epilogue;
+  size_t post_ops = 0;  // epilogue ops oneDNN applies (the rest: epilogue::Apply per tile)
+  int64_t m = 0;
+  int post_op_base = 0;  // index of the first epilogue post-op (after the sum)
   std::vector<TilePrimitive> primitives;
   std::vector<Tile> tiles;
   size_t element_size = 0;
@@ -98,6 +105,10 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
     OneDnnThreadScope single;
     auto state = std::make_shared<MatmulState>();
     state->element_size = static_cast<size_t>(DTypeByteSize(shape.dtype));
+    state->epilogue = shape.epilogue;
+    state->post_ops = epilogue::LibraryPrefix(shape.epilogue);
+    state->m = m;
+    state->post_op_base = shape.accumulate ? 1 : 0;
     // Strides of the whole buffers; logical dims are [B,M,K] x [B,K,N] -> [B,M,N].
     const dims lhs_strides = shape.lhs_bkm ? dims{m * k, 1, m} : dims{m * k, k, 1};
     const dims rhs_strides = shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * n, n, 1};
@@ -116,6 +127,7 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
       tile.lhs_offset = b0 * lhs_strides[0] + m0 * lhs_strides[1];
       tile.rhs_offset = b0 * rhs_strides[0] + n0 * rhs_strides[2];
       tile.out_offset = b0 * out_strides[0] + m0 * out_strides[1] + n0;
+      tile.b0 = b0, tile.bn = bn, tile.m0 = m0, tile.mn = mn, tile.n0 = n0, tile.nn = nn;
       auto [it, added] = by_size.try_emplace({bn, mn, nn}, state->primitives.size());
       if (added) {
         TilePrimitive p;
@@ -132,16 +144,29 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
         p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, single(out_strides, mn, nn));
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
-        if (shape.accumulate) {  // dst += product: the addend is already in dst
-          dnnl::post_ops sum;
-          sum.append_sum(1.0f);
-          attr.set_post_ops(sum);
+        dnnl::post_ops post;
+        if (shape.accumulate) post.append_sum(1.0f);  // dst += product: the addend is already in dst
+        for (size_t i = 0; i < state->post_ops; ++i) {
+          const epilogue::Op& op = shape.epilogue[i];
+          dnnl::memory::desc y;
+          switch (op.operand) {
+            case epilogue::Operand::kScalar: y = dnnl::memory::desc(dims{1, 1, 1}, *type, dims{1, 1, 1}); break;
+            case epilogue::Operand::kRow: y = dnnl::memory::desc(dims{1, 1, nn}, *type, dims{nn, nn, 1}); break;
+            default: y = p.out; break;  // the whole output's layout
+          }
+          const dnnl::algorithm algorithm = op.op == EpilogueOp::kAdd        ? dnnl::algorithm::binary_add
+                                            : op.op == EpilogueOp::kMultiply ? dnnl::algorithm::binary_mul
+                                                                             : dnnl::algorithm::binary_div;
+          post.append_binary(algorithm, y);
+          p.post_inputs.push_back(y);
         }
+        if (post.len() > 0) attr.set_post_ops(post);
         dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, Engine());
         std::string implementation = descriptor.impl_info_str();
         // The reference implementation is a plain loop nest, slower than StableRT's own.
         if (implementation.find("ref") != std::string::npos)
-          return Unimplemented("oneDNN has only its reference matmul for " + std::string(DTypeName(shape.dtype)));
+          return Unimplemented("oneDNN has only its reference matmul for " + std::string(DTypeName(shape.dtype)) +
+                               (shape.epilogue.empty() ? "" : " with this epilogue"));
         if (state->implementation.empty()) state->implementation = implementation;
         p.scratchpad = descriptor.scratchpad_desc();
         p.scratchpad_bytes = p.scratchpad.get_size();
@@ -181,11 +206,26 @@ Status RunMatmul(const void* state_ptr, const KernelArgs& args) {
       dnnl::memory out(p.out, engine, out_base + tile.out_offset * size);
       std::unordered_map<int, dnnl::memory> arguments = {
           {DNNL_ARG_SRC, lhs}, {DNNL_ARG_WEIGHTS, rhs}, {DNNL_ARG_DST, out}};
+      size_t binary = 0;
+      for (size_t i = 0; i < state.post_ops; ++i) {
+        const epilogue::Op& op = state.epilogue[i];
+        auto* y = static_cast<char*>(args.inputs[static_cast<size_t>(op.input)].data);
+        if (op.operand == epilogue::Operand::kRow) y += tile.n0 * size;
+        else if (op.operand == epilogue::Operand::kFull) y += tile.out_offset * size;
+        arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(state.post_op_base + static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                          dnnl::memory(p.post_inputs[binary++], engine, y));
+      }
       if (p.scratchpad_bytes > 0)
         arguments.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, engine, ThreadScratch(p.scratchpad_bytes)));
       dnnl::stream& stream = ThreadStream();
       p.primitive.execute(stream, arguments);
       stream.wait();
+      if (state.post_ops < state.epilogue.size()) {
+        const auto tail = std::span<const epilogue::Op>(state.epilogue).subspan(state.post_ops);
+        for (int64_t b = tile.b0; b < tile.b0 + tile.bn; ++b)
+          epilogue::Apply(tail, args, b * state.m + tile.m0, b * state.m + tile.m0 + tile.mn, tile.n0,
+                          tile.n0 + tile.nn);
+      }
       return OkStatus();
     } catch (const dnnl::error& error) {
       return FromDnnlError(error, "matmul");

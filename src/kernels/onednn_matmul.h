@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "kernels/dot_epilogue.h"
 #include "kernels/kernel.h"
 
 namespace stablert::kernels::onednn {
@@ -25,6 +27,7 @@ struct MatmulShape {
   bool lhs_bkm = false;  // lhs stored [B,K,M]
   bool rhs_bnk = false;  // rhs stored [B,N,K]
   bool accumulate = false;  // out += product (out already holds the addend)
+  std::vector<epilogue::Op> epilogue;  // then these ops, as post-ops (their inputs: args.inputs)
 };
 
 // The shape of the dot step `args` describes (kernel ABI of "dot.<T>", registry.h).
@@ -40,7 +43,8 @@ int TileCount(const MatmulShape& shape, int threads);
 // Creates the tiles and their primitives for `shape`, for `threads` threads (0: the process's
 // core budget). Unimplemented if oneDNN has no implementation for the element type on this
 // CPU other than its slow reference one, or if a dimension is zero (oneDNN does not accept
-// empty products; the loops handle them).
+// empty products; the loops handle them). Also Unimplemented if oneDNN runs `shape`'s
+// epilogue only in its reference implementation (the caller then applies it itself).
 StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads = 0);
 
 // Runs the product with the state PrepareMatmul returned, on the buffers of `args`, its

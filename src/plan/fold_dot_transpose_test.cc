@@ -176,8 +176,9 @@ TEST(FoldDotAddTest, AddOfAProductAccumulates) {
   EXPECT_EQ(plan.values[dot.outputs[0]].storage, Storage::kResult);
 }
 
-// Left as they are: a product read elsewhere, an f64 product, a broadcast addend (a bias:
-// the add reads it as a view, fold_views.cc, rather than materializing it).
+// Left as they are: a product read elsewhere, an f64 product; a broadcast addend (a bias)
+// is not accumulated (that would materialize it) but becomes the product's epilogue
+// (fold_dot_epilogue.cc), reading the bias itself.
 TEST(FoldDotAddTest, OtherFormsStay) {
   {
     ModuleBuilder b;
@@ -206,10 +207,12 @@ TEST(FoldDotAddTest, OtherFormsStay) {
                      {{"broadcast_dimensions", ModuleBuilder::IntList({1})}});
     auto sum = b.Op(OpCode::kAdd, {p, wide}, DType::kF32, {8, 8});
     ExecutionPlan plan = MustLower(b.Build({sum}));
-    EXPECT_EQ(CountSteps(plan.body, "add.f32"), 1) << PrintPlan(plan);
-    const Step* dot = FindStep(plan, "dot.");
-    ASSERT_NE(dot, nullptr);
-    EXPECT_EQ(dot->inputs.size(), 2u);
+    EXPECT_EQ(CountSteps(plan.body, "add.f32"), 0) << PrintPlan(plan);
+    EXPECT_EQ(CountSteps(plan.body, "broadcast_in_dim"), 0) << PrintPlan(plan);
+    const Step* dot = FindStep(plan, "dot_epilogue.f32");
+    ASSERT_NE(dot, nullptr) << PrintPlan(plan);
+    ASSERT_EQ(dot->inputs.size(), 3u);
+    EXPECT_EQ(dot->inputs[2], 0u);  // the bias, parameter 0
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "plan/fold_dot_epilogue.h"
 #include "plan/fuse_elementwise.h"
 #include "plan/in_place.h"
 #include "plan/lowering.h"
@@ -384,6 +385,7 @@ StatusOr<ExecutionPlan> Lowering::Run() {
   phase("fold_gather_scatter");
   FoldTransposesIntoDots(plan_, alias_root_);
   FoldAddsIntoDots(plan_, alias_root_);
+  FoldEpiloguesIntoDots(plan_, alias_root_);
   phase("fold_dots");
   DropDeadSteps(plan_, alias_root_);
   phase("dead_steps");
