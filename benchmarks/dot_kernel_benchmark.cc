@@ -1,7 +1,8 @@
 // The "dot.f32" kernel's two paths on the same products: StableRT's loops (one thread, as
 // the executor runs products too small to split) and oneDNN's matmul primitive (created
 // once, then executed; tiled over the process's cores on StableRT's pool, timed by the wall
-// clock, and on the calling thread alone). Sets the crossover kMinOneDnnMacs in
+// clock, and on the calling thread alone), and (BM_Prepared) the path the prepare function
+// chooses for matrix-vector products in every layout. Sets the crossover kMinOneDnnMacs in
 // kernels/dot.cc. Also prints which oneDNN implementation each element type would get.
 // See docs/benchmarks.md for the command and results.
 #include <benchmark/benchmark.h>

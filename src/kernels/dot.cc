@@ -9,6 +9,11 @@
 // kernels (beta 1, a sum post-op); the loops and the matrix-vector path compute the product
 // into a temporary first. On the library paths the addend enters the kernel's accumulator,
 // so the sum rounds differently from XLA's (the product rounded, then added).
+// "dot_epilogue.f32" (DotEpilogueParams; plan/fold_dot_epilogue.cc) computes the product
+// on the same paths and applies elementwise ops to it (bias, scalar and full adds,
+// multiplies, divides, relu; dot_epilogue.h): oneDNN as post-ops up to the first relu and
+// the rest per tile while it is in cache, the other paths in one pass after the product.
+// Each op rounds as XLA's separate op does. Its output never shares an input's storage.
 //
 // f32 and bf16 products of at least kMinOneDnnMacs multiply-adds run on oneDNN's matmul
 // primitive (onednn_matmul.h), created once per step by the prepare function; such a step

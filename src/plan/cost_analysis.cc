@@ -115,7 +115,7 @@ void AddStep(const ExecutionPlan& plan, const Step& step, PlanCost& cost) {
     cost.transcendentals += out;
   } else if (OneFlop().contains(family)) {
     cost.flops += out;
-  } else if (family == "dot" && step.inputs.size() >= 2) {
+  } else if ((family == "dot" || family == "dot_epilogue") && step.inputs.size() >= 2) {
     // lhs [B,M,K] or [B,K,M], output [B,M,N].
     const Dims& o = DimsOf(plan, step.outputs[0]);
     if (o.size() == 3 && o[0] * o[1] > 0)

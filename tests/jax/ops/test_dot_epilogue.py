@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from . import inputs as I
+from .accuracy import check_accuracy, ld
 from .compare import check_cases, cpu, run_on, stablert
 
 
@@ -92,3 +93,23 @@ def test_epilogue_special_values():
     w, b = _ints((256, 256), 42), (_ints((256,), 43) + 0.5).astype(np.float32)
     check_cases(lambda x, w, b: jax.nn.relu(x @ w + b) / np.float32(4.0), {"special": (x, w, b)},
                 op="dot_epilogue", dtype=np.float32)
+
+
+MATVEC = {
+    "x @ w": (lambda x, w: x @ w, (1, 4096)),
+    "x @ w.T": (lambda x, w: x @ w.T, (1, 4096)),
+    "w @ x": (lambda x, w: w @ x, (4096,)),
+    "w.T @ x": (lambda x, w: w.T @ x, (4096,)),
+    "x @ w, 3 columns": (lambda x, w: x @ w[:, :3], (1, 4096)),
+}
+
+
+@pytest.mark.parametrize("name", list(MATVEC))
+def test_matrix_vector_forms(name):
+    """The four forms JAX writes for a 4096x4096 matrix times a vector (kernels/dot_matvec.h
+    streams the matrix in each; the transposes are read in place): within JAX's tolerance of
+    XLA or as accurate, against a long double reference."""
+    fn, x_shape = MATVEC[name]
+    x, w = _normal(x_shape, 51), _normal((4096, 4096), 52)
+    check_accuracy(fn, (x, w), lambda x, w: fn(ld(x), ld(w)), magnitude=lambda x, w: fn(np.abs(ld(x)), np.abs(ld(w))),
+                   op="dot_matrix_vector", dtype=np.float32)
