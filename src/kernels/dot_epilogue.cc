@@ -16,7 +16,9 @@ StatusOr<std::vector<Op>> Describe(const DotEpilogueParams& params, const Kernel
     switch (static_cast<EpilogueOp>(code)) {
       case EpilogueOp::kAdd:
       case EpilogueOp::kMultiply:
-      case EpilogueOp::kDivide: {
+      case EpilogueOp::kDivide:
+      case EpilogueOp::kSubtract:
+      case EpilogueOp::kSubtractFrom: {
         op.op = static_cast<EpilogueOp>(code);
         if (next >= args.inputs.size()) return fail("op " + std::to_string(ops.size()) + " has no input");
         const BufferView& y = args.inputs[next];
@@ -42,7 +44,7 @@ StatusOr<std::vector<Op>> Describe(const DotEpilogueParams& params, const Kernel
 
 size_t LibraryPrefix(std::span<const Op> ops) {
   size_t i = 0;
-  while (i < ops.size() && ops[i].op != EpilogueOp::kRelu) ++i;
+  while (i < ops.size() && ops[i].op != EpilogueOp::kRelu && ops[i].op != EpilogueOp::kSubtractFrom) ++i;
   return i;
 }
 
@@ -75,6 +77,12 @@ void Apply(std::span<const Op> ops, const KernelArgs& args, int64_t row_begin, i
           break;
         case EpilogueOp::kDivide:
           for (int64_t i = 0; i < n; ++i) o[i] = o[i] / y[i * step];
+          break;
+        case EpilogueOp::kSubtract:
+          for (int64_t i = 0; i < n; ++i) o[i] = o[i] - y[i * step];
+          break;
+        case EpilogueOp::kSubtractFrom:
+          for (int64_t i = 0; i < n; ++i) o[i] = y[i * step] - o[i];
           break;
         case EpilogueOp::kRelu: break;
       }

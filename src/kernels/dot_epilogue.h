@@ -32,9 +32,10 @@ StatusOr<std::vector<Op>> Describe(const DotEpilogueParams& params, const Kernel
 void Apply(std::span<const Op> ops, const KernelArgs& args, int64_t row_begin, int64_t row_end, int64_t col_begin = 0,
            int64_t col_end = -1);
 
-// Where oneDNN takes over: the ops before the first relu run as post-ops. oneDNN's relu
-// (and its max) turn NaN into 0 where XLA's maximum keeps NaN, so a relu and every op after
-// it are applied by Apply to each tile as soon as oneDNN has written it.
+// Where oneDNN takes over: the ops before the first relu or subtract-from run as post-ops.
+// oneDNN's relu (and its max) turn NaN into 0 where XLA's maximum keeps NaN, and it has no
+// y - x (its negation of x - y differs in the sign of a zero), so such an op and every op
+// after it are applied by Apply to each tile as soon as oneDNN has written it.
 size_t LibraryPrefix(std::span<const Op> ops);
 
 }  // namespace stablert::kernels::epilogue

@@ -61,7 +61,9 @@ TEST(DotEpilogueTest, MatchesProductThenOpsOnEveryPath) {
   const Chain chains[] = {{{E::kAdd, E::kRelu}, {'r'}},
                           {{E::kRelu}, {}},
                           {{E::kDivide, E::kAdd, E::kMultiply}, {'s', 'f', 'r'}},
-                          {{E::kMultiply, E::kAdd, E::kRelu, E::kAdd}, {'s', 'r', 'f'}}};
+                          {{E::kMultiply, E::kAdd, E::kRelu, E::kAdd}, {'s', 'r', 'f'}},
+                          {{E::kMultiply, E::kSubtractFrom}, {'s', 'f'}},
+                          {{E::kSubtract, E::kSubtractFrom, E::kAdd}, {'r', 's', 'f'}}};
   for (const Case& c : cases)
     for (const Chain& chain : chains) {
       const Shape& s = c.s;
@@ -97,7 +99,14 @@ TEST(DotEpilogueTest, MatchesProductThenOpsOnEveryPath) {
           const Array& y = operands[next];
           const char kind = chain.operands[next++];
           const auto v = static_cast<float>(GetDouble(y, kind == 's' ? 0 : kind == 'r' ? i % s.n : i));
-          x = op == E::kAdd ? x + v : op == E::kMultiply ? x * v : x / v;
+          switch (op) {
+            case E::kAdd: x = x + v; break;
+            case E::kMultiply: x = x * v; break;
+            case E::kDivide: x = x / v; break;
+            case E::kSubtract: x = x - v; break;
+            case E::kSubtractFrom: x = v - x; break;
+            case E::kRelu: break;
+          }
         }
         ASSERT_NEAR(GetDouble(out, i), x, 2e-5 * (1.0 + std::fabs(x)) + 1e-6 * static_cast<double>(s.k))
             << s.b << "x" << s.m << "x" << s.k << "x" << s.n << " chain " << chain.ops.size() << " at " << i;

@@ -29,6 +29,8 @@ enum class EpilogueOp : int64_t {
   kMultiply = 2,  // x * y
   kDivide = 3,    // x / y
   kRelu = 4,      // max(x, 0) (no input; a NaN stays NaN)
+  kSubtract = 5,  // x - y
+  kSubtractFrom = 6,  // y - x
 };
 
 // "dot_epilogue.<T>": out = ops(lhs . rhs), the ops applied in order to each element.

@@ -156,6 +156,7 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
           }
           const dnnl::algorithm algorithm = op.op == EpilogueOp::kAdd        ? dnnl::algorithm::binary_add
                                             : op.op == EpilogueOp::kMultiply ? dnnl::algorithm::binary_mul
+                                            : op.op == EpilogueOp::kSubtract ? dnnl::algorithm::binary_sub
                                                                              : dnnl::algorithm::binary_div;
           post.append_binary(algorithm, y);
           p.post_inputs.push_back(y);

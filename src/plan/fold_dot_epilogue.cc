@@ -1,5 +1,5 @@
 // Products with their elementwise epilogue: a kernel step `e` = add.f32, multiply.f32,
-// divide.f32 (the product as dividend) or maximum.f32 reading the output p of a "dot.f32"
+// subtract.f32 (either side), divide.f32 (the product as dividend) or maximum.f32 reading the output p of a "dot.f32"
 // step (two inputs: not an accumulating one) or of a step this pass made, becomes part of
 // that product step, which turns into "dot_epilogue.f32" (kernels/dot_params.h) and runs at
 // e's position writing e's output. e's other operand y must be
@@ -156,11 +156,13 @@ class EpilogueFolder {
       if (IsKernel(step, "add.f32")) op = EpilogueOp::kAdd;
       else if (IsKernel(step, "multiply.f32")) op = EpilogueOp::kMultiply;
       else if (IsKernel(step, "divide.f32")) op = EpilogueOp::kDivide;
+      else if (IsKernel(step, "subtract.f32")) op = EpilogueOp::kSubtract;
       else if (IsKernel(step, "maximum.f32")) op = EpilogueOp::kRelu;
       else continue;
       if (step.inputs.size() != 2) continue;
       for (size_t side = 0; side < 2; ++side) {
         if (op == EpilogueOp::kDivide && side != 0) break;  // the product is the dividend
+        const EpilogueOp side_op = op == EpilogueOp::kSubtract && side == 1 ? EpilogueOp::kSubtractFrom : op;
         const ValueId p = alias_root_[step.inputs[side]];
         const ValueId y = step.inputs[1 - side];
         auto found = product_writing.find(p);
@@ -210,7 +212,7 @@ class EpilogueFolder {
         kernels::DotEpilogueParams params;
         if (const auto* epilogue = dot.params.As<kernels::DotEpilogueParams>()) params = *epilogue;
         else params.dot = *dot.params.As<kernels::DotParams>();
-        params.ops.push_back(static_cast<int64_t>(op));
+        params.ops.push_back(static_cast<int64_t>(side_op));
         Value out;
         out.type = product_type;
         out.byte_size = ByteSize(out.type);

@@ -145,6 +145,25 @@ TEST(FoldDotEpilogueTest, ScalesBiasesAndResiduals) {
   EXPECT_EQ(plan.values[dot.inputs[5]].index, 3);  // the residual
 }
 
+// A gradient step's update p - lr * (x^T . g): one step writing the new parameters.
+TEST(FoldDotEpilogueTest, ParameterUpdateIsOneStep) {
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF32, {256, 512});
+  auto g = b.Param(DType::kF32, {256, 1024});
+  auto p = b.Param(DType::kF32, {512, 1024});
+  auto grad = b.OpN(OpCode::kDotGeneral, {x, g}, {ir::Type::Tensor(DType::kF32, {512, 1024})},
+                    {{"lhs_contracting_dimensions", ModuleBuilder::IntList({0})},
+                     {"rhs_contracting_dimensions", ModuleBuilder::IntList({0})}})[0];
+  auto step = b.Op(OpCode::kMultiply, {Scalar(b, 1e-3f, {512, 1024}), grad}, DType::kF32, {512, 1024});
+  auto updated = b.Op(OpCode::kSubtract, {p, step}, DType::kF32, {512, 1024});
+  ExecutionPlan plan = MustLower(b.Build({updated}));
+  ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+  EXPECT_EQ(plan.body.steps[0].params,
+            kernels::KernelParams(kernels::DotEpilogueParams{
+                .dot = {.lhs_is_bkm = true}, .ops = Ops({EpilogueOp::kMultiply, EpilogueOp::kSubtractFrom})}));
+  EXPECT_EQ(plan.values[plan.body.steps[0].inputs[3]].index, 2);  // p
+}
+
 // Stay separate steps: a product read twice, a maximum with a non-zero constant, a
 // compare other than > 0 next to a relu, the product as divisor, a bias along the columns
 // (broadcast over the product's last dim), and f64 products.
