@@ -118,6 +118,33 @@ TEST(FusedKernelTest, ChainEqualsSubOpsOneByOne) {
     CheckChain(dtype);
 }
 
+// Rank-0 operands (clamp's bounds) take the kernels' own view path, sub-ops given by tile
+// functions the direct one; both equal the sub-ops one by one.
+TEST(FusedKernelTest, RankZeroOperandsEqualSubOpsOneByOne) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kS32}) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    const std::string type(DTypeName(dtype));
+    const int64_t n = 5000;
+    Array x = RandomArray(dtype, {n}, 7), lo = RandomArray(dtype, {}, 8), hi(dtype, {});
+    if (FloatType(dtype)) testing::SetDouble(hi, 0, testing::GetDouble(lo, 0) + 2);
+    else testing::SetInt(hi, 0, testing::GetInt(lo, 0) + 20);
+    Array c(dtype, {n}), e(dtype, {n});
+    RunKernel("clamp." + type, {&lo, &x, &hi}, {&c});
+    RunKernel("negate." + type, {&c}, {&e});
+    FusedParams params;
+    params.num_elements = n;
+    const auto d = static_cast<int64_t>(dtype);
+    params.slot_dtypes = {d, d, d, d, d};
+    params.ops = {Op("clamp." + type, {1, 0, 2}, 3), Op("negate." + type, {3}, 4)};
+    params.output_slots = {4};
+    for (int threads : {1, 3}) {
+      Array got(dtype, {n});
+      RunFused(params, {x.View(), lo.View(), hi.View()}, {&got}, threads);
+      EXPECT_EQ(got.bytes, e.bytes);
+    }
+  }
+}
+
 // exp(x) * y reduced (sum, max) over rows of several lengths, and over everything in
 // segments, against the reduce kernel on the materialized product.
 template <typename T>

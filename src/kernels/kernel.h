@@ -85,6 +85,7 @@ struct KernelContext {
 // The share [begin, end) of `n` items that call `context` does: contiguous, balanced.
 inline std::pair<int64_t, int64_t> ShareOf(const KernelContext& context, int64_t n) {
   const int64_t count = context.thread_count, index = context.thread_index;
+  if (count == 1) return {0, n};  // the common single call, without two divisions
   return {n * index / count, n * (index + 1) / count};
 }
 
@@ -107,6 +108,14 @@ struct KernelArgs {
 };
 
 using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args);
+
+// The tile function of an elementwise kernel: output[i] = op(inputs[0][i], inputs[1][i], ...)
+// for i < n. Every input and the output are dense arrays of n elements of the kernel's
+// element types (no views, no rank-0 scalars); `params` is the step's parameter struct, or
+// nullptr for kernels without one. The output may be one of the inputs. Cannot fail.
+// Registered with KernelRegistry::RegisterElementwiseTile; fused steps (fused.cc) call it
+// directly on their L1 tiles, and the kernel itself is this function over its share.
+using TileFn = void (*)(const void* const* inputs, void* output, int64_t n, const void* params);
 
 // Immutable per-step state shared by all calls (and threads) running that step.
 using KernelState = std::shared_ptr<const void>;
