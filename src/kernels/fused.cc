@@ -429,6 +429,72 @@ Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
+// ---- Bound calls: a direct step of one tile, its slot pointers resolved once ----
+
+struct BoundTiles {
+  struct Op {
+    TileFn tile;
+    const void* params;
+    const void* in[3];
+    void* out;
+  };
+  struct Splat {
+    const BufferView* view;  // the step's input (the executor's operand view)
+    void* dst;
+  };
+  static constexpr size_t kMaxOps = 8, kMaxSplats = 2;
+  int64_t n = 0;
+  uint32_t num_ops = 0, num_splats = 0;
+  Splat splats[kMaxSplats];
+  Op ops[kMaxOps];
+};
+static_assert(sizeof(BoundTiles) <= BoundCall::kStorage && alignof(BoundTiles) <= 16);
+
+void RunBoundTiles(const void* storage) {
+  const auto& bound = *static_cast<const BoundTiles*>(storage);
+  for (uint32_t i = 0; i < bound.num_splats; ++i) GatherViewElements(*bound.splats[i].view, 0, bound.n, bound.splats[i].dst);
+  for (uint32_t i = 0; i < bound.num_ops; ++i) {
+    const BoundTiles::Op& op = bound.ops[i];
+    op.tile(op.in, op.out, bound.n, op.params);
+  }
+}
+
+// Binds a direct step whose elements fit one tile, whose inputs are dense arrays, constant
+// splats or at most two views repeating one element (refilled on every run).
+bool BindFused(const KernelArgs& args, BoundCall& call) {
+  const auto& state = *static_cast<const FusedState*>(args.state);
+  const int64_t n = args.Params<FusedParams>().num_elements;
+  const size_t slots = state.place.size();
+  constexpr size_t kMaxSlots = 24;
+  if (!state.direct || state.reduce != nullptr || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
+      slots > kMaxSlots)
+    return false;
+  auto* bound = std::construct_at(reinterpret_cast<BoundTiles*>(call.storage));
+  bound->n = n;
+  for (size_t s = 0; s < slots; ++s) {
+    switch (state.place[s]) {
+      case Place::kDenseInput: case Place::kConstantSplat: case Place::kOutput: case Place::kBuffer:
+        break;
+      case Place::kSplat:
+        if (bound->num_splats == BoundTiles::kMaxSplats) return false;
+        bound->splats[bound->num_splats++] = {&args.inputs[s], args.workspace.data() +
+                                              static_cast<size_t>(state.index[s]) * static_cast<size_t>(state.buffer_bytes)};
+        break;
+      default:
+        return false;
+    }
+  }
+  void* data[kMaxSlots];
+  PlaceSlots(state, args, 0, n, args.workspace.data(), nullptr, data);  // no row broadcasts to mark
+  for (const FusedState::Op& op : state.ops) {
+    BoundTiles::Op& bound_op = bound->ops[bound->num_ops++];
+    bound_op = {op.tile, op.params, {}, data[op.output]};
+    for (size_t k = 0; k < op.inputs.size(); ++k) bound_op.in[k] = data[op.inputs[k]];
+  }
+  call.run = &RunBoundTiles;
+  return true;
+}
+
 // ---- Fused reductions ----
 
 template <typename Body, typename T>
@@ -865,6 +931,7 @@ int64_t FusedRowsWorkspace(const KernelArgs& args) {
 
 Status RegisterFusedKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(registry.RegisterTakingViews<FusedParams>("fused", &FusedKernel, &PrepareFused));
+  STABLERT_RETURN_IF_ERROR(registry.DeclareBind("fused", &BindFused));
   STABLERT_RETURN_IF_ERROR(registry.DeclareWorkspace("fused", &FusedWorkspace));
   STABLERT_RETURN_IF_ERROR(
       registry.RegisterTakingViews<FusedRowsParams>("fused_rows", &FusedRowsKernel, &PrepareFusedRows));

@@ -117,6 +117,21 @@ using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args
 // directly on their L1 tiles, and the kernel itself is this function over its share.
 using TileFn = void (*)(const void* const* inputs, void* output, int64_t n, const void* params);
 
+// A kernel call bound to fixed arguments, for a step that runs many times on the same
+// buffers (a loop body: its operands' addresses do not change during an execution). A
+// kernel's bind function (KernelRegistry::DeclareBind) may turn one call's arguments into
+// `run` and the data it needs, kept in `storage`; run(storage) then does exactly what the
+// kernel's call with a KernelContext of one call and those arguments does, and cannot fail.
+// Binding allocates nothing and reads no element of the buffers.
+struct BoundCall {
+  static constexpr size_t kStorage = 480;
+  void (*run)(const void* storage) = nullptr;
+  alignas(16) std::byte storage[kStorage];
+};
+// Binds `args` (with the step's prepared state) into `call`; false if this kernel cannot
+// bind these arguments (the step then runs as usual).
+using BindFn = bool (*)(const KernelArgs& args, BoundCall& call);
+
 // Immutable per-step state shared by all calls (and threads) running that step.
 using KernelState = std::shared_ptr<const void>;
 

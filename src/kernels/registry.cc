@@ -42,6 +42,13 @@ Status KernelRegistry::DeclareTile(std::string_view key, TileFn fn) {
   return OkStatus();
 }
 
+Status KernelRegistry::DeclareBind(std::string_view key, BindFn fn) {
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare a bind function for");
+  it->second.bind = fn;
+  return OkStatus();
+}
+
 Status KernelRegistry::DeclareInPlace(std::string_view key, InPlace in_place) {
   auto it = kernels_.find(key);
   if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare in place");

@@ -112,6 +112,9 @@ class KernelRegistry {
     // Elementwise kernels given by a tile function (kernel.h): that function, which fused
     // steps call directly; nullptr for the others.
     TileFn tile = nullptr;
+    // Binds a call to fixed arguments (kernel.h: BoundCall), for steps run in loops; or
+    // nullptr.
+    BindFn bind = nullptr;
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
@@ -171,6 +174,9 @@ class KernelRegistry {
   // `key` (for kernels whose own dense form also takes rank-0 operands); NotFound if there
   // is no such kernel.
   Status DeclareTile(std::string_view key, TileFn fn);
+  // Declares `fn` the bind function (kernel.h: BindFn) of the kernel registered under
+  // `key`; NotFound if there is no such kernel.
+  Status DeclareBind(std::string_view key, BindFn fn);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.

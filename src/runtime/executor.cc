@@ -298,6 +298,7 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
         STABLERT_RETURN_IF_ERROR(CheckParamsType(step, entry->params, "kernel '" + step.kernel + "'"));
         resolved.fn = entry->fn;
+        resolved.bind = entry->bind;
         if (entry->splittable) {
           // Split only work worth a handoff to other threads (tens of microseconds).
           int64_t elements = 0;
@@ -530,9 +531,34 @@ StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPl
   return loaded;
 }
 
+bool LoadedPlan::BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views,
+                              LoopBinding& binding) const {
+  const ResolvedSequence& seq = sequences_[body];
+  if (seq.num_steps > LoopBinding::kMaxSteps) return false;
+  size_t calls = 0;
+  for (uint32_t i = 0; i < seq.num_steps; ++i) {
+    binding.slot[i] = LoopBinding::kNone;
+    const ResolvedStep& step = steps_[seq.first_step + i];
+    if (step.bind == nullptr || step.kind != plan::StepKind::kKernel || step.program >= 0 || step.scalar != nullptr ||
+        step.parts > 1 || calls == LoopBinding::kMaxCalls)
+      continue;
+    kernels::KernelArgs args;
+    args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
+    args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
+                                                        step.num_outputs);
+    args.params = step.step->params.get();
+    args.state = step.state.get();
+    if (step.workspace_per_call > 0)
+      args.workspace = {static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data),
+                        static_cast<size_t>(step.workspace_per_call)};
+    if (step.bind(args, binding.calls[calls])) binding.slot[i] = static_cast<uint8_t>(calls++);
+  }
+  return calls > 0;
+}
+
 Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
                        const std::vector<kernels::BufferView>& views, const Partition* partition,
-                       const HostTransfers* host) const {
+                       const HostTransfers* host, const LoopBinding* binding) const {
   const ResolvedSequence& seq = sequences_[sequence];
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
     const ResolvedStep& step = steps_[s];
@@ -543,6 +569,13 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
     }
     switch (step.kind) {
       case plan::StepKind::kKernel: {
+        if (binding != nullptr) {
+          const uint8_t call = binding->slot[s - seq.first_step];
+          if (call != LoopBinding::kNone) {
+            binding->calls[call].run(binding->calls[call].storage);
+            break;
+          }
+        }
         if (step.scalar != nullptr) {
           // One element: registers 1.. hold the inputs, register 0 the result.
           kernels::ScalarSlot registers[4];
@@ -589,11 +622,15 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
         const RegisterProgram* condition_program =
             step.condition_program >= 0 ? &programs_[static_cast<size_t>(step.condition_program)] : nullptr;
+        LoopBinding binding;
+        // Bound calls run whole steps: only where each step runs as one call.
+        const LoopBinding* body_binding =
+            context.thread_count == 1 && BindLoopBody(step.first_region + 1, views, binding) ? &binding : nullptr;
         while (true) {
           if (condition_program != nullptr) condition_program->Run(views.data());
           else STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
           if (!*condition) break;
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host));
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host, body_binding));
         }
         break;
       }
