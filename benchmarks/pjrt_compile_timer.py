@@ -143,9 +143,14 @@ def best_of(fn, repeats: int) -> float:
 def capture_program(lowered) -> tuple[bytes, bytes]:
     """(program bytes, CompileOptionsProto bytes) JAX passes to PJRT_Client_Compile for
     `lowered` (a jax.stages.Lowered for a `stablert` device): compiles it once with
-    STABLERT_DUMP_DIR set to a fresh directory and reads back the dump's input and options.
-    The compilation may fail (the dump is written before the program is read); only a
-    missing dump is an error (RuntimeError, with the compilation's own error chained)."""
+    STABLERT_DUMP_DIR set to a fresh directory and reads back the dump's input and options
+    (jaxlib's C API client serializes the options itself; they carry what JAX's CPU backend
+    receives, plus allow_in_place_mlir_modification). JAX's in-memory caches are cleared
+    first, so a function compiled before still reaches the plugin. The compilation may fail
+    (the dump is written whatever happens); only a missing dump is an error (RuntimeError,
+    with the compilation's own error chained)."""
+    import jax
+    jax.clear_caches()
     previous = os.environ.get("STABLERT_DUMP_DIR")
     with tempfile.TemporaryDirectory(prefix="stablert-capture-") as directory:
         os.environ["STABLERT_DUMP_DIR"] = directory
