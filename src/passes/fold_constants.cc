@@ -1,5 +1,6 @@
 #include "passes/fold_constants.h"
 
+#include <cfenv>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -90,6 +91,24 @@ std::optional<OpCode> ReduceBodyOp(const ir::Operation& reduce) {
   if (!in_order && !swapped) return std::nullopt;
   return op.code;
 }
+
+// The default floating-point environment (round to nearest even, no flushing of denormals)
+// while alive: the rules of constant_elements.h decide on denormals themselves, so the
+// caller's mode (a thread that flushes denormals, as the executor's do) must not change
+// what is folded.
+class DefaultFloatingPointEnvironment {
+ public:
+  DefaultFloatingPointEnvironment() {
+    std::fegetenv(&saved_);
+    std::fesetenv(FE_DFL_ENV);
+  }
+  ~DefaultFloatingPointEnvironment() { std::fesetenv(&saved_); }
+  DefaultFloatingPointEnvironment(const DefaultFloatingPointEnvironment&) = delete;
+  DefaultFloatingPointEnvironment& operator=(const DefaultFloatingPointEnvironment&) = delete;
+
+ private:
+  std::fenv_t saved_;
+};
 
 class Folder {
  public:
@@ -330,6 +349,7 @@ class Folder {
 int FoldConstants(ir::Module& module) {
   ir::Function* entry = MutableEntry(module);
   if (entry == nullptr) return 0;
+  DefaultFloatingPointEnvironment environment;
   Folder folder(module);
   folder.Run(entry->body);
   return folder.folds();

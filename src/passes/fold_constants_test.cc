@@ -414,6 +414,29 @@ TEST(FoldConstantsTest, HalfPrecisionComputesInF32AndRoundsOnce) {
   EXPECT_EQ(ResultValues<uint16_t>(module, 2), (std::vector<uint16_t>{0x3f80, 0x3f82}));
 }
 
+TEST(FoldConstantsTest, TheCallersFloatingPointModeDoesNotMatter) {
+  // With denormals flushed on the calling thread (as on the executor's threads), a denormal
+  // operand or result is still recognised and left to run time.
+  auto build = [] {
+    ModuleBuilder b;
+    auto a = b.Constant<float>(DType::kF32, {2}, {1.0f, std::numeric_limits<float>::denorm_min()});
+    auto c = b.Constant<float>(DType::kF32, {2}, {3.0e38f, 1.0f});
+    return b.Build({b.Op(OpCode::kDivide, {a, c}, DType::kF32, {2})});
+  };
+  ir::Module plain = build();
+  EXPECT_EQ(FoldConstants(plain), 0);
+#if defined(__x86_64__)
+  ir::Module flushed = build();
+  const unsigned saved = __builtin_ia32_stmxcsr();
+  __builtin_ia32_ldmxcsr(saved | 0x8040);  // FTZ | DAZ
+  const int folds = FoldConstants(flushed);
+  const unsigned after = __builtin_ia32_stmxcsr();
+  __builtin_ia32_ldmxcsr(saved);
+  EXPECT_EQ(folds, 0);
+  EXPECT_EQ(after, saved | 0x8040);  // restored
+#endif
+}
+
 TEST(FoldConstantsTest, Deterministic) {
   auto build = [] {
     ModuleBuilder b;
