@@ -212,9 +212,13 @@ class Folder {
     if (op.code == OpCode::kTranspose) {
       const std::vector<int64_t> perm = IntsOf(op, "permutation");
       if (perm.size() != rank) return nullptr;
-      for (size_t d = 0; d < rank; ++d)
-        if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(rank) || in_dims[static_cast<size_t>(perm[d])] != result.dims[d])
+      std::vector<bool> seen(rank, false);
+      for (size_t d = 0; d < rank; ++d) {
+        if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(perm[d])] ||
+            in_dims[static_cast<size_t>(perm[d])] != result.dims[d])
           return nullptr;
+        seen[static_cast<size_t>(perm[d])] = true;
+      }
       return Gather(result, count, [&](const std::vector<int64_t>& index) {
         for (size_t d = 0; d < rank; ++d) at[static_cast<size_t>(perm[d])] = index[d];
         return operand.Element(Flat(at, strides));

@@ -437,6 +437,22 @@ TEST(FoldConstantsTest, TheCallersFloatingPointModeDoesNotMatter) {
 #endif
 }
 
+TEST(FoldConstantsTest, InconsistentAttributesAreLeftToTheVerifier) {
+  // Never verified here: the pass must neither crash nor fold what it cannot index.
+  ModuleBuilder b;
+  auto m = b.Constant<int32_t>(DType::kS32, {2, 2}, {1, 2, 3, 4});
+  auto bad_transpose = b.Op(OpCode::kTranspose, {m}, DType::kS32, {2, 2}, {{"permutation", ModuleBuilder::IntList({0, 0})}});
+  auto bad_slice = b.Op(OpCode::kSlice, {m}, DType::kS32, {2, 2},
+                        {{"start_indices", ModuleBuilder::IntList({1, 0})},
+                         {"limit_indices", ModuleBuilder::IntList({3, 2})},
+                         {"strides", ModuleBuilder::IntList({1, 1})}});
+  auto no_dimension = b.Op(OpCode::kConcatenate, {m, m}, DType::kS32, {4, 2});
+  auto bad_compare = b.Op(OpCode::kCompare, {m, m}, DType::kPred, {2, 2});  // no direction
+  auto short_operand = b.Op(OpCode::kAdd, {m, b.Constant<int32_t>(DType::kS32, {3}, {1, 2, 3})}, DType::kS32, {2, 2});
+  ir::Module module = b.Build({bad_transpose, bad_slice, no_dimension, bad_compare, short_operand});
+  EXPECT_EQ(FoldConstants(module), 0);
+}
+
 TEST(FoldConstantsTest, Deterministic) {
   auto build = [] {
     ModuleBuilder b;
