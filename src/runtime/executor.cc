@@ -553,6 +553,21 @@ bool LoadedPlan::BindLoopBody(uint32_t body, const std::vector<kernels::BufferVi
                         static_cast<size_t>(step.workspace_per_call)};
     if (step.bind(args, binding.calls[calls])) binding.slot[i] = static_cast<uint8_t>(calls++);
   }
+  binding.flat = true;
+  binding.num_actions = 0;
+  for (uint32_t i = 0; i < seq.num_steps && binding.flat; ++i) {
+    const ResolvedStep& step = steps_[seq.first_step + i];
+    if (binding.num_actions == LoopBinding::kMaxActions) {
+      binding.flat = false;
+    } else if (step.program >= 0) {
+      binding.actions[binding.num_actions++] = {&programs_[static_cast<size_t>(step.program)], nullptr};
+      if (step.kind == plan::StepKind::kKernel) i += step.program_steps - 1;
+    } else if (binding.slot[i] != LoopBinding::kNone) {
+      binding.actions[binding.num_actions++] = {nullptr, &binding.calls[binding.slot[i]]};
+    } else {
+      binding.flat = false;
+    }
+  }
   return calls > 0;
 }
 
@@ -626,6 +641,18 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         // Bound calls run whole steps: only where each step runs as one call.
         const LoopBinding* body_binding =
             context.thread_count == 1 && BindLoopBody(step.first_region + 1, views, binding) ? &binding : nullptr;
+        if (condition_program != nullptr && body_binding != nullptr && body_binding->flat) {
+          // Tight: register programs and bound calls only.
+          const LoopBinding::Action* actions = body_binding->actions;
+          const uint32_t num_actions = body_binding->num_actions;
+          for (condition_program->Run(views.data()); *condition; condition_program->Run(views.data())) {
+            for (uint32_t a = 0; a < num_actions; ++a) {
+              if (actions[a].program != nullptr) actions[a].program->Run(views.data());
+              else actions[a].call->run(actions[a].call->storage);
+            }
+          }
+          break;
+        }
         while (true) {
           if (condition_program != nullptr) condition_program->Run(views.data());
           else STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));

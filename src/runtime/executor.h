@@ -121,6 +121,16 @@ class LoadedPlan {
     static constexpr uint8_t kNone = 0xff;
     uint8_t slot[kMaxSteps];
     kernels::BoundCall calls[kMaxCalls];
+    // When every step of the body is a register program or a bound call (flat): those, in
+    // order, run by the loop without going through Run.
+    struct Action {
+      const RegisterProgram* program;  // or
+      const kernels::BoundCall* call;
+    };
+    static constexpr size_t kMaxActions = 16;
+    Action actions[kMaxActions];
+    uint32_t num_actions = 0;
+    bool flat = false;
   };
   // Binds the steps of sequence `body` it can into `binding`; false if it bound none.
   bool BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views, LoopBinding& binding) const;
