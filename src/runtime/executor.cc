@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -306,6 +307,10 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
           for (plan::ValueId v : step.outputs) elements += ElementCount(plan.values[v].type.dims);
           constexpr int64_t kMinElementsToSplit = 1 << 16;
           if (elements >= kMinElementsToSplit) resolved.parts = ThreadPool::Shared().parallelism();
+          // Large steps in more chunks than threads (each still long: ~2^18 elements or
+          // more), so that the split follows the threads' actual progress.
+          constexpr int64_t kChunksPerThreadFrom = 1 << 21;
+          resolved.chunks = elements >= kChunksPerThreadFrom ? resolved.parts * 4 : resolved.parts;
         }
         break;
       case plan::StepKind::kWhile:
@@ -531,6 +536,19 @@ StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPl
   return loaded;
 }
 
+kernels::KernelArgs LoadedPlan::ArgsOf(const ResolvedStep& step, const std::vector<kernels::BufferView>& views) {
+  kernels::KernelArgs args;
+  args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
+  args.outputs =
+      std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs, step.num_outputs);
+  args.params = step.step->params.get();
+  args.state = step.state.get();
+  if (step.workspace_per_call > 0)  // the workspace value is the operand after the outputs
+    args.workspace = {static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data),
+                      static_cast<size_t>(step.workspace_per_call)};
+  return args;
+}
+
 bool LoadedPlan::BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views,
                               LoopBinding& binding) const {
   const ResolvedSequence& seq = sequences_[body];
@@ -542,16 +560,7 @@ bool LoadedPlan::BindLoopBody(uint32_t body, const std::vector<kernels::BufferVi
     if (step.bind == nullptr || step.kind != plan::StepKind::kKernel || step.program >= 0 || step.scalar != nullptr ||
         step.parts > 1 || calls == LoopBinding::kMaxCalls)
       continue;
-    kernels::KernelArgs args;
-    args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
-    args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
-                                                        step.num_outputs);
-    args.params = step.step->params.get();
-    args.state = step.state.get();
-    if (step.workspace_per_call > 0)
-      args.workspace = {static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data),
-                        static_cast<size_t>(step.workspace_per_call)};
-    if (step.bind(args, binding.calls[calls])) binding.slot[i] = static_cast<uint8_t>(calls++);
+    if (step.bind(ArgsOf(step, views), binding.calls[calls])) binding.slot[i] = static_cast<uint8_t>(calls++);
   }
   binding.flat = true;
   binding.num_actions = 0;
@@ -602,31 +611,29 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
           CopyElement(operands[step.num_inputs].data, &registers[0], step.scalar_bytes[step.num_inputs]);
           break;
         }
-        kernels::KernelArgs args;
-        args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
-        args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
-                                                            step.num_outputs);
-        args.params = step.step->params.get();
-        args.state = step.state.get();
-        auto* workspace = step.workspace_per_call > 0
-                              ? static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data)
-                              : nullptr;
-        if (workspace != nullptr) args.workspace = {workspace, static_cast<size_t>(step.workspace_per_call)};
+        const kernels::KernelArgs args = ArgsOf(step, views);
+        std::byte* workspace = args.workspace.data();
         Status status;
         if (step.parts > 1 && context.thread_count == 1) {
-          // Every part runs in the executor's floating-point mode (denormals flushed).
-          std::vector<Status> statuses(static_cast<size_t>(step.parts));
+          // `parts` threads, each with its own workspace slice, take the step's chunks one at
+          // a time; every call runs in the executor's floating-point mode (denormals flushed).
+          std::atomic<int> next_chunk{0};
+          std::mutex error_mutex;
           ThreadPool::Shared().ParallelFor(step.parts, [&](int part) {
             ScopedFlushDenormals flush_denormals;
             kernels::KernelArgs part_args = args;
             if (workspace != nullptr)
               part_args.workspace = {workspace + static_cast<size_t>(part) * static_cast<size_t>(step.workspace_per_call),
                                      static_cast<size_t>(step.workspace_per_call)};
-            statuses[static_cast<size_t>(part)] = CatchingExceptions(
-                [&] { return step.fn(kernels::KernelContext{part, step.parts}, part_args); });
+            for (int chunk = next_chunk.fetch_add(1); chunk < step.chunks; chunk = next_chunk.fetch_add(1)) {
+              Status chunk_status =
+                  CatchingExceptions([&] { return step.fn(kernels::KernelContext{chunk, step.chunks}, part_args); });
+              if (!chunk_status.ok()) {
+                std::lock_guard<std::mutex> lock(error_mutex);
+                if (status.ok()) status = std::move(chunk_status);
+              }
+            }
           });
-          for (const Status& part_status : statuses)
-            if (!part_status.ok() && status.ok()) status = part_status;
         } else {
           status = step.fn(context, args);
         }

@@ -93,7 +93,10 @@ class LoadedPlan {
                                  // reductions: a decoded body program)
     uint32_t first_private;      // kManual: into private_slots_
     uint32_t num_private;
-    int parts = 1;               // kernel steps: calls splitting the work (splittable kernels)
+    int parts = 1;               // kernel steps: threads splitting the work (splittable kernels)
+    // Split steps: the calls the work is cut into (>= parts), handed to the threads one at a
+    // time, so a thread that runs late (a busy core) takes fewer of them.
+    int chunks = 1;
     // Kernel steps with a workspace: its slice per call; the workspace value is the operand
     // after the outputs.
     int64_t workspace_per_call = 0;
@@ -132,6 +135,8 @@ class LoadedPlan {
     uint32_t num_actions = 0;
     bool flat = false;
   };
+  // A kernel step's arguments: its operands' views, parameters, state and (first) workspace.
+  static kernels::KernelArgs ArgsOf(const ResolvedStep& step, const std::vector<kernels::BufferView>& views);
   // Binds the steps of sequence `body` it can into `binding`; false if it bound none.
   bool BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views, LoopBinding& binding) const;
   using Partition = PartitionContext;
