@@ -2,18 +2,30 @@
 
 For each workload (benchmarks/workloads.py) it measures, on both backends,
   - compile time: `jax.jit(f).lower(*args).compile()` (tracing and lowering excluded; the
-    persistent compilation cache is off), best of --compile-repeats fresh compilations;
+    persistent compilation cache is off), best of --compile-repeats fresh compilations. This
+    includes jaxlib's own per-executable work on both sides (for StableRT, serializing the
+    program for the plugin and wrapping the executable);
+  - compile time at the PJRT C API: the workload lowered once for the `stablert` device; the
+    program bytes (the VHLO portable artifact jaxlib serializes for the plugin) and the
+    CompileOptionsProto JAX sends with them are captured from the plugin's compilation dump;
+    then StableRT's PJRT_Client_Compile (through ctypes) and XLA:CPU's `compile_and_load`
+    each compile those same bytes with those same options, best of --compile-repeats
+    (benchmarks/pjrt_compile_timer.py; compile_benchmark.py does the same over the corpus).
+    Reported as XLA / StableRT (the project's target: at least 20x on the geometric mean,
+    never below 1x); a side that cannot compile the program says why in the row;
   - run time: one jitted call with its arguments on the device, until the result is ready
     (dispatch included), best and median of --repeats after warm-up;
   - with --memory, peak memory: in a fresh process per workload and backend, the growth of
     the process's resident set (its high-water mark, reset with /proc/self/clear_refs) from
     the arguments placed on the device through compiling and running twice;
-and reports StableRT / XLA ratios (below 1: StableRT is faster). It also measures the
+and reports StableRT / XLA ratios (below 1: StableRT is faster; the C-API compile column is
+XLA / StableRT, a speedup). The summary gives the geometric means of the ratios, and at the
+C API the worst workload and those below the target. It also measures the
 machine's limits the workloads are bounded by: memory bandwidth (a large NumPy copy) and
 GEMM peak (NumPy's own BLAS on 2048x2048 float32, all threads and one thread), so that
 throughput can be read against them.
 
-    .venv/bin/python benchmarks/jax_benchmark.py [--repeats 30] [--only matmul] [--memory]
+    .venv/bin/python benchmarks/jax_benchmark.py [--repeats 30] [--compile-repeats 3] [--only matmul] [--memory]
 """
 from __future__ import annotations
 
@@ -27,6 +39,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workloads import workloads  # noqa: E402
+
+TARGET_CAPI_SPEEDUP = 20  # the project's compile-time target at the C API (README, docs/benchmarks.md)
 
 
 def _machine_limits():
@@ -73,6 +87,48 @@ def _measure(jax, fn, args, device, repeats, compile_repeats):
         jax.block_until_ready(compiled(*args))
         runs.append(time.perf_counter() - t)
     return compile_s, min(runs), statistics.median(runs)
+
+
+class _CapiCompile:
+    """Compile time at the PJRT C API (benchmarks/pjrt_compile_timer.py): the workload lowered
+    once for the `stablert` device, the program bytes and CompileOptionsProto JAX hands the
+    plugin captured, then PJRT_Client_Compile (StableRT) and XLA:CPU's `compile_and_load`
+    timed on those same bytes and options, best of `repeats` each."""
+
+    def __init__(self, jax, stablert_device, repeats):
+        import stablert
+        from pjrt_compile_timer import StableRtCompiler, XlaCompiler
+        self.jax, self.device, self.repeats = jax, stablert_device, repeats
+        self.stablert = StableRtCompiler(stablert.library_path())
+        self.xla = XlaCompiler()
+
+    def measure(self, fn, args):
+        """(XLA seconds or an error text, StableRT seconds or an error text). A function already
+        wrapped in jax.jit is lowered as it is, so its donate_argnums reach the program."""
+        from pjrt_compile_timer import best_of, capture_program
+        jax = self.jax
+        try:
+            jitted = fn if hasattr(fn, "lower") else jax.jit(lambda *a: fn(*a))
+            code, options = capture_program(jitted.lower(*jax.device_put(args, self.device)))
+        except Exception as error:  # noqa: BLE001 - no program to time: both sides say why
+            text = f"not captured: {_first_line(error)}"
+            return text, text
+        results = []
+        for side, compiler in (("XLA", self.xla), ("StableRT", self.stablert)):
+            try:
+                results.append(best_of(lambda: compiler.compile_seconds(code, options), self.repeats))
+            except Exception as error:  # noqa: BLE001 - jaxlib raises its own error types
+                results.append(f"{side} cannot compile it: {_first_line(error)}")
+        return tuple(results)
+
+
+def _first_line(error):
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:120] if lines else ''}"
+
+
+def _fmt_speedup(r):
+    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
 
 
 def _rss_kib(field):
@@ -155,19 +211,33 @@ def main(argv=None):
     for name, (value, unit) in _machine_limits().items():
         print(f"| {name} | {value:.1f} {unit} |")
 
+    capi = _CapiCompile(jax, stablert, args.compile_repeats)
+
     memory_header = " peak memory XLA / StableRT |" if args.memory else ""
-    print("\n| workload | compile XLA | compile StableRT | ratio | run XLA (best / median) "
-          "| run StableRT (best / median) | ratio (best) | StableRT throughput |" + memory_header)
-    print("|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.memory else ""))
+    print("\n| workload | compile XLA | compile StableRT | ratio | C-API compile XLA | C-API compile StableRT "
+          "| C-API XLA / StableRT | run XLA (best / median) | run StableRT (best / median) | ratio (best) "
+          "| StableRT throughput |" + memory_header)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if args.memory else ""))
     compile_ratios, run_ratios = [], []
+    capi_speedups, capi_failures = [], []
     for name, fn, fn_args, work in workloads(jax, jnp, lax):
         if args.only and not any(part in name for part in args.only):
             continue
         try:
             xc, xb, xm = _measure(jax, fn, fn_args, cpu, args.repeats, args.compile_repeats)
             sc, sb, sm = _measure(jax, fn, fn_args, stablert, args.repeats, args.compile_repeats)
+            jax_error = None
         except Exception as error:  # report and go on: one workload must not hide the others
-            print(f"| {name} | error: {type(error).__name__}: {str(error).splitlines()[0][:120]} |||||||")
+            jax_error = _first_line(error)
+        cx, cs = capi.measure(fn, fn_args)
+        if isinstance(cx, float) and isinstance(cs, float):
+            capi_speedups.append((cx / cs, name))
+            capi_cells = f"{_fmt_time(cx)} | {_fmt_time(cs)} | {_fmt_speedup(cx / cs)}"
+        else:
+            capi_failures.append(name)
+            capi_cells = " | ".join(c if isinstance(c, str) else _fmt_time(c) for c in (cx, cs)) + " | -"
+        if jax_error:
+            print(f"| {name} | error: {jax_error} ||| {capi_cells} |||||" + ("|" if args.memory else ""), flush=True)
             continue
         compile_ratios.append(sc / xc)
         run_ratios.append(sb / xb)
@@ -178,12 +248,23 @@ def main(argv=None):
                 memory = f" {_fmt_bytes(_peak_memory(name, 'cpu'))} / {_fmt_bytes(_peak_memory(name, 'stablert'))} |"
             except RuntimeError as error:
                 memory = f" error: {str(error)[:120]} |"
-        print(f"| {name} | {_fmt_time(xc)} | {_fmt_time(sc)} | {sc / xc:.2f} | {_fmt_time(xb)} / {_fmt_time(xm)} "
-              f"| {_fmt_time(sb)} / {_fmt_time(sm)} | {sb / xb:.2f} | {tput} |{memory}", flush=True)
+        print(f"| {name} | {_fmt_time(xc)} | {_fmt_time(sc)} | {sc / xc:.2f} | {capi_cells} "
+              f"| {_fmt_time(xb)} / {_fmt_time(xm)} | {_fmt_time(sb)} / {_fmt_time(sm)} | {sb / xb:.2f} "
+              f"| {tput} |{memory}", flush=True)
+    geo = lambda r: float(np.exp(np.mean(np.log(r))))  # noqa: E731
     if run_ratios:
-        geo = lambda r: float(np.exp(np.mean(np.log(r))))  # noqa: E731
         print(f"\nGeometric means, StableRT / XLA: compile {geo(compile_ratios):.2f}, run {geo(run_ratios):.2f} "
               f"({len(run_ratios)} workloads).")
+    if capi_speedups:
+        worst, worst_name = min(capi_speedups)
+        below = [f"{n} ({_fmt_speedup(r)})" for r, n in sorted(capi_speedups) if r < TARGET_CAPI_SPEEDUP]
+        print(f"Compile at the C API, XLA / StableRT: geometric mean {_fmt_speedup(geo([r for r, _ in capi_speedups]))}"
+              f", worst {_fmt_speedup(worst)} ({worst_name}), StableRT slower on "
+              f"{sum(r < 1 for r, _ in capi_speedups)} ({len(capi_speedups)} workloads; "
+              f"target {TARGET_CAPI_SPEEDUP}× on the geometric mean, never below 1×).")
+        print(f"Below {TARGET_CAPI_SPEEDUP}× at the C API: {', '.join(below) if below else 'none'}.")
+    if capi_failures:
+        print(f"Not compiled at the C API by one side (see their rows): {', '.join(capi_failures)}.")
     return 0
 
 

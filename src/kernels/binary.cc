@@ -18,18 +18,16 @@ namespace {
 using namespace ops;  // NOLINT
 
 template <typename Op, DType D>
-Status BinaryKernel(const KernelContext& context, const KernelArgs& args) {
+void BinaryTile(const void* const* inputs, void* output, int64_t n, const void*) {
   using T = Storage<D>;
-  const T* a = args.inputs[0].as<const T>();
-  const T* b = args.inputs[1].as<const T>();
-  T* out = args.outputs[0].as<T>();
-  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const T* a = static_cast<const T*>(inputs[0]);
+  const T* b = static_cast<const T*>(inputs[1]);
+  T* out = static_cast<T*>(output);
   if constexpr (kIsHalf<T>) {
-    for (int64_t i = begin; i < end; ++i) out[i] = StoreAs<T>(Op::Apply(Load(a[i]), Load(b[i])));
+    for (int64_t i = 0; i < n; ++i) out[i] = StoreAs<T>(Op::Apply(Load(a[i]), Load(b[i])));
   } else {
-    for (int64_t i = begin; i < end; ++i) out[i] = Op::Apply(a[i], b[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], b[i]);
   }
-  return OkStatus();
 }
 
 // The vector function of an op, where there is one (simd/binary_simd.h).
@@ -53,27 +51,25 @@ constexpr bool kVectorFor = kVector<Op> >= 0 && (D == DType::kF32 || D == DType:
 // Float ops with a vector function run on the host's vector ISA; f16/bf16 in f32 lanes
 // (widened exactly, computed in f32 and rounded once, as XLA computes them).
 template <typename Op, DType D>
-Status BinaryVectorKernel(const KernelContext& context, const KernelArgs& args) {
+void BinaryVectorTile(const void* const* inputs, void* output, int64_t n, const void*) {
   using T = Storage<D>;
-  const T* a = args.inputs[0].as<const T>();
-  const T* b = args.inputs[1].as<const T>();
-  T* out = args.outputs[0].as<T>();
-  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const T* a = static_cast<const T*>(inputs[0]);
+  const T* b = static_cast<const T*>(inputs[1]);
+  T* out = static_cast<T*>(output);
   const auto fn = static_cast<simd::BinaryFn>(kVector<Op>);
   if constexpr (kIsHalf<T>) {
     // A block at a time through buffers that stay in L1.
     constexpr int64_t kBlock = 512;
     float xs[kBlock], ys[kBlock];
-    for (int64_t i = begin; i < end; i += kBlock) {
-      const int64_t count = std::min(kBlock, end - i);
+    for (int64_t i = 0; i < n; i += kBlock) {
+      const int64_t count = std::min(kBlock, n - i);
       for (int64_t j = 0; j < count; ++j) xs[j] = Load(a[i + j]), ys[j] = Load(b[i + j]);
       simd::Binary(fn, xs, ys, xs, static_cast<size_t>(count));
       for (int64_t j = 0; j < count; ++j) out[i + j] = StoreAs<T>(xs[j]);
     }
-  } else if (end > begin) {
-    simd::Binary(fn, a + begin, b + begin, out + begin, static_cast<size_t>(end - begin));
+  } else if (n > 0) {
+    simd::Binary(fn, a, b, out, static_cast<size_t>(n));
   }
-  return OkStatus();
 }
 
 // The scalar function computes what the kernel computes for one element: power and atan2,
@@ -106,9 +102,9 @@ template <typename Op, DType... Ds>
 Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...> list) {
   return ForEachDType(list, [&]<DType D>() {
     if constexpr (kVectorFor<Op, D>) {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&BinaryVectorKernel<Op, D>>(KernelKey(name, {D})));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&BinaryVectorTile<Op, D>>(KernelKey(name, {D})));
     } else {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&BinaryKernel<Op, D>>(KernelKey(name, {D})));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&BinaryTile<Op, D>>(KernelKey(name, {D})));
     }
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&BinaryScalar<Op, D>));

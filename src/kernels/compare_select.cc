@@ -56,30 +56,38 @@ void CompareDispatch(Direction direction, const T* a, const T* b, uint8_t* out, 
 }
 
 template <DType D>
-Status CompareKernel(const KernelContext& context, const KernelArgs& args) {
+void CompareTile(const void* const* inputs, void* output, int64_t n, const void* params) {
   using T = Storage<D>;
-  const CompareParams& p = args.Params<CompareParams>();
+  const auto& p = *static_cast<const CompareParams*>(params);
   const bool total_order = p.type == CompareType::kTotalOrder;
-  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
-  const T* a = args.inputs[0].as<const T>() + begin;
-  const T* b = args.inputs[1].as<const T>() + begin;
-  uint8_t* out = args.outputs[0].as<uint8_t>() + begin;
-  const int64_t n = end - begin;
-  if (n <= 0) return OkStatus();
+  const T* a = static_cast<const T*>(inputs[0]);
+  const T* b = static_cast<const T*>(inputs[1]);
+  auto* out = static_cast<uint8_t*>(output);
+  if (n <= 0) return;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
-    if (!total_order) {
-      simd::Compare(static_cast<int>(p.direction), a, b, out, n);
-      return OkStatus();
-    }
+    if (!total_order) return simd::Compare(static_cast<int>(p.direction), a, b, out, n);
   }
   if constexpr (IsFloatStorage<T>()) {
-    if (total_order) {
-      CompareDispatch<true>(p.direction, a, b, out, n);
-      return OkStatus();
-    }
+    if (total_order) return CompareDispatch<true>(p.direction, a, b, out, n);
   }
   CompareDispatch<false>(p.direction, a, b, out, n);
-  return OkStatus();
+}
+
+// select on dense operands (the kernel also takes a rank-0 predicate).
+template <DType D>
+void SelectTile(const void* const* inputs, void* output, int64_t n, const void*) {
+  using T = Storage<D>;
+  const auto* pred = static_cast<const uint8_t*>(inputs[0]);
+  const T* on_true = static_cast<const T*>(inputs[1]);
+  const T* on_false = static_cast<const T*>(inputs[2]);
+  T* out = static_cast<T*>(output);
+  if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
+    using W = WordType<sizeof(T)>;
+    simd::Select(pred, reinterpret_cast<const W*>(on_true), reinterpret_cast<const W*>(on_false),
+                 reinterpret_cast<W*>(out), n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = pred[i] ? on_true[i] : on_false[i];
+  }
 }
 
 template <DType D>
@@ -97,15 +105,30 @@ Status SelectKernel(const KernelContext& context, const KernelArgs& args) {
     std::memcpy(static_cast<void*>(out), pred[0] ? on_true : on_false, static_cast<size_t>(n) * sizeof(T));
     return OkStatus();
   }
-  pred += begin;
-  if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) {
-    using W = WordType<sizeof(T)>;
-    simd::Select(pred, reinterpret_cast<const W*>(on_true), reinterpret_cast<const W*>(on_false),
-                 reinterpret_cast<W*>(out), n);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = pred[i] ? on_true[i] : on_false[i];
-  }
+  const void* dense[3] = {pred + begin, on_true, on_false};
+  SelectTile<D>(dense, out, n, nullptr);
   return OkStatus();
+}
+
+// lo and hi advance by lo_step / hi_step elements (0: one value for all).
+template <DType D>
+void ClampRun(const Storage<D>* lo, int64_t lo_step, const Storage<D>* x, const Storage<D>* hi, int64_t hi_step,
+              Storage<D>* out, int64_t n) {
+  using T = Storage<D>;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    simd::Clamp(lo, lo_step, x, hi, hi_step, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = StoreAs<T>(ops::ClampOne(Load(lo[i * lo_step]), Load(x[i]), Load(hi[i * hi_step])));
+  }
+}
+
+// clamp on dense operands (the kernel also takes rank-0 bounds).
+template <DType D>
+void ClampTile(const void* const* inputs, void* output, int64_t n, const void*) {
+  using T = Storage<D>;
+  ClampRun<D>(static_cast<const T*>(inputs[0]), 1, static_cast<const T*>(inputs[1]), static_cast<const T*>(inputs[2]),
+              1, static_cast<T*>(output), n);
 }
 
 template <DType D>
@@ -118,16 +141,8 @@ Status ClampKernel(const KernelContext& context, const KernelArgs& args) {
   if (n <= 0) return OkStatus();
   const int64_t lo_step = lo_view.rank() == 0 ? 0 : 1;
   const int64_t hi_step = hi_view.rank() == 0 ? 0 : 1;
-  const T* lo = lo_view.as<const T>() + begin * lo_step;
-  const T* x = args.inputs[1].as<const T>() + begin;
-  const T* hi = hi_view.as<const T>() + begin * hi_step;
-  T* out = args.outputs[0].as<T>() + begin;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    simd::Clamp(lo, lo_step, x, hi, hi_step, out, n);
-    return OkStatus();
-  }
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = StoreAs<T>(ops::ClampOne(Load(lo[i * lo_step]), Load(x[i]), Load(hi[i * hi_step])));
+  ClampRun<D>(lo_view.as<const T>() + begin * lo_step, lo_step, args.inputs[1].as<const T>() + begin,
+              hi_view.as<const T>() + begin * hi_step, hi_step, args.outputs[0].as<T>() + begin, n);
   return OkStatus();
 }
 
@@ -149,15 +164,18 @@ void ClampScalar(ScalarSlot* r, const ScalarInstruction& i) {
 
 Status RegisterCompareSelectKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
-    return r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D}));
+    STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D})));
+    return r.DeclareTile(KernelKey("select", {D}), &SelectTile<D>);
   }));
   return ForEachDType(AllDTypes{}, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<CompareParams, &CompareKernel<D>>(KernelKey("compare", {D})));
+    STABLERT_RETURN_IF_ERROR(r.RegisterElementwiseTile<CompareParams, &CompareTile<D>>(KernelKey("compare", {D})));
     STABLERT_RETURN_IF_ERROR(
         r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&CompareScalar<D>)));
     STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&SelectKernel<D>>(KernelKey("select", {D})));
+    STABLERT_RETURN_IF_ERROR(r.DeclareTile(KernelKey("select", {D}), &SelectTile<D>));
     if constexpr (D != DType::kPred) {
       STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&ClampKernel<D>>(KernelKey("clamp", {D})));
+      STABLERT_RETURN_IF_ERROR(r.DeclareTile(KernelKey("clamp", {D}), &ClampTile<D>));
       STABLERT_RETURN_IF_ERROR(
           r.RegisterScalar(KernelKey("clamp", {D}), reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ClampScalar<D>)));
     }

@@ -150,14 +150,11 @@ inline bool VectorConvert(const Storage<From>* in, Storage<To>* out, int64_t n) 
 }
 
 template <DType From, DType To>
-Status ConvertKernel(const KernelContext& context, const KernelArgs& args) {
-  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
-  const auto* in = args.inputs[0].as<const Storage<From>>() + begin;
-  auto* out = args.outputs[0].as<Storage<To>>() + begin;
-  const int64_t n = end - begin;
-  if (n <= 0 || VectorConvert<From, To>(in, out, n)) return OkStatus();
+void ConvertTile(const void* const* inputs, void* output, int64_t n, const void*) {
+  const auto* in = static_cast<const Storage<From>*>(inputs[0]);
+  auto* out = static_cast<Storage<To>*>(output);
+  if (n <= 0 || VectorConvert<From, To>(in, out, n)) return;
   for (int64_t i = 0; i < n; ++i) out[i] = ConvertOne<From, To>(in[i]);
-  return OkStatus();
 }
 
 template <DType From, DType To>
@@ -170,7 +167,7 @@ void ConvertScalar(ScalarSlot* r, const ScalarInstruction& i) {
 Status RegisterConvertKernels(KernelRegistry& r) {
   return ForEachDType(MovableDTypes{}, [&]<DType From>() {
     return ForEachDType(MovableDTypes{}, [&]<DType To>() {
-      STABLERT_RETURN_IF_ERROR(r.RegisterElementwise<&ConvertKernel<From, To>>(KernelKey("convert", {From, To})));
+      STABLERT_RETURN_IF_ERROR(r.RegisterElementwiseTile<&ConvertTile<From, To>>(KernelKey("convert", {From, To})));
       return r.RegisterScalar(KernelKey("convert", {From, To}),
                               reinterpret_cast<KernelRegistry::ScalarFnPtr>(&ConvertScalar<From, To>));
     });

@@ -92,6 +92,22 @@ void GatherViewElements(const BufferView& view, int64_t begin, int64_t count, vo
   }
 }
 
+Status RunTileOverShare(TileFn tile, const KernelContext& context, const KernelArgs& args) {
+  const BufferView& out = args.outputs[0];
+  const auto [begin, end] = ShareOf(context, out.num_elements);
+  if (end <= begin) return OkStatus();
+  const size_t num_inputs = args.inputs.size();
+  if (num_inputs > kMaxInputs || args.outputs.size() != 1)
+    return Internal("elementwise tile function: at most 3 inputs and one output");
+  const void* inputs[kMaxInputs] = {};
+  for (size_t k = 0; k < num_inputs; ++k)
+    inputs[k] = static_cast<const uint8_t*>(args.inputs[k].data) +
+                static_cast<size_t>(begin) * static_cast<size_t>(DTypeByteSize(args.inputs[k].dtype));
+  tile(inputs, static_cast<uint8_t*>(out.data) + static_cast<size_t>(begin) * static_cast<size_t>(DTypeByteSize(out.dtype)),
+       end - begin, args.params);
+  return OkStatus();
+}
+
 Status RunElementwiseOverViews(KernelFn dense, const KernelContext& context, const KernelArgs& args) {
   if (AllDense(args.inputs)) return dense(context, args);
   const BufferView& out = args.outputs[0];

@@ -30,4 +30,13 @@ Status ElementwiseOverViews(const KernelContext& context, const KernelArgs& args
   return RunElementwiseOverViews(Dense, context, args);
 }
 
+// Runs the tile function `tile` (kernel.h) over this call's share of dense `args`.
+Status RunTileOverShare(TileFn tile, const KernelContext& context, const KernelArgs& args);
+
+// The dense kernel of an elementwise op given by its tile function.
+template <TileFn Tile>
+Status DenseFromTile(const KernelContext& context, const KernelArgs& args) {
+  return RunTileOverShare(Tile, context, args);
+}
+
 }  // namespace stablert::kernels

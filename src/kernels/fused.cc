@@ -75,11 +75,15 @@ bool AllZero(std::span<const int64_t> strides) {
 struct FusedState {
   struct Op {
     KernelFn fn;
+    TileFn tile;  // the kernel's tile function, or nullptr
     const void* params;
     std::vector<int> inputs;
     int output;
   };
   std::vector<Op> ops;
+  // Every sub-op has a tile function and no input is a rank-0 scalar: tiles run the tile
+  // functions on the slots' data pointers, with no views built.
+  bool direct = false;
   std::vector<Place> place;     // per slot
   std::vector<int> index;       // input, output, buffer or constant tile number of the slot
   std::vector<std::vector<uint64_t>> constant_tiles;  // a tile of each constant splat input
@@ -250,84 +254,150 @@ void FillRows(const void* rows, int64_t bytes, int64_t length, int64_t first, in
   }
 }
 
-// Computes elements [first, first + count) of every computed slot (count <= tile).
-// `slot_views` has one view per slot; `dims` is the tile's one-dimensional shape.
-// `filled` (two entries per slot, {-1, 0} at the start of a call) remembers which row a
-// kRowBroadcast buffer holds, and how many elements of it.
-Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
-                   std::span<BufferView> slot_views, int64_t* dims, int64_t* filled) {
-  dims[0] = count;
-  const std::span<const int64_t> tile_dims(dims, 1);
-  for (size_t s = 0; s < slot_views.size(); ++s) {
-    BufferView& view = slot_views[s];
+// One call's slot data pointers, slot views (the generic path) and fill marks: on the
+// stack for up to kInlineSlots slots (calls on small tiles, e.g. in loop bodies, allocate
+// nothing), on the heap beyond. Views repeating one element are filled here, a tile's worth.
+class SlotViews {
+ public:
+  SlotViews(const FusedState& state, const KernelArgs& args) {
+    const auto& params = args.Params<FusedParams>();
+    for (size_t k = 0; k < static_cast<size_t>(state.num_inputs); ++k)
+      if (state.place[k] == Place::kSplat)
+        GatherViewElements(args.inputs[k], 0, std::min(state.tile, params.num_elements),
+                           args.workspace.data() + static_cast<size_t>(state.index[k]) * static_cast<size_t>(state.buffer_bytes));
+    const size_t slots = state.place.size();
+    const size_t view_slots = state.direct ? 0 : slots;
+    if (slots <= kInlineSlots) {
+      data_ = std::span<void*>(inline_data_.data(), slots);
+      views_ = std::span<BufferView>(inline_views_.views.data(), view_slots);
+      filled_ = std::span<int64_t>(inline_filled_.data(), 2 * slots);
+    } else {
+      heap_data_.resize(slots);
+      heap_views_.resize(view_slots);
+      heap_filled_.resize(2 * slots);
+      data_ = heap_data_;
+      views_ = heap_views_;
+      filled_ = heap_filled_;
+    }
+    for (size_t s = 0; s < view_slots; ++s)
+      std::construct_at(&views_[s], BufferView{nullptr, static_cast<DType>(params.slot_dtypes[s]), {}, 0, {}});
+    std::fill(filled_.begin(), filled_.end(), -1);
+  }
+  void** data() { return data_.data(); }
+  std::span<BufferView> views() { return views_; }
+  int64_t* filled() { return filled_.data(); }
+
+ private:
+  static constexpr size_t kInlineSlots = 24;
+  // Uninitialized storage (constructed as needed above: the direct path builds no views).
+  union InlineViews {
+    InlineViews() {}
+    std::array<BufferView, kInlineSlots> views;
+  };
+  std::array<void*, kInlineSlots> inline_data_;
+  InlineViews inline_views_;
+  std::array<int64_t, 2 * kInlineSlots> inline_filled_;
+  std::vector<void*> heap_data_;
+  std::vector<BufferView> heap_views_;
+  std::vector<int64_t> heap_filled_;
+  std::span<void*> data_;
+  std::span<BufferView> views_;
+  std::span<int64_t> filled_;
+};
+
+// Points data[s] at elements [first, first + count) of every slot s (count <= tile):
+// inputs and outputs in place where they are dense runs, tile buffers (gathered or filled)
+// otherwise, a rank-0 scalar input at its element. `filled` (two entries per slot, {-1, 0}
+// at the start of a call) remembers which row a kRowBroadcast buffer holds, and how many
+// elements of it.
+void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
+                int64_t* filled, void** data) {
+  for (size_t s = 0; s < state.place.size(); ++s) {
     const int index = state.index[s];
     const size_t offset = static_cast<size_t>(first * state.bytes[s]);
+    std::byte* buffer = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
     switch (state.place[s]) {
       case Place::kScalar:
-        view = args.inputs[static_cast<size_t>(index)];
-        continue;
+        data[s] = args.inputs[static_cast<size_t>(index)].data;
+        break;
       case Place::kDenseInput:
-        view = args.inputs[static_cast<size_t>(index)];
-        view.data = static_cast<uint8_t*>(view.data) + offset;
+        data[s] = static_cast<uint8_t*>(args.inputs[static_cast<size_t>(index)].data) + offset;
         break;
       case Place::kRowBroadcast: {
         const BufferView& in = args.inputs[s];
-        view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+        data[s] = buffer;
         const int64_t row = first / in.dims[1];
         int64_t* have = filled + 2 * s;
         if (first % in.dims[1] + count <= in.dims[1]) {  // one row: one value, kept across tiles
           if (have[0] != row || have[1] < count) {
-            FillRows(in.data, state.bytes[s], in.dims[1], first, count, view.data);
+            FillRows(in.data, state.bytes[s], in.dims[1], first, count, buffer);
             have[0] = row, have[1] = count;
           }
         } else {
-          FillRows(in.data, state.bytes[s], in.dims[1], first, count, view.data);
+          FillRows(in.data, state.bytes[s], in.dims[1], first, count, buffer);
           have[0] = -1;
         }
         break;
       }
       case Place::kSplat:  // filled by SlotViews
-        view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+      case Place::kBuffer:
+        data[s] = buffer;
         break;
       case Place::kConstantSplat:
-        view.data = const_cast<uint64_t*>(state.constant_tiles[static_cast<size_t>(index)].data());
+        data[s] = const_cast<uint64_t*>(state.constant_tiles[static_cast<size_t>(index)].data());
         break;
       case Place::kRows: {
         const BufferView& in = args.inputs[s];  // input slots are the inputs, in order
         const int64_t inner = in.dims.back();
         if (first % inner + count <= inner) {
           // Within one innermost run: its element offset from the outer indices.
-          int64_t offset = first % inner, rest = first / inner;
+          int64_t element = first % inner, rest = first / inner;
           for (size_t d = in.dims.size() - 1; d-- > 0;) {
-            offset += rest % in.dims[d] * in.strides[d];
+            element += rest % in.dims[d] * in.strides[d];
             rest /= in.dims[d];
           }
-          view = in;
-          view.data = static_cast<uint8_t*>(in.data) + static_cast<size_t>(offset * state.bytes[s]);
-          view.strides = {};
+          data[s] = static_cast<uint8_t*>(in.data) + static_cast<size_t>(element * state.bytes[s]);
           break;
         }
         [[fallthrough]];
       }
-      case Place::kGathered: {
-        const BufferView& in = args.inputs[s];
-        void* dst = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
-        GatherViewElements(in, first, count, dst);
-        view = in;
-        view.data = dst;
-        view.strides = {};
+      case Place::kGathered:
+        GatherViewElements(args.inputs[s], first, count, buffer);
+        data[s] = buffer;
         break;
-      }
       case Place::kOutput:
-        view = args.outputs[static_cast<size_t>(index)];
-        view.data = static_cast<uint8_t*>(view.data) + offset;
-        break;
-      case Place::kBuffer:
-        view.data = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+        data[s] = static_cast<uint8_t*>(args.outputs[static_cast<size_t>(index)].data) + offset;
         break;
     }
-    view.dims = tile_dims;
+  }
+}
+
+// Computes elements [first, first + count) of every computed slot (count <= tile), each
+// sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
+Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
+                   SlotViews& slots) {
+  void** data = slots.data();
+  PlaceSlots(state, args, first, count, buffers, slots.filled(), data);
+  if (state.direct) {
+    const void* op_inputs[3];
+    for (const FusedState::Op& op : state.ops) {
+      for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = data[op.inputs[k]];
+      op.tile(op_inputs, data[op.output], count, op.params);
+    }
+    return OkStatus();
+  }
+  const std::span<BufferView> slot_views = slots.views();
+  const int64_t dims[1] = {count};
+  for (size_t s = 0; s < slot_views.size(); ++s) {
+    BufferView& view = slot_views[s];
+    if (state.place[s] == Place::kScalar) {
+      view = args.inputs[static_cast<size_t>(state.index[s])];
+      continue;
+    }
+    view.data = data[s];
+    view.dims = std::span<const int64_t>(dims, 1);
     view.num_elements = count;
+    view.strides = {};
   }
   const KernelContext one_call;
   BufferView op_inputs[3];
@@ -342,60 +412,87 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   return OkStatus();
 }
 
-// One call's slot views and fill marks: on the stack for up to kInlineSlots slots (calls on
-// small tiles, e.g. in loop bodies, allocate nothing), on the heap beyond.
-class SlotViews {
- public:
-  SlotViews(const FusedState& state, const KernelArgs& args) {
-    const auto& params = args.Params<FusedParams>();
-    // Views repeating one element: a tile's worth, once per call.
-    for (size_t k = 0; k < static_cast<size_t>(state.num_inputs); ++k)
-      if (state.place[k] == Place::kSplat)
-        GatherViewElements(args.inputs[k], 0, std::min(state.tile, params.num_elements),
-                           args.workspace.data() + static_cast<size_t>(state.index[k]) * static_cast<size_t>(state.buffer_bytes));
-    const size_t slots = state.place.size();
-    if (slots <= kInlineSlots) {
-      views_ = std::span<BufferView>(inline_views_.data(), slots);
-      filled_ = std::span<int64_t>(inline_filled_.data(), 2 * slots);
-    } else {
-      heap_views_.resize(slots);
-      heap_filled_.resize(2 * slots);
-      views_ = heap_views_;
-      filled_ = heap_filled_;
-    }
-    for (size_t s = 0; s < slots; ++s) views_[s] = BufferView{nullptr, static_cast<DType>(params.slot_dtypes[s]), {}, 0, {}};
-    std::fill(filled_.begin(), filled_.end(), -1);
-  }
-  std::span<BufferView> views() { return views_; }
-  int64_t* filled() { return filled_.data(); }
-
- private:
-  static constexpr size_t kInlineSlots = 24;
-  std::array<BufferView, kInlineSlots> inline_views_;
-  std::array<int64_t, 2 * kInlineSlots> inline_filled_;
-  std::vector<BufferView> heap_views_;
-  std::vector<int64_t> heap_filled_;
-  std::span<BufferView> views_;
-  std::span<int64_t> filled_;
-};
-
 Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
   const auto& state = *static_cast<const FusedState*>(args.state);
   if (state.reduce != nullptr) return state.reduce(state, context, args);
   const int64_t n = args.Params<FusedParams>().num_elements;
   const auto [begin, end] = ShareOf(context, n);
   SlotViews slots(state, args);
-  int64_t dims[1];
   const int64_t row = state.row_length;
   for (int64_t first = begin; first < end;) {
     int64_t next = std::min(first + state.tile, end);
     // Tiles of long rows stay within one row (a row broadcast is then one value).
     if (row >= state.tile) next = std::min(next, (first / row + 1) * row);
-    STABLERT_RETURN_IF_ERROR(
-        ComputeTile(state, args, first, next - first, args.workspace.data(), slots.views(), dims, slots.filled()));
+    STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), slots));
     first = next;
   }
   return OkStatus();
+}
+
+// ---- Bound calls: a direct step of one tile, its slot pointers resolved once ----
+
+struct BoundTiles {
+  struct Op {
+    TileFn tile;
+    const void* params;
+    const void* in[3];
+    void* out;
+  };
+  struct Splat {
+    const BufferView* view;  // the step's input (the executor's operand view)
+    void* dst;
+  };
+  static constexpr size_t kMaxOps = 8, kMaxSplats = 2;
+  int64_t n = 0;
+  uint32_t num_ops = 0, num_splats = 0;
+  Splat splats[kMaxSplats];
+  Op ops[kMaxOps];
+};
+static_assert(sizeof(BoundTiles) <= BoundCall::kStorage && alignof(BoundTiles) <= 16);
+
+void RunBoundTiles(const void* storage) {
+  const auto& bound = *static_cast<const BoundTiles*>(storage);
+  for (uint32_t i = 0; i < bound.num_splats; ++i) GatherViewElements(*bound.splats[i].view, 0, bound.n, bound.splats[i].dst);
+  for (uint32_t i = 0; i < bound.num_ops; ++i) {
+    const BoundTiles::Op& op = bound.ops[i];
+    op.tile(op.in, op.out, bound.n, op.params);
+  }
+}
+
+// Binds a direct step whose elements fit one tile, whose inputs are dense arrays, constant
+// splats or at most two views repeating one element (refilled on every run).
+bool BindFused(const KernelArgs& args, BoundCall& call) {
+  const auto& state = *static_cast<const FusedState*>(args.state);
+  const int64_t n = args.Params<FusedParams>().num_elements;
+  const size_t slots = state.place.size();
+  constexpr size_t kMaxSlots = 24;
+  if (!state.direct || state.reduce != nullptr || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
+      slots > kMaxSlots)
+    return false;
+  auto* bound = std::construct_at(reinterpret_cast<BoundTiles*>(call.storage));
+  bound->n = n;
+  for (size_t s = 0; s < slots; ++s) {
+    switch (state.place[s]) {
+      case Place::kDenseInput: case Place::kConstantSplat: case Place::kOutput: case Place::kBuffer:
+        break;
+      case Place::kSplat:
+        if (bound->num_splats == BoundTiles::kMaxSplats) return false;
+        bound->splats[bound->num_splats++] = {&args.inputs[s], args.workspace.data() +
+                                              static_cast<size_t>(state.index[s]) * static_cast<size_t>(state.buffer_bytes)};
+        break;
+      default:
+        return false;
+    }
+  }
+  void* data[kMaxSlots];
+  PlaceSlots(state, args, 0, n, args.workspace.data(), nullptr, data);  // no row broadcasts to mark
+  for (const FusedState::Op& op : state.ops) {
+    BoundTiles::Op& bound_op = bound->ops[bound->num_ops++];
+    bound_op = {op.tile, op.params, {}, data[op.output]};
+    for (size_t k = 0; k < op.inputs.size(); ++k) bound_op.in[k] = data[op.inputs[k]];
+  }
+  call.run = &RunBoundTiles;
+  return true;
 }
 
 // ---- Fused reductions ----
@@ -454,11 +551,8 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
   const bool final = state.segments == 1;
   const T start = final ? args.inputs.back().as<const T>()[0] : Identity<Body, T>();
   SlotViews slots(state, args);
-  const std::span<BufferView> views = slots.views();
-  int64_t* filled = slots.filled();
-  int64_t dims[1];
   std::byte* buffers = args.workspace.data();
-  const BufferView& reduced = views[static_cast<size_t>(state.reduce_slot)];
+  void* const& reduced = slots.data()[state.reduce_slot];
   const int64_t length = state.length, tile = state.tile;
   if (final && length <= tile) {
     // Whole rows per tile.
@@ -466,8 +560,8 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
     const int64_t rows_per_tile = tile / length;
     for (int64_t r = begin; r < end; r += rows_per_tile) {
       const int64_t n = std::min(rows_per_tile, end - r);
-      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, r * length, n * length, buffers, views, dims, filled));
-      const T* x = reduced.as<const T>();
+      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, r * length, n * length, buffers, slots));
+      const T* x = static_cast<const T*>(reduced);
       for (int64_t i = 0; i < n; ++i) {
         Accumulator<Body, T> acc(start);
         acc.Add(x + i * length, length);
@@ -484,8 +578,8 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
     Accumulator<Body, T> acc(start);
     for (int64_t first = a; first < b; first += tile) {
       const int64_t n = std::min(tile, b - first);
-      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, row * length + first, n, buffers, views, dims, filled));
-      acc.Add(reduced.as<const T>(), n);
+      STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, row * length + first, n, buffers, slots));
+      acc.Add(static_cast<const T*>(reduced), n);
     }
     out[unit] = acc.Result();
   }
@@ -528,10 +622,12 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
       return Malformed("sub-op '" + op.kernel + "' takes " + std::string(entry->params ? entry->params->family : "no") +
                        " parameters, not " + std::string(op.params.family()));
     if (op.inputs.empty() || op.inputs.size() > 3) return Malformed("sub-op with 0 or more than 3 inputs");
-    FusedState::Op resolved{entry->fn, op.params.get(), {}, static_cast<int>(op.output)};
+    FusedState::Op resolved{entry->fn, entry->tile, op.params.get(), {}, static_cast<int>(op.output)};
     for (int64_t s : op.inputs) resolved.inputs.push_back(static_cast<int>(s));
     state->ops.push_back(std::move(resolved));
   }
+  state->direct = std::all_of(state->ops.begin(), state->ops.end(), [](const FusedState::Op& op) { return op.tile != nullptr; }) &&
+                  std::find(state->place.begin(), state->place.end(), Place::kScalar) == state->place.end();
   // Constant splats (the prepare function sees plan constants' data): one tile, filled now.
   for (size_t k = 0; k < static_cast<size_t>(state->num_inputs); ++k) {
     if (state->place[k] != Place::kSplat || args.inputs[k].data == nullptr) continue;
@@ -835,6 +931,7 @@ int64_t FusedRowsWorkspace(const KernelArgs& args) {
 
 Status RegisterFusedKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(registry.RegisterTakingViews<FusedParams>("fused", &FusedKernel, &PrepareFused));
+  STABLERT_RETURN_IF_ERROR(registry.DeclareBind("fused", &BindFused));
   STABLERT_RETURN_IF_ERROR(registry.DeclareWorkspace("fused", &FusedWorkspace));
   STABLERT_RETURN_IF_ERROR(
       registry.RegisterTakingViews<FusedRowsParams>("fused_rows", &FusedRowsKernel, &PrepareFusedRows));

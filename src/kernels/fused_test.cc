@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -116,6 +117,74 @@ TEST(FusedKernelTest, ChainEqualsSubOpsOneByOne) {
   for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kS8, DType::kS32, DType::kS64,
                       DType::kU8, DType::kU32, DType::kU64})
     CheckChain(dtype);
+}
+
+// Rank-0 operands (clamp's bounds) take the kernels' own view path, sub-ops given by tile
+// functions the direct one; both equal the sub-ops one by one.
+TEST(FusedKernelTest, RankZeroOperandsEqualSubOpsOneByOne) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kS32}) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    const std::string type(DTypeName(dtype));
+    const int64_t n = 5000;
+    Array x = RandomArray(dtype, {n}, 7), lo = RandomArray(dtype, {}, 8), hi(dtype, {});
+    if (FloatType(dtype)) testing::SetDouble(hi, 0, testing::GetDouble(lo, 0) + 2);
+    else testing::SetInt(hi, 0, testing::GetInt(lo, 0) + 20);
+    Array c(dtype, {n}), e(dtype, {n});
+    RunKernel("clamp." + type, {&lo, &x, &hi}, {&c});
+    RunKernel("negate." + type, {&c}, {&e});
+    FusedParams params;
+    params.num_elements = n;
+    const auto d = static_cast<int64_t>(dtype);
+    params.slot_dtypes = {d, d, d, d, d};
+    params.ops = {Op("clamp." + type, {1, 0, 2}, 3), Op("negate." + type, {3}, 4)};
+    params.output_slots = {4};
+    for (int threads : {1, 3}) {
+      Array got(dtype, {n});
+      RunFused(params, {x.View(), lo.View(), hi.View()}, {&got}, threads);
+      EXPECT_EQ(got.bytes, e.bytes);
+    }
+  }
+}
+
+// A step bound to its operands (as loop bodies bind it) computes what its call computes,
+// and a bound run reads the operands' current contents: a repeated element changed between
+// runs is refilled.
+TEST(FusedKernelTest, BoundCallEqualsCallAndRereadsItsOperands) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup("fused");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_NE(entry->bind, nullptr);
+  const int64_t n = 200;
+  Array x = RandomArray(DType::kF32, {n}, 9), scalar = RandomArray(DType::kF32, {1}, 10);
+  const Dims dims = {n};
+  const std::vector<int64_t> splat_strides = {0};
+  BufferView s_view = scalar.View();
+  s_view.dims = dims, s_view.num_elements = n, s_view.strides = splat_strides;
+  FusedParams params;
+  params.num_elements = n;
+  const auto f = static_cast<int64_t>(DType::kF32);
+  params.slot_dtypes = {f, f, f, f};
+  params.ops = {Op("multiply.f32", {0, 1}, 2), Op("exponential.f32", {2}, 3)};
+  params.output_slots = {3};
+  Array expected(DType::kF32, dims), got(DType::kF32, dims);
+  const std::vector<BufferView> inputs = {x.View(), s_view};
+  const std::vector<BufferView> outputs = {got.View()};
+  // Prepared as the executor prepares it: operands that are not plan constants have no data yet.
+  std::vector<BufferView> unknown = inputs;
+  for (BufferView& view : unknown) view.data = nullptr;
+  auto prepared = entry->prepare(KernelArgs{unknown, outputs, &params});
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  KernelArgs args{inputs, outputs, &params};
+  args.state = prepared->state.get();
+  std::vector<std::byte> workspace(static_cast<size_t>(entry->workspace(args)) + 64);
+  args.workspace = std::span<std::byte>(workspace.data(), workspace.size() - 64);
+  BoundCall call;
+  ASSERT_TRUE(entry->bind(args, call));
+  for (float value : {0.5f, -1.25f, 3.0f}) {
+    std::memcpy(scalar.bytes.data(), &value, sizeof(value));
+    RunFused(params, {x.View(), s_view}, {&expected}, 1);
+    call.run(call.storage);
+    EXPECT_EQ(got.bytes, expected.bytes) << value;
+  }
 }
 
 // exp(x) * y reduced (sum, max) over rows of several lengths, and over everything in

@@ -85,6 +85,7 @@ struct KernelContext {
 // The share [begin, end) of `n` items that call `context` does: contiguous, balanced.
 inline std::pair<int64_t, int64_t> ShareOf(const KernelContext& context, int64_t n) {
   const int64_t count = context.thread_count, index = context.thread_index;
+  if (count == 1) return {0, n};  // the common single call, without two divisions
   return {n * index / count, n * (index + 1) / count};
 }
 
@@ -107,6 +108,29 @@ struct KernelArgs {
 };
 
 using KernelFn = Status (*)(const KernelContext& context, const KernelArgs& args);
+
+// The tile function of an elementwise kernel: output[i] = op(inputs[0][i], inputs[1][i], ...)
+// for i < n. Every input and the output are dense arrays of n elements of the kernel's
+// element types (no views, no rank-0 scalars); `params` is the step's parameter struct, or
+// nullptr for kernels without one. The output may be one of the inputs. Cannot fail.
+// Registered with KernelRegistry::RegisterElementwiseTile; fused steps (fused.cc) call it
+// directly on their L1 tiles, and the kernel itself is this function over its share.
+using TileFn = void (*)(const void* const* inputs, void* output, int64_t n, const void* params);
+
+// A kernel call bound to fixed arguments, for a step that runs many times on the same
+// buffers (a loop body: its operands' addresses do not change during an execution). A
+// kernel's bind function (KernelRegistry::DeclareBind) may turn one call's arguments into
+// `run` and the data it needs, kept in `storage`; run(storage) then does exactly what the
+// kernel's call with a KernelContext of one call and those arguments does, and cannot fail.
+// Binding allocates nothing and reads no element of the buffers.
+struct BoundCall {
+  static constexpr size_t kStorage = 480;
+  void (*run)(const void* storage) = nullptr;
+  alignas(16) std::byte storage[kStorage];
+};
+// Binds `args` (with the step's prepared state) into `call`; false if this kernel cannot
+// bind these arguments (the step then runs as usual).
+using BindFn = bool (*)(const KernelArgs& args, BoundCall& call);
 
 // Immutable per-step state shared by all calls (and threads) running that step.
 using KernelState = std::shared_ptr<const void>;

@@ -35,6 +35,20 @@ Status KernelRegistry::DeclareWorkspace(std::string_view key, WorkspaceFn fn) {
   return OkStatus();
 }
 
+Status KernelRegistry::DeclareTile(std::string_view key, TileFn fn) {
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare a tile function for");
+  it->second.tile = fn;
+  return OkStatus();
+}
+
+Status KernelRegistry::DeclareBind(std::string_view key, BindFn fn) {
+  auto it = kernels_.find(key);
+  if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare a bind function for");
+  it->second.bind = fn;
+  return OkStatus();
+}
+
 Status KernelRegistry::DeclareInPlace(std::string_view key, InPlace in_place) {
   auto it = kernels_.find(key);
   if (it == kernels_.end()) return NotFound("no kernel '" + std::string(key) + "' to declare in place");

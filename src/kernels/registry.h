@@ -109,6 +109,12 @@ class KernelRegistry {
     // unless allowed here). Plan buffer assignment writes a step's output over such an
     // input when the input dies at the step (plan/in_place.h).
     InPlace in_place = InPlace::kNone;
+    // Elementwise kernels given by a tile function (kernel.h): that function, which fused
+    // steps call directly; nullptr for the others.
+    TileFn tile = nullptr;
+    // Binds a call to fixed arguments (kernel.h: BoundCall), for steps run in loops; or
+    // nullptr.
+    BindFn bind = nullptr;
   };
 
   // Adds `fn` (and its optional prepare function) under `key`; InvalidArgument if the key
@@ -140,6 +146,18 @@ class KernelRegistry {
     return Add(std::move(key), Entry{&ElementwiseOverViews<Dense>, nullptr, true, ParamsTypeOf<P>(), true, nullptr,
                                      InPlace::kElementwise});
   }
+  // An elementwise kernel given by its tile function (kernel.h): as RegisterElementwise with
+  // the dense kernel running `Tile` over its share; fused steps call `Tile` directly.
+  template <TileFn Tile>
+  Status RegisterElementwiseTile(std::string key) {
+    return Add(std::move(key), Entry{&ElementwiseOverViews<&DenseFromTile<Tile>>, nullptr, true, nullptr, true, nullptr,
+                                     InPlace::kElementwise, Tile});
+  }
+  template <ParamStruct P, TileFn Tile>
+  Status RegisterElementwiseTile(std::string key) {
+    return Add(std::move(key), Entry{&ElementwiseOverViews<&DenseFromTile<Tile>>, nullptr, true, ParamsTypeOf<P>(), true,
+                                     nullptr, InPlace::kElementwise, Tile});
+  }
   // A splittable kernel with parameter struct P whose inputs may be strided views (it
   // gathers them itself, e.g. "fused", kernels/fused.cc).
   template <ParamStruct P>
@@ -152,6 +170,13 @@ class KernelRegistry {
   // Declares that the kernel registered under `key` may run with output 0 in the storage
   // of the inputs `in_place` names; NotFound if there is no such kernel.
   Status DeclareInPlace(std::string_view key, InPlace in_place);
+  // Declares `fn` the tile function (kernel.h) of the elementwise kernel registered under
+  // `key` (for kernels whose own dense form also takes rank-0 operands); NotFound if there
+  // is no such kernel.
+  Status DeclareTile(std::string_view key, TileFn fn);
+  // Declares `fn` the bind function (kernel.h: BindFn) of the kernel registered under
+  // `key`; NotFound if there is no such kernel.
+  Status DeclareBind(std::string_view key, BindFn fn);
   // The kernel registered under `key`, or nullptr.
   KernelFn Find(std::string_view key) const;
   // The entry registered under `key`, or nullptr. Valid as long as the registry.

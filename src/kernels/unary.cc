@@ -17,18 +17,16 @@ namespace {
 using namespace ops;  // NOLINT
 
 template <typename Op, DType D, DType Out>
-Status UnaryKernel(const KernelContext& context, const KernelArgs& args) {
+void UnaryTile(const void* const* inputs, void* output, int64_t n, const void*) {
   using T = Storage<D>;
   using O = Storage<Out>;
-  const T* in = args.inputs[0].as<const T>();
-  O* out = args.outputs[0].as<O>();
-  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const T* in = static_cast<const T*>(inputs[0]);
+  O* out = static_cast<O*>(output);
   if constexpr (kIsHalf<T> || kIsHalf<O>) {
-    for (int64_t i = begin; i < end; ++i) out[i] = StoreAs<O>(Op::Apply(Load(in[i])));
+    for (int64_t i = 0; i < n; ++i) out[i] = StoreAs<O>(Op::Apply(Load(in[i])));
   } else {
-    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<O>(Op::Apply(in[i]));
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<O>(Op::Apply(in[i]));
   }
-  return OkStatus();
 }
 
 // The vector function of an op, where there is one (simd/unary_simd.h) and it is as
@@ -65,27 +63,25 @@ constexpr bool kVectorFor = kVector<Op> >= 0 && (D == DType::kF32 || D == DType:
 
 // Float ops with a vector function run on the host's vector ISA.
 template <typename Op, DType D>
-Status UnaryVectorKernel(const KernelContext& context, const KernelArgs& args) {
+void UnaryVectorTile(const void* const* inputs, void* output, int64_t n, const void*) {
   using T = Storage<D>;
-  const T* in = args.inputs[0].as<const T>();
-  T* out = args.outputs[0].as<T>();
-  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  const T* in = static_cast<const T*>(inputs[0]);
+  T* out = static_cast<T*>(output);
   const auto fn = static_cast<simd::UnaryFn>(kVector<Op>);
   if constexpr (kIsHalf<T>) {
     // f16/bf16: computed in f32 lanes (as the scalar ops compute them in float), a block
     // at a time through a buffer that stays in L1.
     constexpr int64_t kBlock = 512;
     float buffer[kBlock];
-    for (int64_t i = begin; i < end; i += kBlock) {
-      const int64_t count = std::min(kBlock, end - i);
+    for (int64_t i = 0; i < n; i += kBlock) {
+      const int64_t count = std::min(kBlock, n - i);
       for (int64_t j = 0; j < count; ++j) buffer[j] = Load(in[i + j]);
       simd::Unary(fn, buffer, buffer, static_cast<size_t>(count));
       for (int64_t j = 0; j < count; ++j) out[i + j] = StoreAs<T>(buffer[j]);
     }
-  } else if (end > begin) {
-    simd::Unary(fn, in + begin, out + begin, static_cast<size_t>(end - begin));
+  } else if (n > 0) {
+    simd::Unary(fn, in, out, static_cast<size_t>(n));
   }
-  return OkStatus();
 }
 
 // The scalar function computes what the kernel computes for one element: ops with a vector
@@ -119,9 +115,9 @@ Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...
   return ForEachDType(list, [&]<DType D>() {
     constexpr DType kOut = kPredOut ? DType::kPred : D;
     if constexpr (kVectorFor<Op, D>) {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&UnaryVectorKernel<Op, D>>(KernelKey(name, {D})));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&UnaryVectorTile<Op, D>>(KernelKey(name, {D})));
     } else {
-      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwise<&UnaryKernel<Op, D, kOut>>(KernelKey(name, {D})));
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&UnaryTile<Op, D, kOut>>(KernelKey(name, {D})));
     }
     return registry.RegisterScalar(KernelKey(name, {D}),
                                    reinterpret_cast<KernelRegistry::ScalarFnPtr>(&UnaryScalar<Op, D, kOut>));

@@ -5,6 +5,7 @@
 
 #include "passes/common_subexpressions.h"
 #include "passes/dead_code.h"
+#include "passes/fold_constants.h"
 #include "passes/shrink_broadcasts.h"
 #include "passes/simplify.h"
 
@@ -21,6 +22,7 @@ StatusOr<std::vector<PassRecord>> RunPipeline(ir::Module& module, const Pipeline
   STABLERT_ASSIGN_OR_RETURN(int inlined, InlineCalls(module, options.inline_options));
   record("inline_calls", inlined);
   record("shrink_broadcasts", ShrinkBroadcasts(module));
+  record("fold_constants", FoldConstants(module));
   record("simplify", Simplify(module));
   record("common_subexpressions", EliminateCommonSubexpressions(module));
   record("dead_code", RemoveDeadCode(module));

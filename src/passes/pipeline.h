@@ -1,5 +1,5 @@
 // The pass pipeline every compilation runs between verification and partitioning or
-// lowering: call inlining, computing on broadcasts' operands, simplification,
+// lowering: call inlining, computing on broadcasts' operands, constant folding, simplification,
 // common-subexpression elimination, dead-code removal (each pass's header says what it
 // does). Deterministic: the same module gives the same result.
 // Failure: what InlineCalls reports (the module must then be discarded). Not thread-safe.

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -298,6 +299,7 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         if (entry == nullptr) return Unimplemented(step.origin + ": no CPU kernel '" + step.kernel + "'");
         STABLERT_RETURN_IF_ERROR(CheckParamsType(step, entry->params, "kernel '" + step.kernel + "'"));
         resolved.fn = entry->fn;
+        resolved.bind = entry->bind;
         if (entry->splittable) {
           // Split only work worth a handoff to other threads (tens of microseconds).
           int64_t elements = 0;
@@ -305,6 +307,10 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
           for (plan::ValueId v : step.outputs) elements += ElementCount(plan.values[v].type.dims);
           constexpr int64_t kMinElementsToSplit = 1 << 16;
           if (elements >= kMinElementsToSplit) resolved.parts = ThreadPool::Shared().parallelism();
+          // Large steps in more chunks than threads (each still long: ~2^18 elements or
+          // more), so that the split follows the threads' actual progress.
+          constexpr int64_t kChunksPerThreadFrom = 1 << 21;
+          resolved.chunks = elements >= kChunksPerThreadFrom ? resolved.parts * 4 : resolved.parts;
         }
         break;
       case plan::StepKind::kWhile:
@@ -530,9 +536,53 @@ StatusOr<std::unique_ptr<LoadedPlan>> LoadedPlan::Create(const plan::ExecutionPl
   return loaded;
 }
 
+kernels::KernelArgs LoadedPlan::ArgsOf(const ResolvedStep& step, const std::vector<kernels::BufferView>& views) {
+  kernels::KernelArgs args;
+  args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
+  args.outputs =
+      std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs, step.num_outputs);
+  args.params = step.step->params.get();
+  args.state = step.state.get();
+  if (step.workspace_per_call > 0)  // the workspace value is the operand after the outputs
+    args.workspace = {static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data),
+                      static_cast<size_t>(step.workspace_per_call)};
+  return args;
+}
+
+bool LoadedPlan::BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views,
+                              LoopBinding& binding) const {
+  const ResolvedSequence& seq = sequences_[body];
+  if (seq.num_steps > LoopBinding::kMaxSteps) return false;
+  size_t calls = 0;
+  for (uint32_t i = 0; i < seq.num_steps; ++i) {
+    binding.slot[i] = LoopBinding::kNone;
+    const ResolvedStep& step = steps_[seq.first_step + i];
+    if (step.bind == nullptr || step.kind != plan::StepKind::kKernel || step.program >= 0 || step.scalar != nullptr ||
+        step.parts > 1 || calls == LoopBinding::kMaxCalls)
+      continue;
+    if (step.bind(ArgsOf(step, views), binding.calls[calls])) binding.slot[i] = static_cast<uint8_t>(calls++);
+  }
+  binding.flat = true;
+  binding.num_actions = 0;
+  for (uint32_t i = 0; i < seq.num_steps && binding.flat; ++i) {
+    const ResolvedStep& step = steps_[seq.first_step + i];
+    if (binding.num_actions == LoopBinding::kMaxActions) {
+      binding.flat = false;
+    } else if (step.program >= 0) {
+      binding.actions[binding.num_actions++] = {&programs_[static_cast<size_t>(step.program)], nullptr};
+      if (step.kind == plan::StepKind::kKernel) i += step.program_steps - 1;
+    } else if (binding.slot[i] != LoopBinding::kNone) {
+      binding.actions[binding.num_actions++] = {nullptr, &binding.calls[binding.slot[i]]};
+    } else {
+      binding.flat = false;
+    }
+  }
+  return calls > 0;
+}
+
 Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
                        const std::vector<kernels::BufferView>& views, const Partition* partition,
-                       const HostTransfers* host) const {
+                       const HostTransfers* host, const LoopBinding* binding) const {
   const ResolvedSequence& seq = sequences_[sequence];
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
     const ResolvedStep& step = steps_[s];
@@ -543,6 +593,13 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
     }
     switch (step.kind) {
       case plan::StepKind::kKernel: {
+        if (binding != nullptr) {
+          const uint8_t call = binding->slot[s - seq.first_step];
+          if (call != LoopBinding::kNone) {
+            binding->calls[call].run(binding->calls[call].storage);
+            break;
+          }
+        }
         if (step.scalar != nullptr) {
           // One element: registers 1.. hold the inputs, register 0 the result.
           kernels::ScalarSlot registers[4];
@@ -554,31 +611,29 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
           CopyElement(operands[step.num_inputs].data, &registers[0], step.scalar_bytes[step.num_inputs]);
           break;
         }
-        kernels::KernelArgs args;
-        args.inputs = std::span<const kernels::BufferView>(views.data() + step.first_operand, step.num_inputs);
-        args.outputs = std::span<const kernels::BufferView>(views.data() + step.first_operand + step.num_inputs,
-                                                            step.num_outputs);
-        args.params = step.step->params.get();
-        args.state = step.state.get();
-        auto* workspace = step.workspace_per_call > 0
-                              ? static_cast<std::byte*>(views[step.first_operand + step.num_inputs + step.num_outputs].data)
-                              : nullptr;
-        if (workspace != nullptr) args.workspace = {workspace, static_cast<size_t>(step.workspace_per_call)};
+        const kernels::KernelArgs args = ArgsOf(step, views);
+        std::byte* workspace = args.workspace.data();
         Status status;
         if (step.parts > 1 && context.thread_count == 1) {
-          // Every part runs in the executor's floating-point mode (denormals flushed).
-          std::vector<Status> statuses(static_cast<size_t>(step.parts));
+          // `parts` threads, each with its own workspace slice, take the step's chunks one at
+          // a time; every call runs in the executor's floating-point mode (denormals flushed).
+          std::atomic<int> next_chunk{0};
+          std::mutex error_mutex;
           ThreadPool::Shared().ParallelFor(step.parts, [&](int part) {
             ScopedFlushDenormals flush_denormals;
             kernels::KernelArgs part_args = args;
             if (workspace != nullptr)
               part_args.workspace = {workspace + static_cast<size_t>(part) * static_cast<size_t>(step.workspace_per_call),
                                      static_cast<size_t>(step.workspace_per_call)};
-            statuses[static_cast<size_t>(part)] = CatchingExceptions(
-                [&] { return step.fn(kernels::KernelContext{part, step.parts}, part_args); });
+            for (int chunk = next_chunk.fetch_add(1); chunk < step.chunks; chunk = next_chunk.fetch_add(1)) {
+              Status chunk_status =
+                  CatchingExceptions([&] { return step.fn(kernels::KernelContext{chunk, step.chunks}, part_args); });
+              if (!chunk_status.ok()) {
+                std::lock_guard<std::mutex> lock(error_mutex);
+                if (status.ok()) status = std::move(chunk_status);
+              }
+            }
           });
-          for (const Status& part_status : statuses)
-            if (!part_status.ok() && status.ok()) status = part_status;
         } else {
           status = step.fn(context, args);
         }
@@ -589,11 +644,27 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
         const RegisterProgram* condition_program =
             step.condition_program >= 0 ? &programs_[static_cast<size_t>(step.condition_program)] : nullptr;
+        LoopBinding binding;
+        // Bound calls run whole steps: only where each step runs as one call.
+        const LoopBinding* body_binding =
+            context.thread_count == 1 && BindLoopBody(step.first_region + 1, views, binding) ? &binding : nullptr;
+        if (condition_program != nullptr && body_binding != nullptr && body_binding->flat) {
+          // Tight: register programs and bound calls only.
+          const LoopBinding::Action* actions = body_binding->actions;
+          const uint32_t num_actions = body_binding->num_actions;
+          for (condition_program->Run(views.data()); *condition; condition_program->Run(views.data())) {
+            for (uint32_t a = 0; a < num_actions; ++a) {
+              if (actions[a].program != nullptr) actions[a].program->Run(views.data());
+              else actions[a].call->run(actions[a].call->storage);
+            }
+          }
+          break;
+        }
         while (true) {
           if (condition_program != nullptr) condition_program->Run(views.data());
           else STABLERT_RETURN_IF_ERROR(Run(step.first_region, context, views, partition, host));
           if (!*condition) break;
-          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host));
+          STABLERT_RETURN_IF_ERROR(Run(step.first_region + 1, context, views, partition, host, body_binding));
         }
         break;
       }

@@ -93,7 +93,10 @@ class LoadedPlan {
                                  // reductions: a decoded body program)
     uint32_t first_private;      // kManual: into private_slots_
     uint32_t num_private;
-    int parts = 1;               // kernel steps: calls splitting the work (splittable kernels)
+    int parts = 1;               // kernel steps: threads splitting the work (splittable kernels)
+    // Split steps: the calls the work is cut into (>= parts), handed to the threads one at a
+    // time, so a thread that runs late (a busy core) takes fewer of them.
+    int chunks = 1;
     // Kernel steps with a workspace: its slice per call; the workspace value is the operand
     // after the outputs.
     int64_t workspace_per_call = 0;
@@ -109,7 +112,33 @@ class LoadedPlan {
     // A while step whose condition is all scalar steps but whose body is not: the
     // condition's register program (into programs_), or -1.
     int32_t condition_program = -1;
+    // Kernel steps: the kernel's bind function (kernels::BindFn), or nullptr.
+    kernels::BindFn bind = nullptr;
   };
+  // The kernel steps of a while loop's body bound to this execution's operands once, before
+  // the first iteration (kernels::BoundCall): slot[i] is the call of the body's step i, or
+  // kNone. On the stack of the loop's run.
+  struct LoopBinding {
+    static constexpr uint32_t kMaxSteps = 64;  // longer bodies are not bound
+    static constexpr size_t kMaxCalls = 4;
+    static constexpr uint8_t kNone = 0xff;
+    uint8_t slot[kMaxSteps];
+    kernels::BoundCall calls[kMaxCalls];
+    // When every step of the body is a register program or a bound call (flat): those, in
+    // order, run by the loop without going through Run.
+    struct Action {
+      const RegisterProgram* program;  // or
+      const kernels::BoundCall* call;
+    };
+    static constexpr size_t kMaxActions = 16;
+    Action actions[kMaxActions];
+    uint32_t num_actions = 0;
+    bool flat = false;
+  };
+  // A kernel step's arguments: its operands' views, parameters, state and (first) workspace.
+  static kernels::KernelArgs ArgsOf(const ResolvedStep& step, const std::vector<kernels::BufferView>& views);
+  // Binds the steps of sequence `body` it can into `binding`; false if it bound none.
+  bool BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views, LoopBinding& binding) const;
   using Partition = PartitionContext;
   struct ResolvedSequence {
     uint32_t first_step;  // into steps_; a sequence's steps are contiguous
@@ -126,8 +155,9 @@ class LoadedPlan {
   // Adds the instruction of scalar step `step` to `builder`.
   bool AddScalarStep(RegisterProgramBuilder& builder, const ResolvedStep& step) const;
   // `partition` is null outside manual regions.
+  // `binding`: the sequence's bound steps (a loop body), or null.
   Status Run(uint32_t sequence, const kernels::KernelContext& context, const std::vector<kernels::BufferView>& views,
-             const Partition* partition, const HostTransfers* host) const;
+             const Partition* partition, const HostTransfers* host, const LoopBinding* binding = nullptr) const;
   Status RunManual(const ResolvedStep& step, const kernels::KernelContext& context,
                    const std::vector<kernels::BufferView>& views, const HostTransfers* host) const;
   Status RunHostTransfer(const ResolvedStep& step, const std::vector<kernels::BufferView>& views,

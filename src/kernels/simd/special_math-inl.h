@@ -48,6 +48,41 @@ HWY_INLINE V Poly(D d, V t, const T (&c)[N]) {
   return r;
 }
 
+// sin (kCos false) or cos of f64 lanes holding f32 values with |x| <= 39000, for rounding
+// to f32: x - k pi/2 with pi/2 in two parts (the first product-difference is exact for these
+// k and x, so r is within an f64 rounding of the true remainder), then the Taylor series of
+// sin r to r^11 and cos r to r^12 on |r| <= pi/4 (truncation below 1e-11 relative), chosen
+// and signed by k mod 4. The polynomials are evaluated in Estrin's scheme, which keeps the
+// dependency chain short (one element in a scalar loop waits for all of it).
+template <bool kCos, class D, class V>
+HWY_INLINE V SinCosForF32(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  const V magic = hn::Set(d, 0x1.8p52);  // adding it rounds to an integer held in the low bits
+  const V shifted = hn::MulAdd(x, hn::Set(d, 0.63661977236758134308), magic);  // x 2/pi
+  const V k = hn::Sub(shifted, magic);
+  V r = hn::NegMulAdd(k, hn::Set(d, 0x1.921fb54442d18p0), x);  // pi/2, high part
+  r = hn::NegMulAdd(k, hn::Set(d, 0x1.1a62633145c07p-54), r);    // pi/2, low part
+  auto quadrant = hn::BitCast(di, shifted);                      // k mod 4 in its low bits
+  if constexpr (kCos) quadrant = hn::Add(quadrant, hn::Set(di, 1));
+  const V z = hn::Mul(r, r);
+  const V z2 = hn::Mul(z, z);
+  // sin r = r + r z (s1 + s2 z + z^2 (s3 + s4 z + s5 z^2))
+  const V s_lo = hn::MulAdd(hn::Set(d, 1.0 / 120), z, hn::Set(d, -1.0 / 6));
+  const V s_hi = hn::MulAdd(hn::Set(d, 1.0 / 362880), z, hn::Set(d, -1.0 / 5040));
+  const V s_poly = hn::MulAdd(z2, hn::MulAdd(hn::Set(d, -1.0 / 39916800), z2, s_hi), s_lo);
+  const V sin_r = hn::MulAdd(hn::Mul(r, z), s_poly, r);
+  // cos r = 1 + z (c1 + c2 z + z^2 (c3 + c4 z + z^2 (c5 + c6 z)))
+  const V c_lo = hn::MulAdd(hn::Set(d, 1.0 / 24), z, hn::Set(d, -0.5));
+  const V c_mid = hn::MulAdd(hn::Set(d, 1.0 / 40320), z, hn::Set(d, -1.0 / 720));
+  const V c_hi = hn::MulAdd(hn::Set(d, 1.0 / 479001600), z, hn::Set(d, -1.0 / 3628800));
+  const V c_poly = hn::MulAdd(z2, hn::MulAdd(z2, c_hi, c_mid), c_lo);
+  const V cos_r = hn::MulAdd(z, c_poly, hn::Set(d, 1.0));
+  const auto odd = hn::RebindMask(d, hn::Ne(hn::And(quadrant, hn::Set(di, 1)), hn::Zero(di)));
+  const auto negate = hn::RebindMask(d, hn::Ne(hn::And(quadrant, hn::Set(di, 2)), hn::Zero(di)));
+  const V result = hn::IfThenElse(odd, cos_r, sin_r);
+  return hn::IfThenElse(negate, hn::Neg(result), result);
+}
+
 // f(dd, x) on f32 lanes evaluated in f64 lanes (both halves; a one-lane vector whole),
 // rounded once to f32.
 template <class D, class V, class Fn>

@@ -129,14 +129,17 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
 }
 
 // sin and cos: Highway's f32 polynomials are within 2.5 ulp, XLA's within 0.56, so f32 is
-// computed in f64 lanes (Highway's f64 polynomial, 2.5 ulp of f64) and rounded: within
-// 0.5 ulp + 2^-27. Not on the one-lane scalar target (libm there).
-template <typename T, class D, class V, class Fn>
-HWY_INLINE V Trig(D d, V x, Fn f) {
+// computed in f64 lanes (special::SinCosForF32, accurate to about 1e-11 relative) and
+// rounded: within 0.5 ulp + 1e-4 ulp. f64 uses Highway's f64 polynomial (f64 sin and cos
+// run on libm unless kVectorF64 says otherwise). Not on the one-lane scalar target (libm
+// there).
+template <typename T, bool kCos, class D, class V>
+HWY_INLINE V Trig(D d, V x) {
   if constexpr (std::is_same_v<T, double>) {
-    return f(d, x);
+    if constexpr (kCos) return hn::Cos(d, x);
+    else return hn::Sin(d, x);
   } else {
-    return special::InF64Lanes(d, x, f);
+    return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::SinCosForF32<kCos>(dd, v); });
   }
 }
 template <class D, class V>
@@ -259,14 +262,14 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
     case UnaryFn::kSin:
       return VectorMap<ops::SineOp>(
           in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
-          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), x, Trig<T>(d, x, [](auto dt, auto v) { return hn::Sin(dt, v); })); });
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), x, Trig<T, false>(d, x)); });
     case UnaryFn::kCos:
       return VectorMap<ops::CosineOp>(
           in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
           [](auto d, auto x) {
             // cos rounds to 1 below kCosOne; Highway's polynomial gives 1 - ulp there in f64.
             return hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(d, L::kCosOne)), hn::Set(d, T(1)),
-                                  Trig<T>(d, x, [](auto dt, auto v) { return hn::Cos(dt, v); }));
+                                  Trig<T, true>(d, x));
           });
     case UnaryFn::kSqrt:
       return VectorMap<ops::SqrtOp>(in, out, n, always, [](auto d, auto x) {

@@ -123,3 +123,45 @@ def test_benchmark_lstm_gradient():
     args = (I.random(F32, (inputs, 4 * hidden), 1) * 0.1, I.random(F32, (hidden, 4 * hidden), 2) * 0.1,
             I.random(F32, (4 * hidden,), 3) * 0.1, I.random(F32, (steps, batch, inputs), 4))
     check_cases(None, {"lstm_grad_200_16_64_128": Call(grad, *args)}, op="lstm_loop_body", dtype=F32)
+
+
+def test_small_fused_bodies():
+    """Loop bodies whose steps are one fused tile each, run as bound calls (kernels::BoundCall)
+    in a tight loop: the benchmark's 1000-step loop on 128 floats, bodies reading the counter
+    and a carried scalar broadcast into the tile (refilled every iteration), bodies with a
+    select and a convert, and a body too long to bind whole."""
+    def decay(x):
+        return lax.fori_loop(0, 1000, lambda i, x: x * 0.999 + 1.0, x)
+
+    def counter_scaled(x):  # the counter broadcast over the tile changes every iteration
+        return lax.fori_loop(0, 300, lambda i, x: x * 0.99 + i.astype(jnp.float32) * 1e-3, x)
+
+    def carried_scalar(x, s):  # a carried scalar broadcast into the tile
+        def body(i, c):  # s's update is exact, with or without a fused multiply-add (XLA's)
+            x, s = c
+            return jnp.tanh(x * s + 0.1), s * 0.5 + 0.375
+        return lax.fori_loop(0, 200, body, (x, s))
+
+    def clipped(x):
+        def body(i, x):
+            y = x * 1.01 - 0.3
+            return jnp.where(y > 1.0, y - 2.0, y).astype(jnp.float64).astype(jnp.float32)
+        return lax.fori_loop(0, 500, body, x)
+
+    def long_body(x, y):
+        def body(i, c):
+            x, y = c
+            for k in range(12):
+                x = jnp.sin(x * 0.9 + y * 0.01 * k)
+                y = y * 0.99 + x[::-1] * 0.01
+            return x, y
+        return lax.fori_loop(0, 20, body, (x, y))
+
+    cases = {
+        "decay_128": Call(decay, I.random(F32, (128,), 21)),
+        "counter_scaled_300": Call(counter_scaled, I.random(F32, (200,), 22)),
+        "carried_scalar_200": Call(carried_scalar, I.random(F32, (64,), 23), np.float32(0.7)),
+        "clipped_500": Call(clipped, I.random(F32, (256,), 24)),
+        "long_body_20": Call(long_body, I.random(F32, (96,), 25), I.random(F32, (96,), 26)),
+    }
+    check_cases(None, cases, op="small_fused_loop", dtype=F32)
