@@ -115,6 +115,28 @@ TEST(DotEpilogueTest, MatchesProductThenOpsOnEveryPath) {
     }
 }
 
+// A NaN in the product stays NaN through the relu on every path (XLA's maximum keeps it;
+// oneDNN's relu post-op would give 0, so the relu runs after oneDNN's tile).
+TEST(DotEpilogueTest, ReluKeepsNaN) {
+  std::mt19937 rng(9);
+  const KernelRegistry::Entry* fused = CpuKernels().Lookup("dot_epilogue.f32");
+  const Shape shapes[] = {{1, 4, 4, 4}, {1, 16, 64, 64}, {1, 1, 2000, 600}, {1, 512, 256, 512}};
+  for (const Shape& s : shapes) {
+    Array lhs = Random({s.b, s.m, s.k}, rng), rhs = Random({s.b, s.k, s.n}, rng);
+    Array bias = Random({s.n}, rng), out(DType::kF32, {s.b, s.m, s.n});
+    SetDouble(lhs, 0, std::nan(""));  // row 0 of the product is NaN
+    DotEpilogueParams params{.ops = {static_cast<int64_t>(EpilogueOp::kAdd), static_cast<int64_t>(EpilogueOp::kRelu)}};
+    std::vector<BufferView> in = Views({&lhs, &rhs, &bias}), outs = Views({&out});
+    auto prepared = fused->prepare(ArgsWith(in, outs, params));
+    ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+    KernelArgs args = ArgsWith(in, outs, params);
+    args.state = prepared->state.get();
+    ASSERT_TRUE(fused->fn(KernelContext{}, args).ok());
+    for (int64_t n = 0; n < s.n; ++n) ASSERT_TRUE(std::isnan(GetDouble(out, n))) << s.m << "x" << s.k << "x" << s.n;
+    for (int64_t i = s.n; i < out.size(); ++i) ASSERT_GE(GetDouble(out, i), 0.0);
+  }
+}
+
 TEST(DotEpilogueTest, MalformedStepsAreErrors) {
   const KernelRegistry::Entry* fused = CpuKernels().Lookup("dot_epilogue.f32");
   Array lhs(DType::kF32, {1, 8, 8}), rhs(DType::kF32, {1, 8, 8}), out(DType::kF32, {1, 8, 8});
