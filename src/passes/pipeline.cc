@@ -22,7 +22,7 @@ StatusOr<std::vector<PassRecord>> RunPipeline(ir::Module& module, const Pipeline
   STABLERT_ASSIGN_OR_RETURN(int inlined, InlineCalls(module, options.inline_options));
   record("inline_calls", inlined);
   record("shrink_broadcasts", ShrinkBroadcasts(module));
-  record("fold_constants", FoldConstants(module));
+  record("fold_constants", options.fold_constants ? FoldConstants(module) : 0);
   record("simplify", Simplify(module));
   record("common_subexpressions", EliminateCommonSubexpressions(module));
   record("dead_code", RemoveDeadCode(module));

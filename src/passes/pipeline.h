@@ -16,6 +16,10 @@ namespace stablert::passes {
 
 struct PipelineOptions {
   InlineOptions inline_options;
+  // Off for programs partitioned afterwards: their iota-derived index tables stay symbolic,
+  // so the partitioner gives each device its block (folded first, they would be constants of
+  // the global shape on every device).
+  bool fold_constants = true;
 };
 
 // What one pass did: its name, how many ops it changed or removed, and its time.

@@ -7,7 +7,10 @@
 //   - otherwise: a broadcast_in_dim of a scalar (the step reads the scalar), a broadcast
 //     of N values along the product's rows (a bias: the broadcast's input dims, other than
 //     unit dims, map in order onto trailing output dims whose sizes multiply to N; the step
-//     reads the input), or a dense value with as many elements as the product.
+//     reads the input), or a dense value with as many elements as the product that a later
+//     step still reads (one whose last read is e stays with e, which may then write its
+//     result over it: a residual, or a donated parameter's p - lr * g keeping one copy of p;
+//     the product step's output never shares storage with its inputs).
 // And, as FoldAddsIntoDots checks: e is in the same sequence after the product step, both
 // dense; p's storage root is written only by the product step and read only by e; e's
 // output is its own storage root, written only by e; no step between them writes the
@@ -56,6 +59,23 @@ class EpilogueFolder {
     for (const Sequence& region : step.regions)
       for (const Step& inner : region.steps)
         if (Writes(inner, root)) return true;
+    return false;
+  }
+
+  bool Reads(const Step& step, ValueId root) const {
+    for (ValueId v : step.inputs)
+      if (alias_root_[v] == root) return true;
+    for (const Sequence& region : step.regions)
+      for (const Step& inner : region.steps)
+        if (Reads(inner, root)) return true;
+    return false;
+  }
+
+  // Whether a step after `i` in `sequence` reads storage `root` (else its last read there
+  // is at or before i).
+  bool ReadAfter(const Sequence& sequence, size_t i, ValueId root) const {
+    for (size_t j = i + 1; j < sequence.steps.size(); ++j)
+      if (Reads(sequence.steps[j], root)) return true;
     return false;
   }
 
@@ -196,6 +216,10 @@ class EpilogueFolder {
             operand = x;
           } else {
             if (Elements(y) != ElementCount(product_type.dims)) continue;
+            // A full-size operand last read here stays with the elementwise step, which can
+            // then write its result over it (plan/in_place.h: a residual or a donated
+            // parameter updated in place; the product step's output never aliases inputs).
+            if (!ReadAfter(sequence, i, alias_root_[y])) continue;
             operand = y;
           }
         }

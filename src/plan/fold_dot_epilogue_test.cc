@@ -132,12 +132,15 @@ TEST(FoldDotEpilogueTest, ScalesBiasesAndResiduals) {
   auto twice = b.Op(OpCode::kMultiply, {Scalar(b, 2.0f, {128, 256}), scaled}, DType::kF32, {128, 256});
   auto biased = b.Op(OpCode::kAdd, {twice, Broadcast(b, bias, {128, 256}, {1})}, DType::kF32, {128, 256});
   auto out = b.Op(OpCode::kAdd, {residual, biased}, DType::kF32, {128, 256});
-  ExecutionPlan plan = MustLower(b.Build({out}));
-  ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+  // The residual is read by a later step too (the result `residual * 1`), so it folds.
+  auto kept = b.Op(OpCode::kMultiply, {residual, Scalar(b, 1.0f, {128, 256})}, DType::kF32, {128, 256});
+  ExecutionPlan plan = MustLower(b.Build({out, kept}));
+  ASSERT_GE(plan.body.steps.size(), 1u) << PrintPlan(plan);
   const Step& dot = plan.body.steps[0];
   EXPECT_EQ(dot.params,
             kernels::KernelParams(kernels::DotEpilogueParams{
-                .dot = {}, .ops = Ops({EpilogueOp::kDivide, EpilogueOp::kMultiply, EpilogueOp::kAdd, EpilogueOp::kAdd})}));
+                .dot = {}, .ops = Ops({EpilogueOp::kDivide, EpilogueOp::kMultiply, EpilogueOp::kAdd, EpilogueOp::kAdd})}))
+      << PrintPlan(plan);
   ASSERT_EQ(dot.inputs.size(), 6u);
   EXPECT_EQ(plan.values[dot.inputs[2]].storage, Storage::kConstant);  // 8, read as a scalar
   EXPECT_EQ(plan.values[dot.inputs[2]].type.dims, Dims{});
@@ -145,8 +148,25 @@ TEST(FoldDotEpilogueTest, ScalesBiasesAndResiduals) {
   EXPECT_EQ(plan.values[dot.inputs[5]].index, 3);  // the residual
 }
 
-// A gradient step's update p - lr * (x^T . g): one step writing the new parameters.
-TEST(FoldDotEpilogueTest, ParameterUpdateIsOneStep) {
+// A residual last read by its add stays with the add, which writes over it in place.
+TEST(FoldDotEpilogueTest, ResidualLastReadByItsAddStaysInPlace) {
+  ModuleBuilder b;
+  auto a = b.Param(DType::kF32, {128, 64});
+  auto w = b.Param(DType::kF32, {64, 256});
+  auto residual = b.Param(DType::kF32, {128, 256});
+  auto p = b.Op(OpCode::kDot, {a, w}, DType::kF32, {128, 256});
+  auto scaled = b.Op(OpCode::kMultiply, {p, Scalar(b, 0.5f, {128, 256})}, DType::kF32, {128, 256});
+  auto out = b.Op(OpCode::kAdd, {residual, scaled}, DType::kF32, {128, 256});
+  ExecutionPlan plan = MustLower(b.Build({out}));
+  ASSERT_EQ(plan.body.steps.size(), 2u) << PrintPlan(plan);
+  EXPECT_EQ(plan.body.steps[0].params,
+            kernels::KernelParams(kernels::DotEpilogueParams{.dot = {}, .ops = Ops({EpilogueOp::kMultiply})}));
+  EXPECT_EQ(plan.body.steps[1].kernel, "add.f32");
+}
+
+// A gradient step's update p - lr * (x^T . g): the scaling folds into the product, the
+// subtraction stays a step of its own, so that a donated p is updated where it lies.
+TEST(FoldDotEpilogueTest, ParameterUpdateKeepsItsSubtraction) {
   ModuleBuilder b;
   auto x = b.Param(DType::kF32, {256, 512});
   auto g = b.Param(DType::kF32, {256, 1024});
@@ -157,11 +177,11 @@ TEST(FoldDotEpilogueTest, ParameterUpdateIsOneStep) {
   auto step = b.Op(OpCode::kMultiply, {Scalar(b, 1e-3f, {512, 1024}), grad}, DType::kF32, {512, 1024});
   auto updated = b.Op(OpCode::kSubtract, {p, step}, DType::kF32, {512, 1024});
   ExecutionPlan plan = MustLower(b.Build({updated}));
-  ASSERT_EQ(plan.body.steps.size(), 1u) << PrintPlan(plan);
+  ASSERT_EQ(plan.body.steps.size(), 2u) << PrintPlan(plan);
   EXPECT_EQ(plan.body.steps[0].params,
-            kernels::KernelParams(kernels::DotEpilogueParams{
-                .dot = {.lhs_is_bkm = true}, .ops = Ops({EpilogueOp::kMultiply, EpilogueOp::kSubtractFrom})}));
-  EXPECT_EQ(plan.values[plan.body.steps[0].inputs[3]].index, 2);  // p
+            kernels::KernelParams(kernels::DotEpilogueParams{.dot = {.lhs_is_bkm = true},
+                                                             .ops = Ops({EpilogueOp::kMultiply})}));
+  EXPECT_EQ(plan.body.steps[1].kernel, "subtract.f32");
 }
 
 // Stay separate steps: a product read twice, a maximum with a non-zero constant, a

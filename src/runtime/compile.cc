@@ -258,6 +258,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
     pipeline.inline_options.keep_composite = [&read_module](const ir::Operation& composite) {
       return plan::LowersCompositeItself(read_module, composite);
     };
+    pipeline.fold_constants = options.num_partitions <= 1;
     STABLERT_ASSIGN_OR_RETURN(std::vector<passes::PassRecord> records, passes::RunPipeline(*module, pipeline));
     timer.EndPhase("passes");
     if (dump.enabled()) {
