@@ -234,14 +234,34 @@ void Dispatch(WorkQueue& queue, std::function<void()> task, bool may_run_inline)
   queue.Submit(std::move(task));
 }
 
-// Whether `plan` is cheap enough to run inline: kernel steps only (no loops, regions, host
-// transfers or collectives), few of them, over little data.
-bool IsSmallStraightLine(const plan::ExecutionPlan& plan) {
-  constexpr size_t kMaxSteps = 16;
+// Whether the steps of `sequence` (and their regions) may run on the caller's thread: kernel
+// steps and control flow only (no host transfers, whose callbacks may need the caller; no
+// collectives or manual regions, which wait for other devices). Counts the steps in `steps`.
+bool RunsOnCallerThread(const plan::Sequence& sequence, size_t& steps) {
+  for (const plan::Step& step : sequence.steps) {
+    ++steps;
+    switch (step.kind) {
+      case plan::StepKind::kKernel:
+        break;
+      case plan::StepKind::kWhile: case plan::StepKind::kIf: case plan::StepKind::kCase:
+        for (const plan::Sequence& region : step.regions)
+          if (!RunsOnCallerThread(region, steps)) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// Whether `plan` is small enough to run inline: few steps (loops included: a loop over a
+// small state, such as a fori_loop on a scalar or a short vector, is what its thread handoff
+// and the waiting caller slow down most) over little data.
+bool IsSmallProgram(const plan::ExecutionPlan& plan) {
+  constexpr size_t kMaxSteps = 64;
   constexpr int64_t kMaxBytes = 64 * 1024;
-  if (plan.body.steps.size() > kMaxSteps) return false;
-  for (const plan::Step& step : plan.body.steps)
-    if (step.kind != plan::StepKind::kKernel) return false;
+  size_t steps = 0;
+  if (!RunsOnCallerThread(plan.body, steps) || steps > kMaxSteps) return false;
   int64_t bytes = plan.arena_size;
   for (const plan::TensorType& type : plan.parameter_types) bytes += plan::ByteSize(type);
   for (const plan::TensorType& type : plan.result_types) bytes += plan::ByteSize(type);
@@ -290,7 +310,7 @@ Executable::Executable(std::string name, std::string program, std::string progra
       parameter_op_shardings_(OpShardings(parameter_types_, parameter_shards_)),
       result_op_shardings_(OpShardings(result_types_, result_shards_)),
       fingerprint_(Fingerprint(program_, options_.serialized)),
-      runs_inline_when_idle_(IsSmallStraightLine(plan_) && options_.num_partitions == 1) {
+      runs_inline_when_idle_(IsSmallProgram(plan_) && options_.num_partitions == 1) {
   result_donors_ = ResultDonors(plan_, donatable_parameters_, options_.num_partitions > 1 && !runs_per_partition_,
                                 local_parameter_types_, local_result_types_);
 }

@@ -99,9 +99,11 @@ class Executable {
   // The first Shardy op of the program ("sdy.manual_computation"), empty if none: frameworks
   // cannot turn such a program into HLO (PJRT_Executable_OptimizedProgram says so).
   const std::string& shardy_op() const { return shardy_op_; }
-  // Small straight-line programs (kernel steps only, little data) run on the caller's thread
-  // when their device is idle and their inputs are ready: a thread handoff would cost more
-  // than the work.
+  // Small programs (kernel steps and control flow, at most 64 steps over at most 64 KiB of
+  // data, no host transfers or collectives) run on the caller's thread when their device is
+  // idle and their inputs are ready: a thread handoff, and a caller waiting on the core's
+  // other hardware thread, would cost more than the work. A long loop over little data then
+  // returns when it is done.
   bool runs_inline_when_idle() const { return runs_inline_when_idle_; }
 
  private:
