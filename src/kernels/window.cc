@@ -224,6 +224,7 @@ bool ScanTree(const KernelContext& context, const KernelArgs& args, const Window
   const int64_t lines = outer * inner;
   const int64_t width = std::clamp<int64_t>((int64_t{1} << 16) / (n * static_cast<int64_t>(sizeof(V))), 1, 64);
   const auto [first, last] = ShareOf(context, (lines + width - 1) / width);
+  if (first >= last) return true;  // no block for this call: nothing to set up
   std::vector<V> line(static_cast<size_t>(n * width)), scanned(line.size());
   std::vector<int64_t> in_base(static_cast<size_t>(width)), out_base(in_base.size());
   for (int64_t block = first; block < last; ++block) {

@@ -307,10 +307,13 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
           for (plan::ValueId v : step.outputs) elements += ElementCount(plan.values[v].type.dims);
           constexpr int64_t kMinElementsToSplit = 1 << 16;
           if (elements >= kMinElementsToSplit) resolved.parts = ThreadPool::Shared().parallelism();
-          // Large steps in more chunks than threads (each still long: ~2^18 elements or
-          // more), so that the split follows the threads' actual progress.
+          // Large elementwise and fused steps in more chunks than threads (each still long:
+          // ~2^18 elements or more), so that the split follows the threads' actual progress.
+          // Their calls cost nothing beyond their share; other kernels may set up per call
+          // (buffers, a scan's line blocks) and keep one call per thread.
           constexpr int64_t kChunksPerThreadFrom = 1 << 21;
-          resolved.chunks = elements >= kChunksPerThreadFrom ? resolved.parts * 4 : resolved.parts;
+          const bool cheap_calls = entry->tile != nullptr || step.kernel == "fused" || step.kernel == "fused_rows";
+          resolved.chunks = cheap_calls && elements >= kChunksPerThreadFrom ? resolved.parts * 4 : resolved.parts;
         }
         break;
       case plan::StepKind::kWhile:
