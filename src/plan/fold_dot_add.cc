@@ -35,15 +35,6 @@ class DotAddFolder {
   void Run() { Fold(plan_.body); }
 
  private:
-  // Whether `step` (or a step in its regions) writes storage root `root`.
-  bool Writes(const Step& step, ValueId root) const {
-    for (ValueId v : step.outputs)
-      if (alias_root_[v] == root) return true;
-    for (const Sequence& region : step.regions)
-      for (const Step& inner : region.steps)
-        if (Writes(inner, root)) return true;
-    return false;
-  }
 
   bool Dense(ValueId v) const { return plan_.values[v].strides.empty(); }
 
@@ -82,7 +73,7 @@ class DotAddFolder {
         bool operands_kept = true;
         for (size_t j = d + 1; j < i && operands_kept; ++j)
           for (ValueId operand : dot.inputs)
-            if (Writes(sequence.steps[j], alias_root_[operand])) operands_kept = false;
+            if (StepWrites(sequence.steps[j], alias_root_[operand], alias_root_)) operands_kept = false;
         if (!operands_kept) continue;
         Value out;
         out.type = product_value.type;
@@ -98,11 +89,7 @@ class DotAddFolder {
         break;
       }
     }
-    std::vector<Step> kept;
-    kept.reserve(sequence.steps.size());
-    for (size_t i = 0; i < sequence.steps.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
-    sequence.steps = std::move(kept);
+    DropSteps(sequence, removed);
   }
 
   ExecutionPlan& plan_;

@@ -53,35 +53,17 @@ class EpilogueFolder {
     return step.kind == StepKind::kKernel && step.kernel == key;
   }
 
-  bool Writes(const Step& step, ValueId root) const {
-    for (ValueId v : step.outputs)
-      if (alias_root_[v] == root) return true;
-    for (const Sequence& region : step.regions)
-      for (const Step& inner : region.steps)
-        if (Writes(inner, root)) return true;
-    return false;
-  }
-
-  bool Reads(const Step& step, ValueId root) const {
-    for (ValueId v : step.inputs)
-      if (alias_root_[v] == root) return true;
-    for (const Sequence& region : step.regions)
-      for (const Step& inner : region.steps)
-        if (Reads(inner, root)) return true;
-    return false;
-  }
-
   // Whether a step after `i` in `sequence` reads storage `root` (else its last read there
   // is at or before i).
   bool ReadAfter(const Sequence& sequence, size_t i, ValueId root) const {
     for (size_t j = i + 1; j < sequence.steps.size(); ++j)
-      if (Reads(sequence.steps[j], root)) return true;
+      if (StepReads(sequence.steps[j], root, alias_root_)) return true;
     return false;
   }
 
   bool WrittenBetween(const Sequence& sequence, size_t first, size_t last, ValueId v) const {
     for (size_t j = first + 1; j < last; ++j)
-      if (Writes(sequence.steps[j], alias_root_[v])) return true;
+      if (StepWrites(sequence.steps[j], alias_root_[v], alias_root_)) return true;
     return false;
   }
 
@@ -254,11 +236,7 @@ class EpilogueFolder {
         break;
       }
     }
-    std::vector<Step> kept;
-    kept.reserve(sequence.steps.size());
-    for (size_t i = 0; i < sequence.steps.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
-    sequence.steps = std::move(kept);
+    DropSteps(sequence, removed);
   }
 
   ExecutionPlan& plan_;

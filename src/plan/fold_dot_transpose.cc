@@ -65,16 +65,6 @@ class DotTransposeFolder {
     return false;
   }
 
-  // Whether `step` (or a step in its regions) writes storage root `root`.
-  bool Writes(const Step& step, ValueId root) const {
-    for (ValueId v : step.outputs)
-      if (alias_root_[v] == root) return true;
-    for (const Sequence& region : step.regions)
-      for (const Step& inner : region.steps)
-        if (Writes(inner, root)) return true;
-    return false;
-  }
-
   // Whether `transpose` swaps the last two dims of its input and keeps the others, and
   // `operand` (what the dot reads, [B,P,Q]) views its output with those two dims as P, Q.
   bool SwapsLastTwo(const Step& transpose, const TensorType& operand) const {
@@ -123,7 +113,7 @@ class DotTransposeFolder {
         if (params.rhs_is_bnk && ElementCount(operand_type.dims) < kMinFoldedOperand) continue;
         bool input_kept = true;
         for (size_t j = found->second + 1; j < i && input_kept; ++j)
-          if (Writes(sequence.steps[j], alias_root_[x])) input_kept = false;
+          if (StepWrites(sequence.steps[j], alias_root_[x], alias_root_)) input_kept = false;
         if (!input_kept) continue;
         const Dims& d = operand_type.dims;
         Value view;
@@ -136,11 +126,7 @@ class DotTransposeFolder {
         removed[found->second] = true;
       }
     }
-    std::vector<Step> kept;
-    kept.reserve(sequence.steps.size());
-    for (size_t i = 0; i < sequence.steps.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
-    sequence.steps = std::move(kept);
+    DropSteps(sequence, removed);
   }
 
   void Fold(Sequence& sequence) {
@@ -185,11 +171,7 @@ class DotTransposeFolder {
       dot_writing.erase(found);
       removed[i] = true;
     }
-    std::vector<Step> kept;
-    kept.reserve(sequence.steps.size());
-    for (size_t i = 0; i < sequence.steps.size(); ++i)
-      if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
-    sequence.steps = std::move(kept);
+    DropSteps(sequence, removed);
   }
 
   ExecutionPlan& plan_;

@@ -22,4 +22,30 @@ StorageUses CountStorageUses(const ExecutionPlan& plan, const std::vector<ValueI
   return uses;
 }
 
+bool StepWrites(const Step& step, ValueId root, const std::vector<ValueId>& alias_root) {
+  for (ValueId v : step.outputs)
+    if (alias_root[v] == root) return true;
+  for (const Sequence& region : step.regions)
+    for (const Step& inner : region.steps)
+      if (StepWrites(inner, root, alias_root)) return true;
+  return false;
+}
+
+bool StepReads(const Step& step, ValueId root, const std::vector<ValueId>& alias_root) {
+  for (ValueId v : step.inputs)
+    if (alias_root[v] == root) return true;
+  for (const Sequence& region : step.regions)
+    for (const Step& inner : region.steps)
+      if (StepReads(inner, root, alias_root)) return true;
+  return false;
+}
+
+void DropSteps(Sequence& sequence, const std::vector<bool>& removed) {
+  std::vector<Step> kept;
+  kept.reserve(sequence.steps.size());
+  for (size_t i = 0; i < sequence.steps.size(); ++i)
+    if (!removed[i]) kept.push_back(std::move(sequence.steps[i]));
+  sequence.steps = std::move(kept);
+}
+
 }  // namespace stablert::plan

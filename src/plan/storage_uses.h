@@ -19,4 +19,12 @@ struct StorageUses {
 // `alias_root[v]`: the value whose storage `v` shares (itself if none).
 StorageUses CountStorageUses(const ExecutionPlan& plan, const std::vector<ValueId>& alias_root);
 
+// Whether `step` (or a step in its regions) writes / reads storage root `root`.
+bool StepWrites(const Step& step, ValueId root, const std::vector<ValueId>& alias_root);
+bool StepReads(const Step& step, ValueId root, const std::vector<ValueId>& alias_root);
+
+// Removes the steps of `sequence` flagged in `removed` (one flag per step), keeping the
+// others in order.
+void DropSteps(Sequence& sequence, const std::vector<bool>& removed);
+
 }  // namespace stablert::plan
