@@ -19,22 +19,9 @@ namespace {
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
 using kernels::EpilogueOp;
+using testing::CountSteps;
+using testing::FindStep;
 using testing::MustLower;
-
-int CountSteps(const Sequence& sequence, std::string_view prefix) {
-  int n = 0;
-  for (const Step& step : sequence.steps) {
-    if (step.kernel.starts_with(prefix)) ++n;
-    for (const Sequence& region : step.regions) n += CountSteps(region, prefix);
-  }
-  return n;
-}
-
-const Step* FindStep(const ExecutionPlan& plan, std::string_view prefix) {
-  for (const Step& step : plan.body.steps)
-    if (step.kernel.starts_with(prefix)) return &step;
-  return nullptr;
-}
 
 std::vector<int64_t> Ops(std::initializer_list<EpilogueOp> ops) {
   std::vector<int64_t> codes;

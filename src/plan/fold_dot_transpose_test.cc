@@ -16,22 +16,9 @@ namespace {
 
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
+using testing::CountSteps;
+using testing::FindStep;
 using testing::MustLower;
-
-int CountSteps(const Sequence& sequence, std::string_view prefix) {
-  int n = 0;
-  for (const Step& step : sequence.steps) {
-    if (step.kernel.starts_with(prefix)) ++n;
-    for (const Sequence& region : step.regions) n += CountSteps(region, prefix);
-  }
-  return n;
-}
-
-const Step* FindStep(const ExecutionPlan& plan, std::string_view prefix) {
-  for (const Step& step : plan.body.steps)
-    if (step.kernel.starts_with(prefix)) return &step;
-  return nullptr;
-}
 
 // g^T . x with g [K=16, M=512], x [K=16, N=128]: lhs stored [K,M], rhs [K,N].
 ir::ValueId WeightGradient(ModuleBuilder& b, ir::ValueId g, ir::ValueId x, Dims out) {

@@ -14,16 +14,8 @@ namespace {
 using ir::OpCode;
 using ir::testing::ModuleBuilder;
 
+using testing::CountSteps;
 using testing::MustLower;
-
-int CountSteps(const Sequence& sequence, std::string_view prefix) {
-  int n = 0;
-  for (const Step& step : sequence.steps) {
-    if (step.kernel.substr(0, prefix.size()) == prefix) ++n;
-    for (const Sequence& region : step.regions) n += CountSteps(region, prefix);
-  }
-  return n;
-}
 
 const Step& OnlyStep(const ExecutionPlan& plan, std::string_view prefix) {
   for (const Step& step : plan.body.steps)
