@@ -83,6 +83,20 @@ HWY_INLINE V SinCosForF32(D d, V x) {
   return hn::IfThenElse(negate, hn::Neg(result), result);
 }
 
+// tanh of f64 lanes holding f32 values, for rounding to f32: x P(x^2) / Q(x^2) with x clamped
+// to +-9.1 (coefficients.h; relative error 7.8e-9), so the f32 result is within 0.63 ulp.
+// Measured alternatives (docs/benchmarks.md, "tanh"): Highway's f32 tanh (expm1 and a
+// division) is 2.7 ulp and 13% slower; this rational in f32 lanes is twice as fast but 4.9 ulp,
+// above XLA's 4.5; the quotient by a reciprocal estimate and Newton's step is slower than
+// the division on AVX-512.
+template <class D, class V>
+HWY_INLINE V TanhForF32(D d, V x) {
+  const V limit = hn::Set(d, k::kTanhLimit);
+  const V clamped = hn::Min(hn::Max(x, hn::Neg(limit)), limit);
+  const V t = hn::Mul(clamped, clamped);
+  return hn::Div(hn::Mul(clamped, Poly(d, t, k::kTanhNumerator)), Poly(d, t, k::kTanhDenominator));
+}
+
 // f(dd, x) on f32 lanes evaluated in f64 lanes (both halves; a one-lane vector whole),
 // rounded once to f32.
 template <class D, class V, class Fn>
