@@ -5,7 +5,8 @@
 //   binary "<op>.complex<f32|f64>"  add, subtract, multiply, divide, power, atan2
 //   "complex.<f32|f64>"             in: real, imag (same shape)  out: complex
 //   "compare.complex<f32|f64>"      params: CompareParams (direction EQ or NE, type FLOAT)
-// Each has a scalar function of the same key for body programs.
+// Each has a scalar function of the same key for body programs. Unary and binary kernels
+// split over threads, and write over a dying input of the output's type (InPlace::kElementwise).
 #include <complex>
 
 #include "kernels/compare_params.h"
@@ -24,11 +25,11 @@ constexpr DType PartDType() {
 }
 
 template <typename Op, DType In, DType Out>
-Status UnaryKernel(const KernelContext&, const KernelArgs& args) {
+Status UnaryKernel(const KernelContext& context, const KernelArgs& args) {
   const auto* in = args.inputs[0].as<const Storage<In>>();
   auto* out = args.outputs[0].as<Storage<Out>>();
-  const int64_t n = args.outputs[0].num_elements;
-  for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(in[i]);
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  for (int64_t i = begin; i < end; ++i) out[i] = Op::Apply(in[i]);
   return OkStatus();
 }
 
@@ -38,13 +39,13 @@ void UnaryScalar(ScalarSlot* r, const ScalarInstruction& i) {
 }
 
 template <typename Op, DType D>
-Status BinaryKernel(const KernelContext&, const KernelArgs& args) {
+Status BinaryKernel(const KernelContext& context, const KernelArgs& args) {
   using T = Storage<D>;
   const T* a = args.inputs[0].as<const T>();
   const T* b = args.inputs[1].as<const T>();
   T* out = args.outputs[0].as<T>();
-  const int64_t n = args.outputs[0].num_elements;
-  for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], b[i]);
+  const auto [begin, end] = ShareOf(context, args.outputs[0].num_elements);
+  for (int64_t i = begin; i < end; ++i) out[i] = Op::Apply(a[i], b[i]);
   return OkStatus();
 }
 
@@ -99,7 +100,9 @@ template <typename Op, bool kToPart = false>
 Status RegisterUnary(KernelRegistry& registry, std::string_view name) {
   return ForEachDType(ComplexDTypes{}, [&]<DType D>() {
     constexpr DType kOut = kToPart ? PartDType<D>() : D;
-    STABLERT_RETURN_IF_ERROR(registry.Register(KernelKey(name, {D}), &UnaryKernel<Op, D, kOut>));
+    const std::string key = KernelKey(name, {D});
+    STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(key, &UnaryKernel<Op, D, kOut>));
+    if constexpr (kOut == D) STABLERT_RETURN_IF_ERROR(registry.DeclareInPlace(key, InPlace::kElementwise));
     return registry.RegisterScalar(KernelKey(name, {D}), reinterpret_cast<ScalarFnPtr>(&UnaryScalar<Op, D, kOut>));
   });
 }
@@ -107,7 +110,9 @@ Status RegisterUnary(KernelRegistry& registry, std::string_view name) {
 template <typename Op>
 Status RegisterBinary(KernelRegistry& registry, std::string_view name) {
   return ForEachDType(ComplexDTypes{}, [&]<DType D>() {
-    STABLERT_RETURN_IF_ERROR(registry.Register(KernelKey(name, {D}), &BinaryKernel<Op, D>));
+    const std::string key = KernelKey(name, {D});
+    STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable(key, &BinaryKernel<Op, D>));
+    STABLERT_RETURN_IF_ERROR(registry.DeclareInPlace(key, InPlace::kElementwise));
     return registry.RegisterScalar(KernelKey(name, {D}), reinterpret_cast<ScalarFnPtr>(&BinaryScalar<Op, D>));
   });
 }
