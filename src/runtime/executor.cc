@@ -464,6 +464,53 @@ bool LoadedPlan::AddScalarStep(RegisterProgramBuilder& builder, const ResolvedSt
                      {operand_values_[out], out});
 }
 
+void LoadedPlan::BuildLoopWithCalls(ResolvedStep& loop) {
+  // A body step may be a call in a loop program: a one-call kernel step that binds.
+  auto callable = [](const ResolvedStep& step) {
+    return step.kind == plan::StepKind::kKernel && step.scalar == nullptr && step.bind != nullptr && step.parts <= 1;
+  };
+  const ResolvedSequence& condition = sequences_[loop.first_region];
+  const ResolvedSequence& body = sequences_[loop.first_region + 1];
+  if (body.num_steps > LoopBinding::kMaxSteps) return;
+  size_t calls = 0;
+  for (uint32_t b = body.first_step; b < body.first_step + body.num_steps; ++b) {
+    if (callable(steps_[b])) ++calls;
+    else if (steps_[b].scalar == nullptr) return;
+  }
+  if (calls == 0 || calls > LoopBinding::kMaxCalls) return;
+  RegisterProgramBuilder builder(plan_);
+  bool ok = true;
+  for (uint32_t b = condition.first_step; b < condition.first_step + condition.num_steps && ok; ++b)
+    ok = AddScalarStep(builder, steps_[b]);
+  ok = ok && builder.EndCondition({operand_values_[loop.first_operand], loop.first_operand});
+  for (uint32_t b = body.first_step; b < body.first_step + body.num_steps && ok; ++b) {
+    const ResolvedStep& step = steps_[b];
+    if (step.scalar != nullptr) {
+      ok = AddScalarStep(builder, step);
+      continue;
+    }
+    const uint32_t operands = step.num_inputs + step.num_outputs + (step.workspace_per_call > 0 ? 1 : 0);
+    ok = builder.AddCall(std::span(operand_values_.data() + step.first_operand, operands));
+  }
+  std::optional<RegisterProgram> program = builder.Finish();
+  if (!ok || !program) return;
+  loop.loop_program = static_cast<int32_t>(programs_.size());
+  programs_.push_back(std::move(*program));
+}
+
+bool LoadedPlan::RunLoopWithCalls(const ResolvedStep& loop, const std::vector<kernels::BufferView>& views) const {
+  const ResolvedSequence& body = sequences_[loop.first_region + 1];
+  kernels::BoundCall calls[LoopBinding::kMaxCalls];
+  size_t bound = 0;
+  for (uint32_t b = body.first_step; b < body.first_step + body.num_steps; ++b) {
+    const ResolvedStep& step = steps_[b];
+    if (step.scalar != nullptr) continue;
+    if (!step.bind(ArgsOf(step, views), calls[bound++])) return false;
+  }
+  programs_[static_cast<size_t>(loop.loop_program)].Run(views.data(), calls);
+  return true;
+}
+
 void LoadedPlan::BuildRegisterPrograms(uint32_t index) {
   const ResolvedSequence seq = sequences_[index];
   const uint32_t end = seq.first_step + seq.num_steps;
@@ -493,6 +540,9 @@ void LoadedPlan::BuildRegisterPrograms(uint32_t index) {
       }
       continue;
     }
+    if (step.kind == plan::StepKind::kWhile && all_scalar(step.first_region) &&
+        sequences_[step.first_region].num_steps > 0)
+      BuildLoopWithCalls(step);
     if (step.kind == plan::StepKind::kWhile && all_scalar(step.first_region) &&
         sequences_[step.first_region].num_steps > 0) {
       // Only the condition is scalar: it runs as a program of its own each iteration.
@@ -644,6 +694,8 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
         break;
       }
       case plan::StepKind::kWhile: {
+        // Bound calls run whole steps: only where each step runs as one call.
+        if (step.loop_program >= 0 && context.thread_count == 1 && RunLoopWithCalls(step, views)) break;
         const auto* condition = static_cast<const uint8_t*>(views[step.first_operand].data);
         const RegisterProgram* condition_program =
             step.condition_program >= 0 ? &programs_[static_cast<size_t>(step.condition_program)] : nullptr;

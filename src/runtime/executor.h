@@ -112,6 +112,9 @@ class LoadedPlan {
     // A while step whose condition is all scalar steps but whose body is not: the
     // condition's register program (into programs_), or -1.
     int32_t condition_program = -1;
+    // A while step whose body is scalar steps and steps with a bind function: the whole
+    // loop as one register program calling those steps bound (into programs_), or -1.
+    int32_t loop_program = -1;
     // Kernel steps: the kernel's bind function (kernels::BindFn), or nullptr.
     kernels::BindFn bind = nullptr;
   };
@@ -137,6 +140,12 @@ class LoadedPlan {
   };
   // A kernel step's arguments: its operands' views, parameters, state and (first) workspace.
   static kernels::KernelArgs ArgsOf(const ResolvedStep& step, const std::vector<kernels::BufferView>& views);
+  // For a while step whose condition is scalar steps and whose body is scalar steps and
+  // callable ones: the loop program (loop_program), if the builder accepts it.
+  void BuildLoopWithCalls(ResolvedStep& loop);
+  // Binds the calls of `loop`'s body and runs its loop program; false (nothing run) if a
+  // step does not bind these operands.
+  bool RunLoopWithCalls(const ResolvedStep& loop, const std::vector<kernels::BufferView>& views) const;
   // Binds the steps of sequence `body` it can into `binding`; false if it bound none.
   bool BindLoopBody(uint32_t body, const std::vector<kernels::BufferView>& views, LoopBinding& binding) const;
   using Partition = PartitionContext;

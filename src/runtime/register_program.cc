@@ -1,5 +1,6 @@
 #include "runtime/register_program.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace stablert::runtime {
@@ -63,8 +64,18 @@ struct ChainRunner {
   }
 };
 
-void RegisterProgram::Run(const kernels::BufferView* views) const {
+namespace {
+// A call instruction: r[a] holds the address of the bound calls, attr the call's number.
+void RunBoundCall(kernels::ScalarSlot* registers, const kernels::ScalarInstruction& instruction) {
+  const auto* calls = reinterpret_cast<const kernels::BoundCall*>(static_cast<uintptr_t>(registers[instruction.a].bits));
+  const kernels::BoundCall& call = calls[instruction.attr];
+  call.run(call.storage);
+}
+}  // namespace
+
+void RegisterProgram::Run(const kernels::BufferView* views, const kernels::BoundCall* calls) const {
   kernels::ScalarSlot registers[kMaxRegisters];
+  if (calls_register_ >= 0) registers[calls_register_].bits = reinterpret_cast<uintptr_t>(calls);
   for (const Transfer& load : loads_) CopyElement(&registers[load.reg], views[load.slot].data, load.bytes);
   if (predicate_ >= 0) {
     while (true) {
@@ -157,6 +168,28 @@ void RegisterProgramBuilder::EmitWithChains(size_t begin, size_t end, RegisterPr
   }
 }
 
+bool RegisterProgramBuilder::AddCall(std::span<const plan::ValueId> touched) {
+  if (failed_) return false;
+  touched_by_calls_.insert(touched_by_calls_.end(), touched.begin(), touched.end());
+  // `a` becomes the calls' register when the program is finished.
+  instructions_.push_back(kernels::ScalarInstruction{&RunBoundCall, -1, -1, 0, 0, num_calls_++});
+  arithmetic_.emplace_back(kNone, DType::kInvalid);
+  return true;
+}
+
+bool RegisterProgramBuilder::Overlaps(plan::ValueId value, size_t r) const {
+  const plan::Value& v = plan_->values[value];
+  const Location& location = locations_[r];
+  // A donated parameter's buffer may be a result's.
+  if ((v.storage == plan::Storage::kParameter && location.storage == plan::Storage::kResult) ||
+      (v.storage == plan::Storage::kResult && location.storage == plan::Storage::kParameter))
+    return true;
+  // Constants are only read, by calls and registers alike.
+  if (v.storage != location.storage || v.storage == plan::Storage::kConstant) return false;
+  if (v.storage != plan::Storage::kArena || !v.strides.empty()) return v.storage == plan::Storage::kArena || v.index == location.index;
+  return location.index < v.index + v.byte_size && v.index < location.index + location.bytes;
+}
+
 bool RegisterProgramBuilder::EndCondition(Operand predicate) {
   if (failed_ || predicate_ >= 0 || plan_->values[predicate.value].type.dtype != DType::kPred) return !(failed_ = true);
   predicate_ = RegisterOf(predicate);
@@ -172,6 +205,17 @@ std::optional<RegisterProgram> RegisterProgramBuilder::Finish() {
   EmitWithChains(condition_end_, instructions_.size(), program, program.body_);
   program.predicate_ = predicate_;
   program.num_registers_ = static_cast<int>(locations_.size());
+  if (num_calls_ > 0) {
+    for (plan::ValueId value : touched_by_calls_)
+      for (size_t r = 0; r < locations_.size(); ++r)
+        if (Overlaps(value, r)) return std::nullopt;
+    if (program.num_registers_ >= RegisterProgram::kMaxRegisters) return std::nullopt;
+    program.calls_register_ = program.num_registers_++;
+    program.num_calls_ = num_calls_;
+    for (auto* code : {&program.condition_, &program.body_})
+      for (kernels::ScalarInstruction& instruction : *code)
+        if (instruction.fn == &RunBoundCall) instruction.a = program.calls_register_;
+  }
   for (size_t r = 0; r < locations_.size(); ++r) {
     const Location& location = locations_[r];
     const RegisterProgram::Transfer transfer{static_cast<int32_t>(r), location.slot, location.bytes};

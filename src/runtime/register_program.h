@@ -18,6 +18,13 @@
 // through memory between its links; the operations and their rounding are the same (no
 // contraction into FMAs).
 //
+// Loops with kernel calls: a loop may also hold calls of bound kernel steps
+// (kernels::BoundCall, e.g. a fused step over a carried array), bound per execution and
+// passed to Run. A call works on memory, so the builder refuses a program in which a call
+// touches a location some register stands for (the memory would be stale until the
+// program's final stores); the counter, the condition and the scalar work then stay in
+// registers while the calls stream their arrays.
+//
 // Build with RegisterProgramBuilder; a built program is immutable and may run on many
 // threads at once (each run has its registers on its stack). Running cannot fail.
 #pragma once
@@ -41,8 +48,9 @@ class RegisterProgram {
   static constexpr int kMaxRegisters = 128;
 
   // Runs the program with the executor's operand views (`views`: the data pointers of the
-  // operand slots the builder was given).
-  void Run(const kernels::BufferView* views) const;
+  // operand slots the builder was given). A program with calls (num_calls() > 0) takes the
+  // bound calls in `calls`, in the order the builder's AddCall numbered them.
+  void Run(const kernels::BufferView* views, const kernels::BoundCall* calls = nullptr) const;
 
   RegisterProgram() = default;
   RegisterProgram(RegisterProgram&&) = default;  // chain instructions point into chains_
@@ -53,6 +61,7 @@ class RegisterProgram {
   bool is_loop() const { return predicate_ >= 0; }
   int num_registers() const { return num_registers_; }
   size_t num_instructions() const { return condition_.size() + body_.size(); }
+  int num_calls() const { return num_calls_; }
 
  private:
   friend class RegisterProgramBuilder;
@@ -65,6 +74,8 @@ class RegisterProgram {
   std::vector<kernels::ScalarInstruction> body_;
   int32_t predicate_ = -1;  // loops: the register the condition leaves its i1 in
   int num_registers_ = 0;
+  int num_calls_ = 0;
+  int32_t calls_register_ = -1;  // programs with calls: the register holding the calls' address
   std::vector<Transfer> loads_, stores_;
   // One link of a chain: running = running op r[other] (or r[other] op running), stored to
   // r[dst].
@@ -97,6 +108,10 @@ class RegisterProgramBuilder {
   // `kernel` is the step's kernel key ("multiply.f32").
   bool Add(std::string_view kernel, kernels::ScalarFn fn, int64_t attr, std::span<const Operand> inputs,
            Operand output);
+  // Appends a call of the next bound kernel step (numbered 0, 1, ... in the order added),
+  // which reads and writes the memory of the values `touched`. Finish refuses the program if
+  // any of that memory is a register's location.
+  bool AddCall(std::span<const plan::ValueId> touched);
   // Ends the condition of a loop, whose i1 result is `predicate`; the instructions added
   // after it are the loop's body.
   bool EndCondition(Operand predicate);
@@ -128,6 +143,10 @@ class RegisterProgramBuilder {
   size_t condition_end_ = 0;
   int32_t predicate_ = -1;
   bool failed_ = false;
+  int num_calls_ = 0;
+  std::vector<plan::ValueId> touched_by_calls_;
+  // Whether `value`'s memory may share bytes with register r's location.
+  bool Overlaps(plan::ValueId value, size_t r) const;
 };
 
 }  // namespace stablert::runtime

@@ -195,6 +195,53 @@ TEST(RegisterProgramTest, VectorBodyWithScalarRuns) {
   EXPECT_EQ(got_x, x);
 }
 
+// A loop whose body is a fused step over the carried array and the counter's increment:
+// the whole loop is one register program (the condition and the counter in registers) that
+// calls the bound fused step each iteration. A second loop reads the counter in its fused
+// step, so the counter's memory must be current: that loop is refused as one program and
+// runs step by step, with the same results.
+TEST(RegisterProgramTest, LoopWithBoundCalls) {
+  auto build = [](bool read_counter) {
+    ModuleBuilder b;
+    auto x0 = b.Param(DType::kF32, {64});
+    auto zero = b.Constant<int32_t>(DType::kS32, {}, {0});
+    auto n = b.Constant<int32_t>(DType::kS32, {}, {700});
+    auto loop = b.While(
+        {zero, x0},
+        [&](const std::vector<ir::ValueId>& v) { return b.Op(OpCode::kCompare, {v[0], n}, DType::kPred, {}, LessThan()); },
+        [&](const std::vector<ir::ValueId>& v) {
+          auto splat = [&](ir::ValueId scalar) {
+            return b.Op(OpCode::kBroadcastInDim, {scalar}, DType::kF32, {64},
+                        {{"broadcast_dimensions", ModuleBuilder::IntList({})}});
+          };
+          auto f = [&](float value) { return splat(b.Constant<float>(DType::kF32, {}, {value})); };
+          auto x = b.Op(OpCode::kAdd, {b.Op(OpCode::kMultiply, {v[1], f(0.999f)}, DType::kF32, {64}), f(1.0f)},
+                        DType::kF32, {64});
+          if (read_counter)
+            x = b.Op(OpCode::kAdd, {x, splat(b.Op(OpCode::kConvert, {v[0]}, DType::kF32, {}))}, DType::kF32, {64});
+          auto i = b.Op(OpCode::kAdd, {v[0], b.Constant<int32_t>(DType::kS32, {}, {1})}, DType::kS32, {});
+          return std::vector<ir::ValueId>{i, x};
+        });
+    return b.Build({loop[1], loop[0]});
+  };
+  for (bool read_counter : {false, true}) {
+    SCOPED_TRACE(read_counter ? "reading the counter" : "not reading the counter");
+    Lowered lowered = Load(build(read_counter));
+    if (!read_counter) EXPECT_EQ(lowered.loaded->num_register_programs(), 2u);  // the condition, the loop
+    std::vector<float> x(64);
+    for (int i = 0; i < 64; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i) * 0.5f - 7.0f;
+    std::vector<float> got_x(64);
+    int32_t got_i = -1;
+    void* results[] = {got_x.data(), &got_i};
+    const void* arguments[] = {x.data()};
+    ASSERT_TRUE(lowered.loaded->Execute(arguments, results).ok());
+    for (int step = 0; step < 700; ++step)
+      for (float& value : x) value = value * 0.999f + 1.0f + (read_counter ? static_cast<float>(step) : 0.0f);
+    EXPECT_EQ(got_i, 700);
+    EXPECT_EQ(got_x, x);
+  }
+}
+
 // Chains of dependent arithmetic with the running value on either side of subtract and
 // divide, read twice (v * v), and a link whose other operand is an earlier link's result.
 TEST(RegisterProgramTest, ArithmeticChainsKeepOperandOrder) {
