@@ -13,8 +13,17 @@ namespace {
 // Largest element (complex<f64>) and most inputs (select, clamp) of an elementwise kernel.
 constexpr size_t kMaxElementBytes = 16;
 constexpr size_t kMaxInputs = 3;
-// Elements per block: the gathered inputs of a block stay in L1.
-constexpr int64_t kBlock = 512;
+// Bytes of a gathered input per block (512 elements of the largest type): the gathered
+// inputs of a block stay in L1. Blocks hold as many elements as the widest gathered input
+// allows, so that each dense call does enough work to hide its own cost.
+constexpr size_t kBlockBytes = 512 * kMaxElementBytes;
+
+// A view repeating one element (all strides 0).
+bool IsSplat(const BufferView& view) {
+  for (int64_t stride : view.strides)
+    if (stride != 0) return false;
+  return !view.strides.empty();
+}
 
 bool AllDense(std::span<const BufferView> views) {
   for (const BufferView& v : views)
@@ -115,7 +124,11 @@ Status RunElementwiseOverViews(KernelFn dense, const KernelContext& context, con
   const size_t num_inputs = args.inputs.size();
   if (num_inputs > kMaxInputs || args.outputs.size() != 1)
     return Internal("elementwise kernel over strided views: at most 3 inputs and one output");
-  alignas(64) std::array<std::array<uint8_t, kBlock * kMaxElementBytes>, kMaxInputs> buffers;
+  alignas(64) std::array<std::array<uint8_t, kBlockBytes>, kMaxInputs> buffers;
+  size_t widest = 1;
+  for (const BufferView& in : args.inputs)
+    if (!in.dense()) widest = std::max(widest, static_cast<size_t>(DTypeByteSize(in.dtype)));
+  const auto block = static_cast<int64_t>(kBlockBytes / widest);
   std::array<BufferView, kMaxInputs> inputs;
   BufferView block_out;
   int64_t block_dims[1];
@@ -124,8 +137,10 @@ Status RunElementwiseOverViews(KernelFn dense, const KernelContext& context, con
   block_args.inputs = std::span<const BufferView>(inputs.data(), num_inputs);
   block_args.outputs = std::span<const BufferView>(&block_out, 1);
   const size_t out_element = static_cast<size_t>(DTypeByteSize(out.dtype));
-  for (int64_t first = begin; first < end; first += kBlock) {
-    const int64_t count = std::min(kBlock, end - first);
+  // A view repeating one element (all strides 0) is the same in every block: filled once.
+  std::array<bool, kMaxInputs> splat_filled = {};
+  for (int64_t first = begin; first < end; first += block) {
+    const int64_t count = std::min(block, end - first);
     block_dims[0] = count;
     for (size_t k = 0; k < num_inputs; ++k) {
       const BufferView& in = args.inputs[k];
@@ -137,6 +152,11 @@ Status RunElementwiseOverViews(KernelFn dense, const KernelContext& context, con
       view.num_elements = count;
       if (in.dense()) {
         view.data = static_cast<uint8_t*>(in.data) + static_cast<size_t>(first) * static_cast<size_t>(DTypeByteSize(in.dtype));
+      } else if (IsSplat(in)) {
+        // The first block is the longest: later ones read a prefix of what it filled.
+        if (!splat_filled[k]) GatherViewElements(in, first, count, buffers[k].data());
+        splat_filled[k] = true;
+        view.data = buffers[k].data();
       } else {
         GatherViewElements(in, first, count, buffers[k].data());
         view.data = buffers[k].data();
