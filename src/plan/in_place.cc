@@ -3,8 +3,9 @@
 //
 // A while step's carried values live in buffers the condition and body read (plan.h); the
 // lowering (lower_control.cc) ends the body with `copy new -> carried` for each carried value
-// the body changes. Here the step that computes `new` is made to write the carried buffer
-// itself, when no later step of the body still needs the old value, and the copy is removed.
+// the body changes, and each branch of an if or case with `copy returned -> result`. Here the
+// step that computes `new` (`returned`) is made to write the carried buffer (the result)
+// itself, when no later step still needs the old value, and the copy is removed.
 #include "plan/in_place.h"
 
 #include <string_view>
@@ -57,6 +58,9 @@ class CarryUpdater {
       for (Sequence& region : step.regions) Walk(region);
       if (step.kind == StepKind::kWhile && step.regions.size() == 2)
         for (ValueId carried : step.outputs) UpdateInPlace(step.regions[1], alias_root_[carried]);
+      if (step.kind == StepKind::kIf || step.kind == StepKind::kCase)
+        for (Sequence& branch : step.regions)
+          for (ValueId result : step.outputs) UpdateInPlace(branch, alias_root_[result]);
     }
   }
 

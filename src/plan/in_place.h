@@ -38,8 +38,11 @@ bool MayShareWithOutput(const ExecutionPlan& plan, const std::vector<ValueId>& a
 //   - nothing in the body reads the carried value (through any alias or view) after P, and
 //     P reads it only as an input it may update in place (MayShareWithOutput).
 // A carried value the body returns unchanged, or one whose old value is read after the new
-// one is computed (a swap of carries), keeps its copy. Extends `alias_root` (values that
-// shared s's storage now share the carried value's).
+// one is computed (a swap of carries), keeps its copy. The same holds for the results of if
+// and case steps: each branch ends with `copy s -> result`, and under the same conditions
+// (with the branch as the body) the branch computes the result in place, in every branch
+// where it is safe. Extends `alias_root` (values that shared s's storage now share the
+// carried value's or the result's).
 void UpdateLoopCarriesInPlace(ExecutionPlan& plan, std::vector<ValueId>& alias_root);
 
 // Removes "copy.<T>" kernel steps whose input and output share storage, in every sequence.

@@ -152,6 +152,47 @@ TEST(InPlaceTest, OperandStillNeededOrAParameterIsNotOverwritten) {
   }
 }
 
+// Each branch of a case computes the result in the result's storage: no copies, no arena
+// buffer for the branches' values. A branch returning its operand unchanged, and a branch
+// returning one value as two results, keep the copies they need.
+TEST(InPlaceTest, BranchesComputeTheirResultsInPlace) {
+  constexpr int64_t kN = 1 << 16;
+  {
+    ModuleBuilder b;
+    auto index = b.Param(DType::kS32, {});
+    auto x = b.Param(DType::kF32, {kN});
+    auto branch = [&](OpCode code) {
+      return b.Region({}, [&, code](const std::vector<ir::ValueId>&) {
+        auto y = b.Op(code, {x}, DType::kF32, {kN});
+        return std::vector<ir::ValueId>{b.Op(OpCode::kMultiply, {y, y}, DType::kF32, {kN})};
+      });
+    };
+    std::vector<ir::Region> regions;
+    for (OpCode code : {OpCode::kSine, OpCode::kNegate, OpCode::kExponential}) regions.push_back(branch(code));
+    auto r = b.Op(OpCode::kCase, {index}, DType::kF32, {kN}, {}, std::move(regions));
+    ExecutionPlan plan = MustLower(b.Build({r}));
+    EXPECT_EQ(testing::CountSteps(plan.body, "copy."), 0) << PrintPlan(plan);
+    EXPECT_LT(plan.arena_size, kN * 4) << PrintPlan(plan);
+  }
+  {
+    ModuleBuilder b;
+    auto predicate = b.Param(DType::kPred, {});
+    auto x = b.Param(DType::kF32, {kN});
+    std::vector<ir::Region> regions;
+    regions.push_back(b.Region({}, [&](const std::vector<ir::ValueId>&) {
+      auto y = b.Op(OpCode::kNegate, {x}, DType::kF32, {kN});
+      return std::vector<ir::ValueId>{y, y};
+    }));
+    regions.push_back(b.Region({}, [&](const std::vector<ir::ValueId>&) { return std::vector<ir::ValueId>{x, x}; }));
+    auto r = b.OpN(OpCode::kIf, {predicate}, {ir::Type::Tensor(DType::kF32, {kN}), ir::Type::Tensor(DType::kF32, {kN})},
+                   {}, std::move(regions));
+    ExecutionPlan plan = MustLower(b.Build({r[0], r[1]}));
+    // The first branch computes one result in place and copies it to the other; the second
+    // copies the parameter to both.
+    EXPECT_EQ(testing::CountSteps(plan.body, "copy."), 3) << PrintPlan(plan);
+  }
+}
+
 TEST(InPlaceTest, ScatterOverADyingOperand) {
   ModuleBuilder b;
   auto p = b.Param(DType::kF32, {1000});

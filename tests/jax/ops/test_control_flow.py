@@ -13,6 +13,8 @@ from . import inputs as I
 from . import not_yet
 from .compare import Call, check_cases
 
+F32 = np.dtype(np.float32)
+
 DTYPES = [np.dtype(t) for t in (np.int32, np.int64, np.uint8, np.float32, np.float64)] + [I.FLOAT[0], I.FLOAT[1]]
 
 
@@ -93,3 +95,23 @@ FAMILY = {"while": while_cases, "if_case": cond_cases, "call_scan_barrier": call
 @pytest.mark.parametrize("op,dtype", [not_yet.param(op, dt) for op in FAMILY for dt in DTYPES])
 def test_control_flow(op, dtype):
     check_cases(None, FAMILY[op](np.dtype(dtype)), op=op, dtype=dtype)
+
+
+def test_branches_at_size():
+    """Branches over 1M-element arrays whose steps compute the branch's result in its storage
+    (plan/in_place.h): fused chains in every branch, a branch returning its operand, tuple
+    results, a switch, and a cond inside a loop carrying the array."""
+    n = 1 << 20
+    x = I.random(F32, (n,), 31)
+    branches = [lambda a: jnp.sin(a) * 2.0, lambda a: a + 1.0, lambda a: jnp.exp(-a * a) - a]
+    cases = {
+        "cond_fused_1m": Call(lambda p, a: lax.cond(p > 0, branches[0], branches[2], a), np.float32(1.0), x),
+        "cond_fused_false_1m": Call(lambda p, a: lax.cond(p > 0, branches[0], branches[2], a), np.float32(-1.0), x),
+        "cond_operand_unchanged_1m": Call(lambda p, a: lax.cond(p, lambda b: b, branches[1], a), np.bool_(True), x),
+        "cond_tuple_1m": Call(lambda p, a: lax.cond(p, lambda b: (b * 3.0, jnp.tanh(b)), lambda b: (b - 1.0, b * b), a),
+                              np.bool_(False), x),
+        "switch_1m": Call(lambda i, a: lax.switch(i, branches, a), np.int32(1), x),
+        "cond_in_loop_1m": Call(lambda a: lax.fori_loop(0, 5, lambda i, c: lax.cond(i % 2 == 0, branches[0],
+                                                                                    branches[1], c), a), x),
+    }
+    check_cases(None, cases, op="if_case_at_size", dtype=F32)
