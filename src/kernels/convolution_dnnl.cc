@@ -8,16 +8,26 @@
 //     1: the form of the input gradient (kernel flipped back, its features swapped);
 //   - backward-weights for the form of the kernel gradient (batch and feature swapped, the
 //     "kernel" larger than the result's spatial extent, no groups).
-// Operands in a layout the chosen implementation does not take directly are reordered per
-// call by reorder primitives prepared with it. Anything oneDNN cannot express (batch groups,
-// strided transposed convolutions, 0-D spatial...) runs the loop kernel.
+// Activations stay in the caller's layout when a direct (jit/brgconv) implementation takes
+// it -- or gemm, for 1x1 forward and backward-data -- else every operand uses the layout the
+// primitive prefers, reordered per call by reorder primitives prepared with it (for NCHW
+// with kernels above 1x1 that beats im2col+gemm, reorders included). Weights always use the preferred layout (a small reorder
+// per call). Anything oneDNN cannot express (batch groups, strided transposed convolutions,
+// 0-D spatial...) runs the loop kernel.
 //
-// Threads: a large convolution is cut into tiles, each the same convolution over a slice of
-// the lhs batch dimension (and the matching slice of the output's batch dimension) -- for
-// the forward and input-gradient forms the images, for the kernel-gradient form the input
-// features -- so tiles write disjoint parts of the output and need no reduction. Each tile
-// has its own primitive (oneDNN's primitive cache makes equal ones one), run on one thread
-// (onednn_common.h: no OpenMP team), the tiles spread over StableRT's pool.
+// Threads: a large convolution is cut into tiles, each its own primitive (oneDNN's primitive
+// cache makes equal ones one) run on one thread (onednn_common.h: no OpenMP team), the tiles
+// spread over StableRT's pool:
+//   - forward and input gradient: over the images (lhs batch and output batch), so tiles
+//     write disjoint parts of the output;
+//   - kernel gradient: over oneDNN's minibatch (the images: the lhs feature and rhs input
+//     feature dims of this form), the dimension the result sums over. A slice of the
+//     outermost dim of NHWC/NCHW is still a dense NHWC/NCHW tensor, so each tile runs the
+//     direct jit implementation on the caller's data; each writes a partial result in the
+//     primitive's layout, the partials are added in tile order and reordered into the output
+//     once. The sum therefore depends on the tile count (the core budget), not on timing.
+//     Should the minibatch be too small to split, the tiles cut the input features instead
+//     (disjoint outputs, strided views that oneDNN reorders).
 // The kernel is registered as splittable; its prepare function decides per step
 // (PreparedStep::single_call): a oneDNN step is called once and runs its tiles itself, a
 // loop step is split over StableRT's pool like `convolution.f32`. oneDNN exceptions become
