@@ -1,11 +1,12 @@
 """Convolution benchmark: StableRT against JAX's CPU backend (XLA) in the same process.
 
-Times a 2-D convolution (NHWC input, HWIO kernel, SAME padding) forward, its gradient with
+Times a 2-D convolution (NHWC input and HWIO kernel, or NCHW and OIHW; SAME padding) forward, its gradient with
 respect to the input and its gradient with respect to the kernel, each jitted on its own,
 on both backends; prints the best and median of --repeats runs after warm-up and the ratio
 of the best times (below 1: StableRT is faster).
 
     .venv/bin/python benchmarks/conv_benchmark.py [--batch 16] [--size 32] [--cin 32] [--cout 64]
+        [--kernel 3] [--stride 1] [--layout NHWC|NCHW] [--repeats 20]
 """
 import argparse
 import time
@@ -34,16 +35,21 @@ def main():
     parser.add_argument("--cout", type=int, default=64)
     parser.add_argument("--kernel", type=int, default=3)
     parser.add_argument("--stride", type=int, default=1)
+    parser.add_argument("--layout", choices=("NHWC", "NCHW"), default="NHWC")
     parser.add_argument("--repeats", type=int, default=20)
     a = parser.parse_args()
 
+    nhwc = a.layout == "NHWC"
+    dimension_numbers = ("NHWC", "HWIO", "NHWC") if nhwc else ("NCHW", "OIHW", "NCHW")
+
     def conv(x, w):
-        return lax.conv_general_dilated(x, w, (a.stride, a.stride), "SAME",
-                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return lax.conv_general_dilated(x, w, (a.stride, a.stride), "SAME", dimension_numbers=dimension_numbers)
 
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((a.batch, a.size, a.size, a.cin), dtype=np.float32)
-    w = rng.standard_normal((a.kernel, a.kernel, a.cin, a.cout), dtype=np.float32)
+    x_shape = (a.batch, a.size, a.size, a.cin) if nhwc else (a.batch, a.cin, a.size, a.size)
+    w_shape = (a.kernel, a.kernel, a.cin, a.cout) if nhwc else (a.cout, a.cin, a.kernel, a.kernel)
+    x = rng.standard_normal(x_shape, dtype=np.float32)
+    w = rng.standard_normal(w_shape, dtype=np.float32)
     y = np.asarray(jax.jit(conv, backend="cpu")(x, w))
     dy = rng.standard_normal(y.shape, dtype=np.float32)
     flops = 2.0 * y.size * a.kernel * a.kernel * a.cin
@@ -53,7 +59,7 @@ def main():
         ("kernel gradient", lambda x, dy: jax.vjp(lambda w: conv(x, w), w)[1](dy)[0], (x, dy)),
     ]
     cpu, stablert = jax.devices("cpu")[0], jax.devices("stablert")[0]
-    print(f"conv2d NHWC {a.batch}x{a.size}x{a.size}x{a.cin} * {a.kernel}x{a.kernel}x{a.cin}x{a.cout} "
+    print(f"conv2d {a.layout} {'x'.join(map(str, x_shape))} * {'x'.join(map(str, w_shape))} "
           f"stride {a.stride}, {flops / 1e9:.3f} GFLOP per call, best/median of {a.repeats}")
     print(f"{'workload':<16} {'StableRT ms':>18} {'XLA ms':>18} {'ratio':>7} {'GFLOP/s':>9}")
     for name, fn, args in workloads:

@@ -8,16 +8,26 @@
 //     1: the form of the input gradient (kernel flipped back, its features swapped);
 //   - backward-weights for the form of the kernel gradient (batch and feature swapped, the
 //     "kernel" larger than the result's spatial extent, no groups).
-// Operands in a layout the chosen implementation does not take directly are reordered per
-// call by reorder primitives prepared with it. Anything oneDNN cannot express (batch groups,
-// strided transposed convolutions, 0-D spatial...) runs the loop kernel.
+// Activations stay in the caller's layout when a direct (jit/brgconv) implementation takes
+// it -- or gemm, for 1x1 forward and backward-data -- else every operand uses the layout the
+// primitive prefers, reordered per call by reorder primitives prepared with it (for NCHW
+// with kernels above 1x1 that beats im2col+gemm, reorders included). Weights always use the preferred layout (a small reorder
+// per call). Anything oneDNN cannot express (batch groups, strided transposed convolutions,
+// 0-D spatial...) runs the loop kernel.
 //
-// Threads: a large convolution is cut into tiles, each the same convolution over a slice of
-// the lhs batch dimension (and the matching slice of the output's batch dimension) -- for
-// the forward and input-gradient forms the images, for the kernel-gradient form the input
-// features -- so tiles write disjoint parts of the output and need no reduction. Each tile
-// has its own primitive (oneDNN's primitive cache makes equal ones one), run on one thread
-// (onednn_common.h: no OpenMP team), the tiles spread over StableRT's pool.
+// Threads: a large convolution is cut into tiles, each its own primitive (oneDNN's primitive
+// cache makes equal ones one) run on one thread (onednn_common.h: no OpenMP team), the tiles
+// spread over StableRT's pool:
+//   - forward and input gradient: over the images (lhs batch and output batch), so tiles
+//     write disjoint parts of the output;
+//   - kernel gradient: over oneDNN's minibatch (the images: the lhs feature and rhs input
+//     feature dims of this form), the dimension the result sums over. A slice of the
+//     outermost dim of NHWC/NCHW is still a dense NHWC/NCHW tensor, so each tile runs the
+//     direct jit implementation on the caller's data; each writes a partial result in the
+//     primitive's layout, the partials are added in tile order and reordered into the output
+//     once. The sum therefore depends on the tile count (the core budget), not on timing.
+//     Should the minibatch be too small to split, the tiles cut the input features instead
+//     (disjoint outputs, strided views that oneDNN reorders).
 // The kernel is registered as splittable; its prepare function decides per step
 // (PreparedStep::single_call): a oneDNN step is called once and runs its tiles itself, a
 // loop step is split over StableRT's pool like `convolution.f32`. oneDNN exceptions become
@@ -47,6 +57,10 @@ using onednn::Engine;
 
 enum class Buffer { kLhs, kRhs, kOut };
 
+// How a step is cut into tiles: over the batch (each tile writes its part of the output) or,
+// for the kernel-gradient form, over the sum (each tile adds up a part of every output).
+enum class Split { kBatch, kSum };
+
 // One operand of the primitive: a view of one of the step's buffers in oneDNN's logical
 // order, and how it reaches the primitive.
 struct Role {
@@ -75,6 +89,7 @@ struct ConvTile {
 struct DnnlConvState {
   bool loops = false;  // fall back to the loop kernel
   KernelFn loop_kernel = nullptr;
+  Split split = Split::kBatch;
   std::vector<ConvTile> tiles;
 };
 
@@ -138,6 +153,15 @@ bool IsRef(const dnnl::primitive_desc_base& pd) {
   return name.rfind("ref", 0) == 0;
 }
 
+// oneDNN's im2col + GEMM implementation ("gemm:jit"), the one it picks for NCHW activations.
+// On one Zen 5 core, for 3x3 kernels: forward 163, backward-data 127, backward-weights 37-115
+// GFLOP/s, where the direct jit ones (blocked layouts) run at 240-290 -- faster even with
+// their reorders. A 1x1 forward or backward-data is one plain GEMM (140-230 GFLOP/s), which
+// beats the reorders.
+bool IsGemm(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+}
+
 // Scratchpads are the caller's (allocated per call): oneDNN's own is tied to a thread.
 dnnl::primitive_attr Attr() {
   dnnl::primitive_attr attr;
@@ -147,9 +171,24 @@ dnnl::primitive_attr Attr() {
 
 memory::desc Any(const Role& role) { return memory::desc(role.dims, memory::data_type::f32, memory::format_tag::any); }
 
-// Prepares the convolution over lhs batch entries [batch_begin, batch_begin + batch_count)
-// (and the same output batch entries) into `tile`; false if oneDNN cannot run it.
-bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_count, ConvTile* tile) {
+enum class Path { kForward, kBackwardData, kBackwardWeights };
+
+// Which oneDNN primitive runs the convolution (see the file comment); `rhs_spatial` and
+// `out_spatial` are the products of the kernel's and the result's spatial sizes.
+Path ChoosePath(const ConvolutionParams& conv, int64_t rhs_spatial, int64_t out_spatial) {
+  const bool lhs_dilated =
+      std::any_of(conv.lhs_dilation.begin(), conv.lhs_dilation.end(), [](int64_t d) { return d != 1; });
+  const bool reversed = std::any_of(conv.reversal.begin(), conv.reversal.end(), [](int64_t r) { return r != 0; });
+  if (lhs_dilated) return Path::kBackwardData;
+  if (conv.feature_groups == 1 && !reversed && rhs_spatial > out_spatial) return Path::kBackwardWeights;
+  return Path::kForward;
+}
+
+// Prepares the convolution over entries [batch_begin, batch_begin + batch_count) of the split
+// dimension into `tile`; false if oneDNN cannot run it. Split::kBatch slices the lhs batch
+// and the output's batch; Split::kSum (kernel-gradient form only) slices oneDNN's minibatch,
+// so the tile's diff_weights is a partial sum (always reordered to the caller's layout).
+bool PrepareTile(const KernelArgs& args, Split split, int64_t batch_begin, int64_t batch_count, ConvTile* tile) {
   const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
   const ConvolutionParams& conv = args.Params<ConvolutionParams>();
   const auto& [lhs_dims, rhs_dims, out_dims, strides, padding_low, high, lhs_dilation, rhs_dilation, reversal,
@@ -167,21 +206,14 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
     return fallback();
   const bool lhs_dilated = std::any_of(lhs_dilation.begin(), lhs_dilation.end(), [](int64_t d) { return d != 1; });
   const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s != 1; });
-  const bool reversed = std::any_of(reversal.begin(), reversal.end(), [](int64_t r) { return r != 0; });
   int64_t out_spatial = 1, rhs_spatial = 1;
   for (size_t s = 0; s < spatial; ++s) {
     out_spatial *= out[static_cast<size_t>(out_dims[2 + s])];
     rhs_spatial *= rhs[static_cast<size_t>(rhs_dims[2 + s])];
   }
-  enum class Path { kForward, kBackwardData, kBackwardWeights } path;
-  if (lhs_dilated) {
-    if (strided) return fallback();
-    path = Path::kBackwardData;
-  } else if (feature_groups == 1 && !reversed && rhs_spatial > out_spatial) {
-    path = Path::kBackwardWeights;
-  } else {
-    path = Path::kForward;
-  }
+  if (lhs_dilated && strided) return fallback();
+  const Path path = ChoosePath(conv, rhs_spatial, out_spatial);
+  if (split == Split::kSum && path != Path::kBackwardWeights) return fallback();
 
   auto role = [&](int arg, Buffer buffer, bool output, std::span<const int64_t> physical, int64_t n, int64_t c,
                   const std::vector<int64_t>& spatial_dims) {
@@ -255,8 +287,13 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
         a = role(DNNL_ARG_SRC, Buffer::kLhs, false, lhs, lhs_dims[1], lhs_dims[0], lhs_sp);
         w = role(DNNL_ARG_DIFF_DST, Buffer::kRhs, false, rhs, rhs_dims[0], rhs_dims[1], rhs_sp);
         b = role(DNNL_ARG_DIFF_WEIGHTS, Buffer::kOut, true, out, out_dims[1], out_dims[0], out_sp);
-        slice(a, 1);  // the lhs batch is oneDNN's input-feature dim here
-        slice(b, 1);
+        if (split == Split::kSum) {
+          slice(a, 0);  // oneDNN's minibatch: the lhs feature and rhs input-feature dims
+          slice(w, 0);
+        } else {
+          slice(a, 1);  // the lhs batch is oneDNN's input-feature dim here
+          slice(b, 1);
+        }
         for (size_t s = 0; s < spatial; ++s) {
           const int64_t k = b.dims[2 + s];
           fwd_strides[s] = rhs_dilation[s];
@@ -278,6 +315,9 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
     Role& act1 = a;
     Role& act2 = weights_is_b ? w : b;
     Role& weights = weights_is_b ? b : w;
+    // The caller's layout is taken only by a direct implementation, or by gemm where it wins.
+    const bool gemm_ok = path != Path::kBackwardWeights && rhs_spatial == 1;
+    auto slow = [&](const dnnl::primitive_desc_base& pd) { return IsRef(pd) || (!gemm_ok && IsGemm(pd)); };
     auto create = [&](bool plain) -> bool {
       const memory::desc m1 = plain ? act1.user : Any(act1), m2 = plain ? act2.user : Any(act2), mw = Any(weights);
       try {
@@ -286,7 +326,7 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
             dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                               m1, mw, m2, fwd_strides, fwd_dilates, pad_l, pad_r);
             dnnl::convolution_forward::primitive_desc pd(d, Attr(), Engine());
-            if (plain && IsRef(pd)) return false;
+            if (plain && slow(pd)) return false;
             a.prim = pd.src_desc();
             w.prim = pd.weights_desc();
             b.prim = pd.dst_desc();
@@ -302,7 +342,7 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
             dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m2, mw, m1, fwd_strides,
                                                     fwd_dilates, pad_l, pad_r);
             dnnl::convolution_backward_data::primitive_desc pd(d, Attr(), Engine(), hint);
-            if (plain && IsRef(pd)) return false;
+            if (plain && slow(pd)) return false;
             a.prim = pd.diff_dst_desc();
             w.prim = pd.weights_desc();
             b.prim = pd.diff_src_desc();
@@ -318,7 +358,7 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
             dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, m1, mw, m2, fwd_strides,
                                                        fwd_dilates, pad_l, pad_r);
             dnnl::convolution_backward_weights::primitive_desc pd(d, Attr(), Engine(), hint);
-            if (plain && IsRef(pd)) return false;
+            if (plain && slow(pd)) return false;
             a.prim = pd.src_desc();
             w.prim = pd.diff_dst_desc();
             b.prim = pd.diff_weights_desc();
@@ -333,7 +373,8 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
     };
     if (!create(true) && !create(false)) return fallback();
     for (Role* r : {&a, &w, &b}) {
-      r->reordered = r->user != r->prim;
+      // A partial sum is written to a buffer of its own and reordered (copied) out after the sum.
+      r->reordered = r->user != r->prim || (split == Split::kSum && r->output);
       if (!r->reordered) continue;
       dnnl::reorder::primitive_desc pd = r->output
                                              ? dnnl::reorder::primitive_desc(Engine(), r->prim, Engine(), r->user, Attr())
@@ -348,39 +389,77 @@ bool PrepareTile(const KernelArgs& args, int64_t batch_begin, int64_t batch_coun
   return true;
 }
 
-// Tiles for `threads` threads: one below kMinSplitMacs, else the batch in `threads` slices
-// (twice as many from 2^28 multiply-adds, so that a descheduled thread holds back less).
-int TileCount(const KernelArgs& args, const ConvolutionParams& conv, int threads) {
-  const int64_t batch = args.inputs[0].dims[static_cast<size_t>(conv.lhs_dims[0])];
+// Multiply-adds of the convolution: each output element sums over the kernel's other dims.
+double Macs(const KernelArgs& args, const ConvolutionParams& conv) {
   const int64_t out_features = args.inputs[1].dims[static_cast<size_t>(conv.rhs_dims[1])];
-  if (threads <= 1 || batch < 2 || out_features == 0) return 1;
-  // Multiply-adds: each output element sums over the kernel's other dims.
-  const double macs = static_cast<double>(args.outputs[0].num_elements) *
-                      static_cast<double>(args.inputs[1].num_elements / out_features);
-  if (macs < kMinSplitMacs) return 1;
-  const int64_t wanted = macs >= 1 << 28 ? 2 * threads : threads;
-  const int64_t chunk = (batch + wanted - 1) / wanted;
-  return static_cast<int>((batch + chunk - 1) / chunk);
+  if (out_features == 0) return 0;
+  return static_cast<double>(args.outputs[0].num_elements) *
+         static_cast<double>(args.inputs[1].num_elements / out_features);
+}
+
+// Tiles for `threads` threads over `entries` entries of the split dimension: one below
+// kMinSplitMacs, else `threads` slices (twice as many from 2^28 multiply-adds when
+// `may_double`, so that a descheduled thread holds back less).
+int TileCount(double macs, int64_t entries, int threads, bool may_double) {
+  if (threads <= 1 || entries < 2 || macs < kMinSplitMacs) return 1;
+  const int64_t wanted = may_double && macs >= 1 << 28 ? 2 * threads : threads;
+  const int64_t chunk = (entries + wanted - 1) / wanted;
+  return static_cast<int>((entries + chunk - 1) / chunk);
+}
+
+// Prepares `parts` tiles splitting `entries` entries of `split`'s dimension into `state`;
+// false (and no tiles) if oneDNN cannot run one of them, or, for partial sums, if the tiles'
+// diff_weights layouts differ (their sum is taken in that layout).
+bool PrepareTiles(const KernelArgs& args, Split split, int64_t entries, int parts, DnnlConvState* state) {
+  state->split = split;
+  state->tiles.clear();
+  const int64_t chunk = (entries + parts - 1) / parts;
+  for (int part = 0; part < parts; ++part) {
+    ConvTile tile;
+    const int64_t begin = part * chunk;
+    if (!PrepareTile(args, split, begin, std::min(chunk, entries - begin), &tile) ||
+        (split == Split::kSum && !state->tiles.empty() && tile.roles[2].prim != state->tiles.front().roles[2].prim)) {
+      state->tiles.clear();
+      return false;
+    }
+    state->tiles.push_back(std::move(tile));
+  }
+  return true;
 }
 
 StatusOr<PreparedStep> Prepare(const KernelArgs& args) {
   auto state = std::make_shared<DnnlConvState>();
   state->loop_kernel = g_loop_kernel;
   const ConvolutionParams& conv = args.Params<ConvolutionParams>();
-  const int64_t batch = args.inputs[0].dims[static_cast<size_t>(conv.lhs_dims[0])];
+  const std::span<const int64_t> lhs = args.inputs[0].dims, rhs = args.inputs[1].dims, out = args.outputs[0].dims;
+  const int64_t batch = lhs[static_cast<size_t>(conv.lhs_dims[0])];
   onednn::OneDnnThreadScope single;
-  const int parts = conv.batch_groups == 1 ? TileCount(args, conv, CoreBudget()) : 1;
-  const int64_t chunk = (batch + parts - 1) / parts;
-  for (int part = 0; part < parts; ++part) {
-    ConvTile tile;
-    const int64_t begin = part * chunk;
-    if (!PrepareTile(args, begin, std::min(chunk, batch - begin), &tile)) {
-      // The loop kernel, split over StableRT's pool by the executor.
-      state->loops = true;
-      state->tiles.clear();
-      return PreparedStep(state, /*once=*/false);
-    }
-    state->tiles.push_back(std::move(tile));
+  const int threads = CoreBudget();
+  const double macs = Macs(args, conv);
+  // The kernel-gradient form sums over oneDNN's minibatch (the lhs feature dim): tiles over
+  // it keep every tile's activations in the caller's dense layout (a slice of the outermost
+  // dim), which oneDNN's jit implementation takes without a reorder; tiles over the input
+  // features (the lhs batch) are strided views it reorders, and narrow ones (8 channels)
+  // run on its AVX2 code.
+  int64_t rhs_spatial = 1, out_spatial = 1;
+  for (size_t s = 0; s < conv.strides.size(); ++s) {
+    rhs_spatial *= rhs[static_cast<size_t>(conv.rhs_dims[2 + s])];
+    out_spatial *= out[static_cast<size_t>(conv.out_dims[2 + s])];
+  }
+  if (conv.batch_groups == 1 && conv.lhs_dims.size() >= 3 &&
+      ChoosePath(conv, rhs_spatial, out_spatial) == Path::kBackwardWeights) {
+    const int64_t sum_entries = lhs[static_cast<size_t>(conv.lhs_dims[1])];
+    // Partial sums cost a copy of the result each: no more tiles than threads when large.
+    const bool small_result = args.outputs[0].num_elements <= (1 << 20) / (2 * threads);
+    const int parts = TileCount(macs, sum_entries, threads, small_result);
+    if (parts > 1 && PrepareTiles(args, Split::kSum, sum_entries, parts, state.get()))
+      return PreparedStep(state, /*once=*/true);
+  }
+  const int parts = conv.batch_groups == 1 ? TileCount(macs, batch, threads, /*may_double=*/true) : 1;
+  if (!PrepareTiles(args, Split::kBatch, batch, parts, state.get())) {
+    // The loop kernel, split over StableRT's pool by the executor.
+    state->loops = true;
+    return PreparedStep(state, /*once=*/false);
   }
   return PreparedStep(state, /*once=*/true);
 }
@@ -403,21 +482,24 @@ void GatherFlipped(const Role& role, const float* base, float* to) {
   }
 }
 
-// Runs one tile on the calling thread.
-Status RunTile(const ConvTile& tile, const KernelArgs& args) {
+// Runs `role`'s reorder from `from` to `to` on `stream`, waiting for it.
+void Reorder(const Role& role, const memory& from, const memory& to, dnnl::stream& stream) {
+  std::unordered_map<int, memory> reorder_args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  if (role.reorder_scratchpad.get_size() > 0)
+    reorder_args.emplace(DNNL_ARG_SCRATCHPAD, memory(role.reorder_scratchpad, Engine()));
+  role.reorder.execute(stream, reorder_args);
+  stream.wait();  // before its scratchpad goes
+}
+
+// Runs one tile on the calling thread. With `partial`, the tile's output stays in the
+// primitive's layout there (its reorder is the caller's, after the sum).
+Status RunTile(const ConvTile& tile, const KernelArgs& args, float* partial = nullptr) {
   try {
     onednn::OneDnnThreadScope single;
     dnnl::stream& stream = onednn::ThreadStream();
     std::unordered_map<int, memory> primitive_args;
     std::vector<std::pair<const Role*, std::pair<memory, memory>>> outputs;
     std::vector<std::vector<float>> copies;
-    auto reorder = [&](const Role& role, const memory& from, const memory& to) {
-      std::unordered_map<int, memory> reorder_args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-      if (role.reorder_scratchpad.get_size() > 0)
-        reorder_args.emplace(DNNL_ARG_SCRATCHPAD, memory(role.reorder_scratchpad, Engine()));
-      role.reorder.execute(stream, reorder_args);
-      stream.wait();  // before its scratchpad goes
-    };
     for (const Role& role : tile.roles) {
       const BufferView& view = role.buffer == Buffer::kLhs   ? args.inputs[0]
                                : role.buffer == Buffer::kRhs ? args.inputs[1]
@@ -433,11 +515,15 @@ Status RunTile(const ConvTile& tile, const KernelArgs& args) {
         primitive_args.emplace(role.arg, user);
         continue;
       }
+      if (role.output && partial != nullptr) {
+        primitive_args.emplace(role.arg, memory(role.prim, Engine(), partial));
+        continue;
+      }
       memory prim(role.prim, Engine());
       if (role.output) {
         outputs.push_back({&role, {prim, user}});
       } else {
-        reorder(role, user, prim);
+        Reorder(role, user, prim, stream);
       }
       primitive_args.emplace(role.arg, prim);
     }
@@ -446,11 +532,44 @@ Status RunTile(const ConvTile& tile, const KernelArgs& args) {
                              memory(tile.scratchpad, Engine(), onednn::ThreadScratch(tile.scratchpad.get_size())));
     tile.primitive.execute(stream, primitive_args);
     stream.wait();
-    for (auto& [role, memories] : outputs) reorder(*role, memories.first, memories.second);
+    for (auto& [role, memories] : outputs) Reorder(*role, memories.first, memories.second, stream);
   } catch (const dnnl::error& e) {
     return onednn::FromDnnlError(e, "convolution");
   } catch (const std::bad_alloc&) {
     return ResourceExhausted("out of memory running a oneDNN convolution");
+  }
+  return OkStatus();
+}
+
+// Tiles that each sum a part of the kernel gradient: each writes its partial result in the
+// primitive's layout, the partials are added in tile order into the first, which is then
+// reordered into the output.
+Status RunPartialSums(const DnnlConvState& state, const KernelArgs& args) {
+  const Role& out = state.tiles[0].roles[2];
+  const size_t count = out.prim.get_size() / sizeof(float);
+  const size_t tiles = state.tiles.size();
+  try {
+    std::vector<memory> partials;  // oneDNN's allocations: aligned as its kernels prefer
+    for (size_t t = 0; t < tiles; ++t) partials.emplace_back(out.prim, Engine());
+    std::vector<Status> statuses(tiles);
+    ThreadPool::Shared().ParallelFor(static_cast<int>(tiles), [&](int t) {
+      const size_t i = static_cast<size_t>(t);
+      statuses[i] = RunTile(state.tiles[i], args, static_cast<float*>(partials[i].get_data_handle()));
+    });
+    for (Status& status : statuses)
+      if (!status.ok()) return status;
+    float* sum = static_cast<float*>(partials[0].get_data_handle());
+    for (size_t t = 1; t < tiles; ++t) {
+      const float* part = static_cast<const float*>(partials[t].get_data_handle());
+      for (size_t i = 0; i < count; ++i) sum[i] += part[i];
+    }
+    onednn::OneDnnThreadScope single;
+    Reorder(out, partials[0], memory(out.user, Engine(), args.outputs[0].as<float>() + out.offset),
+            onednn::ThreadStream());
+  } catch (const dnnl::error& e) {
+    return onednn::FromDnnlError(e, "convolution");
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("out of memory for the partial sums of a oneDNN convolution");
   }
   return OkStatus();
 }
@@ -460,6 +579,7 @@ Status DnnlConvolutionKernel(const KernelContext& context, const KernelArgs& arg
   if (state.loops) return state.loop_kernel(context, args);
   // A oneDNN step is called once; should a caller still split it, one call does the work.
   if (context.thread_index != 0) return OkStatus();
+  if (state.split == Split::kSum) return RunPartialSums(state, args);
   if (state.tiles.size() == 1) return RunTile(state.tiles[0], args);
   std::vector<Status> statuses(state.tiles.size());
   ThreadPool::Shared().ParallelFor(static_cast<int>(state.tiles.size()), [&](int t) {

@@ -148,5 +148,30 @@ TEST(DnnlConvolutionTest, TiledGradientFormsMatchLoopsWithoutThreadsOfTheirOwn) 
   EXPECT_EQ(ProcessThreadCount(), before);
 }
 
+// Kernel gradients large enough to be cut into tiles over the sum (oneDNN's minibatch: the
+// images, the lhs feature dim of this form), each tile a partial result added up after: an
+// uneven split (5 images), output features that are not a multiple of oneDNN's block (20),
+// strides (rhs dilation 2), NCHW, and a layout whose images are not the outermost dim.
+TEST(DnnlConvolutionTest, KernelGradientsSummedInTilesMatchLoops) {
+  ThreadPool::Shared();
+  const int before = ProcessThreadCount();
+  // NHWC x [5, 33, 33, 24], w [3, 3, 24, 20], stride 2, SAME -> dy [5, 17, 17, 20].
+  const std::vector<int64_t> lhs_swapped = {3, 0, 1, 2}, dy_as_kernel = {0, 3, 1, 2}, hwio = {2, 3, 0, 1};
+  Config nhwc{lhs_swapped, dy_as_kernel, hwio, {5, 33, 33, 24}, {5, 17, 17, 20}, {3, 3, 24, 20},
+              {lhs_swapped, dy_as_kernel, hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {2, 2}, {0, 0}, 1, 1}};
+  { SCOPED_TRACE("nhwc_stride2"); ExpectSameAsLoops(nhwc); }
+  // NCHW x [6, 16, 20, 20], OIHW w [32, 16, 3, 3], VALID -> dy [6, 32, 18, 18].
+  const std::vector<int64_t> nchw_swapped = {1, 0, 2, 3}, dy_nchw = {0, 1, 2, 3}, oihw_out = {1, 0, 2, 3};
+  Config nchw{nchw_swapped, dy_nchw, oihw_out, {6, 16, 20, 20}, {6, 32, 18, 18}, {32, 16, 3, 3},
+              {nchw_swapped, dy_nchw, oihw_out, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, {0, 0}, 1, 1}};
+  { SCOPED_TRACE("nchw_valid"); ExpectSameAsLoops(nchw); }
+  // HNWC x [24, 4, 24, 16] (images second), dy HNWC [24, 4, 24, 32], SAME -> dw HWIO.
+  const std::vector<int64_t> hnwc_swapped = {3, 1, 0, 2}, dy_hnwc = {1, 3, 0, 2};
+  Config hnwc{hnwc_swapped, dy_hnwc, hwio, {24, 4, 24, 16}, {24, 4, 24, 32}, {3, 3, 16, 32},
+              {hnwc_swapped, dy_hnwc, hwio, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, 1}};
+  { SCOPED_TRACE("images_not_outermost"); ExpectSameAsLoops(hnwc); }
+  EXPECT_EQ(ProcessThreadCount(), before);
+}
+
 }  // namespace
 }  // namespace stablert::kernels

@@ -165,6 +165,32 @@ def test_conv_gradients(op, dtype):
     check_cases(None, conv_grad_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
 
 
+# Realistic sizes (up to 1M-element activations), cut into tiles over the cores: the images for
+# the forward and input-gradient forms, the sum over the images for the kernel gradient
+# (partial results added after the tiles); NHWC stays in the caller's layout, NCHW goes
+# through oneDNN's blocked layouts. An uneven split (5 images), 20 output features (not a
+# multiple of oneDNN's block of 16), stride 2.
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_conv_and_gradients_large(layout):
+    import jax
+    dt = np.dtype(np.float32)
+    nhwc = layout == "NHWC"
+    dn = (layout, "HWIO", layout) if nhwc else (layout, "OIHW", layout)
+    x_shape = (lambda n, s, c: (n, s, s, c)) if nhwc else (lambda n, s, c: (n, c, s, s))
+    w_shape = (lambda k, i, o: (k, k, i, o)) if nhwc else (lambda k, i, o: (o, i, k, k))
+    forms = {
+        "batch16_32x32_32to64": (conv((1, 1), "SAME", dn=dn), x_shape(16, 32, 32), w_shape(3, 32, 64)),
+        "batch5_33x33_24to20_stride2": (conv((2, 2), "SAME", dn=dn), x_shape(5, 33, 24), w_shape(3, 24, 20)),
+    }
+    cases = {}
+    for i, (name, (f, xs, ws)) in enumerate(forms.items()):
+        x, w = _ints(dt, xs, 50 + 3 * i), _ints(dt, ws, 51 + 3 * i)  # every sum exact in f32
+        ys = jax.eval_shape(f, jax.ShapeDtypeStruct(xs, dt), jax.ShapeDtypeStruct(ws, dt)).shape
+        cases[name] = Call(f, x, w)
+        cases[name + "_gradients"] = Call(_grads(f, x, w), x, w, _ints(dt, ys, 52 + 3 * i))
+    check_cases(None, cases, op="conv_gradients", dtype=dt, tol=DOT_TOL)
+
+
 @pytest.mark.parametrize("op,dtype", [not_yet.param("conv_preferred_element_type", t) for t in (
     "int8->int32", "int16->int32", "uint8->uint32", "bfloat16->float32", "float16->float32", "float32->float64")])
 def test_conv_preferred_element_type(op, dtype):
