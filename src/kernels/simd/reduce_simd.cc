@@ -79,25 +79,25 @@ R PairwiseSumImpl(const R* x, int64_t count) {
   return p[0];
 }
 
+// A strip of kV vectors of dst, accumulated down `count` rows (row r at rows + r * stride):
+// the accumulators stay in registers and every row is read kV vectors at a time, which
+// keeps enough cache lines in flight for strided rows (8 vectors: ~1.25x the throughput of
+// 4 on L3-resident 2048x2048 f32 column sums).
+constexpr int kStrip = 8;
+
 template <typename T>
 void AddRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + 4 * lanes <= width; i += 4 * lanes) {
-    auto v0 = hn::LoadU(d, dst + i), v1 = hn::LoadU(d, dst + i + lanes);
-    auto v2 = hn::LoadU(d, dst + i + 2 * lanes), v3 = hn::LoadU(d, dst + i + 3 * lanes);
+  for (; i + kStrip * lanes <= width; i += kStrip * lanes) {
+    V v[kStrip];
+    for (int k = 0; k < kStrip; ++k) v[k] = hn::LoadU(d, dst + i + k * lanes);
     const T* row = rows + i;
-    for (int64_t r = 0; r < count; ++r, row += stride) {
-      v0 = hn::Add(v0, hn::LoadU(d, row));
-      v1 = hn::Add(v1, hn::LoadU(d, row + lanes));
-      v2 = hn::Add(v2, hn::LoadU(d, row + 2 * lanes));
-      v3 = hn::Add(v3, hn::LoadU(d, row + 3 * lanes));
-    }
-    hn::StoreU(v0, d, dst + i);
-    hn::StoreU(v1, d, dst + i + lanes);
-    hn::StoreU(v2, d, dst + i + 2 * lanes);
-    hn::StoreU(v3, d, dst + i + 3 * lanes);
+    for (int64_t r = 0; r < count; ++r, row += stride)
+      for (int k = 0; k < kStrip; ++k) v[k] = hn::Add(v[k], hn::LoadU(d, row + k * lanes));
+    for (int k = 0; k < kStrip; ++k) hn::StoreU(v[k], d, dst + i + k * lanes);
   }
   for (; i + lanes <= width; i += lanes) {
     auto v = hn::LoadU(d, dst + i);
@@ -231,46 +231,167 @@ HWY_INLINE V Step(D d, V a, V b) {
   return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, picked));
 }
 
+// The unsigned bits of |x| minus those of the smallest normal: at most `kNormalRange` exactly
+// when x is normal or infinite (zero and denormals wrap around, NaN lies above), so one
+// unsigned running max tells whether the machine max/min is exact on every value seen.
+template <typename T>
+struct NormalBits {
+  using U = hwy::MakeUnsigned<T>;
+  static constexpr U kSign = U{1} << (sizeof(T) * 8 - 1);
+  static constexpr U kMinNormal = static_cast<U>(sizeof(T) == 4 ? 0x00800000ull : 0x0010000000000000ull);
+  static constexpr U kInf = static_cast<U>(sizeof(T) == 4 ? 0x7F800000ull : 0x7FF0000000000000ull);
+  static constexpr U kNormalRange = kInf - kMinNormal;
+};
+
+template <class D, class V>
+HWY_INLINE auto Offset(D d, V x) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::AndNot(hn::Set(du, NormalBits<T>::kSign), hn::BitCast(du, x));
+  return hn::Sub(bits, hn::Set(du, NormalBits<T>::kMinNormal));
+}
+
 template <ReduceOp kOp, typename T>
 void ReduceRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<T> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  using V = hn::Vec<decltype(d)>;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto normal = hn::Set(d, std::numeric_limits<T>::min());
   int64_t i = 0;
-  for (; i + 2 * lanes <= width; i += 2 * lanes) {
-    const auto start0 = hn::LoadU(d, dst + i), start1 = hn::LoadU(d, dst + i + lanes);
+  for (; i + kStrip * lanes <= width; i += kStrip * lanes) {
     // The machine max/min while no operand is NaN, zero or denormal (then it equals op).
-    {
-      auto v0 = start0, v1 = start1;
-      auto ok = hn::And(hn::Ge(hn::Abs(v0), normal), hn::Ge(hn::Abs(v1), normal));
-      const T* row = rows + i;
-      for (int64_t r = 0; r < count; ++r, row += stride) {
-        const auto x0 = hn::LoadU(d, row), x1 = hn::LoadU(d, row + lanes);
-        ok = hn::And(ok, hn::And(hn::Ge(hn::Abs(x0), normal), hn::Ge(hn::Abs(x1), normal)));
-        v0 = Plain<kOp>(v0, x0);
-        v1 = Plain<kOp>(v1, x1);
-      }
-      if (hn::AllTrue(d, ok)) {
-        hn::StoreU(v0, d, dst + i);
-        hn::StoreU(v1, d, dst + i + lanes);
-        continue;
-      }
+    V v[kStrip];
+    auto offset = hn::Zero(du);
+    for (int k = 0; k < kStrip; ++k) {
+      v[k] = hn::LoadU(d, dst + i + k * lanes);
+      offset = hn::Max(offset, Offset(d, v[k]));
     }
-    auto v0 = start0, v1 = start1;
     const T* row = rows + i;
     for (int64_t r = 0; r < count; ++r, row += stride) {
-      v0 = Step<kOp>(d, v0, hn::LoadU(d, row));
-      v1 = Step<kOp>(d, v1, hn::LoadU(d, row + lanes));
+      for (int k = 0; k < kStrip; ++k) {
+        const V x = hn::LoadU(d, row + k * lanes);
+        offset = hn::Max(offset, Offset(d, x));
+        v[k] = Plain<kOp>(v[k], x);
+      }
     }
-    hn::StoreU(v0, d, dst + i);
-    hn::StoreU(v1, d, dst + i + lanes);
+    if (hn::AllFalse(du, hn::Lt(hn::Set(du, NormalBits<T>::kNormalRange), offset))) {
+      for (int k = 0; k < kStrip; ++k) hn::StoreU(v[k], d, dst + i + k * lanes);
+      continue;
+    }
+    for (int k = 0; k < kStrip; ++k) {
+      auto w = hn::LoadU(d, dst + i + k * lanes);
+      for (int64_t r = 0; r < count; ++r) w = Step<kOp>(d, w, hn::LoadU(d, rows + r * stride + i + k * lanes));
+      hn::StoreU(w, d, dst + i + k * lanes);
+    }
+  }
+  for (; i + lanes <= width; i += lanes) {
+    auto w = hn::LoadU(d, dst + i);
+    for (int64_t r = 0; r < count; ++r) w = Step<kOp>(d, w, hn::LoadU(d, rows + r * stride + i));
+    hn::StoreU(w, d, dst + i);
+  }
+  for (; i < width; ++i) {
+    T w = dst[i];
+    for (int64_t r = 0; r < count; ++r) w = Scalar<kOp>(w, rows[r * stride + i]);
+    dst[i] = w;
+  }
+}
+
+// Integer add (wrapping), max and min: exact, so lanes may take any elements.
+template <ReduceOp kOp, class V>
+HWY_INLINE V IntOp(V a, V b) {
+  if constexpr (kOp == ReduceOp::kAdd) return hn::Add(a, b);
+  else if constexpr (kOp == ReduceOp::kMax) return hn::Max(a, b);
+  else return hn::Min(a, b);
+}
+
+template <ReduceOp kOp, typename T>
+T IntScalar(T a, T b) {
+  if constexpr (kOp == ReduceOp::kAdd) return static_cast<T>(static_cast<hwy::MakeUnsigned<T>>(a) + static_cast<hwy::MakeUnsigned<T>>(b));
+  else if constexpr (kOp == ReduceOp::kMax) return a < b ? b : a;
+  else return b < a ? b : a;
+}
+
+template <ReduceOp kOp, typename T>
+T IntRowImpl(T acc, const T* x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (n >= 4 * lanes) {
+    auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + lanes), m2 = hn::LoadU(d, x + 2 * lanes),
+         m3 = hn::LoadU(d, x + 3 * lanes);
+    for (i = 4 * lanes; i + 4 * lanes <= n; i += 4 * lanes) {
+      m0 = IntOp<kOp>(m0, hn::LoadU(d, x + i));
+      m1 = IntOp<kOp>(m1, hn::LoadU(d, x + i + lanes));
+      m2 = IntOp<kOp>(m2, hn::LoadU(d, x + i + 2 * lanes));
+      m3 = IntOp<kOp>(m3, hn::LoadU(d, x + i + 3 * lanes));
+    }
+    m0 = IntOp<kOp>(IntOp<kOp>(m0, m1), IntOp<kOp>(m2, m3));
+    HWY_ALIGN T part[HWY_MAX_BYTES / sizeof(T)];
+    hn::Store(m0, d, part);
+    for (int64_t j = 0; j < lanes; ++j) acc = IntScalar<kOp>(acc, part[j]);
+  }
+  for (; i < n; ++i) acc = IntScalar<kOp>(acc, x[i]);
+  return acc;
+}
+
+template <ReduceOp kOp, typename T>
+void IntRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + kStrip * lanes <= width; i += kStrip * lanes) {
+    V v[kStrip];
+    for (int k = 0; k < kStrip; ++k) v[k] = hn::LoadU(d, dst + i + k * lanes);
+    const T* row = rows + i;
+    for (int64_t r = 0; r < count; ++r, row += stride)
+      for (int k = 0; k < kStrip; ++k) v[k] = IntOp<kOp>(v[k], hn::LoadU(d, row + k * lanes));
+    for (int k = 0; k < kStrip; ++k) hn::StoreU(v[k], d, dst + i + k * lanes);
+  }
+  for (; i + lanes <= width; i += lanes) {
+    auto v = hn::LoadU(d, dst + i);
+    for (int64_t r = 0; r < count; ++r) v = IntOp<kOp>(v, hn::LoadU(d, rows + r * stride + i));
+    hn::StoreU(v, d, dst + i);
   }
   for (; i < width; ++i) {
     T v = dst[i];
-    for (int64_t r = 0; r < count; ++r) v = Scalar<kOp>(v, rows[r * stride + i]);
+    for (int64_t r = 0; r < count; ++r) v = IntScalar<kOp>(v, rows[r * stride + i]);
     dst[i] = v;
   }
 }
+
+template <typename T>
+T IntRowDispatch(ReduceOp op, T acc, const T* x, int64_t n) {
+  switch (op) {
+    case ReduceOp::kAdd: return IntRowImpl<ReduceOp::kAdd>(acc, x, n);
+    case ReduceOp::kMax: return IntRowImpl<ReduceOp::kMax>(acc, x, n);
+    default: return IntRowImpl<ReduceOp::kMin>(acc, x, n);
+  }
+}
+
+template <typename T>
+void IntRowsDispatch(ReduceOp op, T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  switch (op) {
+    case ReduceOp::kAdd: return IntRowsImpl<ReduceOp::kAdd>(dst, rows, stride, count, width);
+    case ReduceOp::kMax: return IntRowsImpl<ReduceOp::kMax>(dst, rows, stride, count, width);
+    default: return IntRowsImpl<ReduceOp::kMin>(dst, rows, stride, count, width);
+  }
+}
+
+#define STABLERT_INT_REDUCE(T, S)                                                               \
+  T IntRow##S(ReduceOp op, T acc, const T* x, int64_t n) { return IntRowDispatch(op, acc, x, n); } \
+  void IntRows##S(ReduceOp op, T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) { \
+    IntRowsDispatch(op, dst, rows, stride, count, width);                                       \
+  }
+STABLERT_INT_REDUCE(int8_t, S8)
+STABLERT_INT_REDUCE(uint8_t, U8)
+STABLERT_INT_REDUCE(int16_t, S16)
+STABLERT_INT_REDUCE(uint16_t, U16)
+STABLERT_INT_REDUCE(int32_t, S32)
+STABLERT_INT_REDUCE(uint32_t, U32)
+STABLERT_INT_REDUCE(int64_t, S64)
+STABLERT_INT_REDUCE(uint64_t, U64)
+#undef STABLERT_INT_REDUCE
 
 float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl(x, n); }
 double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl(x, n); }
@@ -308,6 +429,23 @@ HWY_EXPORT(ReduceRowF32);
 HWY_EXPORT(ReduceRowF64);
 HWY_EXPORT(ReduceRowsF32);
 HWY_EXPORT(ReduceRowsF64);
+
+#define STABLERT_INT_REDUCE(T, S)                                                               \
+  HWY_EXPORT(IntRow##S);                                                                        \
+  HWY_EXPORT(IntRows##S);                                                                       \
+  T ReduceRow(ReduceOp op, T acc, const T* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(IntRow##S)(op, acc, x, n); } \
+  void ReduceRows(ReduceOp op, T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) { \
+    HWY_DYNAMIC_DISPATCH(IntRows##S)(op, dst, rows, stride, count, width);                      \
+  }
+STABLERT_INT_REDUCE(int8_t, S8)
+STABLERT_INT_REDUCE(uint8_t, U8)
+STABLERT_INT_REDUCE(int16_t, S16)
+STABLERT_INT_REDUCE(uint16_t, U16)
+STABLERT_INT_REDUCE(int32_t, S32)
+STABLERT_INT_REDUCE(uint32_t, U32)
+STABLERT_INT_REDUCE(int64_t, S64)
+STABLERT_INT_REDUCE(uint64_t, U64)
+#undef STABLERT_INT_REDUCE
 
 float PairwiseSum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF32)(x, n); }
 double PairwiseSum(const double* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF64)(x, n); }
