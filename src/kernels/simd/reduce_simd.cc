@@ -18,6 +18,32 @@ HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The lanes of v summed as a tree, p[j] += p[j + h] for h = lanes / 2, ..., 1: returns p[0].
+template <class D>
+HWY_INLINE hn::TFromD<D> LaneTree(D d, hn::Vec<D> v) {
+  using T = hn::TFromD<D>;
+#if HWY_TARGET != HWY_SCALAR  // (one lane there: no halves or shuffles)
+  constexpr size_t kBytes = hn::MaxLanes(D()) * sizeof(T);
+  if constexpr (kBytes > 16) {
+    const hn::Half<D> dh;
+    return LaneTree(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else if constexpr (kBytes == 16 && sizeof(T) == 4) {
+    const auto t = hn::Add(v, hn::Shuffle1032(v));
+    return hn::GetLane(hn::Add(t, hn::Shuffle2301(t)));
+  } else if constexpr (kBytes == 16) {
+    return hn::GetLane(hn::Add(v, hn::Shuffle01(v)));
+  } else  // NOLINT: the partial vectors of emulated targets, in memory
+#endif
+  {
+    constexpr int kN = static_cast<int>(hn::MaxLanes(D()));
+    HWY_ALIGN T p[kN];
+    hn::Store(v, d, p);
+    for (int h = kN / 2; h >= 1; h /= 2)
+      for (int j = 0; j < h; ++j) p[j] += p[j + h];
+    return p[0];
+  }
+}
+
 // pairwise::LaneSum<1> with each of its kLanes lanes in a vector lane: a block of
 // kLanes * kPerLane elements is kLanes / L vectors of L lanes, each summed and carried
 // independently, so every lane sees exactly the scalar definition's operations.
@@ -28,34 +54,31 @@ R PairwiseSumImpl(const R* x, int64_t count) {
   constexpr int64_t kBlockSize = int64_t{kLanes} * kPerLane;
   const hn::CappedTag<R, kLanes> d;
   const int lanes = static_cast<int>(hn::Lanes(d));
+  constexpr int kVecLanes = static_cast<int>(hn::MaxLanes(decltype(d)()));
+  static_assert(kLanes % kVecLanes == 0);
   HWY_ALIGN R level[64][kLanes];
-  HWY_ALIGN R p[kLanes];
   uint64_t blocks = 0;
   int64_t i = 0;
-  // Four blocks at a time: their sums are independent chains (a block's eight adds are a
-  // latency chain), then they enter the cascade in order, exactly as one at a time would.
-  for (; i + 4 * kBlockSize <= count; i += 4 * kBlockSize) {
+  // Eight blocks at a time (a row of 1024 f32 in one go): their sums are independent chains
+  // (a block's eight adds are a latency chain), so many loads are in flight. They enter the
+  // cascade as one at a time would: `blocks` is a multiple of 8 here, so pushing block sums
+  // b0..b7 leaves levels 0-2 empty and carries ((b0+b1)+(b2+b3))+((b4+b5)+(b6+b7)) from
+  // level 3 on.
+  constexpr int kGroup = 8;
+  for (; i + kGroup * kBlockSize <= count; i += kGroup * kBlockSize) {
     for (int c = 0; c < kLanes; c += lanes) {
       const R* block = x + i + c;
-      auto v0 = hn::LoadU(d, block), v1 = hn::LoadU(d, block + kBlockSize);
-      auto v2 = hn::LoadU(d, block + 2 * kBlockSize), v3 = hn::LoadU(d, block + 3 * kBlockSize);
-      for (int k = 1; k < kPerLane; ++k) {
-        v0 = hn::Add(v0, hn::LoadU(d, block + k * kLanes));
-        v1 = hn::Add(v1, hn::LoadU(d, block + kBlockSize + k * kLanes));
-        v2 = hn::Add(v2, hn::LoadU(d, block + 2 * kBlockSize + k * kLanes));
-        v3 = hn::Add(v3, hn::LoadU(d, block + 3 * kBlockSize + k * kLanes));
-      }
-      auto push = [&](auto v, uint64_t b) {
-        int l = 0;
-        for (; (b >> l) & 1; ++l) v = hn::Add(hn::Load(d, &level[l][c]), v);
-        hn::Store(v, d, &level[l][c]);
-      };
-      push(v0, blocks);
-      push(v1, blocks + 1);
-      push(v2, blocks + 2);
-      push(v3, blocks + 3);
+      hn::Vec<decltype(d)> v[kGroup];
+      for (int g = 0; g < kGroup; ++g) v[g] = hn::LoadU(d, block + g * kBlockSize);
+      for (int k = 1; k < kPerLane; ++k)
+        for (int g = 0; g < kGroup; ++g) v[g] = hn::Add(v[g], hn::LoadU(d, block + g * kBlockSize + k * kLanes));
+      auto sum = hn::Add(hn::Add(hn::Add(v[0], v[1]), hn::Add(v[2], v[3])),
+                         hn::Add(hn::Add(v[4], v[5]), hn::Add(v[6], v[7])));
+      int l = 3;
+      for (; (blocks >> l) & 1; ++l) sum = hn::Add(hn::Load(d, &level[l][c]), sum);
+      hn::Store(sum, d, &level[l][c]);
     }
-    blocks += 4;
+    blocks += kGroup;
   }
   for (; i + kBlockSize <= count; i += kBlockSize) {
     for (int c = 0; c < kLanes; c += lanes) {
@@ -68,15 +91,26 @@ R PairwiseSumImpl(const R* x, int64_t count) {
     }
     ++blocks;
   }
-  // The last partial block, then the levels from the lowest up, then the lanes as a tree.
-  for (int j = 0; j < kLanes; ++j) p[j] = R(-0.0);
-  for (int64_t k = 0; i + k < count; ++k) p[k % kLanes] += x[i + k];
+  // The last partial block, then the levels from the lowest up, then the lanes as a tree,
+  // in vectors: lane j of p[c] is the scalar definition's p[c * lanes + j]. A lane the last
+  // partial block does not reach adds -0, which leaves every value's bits as they are.
+  constexpr int kVecs = kLanes / kVecLanes;
+  using V = hn::Vec<decltype(d)>;
+  V p[kVecs];
+  for (int c = 0; c < kVecs; ++c) p[c] = hn::Set(d, R(-0.0));
+  for (; i + kLanes <= count; i += kLanes)
+    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], hn::LoadU(d, x + i + c * kVecLanes));
+  if (i < count) {
+    HWY_ALIGN R tail[kLanes];
+    for (int j = 0; j < kLanes; ++j) tail[j] = i + j < count ? x[i + j] : R(-0.0);
+    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], hn::Load(d, tail + c * kVecLanes));
+  }
   for (int l = 0; l < 64 && (blocks >> l) != 0; ++l)
     if ((blocks >> l) & 1)
-      for (int j = 0; j < kLanes; ++j) p[j] = level[l][j] + p[j];
-  for (int h = kLanes / 2; h >= 1; h /= 2)
-    for (int j = 0; j < h; ++j) p[j] += p[j + h];
-  return p[0];
+      for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(hn::Load(d, &level[l][c * kVecLanes]), p[c]);
+  for (int h = kVecs / 2; h >= 1; h /= 2)
+    for (int c = 0; c < h; ++c) p[c] = hn::Add(p[c], p[c + h]);
+  return LaneTree(d, p[0]);
 }
 
 // A strip of kV vectors of dst, accumulated down `count` rows (row r at rows + r * stride):
