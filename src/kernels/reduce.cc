@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -237,13 +238,34 @@ inline PartialTable& Partials() {
   return *table;
 }
 
+// A value x such that Body(x, first) == first as the fold sees it: the identity of the
+// integer bodies, `first` itself for max/min (op(first, first) is first, flushed). Starting
+// a partial there keeps the vector loops on the share's own (aligned) start.
+template <typename Body, typename T>
+T Seed(T first) {
+  if constexpr (std::is_same_v<Body, MaxBody>) {
+    if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::lowest();
+    else return first;
+  } else if constexpr (std::is_same_v<Body, MinBody>) {
+    if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::max();
+    else return first;
+  } else if constexpr (std::is_same_v<Body, MulBody>) {
+    return T(1);
+  } else if constexpr (std::is_same_v<Body, AndBody>) {
+    return static_cast<T>(~T(0));
+  } else {
+    static_assert(std::is_integral_v<T>);
+    return T(0);  // add (integer), or
+  }
+}
+
 template <typename Body, typename T>
 bool ReduceAllSplit(const KernelContext& context, const T* src, int64_t length, T* out, T init) {
   const int64_t threads = context.thread_count;
   const auto [begin, end] = ShareOf(context, length);
   T partial{};
   if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) partial = simd::PairwiseSum(src + begin, end - begin);
-  else if (begin < end) partial = ReduceRow<Body>(src[begin], src + begin + 1, end - begin - 1);
+  else if (begin < end) partial = ReduceRow<Body>(Seed<Body>(src[begin]), src + begin, end - begin);
   static_assert(sizeof(T) <= sizeof(double));
   PartialTable& table = Partials();
   std::vector<double> partials;
