@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/accumulate.h"
+#include "kernels/half.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/reduce_params.h"
 #include "kernels/scalar_ops.h"
@@ -209,6 +210,31 @@ void CheckIntLoops(const std::string& target) {
         want[static_cast<size_t>(i)] = IntFold(op, want[static_cast<size_t>(i)], x[static_cast<size_t>(r * stride + i)]);
     simd::ReduceRows(op, got.data(), x.data(), stride, rows, width);
     ASSERT_EQ(want, got) << target << " rows, op " << static_cast<int>(op);
+  }
+}
+
+// Sums of bf16/f16 values widened on the fly: the bits of the f32 sum of the widened array.
+TEST_F(ReduceSimdTest, WidenedHalfSumsEqualSumsOfWidenedValues) {
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (env::Isa level : kLevels) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (int64_t n : {0, 1, 15, 16, 17, 127, 128, 1000, 1024, 2048, 3000, 65537}) {
+      std::vector<uint16_t> bf(static_cast<size_t>(n)), hf(static_cast<size_t>(n));
+      std::vector<float> wide_bf(static_cast<size_t>(n)), wide_hf(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = normal(rng);
+        bf[static_cast<size_t>(i)] = FloatToBF16(v).bits;
+        hf[static_cast<size_t>(i)] = FloatToF16(i % 97 == 0 ? v * 1e-6f : v).bits;  // some f16 denormals
+        wide_bf[static_cast<size_t>(i)] = BF16ToFloat(BF16{bf[static_cast<size_t>(i)]});
+        wide_hf[static_cast<size_t>(i)] = F16ToFloat(F16{hf[static_cast<size_t>(i)]});
+      }
+      ASSERT_TRUE(SameBits(simd::PairwiseSum(wide_bf.data(), n), simd::PairwiseSumWidened(true, bf.data(), n)))
+          << simd::CurrentTarget() << " bf16 n " << n;
+      ASSERT_TRUE(SameBits(simd::PairwiseSum(wide_hf.data(), n), simd::PairwiseSumWidened(false, hf.data(), n)))
+          << simd::CurrentTarget() << " f16 n " << n;
+    }
   }
 }
 

@@ -3,7 +3,9 @@
 #include "kernels/simd/reduce_simd.h"
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/accumulate.h"
 #include "kernels/scalar_ops.h"
@@ -47,8 +49,38 @@ HWY_INLINE hn::TFromD<D> LaneTree(D d, hn::Vec<D> v) {
 // pairwise::LaneSum<1> with each of its kLanes lanes in a vector lane: a block of
 // kLanes * kPerLane elements is kLanes / L vectors of L lanes, each summed and carried
 // independently, so every lane sees exactly the scalar definition's operations.
-template <typename R>
-R PairwiseSumImpl(const R* x, int64_t count) {
+// Loads lanes of D's type from S elements: R itself, or bf16/f16 widened exactly to f32.
+template <class D, typename S>
+HWY_INLINE hn::Vec<D> LoadWide(D d, const S* p) {
+  if constexpr (std::is_same_v<S, hn::TFromD<D>>) {
+    return hn::LoadU(d, p);
+  } else if constexpr (std::is_same_v<S, hwy::bfloat16_t>) {
+    const hn::RebindToUnsigned<D> du32;
+    const hn::Rebind<uint16_t, D> du16;
+    const auto bits = hn::PromoteTo(du32, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
+    return hn::BitCast(d, hn::ShiftLeft<16>(bits));
+  } else {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    return hn::PromoteTo(d, hn::LoadU(dh, p));
+  }
+}
+
+template <typename S>
+S NegativeZeroOf() {
+  if constexpr (std::is_floating_point_v<S>) {
+    return S(-0.0);
+  } else {
+    const uint16_t bits = 0x8000;  // bf16 and f16 alike
+    S zero;
+    std::memcpy(&zero, &bits, sizeof(zero));
+    return zero;
+  }
+}
+
+// R = float or double; S = R, or bf16/f16 for an f32 sum of their exactly widened values
+// (the same operations on the same f32 values as PairwiseSum of the widened array).
+template <typename R, typename S = R>
+R PairwiseSumImpl(const S* x, int64_t count) {
   constexpr int kLanes = static_cast<int>(64 / sizeof(R));
   constexpr int kPerLane = pairwise::kPerLane;
   constexpr int64_t kBlockSize = int64_t{kLanes} * kPerLane;
@@ -67,11 +99,11 @@ R PairwiseSumImpl(const R* x, int64_t count) {
   constexpr int kGroup = 8;
   for (; i + kGroup * kBlockSize <= count; i += kGroup * kBlockSize) {
     for (int c = 0; c < kLanes; c += lanes) {
-      const R* block = x + i + c;
+      const S* block = x + i + c;
       hn::Vec<decltype(d)> v[kGroup];
-      for (int g = 0; g < kGroup; ++g) v[g] = hn::LoadU(d, block + g * kBlockSize);
+      for (int g = 0; g < kGroup; ++g) v[g] = LoadWide(d, block + g * kBlockSize);
       for (int k = 1; k < kPerLane; ++k)
-        for (int g = 0; g < kGroup; ++g) v[g] = hn::Add(v[g], hn::LoadU(d, block + g * kBlockSize + k * kLanes));
+        for (int g = 0; g < kGroup; ++g) v[g] = hn::Add(v[g], LoadWide(d, block + g * kBlockSize + k * kLanes));
       auto sum = hn::Add(hn::Add(hn::Add(v[0], v[1]), hn::Add(v[2], v[3])),
                          hn::Add(hn::Add(v[4], v[5]), hn::Add(v[6], v[7])));
       int l = 3;
@@ -82,9 +114,9 @@ R PairwiseSumImpl(const R* x, int64_t count) {
   }
   for (; i + kBlockSize <= count; i += kBlockSize) {
     for (int c = 0; c < kLanes; c += lanes) {
-      const R* block = x + i + c;
-      auto v = hn::LoadU(d, block);
-      for (int k = 1; k < kPerLane; ++k) v = hn::Add(v, hn::LoadU(d, block + k * kLanes));
+      const S* block = x + i + c;
+      auto v = LoadWide(d, block);
+      for (int k = 1; k < kPerLane; ++k) v = hn::Add(v, LoadWide(d, block + k * kLanes));
       int l = 0;
       for (; (blocks >> l) & 1; ++l) v = hn::Add(hn::Load(d, &level[l][c]), v);
       hn::Store(v, d, &level[l][c]);
@@ -99,11 +131,11 @@ R PairwiseSumImpl(const R* x, int64_t count) {
   V p[kVecs];
   for (int c = 0; c < kVecs; ++c) p[c] = hn::Set(d, R(-0.0));
   for (; i + kLanes <= count; i += kLanes)
-    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], hn::LoadU(d, x + i + c * kVecLanes));
+    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], LoadWide(d, x + i + c * kVecLanes));
   if (i < count) {
-    HWY_ALIGN R tail[kLanes];
-    for (int j = 0; j < kLanes; ++j) tail[j] = i + j < count ? x[i + j] : R(-0.0);
-    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], hn::Load(d, tail + c * kVecLanes));
+    S tail[kLanes];
+    for (int j = 0; j < kLanes; ++j) tail[j] = i + j < count ? x[i + j] : NegativeZeroOf<S>();
+    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], LoadWide(d, tail + c * kVecLanes));
   }
   for (int l = 0; l < 64 && (blocks >> l) != 0; ++l)
     if ((blocks >> l) & 1)
@@ -427,8 +459,14 @@ STABLERT_INT_REDUCE(int64_t, S64)
 STABLERT_INT_REDUCE(uint64_t, U64)
 #undef STABLERT_INT_REDUCE
 
-float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl(x, n); }
-double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl(x, n); }
+float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl<float>(x, n); }
+double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl<double>(x, n); }
+float PairwiseSumBF16(const uint16_t* x, int64_t n) {
+  return PairwiseSumImpl<float>(reinterpret_cast<const hwy::bfloat16_t*>(x), n);
+}
+float PairwiseSumF16(const uint16_t* x, int64_t n) {
+  return PairwiseSumImpl<float>(reinterpret_cast<const hwy::float16_t*>(x), n);
+}
 void AddRowsF32(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
   AddRowsImpl(dst, rows, stride, count, width);
 }
@@ -457,6 +495,8 @@ HWY_AFTER_NAMESPACE();
 namespace stablert::kernels::simd {
 HWY_EXPORT(PairwiseSumF32);
 HWY_EXPORT(PairwiseSumF64);
+HWY_EXPORT(PairwiseSumBF16);
+HWY_EXPORT(PairwiseSumF16);
 HWY_EXPORT(AddRowsF32);
 HWY_EXPORT(AddRowsF64);
 HWY_EXPORT(ReduceRowF32);
@@ -483,6 +523,9 @@ STABLERT_INT_REDUCE(uint64_t, U64)
 
 float PairwiseSum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF32)(x, n); }
 double PairwiseSum(const double* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF64)(x, n); }
+float PairwiseSumWidened(bool bf16, const uint16_t* x, int64_t n) {
+  return bf16 ? HWY_DYNAMIC_DISPATCH(PairwiseSumBF16)(x, n) : HWY_DYNAMIC_DISPATCH(PairwiseSumF16)(x, n);
+}
 void AddRows(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
   HWY_DYNAMIC_DISPATCH(AddRowsF32)(dst, rows, stride, count, width);
 }

@@ -17,6 +17,9 @@ enum class ReduceOp : int { kMax, kMin, kAdd };  // kAdd: integer overloads only
 
 float PairwiseSum(const float* x, int64_t n);
 double PairwiseSum(const double* x, int64_t n);
+// PairwiseSum of x's bf16 (bf16 true) or f16 values widened exactly to f32, without
+// materializing them: the same bits as PairwiseSum of the widened array.
+float PairwiseSumWidened(bool bf16, const uint16_t* x, int64_t n);
 
 // dst[i] = dst[i] + rows[r * stride + i] for r = 0 .. count-1, i < width (in that order).
 void AddRows(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width);
