@@ -18,6 +18,7 @@
 #include "kernels/half.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/reduce_params.h"
+#include "kernels/reduce_widened.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/dispatch.h"
 #include "kernels/simd/reduce_simd.h"
@@ -234,6 +235,33 @@ TEST_F(ReduceSimdTest, WidenedHalfSumsEqualSumsOfWidenedValues) {
           << simd::CurrentTarget() << " bf16 n " << n;
       ASSERT_TRUE(SameBits(simd::PairwiseSum(wide_hf.data(), n), simd::PairwiseSumWidened(false, hf.data(), n)))
           << simd::CurrentTarget() << " f16 n " << n;
+    }
+  }
+}
+
+// Rows cut into segments, split across calls: each output is start + the widened pairwise
+// sum of its run (the last run shorter).
+TEST(ReduceSplitTest, WidenedRowsAndSegments) {
+  std::mt19937 rng(43);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t rows = 5, length = 10001;
+  std::vector<uint16_t> x(static_cast<size_t>(rows * length));
+  for (uint16_t& v : x) v = FloatToBF16(normal(rng)).bits;
+  for (int64_t segments : {1, 3}) {
+    const int64_t per = (length + segments - 1) / segments;
+    const float start = segments == 1 ? 0.5f : -0.0f;
+    for (int parts : {1, 2, 3}) {
+      std::vector<float> out(static_cast<size_t>(rows * segments), 7.0f);
+      for (int i = 0; i < parts; ++i)
+        SumWidenedRows(KernelContext{i, parts}, true, x.data(), rows, length, segments, start, out.data());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t s = 0; s < segments; ++s) {
+          const int64_t a = std::min(length, s * per), b = std::min(length, a + per);
+          std::vector<float> wide;
+          for (int64_t k = a; k < b; ++k) wide.push_back(BF16ToFloat(BF16{x[static_cast<size_t>(r * length + k)]}));
+          const float want = start + simd::PairwiseSum(wide.data(), b - a);
+          ASSERT_TRUE(SameBits(want, out[static_cast<size_t>(r * segments + s)])) << segments << " " << parts;
+        }
     }
   }
 }
