@@ -41,6 +41,7 @@
 #include "kernels/elementwise_views.h"
 #include "kernels/families.h"
 #include "kernels/fused_params.h"
+#include "kernels/reduce_widened.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/reduce_simd.h"
@@ -586,6 +587,26 @@ Status FusedReduceRun(const FusedState& state, const KernelContext& context, con
   return OkStatus();
 }
 
+// A step that only widens a dense f16/bf16 input to f32 and sums it (jnp.sum of half types):
+// summed as it is widened (kernels/reduce_widened.h).
+Status WidenedSumRun(const FusedState& state, const KernelContext& context, const KernelArgs& args) {
+  const float start = state.segments == 1 ? args.inputs.back().as<const float>()[0] : -0.0f;
+  SumWidenedRows(context, args.inputs[0].dtype == DType::kBF16, args.inputs[0].as<const uint16_t>(), state.rows,
+                 state.length, state.segments, start, args.outputs.back().as<float>());
+  return OkStatus();
+}
+
+bool IsWidenedSum(const FusedParams& params, const FusedState& state) {
+  const FusedReduce& r = params.reduce[0];
+  if (r.kernel != KernelKey("reduce_add", {DType::kF32}) || params.ops.size() != 1 || !params.output_slots.empty() ||
+      state.num_inputs != 1 || state.place[0] != Place::kDenseInput)
+    return false;
+  const FusedOp& op = params.ops[0];
+  return op.inputs == std::vector<int64_t>{0} && op.output == r.slot &&
+         (op.kernel == KernelKey("convert", {DType::kBF16, DType::kF32}) ||
+          op.kernel == KernelKey("convert", {DType::kF16, DType::kF32}));
+}
+
 // The fused reduction running `kernel` ("reduce_add.f32"), or nullptr if unsupported.
 ReduceRunFn FindReduce(const std::string& kernel) {
   ReduceRunFn found = nullptr;
@@ -650,6 +671,7 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
       return Malformed("reduction of another element type or shape");
     if (r.kernel.rfind("reduce_mul.f", 0) == 0 && r.segments != 1)
       return Malformed("float products reduce in one segment per row");
+    if (IsWidenedSum(params, *state)) state->reduce = &WidenedSumRun;
   }
   return PreparedStep(std::move(state));
 }

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -54,14 +55,22 @@ inline constexpr bool kPairwiseSum = !kIsHalf<T> && ((std::is_same_v<Body, AddBo
                                                      std::is_same_v<Body, cx::AddOp>);
 
 // f32/f64 sum, max and min: vector loops (simd/reduce_simd.h), split across threads when
-// large (SplitReduce).
+// large (ReduceLayout).
 template <typename Body, typename T>
 inline constexpr bool kVectorReduce =
     (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
     (std::is_same_v<Body, AddBody> || std::is_same_v<Body, MaxBody> || std::is_same_v<Body, MinBody>);
 
+// Integer add, max and min: vector loops too (exact, so in any order).
+template <typename Body, typename T>
+inline constexpr bool kIntVector =
+    std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 8 &&
+    (std::is_same_v<Body, AddBody> || std::is_same_v<Body, MaxBody> || std::is_same_v<Body, MinBody>);
+
 template <typename Body>
-inline constexpr simd::ReduceOp kSimdOp = std::is_same_v<Body, MaxBody> ? simd::ReduceOp::kMax : simd::ReduceOp::kMin;
+inline constexpr simd::ReduceOp kSimdOp = std::is_same_v<Body, MaxBody>   ? simd::ReduceOp::kMax
+                                          : std::is_same_v<Body, MinBody> ? simd::ReduceOp::kMin
+                                                                          : simd::ReduceOp::kAdd;
 
 // Reduces a contiguous row into `acc`.
 template <typename Body, typename C, typename T>
@@ -69,6 +78,8 @@ inline C ReduceRow(C acc, const T* row, int64_t n) {
   if constexpr (kVectorReduce<Body, T>) {
     if constexpr (std::is_same_v<Body, AddBody>) return acc + simd::PairwiseSum(row, n);
     else return simd::ReduceRow(kSimdOp<Body>, acc, row, n);
+  } else if constexpr (kIntVector<Body, T>) {
+    return simd::ReduceRow(kSimdOp<Body>, acc, row, n);
   } else if constexpr (kPairwiseSum<Body, T>) {
     return Body::Apply(acc, pairwise::Sum(row, n));
   } else if constexpr (kIsHalf<T>) {
@@ -80,11 +91,14 @@ inline C ReduceRow(C acc, const T* row, int64_t n) {
   }
 }
 
-// dst[i] += rows[r * stride + i] for r < count, in order.
-template <typename Body, typename C, typename T>
-inline void AddRows(C* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
-  if constexpr (kVectorReduce<Body, T>) {
+// dst[i] = Body(dst[i], rows[r * stride + i]) for r < count, per element in row order
+// (for T whose Compute type is T).
+template <typename Body, typename T>
+inline void AccumulateRows(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) {
     simd::AddRows(dst, rows, stride, count, width);
+  } else if constexpr (kVectorReduce<Body, T> || kIntVector<Body, T>) {
+    simd::ReduceRows(kSimdOp<Body>, dst, rows, stride, count, width);
   } else {
     for (int64_t r = 0; r < count; ++r) {
       const T* row = rows + r * stride;
@@ -164,20 +178,49 @@ inline size_t CollapseRuns(std::span<const int64_t> dims, const std::vector<int6
   return n;
 }
 
-// Threading of large f32/f64 sum, max and min reductions (the kernels are splittable; the
-// other dtypes and bodies run on the first call alone). Three layouts split:
-//   - [kept K, reduced R] (row reductions): each call reduces its share of the K rows;
-//   - [reduced R, kept K] (column reductions): each call accumulates its share of the K
-//     columns (in 16-column chunks) over all R rows;
-//   - [reduced R] (a reduction to one element): each call reduces its share of the R
-//     elements to a partial; the last call to finish combines the partials in call order
-//     (init first, then sums pairwise, max/min left to right).
-// The first two do per output exactly what one call does, so results do not depend on the
-// thread count. In the third, max/min are still exact (the same value as one running
-// max/min, NaN propagation included); a sum is the pairwise sum of the calls' pairwise
-// partial sums, so it depends on the thread count (within the same error bound) but not
-// on timing: the same machine and thread pool give the same bits on every run.
+// Reduces `rows` rows of `width` elements (row r at src + r * stride) into acc[0..width),
+// which holds the init value: sums in leaves of kLeafRows rows combined pairwise, the other
+// bodies row after row, kLeafRows rows per pass over acc (which stays in cache).
+template <typename Body, typename T>
+void ReduceColumns(T* acc, const T* src, int64_t stride, int64_t rows, int64_t width) {
+  if constexpr (kPairwiseSum<Body, T>) {
+    const int64_t leaves = (rows + pairwise::kLeafRows - 1) / pairwise::kLeafRows;
+    pairwise::VectorCascade<T> cascade(acc, width, 1, leaves * pairwise::kLeafRows);
+    for (int64_t first = 0; first < rows; first += pairwise::kLeafRows) {
+      T* dst = cascade.NextLeaf(0);
+      AccumulateRows<Body>(dst, src + first * stride, stride, std::min(rows - first, pairwise::kLeafRows), width);
+    }
+    cascade.Finish();
+  } else {
+    for (int64_t first = 0; first < rows; first += pairwise::kLeafRows)
+      AccumulateRows<Body>(acc, src + first * stride, stride, std::min(rows - first, pairwise::kLeafRows), width);
+  }
+}
+
+// The layouts with their own loops, for element types computed in themselves (not f16, bf16
+// or the minifloats), after CollapseRuns:
+//   - [K, R] (row reductions): each output is its row reduced (ReduceRow);
+//   - [K, R, I] (a middle dimension reduced; [R, I], column reductions, is K = 1): each
+//     output column is ReduceColumns over the R rows of its slab;
+//   - [R] (a reduction to one element): ReduceRow, or, split, see below.
+// These do per output exactly what the generic loops of ReduceKernel do, so the results
+// are the same bits. Split across the calls of a large step (`split`): rows by share of the
+// K rows; slabs and columns by share of the K x ceil(I / kColumnChunk) chunks of columns
+// (each output still sees the same operations, so results do not depend on the thread
+// count); [R] only for the bodies kSplitAll names: each call reduces its share of the R
+// elements to a partial and the last call to finish combines the partials in call order
+// (init first, then f32/f64 sums pairwise, the exact integer bodies and max/min left to
+// right). Max/min and the integer bodies are exact; an f32/f64 sum is the pairwise sum of
+// the calls' pairwise partial sums, so it depends on the thread count (within the same
+// error bound) but not on timing: the same machine and thread pool give the same bits on
+// every run. Returns false for other layouts.
 constexpr int64_t kMinElementsToSplit = int64_t{1} << 18;
+
+template <typename T>
+inline constexpr bool kFastLayouts = std::is_same_v<Compute<T>, T>;
+
+template <typename Body, typename T>
+inline constexpr bool kSplitAll = kVectorReduce<Body, T> || (std::is_integral_v<T> && sizeof(T) <= 8);
 
 // Partials of the calls of one split step, keyed by its output buffer (distinct for calls
 // running concurrently).
@@ -195,84 +238,111 @@ inline PartialTable& Partials() {
   return *table;
 }
 
+// A value x such that Body(x, first) == first as the fold sees it: the identity of the
+// integer bodies, `first` itself for max/min (op(first, first) is first, flushed). Starting
+// a partial there keeps the vector loops on the share's own (aligned) start.
 template <typename Body, typename T>
-bool SplitReduce(const KernelContext& context, const BufferView& in, const std::vector<int64_t>& reduced, T* out, T init) {
+T Seed(T first) {
+  if constexpr (std::is_same_v<Body, MaxBody>) {
+    if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::lowest();
+    else return first;
+  } else if constexpr (std::is_same_v<Body, MinBody>) {
+    if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::max();
+    else return first;
+  } else if constexpr (std::is_same_v<Body, MulBody>) {
+    return T(1);
+  } else if constexpr (std::is_same_v<Body, AndBody>) {
+    return static_cast<T>(~T(0));
+  } else {
+    static_assert(std::is_integral_v<T>);
+    return T(0);  // add (integer), or
+  }
+}
+
+template <typename Body, typename T>
+bool ReduceAllSplit(const KernelContext& context, const T* src, int64_t length, T* out, T init) {
+  const int64_t threads = context.thread_count;
+  const auto [begin, end] = ShareOf(context, length);
+  T partial{};
+  if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) partial = simd::PairwiseSum(src + begin, end - begin);
+  else if (begin < end) partial = ReduceRow<Body>(Seed<Body>(src[begin]), src + begin, end - begin);
+  static_assert(sizeof(T) <= sizeof(double));
+  PartialTable& table = Partials();
+  std::vector<double> partials;
+  {
+    std::lock_guard<std::mutex> lock(table.mu);
+    PartialTable::Pending& pending = table.pending[out];
+    pending.partials.resize(static_cast<size_t>(threads));
+    std::memcpy(&pending.partials[static_cast<size_t>(context.thread_index)], &partial, sizeof(T));
+    if (++pending.arrived < threads) return true;
+    partials = std::move(pending.partials);
+    table.pending.erase(out);
+  }
+  T result = init;
+  if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) {
+    pairwise::ScalarCascade<T> cascade;
+    for (const double& bytes : partials) {
+      T p;
+      std::memcpy(&p, &bytes, sizeof(T));
+      cascade.Push(p);
+    }
+    result = init + cascade.Result();
+  } else {
+    for (int64_t t = 0; t < threads; ++t) {
+      const auto [b, e] = ShareOf(KernelContext{static_cast<int>(t), static_cast<int>(threads)}, length);
+      if (b == e) continue;
+      T p;
+      std::memcpy(&p, &partials[static_cast<size_t>(t)], sizeof(T));
+      result = Body::Apply(result, p);
+    }
+  }
+  out[0] = result;
+  return true;
+}
+
+template <typename Body, typename T>
+bool ReduceLayout(const KernelContext& context, bool split, const BufferView& in, const std::vector<int64_t>& reduced,
+                  T* out, T init) {
   const size_t rank = in.dims.size();
   DimVector size(rank), flag(rank);
   const size_t n = CollapseRuns(in.dims, reduced, size, flag);
   const T* src = in.as<const T>();
-  const int64_t threads = context.thread_count;
-  if (n == 2 && flag[0] == 0 && size[0] >= threads) {
-    const int64_t rows = size[0], length = size[1];
-    const auto [begin, end] = ShareOf(context, rows);
+  const KernelContext share_context = split ? context : KernelContext{};
+  if (n == 1 && flag[0] == 1) {
+    if constexpr (kSplitAll<Body, T>) {
+      if (split) return ReduceAllSplit<Body>(context, src, size[0], out, init);
+    }
+    if (context.thread_index == 0) out[0] = ReduceRow<Body>(init, src, size[0]);
+    return true;
+  }
+  if (n == 2 && flag[0] == 0) {
+    const int64_t length = size[1];
+    const auto [begin, end] = ShareOf(share_context, size[0]);
     for (int64_t r = begin; r < end; ++r) out[r] = ReduceRow<Body>(init, src + r * length, length);
     return true;
   }
-  constexpr int64_t kChunk = 16;
-  if (n == 2 && flag[0] == 1 && size[1] >= kChunk * threads) {
-    const int64_t rows = size[0], width = size[1];
-    const auto [chunk_begin, chunk_end] = ShareOf(context, (width + kChunk - 1) / kChunk);
-    const int64_t begin = chunk_begin * kChunk, end = std::min(width, chunk_end * kChunk);
-    if (begin >= end) return true;
-    T* acc = out + begin;
-    const int64_t share = end - begin;
-    for (int64_t i = 0; i < share; ++i) acc[i] = init;
-    if constexpr (std::is_same_v<Body, AddBody>) {
-      // As the unsplit kernel: leaves of kLeafRows rows, combined pairwise.
-      const int64_t leaves = (rows + pairwise::kLeafRows - 1) / pairwise::kLeafRows;
-      pairwise::VectorCascade<T> cascade(acc, share, 1, leaves * pairwise::kLeafRows);
-      for (int64_t first = 0; first < rows; first += pairwise::kLeafRows) {
-        T* dst = cascade.NextLeaf(0);
-        simd::AddRows(dst, src + first * width + begin, width, std::min(rows - first, pairwise::kLeafRows), share);
-      }
-      cascade.Finish();
-    } else {
-      constexpr int64_t kRowBlock = 32;  // rows per pass over the share (the outputs stay in cache)
-      for (int64_t first = 0; first < rows; first += kRowBlock)
-        simd::ReduceRows(kSimdOp<Body>, acc, src + first * width + begin, width, std::min(rows - first, kRowBlock),
-                         share);
-    }
-    return true;
+  int64_t slabs, rows, width;
+  if (n == 2 && flag[0] == 1) {
+    slabs = 1, rows = size[0], width = size[1];
+  } else if (n == 3 && flag[0] == 0 && flag[1] == 1 && flag[2] == 0) {
+    slabs = size[0], rows = size[1], width = size[2];
+  } else {
+    return false;
   }
-  if (n == 1 && flag[0] == 1) {
-    const int64_t length = size[0];
-    const auto [begin, end] = ShareOf(context, length);
-    T partial;
-    if constexpr (std::is_same_v<Body, AddBody>) partial = simd::PairwiseSum(src + begin, end - begin);
-    else partial = begin < end ? ReduceRow<Body>(src[begin], src + begin + 1, end - begin - 1) : T(0);
-    PartialTable& table = Partials();
-    std::vector<double> partials;
-    {
-      std::lock_guard<std::mutex> lock(table.mu);
-      PartialTable::Pending& pending = table.pending[out];
-      pending.partials.resize(static_cast<size_t>(threads));
-      std::memcpy(&pending.partials[static_cast<size_t>(context.thread_index)], &partial, sizeof(T));
-      if (++pending.arrived < threads) return true;
-      partials = std::move(pending.partials);
-      table.pending.erase(out);
-    }
-    T result = init;
-    if constexpr (std::is_same_v<Body, AddBody>) {
-      pairwise::ScalarCascade<T> cascade;
-      for (const double& bytes : partials) {
-        T p;
-        std::memcpy(&p, &bytes, sizeof(T));
-        cascade.Push(p);
-      }
-      result = init + cascade.Result();
-    } else {
-      for (int64_t t = 0; t < threads; ++t) {
-        const auto [b, e] = ShareOf(KernelContext{static_cast<int>(t), static_cast<int>(threads)}, length);
-        if (b == e) continue;
-        T p;
-        std::memcpy(&p, &partials[static_cast<size_t>(t)], sizeof(T));
-        result = Body::Apply(result, p);
-      }
-    }
-    out[0] = result;
-    return true;
+  // Chunks of whole vector strips (simd/reduce_simd.cc), at least 512 bytes.
+  const int64_t chunk = std::max<int64_t>(16, 512 / static_cast<int64_t>(sizeof(T)));
+  const int64_t chunks = (width + chunk - 1) / chunk;
+  const auto [unit_begin, unit_end] = ShareOf(share_context, slabs * chunks);
+  for (int64_t unit = unit_begin; unit < unit_end;) {
+    const int64_t slab = unit / chunks, first = unit % chunks;
+    const int64_t last = std::min(chunks, first + (unit_end - unit));
+    const int64_t begin = first * chunk, end = std::min(width, last * chunk);
+    T* acc = out + slab * width + begin;
+    std::fill(acc, acc + (end - begin), init);
+    ReduceColumns<Body>(acc, src + slab * rows * width + begin, width, rows, end - begin);
+    unit += last - first;
   }
-  return false;
+  return true;
 }
 
 template <typename Body, DType D>
@@ -283,10 +353,10 @@ Status ReduceKernel(const KernelContext& context, const KernelArgs& args) {
   const BufferView& out = args.outputs[0];
   const C init = Load(args.inputs[1].as<const T>()[0]);
   const std::vector<int64_t>& reduced = args.Params<ReduceParams>().dimensions;
-  if constexpr (kVectorReduce<Body, T>) {
-    if (context.thread_count > 1 && in.num_elements >= kMinElementsToSplit &&
-        SplitReduce<Body>(context, in, reduced, out.as<T>(), init))
-      return OkStatus();
+  if constexpr (kFastLayouts<T>) {
+    const bool split = context.thread_count > 1 && in.num_elements >= kMinElementsToSplit;
+    if (!split && context.thread_index != 0) return OkStatus();
+    if (in.num_elements > 0 && ReduceLayout<Body>(context, split, in, reduced, out.as<T>(), init)) return OkStatus();
   }
   if (context.thread_index != 0) return OkStatus();
 
@@ -388,7 +458,7 @@ Status ReduceKernel(const KernelContext& context, const KernelArgs& args) {
             for (int64_t first = 0; first < group; first += pairwise::kLeafRows) {
               C* dst = cascade.NextLeaf(out_offset / inner);
               const int64_t last = std::min(group, first + pairwise::kLeafRows);
-              AddRows<Body>(dst, rows + first * inner, inner, last - first, inner);
+              AccumulateRows<Body>(dst, rows + first * inner, inner, last - first, inner);
             }
             rows += group * inner;
             size_t dim = outer;
@@ -414,7 +484,7 @@ Status ReduceKernel(const KernelContext& context, const KernelArgs& args) {
       } else {
         for_each_row([&](int64_t out_offset, const T* row) {
           C* dst = acc + out_offset;
-          if constexpr (kVectorReduce<Body, T>) simd::ReduceRows(kSimdOp<Body>, dst, row, inner, 1, inner);
+          if constexpr (kFastLayouts<T>) AccumulateRows<Body>(dst, row, inner, 1, inner);
           else for (int64_t i = 0; i < inner; ++i) dst[i] = Step<Body>(dst[i], row[i]);
         });
       }

@@ -3,7 +3,9 @@
 #include "kernels/simd/reduce_simd.h"
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/accumulate.h"
 #include "kernels/scalar_ops.h"
@@ -18,86 +20,150 @@ HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The lanes of v summed as a tree, p[j] += p[j + h] for h = lanes / 2, ..., 1: returns p[0].
+template <class D>
+HWY_INLINE hn::TFromD<D> LaneTree(D d, hn::Vec<D> v) {
+  using T = hn::TFromD<D>;
+#if HWY_TARGET != HWY_SCALAR  // (one lane there: no halves or shuffles)
+  constexpr size_t kBytes = hn::MaxLanes(D()) * sizeof(T);
+  if constexpr (kBytes > 16) {
+    const hn::Half<D> dh;
+    return LaneTree(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
+  } else if constexpr (kBytes == 16 && sizeof(T) == 4) {
+    const auto t = hn::Add(v, hn::Shuffle1032(v));
+    return hn::GetLane(hn::Add(t, hn::Shuffle2301(t)));
+  } else if constexpr (kBytes == 16) {
+    return hn::GetLane(hn::Add(v, hn::Shuffle01(v)));
+  } else  // NOLINT: the partial vectors of emulated targets, in memory
+#endif
+  {
+    constexpr int kN = static_cast<int>(hn::MaxLanes(D()));
+    HWY_ALIGN T p[kN];
+    hn::Store(v, d, p);
+    for (int h = kN / 2; h >= 1; h /= 2)
+      for (int j = 0; j < h; ++j) p[j] += p[j + h];
+    return p[0];
+  }
+}
+
 // pairwise::LaneSum<1> with each of its kLanes lanes in a vector lane: a block of
 // kLanes * kPerLane elements is kLanes / L vectors of L lanes, each summed and carried
 // independently, so every lane sees exactly the scalar definition's operations.
-template <typename R>
-R PairwiseSumImpl(const R* x, int64_t count) {
+// Loads lanes of D's type from S elements: R itself, or bf16/f16 widened exactly to f32.
+template <class D, typename S>
+HWY_INLINE hn::Vec<D> LoadWide(D d, const S* p) {
+  if constexpr (std::is_same_v<S, hn::TFromD<D>>) {
+    return hn::LoadU(d, p);
+  } else if constexpr (std::is_same_v<S, hwy::bfloat16_t>) {
+    const hn::RebindToUnsigned<D> du32;
+    const hn::Rebind<uint16_t, D> du16;
+    const auto bits = hn::PromoteTo(du32, hn::LoadU(du16, reinterpret_cast<const uint16_t*>(p)));
+    return hn::BitCast(d, hn::ShiftLeft<16>(bits));
+  } else {
+    const hn::Rebind<hwy::float16_t, D> dh;
+    return hn::PromoteTo(d, hn::LoadU(dh, p));
+  }
+}
+
+template <typename S>
+S NegativeZeroOf() {
+  if constexpr (std::is_floating_point_v<S>) {
+    return S(-0.0);
+  } else {
+    const uint16_t bits = 0x8000;  // bf16 and f16 alike
+    S zero;
+    std::memcpy(&zero, &bits, sizeof(zero));
+    return zero;
+  }
+}
+
+// R = float or double; S = R, or bf16/f16 for an f32 sum of their exactly widened values
+// (the same operations on the same f32 values as PairwiseSum of the widened array).
+template <typename R, typename S = R>
+R PairwiseSumImpl(const S* x, int64_t count) {
   constexpr int kLanes = static_cast<int>(64 / sizeof(R));
   constexpr int kPerLane = pairwise::kPerLane;
   constexpr int64_t kBlockSize = int64_t{kLanes} * kPerLane;
   const hn::CappedTag<R, kLanes> d;
   const int lanes = static_cast<int>(hn::Lanes(d));
+  constexpr int kVecLanes = static_cast<int>(hn::MaxLanes(decltype(d)()));
+  static_assert(kLanes % kVecLanes == 0);
   HWY_ALIGN R level[64][kLanes];
-  HWY_ALIGN R p[kLanes];
   uint64_t blocks = 0;
   int64_t i = 0;
-  // Four blocks at a time: their sums are independent chains (a block's eight adds are a
-  // latency chain), then they enter the cascade in order, exactly as one at a time would.
-  for (; i + 4 * kBlockSize <= count; i += 4 * kBlockSize) {
+  // Eight blocks at a time (a row of 1024 f32 in one go): their sums are independent chains
+  // (a block's eight adds are a latency chain), so many loads are in flight. They enter the
+  // cascade as one at a time would: `blocks` is a multiple of 8 here, so pushing block sums
+  // b0..b7 leaves levels 0-2 empty and carries ((b0+b1)+(b2+b3))+((b4+b5)+(b6+b7)) from
+  // level 3 on.
+  constexpr int kGroup = 8;
+  for (; i + kGroup * kBlockSize <= count; i += kGroup * kBlockSize) {
     for (int c = 0; c < kLanes; c += lanes) {
-      const R* block = x + i + c;
-      auto v0 = hn::LoadU(d, block), v1 = hn::LoadU(d, block + kBlockSize);
-      auto v2 = hn::LoadU(d, block + 2 * kBlockSize), v3 = hn::LoadU(d, block + 3 * kBlockSize);
-      for (int k = 1; k < kPerLane; ++k) {
-        v0 = hn::Add(v0, hn::LoadU(d, block + k * kLanes));
-        v1 = hn::Add(v1, hn::LoadU(d, block + kBlockSize + k * kLanes));
-        v2 = hn::Add(v2, hn::LoadU(d, block + 2 * kBlockSize + k * kLanes));
-        v3 = hn::Add(v3, hn::LoadU(d, block + 3 * kBlockSize + k * kLanes));
-      }
-      auto push = [&](auto v, uint64_t b) {
-        int l = 0;
-        for (; (b >> l) & 1; ++l) v = hn::Add(hn::Load(d, &level[l][c]), v);
-        hn::Store(v, d, &level[l][c]);
-      };
-      push(v0, blocks);
-      push(v1, blocks + 1);
-      push(v2, blocks + 2);
-      push(v3, blocks + 3);
+      const S* block = x + i + c;
+      hn::Vec<decltype(d)> v[kGroup];
+      for (int g = 0; g < kGroup; ++g) v[g] = LoadWide(d, block + g * kBlockSize);
+      for (int k = 1; k < kPerLane; ++k)
+        for (int g = 0; g < kGroup; ++g) v[g] = hn::Add(v[g], LoadWide(d, block + g * kBlockSize + k * kLanes));
+      auto sum = hn::Add(hn::Add(hn::Add(v[0], v[1]), hn::Add(v[2], v[3])),
+                         hn::Add(hn::Add(v[4], v[5]), hn::Add(v[6], v[7])));
+      int l = 3;
+      for (; (blocks >> l) & 1; ++l) sum = hn::Add(hn::Load(d, &level[l][c]), sum);
+      hn::Store(sum, d, &level[l][c]);
     }
-    blocks += 4;
+    blocks += kGroup;
   }
   for (; i + kBlockSize <= count; i += kBlockSize) {
     for (int c = 0; c < kLanes; c += lanes) {
-      const R* block = x + i + c;
-      auto v = hn::LoadU(d, block);
-      for (int k = 1; k < kPerLane; ++k) v = hn::Add(v, hn::LoadU(d, block + k * kLanes));
+      const S* block = x + i + c;
+      auto v = LoadWide(d, block);
+      for (int k = 1; k < kPerLane; ++k) v = hn::Add(v, LoadWide(d, block + k * kLanes));
       int l = 0;
       for (; (blocks >> l) & 1; ++l) v = hn::Add(hn::Load(d, &level[l][c]), v);
       hn::Store(v, d, &level[l][c]);
     }
     ++blocks;
   }
-  // The last partial block, then the levels from the lowest up, then the lanes as a tree.
-  for (int j = 0; j < kLanes; ++j) p[j] = R(-0.0);
-  for (int64_t k = 0; i + k < count; ++k) p[k % kLanes] += x[i + k];
+  // The last partial block, then the levels from the lowest up, then the lanes as a tree,
+  // in vectors: lane j of p[c] is the scalar definition's p[c * lanes + j]. A lane the last
+  // partial block does not reach adds -0, which leaves every value's bits as they are.
+  constexpr int kVecs = kLanes / kVecLanes;
+  using V = hn::Vec<decltype(d)>;
+  V p[kVecs];
+  for (int c = 0; c < kVecs; ++c) p[c] = hn::Set(d, R(-0.0));
+  for (; i + kLanes <= count; i += kLanes)
+    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], LoadWide(d, x + i + c * kVecLanes));
+  if (i < count) {
+    S tail[kLanes];
+    for (int j = 0; j < kLanes; ++j) tail[j] = i + j < count ? x[i + j] : NegativeZeroOf<S>();
+    for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(p[c], LoadWide(d, tail + c * kVecLanes));
+  }
   for (int l = 0; l < 64 && (blocks >> l) != 0; ++l)
     if ((blocks >> l) & 1)
-      for (int j = 0; j < kLanes; ++j) p[j] = level[l][j] + p[j];
-  for (int h = kLanes / 2; h >= 1; h /= 2)
-    for (int j = 0; j < h; ++j) p[j] += p[j + h];
-  return p[0];
+      for (int c = 0; c < kVecs; ++c) p[c] = hn::Add(hn::Load(d, &level[l][c * kVecLanes]), p[c]);
+  for (int h = kVecs / 2; h >= 1; h /= 2)
+    for (int c = 0; c < h; ++c) p[c] = hn::Add(p[c], p[c + h]);
+  return LaneTree(d, p[0]);
 }
+
+// A strip of kV vectors of dst, accumulated down `count` rows (row r at rows + r * stride):
+// the accumulators stay in registers and every row is read kV vectors at a time, which
+// keeps enough cache lines in flight for strided rows (8 vectors: ~1.25x the throughput of
+// 4 on L3-resident 2048x2048 f32 column sums).
+constexpr int kStrip = 8;
 
 template <typename T>
 void AddRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + 4 * lanes <= width; i += 4 * lanes) {
-    auto v0 = hn::LoadU(d, dst + i), v1 = hn::LoadU(d, dst + i + lanes);
-    auto v2 = hn::LoadU(d, dst + i + 2 * lanes), v3 = hn::LoadU(d, dst + i + 3 * lanes);
+  for (; i + kStrip * lanes <= width; i += kStrip * lanes) {
+    V v[kStrip];
+    for (int k = 0; k < kStrip; ++k) v[k] = hn::LoadU(d, dst + i + k * lanes);
     const T* row = rows + i;
-    for (int64_t r = 0; r < count; ++r, row += stride) {
-      v0 = hn::Add(v0, hn::LoadU(d, row));
-      v1 = hn::Add(v1, hn::LoadU(d, row + lanes));
-      v2 = hn::Add(v2, hn::LoadU(d, row + 2 * lanes));
-      v3 = hn::Add(v3, hn::LoadU(d, row + 3 * lanes));
-    }
-    hn::StoreU(v0, d, dst + i);
-    hn::StoreU(v1, d, dst + i + lanes);
-    hn::StoreU(v2, d, dst + i + 2 * lanes);
-    hn::StoreU(v3, d, dst + i + 3 * lanes);
+    for (int64_t r = 0; r < count; ++r, row += stride)
+      for (int k = 0; k < kStrip; ++k) v[k] = hn::Add(v[k], hn::LoadU(d, row + k * lanes));
+    for (int k = 0; k < kStrip; ++k) hn::StoreU(v[k], d, dst + i + k * lanes);
   }
   for (; i + lanes <= width; i += lanes) {
     auto v = hn::LoadU(d, dst + i);
@@ -231,49 +297,176 @@ HWY_INLINE V Step(D d, V a, V b) {
   return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, picked));
 }
 
+// The unsigned bits of |x| minus those of the smallest normal: at most `kNormalRange` exactly
+// when x is normal or infinite (zero and denormals wrap around, NaN lies above), so one
+// unsigned running max tells whether the machine max/min is exact on every value seen.
+template <typename T>
+struct NormalBits {
+  using U = hwy::MakeUnsigned<T>;
+  static constexpr U kSign = U{1} << (sizeof(T) * 8 - 1);
+  static constexpr U kMinNormal = static_cast<U>(sizeof(T) == 4 ? 0x00800000ull : 0x0010000000000000ull);
+  static constexpr U kInf = static_cast<U>(sizeof(T) == 4 ? 0x7F800000ull : 0x7FF0000000000000ull);
+  static constexpr U kNormalRange = kInf - kMinNormal;
+};
+
+template <class D, class V>
+HWY_INLINE auto Offset(D d, V x) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::AndNot(hn::Set(du, NormalBits<T>::kSign), hn::BitCast(du, x));
+  return hn::Sub(bits, hn::Set(du, NormalBits<T>::kMinNormal));
+}
+
 template <ReduceOp kOp, typename T>
 void ReduceRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<T> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  using V = hn::Vec<decltype(d)>;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto normal = hn::Set(d, std::numeric_limits<T>::min());
   int64_t i = 0;
-  for (; i + 2 * lanes <= width; i += 2 * lanes) {
-    const auto start0 = hn::LoadU(d, dst + i), start1 = hn::LoadU(d, dst + i + lanes);
+  for (; i + kStrip * lanes <= width; i += kStrip * lanes) {
     // The machine max/min while no operand is NaN, zero or denormal (then it equals op).
-    {
-      auto v0 = start0, v1 = start1;
-      auto ok = hn::And(hn::Ge(hn::Abs(v0), normal), hn::Ge(hn::Abs(v1), normal));
-      const T* row = rows + i;
-      for (int64_t r = 0; r < count; ++r, row += stride) {
-        const auto x0 = hn::LoadU(d, row), x1 = hn::LoadU(d, row + lanes);
-        ok = hn::And(ok, hn::And(hn::Ge(hn::Abs(x0), normal), hn::Ge(hn::Abs(x1), normal)));
-        v0 = Plain<kOp>(v0, x0);
-        v1 = Plain<kOp>(v1, x1);
-      }
-      if (hn::AllTrue(d, ok)) {
-        hn::StoreU(v0, d, dst + i);
-        hn::StoreU(v1, d, dst + i + lanes);
-        continue;
-      }
+    V v[kStrip];
+    auto offset = hn::Zero(du);
+    for (int k = 0; k < kStrip; ++k) {
+      v[k] = hn::LoadU(d, dst + i + k * lanes);
+      offset = hn::Max(offset, Offset(d, v[k]));
     }
-    auto v0 = start0, v1 = start1;
     const T* row = rows + i;
     for (int64_t r = 0; r < count; ++r, row += stride) {
-      v0 = Step<kOp>(d, v0, hn::LoadU(d, row));
-      v1 = Step<kOp>(d, v1, hn::LoadU(d, row + lanes));
+      for (int k = 0; k < kStrip; ++k) {
+        const V x = hn::LoadU(d, row + k * lanes);
+        offset = hn::Max(offset, Offset(d, x));
+        v[k] = Plain<kOp>(v[k], x);
+      }
     }
-    hn::StoreU(v0, d, dst + i);
-    hn::StoreU(v1, d, dst + i + lanes);
+    if (hn::AllFalse(du, hn::Lt(hn::Set(du, NormalBits<T>::kNormalRange), offset))) {
+      for (int k = 0; k < kStrip; ++k) hn::StoreU(v[k], d, dst + i + k * lanes);
+      continue;
+    }
+    for (int k = 0; k < kStrip; ++k) {
+      auto w = hn::LoadU(d, dst + i + k * lanes);
+      for (int64_t r = 0; r < count; ++r) w = Step<kOp>(d, w, hn::LoadU(d, rows + r * stride + i + k * lanes));
+      hn::StoreU(w, d, dst + i + k * lanes);
+    }
+  }
+  for (; i + lanes <= width; i += lanes) {
+    auto w = hn::LoadU(d, dst + i);
+    for (int64_t r = 0; r < count; ++r) w = Step<kOp>(d, w, hn::LoadU(d, rows + r * stride + i));
+    hn::StoreU(w, d, dst + i);
+  }
+  for (; i < width; ++i) {
+    T w = dst[i];
+    for (int64_t r = 0; r < count; ++r) w = Scalar<kOp>(w, rows[r * stride + i]);
+    dst[i] = w;
+  }
+}
+
+// Integer add (wrapping), max and min: exact, so lanes may take any elements.
+template <ReduceOp kOp, class V>
+HWY_INLINE V IntOp(V a, V b) {
+  if constexpr (kOp == ReduceOp::kAdd) return hn::Add(a, b);
+  else if constexpr (kOp == ReduceOp::kMax) return hn::Max(a, b);
+  else return hn::Min(a, b);
+}
+
+template <ReduceOp kOp, typename T>
+T IntScalar(T a, T b) {
+  if constexpr (kOp == ReduceOp::kAdd) return static_cast<T>(static_cast<hwy::MakeUnsigned<T>>(a) + static_cast<hwy::MakeUnsigned<T>>(b));
+  else if constexpr (kOp == ReduceOp::kMax) return a < b ? b : a;
+  else return b < a ? b : a;
+}
+
+template <ReduceOp kOp, typename T>
+T IntRowImpl(T acc, const T* x, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (n >= 4 * lanes) {
+    auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + lanes), m2 = hn::LoadU(d, x + 2 * lanes),
+         m3 = hn::LoadU(d, x + 3 * lanes);
+    for (i = 4 * lanes; i + 4 * lanes <= n; i += 4 * lanes) {
+      m0 = IntOp<kOp>(m0, hn::LoadU(d, x + i));
+      m1 = IntOp<kOp>(m1, hn::LoadU(d, x + i + lanes));
+      m2 = IntOp<kOp>(m2, hn::LoadU(d, x + i + 2 * lanes));
+      m3 = IntOp<kOp>(m3, hn::LoadU(d, x + i + 3 * lanes));
+    }
+    m0 = IntOp<kOp>(IntOp<kOp>(m0, m1), IntOp<kOp>(m2, m3));
+    HWY_ALIGN T part[HWY_MAX_BYTES / sizeof(T)];
+    hn::Store(m0, d, part);
+    for (int64_t j = 0; j < lanes; ++j) acc = IntScalar<kOp>(acc, part[j]);
+  }
+  for (; i < n; ++i) acc = IntScalar<kOp>(acc, x[i]);
+  return acc;
+}
+
+template <ReduceOp kOp, typename T>
+void IntRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + kStrip * lanes <= width; i += kStrip * lanes) {
+    V v[kStrip];
+    for (int k = 0; k < kStrip; ++k) v[k] = hn::LoadU(d, dst + i + k * lanes);
+    const T* row = rows + i;
+    for (int64_t r = 0; r < count; ++r, row += stride)
+      for (int k = 0; k < kStrip; ++k) v[k] = IntOp<kOp>(v[k], hn::LoadU(d, row + k * lanes));
+    for (int k = 0; k < kStrip; ++k) hn::StoreU(v[k], d, dst + i + k * lanes);
+  }
+  for (; i + lanes <= width; i += lanes) {
+    auto v = hn::LoadU(d, dst + i);
+    for (int64_t r = 0; r < count; ++r) v = IntOp<kOp>(v, hn::LoadU(d, rows + r * stride + i));
+    hn::StoreU(v, d, dst + i);
   }
   for (; i < width; ++i) {
     T v = dst[i];
-    for (int64_t r = 0; r < count; ++r) v = Scalar<kOp>(v, rows[r * stride + i]);
+    for (int64_t r = 0; r < count; ++r) v = IntScalar<kOp>(v, rows[r * stride + i]);
     dst[i] = v;
   }
 }
 
-float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl(x, n); }
-double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl(x, n); }
+template <typename T>
+T IntRowDispatch(ReduceOp op, T acc, const T* x, int64_t n) {
+  switch (op) {
+    case ReduceOp::kAdd: return IntRowImpl<ReduceOp::kAdd>(acc, x, n);
+    case ReduceOp::kMax: return IntRowImpl<ReduceOp::kMax>(acc, x, n);
+    default: return IntRowImpl<ReduceOp::kMin>(acc, x, n);
+  }
+}
+
+template <typename T>
+void IntRowsDispatch(ReduceOp op, T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) {
+  switch (op) {
+    case ReduceOp::kAdd: return IntRowsImpl<ReduceOp::kAdd>(dst, rows, stride, count, width);
+    case ReduceOp::kMax: return IntRowsImpl<ReduceOp::kMax>(dst, rows, stride, count, width);
+    default: return IntRowsImpl<ReduceOp::kMin>(dst, rows, stride, count, width);
+  }
+}
+
+#define STABLERT_INT_REDUCE(T, S)                                                               \
+  T IntRow##S(ReduceOp op, T acc, const T* x, int64_t n) { return IntRowDispatch(op, acc, x, n); } \
+  void IntRows##S(ReduceOp op, T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) { \
+    IntRowsDispatch(op, dst, rows, stride, count, width);                                       \
+  }
+STABLERT_INT_REDUCE(int8_t, S8)
+STABLERT_INT_REDUCE(uint8_t, U8)
+STABLERT_INT_REDUCE(int16_t, S16)
+STABLERT_INT_REDUCE(uint16_t, U16)
+STABLERT_INT_REDUCE(int32_t, S32)
+STABLERT_INT_REDUCE(uint32_t, U32)
+STABLERT_INT_REDUCE(int64_t, S64)
+STABLERT_INT_REDUCE(uint64_t, U64)
+#undef STABLERT_INT_REDUCE
+
+float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl<float>(x, n); }
+double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl<double>(x, n); }
+float PairwiseSumBF16(const uint16_t* x, int64_t n) {
+  return PairwiseSumImpl<float>(reinterpret_cast<const hwy::bfloat16_t*>(x), n);
+}
+float PairwiseSumF16(const uint16_t* x, int64_t n) {
+  return PairwiseSumImpl<float>(reinterpret_cast<const hwy::float16_t*>(x), n);
+}
 void AddRowsF32(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
   AddRowsImpl(dst, rows, stride, count, width);
 }
@@ -302,6 +495,8 @@ HWY_AFTER_NAMESPACE();
 namespace stablert::kernels::simd {
 HWY_EXPORT(PairwiseSumF32);
 HWY_EXPORT(PairwiseSumF64);
+HWY_EXPORT(PairwiseSumBF16);
+HWY_EXPORT(PairwiseSumF16);
 HWY_EXPORT(AddRowsF32);
 HWY_EXPORT(AddRowsF64);
 HWY_EXPORT(ReduceRowF32);
@@ -309,8 +504,28 @@ HWY_EXPORT(ReduceRowF64);
 HWY_EXPORT(ReduceRowsF32);
 HWY_EXPORT(ReduceRowsF64);
 
+#define STABLERT_INT_REDUCE(T, S)                                                               \
+  HWY_EXPORT(IntRow##S);                                                                        \
+  HWY_EXPORT(IntRows##S);                                                                       \
+  T ReduceRow(ReduceOp op, T acc, const T* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(IntRow##S)(op, acc, x, n); } \
+  void ReduceRows(ReduceOp op, T* dst, const T* rows, int64_t stride, int64_t count, int64_t width) { \
+    HWY_DYNAMIC_DISPATCH(IntRows##S)(op, dst, rows, stride, count, width);                      \
+  }
+STABLERT_INT_REDUCE(int8_t, S8)
+STABLERT_INT_REDUCE(uint8_t, U8)
+STABLERT_INT_REDUCE(int16_t, S16)
+STABLERT_INT_REDUCE(uint16_t, U16)
+STABLERT_INT_REDUCE(int32_t, S32)
+STABLERT_INT_REDUCE(uint32_t, U32)
+STABLERT_INT_REDUCE(int64_t, S64)
+STABLERT_INT_REDUCE(uint64_t, U64)
+#undef STABLERT_INT_REDUCE
+
 float PairwiseSum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF32)(x, n); }
 double PairwiseSum(const double* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF64)(x, n); }
+float PairwiseSumWidened(bool bf16, const uint16_t* x, int64_t n) {
+  return bf16 ? HWY_DYNAMIC_DISPATCH(PairwiseSumBF16)(x, n) : HWY_DYNAMIC_DISPATCH(PairwiseSumF16)(x, n);
+}
 void AddRows(float* dst, const float* rows, int64_t stride, int64_t count, int64_t width) {
   HWY_DYNAMIC_DISPATCH(AddRowsF32)(dst, rows, stride, count, width);
 }

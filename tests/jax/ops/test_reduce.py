@@ -240,3 +240,24 @@ def test_long_cumsum_accuracy(dtype):
     check_accuracy(lambda v: (jnp.cumsum(v), jnp.cumsum(v[::-1])[::-1]), (x,),
                    lambda v: (np.cumsum(ld(v)), np.cumsum(ld(v)[::-1])[::-1]), op="cumsum_long", dtype=dt,
                    names=["cumsum", "reverse cumsum"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, jnp.bfloat16, np.float16])
+def test_large_reduction_layouts(dtype):
+    """Rows, columns, a middle dimension and everything of 4M-element arrays (the layouts the
+    reduce kernels split across threads), as jnp's sum, max and min reach them: half-type sums
+    widen to f32 inside the step (kernels/reduce_widened.h). Small integers, so every sum is
+    exact in any order and the results must match XLA's bit for bit (accuracy on random
+    values: test_large_sum_accuracy)."""
+    dt = np.dtype(dtype)
+    m = _data(dt, (2048, 2048), 21, exact=True)
+    t3 = _data(dt, (64, 256, 256), 22, exact=True)
+    tall = _data(dt, (4, 1 << 20), 23, exact=True)
+    cases = {}
+    for name, fn in [("sum", jnp.sum), ("max", jnp.max), ("min", jnp.min)]:
+        cases[f"{name}_rows"] = Call(lambda x, f=fn: f(x, axis=1), m)
+        cases[f"{name}_columns"] = Call(lambda x, f=fn: f(x, axis=0), m)
+        cases[f"{name}_middle"] = Call(lambda x, f=fn: f(x, axis=1), t3)
+        cases[f"{name}_all"] = Call(lambda x, f=fn: f(x), m)
+        cases[f"{name}_long_rows"] = Call(lambda x, f=fn: f(x, axis=1), tall)
+    check_cases(None, cases, op="reduce_large_layouts", dtype=dt, mode="exact")
