@@ -40,7 +40,7 @@ std::string SingleDeviceOptions() {
 }
 
 struct Shape {
-  PJRT_Buffer_Type type;
+  int type;  // a PJRT_Buffer_Type, held as int so that invalid values can be copied
   std::vector<int64_t> dims;
 };
 
@@ -56,7 +56,7 @@ class AsyncTransferTest : public ClientTest {
       spec.struct_size = PJRT_ShapeSpec_STRUCT_SIZE;
       spec.dims = shape.dims.data();
       spec.num_dims = shape.dims.size();
-      spec.element_type = shape.type;
+      spec.element_type = static_cast<PJRT_Buffer_Type>(shape.type);
       specs.push_back(spec);
     }
     PJRT_Client_CreateBuffersForAsyncHostToDevice_Args args{};
@@ -120,12 +120,12 @@ class AsyncTransferTest : public ClientTest {
     return buffer;
   }
 
-  ErrorInfo SetError(Manager* manager, int index, PJRT_Error_Code code, const std::string& message) {
+  ErrorInfo SetError(Manager* manager, int index, int code, const std::string& message) {
     PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args args{};
     args.struct_size = PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args_STRUCT_SIZE;
     args.transfer_manager = manager;
     args.buffer_index = index;
-    args.error_code = code;
+    args.error_code = static_cast<PJRT_Error_Code>(code);
     args.error_message = message.data();
     args.error_message_size = message.size();
     return TakeError(api_, api_->PJRT_AsyncHostToDeviceTransferManager_SetBufferError(&args));
@@ -438,7 +438,7 @@ TEST_F(AsyncTransferTest, SetBufferErrorFailsTheBufferAndItsExecutions) {
   EXPECT_EQ(transfer.code, PJRT_Error_Code_FAILED_PRECONDITION) << transfer.message;
   ErrorInfo ok_code = SetError(manager, 1, PJRT_Error_Code_OK, "");
   EXPECT_EQ(ok_code.code, PJRT_Error_Code_INVALID_ARGUMENT) << ok_code.message;
-  ErrorInfo bad_code = SetError(manager, 1, static_cast<PJRT_Error_Code>(999), "");
+  ErrorInfo bad_code = SetError(manager, 1, 999, "");
   EXPECT_EQ(bad_code.code, PJRT_Error_Code_INVALID_ARGUMENT) << bad_code.message;
   // After the last transfer, no error can be set.
   const float full[4] = {1, 2, 3, 4};
@@ -575,7 +575,7 @@ TEST_F(AsyncTransferTest, CreateChecksItsArguments) {
   const std::string kFn = "PJRT_Client_CreateBuffersForAsyncHostToDevice: ";
   expect(Create({{PJRT_Buffer_Type_F32, {-1, 2}}}, &manager), PJRT_Error_Code_INVALID_ARGUMENT,
          kFn + "shape_specs[0]: negative dimension");
-  expect(Create({{PJRT_Buffer_Type_F32, {2}}, {static_cast<PJRT_Buffer_Type>(250), {2}}}, &manager),
+  expect(Create({{PJRT_Buffer_Type_F32, {2}}, {250, {2}}}, &manager),
          PJRT_Error_Code_INVALID_ARGUMENT, kFn + "shape_specs[1]: unsupported PJRT_Buffer_Type 250");
   expect(Create({{PJRT_Buffer_Type_F64, {INT64_MAX / 4, 4}}}, &manager), PJRT_Error_Code_INVALID_ARGUMENT,
          kFn + "shape_specs[0]");
