@@ -57,6 +57,7 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client);
   X(PJRT_Buffer_IsOnCpu) X(PJRT_Buffer_ReadyEvent) X(PJRT_Buffer_UnsafePointer)                \
   X(PJRT_Buffer_IncreaseExternalReferenceCount) X(PJRT_Buffer_DecreaseExternalReferenceCount)  \
   X(PJRT_Buffer_OpaqueDeviceMemoryDataPointer) X(PJRT_Buffer_CopyRawToHost)                     \
+  X(PJRT_Buffer_CopyRawToHostFuture)                                                            \
   X(PJRT_TopologyDescription_Create) X(PJRT_TopologyDescription_Destroy)                        \
   X(PJRT_TopologyDescription_PlatformName) X(PJRT_TopologyDescription_PlatformVersion)          \
   X(PJRT_TopologyDescription_GetDeviceDescriptions) X(PJRT_TopologyDescription_Serialize)       \
@@ -64,7 +65,17 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client);
   X(PJRT_TopologyDescription_Deserialize)                                                       \
   X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)                        \
   X(PJRT_CopyToDeviceStream_TotalBytes) X(PJRT_CopyToDeviceStream_GranuleSize)                  \
-  X(PJRT_CopyToDeviceStream_CurrentBytes)
+  X(PJRT_CopyToDeviceStream_CurrentBytes)                                                       \
+  X(PJRT_Client_CreateBuffersForAsyncHostToDevice)                                              \
+  X(PJRT_AsyncHostToDeviceTransferManager_Destroy)                                              \
+  X(PJRT_AsyncHostToDeviceTransferManager_TransferData)                                         \
+  X(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral)                                      \
+  X(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer)                                       \
+  X(PJRT_AsyncHostToDeviceTransferManager_Device)                                               \
+  X(PJRT_AsyncHostToDeviceTransferManager_BufferCount)                                          \
+  X(PJRT_AsyncHostToDeviceTransferManager_BufferSize)                                           \
+  X(PJRT_AsyncHostToDeviceTransferManager_SetBufferError)                                       \
+  X(PJRT_AsyncHostToDeviceTransferManager_AddMetadata)
 
 STABLERT_IMPLEMENTED_ENTRIES(STABLERT_DECLARE_ENTRY)
 

@@ -1,5 +1,8 @@
 // PJRT_Buffer_* entry points.
+#include <cstddef>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "capi/api.h"
 #include "capi/error.h"
@@ -229,6 +232,94 @@ PJRT_Error* PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
       if (status.ok() && count > 0) std::memcpy(dst, static_cast<const char*>(storage->data()) + offset, count);
       done->Set(status).IgnoreError();
     });
+    return nullptr;
+  })
+}
+
+
+namespace {
+
+// What PJRT_Buffer_CopyRawToHostFuture hands the caller as callback_data: the copy to run
+// once the caller's destination is known. Freed by RawCopyFutureReady, which the caller must
+// call exactly once.
+struct RawCopyFuture {
+  std::shared_ptr<runtime::BufferStorage> storage;
+  runtime::EventRef ready;  // the source buffer's
+  runtime::EventRef done;   // the caller's PJRT_Event
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
+constexpr const char* kRawCopyFutureFn = "PJRT_Buffer_CopyRawToHostFuture";
+
+// The future_ready_callback: runs (or fails) the copy into the destination the caller got.
+// Returns nothing, so every failure goes to the copy's event; without a readable
+// callback_data there is nothing to report it to.
+void RawCopyFutureReady(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) noexcept {
+  constexpr size_t kDataEnd = offsetof(PJRT_Buffer_CopyRawToHostFuture_Callback_Args, callback_data) + sizeof(void*);
+  if (args == nullptr || args->struct_size < kDataEnd || args->callback_data == nullptr) return;
+  std::unique_ptr<RawCopyFuture> copy(static_cast<RawCopyFuture*>(args->callback_data));
+  runtime::EventRef done = copy->done;
+  try {
+    if (done->IsReady()) return;  // failed when the copy was requested (offset or size)
+    Status status = CheckStructSize(kRawCopyFutureFn, "PJRT_Buffer_CopyRawToHostFuture_Callback_Args",
+                                    args->struct_size, PJRT_Buffer_CopyRawToHostFuture_Callback_Args_STRUCT_SIZE);
+    if (status.ok() && RawEnumValue(args->error_code) != PJRT_Error_Code_OK) {
+      int64_t code = RawEnumValue(args->error_code);
+      if (!IsValidErrorCode(code)) code = PJRT_Error_Code_UNKNOWN;
+      status = Status(static_cast<StatusCode>(code),
+                      args->error_message ? std::string(args->error_message, args->error_message_size) : std::string());
+    } else if (status.ok() && copy->size > 0 && args->dst == nullptr) {
+      status = InvalidArgument(std::string(kRawCopyFutureFn) + ": the destination the future delivered is null");
+    }
+    if (!status.ok()) {
+      done->Set(std::move(status)).IgnoreError();
+      return;
+    }
+    void* dst = args->dst;
+    auto storage = std::move(copy->storage);
+    const int64_t offset = copy->offset, size = copy->size;
+    copy->ready->OnReady([storage, dst, offset, size, done](const Status& ready) {
+      if (ready.ok() && size > 0) std::memcpy(dst, static_cast<const char*>(storage->data()) + offset, size);
+      done->Set(ready).IgnoreError();
+    });
+  } catch (...) {
+    PJRT_Error* error = ExceptionToPjrtError(kRawCopyFutureFn, std::current_exception());
+    try {
+      done->Set(FromPjrtError(error)).IgnoreError();
+    } catch (...) {
+    }
+    PJRT_Error_Destroy_Args destroy{PJRT_Error_Destroy_Args_STRUCT_SIZE, nullptr, error};
+    ErrorDestroy(&destroy);
+  }
+}
+
+}  // namespace
+
+PJRT_Error* PJRT_Buffer_CopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_Buffer_CopyRawToHostFuture, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyRawToHostFuture, args->buffer);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_CopyRawToHostFuture, {
+    const runtime::Buffer& buffer = *args->buffer->buffer;
+    const auto size = static_cast<int64_t>(buffer.size_in_bytes());
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage, buffer.storage(kRawCopyFutureFn));
+    auto copy = std::make_unique<RawCopyFuture>();
+    copy->storage = std::move(storage);
+    copy->ready = buffer.ready_event();
+    copy->done = runtime::Event::Create();
+    copy->offset = args->offset;
+    copy->size = args->transfer_size;
+    // As PJRT_Buffer_CopyRawToHost: a range outside the buffer fails the event, not the call.
+    if (args->offset < 0 || args->transfer_size < 0 || args->offset > size || args->transfer_size > size - args->offset)
+      copy->done->Set(InvalidArgument(std::string("Copy raw buffer called on buffer size ") + std::to_string(size) +
+                                      " with invalid offset " + std::to_string(args->offset) + ", transfer size " +
+                                      std::to_string(args->transfer_size)))
+          .IgnoreError();
+    else
+      buffer.AddUsage(copy->done);  // a donation waits until the copy has read the bytes
+    args->event = NewEvent(copy->done);
+    args->future_ready_callback = &RawCopyFutureReady;
+    args->callback_data = copy.release();
     return nullptr;
   })
 }

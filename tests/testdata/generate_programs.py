@@ -139,6 +139,10 @@ def donated_add(x, y):
     return x + y, x * y
 
 
+def scale_shift(x):
+    return x * 2.0 + 1.0
+
+
 def programs():
     f32 = np.float32
     out = {
@@ -159,6 +163,8 @@ def programs():
         "constants_of_many_dtypes": (constants_of_many_dtypes, (np.zeros((4,), f32),), {}),
         "donated_add": (donated_add, (np.zeros((3,), f32), np.zeros((3,), f32)),
                         {"donate_argnums": (0,)}),
+        # 64 MiB in: the async host-to-device transfer tests fill it in 1 MiB chunks.
+        "scale_shift_16m": (scale_shift, (jax.ShapeDtypeStruct((16 * 1024 * 1024,), f32),), {}),
         "slices_and_rng": (slices_and_rng, (jax.random.key_data(jax.random.key(0)),
                                             np.zeros((4, 4), f32)), {}),
     })
