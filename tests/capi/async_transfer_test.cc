@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/proto_wire.h"
+#include "compile_options.h"
 #include "plugin_fixture.h"
 
 namespace stablert::capi_test {
@@ -21,22 +22,6 @@ using Manager = PJRT_AsyncHostToDeviceTransferManager;
 
 std::string Program(const std::string& name) {
   return ReadFile(std::string(STABLERT_TESTDATA_DIR) + "/programs/" + name + ".mlirbc");
-}
-
-std::string SingleDeviceOptions() {
-  proto::WireWriter ids;
-  ids.Varint(1, 0);
-  proto::WireWriter assignment;
-  assignment.Varint(1, 1);
-  assignment.Varint(2, 1);
-  assignment.Bytes(3, ids.data());
-  proto::WireWriter build;
-  build.Varint(4, 1);
-  build.Varint(5, 1);
-  build.Bytes(9, assignment.data());
-  proto::WireWriter options;
-  options.Bytes(3, build.data());
-  return options.Take();
 }
 
 struct Shape {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "base/proto_wire.h"
+#include "compile_options.h"
 #include "plugin_fixture.h"
 #include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 
@@ -12,24 +13,6 @@ namespace {
 
 std::string Program(const std::string& name) {
   return ReadFile(std::string(STABLERT_TESTDATA_DIR) + "/programs/" + name + ".mlirbc");
-}
-
-// A CompileOptionsProto for one replica and one partition on device `device_id`.
-std::string SingleDeviceOptions(int device_id = 0) {
-  proto::WireWriter ids;
-  ids.Varint(1, device_id);
-  proto::WireWriter assignment;
-  assignment.Varint(1, 1);  // replica_count
-  assignment.Varint(2, 1);  // computation_count
-  assignment.Bytes(3, ids.data());
-  proto::WireWriter build;
-  build.Varint(4, 1);  // num_replicas
-  build.Varint(5, 1);  // num_partitions
-  build.Varint(6, 1);  // use_spmd_partitioning
-  build.Bytes(9, assignment.data());
-  proto::WireWriter options;
-  options.Bytes(3, build.data());
-  return options.Take();
 }
 
 class CompileApiTest : public ClientTest {
