@@ -176,8 +176,9 @@ void Shapes(benchmark::internal::Benchmark* bench) {
   // Mid-size products, where libxsmm's row tiles and oneDNN's tiles compete.
   for (int64_t s : {192, 384, 512}) bench->Args({1, s, s, s});
   bench->Args({1, 128, 512, 512})->Args({1, 512, 512, 128})->Args({1, 64, 512, 512})->Args({2, 256, 256, 256});
-  // Attention at batch 4, 8 heads, 256 positions, 64 per head: probabilities times values.
-  bench->Args({32, 256, 256, 64});
+  // Attention at batch 4, 8 heads, 256 positions, 64 per head: probabilities times values,
+  // queries times keys.
+  bench->Args({32, 256, 256, 64})->Args({32, 256, 64, 256});
   bench->Args({64, 256, 256, 256})->Args({1, 32, 256, 256})->Args({1, 64, 256, 256})->Args({1, 128, 256, 256});
 }
 
