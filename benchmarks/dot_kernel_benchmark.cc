@@ -1,9 +1,9 @@
-// The "dot.f32" kernel's two paths on the same products: StableRT's loops (one thread, as
-// the executor runs products too small to split) and oneDNN's matmul primitive (created
-// once, then executed; tiled over the process's cores on StableRT's pool, timed by the wall
-// clock, and on the calling thread alone), and (BM_Prepared) the path the prepare function
-// chooses for matrix-vector products in every layout. Sets the crossover kMinOneDnnMacs in
-// kernels/dot.cc. Also prints which oneDNN implementation each element type would get.
+// The "dot.f32" kernel's paths on the same products: StableRT's loops (one thread, as
+// the executor runs products too small to split), oneDNN's matmul primitive and libxsmm's
+// kernels (created once, then executed; tiled over the process's cores on StableRT's pool,
+// timed by the wall clock, and on the calling thread alone), and (BM_Prepared) the path the
+// prepare function chooses for matrix-vector products in every layout. Sets the crossovers
+// kMinOneDnnMacs in kernels/dot.cc and xsmm::kMaxMidDim in kernels/xsmm_matmul.h. Also prints which oneDNN implementation each element type would get.
 // See docs/benchmarks.md for the command and results.
 #include <benchmark/benchmark.h>
 
@@ -78,11 +78,12 @@ void OneDnn(benchmark::State& state, int threads) {
   SetCounters(state, b, m, k, n);
 }
 
-// libxsmm's generated kernel, also beyond xsmm::kMaxSmallDim (to see the crossover).
-void BM_Small(benchmark::State& state) {
+// libxsmm's generated kernels, also beyond xsmm::kMaxMidDim (to see the crossover): tiled
+// over the process's cores (wall clock), and on the calling thread alone.
+void Small(benchmark::State& state, int threads) {
   const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
   Product p(b, m, k, n);
-  auto prepared = xsmm::PrepareSmallMatmul(onednn::DotShape(p.args), /*max_dim=*/1024);
+  auto prepared = xsmm::PrepareSmallMatmul(onednn::DotShape(p.args), /*max_dim=*/1024, threads);
   if (!prepared.ok()) {
     state.SkipWithError(prepared.status().ToString().c_str());
     return;
@@ -93,6 +94,33 @@ void BM_Small(benchmark::State& state) {
     if (!status.ok()) state.SkipWithError(status.ToString().c_str());
   }
   SetCounters(state, b, m, k, n);
+  state.counters["parts"] = xsmm::PreparedParts(prepared->get());
+}
+
+void BM_Small(benchmark::State& state) { Small(state, 0); }
+void BM_SmallOneThread(benchmark::State& state) { Small(state, 1); }
+
+// libxsmm's row tiles on the pool, range 4 tiles per thread (xsmm::kTilesPerThread).
+void BM_SmallTiles(benchmark::State& state) {
+  const int64_t b = state.range(0), m = state.range(1), k = state.range(2), n = state.range(3);
+  Product p(b, m, k, n);
+  auto prepared = xsmm::PrepareSmallMatmul(onednn::DotShape(p.args), /*max_dim=*/1024, 0, state.range(4));
+  if (!prepared.ok()) {
+    state.SkipWithError(prepared.status().ToString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    Status status = xsmm::RunSmallMatmul(prepared->get(), p.args);
+    benchmark::DoNotOptimize(p.out.data());
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+  SetCounters(state, b, m, k, n);
+  state.counters["parts"] = xsmm::PreparedParts(prepared->get());
+}
+
+void TileShapes(benchmark::internal::Benchmark* bench) {
+  for (int64_t s : {128, 192, 256, 384})
+    for (int64_t tiles : {1, 2, 4, 8}) bench->Args({1, s, s, s, tiles});
 }
 
 // The step as the executor runs it: the path the prepare function chooses (matrix-vector
@@ -145,12 +173,21 @@ void Shapes(benchmark::internal::Benchmark* bench) {
   bench->Args({1, 128, 16, 512})->Args({1, 16, 512, 128});
   // Around the libxsmm/oneDNN crossover (kernels/xsmm_matmul.h).
   bench->Args({1, 64, 128, 128})->Args({1, 128, 128, 64})->Args({1, 32, 256, 128})->Args({1, 256, 64, 64});
+  // Mid-size products, where libxsmm's row tiles and oneDNN's tiles compete.
+  for (int64_t s : {192, 384, 512}) bench->Args({1, s, s, s});
+  bench->Args({1, 128, 512, 512})->Args({1, 512, 512, 128})->Args({1, 64, 512, 512})->Args({2, 256, 256, 256});
+  // Attention at batch 4, 8 heads, 256 positions, 64 per head: probabilities times values,
+  // queries times keys.
+  bench->Args({32, 256, 256, 64})->Args({32, 256, 64, 256});
+  bench->Args({64, 256, 256, 256})->Args({1, 32, 256, 256})->Args({1, 64, 256, 256})->Args({1, 128, 256, 256});
 }
 
 BENCHMARK(BM_Loops)->Apply(Shapes);
 BENCHMARK(BM_OneDnn)->Apply(Shapes)->UseRealTime();
 BENCHMARK(BM_Small)->Apply(Shapes)->UseRealTime();
 BENCHMARK(BM_OneDnnOneThread)->Apply(Shapes);
+BENCHMARK(BM_SmallOneThread)->Apply(Shapes);
+BENCHMARK(BM_SmallTiles)->Apply(TileShapes)->UseRealTime();
 BENCHMARK(BM_Prepared)->Apply(MatVecShapes)->UseRealTime();
 
 }  // namespace

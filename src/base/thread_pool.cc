@@ -96,7 +96,12 @@ bool ThreadPool::SpinForWork() const {
   for (int round = 0;; ++round) {
     if (queued_.load(std::memory_order_acquire) > 0 || stopping_flag_.load(std::memory_order_relaxed)) return true;
     CpuRelax();
-    if ((round & 63) == 63 && Clock::now() >= deadline) return false;
+    if ((round & 63) == 63) {
+      if (Clock::now() >= deadline) return false;
+      // Give the core to any thread waiting for it (the one that will hand out the next
+      // work, typically): the scheduler may have queued it behind this spinning worker.
+      sched_yield();
+    }
   }
 }
 

@@ -12,6 +12,9 @@
 // so a thread that is descheduled delays only its current part. Workers that run out of work
 // keep polling for new work for a short while (kSpinMicroseconds) before they sleep:
 // back-to-back splits then cost well under a microsecond instead of a wake-up (~15 µs on a VM).
+// Between polls they yield the core, so a thread the scheduler queued behind a polling worker
+// (the device thread about to hand out the next split) runs at once instead of waiting out
+// the poll (that wait was measured as +100 µs on every other 256^3 product on 2 cores).
 // Thread-safe; callers from many threads share the workers. fn must not throw.
 #pragma once
 

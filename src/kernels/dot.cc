@@ -21,7 +21,9 @@
 // itself. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
 // them natively on AVX512_BF16 CPUs (brg:avx512_core_bf16) and otherwise only a reference
 // implementation, which is left to the loops. oneDNN 2.6 has no f16 matmul on x86 CPUs
-// without AVX512_FP16, and no f64 one. f32 matrix-vector products (M or N is 1) run on
+// without AVX512_FP16, and no f64 one. f32 products up to 512 per dim whose rhs fits the
+// L2 (and is not stored [N,K]) run on libxsmm's kernels instead (xsmm_matmul.h), the larger
+// ones in row tiles on the pool. f32 matrix-vector products (M or N is 1) run on
 // dot_matvec.h's vector loops, which stream the matrix once on every core. Everything else
 // -- smaller products, empty ones, f64, f16, integers, complex and pred -- runs on the loop
 // nest below, split across StableRT's pool like other kernels.
@@ -308,11 +310,12 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
 
 // "dot_epilogue.f32": the product on its own path (PrepareDot), then the ops of
 // DotEpilogueParams -- as oneDNN post-ops when oneDNN runs the product and offers them in
-// a fast implementation, else by epilogue::Apply over the written product.
+// a fast implementation, on each libxsmm tile as it is written, else by epilogue::Apply
+// over the written product.
 struct EpilogueState {
   std::vector<epilogue::Op> ops;
   PreparedStep product;     // the product's prepared step (its state null on the loops)
-  bool by_library = false;  // oneDNN applies the ops as post-ops
+  bool by_library = false;  // the library path applies the ops (oneDNN post-ops, libxsmm per tile)
 };
 
 // `args` as the product's own step: DotParams, lhs and rhs.
@@ -330,15 +333,26 @@ StatusOr<PreparedStep> PrepareDotEpilogue(const KernelArgs& args) {
   auto state = std::make_shared<EpilogueState>();
   state->ops = ops;
   STABLERT_ASSIGN_OR_RETURN(state->product, PrepareDot<DType::kF32>(product));
-  if (PreparedDotPath(state->product.state.get()) == DotPath::kOneDnn) {
+  const DotPath path = PreparedDotPath(state->product.state.get());
+  if (path == DotPath::kOneDnn || path == DotPath::kSmall) {
     onednn::MatmulShape shape = onednn::DotShape(product);
-    shape.epilogue = std::move(ops);
-    StatusOr<KernelState> fused = onednn::PrepareMatmul(shape);
-    if (fused.ok()) {
-      state->product.state = std::make_shared<DotState>(DotState{DotPath::kOneDnn, std::move(fused).value()});
-      state->by_library = true;
-    } else if (fused.status().code() != StatusCode::kUnimplemented) {
-      return fused.status();
+    shape.epilogue = ops;
+    const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                        static_cast<double>(shape.n) * static_cast<double>(shape.k);
+    // Split products prefer oneDNN's post-ops, which run on the accumulators in registers;
+    // epilogue::Apply's extra pass over each tile costs more than libxsmm saves (attention's
+    // scaled scores, 32 x 256x64x256 then a divide: 2.8-3.1 ms per call against 2.2-2.5).
+    std::vector<DotPath> tries = {path};
+    if (path == DotPath::kSmall && macs >= onednn::kMinSplitMacs) tries = {DotPath::kOneDnn, DotPath::kSmall};
+    for (DotPath library : tries) {
+      StatusOr<KernelState> fused =
+          library == DotPath::kOneDnn ? onednn::PrepareMatmul(shape) : xsmm::PrepareSmallMatmul(shape);
+      if (fused.ok()) {
+        state->product.state = std::make_shared<DotState>(DotState{library, std::move(fused).value()});
+        state->by_library = true;
+        break;
+      }
+      if (fused.status().code() != StatusCode::kUnimplemented) return fused.status();
     }
   }
   return PreparedStep(std::move(state), /*once=*/true);
@@ -351,8 +365,10 @@ Status DotEpilogueKernel(const KernelContext& context, const KernelArgs& args) {
   KernelArgs product = ProductArgs(args);
   product.state = state.product.state.get();
   if (state.by_library) {
-    product.inputs = args.inputs;  // the post-ops read their operands from inputs 2, 3, ...
-    return onednn::RunMatmul(static_cast<const DotState*>(product.state)->impl.get(), product);
+    product.inputs = args.inputs;  // the epilogue reads its operands from inputs 2, 3, ...
+    const auto& library = *static_cast<const DotState*>(product.state);
+    if (library.path == DotPath::kSmall) return xsmm::RunSmallMatmul(library.impl.get(), product);
+    return onednn::RunMatmul(library.impl.get(), product);
   }
   STABLERT_RETURN_IF_ERROR(DotKernel<DType::kF32>(KernelContext{}, product));
   const BufferView& out = args.outputs[0];

@@ -14,8 +14,9 @@ enum class DotPath {
 // The path of a step whose prepare function returned `state` (KernelArgs::state).
 DotPath PreparedDotPath(const void* state);
 
-// For a prepared "dot_epilogue.f32" step: whether oneDNN applies its ops as post-ops (else
-// the kernel applies them over the written product).
+// For a prepared "dot_epilogue.f32" step: whether the library path applies its ops (oneDNN
+// as post-ops, libxsmm to each tile as it is written; else the kernel applies them over the
+// written product).
 bool PreparedEpilogueByLibrary(const void* state);
 
 }  // namespace stablert::kernels

@@ -4,11 +4,11 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <span>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -18,13 +18,56 @@
 namespace stablert::kernels::onednn {
 namespace {
 
+// The memory objects of one call's arguments, pointed at that call's buffers (a memory
+// object only holds a pointer: rebinding it allocates nothing, where creating one costs
+// two allocations), in the primitive's argument order: lhs, rhs, out, the post-ops'
+// inputs, the scratchpad.
+struct BoundArguments {
+  std::vector<dnnl::memory> memories;
+  std::vector<dnnl_exec_arg_t> arguments;
+};
+
 // One primitive, for one tile size.
 struct TilePrimitive {
   dnnl::memory::desc lhs, rhs, out;
   std::vector<dnnl::memory::desc> post_inputs;  // one per binary epilogue op
+  int post_op_base = 0;
   dnnl::matmul primitive;
   dnnl::memory::desc scratchpad;
   size_t scratchpad_bytes = 0;
+  // Argument sets not in use: a call takes one (or makes one) and returns it, so calls on
+  // several threads never share one.
+  std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
+  mutable std::vector<std::unique_ptr<BoundArguments>> idle;
+
+  std::unique_ptr<BoundArguments> Take() const {
+    {
+      std::lock_guard<std::mutex> lock(*mutex);
+      if (!idle.empty()) {
+        std::unique_ptr<BoundArguments> bound = std::move(idle.back());
+        idle.pop_back();
+        return bound;
+      }
+    }
+    auto bound = std::make_unique<BoundArguments>();
+    const dnnl::engine& engine = Engine();
+    const auto add = [&](int argument, const dnnl::memory::desc& desc) {
+      bound->memories.emplace_back(desc, engine, nullptr);
+      bound->arguments.push_back({argument, bound->memories.back().get()});
+    };
+    bound->memories.reserve(4 + post_inputs.size());
+    add(DNNL_ARG_SRC, lhs);
+    add(DNNL_ARG_WEIGHTS, rhs);
+    add(DNNL_ARG_DST, out);
+    for (size_t i = 0; i < post_inputs.size(); ++i)
+      add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op_base + static_cast<int>(i)) | DNNL_ARG_SRC_1, post_inputs[i]);
+    if (scratchpad_bytes > 0) add(DNNL_ARG_SCRATCHPAD, scratchpad);
+    return bound;
+  }
+  void Return(std::unique_ptr<BoundArguments> bound) const {
+    std::lock_guard<std::mutex> lock(*mutex);
+    idle.push_back(std::move(bound));
+  }
 };
 
 // A tile: batches [b0, b0 + batch), rows [m0, m0 + m), columns [n0, n0 + n) of the output.
@@ -131,6 +174,7 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
       auto [it, added] = by_size.try_emplace({bn, mn, nn}, state->primitives.size());
       if (added) {
         TilePrimitive p;
+        p.post_op_base = state->post_op_base;
         // A single-batch tile's batch stride is free: give it the dense one, so that a tile
         // of whole rows is a plain matrix. oneDNN 2.6 runs plain f32 matrices on its brgemm
         // kernels (a 64 KB - 256 KB scratchpad from the thread's scratch), other strides on
@@ -199,27 +243,28 @@ Status RunMatmul(const void* state_ptr, const KernelArgs& args) {
     const TilePrimitive& p = state.primitives[tile.primitive];
     try {
       OneDnnThreadScope single;
-      const dnnl::engine& engine = Engine();
       const auto size = static_cast<int64_t>(state.element_size);
-      // Memory objects only wrap the buffers (no copy); oneDNN takes non-const handles.
-      dnnl::memory lhs(p.lhs, engine, lhs_base + tile.lhs_offset * size);
-      dnnl::memory rhs(p.rhs, engine, rhs_base + tile.rhs_offset * size);
-      dnnl::memory out(p.out, engine, out_base + tile.out_offset * size);
-      std::unordered_map<int, dnnl::memory> arguments = {
-          {DNNL_ARG_SRC, lhs}, {DNNL_ARG_WEIGHTS, rhs}, {DNNL_ARG_DST, out}};
-      size_t binary = 0;
+      std::unique_ptr<BoundArguments> bound = p.Take();
+      // Same order as TilePrimitive::Take: lhs, rhs, out, post-op inputs, scratchpad.
+      size_t slot = 0;
+      const auto bind = [&](void* data) { bound->memories[slot++].set_data_handle(data); };
+      bind(lhs_base + tile.lhs_offset * size);
+      bind(rhs_base + tile.rhs_offset * size);
+      bind(out_base + tile.out_offset * size);
       for (size_t i = 0; i < state.post_ops; ++i) {
         const epilogue::Op& op = state.epilogue[i];
         auto* y = static_cast<char*>(args.inputs[static_cast<size_t>(op.input)].data);
         if (op.operand == epilogue::Operand::kRow) y += tile.n0 * size;
         else if (op.operand == epilogue::Operand::kFull) y += tile.out_offset * size;
-        arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(state.post_op_base + static_cast<int>(i)) | DNNL_ARG_SRC_1,
-                          dnnl::memory(p.post_inputs[binary++], engine, y));
+        bind(y);
       }
-      if (p.scratchpad_bytes > 0)
-        arguments.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, engine, ThreadScratch(p.scratchpad_bytes)));
+      if (p.scratchpad_bytes > 0) bind(ThreadScratch(p.scratchpad_bytes));
       dnnl::stream& stream = ThreadStream();
-      p.primitive.execute(stream, arguments);
+      const dnnl_status_t status = dnnl_primitive_execute(p.primitive.get(), stream.get(),
+                                                          static_cast<int>(bound->arguments.size()),
+                                                          bound->arguments.data());
+      p.Return(std::move(bound));
+      if (status != dnnl_success) throw dnnl::error(status, "could not execute a primitive");
       stream.wait();
       if (state.post_ops < state.epilogue.size()) {
         const auto tail = std::span<const epilogue::Op>(state.epilogue).subspan(state.post_ops);

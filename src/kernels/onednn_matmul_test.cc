@@ -5,6 +5,7 @@
 #include "kernels/dot.h"
 #include "kernels/dot_matvec.h"
 #include "kernels/dot_params.h"
+#include "kernels/xsmm_matmul.h"
 
 #include "base/thread_pool.h"
 
@@ -192,14 +193,18 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
       {{1, 8, 8, 8}, false, DotPath::kSmall},          {{1, 16, 16, 16}, false, DotPath::kSmall},
       {{1, 32, 32, 32}, false, DotPath::kSmall},       {{512, 32, 32, 32}, false, DotPath::kSmall},
       {{1, 1, 64, 64}, false, DotPath::kSmall},        {{1, 64, 65, 64}, false, DotPath::kSmall},
-      // Up to 512 per dim while oneDNN would run the product on one thread (2^20 multiply-adds).
+      // Up to 512 per dim, in tiles on the pool beyond 2^20 multiply-adds while the rhs fits
+      // the L2 (at most 384 x 384 elements).
       {{1, 16, 128, 128}, false, DotPath::kSmall},     {{1, 128, 16, 512}, false, DotPath::kSmall},
-      {{1, 16, 128, 512}, false, DotPath::kSmall},     {{1, 128, 128, 128}, false, DotPath::kOneDnn},
-      {{1, 16, 600, 16}, false, DotPath::kOneDnn},     {{2, 16, 128, 512}, false, DotPath::kOneDnn},
+      {{1, 16, 128, 512}, false, DotPath::kSmall},     {{1, 128, 128, 128}, false, DotPath::kSmall},
+      {{1, 256, 256, 256}, false, DotPath::kSmall},    {{1, 384, 384, 384}, false, DotPath::kSmall},
+      {{1, 512, 256, 512}, false, DotPath::kSmall},    {{1, 512, 512, 512}, false, DotPath::kOneDnn},
+      {{1, 256, 512, 384}, false, DotPath::kOneDnn},   {{1, 256, 256, 256}, true, DotPath::kOneDnn},
+      {{1, 16, 600, 16}, false, DotPath::kOneDnn},     {{2, 16, 128, 512}, false, DotPath::kSmall},
       {{1, 16, 512, 128}, true, DotPath::kOneDnn},
       // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
       {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
-      {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kOneDnn},
+      {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kSmall},
       // Matrix-vector products in every layout (libxsmm keeps those it takes); a dot of two
       // vectors stays on the loops.
       {{1, 1, 4096, 4096}, false, DotPath::kMatVec},    {{1, 1, 4096, 4096}, true, DotPath::kMatVec},
@@ -297,6 +302,47 @@ TEST(OneDnnMatmulTest, SmallProductsMatchLoops) {
     }
 }
 
+// Mid-size products in libxsmm tiles: rows or columns (the longer), a shorter last tile,
+// batch entries fewer than threads cut into tiles each, or shared out whole; both lhs
+// layouts; one to four threads. Close to the double-precision product, and with row tiles
+// or whole batch entries equal to the one-thread result bit for bit (each output column is
+// computed by the same kernel code; a tile of columns may not be).
+TEST(OneDnnMatmulTest, MidSizeProductsInTilesMatchOneThread) {
+  std::mt19937 rng(13);
+  const Case cases[] = {{1, 256, 256, 256}, {1, 300, 77, 250}, {1, 200, 100, 300}, {3, 130, 64, 170},
+                        {1, 512, 128, 96},  {1, 40, 512, 400},  {5, 64, 96, 112}};
+  for (const Case& c : cases)
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm) {
+      Operands x(c, lhs_bkm, false, rng);
+      std::vector<BufferView> in = Views({&x.lhs, &x.rhs});
+      DotParams params{.lhs_is_bkm = lhs_bkm != 0};
+      Array one_thread(DType::kF32, {c.b, c.m, c.n});
+      for (int threads = 1; threads <= 4; ++threads) {
+        Array out(DType::kF32, {c.b, c.m, c.n});
+        for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, 7.0);
+        std::vector<BufferView> outs = Views({&out});
+        KernelArgs args = ArgsWith(in, outs, params);
+        auto state = xsmm::PrepareSmallMatmul(onednn::DotShape(args), xsmm::kMaxMidDim, threads);
+        ASSERT_TRUE(state.ok()) << state.status().ToString();
+        const int parts = xsmm::PreparedParts(state->get());
+        if (threads == 1) {
+          EXPECT_EQ(parts, 1);
+        } else {
+          EXPECT_GE(parts, std::min<int64_t>(threads, c.b > 1 ? c.b : 2)) << c.b << "x" << c.m << "x" << c.k << "x" << c.n;
+        }
+        ASSERT_TRUE(xsmm::RunSmallMatmul(state->get(), args).ok());
+        ExpectProduct(c, x, lhs_bkm, false, out, "libxsmm");
+        if (threads == 1) {
+          one_thread = out;
+        } else if (c.m >= c.n || c.b >= threads) {  // column tiles run kernels of other widths
+          for (int64_t i = 0; i < out.size(); ++i)
+            ASSERT_EQ(GetDouble(out, i), GetDouble(one_thread, i))
+                << c.b << "x" << c.m << "x" << c.k << "x" << c.n << " threads=" << threads << " at " << i;
+        }
+      }
+    }
+}
+
 TEST(OneDnnMatmulTest, RegisteredKernelMatchesReference) {
   std::mt19937 rng(9);
   const Case c{2, 96, 80, 72};
@@ -373,8 +419,9 @@ TEST(OneDnnMatmulTest, AccumulatingProductsAddTheAddend) {
   std::vector<Expectation> expectations = {
       {{1, 4, 4, 4}, true, DotPath::kLoops},         {{1, 4, 4, 4}, false, DotPath::kSmall},
       {{3, 16, 128, 128}, false, DotPath::kSmall},   {{1, 128, 16, 512}, false, DotPath::kSmall},
-      {{1, 128, 128, 128}, false, DotPath::kOneDnn}, {{2, 200, 64, 300}, false, DotPath::kOneDnn},
-      {{1, 16, 512, 128}, true, DotPath::kOneDnn}};
+      {{1, 128, 128, 128}, false, DotPath::kSmall},  {{2, 200, 64, 300}, false, DotPath::kSmall},
+      {{1, 256, 256, 256}, false, DotPath::kSmall},  {{1, 300, 77, 250}, false, DotPath::kSmall},
+      {{1, 600, 64, 64}, false, DotPath::kOneDnn},   {{1, 16, 512, 128}, true, DotPath::kOneDnn}};
   if (CoreBudget() > 1) expectations.push_back({{1, 1, 4096, 4096}, false, DotPath::kMatVec});
   for (const auto& [c, rhs_bnk, path] : expectations)
     for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)

@@ -63,6 +63,30 @@ def test_dot_general(op, dtype):
     check_cases(None, dot_cases(np.dtype(dtype)), op=op, dtype=dtype, tol=DOT_TOL)
 
 
+# f32 products of 2^20 to 2^25 multiply-adds with every dim at most 512: libxsmm's kernels in tiles
+# of rows (or columns when N > M) spread over the pool, a shorter last tile, batches fewer than the
+# threads cut into tiles, the lhs read transposed; then the same sizes with a bias and relu after the
+# product (applied per tile) and with an accumulator added in the product (x^T g + acc). Integer
+# values, so every summation order gives the same bits and the comparison is exact.
+def mid_size_cases():
+    x = lambda shape, s: _ints(np.float32, shape, s)  # noqa: E731
+    return {
+        "square_256": Call(dg((1,), (0,)), x((256, 256), 40), x((256, 256), 41)),
+        "rows_with_tail": Call(dg((1,), (0,)), x((300, 77), 42), x((77, 250), 43)),
+        "columns": Call(dg((1,), (0,)), x((100, 128), 44), x((128, 300), 45)),
+        "lhs_transposed": Call(dg((0,), (0,)), x((192, 384), 46), x((192, 160), 47)),
+        "batch_of_two": Call(dg((2,), (1,), (0,), (0,)), x((2, 130, 64), 48), x((2, 64, 170), 49)),
+        "bias_relu": Call(lambda a, b, c: lax.max(lax.dot(a, b) + c, np.float32(0)), x((256, 320), 50),
+                          x((320, 192), 51), x((192,), 52)),
+        "accumulate": Call(lambda a, g, acc: acc + lax.dot_general(a, g, (((0,), (0,)), ((), ()))),
+                           x((128, 256), 53), x((128, 384), 54), x((256, 384), 55)),
+    }
+
+
+def test_mid_size_products_in_tiles():
+    check_cases(None, mid_size_cases(), op="dot_general", dtype=np.dtype(np.float32), mode="exact")
+
+
 PREFERRED = [
     (np.int8, np.int32), (np.uint8, np.int32), (np.int16, np.int64), (np.int32, np.int64),
     (np.float16, np.float32), ("bfloat16", np.float32), (np.float32, np.float64), (np.int8, np.float32),
