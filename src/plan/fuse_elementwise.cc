@@ -101,7 +101,7 @@ class RowMerger {
   static bool Foldable(std::string_view kernel) {
     const std::string_view body = kernel.substr(0, kernel.find('.'));
     const std::string_view type = kernel.substr(kernel.find('.') + 1);
-    if (type == "f16" || type == "bf16" || type.starts_with("c") || type == "pred") return false;
+    if (type == "f16" || type == "bf16" || type.starts_with("c") || type == "i1") return false;
     if (body == "reduce_add" || body == "reduce_mul" || body == "reduce_max" || body == "reduce_min") return true;
     return (body == "reduce_and" || body == "reduce_or") && type != "f32" && type != "f64";
   }

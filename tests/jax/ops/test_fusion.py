@@ -295,3 +295,15 @@ def test_residual_add_then_layernorm():
     b = I.random(f32, (1000,), 30)
     check_cases(lambda v, w, gg, bb: _jax_layernorm(v + w * 0.5, gg, bb), {"residual_ln": (x, a, g, b)},
                 op="fused layernorm", tol=1e-5)
+
+
+def test_boolean_row_reductions_in_row_blocks():
+    """A row's any/all (reduce_or/reduce_and of i1) feeding a chain over the same rows: the
+    row-blocked fusion keeps the boolean reduction out of its fused sub-steps (the fused
+    kernel folds no i1 reduction), as scipy's solve_sylvester produces."""
+    x = I.random(np.dtype(np.float32), (64, 300), 41)
+    cases = {
+        "any_rows": Call(lambda x: jnp.where(jnp.any(x > 2.0, axis=-1, keepdims=True), x, -x) * 2.0, x),
+        "all_rows": Call(lambda x: jnp.where(jnp.all(x > -3.0, axis=-1, keepdims=True), x * 3.0, x) - 1.0, x),
+    }
+    check_cases(None, cases, op="boolean_row_reductions", dtype=np.dtype(np.float32))
