@@ -62,7 +62,8 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client);
   X(PJRT_TopologyDescription_PlatformName) X(PJRT_TopologyDescription_PlatformVersion)          \
   X(PJRT_TopologyDescription_GetDeviceDescriptions) X(PJRT_TopologyDescription_Serialize)       \
   X(PJRT_TopologyDescription_Attributes) X(PJRT_TopologyDescription_Fingerprint)                \
-  X(PJRT_TopologyDescription_Deserialize)                                                       \
+  X(PJRT_TopologyDescription_Deserialize) X(PJRT_TopologyDescription_GetMemorySpaceKindIds)     \
+  X(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace) X(PJRT_Compile)                  \
   X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)                        \
   X(PJRT_CopyToDeviceStream_TotalBytes) X(PJRT_CopyToDeviceStream_GranuleSize)                  \
   X(PJRT_CopyToDeviceStream_CurrentBytes)                                                       \

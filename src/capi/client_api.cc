@@ -102,6 +102,7 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client) {
     for (runtime::Device* device : memory->memory->devices()) memory->devices.push_back(handle->Wrap(device));
   auto topology = std::make_unique<PJRT_TopologyDescription>();
   topology->client = handle;
+  topology->device_count = static_cast<int>(handle->devices.size());
   for (PJRT_Device* device : handle->devices) topology->descriptions.push_back(&device->description);
   topology->platform_version = client->platform_version();
   topology->attributes.AddInt64("num_devices", static_cast<int64_t>(handle->devices.size()));

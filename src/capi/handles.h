@@ -81,6 +81,11 @@ std::unique_ptr<MemoryHandle> NewMemoryHandle();
 
 struct PJRT_TopologyDescription {
   PJRT_Client* client = nullptr;  // null for a topology created without a client
+  int device_count = 0;
+  // For a topology without a client: the client PJRT_Compile compiles with, made by the
+  // first PJRT_Compile against it (devices of one process; nothing runs on them).
+  mutable std::mutex compiler_mutex;
+  mutable std::unique_ptr<stablert::runtime::Client> compiler;
   std::vector<std::unique_ptr<PJRT_DeviceDescription>> owned_descriptions;
   std::vector<PJRT_DeviceDescription*> descriptions;
   stablert::capi::NamedValueList attributes;

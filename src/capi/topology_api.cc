@@ -4,9 +4,12 @@
 #include <cstring>
 
 #include "base/hash.h"
+#include "base/proto_wire.h"
+#include "base/xla_primitive_type.h"
 #include "capi/api.h"
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "capi/layout.h"
 #include "runtime/version.h"
 
 namespace stablert::capi {
@@ -17,6 +20,25 @@ constexpr char kSerializedPrefix[] = "stablert-topology:";
 struct OwnedBytes {
   std::string bytes;
 };
+
+// The memory kinds every StableRT device has, by kind id (runtime::Client::Create).
+constexpr int kMemoryKindIds[] = {0, 1, 2};
+// The xla.LayoutProto memory_space each kind has in a canonical shape: the device's memory
+// is XLA's default space 0, both host kinds XLA's host space (Layout::kHostMemorySpace, 5).
+constexpr int64_t kXlaMemorySpaceOfKind[] = {0, 5, 5};
+
+// The runtime client PJRT_Compile compiles with for `topology`: the client's own, or for a
+// standalone topology a client of its device count made on first use.
+StatusOr<runtime::Client*> CompilerFor(const PJRT_TopologyDescription& topology) {
+  if (topology.client) return topology.client->client.get();
+  std::lock_guard<std::mutex> lock(topology.compiler_mutex);
+  if (!topology.compiler) {
+    runtime::ClientOptions options;
+    options.device_count = topology.device_count;
+    STABLERT_ASSIGN_OR_RETURN(topology.compiler, runtime::Client::Create(options));
+  }
+  return topology.compiler.get();
+}
 
 // A standalone topology of `count` devices of one process.
 StatusOr<PJRT_TopologyDescription*> NewTopology(int64_t count) {
@@ -29,6 +51,7 @@ StatusOr<PJRT_TopologyDescription*> NewTopology(int64_t count) {
     topology->descriptions.push_back(description.get());
     topology->owned_descriptions.push_back(std::move(description));
   }
+  topology->device_count = static_cast<int>(count);
   topology->platform_version = runtime::PlatformVersion();
   topology->attributes.AddInt64("num_devices", count);
   topology->serialized = kSerializedPrefix + std::to_string(count);
@@ -140,6 +163,80 @@ PJRT_Error* PJRT_TopologyDescription_Fingerprint(PJRT_TopologyDescription_Finger
   STABLERT_CAPI_REQUIRE(PJRT_TopologyDescription_Fingerprint, args->topology);
   args->fingerprint = Fingerprint64(args->topology->serialized);
   return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_GetMemorySpaceKindIds(PJRT_TopologyDescription_GetMemorySpaceKindIds_Args* args) {
+  STABLERT_CAPI_ARGS(PJRT_TopologyDescription_GetMemorySpaceKindIds, args);
+  STABLERT_CAPI_REQUIRE(PJRT_TopologyDescription_GetMemorySpaceKindIds, args->topology);
+  args->memory_space_kind_ids = kMemoryKindIds;
+  args->num_memory_space_kind_ids = std::size(kMemoryKindIds);
+  return nullptr;
+}
+
+PJRT_Error* PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
+    PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args* args) {
+  constexpr const char* kFn = "PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace";
+  STABLERT_CAPI_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, args);
+  STABLERT_CAPI_REQUIRE(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, args->topology);
+  STABLERT_CAPI_GUARD(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace, {
+    const int kind = args->memory_space_kind_id;
+    if (kind < 0 || kind >= static_cast<int>(std::size(kMemoryKindIds)))
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": memory_space_kind_id " + std::to_string(kind) +
+                                         " is not a StableRT memory kind (0 device, 1 pinned_host, 2 unpinned_host)"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->element_type)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
+    STABLERT_CAPI_RETURN_IF_ERROR(ArrayByteSize(kFn, dims, dtype).status());
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
+    std::optional<int> primitive_type = XlaPrimitiveType(dtype);
+    if (!primitive_type)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": element type " + std::string(DTypeName(dtype)) +
+                                         " has no xla.PrimitiveType number known to StableRT"));
+    // xla.ShapeProto: element_type 2, dimensions 3, layout 5 (xla.LayoutProto:
+    // minor_to_major 1, memory_space 8), is_dynamic_dimension 6.
+    std::vector<int64_t> minor_to_major(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) minor_to_major[i] = static_cast<int64_t>(dims.size() - 1 - i);
+    proto::WireWriter layout;
+    layout.PackedVarints(1, minor_to_major);
+    if (kXlaMemorySpaceOfKind[kind] != 0) layout.Varint(8, static_cast<uint64_t>(kXlaMemorySpaceOfKind[kind]));
+    proto::WireWriter shape;
+    shape.Varint(2, static_cast<uint64_t>(*primitive_type));
+    shape.PackedVarints(3, std::vector<int64_t>(dims.begin(), dims.end()));
+    shape.Bytes(5, layout.data());
+    shape.PackedVarints(6, std::vector<int64_t>(dims.size(), 0));
+    // The deleter gets only the bytes: they are one new[] block of their own.
+    const std::string& bytes = shape.data();
+    char* block = new char[bytes.size()];
+    std::memcpy(block, bytes.data(), bytes.size());
+    args->serialized_shape = block;
+    args->serialized_shape_size = bytes.size();
+    args->serialized_shape_deleter = [](const char* serialized) { delete[] serialized; };
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Compile(PJRT_Compile_Args* args) {
+  constexpr const char* kFn = "PJRT_Compile";
+  STABLERT_CAPI_ARGS(PJRT_Compile, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Compile, args->topology);
+  STABLERT_CAPI_REQUIRE(PJRT_Compile, args->program);
+  STABLERT_CAPI_GUARD(PJRT_Compile, {
+    const PJRT_Program* program = args->program;
+    if (program->code_size > 0 && !program->code)
+      return ToPjrtError(InvalidArgument("PJRT_Compile: program code is null"));
+    if (args->compile_options_size > 0 && !args->compile_options)
+      return ToPjrtError(InvalidArgument("PJRT_Compile: compile_options is null"));
+    if (args->client && args->client->topology.get() != args->topology &&
+        args->client->devices.size() != static_cast<size_t>(args->topology->device_count))
+      return ToPjrtError(InvalidArgument("PJRT_Compile: the client has " + std::to_string(args->client->devices.size()) +
+                                         " devices but the topology " + std::to_string(args->topology->device_count)));
+    std::string_view format(program->format ? program->format : "", program->format ? program->format_size : 0);
+    std::string_view code(program->code ? program->code : "", program->code_size);
+    std::string_view options(args->compile_options ? args->compile_options : "", args->compile_options_size);
+    STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::Client * compiler, NameFunction(kFn, CompilerFor(*args->topology)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(auto loaded, NameFunction(kFn, compiler->Compile(code, format, options)));
+    args->executable = NewExecutableHandle(loaded->executable()).release();
+    return nullptr;
+  })
 }
 
 }  // namespace stablert::capi
