@@ -399,6 +399,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     }
     std::vector<int64_t> non_donatable;
     const PJRT_ExecuteOptions* options = args->options;
+    if (options && options->struct_size >= offsetof(PJRT_ExecuteOptions, context) + sizeof(options->context))
+      STABLERT_CAPI_RETURN_IF_ERROR(CheckLiveExecuteContext("PJRT_LoadedExecutable_Execute", options->context));
     if (options && options->struct_size >= offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) +
                                                sizeof(options->num_non_donatable_input_indices) &&
         options->num_non_donatable_input_indices > 0) {

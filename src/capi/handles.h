@@ -101,6 +101,9 @@ struct PJRT_Client {
   std::vector<std::unique_ptr<stablert::capi::MemoryHandle>> owned_memories;
   std::vector<PJRT_Memory*> memories;
   std::unique_ptr<PJRT_TopologyDescription> topology;
+  // Host ranges registered with PJRT_Client_DmaMap: start address -> byte count.
+  std::mutex dma_mutex;
+  std::map<uintptr_t, size_t> dma_ranges;
 
   PJRT_Device* Wrap(const stablert::runtime::Device* device) const;
   PJRT_Memory* Wrap(const stablert::runtime::MemorySpace* memory) const;
@@ -115,6 +118,18 @@ struct PJRT_Buffer {
 struct PJRT_Event {
   stablert::runtime::EventRef event;
 };
+
+// PJRT_Device_CreateAsyncTrackingEvent: a named marker a framework keeps while it waits on
+// something of the device's; it holds what it was told and nothing else.
+struct PJRT_AsyncTrackingEvent {
+  PJRT_Device* device = nullptr;
+  std::string description;
+};
+
+// PJRT_ExecuteContext_Create: the context an execution receives through
+// PJRT_ExecuteOptions::context. Holds no state of its own yet; the caller keeps it alive for
+// the executions it is passed to.
+struct PJRT_ExecuteContext {};
 
 struct PJRT_Executable {
   std::shared_ptr<const stablert::runtime::Executable> executable;
@@ -157,5 +172,9 @@ PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Clien
 // client (or a dangling one) is never dereferenced.
 Status CheckOwnDevice(const char* function, const char* field, const PJRT_Client* client, const PJRT_Device* device);
 Status CheckOwnMemory(const char* function, const char* field, const PJRT_Client* client, const PJRT_Memory* memory);
+// OK if `context` is null or a context PJRT_ExecuteContext_Create made and not yet
+// destroyed (looked up by address, never dereferenced); else InvalidArgument naming
+// `function`.
+Status CheckLiveExecuteContext(const char* function, const PJRT_ExecuteContext* context);
 
 }  // namespace stablert::capi

@@ -49,6 +49,11 @@ class BufferStorage {
   void* data() const { return data_; }
   size_t size() const { return size_; }
   bool owned() const { return owned_; }
+  // Whether more than one Buffer was ever made on these bytes (PJRT_Buffer_Bitcast): an
+  // execution then never writes a result into them in place, since the other buffer would
+  // see it. Stays set for the storage's life.
+  void MarkShared() { shared_.store(true, std::memory_order_relaxed); }
+  bool shared() const { return shared_.load(std::memory_order_relaxed); }
 
  private:
   BufferStorage(void* data, size_t size, bool owned, std::function<void()> release,
@@ -57,6 +62,7 @@ class BufferStorage {
   void* data_;
   size_t size_;
   bool owned_;
+  std::atomic<bool> shared_{false};
   std::function<void()> release_;
   std::shared_ptr<MemoryStats> stats_;
 };

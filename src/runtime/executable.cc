@@ -434,7 +434,7 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
         // Called from this device's worker (a host callback of a running program), the run
         // starts at once: it must not wait for a reader that may be that very program.
         const bool runs_now = run.device->queue().OnWorkerThread();
-        if (candidate->owned() && candidate->size() == bytes && bytes > 0 && source.memory() == memory &&
+        if (candidate->owned() && !candidate->shared() && candidate->size() == bytes && bytes > 0 && source.memory() == memory &&
             !source.HasExternalReferences() && !(runs_now && source.HasPendingUsages()))
           storage = candidate;
       }

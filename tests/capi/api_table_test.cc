@@ -30,6 +30,7 @@ const std::set<std::string> kSucceedWithoutHandles = {
     "PJRT_TopologyDescription_Create", "PJRT_TopologyDescription_Destroy",
     "PJRT_CopyToDeviceStream_Destroy",  // "stream can be nullptr"
     "PJRT_AsyncHostToDeviceTransferManager_Destroy",  // "transfer_manager can be nullptr"
+    "PJRT_ExecuteContext_Create", "PJRT_ExecuteContext_Destroy", "PJRT_AsyncTrackingEvent_Destroy",
 };
 
 TEST(ApiTable, VersionMatchesHeader) {
@@ -90,6 +91,11 @@ TEST(ApiTable, EverySlotNamesItselfWhenCalledWithoutHandles) {
         std::memcpy(&event, args + offsetof(PJRT_Event_Create_Args, event), sizeof(event));
         PJRT_Event_Destroy_Args destroy{PJRT_Event_Destroy_Args_STRUCT_SIZE, nullptr, event};
         EXPECT_PJRT_OK(api, api->PJRT_Event_Destroy(&destroy));
+      } else if (name == "PJRT_ExecuteContext_Create") {
+        PJRT_ExecuteContext* context = nullptr;
+        std::memcpy(&context, args + offsetof(PJRT_ExecuteContext_Create_Args, context), sizeof(context));
+        PJRT_ExecuteContext_Destroy_Args destroy{PJRT_ExecuteContext_Destroy_Args_STRUCT_SIZE, nullptr, context};
+        EXPECT_PJRT_OK(api, api->PJRT_ExecuteContext_Destroy(&destroy));
       } else if (name == "PJRT_TopologyDescription_Create") {
         PJRT_TopologyDescription* topology = nullptr;
         std::memcpy(&topology, args + offsetof(PJRT_TopologyDescription_Create_Args, topology), sizeof(topology));

@@ -43,13 +43,15 @@ class ProgramTest : public ClientTest {
 
   // Runs `executable` on one device's argument list; returns the outputs.
   std::vector<PJRT_Buffer*> Execute(PJRT_LoadedExecutable* executable, std::vector<PJRT_Buffer*> arguments,
-                                    size_t num_outputs, ErrorInfo* error = nullptr) {
+                                    size_t num_outputs, ErrorInfo* error = nullptr,
+                                    PJRT_ExecuteContext* context = nullptr) {
     std::vector<PJRT_Buffer*> outputs(num_outputs, nullptr);
     PJRT_Buffer* const* argument_list = arguments.data();
     PJRT_Buffer** output_list = outputs.data();
     PJRT_Event* complete = nullptr;
     PJRT_ExecuteOptions options{};
     options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+    options.context = context;
     PJRT_LoadedExecutable_Execute_Args args{};
     args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
     args.executable = executable;

@@ -1,0 +1,87 @@
+// Buffers on another buffer's bytes: PJRT_Buffer_Bitcast (a second buffer of another type
+// or shape over the same bytes) and PJRT_Buffer_DonateWithControlDependency (the bytes
+// handed to a new buffer that becomes ready only when the caller says so).
+#include <memory>
+#include <string>
+
+#include "capi/api.h"
+#include "capi/error.h"
+#include "capi/handles.h"
+#include "capi/layout.h"
+
+namespace stablert::capi {
+namespace {
+
+// What PJRT_Buffer_DonateWithControlDependency hands the caller: the event its callback
+// sets. The callback frees it.
+struct ControlDependency {
+  runtime::EventRef event;
+};
+
+void FulfilControlDependency(PJRT_Buffer_DonateWithControlDependency_Callback_Args* args) {
+  if (!args || !args->callback_data) return;
+  auto* dependency = static_cast<ControlDependency*>(args->callback_data);
+  Status status = OkStatus();
+  const int64_t code = RawEnumValue(args->error_code);
+  if (code != PJRT_Error_Code_OK) {
+    std::string message(args->error_message ? args->error_message : "",
+                        args->error_message ? args->error_message_size : 0);
+    status = IsValidErrorCode(code) ? Status(static_cast<StatusCode>(code), message)
+                                    : Internal("control dependency failed with unknown code " +
+                                               std::to_string(code) + ": " + message);
+  }
+  dependency->event->Set(status).IgnoreError();
+  delete dependency;
+}
+
+}  // namespace
+
+PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
+  constexpr const char* kFn = "PJRT_Buffer_Bitcast";
+  STABLERT_CAPI_ARGS(PJRT_Buffer_Bitcast, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Bitcast, args->buffer);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_Bitcast, {
+    const runtime::Buffer& source = *args->buffer->buffer;
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->element_type)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(kFn, dims, dtype));
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
+    if (static_cast<size_t>(bytes) != source.size_in_bytes())
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": the new shape holds " + std::to_string(bytes) +
+                                         " bytes, the buffer " + std::to_string(source.size_in_bytes()) +
+                                         "; a bitcast keeps the size"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::shared_ptr<runtime::BufferStorage> storage, source.storage(kFn));
+    storage->MarkShared();
+    auto bitcast = std::make_unique<runtime::Buffer>(dtype, std::move(dims), source.device(), source.memory(),
+                                                     std::move(storage), source.ready_event());
+    args->out_buffer = NewBufferHandle(std::move(bitcast), args->buffer->client);
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Buffer_DonateWithControlDependency(PJRT_Buffer_DonateWithControlDependency_Args* args) {
+  constexpr const char* kFn = "PJRT_Buffer_DonateWithControlDependency";
+  STABLERT_CAPI_ARGS(PJRT_Buffer_DonateWithControlDependency, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Buffer_DonateWithControlDependency, args->buffer);
+  STABLERT_CAPI_GUARD(PJRT_Buffer_DonateWithControlDependency, {
+    runtime::Buffer& source = *args->buffer->buffer;
+    if (source.HasExternalReferences())
+      return ToPjrtError(FailedPrecondition(std::string(kFn) +
+                                            ": the buffer has external references (a zero-copy view holds its bytes)"));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::shared_ptr<runtime::BufferStorage> storage, source.storage(kFn));
+    auto dependency = std::make_unique<ControlDependency>();
+    dependency->event = runtime::Event::Create();
+    runtime::EventRef ready = runtime::Event::AfterAll({source.ready_event(), dependency->event});
+    auto donated = std::make_unique<runtime::Buffer>(source.dtype(), source.dims(), source.device(), source.memory(),
+                                                     std::move(storage), std::move(ready));
+    // Whoever writes into the bytes through the new buffer waits for the old one's readers.
+    for (runtime::EventRef& usage : source.TakeUsages()) donated->AddUsage(std::move(usage));
+    source.Delete();
+    args->out_buffer = NewBufferHandle(std::move(donated), args->buffer->client);
+    args->callback_data = dependency.release();
+    args->dependency_ready_callback = &FulfilControlDependency;
+    return nullptr;
+  })
+}
+
+}  // namespace stablert::capi
