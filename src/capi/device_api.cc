@@ -189,3 +189,25 @@ PJRT_Error* PJRT_Memory_AddressableByDevices(PJRT_Memory_AddressableByDevices_Ar
 }
 
 }  // namespace stablert::capi
+
+namespace stablert::capi {
+
+// Makes the earliest execution of `launch_id` still queued on the device fail with the
+// given error instead of running. Payloads are not kept (StableRT's errors carry none).
+PJRT_Error* PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args* args) {
+  constexpr const char* kFn = "PJRT_Device_PoisonExecution";
+  STABLERT_CAPI_ARGS_UP_TO(PJRT_Device_PoisonExecution, args, poisoned);
+  STABLERT_CAPI_REQUIRE(PJRT_Device_PoisonExecution, args->device);
+  STABLERT_CAPI_GUARD(PJRT_Device_PoisonExecution, {
+    const int64_t code = RawEnumValue(args->error_code);
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "error_code", code, /*allow_ok=*/false));
+    if (args->error_message_size > 0 && !args->error_message)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": error_message is null"));
+    std::string message(args->error_message ? args->error_message : "", args->error_message_size);
+    args->poisoned = args->device->device->pending_launches().Poison(
+        args->launch_id, Status(static_cast<StatusCode>(code), message));
+    return nullptr;
+  })
+}
+
+}  // namespace stablert::capi

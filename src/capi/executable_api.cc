@@ -416,7 +416,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     if (!host_transfers.ok()) return ToPjrtError(host_transfers.status().WithPrefix(kFn));
     STABLERT_CAPI_ASSIGN_OR_RETURN(
         runtime::ExecuteResult result,
-        args->executable->loaded->Execute(arguments, device, non_donatable, std::move(host_transfers).value()));
+        args->executable->loaded->Execute(arguments, device, non_donatable, std::move(host_transfers).value(),
+                                          options ? options->launch_id : 0));
     for (size_t d = 0; d < result.outputs.size(); ++d) {
       for (size_t o = 0; o < result.outputs[d].size(); ++o)
         args->output_lists[d][o] = NewBufferHandle(std::move(result.outputs[d][o]), args->executable->client);

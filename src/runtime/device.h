@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/memory_stats.h"
+#include "runtime/pending_launches.h"
 #include "runtime/work_queue.h"
 
 namespace stablert::runtime {
@@ -62,6 +63,8 @@ class Device {
   // The memory space of this device with `kind`, or nullptr.
   MemorySpace* memory_of_kind(const std::string& kind) const;
   WorkQueue& queue() { return *queue_; }
+  // Executions queued here and not started yet (PJRT_Device_PoisonExecution).
+  PendingLaunches& pending_launches() { return pending_launches_; }
   // The allocation counters of this device's buffers; shared with the storage it counts,
   // which may outlive the device.
   const std::shared_ptr<MemoryStats>& memory_stats() const { return memory_stats_; }
@@ -79,6 +82,7 @@ class Device {
   std::string to_string_;
   std::vector<MemorySpace*> memories_;  // default first
   std::unique_ptr<WorkQueue> queue_;
+  PendingLaunches pending_launches_;
   std::shared_ptr<MemoryStats> memory_stats_ = std::make_shared<MemoryStats>();
 };
 

@@ -348,7 +348,8 @@ LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executa
 
 StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                                   Device* execute_device, const std::vector<int64_t>& non_donatable,
-                                                  std::shared_ptr<const HostTransferHandler> host_transfers) {
+                                                  std::shared_ptr<const HostTransferHandler> host_transfers,
+                                                  int launch_id) {
   if (deleted_) return FailedPrecondition("PJRT_LoadedExecutable_Execute: the executable has been deleted");
   std::vector<Device*> run_on;
   if (execute_device) {
@@ -497,8 +498,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
                                           [](const EventRef& event) { return event->IsReady(); });
     WorkQueue& queue = run.device->queue();
     HostTransfers host{host_transfers.get(), {}, static_cast<int>(d)};
-    std::function<void()> task = [executable, run = std::move(run), host_transfers, host = std::move(host)] {
-      run.done->Set(RunOnDevice(*executable, run, host, nullptr)).IgnoreError();
+    std::shared_ptr<PendingLaunches::Launch> launch = run.device->pending_launches().Add(launch_id);
+    std::function<void()> task = [executable, run = std::move(run), host_transfers, host = std::move(host),
+                                  launch = std::move(launch)] {
+      Status poison = run.device->pending_launches().Start(launch);
+      run.done->Set(poison.ok() ? RunOnDevice(*executable, run, host, nullptr) : poison).IgnoreError();
     };
     Dispatch(queue, std::move(task), executable->runs_inline_when_idle() && inputs_ready);
   }

@@ -165,9 +165,14 @@ class LoadedExecutable {
   // for the buffer's earlier usages (Buffer::AddUsage) before it runs. The program's host transfers go to
   // `host_transfers` (shared by the queued work until every device is done), the device
   // index it is given being the argument list's index; without one they fail the execution.
+  // Each device's part of an unpartitioned execution waits in the device's
+  // pending_launches() under `launch_id` until it starts; poisoned there, it fails its
+  // outputs with the poison instead of running. (A partitioned execution's parts must all
+  // run for its collectives, so they are never registered.)
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device,
                                   const std::vector<int64_t>& non_donatable = {},
-                                  std::shared_ptr<const HostTransferHandler> host_transfers = nullptr);
+                                  std::shared_ptr<const HostTransferHandler> host_transfers = nullptr,
+                                  int launch_id = 0);
 
   void Delete() { deleted_ = true; }
   bool IsDeleted() const { return deleted_; }

@@ -246,3 +246,75 @@ TEST_F(BufferAliasTest, TrackingEventsAndExecuteContextsLiveUntilDestroyed) {
 
 }  // namespace
 }  // namespace stablert::capi_test
+
+namespace stablert::capi_test {
+namespace {
+
+// An execution queued behind one that waits for its input can be poisoned by its launch id:
+// its outputs then carry the poison and it never runs; the running one is not touched.
+TEST_F(BufferAliasTest, PoisonFailsTheEarliestQueuedExecutionOfALaunch) {
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(), &executable).failed);
+  PJRT_Device* device = Devices(client_)[0];
+  int32_t one = 1, two = 2;
+  PJRT_Buffer* x = ToDevice(&one, PJRT_Buffer_Type_S32, {}, device);
+  PJRT_Buffer* y = ToDevice(&two, PJRT_Buffer_Type_S32, {}, device);
+  // `held` becomes ready only when the control dependency's callback runs.
+  PJRT_Buffer_DonateWithControlDependency_Args donate{};
+  donate.struct_size = PJRT_Buffer_DonateWithControlDependency_Args_STRUCT_SIZE;
+  donate.buffer = x;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_DonateWithControlDependency(&donate));
+  PJRT_Buffer* held = donate.out_buffer;
+
+  PJRT_Event* first_done = nullptr;
+  PJRT_Event* second_done = nullptr;
+  PJRT_Event* third_done = nullptr;
+  std::vector<PJRT_Buffer*> first = ExecuteAsync(executable, {held, y}, 1, &first_done, nullptr, nullptr, 5);
+  std::vector<PJRT_Buffer*> second = ExecuteAsync(executable, {y, y}, 1, &second_done, nullptr, nullptr, 7);
+  std::vector<PJRT_Buffer*> third = ExecuteAsync(executable, {y, y}, 1, &third_done, nullptr, nullptr, 7);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_EQ(third.size(), 1u);
+
+  const std::string message = "peer process lost";
+  auto poison = [&](int launch_id, PJRT_Error_Code code = PJRT_Error_Code_CANCELLED, ErrorInfo* error = nullptr) {
+    PJRT_Device_PoisonExecution_Args args{};
+    args.struct_size = PJRT_Device_PoisonExecution_Args_STRUCT_SIZE;
+    args.device = device;
+    args.launch_id = launch_id;
+    args.error_code = code;
+    args.error_message = message.c_str();
+    args.error_message_size = message.size();
+    ErrorInfo info = TakeError(api_, api_->PJRT_Device_PoisonExecution(&args));
+    if (error) *error = info;
+    else EXPECT_FALSE(info.failed) << info.message;
+    return args.poisoned;
+  };
+  EXPECT_TRUE(poison(7));    // the second execution
+  EXPECT_FALSE(poison(42));  // no such launch
+  ErrorInfo error;
+  poison(7, PJRT_Error_Code_OK, &error);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("PJRT_Device_PoisonExecution"), std::string::npos) << error.message;
+
+  PJRT_Buffer_DonateWithControlDependency_Callback_Args release{};
+  release.struct_size = PJRT_Buffer_DonateWithControlDependency_Callback_Args_STRUCT_SIZE;
+  release.callback_data = donate.callback_data;
+  release.error_code = PJRT_Error_Code_OK;
+  donate.dependency_ready_callback(&release);
+  AwaitAndDestroy(first_done);
+  AwaitAndDestroy(second_done, &error);
+  AwaitAndDestroy(third_done);
+  std::vector<char> sum = ToHost(first[0]);
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(sum.data()), 3);
+  ToHost(second[0], &error);
+  EXPECT_EQ(error.code, PJRT_Error_Code_CANCELLED);
+  EXPECT_NE(error.message.find(message), std::string::npos) << error.message;
+  sum = ToHost(third[0]);
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(sum.data()), 4);
+  for (PJRT_Buffer* buffer : {x, y, held, first[0], second[0], third[0]}) DestroyBuffer(buffer);
+  Destroy(executable);
+}
+
+}  // namespace
+}  // namespace stablert::capi_test

@@ -41,17 +41,18 @@ class ProgramTest : public ClientTest {
     EXPECT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_Destroy(&args));
   }
 
-  // Runs `executable` on one device's argument list; returns the outputs.
-  std::vector<PJRT_Buffer*> Execute(PJRT_LoadedExecutable* executable, std::vector<PJRT_Buffer*> arguments,
-                                    size_t num_outputs, ErrorInfo* error = nullptr,
-                                    PJRT_ExecuteContext* context = nullptr) {
+  // Queues `executable` on one device's argument list; returns the outputs at once, with
+  // the device's completion event in `*complete` (the caller destroys it).
+  std::vector<PJRT_Buffer*> ExecuteAsync(PJRT_LoadedExecutable* executable, std::vector<PJRT_Buffer*> arguments,
+                                         size_t num_outputs, PJRT_Event** complete, ErrorInfo* error = nullptr,
+                                         PJRT_ExecuteContext* context = nullptr, int launch_id = 0) {
     std::vector<PJRT_Buffer*> outputs(num_outputs, nullptr);
     PJRT_Buffer* const* argument_list = arguments.data();
     PJRT_Buffer** output_list = outputs.data();
-    PJRT_Event* complete = nullptr;
     PJRT_ExecuteOptions options{};
     options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
     options.context = context;
+    options.launch_id = launch_id;
     PJRT_LoadedExecutable_Execute_Args args{};
     args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
     args.executable = executable;
@@ -60,12 +61,22 @@ class ProgramTest : public ClientTest {
     args.num_devices = 1;
     args.num_args = arguments.size();
     args.output_lists = &output_list;
-    args.device_complete_events = &complete;
+    args.device_complete_events = complete;
     ErrorInfo info = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
     if (error) *error = info;
     else EXPECT_FALSE(info.failed) << info.message;
     if (info.failed) return {};
-    AwaitAndDestroy(complete);
+    return outputs;
+  }
+
+  // Runs `executable` on one device's argument list and waits; returns the outputs.
+  std::vector<PJRT_Buffer*> Execute(PJRT_LoadedExecutable* executable, std::vector<PJRT_Buffer*> arguments,
+                                    size_t num_outputs, ErrorInfo* error = nullptr,
+                                    PJRT_ExecuteContext* context = nullptr) {
+    PJRT_Event* complete = nullptr;
+    std::vector<PJRT_Buffer*> outputs = ExecuteAsync(executable, std::move(arguments), num_outputs, &complete, error,
+                                                     context);
+    if (complete) AwaitAndDestroy(complete);
     return outputs;
   }
 };
