@@ -67,7 +67,7 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client);
   X(PJRT_Buffer_Bitcast) X(PJRT_Buffer_DonateWithControlDependency)                             \
   X(PJRT_Client_DmaMap) X(PJRT_Client_DmaUnmap) X(PJRT_Device_CreateAsyncTrackingEvent)         \
   X(PJRT_AsyncTrackingEvent_Destroy) X(PJRT_ExecuteContext_Create) X(PJRT_ExecuteContext_Destroy) \
-  X(PJRT_Device_PoisonExecution)                                                                \
+  X(PJRT_Device_PoisonExecution) X(PJRT_Client_CreateAliasBuffer) X(PJRT_Client_FulfillAliasBuffer) \
   X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)                        \
   X(PJRT_CopyToDeviceStream_TotalBytes) X(PJRT_CopyToDeviceStream_GranuleSize)                  \
   X(PJRT_CopyToDeviceStream_CurrentBytes)                                                       \

@@ -1,6 +1,8 @@
 // Buffers on another buffer's bytes: PJRT_Buffer_Bitcast (a second buffer of another type
-// or shape over the same bytes) and PJRT_Buffer_DonateWithControlDependency (the bytes
-// handed to a new buffer that becomes ready only when the caller says so).
+// or shape over the same bytes), PJRT_Buffer_DonateWithControlDependency (the bytes handed
+// to a new buffer that becomes ready only when the caller says so) and alias buffers
+// (PJRT_Client_CreateAliasBuffer: a buffer whose bytes another buffer supplies later,
+// through PJRT_Client_FulfillAliasBuffer).
 #include <memory>
 #include <string>
 
@@ -80,6 +82,69 @@ PJRT_Error* PJRT_Buffer_DonateWithControlDependency(PJRT_Buffer_DonateWithContro
     args->out_buffer = NewBufferHandle(std::move(donated), args->buffer->client);
     args->callback_data = dependency.release();
     args->dependency_ready_callback = &FulfilControlDependency;
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Client_CreateAliasBuffer";
+  STABLERT_CAPI_ARGS(PJRT_Client_CreateAliasBuffer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_CreateAliasBuffer, args->client);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_CreateAliasBuffer, args->memory);
+  STABLERT_CAPI_GUARD(PJRT_Client_CreateAliasBuffer, {
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckOwnMemory(kFn, "memory", args->client, args->memory));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->shape_element_type)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(kFn, dims, dtype));
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
+    runtime::MemorySpace* memory = AsMemoryHandle(args->memory)->memory;
+    if (memory->devices().empty())
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": memory has no device"));
+    auto promise = std::make_unique<PJRT_FulfillAliasBufferCallback>();
+    promise->client = args->client;
+    promise->storage = runtime::BufferStorage::Deferred(static_cast<size_t>(bytes));
+    promise->ready = runtime::Event::Create();
+    promise->dtype = dtype;
+    promise->dims = dims;
+    auto alias = std::make_unique<runtime::Buffer>(dtype, std::move(dims), memory->devices().front(), memory,
+                                                   promise->storage, promise->ready);
+    args->alias_buffer = NewBufferHandle(std::move(alias), args->client);
+    args->fulfill_alias_buffer_cb = promise.release();
+    return nullptr;
+  })
+}
+
+PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* args) {
+  constexpr const char* kFn = "PJRT_Client_FulfillAliasBuffer";
+  STABLERT_CAPI_ARGS(PJRT_Client_FulfillAliasBuffer, args);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_FulfillAliasBuffer, args->client);
+  STABLERT_CAPI_REQUIRE(PJRT_Client_FulfillAliasBuffer, args->fulfill_alias_buffer_cb);
+  STABLERT_CAPI_GUARD(PJRT_Client_FulfillAliasBuffer, {
+    PJRT_FulfillAliasBufferCallback* promise = args->fulfill_alias_buffer_cb;
+    if (promise->client != args->client)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": fulfill_alias_buffer_cb belongs to another client"));
+    const int64_t code = RawEnumValue(args->status_code);
+    STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "status_code", code, /*allow_ok=*/true));
+    if (code != PJRT_Error_Code_OK) {
+      // The alias fails with the caller's error; the promise is consumed.
+      std::string message(args->error_message ? args->error_message : "",
+                          args->error_message ? args->error_message_size : 0);
+      promise->ready->Set(Status(static_cast<StatusCode>(code), message)).IgnoreError();
+      delete promise;
+      return nullptr;
+    }
+    STABLERT_CAPI_REQUIRE(PJRT_Client_FulfillAliasBuffer, args->buffer);
+    const runtime::Buffer& target = *args->buffer->buffer;
+    if (target.dtype() != promise->dtype || target.dims() != promise->dims)
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": buffer is " + std::string(DTypeName(target.dtype())) +
+                                         DimsToString(target.dims()) + ", the alias " +
+                                         std::string(DTypeName(promise->dtype)) + DimsToString(promise->dims)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::shared_ptr<runtime::BufferStorage> storage, target.storage(kFn));
+    storage->MarkShared();
+    promise->storage->Bind(std::move(storage));
+    runtime::EventRef ready = promise->ready;
+    target.ready_event()->OnReady([ready](const Status& status) { ready->Set(status).IgnoreError(); });
+    delete promise;
     return nullptr;
   })
 }

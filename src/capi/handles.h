@@ -119,6 +119,16 @@ struct PJRT_Event {
   stablert::runtime::EventRef event;
 };
 
+// PJRT_Client_CreateAliasBuffer's promise: what FulfillAliasBuffer needs to give the alias
+// its bytes. Owned by the caller until FulfillAliasBuffer consumes it.
+struct PJRT_FulfillAliasBufferCallback {
+  PJRT_Client* client = nullptr;
+  std::shared_ptr<stablert::runtime::BufferStorage> storage;  // the alias's deferred storage
+  stablert::runtime::EventRef ready;                           // the alias's ready event
+  stablert::DType dtype;
+  stablert::Dims dims;
+};
+
 // PJRT_Device_CreateAsyncTrackingEvent: a named marker a framework keeps while it waits on
 // something of the device's; it holds what it was told and nothing else.
 struct PJRT_AsyncTrackingEvent {

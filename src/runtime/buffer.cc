@@ -95,6 +95,15 @@ std::shared_ptr<BufferStorage> BufferStorage::Borrow(void* data, size_t size, st
   return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, false, std::move(release)));
 }
 
+std::shared_ptr<BufferStorage> BufferStorage::Deferred(size_t size) {
+  return std::shared_ptr<BufferStorage>(new BufferStorage(nullptr, size, false, nullptr));
+}
+
+void BufferStorage::Bind(std::shared_ptr<BufferStorage> target) {
+  data_ = target->data();
+  bound_ = std::move(target);
+}
+
 BufferStorage::~BufferStorage() {
   if (stats_) stats_->Released(static_cast<int64_t>(size_));
   if (owned_) Release(data_, Rounded(size_));

@@ -41,6 +41,13 @@ class BufferStorage {
   static StatusOr<std::shared_ptr<BufferStorage>> Allocate(size_t size, std::shared_ptr<MemoryStats> stats = nullptr);
   // Borrowed storage: `release` (may be empty) runs when the last reference is dropped.
   static std::shared_ptr<BufferStorage> Borrow(void* data, size_t size, std::function<void()> release);
+  // Storage whose bytes will be another storage's, named later (PJRT alias buffers): data()
+  // is null until Bind. Not owned, so never written in place.
+  static std::shared_ptr<BufferStorage> Deferred(size_t size);
+  // Points deferred storage at `target`'s bytes (of the same size) and keeps `target` alive
+  // as long as this storage. Called once, before the ready event of the buffers on this
+  // storage fires: that event orders it before every read.
+  void Bind(std::shared_ptr<BufferStorage> target);
 
   ~BufferStorage();
   BufferStorage(const BufferStorage&) = delete;
@@ -65,6 +72,7 @@ class BufferStorage {
   std::atomic<bool> shared_{false};
   std::function<void()> release_;
   std::shared_ptr<MemoryStats> stats_;
+  std::shared_ptr<BufferStorage> bound_;  // Deferred storage's target
 };
 
 class Buffer {

@@ -318,3 +318,72 @@ TEST_F(BufferAliasTest, PoisonFailsTheEarliestQueuedExecutionOfALaunch) {
 
 }  // namespace
 }  // namespace stablert::capi_test
+
+namespace stablert::capi_test {
+namespace {
+
+// An alias buffer is usable (as an execution's input) before it has bytes; it computes once
+// fulfilled with another buffer, or fails with the error it is fulfilled with.
+TEST_F(BufferAliasTest, AliasBuffersTakeTheirBytesWhenFulfilled) {
+  PJRT_LoadedExecutable* executable = nullptr;
+  ASSERT_FALSE(Compile(Program("add_i32.1_17_0"), SingleDeviceOptions(), &executable).failed);
+  PJRT_Device* device = Devices(client_)[0];
+  auto create = [&](PJRT_Buffer_Type type, std::vector<int64_t> dims, PJRT_FulfillAliasBufferCallback** promise) {
+    PJRT_Client_CreateAliasBuffer_Args args{};
+    args.struct_size = PJRT_Client_CreateAliasBuffer_Args_STRUCT_SIZE;
+    args.client = client_;
+    args.memory = DefaultMemory(device);
+    args.shape_dims = dims.data();
+    args.shape_num_dims = dims.size();
+    args.shape_element_type = type;
+    EXPECT_PJRT_OK(api_, api_->PJRT_Client_CreateAliasBuffer(&args));
+    *promise = args.fulfill_alias_buffer_cb;
+    return args.alias_buffer;
+  };
+  auto fulfil = [&](PJRT_Buffer* buffer, PJRT_FulfillAliasBufferCallback* promise, PJRT_Error_Code code,
+                    const std::string& message = "") {
+    PJRT_Client_FulfillAliasBuffer_Args args{};
+    args.struct_size = PJRT_Client_FulfillAliasBuffer_Args_STRUCT_SIZE;
+    args.client = client_;
+    args.buffer = buffer;
+    args.status_code = code;
+    args.error_message = message.c_str();
+    args.error_message_size = message.size();
+    args.fulfill_alias_buffer_cb = promise;
+    return TakeError(api_, api_->PJRT_Client_FulfillAliasBuffer(&args));
+  };
+  int32_t two = 2, forty = 40;
+  PJRT_Buffer* y = ToDevice(&two, PJRT_Buffer_Type_S32, {}, device);
+  PJRT_FulfillAliasBufferCallback* promise = nullptr;
+  PJRT_Buffer* alias = create(PJRT_Buffer_Type_S32, {}, &promise);
+  ASSERT_NE(alias, nullptr);
+  PJRT_Event* done = nullptr;
+  std::vector<PJRT_Buffer*> sum = ExecuteAsync(executable, {alias, y}, 1, &done);
+  ASSERT_EQ(sum.size(), 1u);
+  PJRT_Buffer* source = ToDevice(&forty, PJRT_Buffer_Type_S32, {}, device);
+  // A buffer of another shape cannot fulfil it; the promise stays usable.
+  int32_t pair[2] = {0, 0};
+  PJRT_Buffer* wrong = ToDevice(pair, PJRT_Buffer_Type_S32, {2}, device);
+  ErrorInfo error = fulfil(wrong, promise, PJRT_Error_Code_OK);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("PJRT_Client_FulfillAliasBuffer"), std::string::npos) << error.message;
+  ASSERT_FALSE(fulfil(source, promise, PJRT_Error_Code_OK).failed);
+  AwaitAndDestroy(done);
+  std::vector<char> bytes = ToHost(sum[0]);
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(bytes.data()), 42);
+  // The source may go first: the alias keeps the bytes.
+  DestroyBuffer(source);
+  bytes = ToHost(alias);
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(bytes.data()), 40);
+
+  PJRT_Buffer* failing = create(PJRT_Buffer_Type_S32, {}, &promise);
+  ASSERT_FALSE(fulfil(nullptr, promise, PJRT_Error_Code_UNAVAILABLE, "producer gone").failed);
+  ToHost(failing, &error);
+  EXPECT_EQ(error.code, PJRT_Error_Code_UNAVAILABLE);
+  EXPECT_NE(error.message.find("producer gone"), std::string::npos) << error.message;
+  for (PJRT_Buffer* buffer : {y, alias, wrong, failing, sum[0]}) DestroyBuffer(buffer);
+  Destroy(executable);
+}
+
+}  // namespace
+}  // namespace stablert::capi_test
