@@ -417,9 +417,72 @@ def _math_composites() -> None:
         mlir.register_lowering(prim, mlir.lower_fun(composite, multiple_results=False), platform=PLATFORM)
 
 
+class _HostView:
+    """A writable NumPy view of a stablert array's bytes that keeps the array's zero-copy host
+    view (and with it the buffer's external reference) alive for as long as it lives."""
+
+    def __init__(self, readonly_view):
+        self._readonly_view = readonly_view
+        self.__array_interface__ = {
+            "data": (readonly_view.ctypes.data, False),
+            "shape": readonly_view.shape,
+            "strides": readonly_view.strides,
+            "typestr": readonly_view.dtype.str,
+            "descr": readonly_view.dtype.descr,
+            "version": 3,
+        }
+
+
+def _dlpack_of_host_arrays() -> None:
+    """jax._src.array.ArrayImpl.__dlpack__ / __dlpack_device__ (jax 0.10.2).
+
+    JAX exports DLPack tensors only from `cpu` and `gpu` devices (jaxlib's C++ checks the
+    platform, so a plugin's array fails with "cannot be used as a DLPack device"). A stablert
+    array lives in host memory, so it is exported as a CPU tensor without a copy:
+    `np.asarray` of it is jaxlib's zero-copy host view, which holds a PJRT external
+    reference to the buffer (PJRT_Buffer_IncreaseExternalReferenceCount) until the view and
+    every tensor made from it are gone; the capsule is then made by NumPy. As with XLA's CPU
+    backend the tensor is writable (DLPack before 1.0 cannot say read-only) and mutating it
+    is undefined behaviour for the JAX array.
+    """
+    import numpy as np
+    from jax._src import array
+    from jax._src.typing import DLDeviceType
+
+    original_dlpack = array.ArrayImpl.__dlpack__
+    original_device = array.ArrayImpl.__dlpack_device__
+    if getattr(original_dlpack, "_stablert_shim", False):
+        return
+
+    def on_stablert(x):
+        return len(x.sharding.device_set) == 1 and next(iter(x.sharding.device_set)).platform == PLATFORM
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if not on_stablert(self):
+            return original_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        if dl_device is not None and (int(dl_device[0]), int(dl_device[1])) != (int(DLDeviceType.kDLCPU), 0):
+            raise BufferError(f"a stablert array is in host memory and exports only to the CPU device "
+                              f"(DLDeviceType kDLCPU, 0), not to {dl_device}")
+        if stream is not None and stream != -1:
+            raise BufferError(f"a stablert array is in host memory: stream must be None, got {stream}")
+        view = np.asarray(self)  # waits until the array is ready
+        view = view.copy() if copy else np.asarray(_HostView(view))
+        return view.__dlpack__(max_version=max_version)
+
+    def __dlpack_device__(self):
+        if not on_stablert(self):
+            return original_device(self)
+        return DLDeviceType.kDLCPU, 0
+
+    __dlpack__._stablert_shim = True
+    array.ArrayImpl.__dlpack__ = __dlpack__
+    array.ArrayImpl.__dlpack_device__ = __dlpack_device__
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
           _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv,
-          _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call, _math_composites)
+          _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call, _math_composites,
+          _dlpack_of_host_arrays)
 
 
 def install() -> None:
