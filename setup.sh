@@ -25,7 +25,7 @@ fi
 echo "== Python environment (.venv) with jax==${JAX_VERSION}"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q "jax==${JAX_VERSION}" "jaxlib==${JAX_VERSION}" numpy pytest scikit-build-core
+.venv/bin/pip install -q "jax==${JAX_VERSION}" "jaxlib==${JAX_VERSION}" numpy pytest scikit-build-core flatbuffers
 
 echo "== C++ build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null

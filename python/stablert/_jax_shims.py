@@ -479,10 +479,36 @@ def _dlpack_of_host_arrays() -> None:
     array.ArrayImpl.__dlpack_device__ = __dlpack_device__
 
 
+def _cpu_exports_run_on_stablert() -> None:
+    """jax._src.export._export._call_exported_lowering, registered for stablert (jax 0.10.2).
+
+    `Exported.call` refuses a module exported for platforms that do not name the current
+    one ("was exported for platforms ('cpu',) but it is used on ('stablert',)"). StableRT runs
+    what JAX lowers for `cpu` (its LAPACK custom calls, its callbacks), so on stablert a module
+    exported for `cpu` (and not for stablert) is called as its `cpu` variant: the lowering
+    sees `cpu` in stablert's place when it picks the module's platform index.
+    """
+    import dataclasses
+
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir
+
+    original = _export._call_exported_lowering
+
+    def call_exported_lowering(ctx, *args, exported):
+        platforms = tuple(ctx.module_context.platforms)
+        if PLATFORM in platforms and PLATFORM not in exported.platforms and "cpu" in exported.platforms:
+            as_cpu = tuple("cpu" if p == PLATFORM else p for p in platforms)
+            ctx = ctx.replace(module_context=dataclasses.replace(ctx.module_context, platforms=as_cpu))
+        return original(ctx, *args, exported=exported)
+
+    mlir.register_lowering(_export.call_exported_p, call_exported_lowering, platform=PLATFORM)
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
           _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv,
           _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call, _math_composites,
-          _dlpack_of_host_arrays)
+          _dlpack_of_host_arrays, _cpu_exports_run_on_stablert)
 
 
 def install() -> None:
