@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Fetches the official PJRT C API headers from a pinned PyPI source distribution.
 
-The headers (openxla/xla `xla/pjrt/c/*.h`, Apache-2.0) travel inside the `pypjrt` sdist.
+The headers (openxla/xla `xla/pjrt/c/*.h`, the XLA FFI C API `xla/ffi/api/c_api.h` and the
+profiler plugin API `xla/backends/profiler/plugin/profiler_c_api.h`, Apache-2.0) travel
+inside the `pypjrt` sdist.
 We download that exact file with pip, check its SHA-256, and extract the headers into
 OUT_DIR/xla/pjrt/c/. Nothing from it is committed to this repository.
 
@@ -21,7 +23,8 @@ PACKAGE = "pypjrt==0.1.1"
 SDIST = "pypjrt-0.1.1.tar.gz"
 SHA256 = "e85e8fd382801726f9b8d1348deeebe5fb3aab35e95147c09d693cc701190dec"
 MEMBER_PREFIX = "pypjrt-0.1.1/vendor/"
-WANTED = ("xla/pjrt/c/", "xla/pjrt/proto/compile_options.proto")
+WANTED = ("xla/pjrt/c/", "xla/pjrt/proto/compile_options.proto", "xla/ffi/api/c_api.h",
+          "xla/backends/profiler/plugin/profiler_c_api.h")
 
 
 def pip_candidates():
@@ -68,9 +71,9 @@ def main() -> None:
             dest = out_dir / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(tar.extractfile(member).read())
-    header = out_dir / "xla/pjrt/c/pjrt_c_api.h"
-    if not header.exists():
-        sys.exit(f"{sdist} does not contain xla/pjrt/c/pjrt_c_api.h")
+    for wanted in ("xla/pjrt/c/pjrt_c_api.h", "xla/ffi/api/c_api.h", "xla/backends/profiler/plugin/profiler_c_api.h"):
+        if not (out_dir / wanted).exists():
+            sys.exit(f"{sdist} does not contain {wanted}")
     print(f"PJRT headers from {PACKAGE} (sha256 verified) in {out_dir}")
 
 
