@@ -1,11 +1,12 @@
 // PJRT extensions: Shardings (the partitioning of a compiled executable's parameters and
 // outputs, which JAX reads to know the shardings of results it did not fix itself), then
-// Layouts (capi/layouts_extension.h).
+// Profiler (capi/profiler_extension.h), then Layouts (capi/layouts_extension.h).
 #include "capi/extensions.h"
 
 #include "capi/error.h"
 #include "capi/handles.h"
 #include "capi/layouts_extension.h"
+#include "capi/profiler_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_shardings_extension.h"
 
 namespace stablert::capi {
@@ -34,7 +35,7 @@ PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args*
 }
 
 PJRT_Shardings_Extension kShardings = {
-    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, LayoutsExtension()},
+    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, ProfilerExtension(LayoutsExtension())},
     &ParameterShardings,
     &OutputShardings,
 };

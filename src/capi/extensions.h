@@ -6,7 +6,7 @@
 
 namespace stablert::capi {
 
-// Head of the extension chain (Shardings, then Layouts).
+// Head of the extension chain (Shardings, Profiler, Layouts).
 PJRT_Extension_Base* ExtensionChain();
 
 }  // namespace stablert::capi

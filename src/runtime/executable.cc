@@ -12,6 +12,7 @@
 #include "collectives/communicator.h"
 #include "kernels/registry.h"
 #include "plan/donation.h"
+#include "runtime/trace.h"
 #include "runtime/box_copy.h"
 #include "runtime/executor.h"
 
@@ -169,7 +170,12 @@ Status RunOnDevice(const Executable& executable, const DeviceRun& run, const Hos
   std::vector<void*> out;
   for (const auto& storage : run.inputs) in.push_back(storage->data());
   for (const auto& storage : run.outputs) out.push_back(storage->data());
-  return ExecutePlan(executable.plan(), in, out, &host, partition);
+  const trace::ScopedDevice traced_device(run.device->id());
+  const int64_t start_ns = trace::Active() ? trace::NowNs() : 0;
+  Status status = ExecutePlan(executable.plan(), in, out, &host, partition);
+  if (start_ns != 0)
+    trace::Record({trace::EventKind::kExecution, run.device->id(), executable.name(), {}, start_ns, trace::NowNs()});
+  return status;
 }
 
 // One execution of a program run per partition: each device runs the partition's plan on

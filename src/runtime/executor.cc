@@ -17,6 +17,7 @@
 #include "plan/collective_params.h"
 #include "plan/host_transfer_params.h"
 #include "runtime/box_copy.h"
+#include "runtime/trace.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -633,12 +634,46 @@ bool LoadedPlan::BindLoopBody(uint32_t body, const std::vector<kernels::BufferVi
   return calls > 0;
 }
 
+namespace {
+
+// Records a step's event when a trace is active (runtime/trace.h): its op, its source
+// location and kernel, and its time. Inactive, it costs an atomic load.
+class StepTrace {
+ public:
+  explicit StepTrace(const plan::Step* step) : step_(trace::Active() ? step : nullptr) {
+    if (step_) start_ns_ = trace::NowNs();
+  }
+  ~StepTrace() {
+    if (!step_) return;
+    const std::string& origin = step_->origin;
+    const size_t space = origin.find(' ');
+    trace::Event event;
+    event.kind = trace::EventKind::kStep;
+    event.device_id = trace::CurrentDevice();
+    event.name = origin.substr(0, space);
+    event.detail = (space == std::string::npos ? std::string() : origin.substr(space + 1)) +
+                   (step_->kernel.empty() ? std::string() : " kernel=" + step_->kernel);
+    event.start_ns = start_ns_;
+    event.end_ns = trace::NowNs();
+    trace::Record(std::move(event));
+  }
+  StepTrace(const StepTrace&) = delete;
+  StepTrace& operator=(const StepTrace&) = delete;
+
+ private:
+  const plan::Step* step_;
+  int64_t start_ns_ = 0;
+};
+
+}  // namespace
+
 Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
                        const std::vector<kernels::BufferView>& views, const Partition* partition,
                        const HostTransfers* host, const LoopBinding* binding) const {
   const ResolvedSequence& seq = sequences_[sequence];
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
     const ResolvedStep& step = steps_[s];
+    const StepTrace traced(step.step);
     if (step.program >= 0) {
       programs_[static_cast<size_t>(step.program)].Run(views.data());
       if (step.kind == plan::StepKind::kKernel) s += step.program_steps - 1;
