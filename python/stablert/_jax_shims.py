@@ -497,10 +497,15 @@ def _cpu_exports_run_on_stablert() -> None:
 
     def call_exported_lowering(ctx, *args, exported):
         platforms = tuple(ctx.module_context.platforms)
-        if PLATFORM in platforms and PLATFORM not in exported.platforms and "cpu" in exported.platforms:
-            as_cpu = tuple("cpu" if p == PLATFORM else p for p in platforms)
-            ctx = ctx.replace(module_context=dataclasses.replace(ctx.module_context, platforms=as_cpu))
-        return original(ctx, *args, exported=exported)
+        if not (PLATFORM in platforms and PLATFORM not in exported.platforms and "cpu" in exported.platforms):
+            return original(ctx, *args, exported=exported)
+        as_cpu = tuple("cpu" if p == PLATFORM else p for p in platforms)
+        as_cpu_ctx = ctx.replace(module_context=dataclasses.replace(ctx.module_context, platforms=as_cpu))
+        results = original(as_cpu_ctx, *args, exported=exported)
+        # The rule threads ordered effects' tokens through the context it was given.
+        if as_cpu_ctx.tokens_out is not None:
+            ctx.set_tokens_out(as_cpu_ctx.tokens_out)
+        return results
 
     mlir.register_lowering(_export.call_exported_p, call_exported_lowering, platform=PLATFORM)
 

@@ -185,6 +185,30 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* return
   return InvalidArgument("block does not end with a return");
 }
 
+namespace {
+
+// OK if a LayoutConstraint custom call asks for the dense row-major layout (or none):
+// StableRT stores every array that way.
+Status CheckRowMajorLayoutAttr(const Lowering& l, const ir::Operation& op, size_t rank) {
+  const ir::Attribute* attr = op.attr("result_layouts");
+  const auto* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
+  if (list == nullptr || list->empty()) return OkStatus();
+  auto layout = (*list)[0].AsIntArray();
+  std::vector<int64_t> row_major;
+  for (size_t d = rank; d-- > 0;) row_major.push_back(static_cast<int64_t>(d));
+  if (!layout || *layout != row_major)
+    return l.Unsupported(op, "custom_call 'LayoutConstraint' to a layout other than the dense row-major one "
+                             "(minor_to_major descending): StableRT stores every array row-major");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Lowering::CheckRowMajorResultLayout(const ir::Operation& op) const {
+  STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, 0));
+  return CheckRowMajorLayoutAttr(*this, op, type.dims.size());
+}
+
 Status Lowering::LowerOp(const ir::Operation& op) {
   using ir::OpCode;
   const ir::OpInfo& info = ir::GetOpInfo(op.code);
@@ -292,6 +316,20 @@ Status Lowering::LowerOp(const ir::Operation& op) {
         STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, 0));
         STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, 0));
         if (type != TypeOf(value)) return Invalid(op, "sharding annotation changes the type");
+        Bind(op.results[0], value);
+        return OkStatus();
+      }
+      // Memory placement annotations (compute_on, host offloading): every StableRT memory
+      // kind is host memory, so the value is its operand; where a result lives is the
+      // program's result memory kind. A layout constraint to the dense row-major layout
+      // StableRT stores is the identity too; other layouts are not supported.
+      if ((target == "annotate_device_placement" || target == "MoveToHost" || target == "MoveToDevice" ||
+           target == "LayoutConstraint") &&
+          op.operands.size() == 1 && op.results.size() == 1) {
+        if (target == "LayoutConstraint") STABLERT_RETURN_IF_ERROR(CheckRowMajorResultLayout(op));
+        STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, 0));
+        STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, 0));
+        if (type != TypeOf(value)) return Invalid(op, "custom_call '" + target + "' changes the type");
         Bind(op.results[0], value);
         return OkStatus();
       }
