@@ -39,6 +39,31 @@ DType ComplexOf(DType dtype) {
 }
 bool IsComplexDType(DType dtype) { return dtype == DType::kC64 || dtype == DType::kC128; }
 
+// Floats narrower than f32 (f16, bf16, the 8-bit and 4/6-bit floats): cholesky and
+// triangular_solve compute them in f32, as XLA's CPU backend does, and round the result.
+bool IsNarrowFloat(DType dtype) {
+  return DTypeKindOf(dtype) == DTypeKind::kFloat && DTypeBitWidth(dtype) < 32;
+}
+
+// `value` converted to f32 (a convert step), for an op computed in f32.
+ValueId Widened(Lowering& l, const ir::Operation& op, ValueId value) {
+  TensorType wide = l.TypeOf(value);
+  const DType from = wide.dtype;
+  wide.dtype = DType::kF32;
+  ValueId out = l.NewValue(wide);
+  l.Emit(op, ConvertKeyFor(from, DType::kF32), {value}, {out});
+  return out;
+}
+
+// Binds the op's result to `wide` (f32) rounded back to `narrow`.
+void BindNarrowed(Lowering& l, const ir::Operation& op, ValueId wide, DType narrow) {
+  TensorType type = l.TypeOf(wide);
+  type.dtype = narrow;
+  ValueId out = l.NewValue(type);
+  l.Emit(op, ConvertKeyFor(DType::kF32, narrow), {wide}, {out});
+  l.Bind(op.results[0], out);
+}
+
 // LAPACK's INTEGER is 32-bit: every dimension a routine sees must fit.
 bool FitsLapackInt(const TensorType& type) {
   for (int64_t d : type.dims)
@@ -60,15 +85,19 @@ Status LowerCholesky(Lowering& l, const ir::Operation& op) {
   if (in.dims.size() < 2 || in.dims[in.dims.size() - 1] != in.dims[in.dims.size() - 2])
     return l.Invalid(op,
                      "operand must be a batch of square matrices, got " + TensorTypeToString(in));
-  if (!IsLapackFloat(in.dtype))
+  const bool narrow = IsNarrowFloat(in.dtype);
+  if (!IsLapackFloat(in.dtype) && !narrow)
     return l.Unsupported(op, "element type " + std::string(DTypeName(in.dtype)) +
-                                 " is not supported (f32, f64, complex<f32>, complex<f64>)");
+                                 " is not supported (floats and complex<f32>, complex<f64>)");
   if (!FitsLapackInt(in))
     return l.Unsupported(op, "matrices with dimensions beyond 2^31-1 are not supported");
   bool lower = BoolAttr(op, "lower").value_or(false);
-  ValueId out = l.NewValue(result);
-  l.Emit(op, Key("cholesky", in.dtype), {operand}, {out}, kernels::CholeskyParams{.lower = lower});
-  l.Bind(op.results[0], out);
+  if (narrow) operand = Widened(l, op, operand);
+  TensorType computed = l.TypeOf(operand);
+  ValueId out = l.NewValue(computed);
+  l.Emit(op, Key("cholesky", computed.dtype), {operand}, {out}, kernels::CholeskyParams{.lower = lower});
+  if (narrow) BindNarrowed(l, op, out, in.dtype);
+  else l.Bind(op.results[0], out);
   return OkStatus();
 }
 
@@ -96,18 +125,25 @@ Status LowerTriangularSolve(Lowering& l, const ir::Operation& op) {
                 std::string(*left_side ? "m" : "n") + ", result of b's type; got " +
                 TensorTypeToString(at) + ", " + TensorTypeToString(bt) + " -> " +
                 TensorTypeToString(result));
-  if (!IsLapackFloat(at.dtype))
+  const bool narrow = IsNarrowFloat(at.dtype);
+  if (!IsLapackFloat(at.dtype) && !narrow)
     return l.Unsupported(op, "element type " + std::string(DTypeName(at.dtype)) +
-                                 " is not supported (f32, f64, complex<f32>, complex<f64>)");
+                                 " is not supported (floats and complex<f32>, complex<f64>)");
   if (!FitsLapackInt(at) || !FitsLapackInt(bt))
     return l.Unsupported(op, "matrices with dimensions beyond 2^31-1 are not supported");
-  ValueId out = l.NewValue(result);
-  l.Emit(op, Key("triangular_solve", at.dtype), {a, b}, {out},
+  if (narrow) {
+    a = Widened(l, op, a);
+    b = Widened(l, op, b);
+  }
+  const TensorType computed = l.TypeOf(b);
+  ValueId out = l.NewValue(computed);
+  l.Emit(op, Key("triangular_solve", computed.dtype), {a, b}, {out},
          kernels::TriangularSolveParams{.left_side = *left_side,
                                         .lower = *lower,
                                         .unit_diagonal = *unit,
                                         .transpose = static_cast<kernels::TriangularTranspose>(transpose->value)});
-  l.Bind(op.results[0], out);
+  if (narrow) BindNarrowed(l, op, out, at.dtype);
+  else l.Bind(op.results[0], out);
   return OkStatus();
 }
 

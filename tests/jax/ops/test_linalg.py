@@ -174,3 +174,34 @@ LINALG_OPS = ["cholesky", "triangular_solve", "lu", "qr", "qr_complete_wide", "h
 @pytest.mark.parametrize("op,dtype", [not_yet.param(op, dt) for op in LINALG_OPS for dt in DTYPES])
 def test_linalg(op, dtype):
     check_cases(None, linalg_cases(op, np.dtype(dtype)), op=op, dtype=dtype, tol=LINALG_TOL)
+
+
+NARROW_TOL = {"bfloat16": 2e-2, "float16": 2e-3}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_narrow_float_triangular_solve_and_cholesky(dtype, stablert_device, cpu_device):
+    """f16/bf16 cholesky and triangular_solve are computed in f32 and rounded, as XLA:CPU does.
+
+    triangular_solve is compared with XLA:CPU's own narrow-float result; XLA:CPU's JAX lowering
+    has no narrow cholesky (LAPACK), so it is compared with XLA:CPU's f32 factor rounded."""
+    import jax
+
+    dt = jnp.dtype(dtype)
+    spd = _spd(np.dtype(np.float32), (3, 48, 48), 7)
+    rhs = I.random(np.dtype(np.float32), (3, 48, 5), 8)
+    lower_factor = np.tril(spd)
+
+    def solve(a, b):
+        return lx.triangular_solve(a, b, left_side=True, lower=True)
+
+    def run(fn, device, *args):
+        return np.asarray(jax.jit(fn)(*[jax.device_put(x, device) for x in args])).astype(np.float64)
+
+    got = run(solve, stablert_device, lower_factor.astype(dt), rhs.astype(dt))
+    want = run(solve, cpu_device, lower_factor.astype(dt), rhs.astype(dt))
+    np.testing.assert_allclose(got, want, rtol=NARROW_TOL[dtype], atol=NARROW_TOL[dtype] * np.abs(want).max())
+
+    got = run(lambda a: lx.cholesky(a, symmetrize_input=False), stablert_device, spd.astype(dt))
+    want = run(lambda a: lx.cholesky(a, symmetrize_input=False).astype(dt), cpu_device, spd.astype(dt).astype(np.float32))
+    np.testing.assert_allclose(got, want, rtol=NARROW_TOL[dtype], atol=NARROW_TOL[dtype] * np.abs(want).max())
