@@ -10,6 +10,7 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/simd/movement_simd.h"
 #include "kernels/simd/transpose_simd.h"
 #include "kernels/strided.h"
 
@@ -276,17 +277,22 @@ Status IotaKernel(const KernelContext& context, const KernelArgs& args) {
   if (inner == 1) {
     const auto [begin, end] = ShareOf(context, outer);
     if (begin == end) return OkStatus();
+    if constexpr (D == DType::kS32 || D == DType::kS64) {
+      // Every row computed in vectors: stores only, no second pass reading a first row.
+      for (int64_t o = begin; o < end; ++o) simd::IotaRow(data + o * size, size, T{0});
+      return OkStatus();
+    }
     T* first = data + begin * size;
     for (int64_t i = 0; i < size; ++i) first[i] = value_of(i);
     for (int64_t o = begin + 1; o < end; ++o)
       std::memcpy(static_cast<void*>(data + o * size), first, static_cast<size_t>(size) * sizeof(T));
     return OkStatus();
   }
+  // Rows of equal values: vector fills (CopyRow from a step-0 source).
   const auto [begin, end] = ShareOf(context, outer * size);
   for (int64_t r = begin; r < end; ++r) {
     const T value = value_of(r % size);
-    T* row = data + r * inner;
-    for (int64_t k = 0; k < inner; ++k) row[k] = value;
+    CopyRow(data + r * inner, 1, &value, 0, inner);
   }
   return OkStatus();
 }
