@@ -178,7 +178,9 @@ def main():
         for backend in backends:
             device = jax.devices(backend)[0]
             dargs = [jax.device_put(a, device) for a in fargs]
-            jitted = jax.jit(fn)
+            # keep_unused: an iota whose operand only gives its shape still runs on that
+            # operand's device (JAX would otherwise drop it and run on the default backend).
+            jitted = jax.jit(fn, keep_unused=True)
             try:
                 out = jitted(*dargs)
                 _block(out)

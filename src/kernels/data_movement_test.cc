@@ -8,6 +8,7 @@
 #include "kernels/data_movement_params.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/simd/dispatch.h"
+#include "kernels/simd/movement_simd.h"
 #include "kernels/simd/transpose_simd.h"
 
 namespace stablert::kernels {
@@ -346,6 +347,120 @@ TEST_F(TransposeLevelsTest, LargeTransposesAtEveryLevel) {
         RunTransposeSplit(c.dtype, in, out, c.perm, parts);
         ASSERT_TRUE(out.bytes == expected.bytes) << DTypeName(c.dtype) << " dims " << ::testing::PrintToString(c.dims)
                                                  << " parts " << parts << " target " << simd::CurrentTarget();
+      }
+    }
+  }
+}
+
+// The vector row loops (simd/movement_simd.h) at every level, for every count from 0 to
+// past four vectors of the widest target, into misaligned destinations: the row is exact
+// and the guard elements after it are left alone.
+template <typename T>
+void CheckMovementRows() {
+  std::mt19937 rng(51);
+  constexpr T kGuard = static_cast<T>(0x5a5a5a5a5a5a5a5aULL);
+  for (int64_t count = 0; count <= 300; ++count) {
+    for (int64_t offset : {0, 1}) {
+      std::vector<T> dst(static_cast<size_t>(count + offset + 16), kGuard);
+      std::vector<T> src(static_cast<size_t>(2 * count + 1));
+      for (T& v : src) v = static_cast<T>(rng());
+      const T value = static_cast<T>(rng());
+      simd::FillRow(dst.data() + offset, count, value);
+      for (int64_t i = 0; i < static_cast<int64_t>(dst.size()); ++i) {
+        const bool inside = i >= offset && i < offset + count;
+        ASSERT_EQ(dst[static_cast<size_t>(i)], inside ? value : kGuard)
+            << "fill " << sizeof(T) << "-byte count " << count << " at " << i << " target " << simd::CurrentTarget();
+      }
+      if constexpr (sizeof(T) >= 2) {
+        std::fill(dst.begin(), dst.end(), kGuard);
+        simd::GatherEvenRow(dst.data() + offset, src.data() + offset, count - offset > 0 ? count - offset : 0);
+        const int64_t n = std::max<int64_t>(count - offset, 0);
+        for (int64_t i = 0; i < static_cast<int64_t>(dst.size()); ++i) {
+          const bool inside = i >= offset && i < offset + n;
+          const T want = inside ? src[static_cast<size_t>(offset + 2 * (i - offset))] : kGuard;
+          ASSERT_EQ(dst[static_cast<size_t>(i)], want)
+              << "even " << sizeof(T) << "-byte count " << n << " at " << i << " target " << simd::CurrentTarget();
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void CheckIotaRows() {
+  for (int64_t count = 0; count <= 300; ++count) {
+    std::vector<T> dst(static_cast<size_t>(count + 17), T{-7});
+    const T first = static_cast<T>(count * 3 - 100);
+    simd::IotaRow(dst.data() + 1, count, first);
+    ASSERT_EQ(dst[0], T{-7});
+    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(dst[static_cast<size_t>(i + 1)], static_cast<T>(first + i));
+    for (size_t i = static_cast<size_t>(count + 1); i < dst.size(); ++i) ASSERT_EQ(dst[i], T{-7});
+  }
+}
+
+TEST_F(TransposeLevelsTest, MovementRowsAtEveryLevel) {
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    CheckMovementRows<uint8_t>();
+    CheckMovementRows<uint16_t>();
+    CheckMovementRows<uint32_t>();
+    CheckMovementRows<uint64_t>();
+    CheckIotaRows<int32_t>();
+    CheckIotaRows<int64_t>();
+  }
+}
+
+// Runs splittable kernel `key` as `parts` calls of one step.
+void RunSplit(const std::string& key, const std::vector<const Array*>& inputs, Array& out,
+              const KernelParams& params, int parts) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
+  ASSERT_NE(entry, nullptr) << key;
+  ASSERT_TRUE(entry->splittable) << key;
+  std::vector<BufferView> in;
+  for (const Array* a : inputs) in.push_back(a->View());
+  BufferView out_view = out.View();
+  const KernelArgs args{in, {&out_view, 1}, params.get()};
+  for (int p = 0; p < parts; ++p) ASSERT_TRUE(entry->fn(KernelContext{p, parts}, args).ok()) << key;
+}
+
+// Benchmark-sized broadcasts, strided slices and iotas (16 MiB outputs) through the kernels
+// at every level, one call and split in two, against index arithmetic.
+TEST_F(TransposeLevelsTest, LargeFillsGathersAndIotasAtEveryLevel) {
+  std::mt19937 rng(61);
+  const int64_t n = 2048;
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (int parts = 1; parts <= 2; ++parts) {
+      // Column broadcast f32[2048, 1] -> [2048, 2048] and row broadcast (f64).
+      Array column = RandomBytes(DType::kF32, {n, 1}, rng), wide(DType::kF32, {n, n});
+      RunSplit(Key("broadcast_in_dim", DType::kF32), {&column}, wide, BroadcastInDimParams{.dimensions = {0, 1}}, parts);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; j += 97)
+          ASSERT_EQ(0, std::memcmp(At(wide, {i, j}), At(column, {i, 0}), 4)) << i << "," << j;
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(0, std::memcmp(At(wide, {i, n - 1}), At(column, {i, 0}), 4));
+      // Every second column: 2-, 4- and 8-byte elements, an odd row length for the edges.
+      for (DType dtype : {DType::kBF16, DType::kF32, DType::kF64}) {
+        const int64_t cols = n + 1;
+        Array in = RandomBytes(dtype, {n, cols}, rng), out(dtype, {n, (cols + 1) / 2});
+        RunSplit(Key("slice", dtype), {&in}, out, SliceParams{.start = {0, 0}, .limit = {n, cols}, .stride = {1, 2}},
+                 parts);
+        const auto bytes = static_cast<size_t>(DTypeByteSize(dtype));
+        ForEachIndex(out.dims, [&](const Dims& index) {
+          ASSERT_EQ(0, std::memcmp(At(out, index), At(in, {index[0], 2 * index[1]}), bytes))
+              << DTypeName(dtype) << " at " << index[0] << "," << index[1] << " target " << simd::CurrentTarget();
+        });
+      }
+      // Iotas along each dimension, s32 and s64.
+      for (int dim = 0; dim < 2; ++dim) {
+        Array out32(DType::kS32, {n, n}), out64(DType::kS64, {n, n / 2});
+        RunSplit(Key("iota", DType::kS32), {}, out32, IotaParams{.dimension = dim}, parts);
+        RunSplit(Key("iota", DType::kS64), {}, out64, IotaParams{.dimension = dim}, parts);
+        const auto* v32 = reinterpret_cast<const int32_t*>(out32.bytes.data());
+        const auto* v64 = reinterpret_cast<const int64_t*>(out64.bytes.data());
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < n; ++j) ASSERT_EQ(v32[i * n + j], dim == 0 ? i : j) << i << "," << j;
+          for (int64_t j = 0; j < n / 2; ++j) ASSERT_EQ(v64[i * (n / 2) + j], dim == 0 ? i : j) << i << "," << j;
+        }
       }
     }
   }

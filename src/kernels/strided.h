@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -13,6 +14,7 @@
 #endif
 
 #include "kernels/kernel.h"
+#include "kernels/simd/movement_simd.h"
 
 namespace stablert::kernels {
 
@@ -47,13 +49,34 @@ inline DimVector DenseStrides(std::span<const int64_t> dims) {
   return strides;
 }
 
+// Rows at least this long fill and gather with the host's widest vectors
+// (simd/movement_simd.h); shorter ones stay inline, where the dispatch call would cost more
+// than the loop.
+constexpr int64_t kMinVectorRow = 64;
+
+// The unsigned word of T's width for the vector row loops (void when there is none).
+template <typename T>
+using VectorRowWord = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t,
+                       std::conditional_t<sizeof(T) == 4, uint32_t, std::conditional_t<sizeof(T) == 8, uint64_t, void>>>>;
+
 // One row of a strided copy: d[i * dst_step] = s[i * src_step] for i < count, with the
-// common forms (contiguous, fill, reversed, gather) as their own loops.
+// common forms (contiguous, fill, reversed, every second element, gather) as their own loops.
 template <typename T>
 inline void CopyRow(T* d, int64_t dst_step, const T* s, int64_t src_step, int64_t count) {
+  using W = VectorRowWord<T>;
   if (dst_step == 1 && src_step == 1) {
     std::memcpy(static_cast<void*>(d), s, static_cast<size_t>(count) * sizeof(T));
   } else if (dst_step == 1 && src_step == 0) {
+    if constexpr (!std::is_void_v<W>) {
+      if (count >= kMinVectorRow) {
+        W value;
+        std::memcpy(&value, s, sizeof(W));
+        simd::FillRow(reinterpret_cast<W*>(d), count, value);
+        return;
+      }
+    }
     const T value = s[0];
     for (int64_t i = 0; i < count; ++i) d[i] = value;
   } else if (dst_step == 1 && src_step == -1) {
@@ -76,6 +99,12 @@ inline void CopyRow(T* d, int64_t dst_step, const T* s, int64_t src_step, int64_
 #endif
     for (; j < count; ++j) d[count - 1 - j] = first[j];
   } else if (dst_step == 1) {
+    if constexpr (sizeof(T) >= 2 && !std::is_void_v<W>) {
+      if (src_step == 2 && count >= kMinVectorRow) {
+        simd::GatherEvenRow(reinterpret_cast<W*>(d), reinterpret_cast<const W*>(s), count);
+        return;
+      }
+    }
     for (int64_t i = 0; i < count; ++i) d[i] = s[i * src_step];
   } else {
     for (int64_t i = 0; i < count; ++i) d[i * dst_step] = s[i * src_step];

@@ -177,6 +177,32 @@ def test_iota_large(dtype):
     check_cases(lambda: None, cases, op="iota", mode="exact")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.float64, np.int32, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_movement_benchmark_sizes(dtype):
+    """The kernel benchmark's 2048 x 2048 broadcasts, slices, iotas and row-moving transpose:
+    vector fills of whole rows (a column broadcast, an iota along the first dimension),
+    every-second-element gathers (2-, 4- and 8-byte elements; 1-byte ones stay scalar), iota
+    rows computed in vectors, and rows of different lengths so the vector tails are hit."""
+    dt = np.dtype(dtype)
+    m = I.random(dt, (2048, 2048), 18)
+    odd = I.random(dt, (1025, 2047), 19)
+    cases = {
+        "broadcast_col": Call(lambda c: jnp.broadcast_to(c[:, None], (2048, 2048)), m[:, 0]),
+        "broadcast_col_odd": Call(lambda c: jnp.broadcast_to(c[:, None], (1025, 2047)), odd[:, 0]),
+        "broadcast_row": Call(lambda r: jnp.broadcast_to(r, (2048, 2048)), m[0]),
+        "slice_every_second": Call(lambda x: x[:, ::2], m),
+        "slice_every_second_odd": Call(lambda x: x[:, 1::2], odd),
+        "slice_inner": Call(lambda x: x[1:-1, 1:-1], m),
+        "transpose_rows": Call(lambda x: jnp.transpose(x, (1, 0, 2)), m.reshape(64, 256, 256)),
+    }
+    if dt.kind in "iu" and dt.itemsize >= 4:
+        for d in (0, 1):
+            cases[f"iota_{d}"] = Call(lambda d=d: lax.broadcasted_iota(dt, (2048, 2048), d))
+            cases[f"iota_odd_{d}"] = Call(lambda d=d: lax.broadcasted_iota(dt, (1025, 2047), d))
+    check_cases(lambda *args: None, cases, op="data movement", mode="exact")
+
+
 def _arg_data(dtype, shape, seed):
     """Values with many ties (small integers), both zeros, infinities and NaNs in some rows."""
     x = I.rng(seed).integers(-20, 20, size=shape).astype(dtype)
