@@ -222,12 +222,19 @@ class TotalsScan {
   std::vector<Level> levels_;
 };
 
-// dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols.
+// Outputs of at least this many bytes are written with non-temporal stores where the
+// scan writes through a transpose (contiguous lines), as the transpose kernel does: the
+// output would not stay cached for the next step anyway, and streaming saves reading each
+// output line before it is overwritten (docs/benchmarks.md, "Scans in one pass").
+constexpr int64_t kMinBytesToStream = int64_t{16} << 20;
+
+// dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols; `stream`: as
+// simd::TransposeTile (the caller fences).
 template <typename V>
-void Transpose(V* dst, int64_t ldd, const V* src, int64_t lds, int64_t rows, int64_t cols) {
+void Transpose(V* dst, int64_t ldd, const V* src, int64_t lds, int64_t rows, int64_t cols, bool stream = false) {
   if constexpr (sizeof(V) == 2 || sizeof(V) == 4 || sizeof(V) == 8) {
     using U = std::conditional_t<sizeof(V) == 2, uint16_t, std::conditional_t<sizeof(V) == 4, uint32_t, uint64_t>>;
-    simd::TransposeTile(reinterpret_cast<U*>(dst), ldd, reinterpret_cast<const U*>(src), lds, rows, cols, false);
+    simd::TransposeTile(reinterpret_cast<U*>(dst), ldd, reinterpret_cast<const U*>(src), lds, rows, cols, stream);
   } else {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) dst[i * ldd + j] = src[j * lds + i];
@@ -268,45 +275,80 @@ void ScanLines(const ScanForm& form, const V* in, V* out, const Steps& steps, in
     }
     return;
   }
-  // Contiguous lines: chunks of consecutive tiles as lanes of a [16][kTileChunk] block.
-  std::vector<V> block(static_cast<size_t>(kTile * kTileChunk)), total(kTileChunk), e(kTileChunk);
-  const int64_t full = n / kTile, rem = n % kTile;
+  // Contiguous lines: the tile totals (level 1) form a line of n1 = tiles values, taken in
+  // chunks of kTileChunk (aligned to multiples of kTileChunk, so level-1 groups of 16 never
+  // straddle two chunks). A chunk's full tiles are lanes of a [16][m] block (transposed in,
+  // folded, carried, transposed out); the partial last tile is one lane of stride 1. Its
+  // level-1 values are then scanned together: whole groups as lanes of a [16][groups]
+  // block, the group totals fed to the levels above (TotalsScan, one lane), so each
+  // tile's E comes from the chunk's level-1 outputs shifted by one.
+  const int64_t full = n / kTile, rem = n % kTile, n1 = tiles;
+  const bool stream = form.outer * out_n * static_cast<int64_t>(sizeof(V)) >= kMinBytesToStream;
+  const bool level1_top = n1 <= kTile;
+  const int64_t groups1 = (n1 + kTile - 1) / kTile;
+  constexpr int64_t kGroups = kTileChunk / kTile;
+  std::vector<V> block(static_cast<size_t>(kTile * kTileChunk)), level1(static_cast<size_t>(kTile * kGroups));
+  std::vector<V> tot(kTileChunk), s1(kTileChunk), e0(kTileChunk), gtot(kGroups), e1(kGroups);
+  V* const t1 = level1.data();  // [16][kGroups]
   for (int64_t o = first; o < last; ++o) {
     const V* x = in + o * n;
     V* y = out + o * out_n + shift;
     if (form.exclusive) out[o * out_n + (reverse ? n : 0)] = steps.init;
-    totals.Reset(n, 1);
-    V carry = steps.init;
-    auto chunk = [&](int64_t t0, int64_t m) {
-      Transpose(block.data(), kTileChunk, x + t0 * kTile, kTile, kTile, m);
-      steps.Tile(reverse, block.data(), kTileChunk, block.data(), kTileChunk, kTile, m, nullptr, total.data());
-      for (int64_t step = 0; step < m; ++step) {
-        const int64_t q = reverse ? m - 1 - step : step;
-        e[static_cast<size_t>(q)] = carry;
-        const int64_t t = t0 + q;
-        if (reverse ? t > 0 : t + 1 < tiles) totals.Push(&total[static_cast<size_t>(q)], &carry);
+    if (!level1_top) totals.Reset(n1, 1);  // the levels from 2 up
+    V carry = steps.init, carry1 = steps.init;
+    auto chunk = [&](int64_t c0) {
+      const int64_t c1 = std::min(n1, c0 + kTileChunk), mm = c1 - c0;
+      const int64_t m = std::min(c1, full) - c0;  // full tiles; a partial tile follows if mm > m
+      if (m > 0) {
+        Transpose(block.data(), kTileChunk, x + c0 * kTile, kTile, kTile, m);
+        steps.Tile(reverse, block.data(), kTileChunk, block.data(), kTileChunk, kTile, m, nullptr, tot.data());
       }
-      steps.Carry(block.data(), kTileChunk, kTile, m, e.data());
-      Transpose(y + t0 * kTile, kTile, block.data(), kTileChunk, m, kTile);
-    };
-    auto tail = [&] {  // the partial last tile, one lane with rows of stride 1
-      V tail_total;
-      const V tail_carry = carry;
-      steps.Tile(reverse, x + full * kTile, 1, y + full * kTile, 1, rem, 1, &tail_carry, &tail_total);
-      if (reverse && full > 0) totals.Push(&tail_total, &carry);
+      if (mm > m)
+        steps.Tile(reverse, x + full * kTile, 1, y + full * kTile, 1, rem, 1, nullptr, &tot[static_cast<size_t>(m)]);
+      // Level 1 over tot[0, mm): s1 = its scan outputs.
+      if (level1_top) {
+        V top_total;
+        steps.Tile(reverse, tot.data(), 1, s1.data(), 1, mm, 1, nullptr, &top_total);
+      } else {
+        const int64_t g_full = mm / kTile, part = mm % kTile, g_all = g_full + (part > 0);
+        if (g_full > 0) {
+          Transpose(t1, kGroups, tot.data(), kTile, kTile, g_full);
+          steps.Tile(reverse, t1, kGroups, t1, kGroups, kTile, g_full, nullptr, gtot.data());
+        }
+        if (part > 0)
+          steps.Tile(reverse, &tot[static_cast<size_t>(g_full * kTile)], 1, &s1[static_cast<size_t>(g_full * kTile)], 1,
+                     part, 1, nullptr, &gtot[static_cast<size_t>(g_full)]);
+        for (int64_t step = 0; step < g_all; ++step) {
+          const int64_t g = reverse ? g_all - 1 - step : step, global = c0 / kTile + g;
+          e1[static_cast<size_t>(g)] = carry1;
+          if (reverse ? global > 0 : global + 1 < groups1) totals.Push(&gtot[static_cast<size_t>(g)], &carry1);
+        }
+        if (g_full > 0) {
+          steps.Carry(t1, kGroups, kTile, g_full, e1.data());
+          Transpose(s1.data(), kTile, t1, kGroups, g_full, kTile);
+        }
+        if (part > 0)
+          steps.Carry(&s1[static_cast<size_t>(g_full * kTile)], 1, part, 1, &e1[static_cast<size_t>(g_full)]);
+      }
+      // Each tile's E: the level-1 output of the tile before it (reverse: after it).
+      for (int64_t q = 0; q < mm; ++q) {
+        const int64_t from = reverse ? q + 1 : q - 1;
+        e0[static_cast<size_t>(q)] = from < 0 || from >= mm ? carry : s1[static_cast<size_t>(from)];
+      }
+      carry = s1[static_cast<size_t>(reverse ? 0 : mm - 1)];
+      if (m > 0) {
+        steps.Carry(block.data(), kTileChunk, kTile, m, e0.data());
+        Transpose(y + c0 * kTile, kTile, block.data(), kTileChunk, m, kTile, stream);
+      }
+      if (mm > m) steps.Carry(y + full * kTile, 1, rem, 1, &e0[static_cast<size_t>(m)]);
     };
     if (!reverse) {
-      for (int64_t t0 = 0; t0 < full; t0 += kTileChunk) chunk(t0, std::min(kTileChunk, full - t0));
-      if (rem > 0) tail();
+      for (int64_t c0 = 0; c0 < n1; c0 += kTileChunk) chunk(c0);
     } else {
-      if (rem > 0) tail();
-      for (int64_t end = full; end > 0;) {
-        const int64_t m = std::min(kTileChunk, end);
-        end -= m;
-        chunk(end, m);
-      }
+      for (int64_t c0 = (n1 - 1) / kTileChunk * kTileChunk; c0 >= 0; c0 -= kTileChunk) chunk(c0);
     }
   }
+  if (stream) simd::TransposeStreamFence();
 }
 
 }  // namespace stablert::kernels::scan

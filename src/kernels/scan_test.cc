@@ -129,7 +129,9 @@ TEST_F(ScanTest, LongF32LinesAtEveryLevel) {
 }
 
 TEST_F(ScanTest, ExclusiveAndShortAndExactTileLengths) {
-  for (int64_t n : {17, 31, 255, 256, 257, 4096, 4097, 65536 + 16 * 5 + 3}) {
+  // Lengths around the tile (16), group (256) and chunk (2048 = 128 tiles) boundaries.
+  for (int64_t n : {17, 31, 255, 256, 257, 272, 273, 2047, 2048, 2053, 2064, 4096, 4097, 4111, 4352 + 7,
+                    65536 + 16 * 5 + 3, 65536 + 2048, 65536 + 4096 + 16 + 1}) {
     const Array in = RandomF32({n}, static_cast<uint32_t>(n));
     for (bool reverse : {false, true})
       for (bool exclusive : {false, true}) {
@@ -148,6 +150,11 @@ TEST_F(ScanTest, RowsColumnsAndMiddleAxes) {
         CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {2048, 2048}, axis, reverse, false, square, 0.0f,
                                            "2048x2048");
   }
+  const Array long_rows = RandomF32({7, 4111}, 9);  // several contiguous lines, partial chunks
+  for (bool reverse : {false, true})
+    for (bool exclusive : {false, true})
+      CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {7, 4111}, 1, reverse, exclusive, long_rows, 0.0f,
+                                         "7x4111");
   const Array odd = RandomF32({3, 517, 133}, 8);  // lane chunks with a partial one, a tail tile
   for (size_t axis : {size_t{0}, size_t{1}, size_t{2}})
     for (bool reverse : {false, true})
@@ -184,9 +191,27 @@ TEST_F(ScanTest, MaxMinWithNaNSignedZerosAndDenormals) {
     for (int64_t i = 0; i < z.size(); ++i) q[i] = (i * 7919) % 3 == 0 ? -0.0f : (i % 5 == 0 ? 0.0f : -1e-40f);
     return z;
   }();
+  // Dense: a third NaNs of random payloads and signs, so tiles hold several (the first
+  // one in fold order must win), between zeros of both signs and denormals.
+  Array dense(DType::kF32, {999, 133});
+  float* q = reinterpret_cast<float*>(dense.bytes.data());
+  for (int64_t i = 0; i < dense.size(); ++i) {
+    const uint32_t r = static_cast<uint32_t>(rng());
+    uint32_t bits = r % 3 == 0 ? (0x7fc00000u | (r >> 10)) | (r & 0x80000000u)
+                    : r % 3 == 1 ? (r & 0x80000000u) | ((r >> 8) % 4 == 0 ? 0u : (r >> 12) % 0x00800000u)
+                                 : 0;
+    std::memcpy(&q[i], &bits, 4);
+    if (r % 3 == 2) q[i] = static_cast<float>(static_cast<int>(r % 41) - 20);
+  }
   for (env::Isa level : Levels()) {
     ASSERT_TRUE(simd::SetIsa(level).ok());
     for (bool reverse : {false, true}) {
+      for (size_t axis : {size_t{0}, size_t{1}}) {
+        CheckScan<DType::kF32, ops::MaxOp>("reduce_window_max", {999, 133}, axis, reverse, false, dense,
+                                           -std::numeric_limits<float>::infinity(), "dense NaN");
+        CheckScan<DType::kF32, ops::MinOp>("reduce_window_min", {999, 133}, axis, reverse, true, dense, -0.0f,
+                                           "dense NaN");
+      }
       CheckScan<DType::kF32, ops::MaxOp>("reduce_window_max", {n}, 0, reverse, false, in,
                                          -std::numeric_limits<float>::infinity(), "NaN line");
       CheckScan<DType::kF32, ops::MinOp>("reduce_window_min", {n}, 0, reverse, false, in,

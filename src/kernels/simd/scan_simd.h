@@ -26,7 +26,8 @@ void ScanTile(ScanBody body, bool reverse, const int32_t* x, int64_t xs, int32_t
 void ScanTile(ScanBody body, bool reverse, const int64_t* x, int64_t xs, int64_t* y, int64_t ys, int64_t rows,
               int64_t w, int64_t init, const int64_t* e, int64_t* total);
 
-// y_r = y_r + e for r < rows, lanes k < w.
+// y_r = y_r + e for r < rows, lanes k < w; y holds results of ScanTile (float max/min rely on
+// their operands being flushed, scan_simd.cc).
 void ScanCarry(ScanBody body, float* y, int64_t ys, int64_t rows, int64_t w, const float* e);
 void ScanCarry(ScanBody body, double* y, int64_t ys, int64_t rows, int64_t w, const double* e);
 void ScanCarry(ScanBody body, int32_t* y, int64_t ys, int64_t rows, int64_t w, const int32_t* e);
