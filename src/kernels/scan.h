@@ -15,10 +15,12 @@
 // produced as the tiles complete (TotalsScan), in processing order (reverse scans walk the
 // line from its end), so each tile's E is known when the tile is folded and every output is
 // written once. Lines whose scanned dimension is not contiguous (inner > 1) are folded as
-// lanes, up to kLaneChunk lines at a time, read in place. Contiguous lines fold 16
-// consecutive tiles... up to kTileChunk tiles at a time as lanes: a chunk is transposed
-// into a [16][tiles] block, folded, carried and transposed back. Units of work (a line, or
-// a chunk of lanes) are independent and split across the calls of a step.
+// lanes, up to kLaneChunk lines at a time, read in place. Contiguous lines fold up to
+// kTileChunk consecutive tiles at a time as lanes: a chunk is transposed into a
+// [16][tiles] block, folded, carried and transposed back, and the chunk's tile totals
+// (level 1) are scanned together as lanes too, so only levels 2 and up go through
+// TotalsScan one value at a time. Units of work (a line, or a chunk of lanes) are
+// independent and split across the calls of a step.
 //
 // ReferenceScans is the definition written directly (lines as lanes of an [n][w] array);
 // the variadic window kernel uses it (its body is a program on 16-byte slots) and the
