@@ -15,8 +15,8 @@
 // (kernels/accumulate.h: leaves of 32 elements in window order, the leaves combined
 // pairwise), and windows covering whole dimensions run as the reduce kernel (pairwise, see
 // reduce.cc); windows of at most 32 elements are one running sum.
-// Long scans (cumsum, cumprod, cummax, ...) of every type, and f16/bf16 windows covering
-// whole dimensions, are grouped as XLA's CPU backend groups them.
+// Long scans (cumsum, cumprod, cummax, ...) of every type (kernels/scan.h), and f16/bf16
+// windows covering whole dimensions, are grouped as XLA's CPU backend groups them.
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -31,6 +31,8 @@
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/scalar_program.h"
+#include "kernels/scan.h"
+#include "kernels/simd/scan_simd.h"
 #include "kernels/strided.h"
 #include "kernels/window_params.h"
 
@@ -122,130 +124,85 @@ class WindowWalker {
   std::vector<std::vector<int64_t>> tables_;
 };
 
-// XLA's CPU backend rewrites a scan (a reduce_window whose only non-trivial dimension has
-// window = length n, stride 1, no dilation, padding (n-1 or n, 0) forward or (0, n-1 or n)
-// reverse) longer than 16 into a two-level scan: tiles of 16 (the last one padded), each
-// output folding its tile prefix (suffix), combined with the scan of the tile totals,
-// itself rewritten the same way. ScanTree reproduces it (padding positions are skipped, as
-// above) for every element type: it is linear in n where window by window is quadratic, and
-// the grouping decides the rounding of float scans (every step for f16/bf16).
-constexpr int64_t kScanBase = 16;
-
-// The inclusive scans (reversed: suffixes) of w lines at once, grouped as XLA groups them:
-// x and out are [n][w] (element i of line k at i * w + k); `combine(acc, v)` is one rounded
-// step of the body. A forward tile prefix is a running fold (the same operations as folding
-// the prefix anew for every element); a reverse one folds each suffix in ascending order, as
-// a window does.
-template <typename V, typename Combine>
-void InclusiveScans(const V* x, int64_t n, int64_t w, bool reverse, V* out, V init, const Combine& combine) {
-  auto scan_tile = [&](const V* in, int64_t begin, int64_t end, V* dst) {
-    if (!reverse) {
-      for (int64_t k = 0; k < w; ++k) dst[begin * w + k] = combine(init, in[begin * w + k]);
-      for (int64_t j = begin + 1; j < end; ++j)
-        for (int64_t k = 0; k < w; ++k) dst[j * w + k] = combine(dst[(j - 1) * w + k], in[j * w + k]);
-      return;
-    }
-    for (int64_t j = begin; j < end; ++j) {
-      for (int64_t k = 0; k < w; ++k) dst[j * w + k] = combine(init, in[j * w + k]);
-      for (int64_t i = j + 1; i < end; ++i)
-        for (int64_t k = 0; k < w; ++k) dst[j * w + k] = combine(dst[j * w + k], in[i * w + k]);
-    }
-  };
-  if (n <= kScanBase) return scan_tile(x, 0, n, out);
-  const int64_t tiles = (n + kScanBase - 1) / kScanBase;
-  std::vector<V> totals(static_cast<size_t>(tiles * w)), carried(totals.size());
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
-    scan_tile(x, begin, end, out);
-    const int64_t from = reverse ? begin : end - 1;
-    for (int64_t k = 0; k < w; ++k) totals[static_cast<size_t>(t * w + k)] = out[from * w + k];
-  }
-  InclusiveScans(totals.data(), tiles, w, reverse, carried.data(), init, combine);
-  for (int64_t t = 0; t < tiles; ++t) {
-    // The exclusive scan of the totals: the inclusive one shifted by one tile.
-    const int64_t from = reverse ? t + 1 : t - 1;
-    const int64_t begin = t * kScanBase, end = std::min(n, begin + kScanBase);
-    for (int64_t j = begin; j < end; ++j)
-      for (int64_t k = 0; k < w; ++k)
-        out[j * w + k] = combine(out[j * w + k], from < 0 || from >= tiles ? init : carried[static_cast<size_t>(from * w + k)]);
-  }
-}
-
-// Runs a long scan as XLA does with element values V (typed T, or read/written with memcpy
-// for ScalarSlot); false if the window is not such a scan. Lines (the scanned dimension at
-// one outer index and one inner index) are scanned in blocks of consecutive lines, each
-// step applied across the block's lines; the blocks are split across the calls of a step.
-template <typename V, typename Combine>
-bool ScanTree(const KernelContext& context, const KernelArgs& args, const WindowParams& params,
-              const Combine& combine) {
+// Long scans (kernels/scan.h): false if the window is not one. Typed values run
+// scan::ScanLines, split across the calls (vector steps for f32/f64/s32/s64 add, mul, max,
+// min); ScalarSlot values (the variadic kernel's body program) run scan::ReferenceScans on
+// blocks of lines gathered into [n][w] arrays, on the first call.
+template <typename V, typename Steps>
+bool ScanTree(const KernelContext& context, const KernelArgs& args, const WindowParams& params, const Steps& steps) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
-  const std::vector<int64_t>& window = params.window_dimensions;
-  const std::vector<int64_t>& strides = params.window_strides;
-  const std::vector<int64_t>& base = params.base_dilations;
-  const std::vector<int64_t>& dilations = params.window_dilations;
-  const std::vector<int64_t>& low = params.padding_low;
-  const std::vector<int64_t>& high = params.padding_high;
-  int64_t dim = -1;
-  for (size_t d = 0; d < window.size(); ++d) {
-    if (window[d] == 1 && strides[d] == 1 && base[d] == 1 && dilations[d] == 1 && low[d] == 0 && high[d] == 0)
-      continue;
-    if (dim >= 0) return false;
-    dim = static_cast<int64_t>(d);
-  }
-  if (dim < 0) return false;
-  const auto d = static_cast<size_t>(dim);
-  const int64_t n = in.dims[d];
-  if (n <= kScanBase || window[d] != n || strides[d] != 1 || base[d] != 1 || dilations[d] != 1) return false;
-  const bool forward = (low[d] == n - 1 || low[d] == n) && high[d] == 0;
-  const bool reverse = (high[d] == n - 1 || high[d] == n) && low[d] == 0;
-  if (!forward && !reverse) return false;
-  const bool exclusive = forward ? low[d] == n : high[d] == n;
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
-  for (size_t i = d + 1; i < in.dims.size(); ++i) inner *= in.dims[i];
-  const int64_t out_n = out.dims[d];
+  scan::ScanForm form;
+  if (!scan::MatchScan(params, in.dims, out.dims, &form)) return false;
+  const auto [first, last] = ShareOf(context, scan::ScanUnits(form));
+  scan::ScanLines(form, static_cast<const V*>(in.data), static_cast<V*>(out.data), steps, first, last);
+  return true;
+}
+
+template <typename Combine>
+bool ProgramScanTree(const KernelArgs& args, const WindowParams& params, const Combine& combine) {
+  using V = ScalarSlot;
+  const BufferView& in = args.inputs[0];
+  const BufferView& out = args.outputs[0];
+  scan::ScanForm form;
+  if (!scan::MatchScan(params, in.dims, out.dims, &form)) return false;
+  const int64_t n = form.n, inner = form.inner, out_n = form.out_n;
+  const bool forward = !form.reverse, exclusive = form.exclusive;
   const size_t size = static_cast<size_t>(DTypeByteSize(in.dtype));
   V init{};
   std::memcpy(&init, args.inputs[1].data, size);
   const auto* src = static_cast<const uint8_t*>(in.data);
   auto* dst = static_cast<uint8_t*>(out.data);
-  auto load = [&](int64_t e, V* v) {
-    if constexpr (std::is_same_v<V, ScalarSlot>) std::memcpy(v, src + static_cast<size_t>(e) * size, size);
-    else *v = reinterpret_cast<const V*>(src)[e];
-  };
-  auto store = [&](int64_t e, const V& v) {
-    if constexpr (std::is_same_v<V, ScalarSlot>) std::memcpy(dst + static_cast<size_t>(e) * size, &v, size);
-    else reinterpret_cast<V*>(dst)[e] = v;
-  };
   // Lines (outer index o, inner index kk: element i at (o * n + i) * inner + kk) in blocks
-  // of up to `width` consecutive lines, about 64 KB of values per [n][w] array, scanned
-  // together; the blocks are split across the calls.
-  const int64_t lines = outer * inner;
+  // of up to `width` consecutive lines, about 64 KB of values per [n][w] array.
+  const int64_t lines = form.outer * inner;
   const int64_t width = std::clamp<int64_t>((int64_t{1} << 16) / (n * static_cast<int64_t>(sizeof(V))), 1, 64);
-  const auto [first, last] = ShareOf(context, (lines + width - 1) / width);
-  if (first >= last) return true;  // no block for this call: nothing to set up
   std::vector<V> line(static_cast<size_t>(n * width)), scanned(line.size());
   std::vector<int64_t> in_base(static_cast<size_t>(width)), out_base(in_base.size());
-  for (int64_t block = first; block < last; ++block) {
-    const int64_t l0 = block * width, w = std::min(width, lines - l0);
+  for (int64_t l0 = 0; l0 < lines; l0 += width) {
+    const int64_t w = std::min(width, lines - l0);
     for (int64_t k = 0; k < w; ++k) {
       const int64_t o = (l0 + k) / inner, kk = (l0 + k) % inner;
       in_base[static_cast<size_t>(k)] = o * n * inner + kk;
       out_base[static_cast<size_t>(k)] = o * out_n * inner + kk;
     }
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t k = 0; k < w; ++k) load(in_base[static_cast<size_t>(k)] + i * inner, &line[static_cast<size_t>(i * w + k)]);
-    InclusiveScans(line.data(), n, w, reverse, scanned.data(), init, combine);
+      for (int64_t k = 0; k < w; ++k)
+        std::memcpy(&line[static_cast<size_t>(i * w + k)], src + static_cast<size_t>(in_base[static_cast<size_t>(k)] + i * inner) * size, size);
+    scan::ReferenceScans(line.data(), n, w, form.reverse, scanned.data(), init, combine);
     for (int64_t i = 0; i < out_n; ++i) {
       const int64_t from = !exclusive ? i : forward ? i - 1 : i;
-      for (int64_t k = 0; k < w; ++k)
-        store(out_base[static_cast<size_t>(k)] + i * inner,
-              from < 0 || from >= n ? init : scanned[static_cast<size_t>(from * w + k)]);
+      for (int64_t k = 0; k < w; ++k) {
+        const V& v = from < 0 || from >= n ? init : scanned[static_cast<size_t>(from * w + k)];
+        std::memcpy(dst + static_cast<size_t>(out_base[static_cast<size_t>(k)] + i * inner) * size, &v, size);
+      }
     }
   }
   return true;
 }
+
+// The vector scan steps (simd/scan_simd.h) for T and Body where they exist.
+template <typename Body, typename T>
+constexpr bool kVectorScan =
+    (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
+     std::is_same_v<T, int64_t>) &&
+    (std::is_same_v<Body, ops::AddOp> || std::is_same_v<Body, ops::MaxOp> || std::is_same_v<Body, ops::MinOp> ||
+     (std::is_same_v<Body, ops::MultiplyOp> && !std::is_same_v<T, int64_t>));
+
+template <typename Body, typename T>
+struct VectorScanSteps {
+  static constexpr simd::ScanBody kBody = std::is_same_v<Body, ops::AddOp>        ? simd::ScanBody::kAdd
+                                          : std::is_same_v<Body, ops::MultiplyOp> ? simd::ScanBody::kMul
+                                          : std::is_same_v<Body, ops::MaxOp>      ? simd::ScanBody::kMax
+                                                                                  : simd::ScanBody::kMin;
+  T init;
+  T One(T a, T b) const { return Body::Apply(a, b); }
+  void Tile(bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, const T* e,
+            T* total) const {
+    simd::ScanTile(kBody, reverse, x, xs, y, ys, rows, w, init, e, total);
+  }
+  void Carry(T* y, int64_t ys, int64_t rows, int64_t w, const T* e) const { simd::ScanCarry(kBody, y, ys, rows, w, e); }
+};
 
 // XLA's CPU backend turns a reduce_window whose windows each cover whole dimensions (no
 // padding or dilation) into a reduce, which then follows its tree-reduction rewrite. For
@@ -303,8 +260,14 @@ Status ReduceWindowKernel(const KernelContext& context, const KernelArgs& args) 
   // the calls of the step; the other forms run on the first call alone (WholeDimensionReduce
   // hands the call's share to the splittable reduce kernel).
   const WindowParams& params = args.Params<WindowParams>();
-  if (ScanTree<T>(context, args, params, [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); }))
-    return OkStatus();
+  const T scan_init = args.inputs[1].as<const T>()[0];
+  if constexpr (kVectorScan<Body, T>) {
+    if (ScanTree<T>(context, args, params, VectorScanSteps<Body, T>{scan_init})) return OkStatus();
+  } else {
+    auto combine = [](T acc, T x) { return StoreAs<T>(Body::Apply(Load(acc), Load(x))); };
+    if (ScanTree<T>(context, args, params, scan::GenericScanSteps<T, decltype(combine)>{combine, scan_init}))
+      return OkStatus();
+  }
   constexpr bool pairwise_sum =
       !kIsHalf<T> && ((std::is_same_v<Body, ops::AddOp> && std::is_floating_point_v<T>) || std::is_same_v<Body, cx::AddOp>);
   if constexpr (kIsHalf<T> || pairwise_sum) {
@@ -377,7 +340,7 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
       program.Run(registers.data());
       return registers[static_cast<size_t>(result)];
     };
-    if (ScanTree<ScalarSlot>(KernelContext{}, args, params, combine)) return OkStatus();
+    if (ProgramScanTree(args, params, combine)) return OkStatus();
   }
   std::vector<int> sizes(n);
   std::vector<ScalarSlot> acc(static_cast<size_t>(out0.num_elements) * n), staged(n);

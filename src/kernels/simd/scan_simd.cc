@@ -1,0 +1,253 @@
+// Vector steps of the scan kernels (scan_simd.h), compiled once per Highway target
+// (dispatch.h).
+#include "kernels/simd/scan_simd.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/scalar_ops.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd/scan_simd.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/simd/max_min-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace stablert::kernels::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One step of the body on vectors and on scalars (the definition, scalar_ops.h).
+// Float max/min: `a` must be a result of an earlier step or an init passed through Prepare
+// (flushed, or NaN), which every accumulator and carry here is; then max_min-inl.h's
+// MaxMin reduces to flushing b, and a NaN b needs no test of its own (it is not flushed
+// and compares false, so b is picked).
+template <ScanBody kBody, class D, class V>
+HWY_INLINE V Step(D d, V a, V b) {
+  using T = hn::TFromD<D>;
+  if constexpr (kBody == ScanBody::kAdd) {
+    return hn::Add(a, b);
+  } else if constexpr (kBody == ScanBody::kMul) {
+    return hn::Mul(a, b);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    const hn::RebindToSigned<D> di;
+    const V fb = FlushDenormal(d, b);
+    const auto a_negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, a), hn::Zero(di)));
+    const auto equal = hn::Eq(a, fb);
+    const auto pick_a = kBody == ScanBody::kMax ? hn::Or(hn::Gt(a, fb), hn::AndNot(a_negative, equal))
+                                                : hn::Or(hn::Lt(a, fb), hn::And(a_negative, equal));
+    return hn::IfThenElse(hn::Or(pick_a, hn::IsNaN(a)), a, fb);
+  } else if constexpr (kBody == ScanBody::kMax) {
+    return hn::Max(a, b);
+  } else {
+    return hn::Min(a, b);
+  }
+}
+
+// The init as a vector `a` of Step: flushed for float max/min (which flush it anyway).
+template <ScanBody kBody, class D>
+HWY_INLINE hn::Vec<D> Prepare(D d, hn::TFromD<D> init) {
+  if constexpr ((kBody == ScanBody::kMax || kBody == ScanBody::kMin) && std::is_floating_point_v<hn::TFromD<D>>)
+    return FlushDenormal(d, hn::Set(d, init));
+  else
+    return hn::Set(d, init);
+}
+
+template <ScanBody kBody, typename T>
+HWY_INLINE T StepOne(T a, T b) {
+  if constexpr (kBody == ScanBody::kAdd) return ops::AddOp::Apply(a, b);
+  else if constexpr (kBody == ScanBody::kMul) return ops::MultiplyOp::Apply(a, b);
+  else if constexpr (kBody == ScanBody::kMax) return ops::MaxOp::Apply(a, b);
+  else return ops::MinOp::Apply(a, b);
+}
+
+// Lanes [k, ...) of a tile in whole vectors of d; returns the first lane not done.
+template <ScanBody kBody, class D>
+HWY_INLINE int64_t TileVectors(D d, bool reverse, const hn::TFromD<D>* x, int64_t xs, hn::TFromD<D>* y, int64_t ys,
+                               int64_t rows, int64_t k, int64_t w, hn::TFromD<D> init, const hn::TFromD<D>* e,
+                               hn::TFromD<D>* total) {
+  constexpr bool kMaxMin = kBody == ScanBody::kMax || kBody == ScanBody::kMin;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto vinit = Prepare<kBody>(d, init);
+  auto out = [&](auto v, auto ev, int64_t r) {
+    hn::StoreU(e != nullptr ? Step<kBody>(d, v, ev) : v, d, y + r * ys + k);
+  };
+  for (; k + lanes <= w; k += lanes) {
+    const auto ev = e != nullptr ? hn::LoadU(d, e + k) : vinit;  // (unused without e)
+    if (!reverse) {
+      auto p = Step<kBody>(d, vinit, hn::LoadU(d, x + k));
+      out(p, ev, 0);
+      for (int64_t r = 1; r < rows; ++r) {
+        p = Step<kBody>(d, p, hn::LoadU(d, x + r * xs + k));
+        out(p, ev, r);
+      }
+      hn::StoreU(p, d, total + k);
+    } else if constexpr (kMaxMin) {
+      // A max/min suffix folded in ascending order, init first, is init combined with the
+      // suffix folded from its end with the newer element first: both keep the first NaN
+      // of (init, x_r, ..., x_last) and otherwise the largest (smallest) flushed value,
+      // +0 above -0. So one running fold from the end serves every row.
+      auto u = hn::LoadU(d, x + (rows - 1) * xs + k);
+      auto q = Step<kBody>(d, vinit, u);
+      out(q, ev, rows - 1);
+      for (int64_t r = rows - 2; r >= 0; --r) {
+        const auto xr = hn::LoadU(d, x + r * xs + k);
+        if constexpr (std::is_floating_point_v<hn::TFromD<D>>) u = MaxMin<kBody == ScanBody::kMax>(d, xr, u);
+        else u = Step<kBody>(d, xr, u);
+        q = Step<kBody>(d, vinit, u);
+        out(q, ev, r);
+      }
+      hn::StoreU(q, d, total + k);
+    } else {
+      // Every suffix folded anew in ascending order, four at a time (independent chains);
+      // row r is written after every suffix that reads it, so y may be x.
+      for (int64_t r = 0; r < rows; r += 4) {
+        const int64_t count = std::min<int64_t>(4, rows - r);
+        auto a0 = Step<kBody>(d, vinit, hn::LoadU(d, x + r * xs + k));
+        auto a1 = count > 1 ? Step<kBody>(d, vinit, hn::LoadU(d, x + (r + 1) * xs + k)) : a0;
+        auto a2 = count > 2 ? Step<kBody>(d, vinit, hn::LoadU(d, x + (r + 2) * xs + k)) : a0;
+        auto a3 = count > 3 ? Step<kBody>(d, vinit, hn::LoadU(d, x + (r + 3) * xs + k)) : a0;
+        for (int64_t i = r + 1; i < rows; ++i) {
+          const auto xi = hn::LoadU(d, x + i * xs + k);
+          a0 = Step<kBody>(d, a0, xi);
+          if (i > r + 1) a1 = Step<kBody>(d, a1, xi);
+          if (i > r + 2) a2 = Step<kBody>(d, a2, xi);
+          if (i > r + 3) a3 = Step<kBody>(d, a3, xi);
+        }
+        if (r == 0) hn::StoreU(a0, d, total + k);
+        out(a0, ev, r);
+        if (count > 1) out(a1, ev, r + 1);
+        if (count > 2) out(a2, ev, r + 2);
+        if (count > 3) out(a3, ev, r + 3);
+      }
+    }
+  }
+  return k;
+}
+
+template <ScanBody kBody, class D>
+HWY_INLINE int64_t CarryVectors(D d, hn::TFromD<D>* y, int64_t ys, int64_t rows, int64_t k, int64_t w,
+                                const hn::TFromD<D>* e) {
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (; k + lanes <= w; k += lanes) {
+    const auto ev = hn::LoadU(d, e + k);
+    for (int64_t r = 0; r < rows; ++r) hn::StoreU(Step<kBody>(d, hn::LoadU(d, y + r * ys + k), ev), d, y + r * ys + k);
+  }
+  return k;
+}
+
+// Vectors of d, then of half and a quarter of its width (narrow blocks: the totals' levels),
+// then single lanes.
+template <ScanBody kBody, typename T>
+void TileImpl(bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, T init, const T* e,
+              T* total) {
+  const hn::ScalableTag<T> d;
+  int64_t k = TileVectors<kBody>(d, reverse, x, xs, y, ys, rows, 0, w, init, e, total);
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (hn::MaxLanes(d) >= 4) {
+    const hn::Half<decltype(d)> d2;
+    const hn::Half<decltype(d2)> d4;
+    k = TileVectors<kBody>(d2, reverse, x, xs, y, ys, rows, k, w, init, e, total);
+    k = TileVectors<kBody>(d4, reverse, x, xs, y, ys, rows, k, w, init, e, total);
+  }
+#endif
+  for (; k < w; ++k) {
+    if (!reverse) {
+      T p = StepOne<kBody>(init, x[k]);
+      y[k] = e != nullptr ? StepOne<kBody>(p, e[k]) : p;
+      for (int64_t r = 1; r < rows; ++r) {
+        p = StepOne<kBody>(p, x[r * xs + k]);
+        y[r * ys + k] = e != nullptr ? StepOne<kBody>(p, e[k]) : p;
+      }
+      total[k] = p;
+      continue;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      T acc = StepOne<kBody>(init, x[r * xs + k]);
+      for (int64_t i = r + 1; i < rows; ++i) acc = StepOne<kBody>(acc, x[i * xs + k]);
+      if (r == 0) total[k] = acc;
+      y[r * ys + k] = e != nullptr ? StepOne<kBody>(acc, e[k]) : acc;
+    }
+  }
+}
+
+template <ScanBody kBody, typename T>
+void CarryImpl(T* y, int64_t ys, int64_t rows, int64_t w, const T* e) {
+  const hn::ScalableTag<T> d;
+  int64_t k = CarryVectors<kBody>(d, y, ys, rows, 0, w, e);
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (hn::MaxLanes(d) >= 4) {
+    const hn::Half<decltype(d)> d2;
+    const hn::Half<decltype(d2)> d4;
+    k = CarryVectors<kBody>(d2, y, ys, rows, k, w, e);
+    k = CarryVectors<kBody>(d4, y, ys, rows, k, w, e);
+  }
+#endif
+  for (; k < w; ++k)
+    for (int64_t r = 0; r < rows; ++r) y[r * ys + k] = StepOne<kBody>(y[r * ys + k], e[k]);
+}
+
+template <typename T>
+void Tile(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, T init,
+          const T* e, T* total) {
+  switch (body) {
+    case ScanBody::kAdd: return TileImpl<ScanBody::kAdd>(reverse, x, xs, y, ys, rows, w, init, e, total);
+    case ScanBody::kMul:
+      if constexpr (sizeof(T) == 8 && !std::is_floating_point_v<T>) return;  // not offered (scan_simd.h)
+      else return TileImpl<ScanBody::kMul>(reverse, x, xs, y, ys, rows, w, init, e, total);
+    case ScanBody::kMax: return TileImpl<ScanBody::kMax>(reverse, x, xs, y, ys, rows, w, init, e, total);
+    case ScanBody::kMin: return TileImpl<ScanBody::kMin>(reverse, x, xs, y, ys, rows, w, init, e, total);
+  }
+}
+
+template <typename T>
+void Carry(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e) {
+  switch (body) {
+    case ScanBody::kAdd: return CarryImpl<ScanBody::kAdd>(y, ys, rows, w, e);
+    case ScanBody::kMul:
+      if constexpr (sizeof(T) == 8 && !std::is_floating_point_v<T>) return;
+      else return CarryImpl<ScanBody::kMul>(y, ys, rows, w, e);
+    case ScanBody::kMax: return CarryImpl<ScanBody::kMax>(y, ys, rows, w, e);
+    case ScanBody::kMin: return CarryImpl<ScanBody::kMin>(y, ys, rows, w, e);
+  }
+}
+
+#define STABLERT_SCAN_TYPE(Name, T)                                                                             \
+  void ScanTile##Name(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows,     \
+                      int64_t w, T init, const T* e, T* total) {                                               \
+    Tile(body, reverse, x, xs, y, ys, rows, w, init, e, total);                                                \
+  }                                                                                                             \
+  void ScanCarry##Name(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e) {                 \
+    Carry(body, y, ys, rows, w, e);                                                                             \
+  }
+STABLERT_SCAN_TYPE(F32, float)
+STABLERT_SCAN_TYPE(F64, double)
+STABLERT_SCAN_TYPE(S32, int32_t)
+STABLERT_SCAN_TYPE(S64, int64_t)
+#undef STABLERT_SCAN_TYPE
+
+}  // namespace stablert::kernels::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace stablert::kernels::simd {
+
+#define STABLERT_SCAN_EXPORT(Name, T)                                                                          \
+  HWY_EXPORT(ScanTile##Name);                                                                                  \
+  HWY_EXPORT(ScanCarry##Name);                                                                                 \
+  void ScanTile(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, \
+                T init, const T* e, T* total) {                                                                \
+    HWY_DYNAMIC_DISPATCH(ScanTile##Name)(body, reverse, x, xs, y, ys, rows, w, init, e, total);                 \
+  }                                                                                                             \
+  void ScanCarry(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e) {                       \
+    HWY_DYNAMIC_DISPATCH(ScanCarry##Name)(body, y, ys, rows, w, e);                                            \
+  }
+STABLERT_SCAN_EXPORT(F32, float)
+STABLERT_SCAN_EXPORT(F64, double)
+STABLERT_SCAN_EXPORT(S32, int32_t)
+STABLERT_SCAN_EXPORT(S64, int64_t)
+#undef STABLERT_SCAN_EXPORT
+
+}  // namespace stablert::kernels::simd
+#endif  // HWY_ONCE

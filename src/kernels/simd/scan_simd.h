@@ -1,0 +1,36 @@
+// Vector steps of the scan kernels (kernels/scan.h) on the host's ISA (dispatch.h), for f32,
+// f64, s32 and s64 values and the bodies add, mul, max, min (s64: no mul). Each lane is
+// one independent fold; every lane sees exactly the scalar steps of scalar_ops.h in the
+// same order (max/min with max_min-inl.h's NaN, signed-zero and denormal rules), so the
+// results are the same bits at every ISA level as the scalar loops.
+// Pure functions over caller memory; thread-safe. Failure: none (valid extents).
+#pragma once
+
+#include <cstdint>
+
+namespace stablert::kernels::simd {
+
+enum class ScanBody { kAdd, kMul, kMax, kMin };
+
+// One tile of w lanes (rows <= 16; row r of lane k at x[r * xs + k], y[r * ys + k]):
+// forward, y_r = ((init + x_0) + x_1) ... + x_r, and *total row* = y_{rows-1};
+// reverse, y_r = (((init + x_r) + x_{r+1}) ... + x_{rows-1}) (each suffix folded in
+// ascending order), total = y_0. With e (w lanes) every y_r is then y_r + e (the total is
+// taken before). "+" is the body; y may be x (same strides).
+void ScanTile(ScanBody body, bool reverse, const float* x, int64_t xs, float* y, int64_t ys, int64_t rows,
+              int64_t w, float init, const float* e, float* total);
+void ScanTile(ScanBody body, bool reverse, const double* x, int64_t xs, double* y, int64_t ys, int64_t rows,
+              int64_t w, double init, const double* e, double* total);
+void ScanTile(ScanBody body, bool reverse, const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows,
+              int64_t w, int32_t init, const int32_t* e, int32_t* total);
+void ScanTile(ScanBody body, bool reverse, const int64_t* x, int64_t xs, int64_t* y, int64_t ys, int64_t rows,
+              int64_t w, int64_t init, const int64_t* e, int64_t* total);
+
+// y_r = y_r + e for r < rows, lanes k < w; y holds results of ScanTile (float max/min rely on
+// their operands being flushed, scan_simd.cc).
+void ScanCarry(ScanBody body, float* y, int64_t ys, int64_t rows, int64_t w, const float* e);
+void ScanCarry(ScanBody body, double* y, int64_t ys, int64_t rows, int64_t w, const double* e);
+void ScanCarry(ScanBody body, int32_t* y, int64_t ys, int64_t rows, int64_t w, const int32_t* e);
+void ScanCarry(ScanBody body, int64_t* y, int64_t ys, int64_t rows, int64_t w, const int64_t* e);
+
+}  // namespace stablert::kernels::simd
