@@ -49,7 +49,7 @@ constexpr bool kVectorFor = kVector<Op> >= 0 && (D == DType::kF32 || D == DType:
                                                   !std::is_same_v<Op, Atan2Op>));
 
 // Float ops with a vector function run on the host's vector ISA; f16/bf16 in f32 lanes
-// (widened exactly, computed in f32 and rounded once, as XLA computes them).
+// (widened exactly in registers, computed in f32 and rounded once, as XLA computes them).
 template <typename Op, DType D>
 void BinaryVectorTile(const void* const* inputs, void* output, int64_t n, const void*) {
   using T = Storage<D>;
@@ -57,17 +57,14 @@ void BinaryVectorTile(const void* const* inputs, void* output, int64_t n, const 
   const T* b = static_cast<const T*>(inputs[1]);
   T* out = static_cast<T*>(output);
   const auto fn = static_cast<simd::BinaryFn>(kVector<Op>);
+  if (n <= 0) return;
   if constexpr (kIsHalf<T>) {
-    // A block at a time through buffers that stay in L1.
-    constexpr int64_t kBlock = 512;
-    float xs[kBlock], ys[kBlock];
-    for (int64_t i = 0; i < n; i += kBlock) {
-      const int64_t count = std::min(kBlock, n - i);
-      for (int64_t j = 0; j < count; ++j) xs[j] = Load(a[i + j]), ys[j] = Load(b[i + j]);
-      simd::Binary(fn, xs, ys, xs, static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j) out[i + j] = StoreAs<T>(xs[j]);
-    }
-  } else if (n > 0) {
+    const auto* a16 = reinterpret_cast<const uint16_t*>(a);
+    const auto* b16 = reinterpret_cast<const uint16_t*>(b);
+    auto* out16 = reinterpret_cast<uint16_t*>(out);
+    if constexpr (std::is_same_v<T, BF16>) simd::BinaryBF16(fn, a16, b16, out16, static_cast<size_t>(n));
+    else simd::BinaryF16(fn, a16, b16, out16, static_cast<size_t>(n));
+  } else {
     simd::Binary(fn, a, b, out, static_cast<size_t>(n));
   }
 }

@@ -4,18 +4,21 @@
 // their special lanes to the scalar op.
 #include "kernels/simd/binary_simd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "kernels/half.h"
 #include "kernels/scalar_ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/binary_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/half_convert-inl.h"
 #include "kernels/simd/max_min-inl.h"
 #include "kernels/simd/special_math-inl.h"
 
@@ -133,8 +136,87 @@ void BinaryImpl(BinaryFn fn, const T* a, const T* b, T* out, size_t n) {
   }
 }
 
+// The scalar form of a half-precision element: widened, computed in f32, rounded.
+template <bool kBF16>
+HWY_INLINE float HalfToF32(uint16_t bits) {
+  return kBF16 ? BF16ToFloat(BF16{bits}) : F16ToFloat(F16{bits});
+}
+template <bool kBF16>
+HWY_INLINE uint16_t F32ToHalf(float x) {
+  return kBF16 ? FloatToBF16(x).bits : FloatToF16(x).bits;
+}
+
+// bf16/f16 operands widened to f32 lanes in registers, f(a, b) in f32, rounded once.
+template <class ScalarOp, bool kBF16, class Fn>
+HWY_INLINE void VectorZipHalf(const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n, Fn f) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto y0 = f(d, LoadHalfAsF32<kBF16>(d, a + i), LoadHalfAsF32<kBF16>(d, b + i));
+    const auto y1 = f(d, LoadHalfAsF32<kBF16>(d, a + i + lanes), LoadHalfAsF32<kBF16>(d, b + i + lanes));
+    StoreF32AsHalf<kBF16>(d, y0, out + i);
+    StoreF32AsHalf<kBF16>(d, y1, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes)
+    StoreF32AsHalf<kBF16>(d, f(d, LoadHalfAsF32<kBF16>(d, a + i), LoadHalfAsF32<kBF16>(d, b + i)), out + i);
+  for (; i < n; ++i) out[i] = F32ToHalf<kBF16>(ScalarOp::Apply(HalfToF32<kBF16>(a[i]), HalfToF32<kBF16>(b[i])));
+}
+
+// power and atan2 on bf16/f16: a block at a time widened into f32 buffers that stay in L1.
+template <bool kBF16>
+void BinaryHalfBlocks(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  constexpr size_t kBlock = 512;
+  HWY_ALIGN float xs[kBlock];
+  HWY_ALIGN float ys[kBlock];
+  for (size_t i = 0; i < n; i += kBlock) {
+    const size_t count = std::min(kBlock, n - i);
+    size_t j = 0;
+    for (; j + lanes <= count; j += lanes) {
+      hn::Store(LoadHalfAsF32<kBF16>(d, a + i + j), d, xs + j);
+      hn::Store(LoadHalfAsF32<kBF16>(d, b + i + j), d, ys + j);
+    }
+    for (; j < count; ++j) xs[j] = HalfToF32<kBF16>(a[i + j]), ys[j] = HalfToF32<kBF16>(b[i + j]);
+    BinaryImpl(fn, xs, ys, xs, count);
+    j = 0;
+    for (; j + lanes <= count; j += lanes) StoreF32AsHalf<kBF16>(d, hn::Load(d, xs + j), out + i + j);
+    for (; j < count; ++j) out[i + j] = F32ToHalf<kBF16>(xs[j]);
+  }
+}
+
+template <bool kBF16>
+void BinaryHalfImpl(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  switch (fn) {
+    case BinaryFn::kAdd:
+      return VectorZipHalf<ops::AddOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Add(x, y); });
+    case BinaryFn::kSub:
+      return VectorZipHalf<ops::SubtractOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Sub(x, y); });
+    case BinaryFn::kMul:
+      return VectorZipHalf<ops::MultiplyOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Mul(x, y); });
+    case BinaryFn::kDiv:
+      return VectorZipHalf<ops::DivideOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Div(x, y); });
+    case BinaryFn::kMax:
+      return VectorZipHalf<ops::MaxOp, kBF16>(a, b, out, n,
+                                              [](auto d, auto x, auto y) { return MaxMin<true>(d, x, y); });
+    case BinaryFn::kMin:
+      return VectorZipHalf<ops::MinOp, kBF16>(a, b, out, n,
+                                              [](auto d, auto x, auto y) { return MaxMin<false>(d, x, y); });
+    case BinaryFn::kPow:
+    case BinaryFn::kAtan2:
+      return BinaryHalfBlocks<kBF16>(fn, a, b, out, n);
+  }
+}
+
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, size_t n) { BinaryImpl(fn, a, b, out, n); }
 void BinaryF64(BinaryFn fn, const double* a, const double* b, double* out, size_t n) { BinaryImpl(fn, a, b, out, n); }
+void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  BinaryHalfImpl<true>(fn, a, b, out, n);
+}
+void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  BinaryHalfImpl<false>(fn, a, b, out, n);
+}
 
 }  // namespace stablert::kernels::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -143,12 +225,20 @@ HWY_AFTER_NAMESPACE();
 namespace stablert::kernels::simd {
 HWY_EXPORT(BinaryF32);
 HWY_EXPORT(BinaryF64);
+HWY_EXPORT(BinaryBF16);
+HWY_EXPORT(BinaryF16);
 
 void Binary(BinaryFn fn, const float* a, const float* b, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF32)(fn, a, b, out, n);
 }
 void Binary(BinaryFn fn, const double* a, const double* b, double* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF64)(fn, a, b, out, n);
+}
+void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryBF16)(fn, a, b, out, n);
+}
+void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryF16)(fn, a, b, out, n);
 }
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace stablert::kernels::simd {
 
@@ -16,5 +17,10 @@ enum class BinaryFn : int { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kAtan2 };
 
 void Binary(BinaryFn fn, const float* a, const float* b, float* out, size_t n);
 void Binary(BinaryFn fn, const double* a, const double* b, double* out, size_t n);
+// bf16 / f16 operands and results as their bits: widened exactly to f32, computed as the
+// f32 function computes, rounded once to nearest even (kernels/half.h), as XLA computes
+// them. out may alias a or b.
+void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
+void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
 
 }  // namespace stablert::kernels::simd
