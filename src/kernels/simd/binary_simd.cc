@@ -209,6 +209,104 @@ void BinaryHalfImpl(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t*
   }
 }
 
+// Shifts by per-element amounts read as unsigned: amounts of the lane width or more give 0
+// (left, logical right) or the sign fill (arithmetic right), as ops::Shift*Op.
+template <IntBinaryFn kFn, class D, class V>
+HWY_INLINE V ShiftLanes(D d, V a, V b) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto amount = hn::BitCast(du, b);
+  const auto last = hn::Set(du, static_cast<hn::TFromD<decltype(du)>>(sizeof(T) * 8 - 1));
+  const auto clamped = hn::Min(amount, last);
+  if constexpr (kFn == IntBinaryFn::kShiftRightArithmetic) {
+    return hn::BitCast(d, hn::Shr(hn::BitCast(di, a), hn::BitCast(di, clamped)));
+  } else {
+    const auto x = hn::BitCast(du, a);
+    hn::VFromD<decltype(du)> shifted;
+    if constexpr (kFn == IntBinaryFn::kShiftLeft) shifted = hn::Shl(x, clamped);
+    else shifted = hn::Shr(x, clamped);
+    return hn::BitCast(d, hn::IfThenZeroElse(hn::Gt(amount, last), shifted));
+  }
+}
+
+template <class ScalarOp, typename T, class Fn>
+HWY_INLINE void IntZip(const T* a, const T* b, T* out, size_t n, Fn f) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto y0 = f(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i));
+    const auto y1 = f(d, hn::LoadU(d, a + i + lanes), hn::LoadU(d, b + i + lanes));
+    hn::StoreU(y0, d, out + i);
+    hn::StoreU(y1, d, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  for (; i < n; ++i) out[i] = static_cast<T>(ScalarOp::Apply(a[i], b[i]));
+}
+
+template <class ScalarOp, typename T>
+HWY_INLINE void IntScalarLoop(const T* a, const T* b, T* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(ScalarOp::Apply(a[i], b[i]));
+}
+
+template <typename T>
+void IntBinaryImpl(IntBinaryFn fn, const T* a, const T* b, T* out, size_t n) {
+  // Highway has no variable shifts of 8-bit lanes, and its 16-bit ones need SSE4 on x86:
+  // those stay scalar.
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_SSSE3
+  constexpr bool kVectorShifts = sizeof(T) > 2;
+#else
+  constexpr bool kVectorShifts = sizeof(T) > 1;
+#endif
+  switch (fn) {
+    case IntBinaryFn::kAdd:
+      return IntZip<ops::AddOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Add(x, y); });
+    case IntBinaryFn::kSub:
+      return IntZip<ops::SubtractOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Sub(x, y); });
+    case IntBinaryFn::kAnd:
+      return IntZip<ops::AndOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::And(x, y); });
+    case IntBinaryFn::kOr:
+      return IntZip<ops::OrOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Or(x, y); });
+    case IntBinaryFn::kXor:
+      return IntZip<ops::XorOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Xor(x, y); });
+    case IntBinaryFn::kMax:
+      return IntZip<ops::MaxOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Max(x, y); });
+    case IntBinaryFn::kMin:
+      return IntZip<ops::MinOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Min(x, y); });
+    case IntBinaryFn::kShiftLeft:
+      if constexpr (kVectorShifts)
+        return IntZip<ops::ShiftLeftOp>(a, b, out, n, [](auto d, auto x, auto y) {
+          return ShiftLanes<IntBinaryFn::kShiftLeft>(d, x, y);
+        });
+      return IntScalarLoop<ops::ShiftLeftOp>(a, b, out, n);
+    case IntBinaryFn::kShiftRightLogical:
+      if constexpr (kVectorShifts)
+        return IntZip<ops::ShiftRightLogicalOp>(a, b, out, n, [](auto d, auto x, auto y) {
+          return ShiftLanes<IntBinaryFn::kShiftRightLogical>(d, x, y);
+        });
+      return IntScalarLoop<ops::ShiftRightLogicalOp>(a, b, out, n);
+    case IntBinaryFn::kShiftRightArithmetic:
+      if constexpr (kVectorShifts)
+        return IntZip<ops::ShiftRightArithmeticOp>(a, b, out, n, [](auto d, auto x, auto y) {
+          return ShiftLanes<IntBinaryFn::kShiftRightArithmetic>(d, x, y);
+        });
+      return IntScalarLoop<ops::ShiftRightArithmeticOp>(a, b, out, n);
+  }
+}
+
+#define STABLERT_INT_BINARY(name, T) \
+  void name(IntBinaryFn fn, const T* a, const T* b, T* out, size_t n) { IntBinaryImpl(fn, a, b, out, n); }
+STABLERT_INT_BINARY(IntBinaryS8, int8_t)
+STABLERT_INT_BINARY(IntBinaryS16, int16_t)
+STABLERT_INT_BINARY(IntBinaryS32, int32_t)
+STABLERT_INT_BINARY(IntBinaryS64, int64_t)
+STABLERT_INT_BINARY(IntBinaryU8, uint8_t)
+STABLERT_INT_BINARY(IntBinaryU16, uint16_t)
+STABLERT_INT_BINARY(IntBinaryU32, uint32_t)
+STABLERT_INT_BINARY(IntBinaryU64, uint64_t)
+#undef STABLERT_INT_BINARY
+
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, size_t n) { BinaryImpl(fn, a, b, out, n); }
 void BinaryF64(BinaryFn fn, const double* a, const double* b, double* out, size_t n) { BinaryImpl(fn, a, b, out, n); }
 void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
@@ -227,6 +325,14 @@ HWY_EXPORT(BinaryF32);
 HWY_EXPORT(BinaryF64);
 HWY_EXPORT(BinaryBF16);
 HWY_EXPORT(BinaryF16);
+HWY_EXPORT(IntBinaryS8);
+HWY_EXPORT(IntBinaryS16);
+HWY_EXPORT(IntBinaryS32);
+HWY_EXPORT(IntBinaryS64);
+HWY_EXPORT(IntBinaryU8);
+HWY_EXPORT(IntBinaryU16);
+HWY_EXPORT(IntBinaryU32);
+HWY_EXPORT(IntBinaryU64);
 
 void Binary(BinaryFn fn, const float* a, const float* b, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF32)(fn, a, b, out, n);
@@ -240,5 +346,18 @@ void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out
 void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF16)(fn, a, b, out, n);
 }
+#define STABLERT_INT_BINARY(name, T)                                         \
+  void IntBinary(IntBinaryFn fn, const T* a, const T* b, T* out, size_t n) { \
+    HWY_DYNAMIC_DISPATCH(name)(fn, a, b, out, n);                            \
+  }
+STABLERT_INT_BINARY(IntBinaryS8, int8_t)
+STABLERT_INT_BINARY(IntBinaryS16, int16_t)
+STABLERT_INT_BINARY(IntBinaryS32, int32_t)
+STABLERT_INT_BINARY(IntBinaryS64, int64_t)
+STABLERT_INT_BINARY(IntBinaryU8, uint8_t)
+STABLERT_INT_BINARY(IntBinaryU16, uint16_t)
+STABLERT_INT_BINARY(IntBinaryU32, uint32_t)
+STABLERT_INT_BINARY(IntBinaryU64, uint64_t)
+#undef STABLERT_INT_BINARY
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE

@@ -1,4 +1,4 @@
-// Vector elementwise binary ops on f32/f64 (the host's ISA, dispatch.h), with the scalar
+// Vector elementwise binary ops on f32/f64 (and f16/bf16 in f32 lanes, integers below) (the host's ISA, dispatch.h), with the scalar
 // semantics of kernels/scalar_ops.h: maximum/minimum propagate NaN, order -0 below +0 and
 // treat denormals as zeros of their sign. out may alias a or b.
 //
@@ -22,5 +22,21 @@ void Binary(BinaryFn fn, const double* a, const double* b, double* out, size_t n
 // them. out may alias a or b.
 void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
 void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
+
+// Integer ops with ops::*Op's semantics: add/subtract wrap; max/min by T's signedness;
+// shifts read the amount as unsigned, and amounts of T's width or more (negative ones
+// included) give 0 (left, logical right) or the sign fill (arithmetic right). 8-bit shifts
+// are scalar loops (Highway 1.0 has no 8-bit variable shift). out may alias a or b.
+enum class IntBinaryFn : int {
+  kAdd, kSub, kAnd, kOr, kXor, kMax, kMin, kShiftLeft, kShiftRightLogical, kShiftRightArithmetic
+};
+void IntBinary(IntBinaryFn fn, const int8_t* a, const int8_t* b, int8_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const int16_t* a, const int16_t* b, int16_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const int32_t* a, const int32_t* b, int32_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const int64_t* a, const int64_t* b, int64_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const uint8_t* a, const uint8_t* b, uint8_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const uint32_t* a, const uint32_t* b, uint32_t* out, size_t n);
+void IntBinary(IntBinaryFn fn, const uint64_t* a, const uint64_t* b, uint64_t* out, size_t n);
 
 }  // namespace stablert::kernels::simd
