@@ -63,6 +63,7 @@ def _nbytes(x):
 
 
 def _workloads(jnp, lax, ml_dtypes):
+    import jax
     rng = np.random.default_rng(0)
     f32 = np.float32
 
@@ -88,6 +89,15 @@ def _workloads(jnp, lax, ml_dtypes):
     add("elementwise", "add 4M bf16", lambda a, b: a + b, v.astype(bf), w.astype(bf))
     add("elementwise", "add 4M f64", lambda a, b: a + b, v.astype(np.float64), w.astype(np.float64))
     add("elementwise", "tanh 4M f32", jnp.tanh, v)
+    u = v.view(np.uint32)
+    amounts = (w.view(np.uint32) % 40).astype(np.uint32)  # 0..39: past the width too
+    add("elementwise", "shift_left 4M u32", lax.shift_left, u, amounts)
+    add("elementwise", "shift_right_logical 4M u32", lax.shift_right_logical, u, amounts)
+    add("elementwise", "shift_right_arithmetic 4M i32", lax.shift_right_arithmetic, u.view(np.int32),
+        amounts.view(np.int32))
+    add("elementwise", "xor 4M u32", lax.bitwise_xor, u, amounts)
+    add("elementwise", "threefry bits 4M u32", lambda k: jax.random.bits(jax.random.wrap_key_data(k), (n,), np.uint32),
+        np.array([0, 42], np.uint32))
     for src, dst in [(f32, bf), (f32, np.float16), (f32, np.int32), (bf, f32), (np.float16, f32), (np.int32, f32),
                      (np.float64, f32), (f32, np.float64)]:
         x = (v * 100).astype(src)

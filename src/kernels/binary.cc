@@ -41,6 +41,34 @@ template <> constexpr int kVector<MinOp> = static_cast<int>(simd::BinaryFn::kMin
 template <> constexpr int kVector<PowerOp> = static_cast<int>(simd::BinaryFn::kPow);
 template <> constexpr int kVector<Atan2Op> = static_cast<int>(simd::BinaryFn::kAtan2);
 
+// The integer vector function of an op (simd::IntBinary), where there is one.
+template <typename Op> constexpr int kIntVector = -1;
+template <> constexpr int kIntVector<AddOp> = static_cast<int>(simd::IntBinaryFn::kAdd);
+template <> constexpr int kIntVector<SubtractOp> = static_cast<int>(simd::IntBinaryFn::kSub);
+template <> constexpr int kIntVector<AndOp> = static_cast<int>(simd::IntBinaryFn::kAnd);
+template <> constexpr int kIntVector<OrOp> = static_cast<int>(simd::IntBinaryFn::kOr);
+template <> constexpr int kIntVector<XorOp> = static_cast<int>(simd::IntBinaryFn::kXor);
+template <> constexpr int kIntVector<MaxOp> = static_cast<int>(simd::IntBinaryFn::kMax);
+template <> constexpr int kIntVector<MinOp> = static_cast<int>(simd::IntBinaryFn::kMin);
+template <> constexpr int kIntVector<ShiftLeftOp> = static_cast<int>(simd::IntBinaryFn::kShiftLeft);
+template <> constexpr int kIntVector<ShiftRightLogicalOp> = static_cast<int>(simd::IntBinaryFn::kShiftRightLogical);
+template <> constexpr int kIntVector<ShiftRightArithmeticOp> =
+    static_cast<int>(simd::IntBinaryFn::kShiftRightArithmetic);
+
+// Integer dtypes (not i1, whose add/multiply are or/and) with an integer vector function.
+template <typename Op, DType D>
+constexpr bool kIntVectorFor =
+    kIntVector<Op> >= 0 && (D == DType::kS8 || D == DType::kS16 || D == DType::kS32 || D == DType::kS64 ||
+                            D == DType::kU8 || D == DType::kU16 || D == DType::kU32 || D == DType::kU64);
+
+template <typename Op, DType D>
+void IntBinaryVectorTile(const void* const* inputs, void* output, int64_t n, const void*) {
+  using T = Storage<D>;
+  if (n <= 0) return;
+  simd::IntBinary(static_cast<simd::IntBinaryFn>(kIntVector<Op>), static_cast<const T*>(inputs[0]),
+                  static_cast<const T*>(inputs[1]), static_cast<T*>(output), static_cast<size_t>(n));
+}
+
 // power and atan2 have only an f32 vector function; on f64 they stay libm's (correctly
 // rounded or nearly, as XLA's).
 template <typename Op, DType D>
@@ -49,7 +77,7 @@ constexpr bool kVectorFor = kVector<Op> >= 0 && (D == DType::kF32 || D == DType:
                                                   !std::is_same_v<Op, Atan2Op>));
 
 // Float ops with a vector function run on the host's vector ISA; f16/bf16 in f32 lanes
-// (widened exactly, computed in f32 and rounded once, as XLA computes them).
+// (widened exactly in registers, computed in f32 and rounded once, as XLA computes them).
 template <typename Op, DType D>
 void BinaryVectorTile(const void* const* inputs, void* output, int64_t n, const void*) {
   using T = Storage<D>;
@@ -57,17 +85,14 @@ void BinaryVectorTile(const void* const* inputs, void* output, int64_t n, const 
   const T* b = static_cast<const T*>(inputs[1]);
   T* out = static_cast<T*>(output);
   const auto fn = static_cast<simd::BinaryFn>(kVector<Op>);
+  if (n <= 0) return;
   if constexpr (kIsHalf<T>) {
-    // A block at a time through buffers that stay in L1.
-    constexpr int64_t kBlock = 512;
-    float xs[kBlock], ys[kBlock];
-    for (int64_t i = 0; i < n; i += kBlock) {
-      const int64_t count = std::min(kBlock, n - i);
-      for (int64_t j = 0; j < count; ++j) xs[j] = Load(a[i + j]), ys[j] = Load(b[i + j]);
-      simd::Binary(fn, xs, ys, xs, static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j) out[i + j] = StoreAs<T>(xs[j]);
-    }
-  } else if (n > 0) {
+    const auto* a16 = reinterpret_cast<const uint16_t*>(a);
+    const auto* b16 = reinterpret_cast<const uint16_t*>(b);
+    auto* out16 = reinterpret_cast<uint16_t*>(out);
+    if constexpr (std::is_same_v<T, BF16>) simd::BinaryBF16(fn, a16, b16, out16, static_cast<size_t>(n));
+    else simd::BinaryF16(fn, a16, b16, out16, static_cast<size_t>(n));
+  } else {
     simd::Binary(fn, a, b, out, static_cast<size_t>(n));
   }
 }
@@ -103,6 +128,8 @@ Status Register(KernelRegistry& registry, std::string_view name, DTypeList<Ds...
   return ForEachDType(list, [&]<DType D>() {
     if constexpr (kVectorFor<Op, D>) {
       STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&BinaryVectorTile<Op, D>>(KernelKey(name, {D})));
+    } else if constexpr (kIntVectorFor<Op, D>) {
+      STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&IntBinaryVectorTile<Op, D>>(KernelKey(name, {D})));
     } else {
       STABLERT_RETURN_IF_ERROR(registry.RegisterElementwiseTile<&BinaryTile<Op, D>>(KernelKey(name, {D})));
     }

@@ -9,6 +9,7 @@
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/scalar_program.h"
+#include "kernels/simd/convert_simd.h"
 #include "kernels/simd/unary_simd.h"
 
 namespace stablert::kernels {
@@ -70,14 +71,19 @@ void UnaryVectorTile(const void* const* inputs, void* output, int64_t n, const v
   const auto fn = static_cast<simd::UnaryFn>(kVector<Op>);
   if constexpr (kIsHalf<T>) {
     // f16/bf16: computed in f32 lanes (as the scalar ops compute them in float), a block
-    // at a time through a buffer that stays in L1.
+    // at a time through a buffer that stays in L1, widened and rounded by the vector
+    // conversions (bit-identical to Load / StoreAs).
     constexpr int64_t kBlock = 512;
     float buffer[kBlock];
     for (int64_t i = 0; i < n; i += kBlock) {
       const int64_t count = std::min(kBlock, n - i);
-      for (int64_t j = 0; j < count; ++j) buffer[j] = Load(in[i + j]);
+      const auto* bits = reinterpret_cast<const uint16_t*>(in + i);
+      auto* out_bits = reinterpret_cast<uint16_t*>(out + i);
+      if constexpr (std::is_same_v<T, BF16>) simd::BF16ToF32(bits, buffer, count);
+      else simd::F16ToF32(bits, buffer, count);
       simd::Unary(fn, buffer, buffer, static_cast<size_t>(count));
-      for (int64_t j = 0; j < count; ++j) out[i + j] = StoreAs<T>(buffer[j]);
+      if constexpr (std::is_same_v<T, BF16>) simd::F32ToBF16(buffer, out_bits, count);
+      else simd::F32ToF16(buffer, out_bits, count);
     }
   } else if (n > 0) {
     simd::Unary(fn, in, out, static_cast<size_t>(n));

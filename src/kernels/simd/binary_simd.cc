@@ -4,18 +4,21 @@
 // their special lanes to the scalar op.
 #include "kernels/simd/binary_simd.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "kernels/half.h"
 #include "kernels/scalar_ops.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/binary_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/half_convert-inl.h"
 #include "kernels/simd/max_min-inl.h"
 #include "kernels/simd/special_math-inl.h"
 
@@ -133,8 +136,185 @@ void BinaryImpl(BinaryFn fn, const T* a, const T* b, T* out, size_t n) {
   }
 }
 
+// The scalar form of a half-precision element: widened, computed in f32, rounded.
+template <bool kBF16>
+HWY_INLINE float HalfToF32(uint16_t bits) {
+  return kBF16 ? BF16ToFloat(BF16{bits}) : F16ToFloat(F16{bits});
+}
+template <bool kBF16>
+HWY_INLINE uint16_t F32ToHalf(float x) {
+  return kBF16 ? FloatToBF16(x).bits : FloatToF16(x).bits;
+}
+
+// bf16/f16 operands widened to f32 lanes in registers, f(a, b) in f32, rounded once.
+template <class ScalarOp, bool kBF16, class Fn>
+HWY_INLINE void VectorZipHalf(const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n, Fn f) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto y0 = f(d, LoadHalfAsF32<kBF16>(d, a + i), LoadHalfAsF32<kBF16>(d, b + i));
+    const auto y1 = f(d, LoadHalfAsF32<kBF16>(d, a + i + lanes), LoadHalfAsF32<kBF16>(d, b + i + lanes));
+    StoreF32AsHalf<kBF16>(d, y0, out + i);
+    StoreF32AsHalf<kBF16>(d, y1, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes)
+    StoreF32AsHalf<kBF16>(d, f(d, LoadHalfAsF32<kBF16>(d, a + i), LoadHalfAsF32<kBF16>(d, b + i)), out + i);
+  for (; i < n; ++i) out[i] = F32ToHalf<kBF16>(ScalarOp::Apply(HalfToF32<kBF16>(a[i]), HalfToF32<kBF16>(b[i])));
+}
+
+// power and atan2 on bf16/f16: a block at a time widened into f32 buffers that stay in L1.
+template <bool kBF16>
+void BinaryHalfBlocks(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t lanes = hn::Lanes(d);
+  constexpr size_t kBlock = 512;
+  HWY_ALIGN float xs[kBlock];
+  HWY_ALIGN float ys[kBlock];
+  for (size_t i = 0; i < n; i += kBlock) {
+    const size_t count = std::min(kBlock, n - i);
+    size_t j = 0;
+    for (; j + lanes <= count; j += lanes) {
+      hn::Store(LoadHalfAsF32<kBF16>(d, a + i + j), d, xs + j);
+      hn::Store(LoadHalfAsF32<kBF16>(d, b + i + j), d, ys + j);
+    }
+    for (; j < count; ++j) xs[j] = HalfToF32<kBF16>(a[i + j]), ys[j] = HalfToF32<kBF16>(b[i + j]);
+    BinaryImpl(fn, xs, ys, xs, count);
+    j = 0;
+    for (; j + lanes <= count; j += lanes) StoreF32AsHalf<kBF16>(d, hn::Load(d, xs + j), out + i + j);
+    for (; j < count; ++j) out[i + j] = F32ToHalf<kBF16>(xs[j]);
+  }
+}
+
+template <bool kBF16>
+void BinaryHalfImpl(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  switch (fn) {
+    case BinaryFn::kAdd:
+      return VectorZipHalf<ops::AddOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Add(x, y); });
+    case BinaryFn::kSub:
+      return VectorZipHalf<ops::SubtractOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Sub(x, y); });
+    case BinaryFn::kMul:
+      return VectorZipHalf<ops::MultiplyOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Mul(x, y); });
+    case BinaryFn::kDiv:
+      return VectorZipHalf<ops::DivideOp, kBF16>(a, b, out, n, [](auto, auto x, auto y) { return hn::Div(x, y); });
+    case BinaryFn::kMax:
+      return VectorZipHalf<ops::MaxOp, kBF16>(a, b, out, n,
+                                              [](auto d, auto x, auto y) { return MaxMin<true>(d, x, y); });
+    case BinaryFn::kMin:
+      return VectorZipHalf<ops::MinOp, kBF16>(a, b, out, n,
+                                              [](auto d, auto x, auto y) { return MaxMin<false>(d, x, y); });
+    case BinaryFn::kPow:
+    case BinaryFn::kAtan2:
+      return BinaryHalfBlocks<kBF16>(fn, a, b, out, n);
+  }
+}
+
+// Shifts by per-element amounts read as unsigned: amounts of the lane width or more give 0
+// (left, logical right) or the sign fill (arithmetic right), as ops::Shift*Op.
+template <IntBinaryFn kFn, class D, class V>
+HWY_INLINE V ShiftLanes(D d, V a, V b) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const auto amount = hn::BitCast(du, b);
+  const auto last = hn::Set(du, static_cast<hn::TFromD<decltype(du)>>(sizeof(T) * 8 - 1));
+  const auto clamped = hn::Min(amount, last);
+  if constexpr (kFn == IntBinaryFn::kShiftRightArithmetic) {
+    return hn::BitCast(d, hn::Shr(hn::BitCast(di, a), hn::BitCast(di, clamped)));
+  } else {
+    const auto x = hn::BitCast(du, a);
+    hn::VFromD<decltype(du)> shifted;
+    if constexpr (kFn == IntBinaryFn::kShiftLeft) shifted = hn::Shl(x, clamped);
+    else shifted = hn::Shr(x, clamped);
+    return hn::BitCast(d, hn::IfThenZeroElse(hn::Gt(amount, last), shifted));
+  }
+}
+
+template <class ScalarOp, typename T, class Fn>
+HWY_INLINE void IntZip(const T* a, const T* b, T* out, size_t n, Fn f) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto y0 = f(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i));
+    const auto y1 = f(d, hn::LoadU(d, a + i + lanes), hn::LoadU(d, b + i + lanes));
+    hn::StoreU(y0, d, out + i);
+    hn::StoreU(y1, d, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  for (; i < n; ++i) out[i] = static_cast<T>(ScalarOp::Apply(a[i], b[i]));
+}
+
+template <class ScalarOp, typename T>
+HWY_INLINE void IntScalarLoop(const T* a, const T* b, T* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(ScalarOp::Apply(a[i], b[i]));
+}
+
+template <typename T>
+void IntBinaryImpl(IntBinaryFn fn, const T* a, const T* b, T* out, size_t n) {
+  // Highway has no variable shifts of 8-bit lanes, and its 16-bit ones need SSE4 on x86:
+  // those stay scalar.
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_SSSE3
+  constexpr bool kVectorShifts = sizeof(T) > 2;
+#else
+  constexpr bool kVectorShifts = sizeof(T) > 1;
+#endif
+  switch (fn) {
+    case IntBinaryFn::kAdd:
+      return IntZip<ops::AddOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Add(x, y); });
+    case IntBinaryFn::kSub:
+      return IntZip<ops::SubtractOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Sub(x, y); });
+    case IntBinaryFn::kAnd:
+      return IntZip<ops::AndOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::And(x, y); });
+    case IntBinaryFn::kOr:
+      return IntZip<ops::OrOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Or(x, y); });
+    case IntBinaryFn::kXor:
+      return IntZip<ops::XorOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Xor(x, y); });
+    case IntBinaryFn::kMax:
+      return IntZip<ops::MaxOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Max(x, y); });
+    case IntBinaryFn::kMin:
+      return IntZip<ops::MinOp>(a, b, out, n, [](auto, auto x, auto y) { return hn::Min(x, y); });
+    case IntBinaryFn::kShiftLeft:
+      if constexpr (kVectorShifts)
+        return IntZip<ops::ShiftLeftOp>(a, b, out, n, [](auto d, auto x, auto y) {
+          return ShiftLanes<IntBinaryFn::kShiftLeft>(d, x, y);
+        });
+      return IntScalarLoop<ops::ShiftLeftOp>(a, b, out, n);
+    case IntBinaryFn::kShiftRightLogical:
+      if constexpr (kVectorShifts)
+        return IntZip<ops::ShiftRightLogicalOp>(a, b, out, n, [](auto d, auto x, auto y) {
+          return ShiftLanes<IntBinaryFn::kShiftRightLogical>(d, x, y);
+        });
+      return IntScalarLoop<ops::ShiftRightLogicalOp>(a, b, out, n);
+    case IntBinaryFn::kShiftRightArithmetic:
+      if constexpr (kVectorShifts)
+        return IntZip<ops::ShiftRightArithmeticOp>(a, b, out, n, [](auto d, auto x, auto y) {
+          return ShiftLanes<IntBinaryFn::kShiftRightArithmetic>(d, x, y);
+        });
+      return IntScalarLoop<ops::ShiftRightArithmeticOp>(a, b, out, n);
+  }
+}
+
+#define STABLERT_INT_BINARY(name, T) \
+  void name(IntBinaryFn fn, const T* a, const T* b, T* out, size_t n) { IntBinaryImpl(fn, a, b, out, n); }
+STABLERT_INT_BINARY(IntBinaryS8, int8_t)
+STABLERT_INT_BINARY(IntBinaryS16, int16_t)
+STABLERT_INT_BINARY(IntBinaryS32, int32_t)
+STABLERT_INT_BINARY(IntBinaryS64, int64_t)
+STABLERT_INT_BINARY(IntBinaryU8, uint8_t)
+STABLERT_INT_BINARY(IntBinaryU16, uint16_t)
+STABLERT_INT_BINARY(IntBinaryU32, uint32_t)
+STABLERT_INT_BINARY(IntBinaryU64, uint64_t)
+#undef STABLERT_INT_BINARY
+
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, size_t n) { BinaryImpl(fn, a, b, out, n); }
 void BinaryF64(BinaryFn fn, const double* a, const double* b, double* out, size_t n) { BinaryImpl(fn, a, b, out, n); }
+void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  BinaryHalfImpl<true>(fn, a, b, out, n);
+}
+void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  BinaryHalfImpl<false>(fn, a, b, out, n);
+}
 
 }  // namespace stablert::kernels::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -143,6 +323,16 @@ HWY_AFTER_NAMESPACE();
 namespace stablert::kernels::simd {
 HWY_EXPORT(BinaryF32);
 HWY_EXPORT(BinaryF64);
+HWY_EXPORT(BinaryBF16);
+HWY_EXPORT(BinaryF16);
+HWY_EXPORT(IntBinaryS8);
+HWY_EXPORT(IntBinaryS16);
+HWY_EXPORT(IntBinaryS32);
+HWY_EXPORT(IntBinaryS64);
+HWY_EXPORT(IntBinaryU8);
+HWY_EXPORT(IntBinaryU16);
+HWY_EXPORT(IntBinaryU32);
+HWY_EXPORT(IntBinaryU64);
 
 void Binary(BinaryFn fn, const float* a, const float* b, float* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF32)(fn, a, b, out, n);
@@ -150,5 +340,24 @@ void Binary(BinaryFn fn, const float* a, const float* b, float* out, size_t n) {
 void Binary(BinaryFn fn, const double* a, const double* b, double* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF64)(fn, a, b, out, n);
 }
+void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryBF16)(fn, a, b, out, n);
+}
+void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryF16)(fn, a, b, out, n);
+}
+#define STABLERT_INT_BINARY(name, T)                                         \
+  void IntBinary(IntBinaryFn fn, const T* a, const T* b, T* out, size_t n) { \
+    HWY_DYNAMIC_DISPATCH(name)(fn, a, b, out, n);                            \
+  }
+STABLERT_INT_BINARY(IntBinaryS8, int8_t)
+STABLERT_INT_BINARY(IntBinaryS16, int16_t)
+STABLERT_INT_BINARY(IntBinaryS32, int32_t)
+STABLERT_INT_BINARY(IntBinaryS64, int64_t)
+STABLERT_INT_BINARY(IntBinaryU8, uint8_t)
+STABLERT_INT_BINARY(IntBinaryU16, uint16_t)
+STABLERT_INT_BINARY(IntBinaryU32, uint32_t)
+STABLERT_INT_BINARY(IntBinaryU64, uint64_t)
+#undef STABLERT_INT_BINARY
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE

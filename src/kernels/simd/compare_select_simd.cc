@@ -2,6 +2,7 @@
 // target (dispatch.h). Tails shorter than a vector use the scalar definitions.
 #include "kernels/simd/compare_select_simd.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -128,18 +129,53 @@ void Select64(const uint8_t* p, const uint64_t* t, const uint64_t* f, uint64_t* 
   SelectImpl(p, t, f, o, n);
 }
 
+// Whether a scalar bound is a number (kNumber: not NaN) or a normal number (neither NaN,
+// zero nor denormal), which lets the loop below skip the checks it would need otherwise.
+enum class Bound { kAny, kNumber, kNormal };
+
 template <typename T>
-void ClampImpl(const T* lo, int64_t lo_step, const T* x, const T* hi, int64_t hi_step, T* out, int64_t n) {
+Bound BoundKind(T v) {
+  if (std::isnan(v)) return Bound::kAny;
+  if (std::isnormal(v) || std::isinf(v)) return Bound::kNormal;
+  return Bound::kNumber;
+}
+
+template <Bound kBounds, typename T>
+void ClampLoop(const T* lo, int64_t lo_step, const T* x, const T* hi, int64_t hi_step, T* out, int64_t n) {
   const hn::ScalableTag<T> d;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
   const auto lo_scalar = hn::Set(d, lo[0]), hi_scalar = hn::Set(d, hi[0]);
+  auto clamp = [&](auto l, auto v, auto h) {
+    if constexpr (kBounds == Bound::kNormal) return ClampNormalBounds(d, l, v, h);
+    else if constexpr (kBounds == Bound::kNumber) return ClampNumberBounds(d, l, v, h);
+    else return MaxMin<false>(d, MaxMin<true>(d, v, l), h);
+  };
   int64_t i = 0;
+  if (lo_step == 0 && hi_step == 0) {
+    for (; i + 2 * lanes <= n; i += 2 * lanes) {
+      const auto y0 = clamp(lo_scalar, hn::LoadU(d, x + i), hi_scalar);
+      const auto y1 = clamp(lo_scalar, hn::LoadU(d, x + i + lanes), hi_scalar);
+      hn::StoreU(y0, d, out + i);
+      hn::StoreU(y1, d, out + i + lanes);
+    }
+  }
   for (; i + lanes <= n; i += lanes) {
     const auto l = lo_step ? hn::LoadU(d, lo + i) : lo_scalar;
     const auto h = hi_step ? hn::LoadU(d, hi + i) : hi_scalar;
-    hn::StoreU(MaxMin<false>(d, MaxMin<true>(d, hn::LoadU(d, x + i), l), h), d, out + i);
+    hn::StoreU(clamp(l, hn::LoadU(d, x + i), h), d, out + i);
   }
   for (; i < n; ++i) out[i] = ops::ClampOne(lo[i * lo_step], x[i], hi[i * hi_step]);
+}
+
+template <typename T>
+void ClampImpl(const T* lo, int64_t lo_step, const T* x, const T* hi, int64_t hi_step, T* out, int64_t n) {
+  if (n <= 0) return;
+  if (lo_step == 0 && hi_step == 0) {
+    const Bound a = BoundKind(lo[0]), b = BoundKind(hi[0]);
+    if (a == Bound::kNormal && b == Bound::kNormal) return ClampLoop<Bound::kNormal>(lo, 0, x, hi, 0, out, n);
+    if (a != Bound::kAny && b != Bound::kAny) return ClampLoop<Bound::kNumber>(lo, 0, x, hi, 0, out, n);
+  }
+  ClampLoop<Bound::kAny>(lo, lo_step, x, hi, hi_step, out, n);
 }
 
 void ClampF32(const float* lo, int64_t ls, const float* x, const float* hi, int64_t hs, float* out, int64_t n) {

@@ -1,6 +1,6 @@
 // Vector conversions (convert_simd.h), compiled once per Highway target (dispatch.h). The
-// half-precision conversions are the integer bit manipulations of kernels/half.h applied
-// lane by lane; tails shorter than a vector use the scalar functions.
+// half-precision conversions are those of half_convert-inl.h (kernels/half.h's integer bit
+// manipulations applied lane by lane); tails shorter than a vector use the scalar functions.
 #include "kernels/simd/convert_simd.h"
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #define HWY_TARGET_INCLUDE "kernels/simd/convert_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "kernels/simd/half_convert-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -38,14 +39,7 @@ void F32ToBF16Impl(const float* in, uint16_t* out, int64_t n) {
   const hn::RebindToSigned<decltype(du)> di;
   const hn::Rebind<uint16_t, decltype(du)> d16;
   Map(du, d16, reinterpret_cast<const uint32_t*>(in), out, n,
-      [&](auto x) {
-        const auto magnitude = hn::BitCast(di, hn::And(x, hn::Set(du, 0x7fffffffu)));
-        const auto nan = hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000)));
-        const auto odd = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u));
-        const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(x, hn::Set(du, 0x7fffu)), odd));
-        const auto quiet = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x40u));
-        return hn::DemoteTo(d16, hn::BitCast(di, hn::IfThenElse(nan, quiet, rounded)));
-      },
+      [&](auto x) { return hn::DemoteTo(d16, hn::BitCast(di, F32BitsToBF16Bits(du, x))); },
       [](uint32_t bits) { return FloatToBF16(std::bit_cast<float>(bits)).bits; });
 }
 
@@ -60,49 +54,17 @@ void BF16ToF32Impl(const uint16_t* in, float* out, int64_t n) {
 void F32ToF16Impl(const float* in, uint16_t* out, int64_t n) {
   const hn::ScalableTag<uint32_t> du;
   const hn::RebindToSigned<decltype(du)> di;
-  const hn::RebindToFloat<decltype(du)> df;
   const hn::Rebind<uint16_t, decltype(du)> d16;
   Map(du, d16, reinterpret_cast<const uint32_t*>(in), out, n,
-      [&](auto bits) {
-        const auto sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u));
-        const auto x = hn::And(bits, hn::Set(du, 0x7fffffffu));
-        const auto xi = hn::BitCast(di, x);  // < 2^31: signed compares are exact
-        // Normal results: rebias and round to nearest even.
-        const auto odd = hn::And(hn::ShiftRight<13>(x), hn::Set(du, 1u));
-        auto out16 = hn::ShiftRight<13>(hn::Add(hn::Add(x, hn::Set(du, 0xc8000fffu)), odd));
-        // Below 2^-14: the hardware rounds x + 0.5 at the f16 subnormal step.
-        const auto aligned = hn::BitCast(du, hn::Add(hn::BitCast(df, x), hn::Set(df, 0.5f)));
-        out16 = hn::IfThenElse(hn::RebindMask(du, hn::Lt(xi, hn::Set(di, 0x38800000))),
-                               hn::Sub(aligned, hn::Set(du, 0x3f000000u)), out16);
-        // Overflow to infinity; infinity; NaN stays quiet with its payload's top bits.
-        out16 = hn::IfThenElse(hn::RebindMask(du, hn::Gt(xi, hn::Set(di, 0x477fefff))), hn::Set(du, 0x7c00u), out16);
-        const auto nan_bits = hn::Or(hn::And(hn::ShiftRight<13>(x), hn::Set(du, 0x3ffu)), hn::Set(du, 0x7e00u));
-        out16 = hn::IfThenElse(hn::RebindMask(du, hn::Gt(xi, hn::Set(di, 0x7f800000))), nan_bits, out16);
-        return hn::DemoteTo(d16, hn::BitCast(di, hn::Or(out16, sign)));
-      },
+      [&](auto bits) { return hn::DemoteTo(d16, hn::BitCast(di, F32BitsToF16Bits(du, bits))); },
       [](uint32_t bits) { return FloatToF16(std::bit_cast<float>(bits)).bits; });
 }
 
 void F16ToF32Impl(const uint16_t* in, float* out, int64_t n) {
   const hn::ScalableTag<uint32_t> du;
-  const hn::RebindToSigned<decltype(du)> di;
-  const hn::RebindToFloat<decltype(du)> df;
   const hn::Rebind<uint16_t, decltype(du)> d16;
   Map(d16, du, in, reinterpret_cast<uint32_t*>(out), n,
-      [&](auto h) {
-        const auto x = hn::PromoteTo(du, h);
-        const auto sign = hn::ShiftLeft<16>(hn::And(x, hn::Set(du, 0x8000u)));
-        const auto magnitude = hn::And(x, hn::Set(du, 0x7fffu));
-        const auto mi = hn::BitCast(di, magnitude);
-        auto result = hn::Add(hn::ShiftLeft<13>(magnitude), hn::Set(du, 0x38000000u));
-        // Zero or subnormal: magnitude * 2^-24, exact in float.
-        const auto small = hn::BitCast(du, hn::Mul(hn::ConvertTo(df, mi), hn::Set(df, 5.9604644775390625e-8f)));
-        result = hn::IfThenElse(hn::RebindMask(du, hn::Lt(mi, hn::Set(di, 0x400))), small, result);
-        // Infinity or NaN: the payload as it is.
-        const auto special = hn::Or(hn::Set(du, 0x7f800000u), hn::ShiftLeft<13>(hn::And(magnitude, hn::Set(du, 0x3ffu))));
-        result = hn::IfThenElse(hn::RebindMask(du, hn::Gt(mi, hn::Set(di, 0x7bff))), special, result);
-        return hn::Or(result, sign);
-      },
+      [&](auto h) { return F16BitsToF32Bits(du, hn::PromoteTo(du, h)); },
       [](uint16_t bits) { return std::bit_cast<uint32_t>(F16ToFloat(F16{bits})); });
 }
 

@@ -31,18 +31,43 @@ HWY_INLINE V FlushDenormal(D d, V x) {
   return hn::IfThenElse(tiny, hn::And(x, hn::SignBit(d)), x);
 }
 
+// The maximum (kMax) or minimum of a and b, neither NaN, in the order -0 < +0, before
+// flushing: equal values (IEEE equality: +0 == -0, and with denormals-are-zero a denormal
+// equals the zeros) combine their bits, so the sign of the result is that of the larger
+// (smaller) zero; a denormal or zero result is flushed by the caller (FlushDenormal is
+// monotone, so flushing the result equals taking max/min of the flushed operands). The
+// same in either floating-point mode.
+template <bool kMax, class V>
+HWY_INLINE V MaxMinUnflushed(V a, V b) {
+  const V tie = kMax ? hn::And(a, b) : hn::Or(a, b);
+  return hn::IfThenElse(hn::Eq(a, b), tie, kMax ? hn::Max(a, b) : hn::Min(a, b));
+}
+
+// a where a is NaN, else b where b is NaN, else r.
+template <class V>
+HWY_INLINE V KeepNaN(V a, V b, V r) {
+  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, r));
+}
+
 // ops::MaxOp (kMax) or MinOp: a NaN a is kept, else a NaN b is taken; flushed values
 // compare with -0 < +0.
 template <bool kMax, class D, class V>
 HWY_INLINE V MaxMin(D d, V a, V b) {
-  const hn::RebindToSigned<D> di;
-  const V fa = FlushDenormal(d, a), fb = FlushDenormal(d, b);
-  const auto a_negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, fa), hn::Zero(di)));
-  const auto equal = hn::Eq(fa, fb);
-  const auto pick_a = kMax ? hn::Or(hn::Gt(fa, fb), hn::AndNot(a_negative, equal))
-                           : hn::Or(hn::Lt(fa, fb), hn::And(a_negative, equal));
-  const V picked = hn::IfThenElse(pick_a, fa, fb);
-  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, picked));
+  return FlushDenormal(d, KeepNaN(a, b, MaxMinUnflushed<kMax>(a, b)));
+}
+
+// ops::ClampOne(lo, x, hi) for lo and hi neither NaN: MinOp(MaxOp(x, lo), hi).
+template <class D, class V>
+HWY_INLINE V ClampNumberBounds(D d, V lo, V x, V hi) {
+  const V r = MaxMinUnflushed<false>(MaxMinUnflushed<true>(x, lo), hi);
+  return FlushDenormal(d, hn::IfThenElse(hn::IsNaN(x), x, r));
+}
+
+// The same for lo and hi neither NaN nor zero nor denormal: no ties between distinct bits.
+template <class D, class V>
+HWY_INLINE V ClampNormalBounds(D d, V lo, V x, V hi) {
+  const V r = hn::Min(hn::Max(x, lo), hi);
+  return FlushDenormal(d, hn::IfThenElse(hn::IsNaN(x), x, r));
 }
 
 }  // namespace stablert::kernels::simd::HWY_NAMESPACE
