@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "base/thread_pool.h"
 #include "kernels/gather_scatter_params.h"
 #include "kernels/kernel_test_util.h"
 
@@ -463,6 +464,67 @@ TEST(IndexTransformTest, FastPathsMatchTheGenericWalk) {
       }
     }
   }
+}
+
+// Large row scatters with many duplicates (few destination rows), negative and
+// out-of-range indices, with and without the clamp transform: the prepared step run as one
+// call and split into 2 and 3 calls (blocks, columns or destination rows, whichever its
+// shape takes) match the generic walk bit for bit, so every element sees its updates in
+// index order however the step is split.
+TEST(RowFormTest, LargeScattersWithFewRowsMatchTheGenericWalk) {
+  std::mt19937 rng(67);
+  struct Shape {
+    int64_t positions, rows, inner;
+  };
+  // 16 f32 (64-byte rows: one thread), 64 f32 (256-byte rows: split by destination rows),
+  // 3 f32 (12-byte rows), 160 f32 (split by columns).
+  for (const Shape shape : {Shape{1 << 18, 8, 16}, Shape{1 << 17, 37, 64}, Shape{1 << 20, 5, 3}, Shape{1 << 15, 6, 160}}) {
+    Array operand(DType::kF32, {shape.rows, shape.inner}), indices(DType::kS32, {shape.positions, 1}),
+        updates(DType::kF32, {shape.positions, shape.inner});
+    for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, std::ldexp(1.0, static_cast<int>(rng() % 40) - 20));
+    for (int64_t i = 0; i < updates.size(); ++i)
+      SetDouble(updates, i, (static_cast<double>(rng() % 2000) - 1000) * std::ldexp(1.0, static_cast<int>(rng() % 30) - 15));
+    for (int64_t i = 0; i < indices.size(); ++i)
+      SetInt(indices, i, static_cast<int64_t>(rng() % static_cast<uint32_t>(shape.rows + 4)) - 2);
+    for (const bool clamp : {false, true}) {
+      Lists lists = {{1}, {0}, {}, {}, {0}, {1}};
+      if (clamp) lists.push_back({2, 0, shape.rows, 0, shape.rows - 1});
+      for (const char* body : {"scatter_add.f32", "scatter_assign.f32", "scatter_max.f32"}) {
+        for (int parts : {1, 2, 3}) {
+          Array fast(DType::kF32, operand.dims), generic(DType::kF32, operand.dims);
+          RunBothPaths(body, {&operand, &indices, &updates}, &fast, &generic, lists, parts);
+          ASSERT_EQ(fast.bytes, generic.bytes)
+              << body << " " << shape.positions << "x" << shape.inner << " into " << shape.rows << ", " << parts
+              << " parts" << (clamp ? ", clamped" : "");
+        }
+      }
+    }
+  }
+}
+
+// Row scatters whose work would all fall to the first call run as one call (no handoff to
+// the pool): the generic walk, narrow rows into one block, small scatters; those with
+// work for other threads (blocks, wide rows) stay split.
+TEST(RowFormTest, OneThreadScattersRunAsOneCall) {
+  const int threads = CoreBudget();
+  auto single_call = [](const Dims& operand_dims, const Dims& index_dims, const Dims& update_dims, const Lists& lists) {
+    Array operand(DType::kF32, operand_dims), indices(DType::kS32, index_dims), updates(DType::kF32, update_dims);
+    const KernelParams params = ParamsFor("scatter_add.f32", lists);
+    std::vector<BufferView> in = {operand.View(), indices.View(), updates.View()}, out = {operand.View()};
+    KernelArgs args{in, out, params.get()};
+    auto prepared = CpuKernels().Lookup("scatter_add.f32")->prepare(args);
+    EXPECT_TRUE(prepared.ok());
+    return prepared.ok() && prepared->single_call;
+  };
+  const Lists rows = {{1}, {0}, {}, {}, {0}, {1}};
+  // segment_sum of 256K rows of 16 f32 into 1K: one block of 64-byte rows.
+  EXPECT_TRUE(single_call({1024, 16}, {1 << 18, 1}, {1 << 18, 16}, rows));
+  // A small scatter of 1K-byte rows: under the split threshold.
+  EXPECT_TRUE(single_call({64, 256}, {100, 1}, {100, 256}, rows));
+  // The generic walk (a window of 2 rows is not a row form).
+  EXPECT_TRUE(single_call({1000, 16}, {5000, 1}, {5000, 2, 16}, {{1, 2}, {}, {}, {}, {0}, {1}}));
+  // Rows of 1 KB, 64K updates: split by columns or rows when there are threads to split on.
+  EXPECT_EQ(single_call({4096, 256}, {1 << 16, 1}, {1 << 16, 256}, rows), threads < 2);
 }
 
 // Float max/min rows (vector code) against the scalar combiner, with NaN, signed zeros,
