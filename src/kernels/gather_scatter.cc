@@ -40,7 +40,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "base/thread_pool.h"
 #include "kernels/complex_ops.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
@@ -629,14 +628,8 @@ StatusOr<PreparedStep> PrepareScatter(const KernelArgs& args) {
       MatchRowForm(args.inputs[0].dims, args.inputs[1].dims, p.index_vector_dim, p.scatter_dims_to_operand_dims,
                    p.inserted_window_dims, !p.input_batching_dims.empty() || !p.scatter_indices_batching_dims.empty(),
                    p.update_window_dims, args.inputs[2].dims);
-  // Steps whose work would all fall to the first call (the generic walk; row forms that
-  // ScatterShareOf keeps on one thread) run as one call: no handoff to the pool, and no
-  // wait on a worker that took the only share and was then descheduled.
-  if (!form) return PreparedStep(nullptr, true);
-  const int threads = CoreBudget();
-  const bool one_thread =
-      threads < 2 || ScatterShareOf(KernelContext{1, threads}, *form, DTypeByteSize(args.inputs[0].dtype)).empty();
-  return PreparedStep(std::make_shared<const RowState>(RowState{*form, std::move(transform)}), one_thread);
+  if (!form) return PreparedStep();
+  return PreparedStep(std::make_shared<const RowState>(RowState{*form, std::move(transform)}));
 }
 
 // ---------------------------------------------------------------------------------------
