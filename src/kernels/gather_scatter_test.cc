@@ -465,6 +465,69 @@ TEST(IndexTransformTest, FastPathsMatchTheGenericWalk) {
   }
 }
 
+// Large row scatters with many duplicates (few destination rows), negative and
+// out-of-range indices, with and without the clamp transform: the prepared step run as one
+// call and split into 2 and 3 calls (blocks, columns or destination rows, whichever its
+// shape takes) match the generic walk bit for bit, so every element sees its updates in
+// index order however the step is split.
+TEST(RowFormTest, LargeScattersWithFewRowsMatchTheGenericWalk) {
+  std::mt19937 rng(67);
+  struct Shape {
+    int64_t positions, rows, inner;
+  };
+  // 16 f32 (64-byte rows: one thread), 64 f32 (256-byte rows: split by destination rows),
+  // 3 f32 (12-byte rows), 160 f32 (split by columns).
+  for (const Shape shape : {Shape{1 << 18, 8, 16}, Shape{1 << 17, 37, 64}, Shape{1 << 20, 5, 3}, Shape{1 << 15, 6, 160}}) {
+    Array operand(DType::kF32, {shape.rows, shape.inner}), indices(DType::kS32, {shape.positions, 1}),
+        updates(DType::kF32, {shape.positions, shape.inner});
+    for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, std::ldexp(1.0, static_cast<int>(rng() % 40) - 20));
+    for (int64_t i = 0; i < updates.size(); ++i)
+      SetDouble(updates, i, (static_cast<double>(rng() % 2000) - 1000) * std::ldexp(1.0, static_cast<int>(rng() % 30) - 15));
+    for (int64_t i = 0; i < indices.size(); ++i)
+      SetInt(indices, i, static_cast<int64_t>(rng() % static_cast<uint32_t>(shape.rows + 4)) - 2);
+    for (const bool clamp : {false, true}) {
+      Lists lists = {{1}, {0}, {}, {}, {0}, {1}};
+      if (clamp) lists.push_back({2, 0, shape.rows, 0, shape.rows - 1});
+      for (const char* body : {"scatter_add.f32", "scatter_assign.f32", "scatter_max.f32"}) {
+        for (int parts : {1, 2, 3}) {
+          Array fast(DType::kF32, operand.dims), generic(DType::kF32, operand.dims);
+          RunBothPaths(body, {&operand, &indices, &updates}, &fast, &generic, lists, parts);
+          ASSERT_EQ(fast.bytes, generic.bytes)
+              << body << " " << shape.positions << "x" << shape.inner << " into " << shape.rows << ", " << parts
+              << " parts" << (clamp ? ", clamped" : "");
+        }
+      }
+    }
+  }
+}
+
+// Row scatters with little work (under 1 MB of updates and result) stay on the first call
+// of a split step: the second call writes nothing, even where the shape would split (rows
+// of 1 KB); larger ones give it a share.
+TEST(RowFormTest, SmallScattersStayOnOneThread) {
+  auto second_call_writes = [](int64_t positions) {
+    const int64_t rows = 64, inner = 256;
+    Array operand(DType::kF32, {rows, inner}), indices(DType::kS32, {positions, 1}),
+        updates(DType::kF32, {positions, inner}), out(DType::kF32, {rows, inner});
+    for (int64_t i = 0; i < positions; ++i) SetInt(indices, i, i % rows);
+    for (int64_t i = 0; i < updates.size(); ++i) SetDouble(updates, i, 1.0);
+    for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, -7.0);
+    const KernelParams params = ParamsFor("scatter_add.f32", {{1}, {0}, {}, {}, {0}, {1}});
+    std::vector<BufferView> in = {operand.View(), indices.View(), updates.View()}, outs = {out.View()};
+    KernelArgs args{in, outs, params.get()};
+    const KernelRegistry::Entry* entry = CpuKernels().Lookup("scatter_add.f32");
+    auto prepared = entry->prepare(args);
+    EXPECT_TRUE(prepared.ok());
+    args.state = prepared->state.get();
+    EXPECT_TRUE(entry->fn(KernelContext{1, 2}, args).ok());
+    for (int64_t i = 0; i < out.size(); ++i)
+      if (GetDouble(out, i) != -7.0) return true;
+    return false;
+  };
+  EXPECT_FALSE(second_call_writes(100));    // 100 KB of updates + 64 KB of result
+  EXPECT_TRUE(second_call_writes(4096));    // 4 MB of updates
+}
+
 // Float max/min rows (vector code) against the scalar combiner, with NaN, signed zeros,
 // denormals and duplicates.
 TEST(RowFormTest, FloatMaxMinRowsMatchTheScalarCombiner) {

@@ -3,6 +3,7 @@
 dynamic_slice and dynamic_update_slice (out-of-bounds starts are clamped). Index dtypes vary."""
 from __future__ import annotations
 
+import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -423,3 +424,54 @@ def _fast_path_cases():
 
 def test_fast_path_forms():
     check_cases(None, _fast_path_cases(), op="gather_scatter_fast_paths", mode="exact")
+
+
+# Row scatters of 256K to 1M updates into few rows (many duplicates per row), with negative
+# and out-of-range indices in each scatter mode (dropped: FILL_OR_DROP; clipped), bitwise
+# against XLA's sequential scatter: every destination element receives its updates in index
+# order, whether the step runs on one thread or split by columns or destination rows. Each
+# case is its own program, so each step's split is decided for its own shape.
+@functools.lru_cache(maxsize=1)
+def _few_rows_cases():
+    g = I.rng(12)
+    f32 = np.float32
+    n = 1 << 20
+    few = g.integers(-3, 11, n).astype(np.int32)  # 8 segments, some ids outside [0, 8)
+    return {
+        "segment_sum_1M_rows_16_into_8": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=8),
+                                              g.standard_normal((n, 16)).astype(f32), few),
+        "segment_sum_1M_scalars_into_8": Call(lambda d, s: jax.ops.segment_sum(d, s, num_segments=8),
+                                              g.standard_normal(n).astype(f32), few),
+        "segment_max_1M_rows_4_into_8": Call(lambda d, s: jax.ops.segment_max(d, s, num_segments=8),
+                                             g.standard_normal((n, 4)).astype(f32), few),
+        "add_256K_rows_16_into_64_drop": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((64, 16)).astype(f32),
+                                              g.integers(-80, 80, 1 << 18).astype(np.int32),
+                                              g.standard_normal((1 << 18, 16)).astype(f32)),
+        "add_256K_rows_16_into_64_clip": Call(lambda x, i, u: x.at[i].add(u, mode="clip"),
+                                              g.standard_normal((64, 16)).astype(f32),
+                                              g.integers(-80, 80, 1 << 18).astype(np.int32),
+                                              g.standard_normal((1 << 18, 16)).astype(f32)),
+        "set_512K_rows_8_into_100": Call(lambda x, i, u: x.at[i].set(u), g.standard_normal((100, 8)).astype(f32),
+                                         g.integers(-120, 120, 1 << 19).astype(np.int32),
+                                         g.standard_normal((1 << 19, 8)).astype(f32)),
+        "add_128K_rows_64_into_1000": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((1000, 64)).astype(f32),
+                                           g.integers(-1100, 1100, 1 << 17).astype(np.int32),
+                                           g.standard_normal((1 << 17, 64)).astype(f32)),
+        "add_64K_rows_160_into_50_clip": Call(lambda x, i, u: x.at[i].add(u, mode="clip"),
+                                              g.standard_normal((50, 160)).astype(f32),
+                                              g.integers(-60, 60, 1 << 16).astype(np.int32),
+                                              g.standard_normal((1 << 16, 160)).astype(f32)),
+        "add_256K_rows_8_f64_into_16": Call(lambda x, i, u: x.at[i].add(u), g.standard_normal((16, 8)),
+                                            g.integers(-20, 20, 1 << 18).astype(np.int32),
+                                            g.standard_normal((1 << 18, 8))),
+        # unique_indices is a promise JAX passes on to the scatter; the result is the same.
+        "add_256K_unique_rows_16": Call(lambda x, i, u: x.at[i].add(u, unique_indices=True),
+                                        g.standard_normal((1 << 18, 16)).astype(f32),
+                                        g.permutation(1 << 18).astype(np.int32),
+                                        g.standard_normal((1 << 18, 16)).astype(f32)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_few_rows_cases()))
+def test_large_scatters_into_few_rows(case):
+    check_cases(None, {case: _few_rows_cases()[case]}, op="scatter_few_rows", mode="exact")
