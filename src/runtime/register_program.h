@@ -16,7 +16,13 @@
 // previous one's result run as one instruction that keeps the running value in a machine
 // register (each result is still stored to its register), so a dependent chain does not go
 // through memory between its links; the operations and their rounding are the same (no
-// contraction into FMAs).
+// contraction into FMAs). f32 functions with a plain f32 -> f32 form
+// (kernels::ScalarF32FunctionOf: sin, cos) are links too. Before chains are formed, the
+// instructions between calls are reordered (respecting every read and write of a register,
+// so the registers end as in step order) to make chains long: a chain is continued by an
+// instruction reading its last result where one is ready, and side computations (the
+// shortest paths to the end) are placed first, so the longest dependent path tends to
+// become one chain.
 //
 // Loops with kernel calls: a loop may also hold calls of bound kernel steps
 // (kernels::BoundCall, e.g. a fused step over a carried array), bound per execution and
@@ -77,12 +83,13 @@ class RegisterProgram {
   int num_calls_ = 0;
   int32_t calls_register_ = -1;  // programs with calls: the register holding the calls' address
   std::vector<Transfer> loads_, stores_;
-  // One link of a chain: running = running op r[other] (or r[other] op running), stored to
-  // r[dst].
+  // One link of a chain: running = running op r[other] (or r[other] op running), or
+  // running = unary(running), stored to r[dst].
   struct ChainLink {
     uint8_t op;          // ChainOp
     bool running_left;   // the running value is the left operand
     int32_t other, dst;
+    kernels::ScalarF32Fn unary = nullptr;  // op kUnary
   };
   std::vector<std::unique_ptr<ChainLink[]>> chains_;  // a chain instruction's attr points here
 
@@ -138,8 +145,17 @@ class RegisterProgramBuilder {
                       std::vector<kernels::ScalarInstruction>& out) const;
 
   std::vector<kernels::ScalarInstruction> instructions_;
-  // Per instruction: its arithmetic op for chains (ChainOp, 0: none) and element type.
-  std::vector<std::pair<uint8_t, DType>> arithmetic_;
+  // Per instruction: how many registers it reads (a, b, c in order; -1: a call, which
+  // touches none), its op for chains (ChainOp, 0: none), element type and f32 function.
+  struct Info {
+    int8_t inputs;
+    uint8_t op;
+    DType dtype;
+    kernels::ScalarF32Fn unary;
+  };
+  std::vector<Info> info_;
+  // The order in which to run instructions [begin, end) (no calls among them): chains long.
+  std::vector<size_t> Schedule(size_t begin, size_t end) const;
   size_t condition_end_ = 0;
   int32_t predicate_ = -1;
   bool failed_ = false;
