@@ -123,8 +123,8 @@ ScalarFn ScalarFunctionOf(const KernelRegistry& registry, std::string_view kerne
 }
 
 ScalarF32Fn ScalarF32FunctionOf(std::string_view kernel_key) {
-  if (kernel_key == "sine.f32") return &simd::SinOneF32;
-  if (kernel_key == "cosine.f32") return &simd::CosOneF32;
+  if (kernel_key == "sine.f32") return simd::SinOneF32Function();
+  if (kernel_key == "cosine.f32") return simd::CosOneF32Function();
   return nullptr;
 }
 

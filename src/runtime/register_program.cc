@@ -5,6 +5,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/registry.h"
+
 namespace stablert::runtime {
 namespace {
 
@@ -19,6 +21,27 @@ inline void CopyElement(void* dst, const void* src, uint8_t bytes) {
 }
 
 enum ChainOp : uint8_t { kNone = 0, kAdd, kSubtract, kMultiply, kDivide, kUnary };
+// A link's operation with the running value's side: running op other, or other op running.
+enum LinkOp : uint8_t { kLinkAdd, kLinkSubtract, kLinkSubtractFrom, kLinkMultiply, kLinkDivide, kLinkDivideInto,
+                        kLinkUnary };
+
+LinkOp LinkOpOf(uint8_t op, bool running_left) {
+  switch (op) {
+    case kAdd: return kLinkAdd;
+    case kSubtract: return running_left ? kLinkSubtract : kLinkSubtractFrom;
+    case kMultiply: return kLinkMultiply;
+    case kDivide: return running_left ? kLinkDivide : kLinkDivideInto;
+    default: return kLinkUnary;
+  }
+}
+
+// The loop-test type of an integer compare kernel ("compare.s32"), 0 for others.
+uint8_t CompareTypeOf(std::string_view kernel) {
+  const DType types[] = {DType::kS32, DType::kS64, DType::kU32, DType::kU64};
+  for (uint8_t t = 0; t < 4; ++t)
+    if (kernel == kernels::KernelKey("compare", {types[t]})) return static_cast<uint8_t>(t + 1);
+  return 0;
+}
 
 ChainOp ChainOpOf(std::string_view kernel, DType* dtype) {
   const size_t dot = kernel.find('.');
@@ -42,10 +65,13 @@ inline void RunAll(const std::vector<kernels::ScalarInstruction>& code, kernels:
 
 struct ChainRunner {
   // One operation per statement, each rounded to T: the same results as the kernels
-  // (IEEE operations under the executor's flush-to-zero mode), never contracted.
+  // (IEEE operations under the executor's flush-to-zero mode), never contracted. The
+  // switch compiles to compare-and-branch (no jump table): per link a few well-predicted
+  // branches, measured ~1 ns per iteration faster on the Euler loop than a jump table or
+  // threaded code (a computed goto per link).
   template <typename T>
 #if defined(__GNUC__) && !defined(__clang__)
-  __attribute__((optimize("fp-contract=off")))
+  __attribute__((optimize("fp-contract=off", "no-jump-tables")))
 #endif
   static void Run(kernels::ScalarSlot* r, const kernels::ScalarInstruction& instruction) {
     const auto* link = reinterpret_cast<const RegisterProgram::ChainLink*>(instruction.attr);
@@ -53,13 +79,13 @@ struct ChainRunner {
     T running = kernels::GetSlot<T>(r[instruction.a]);
     for (; link != end; ++link) {
       const T x = kernels::GetSlot<T>(r[link->other]);
-      const T lhs = link->running_left ? running : x;
-      const T rhs = link->running_left ? x : running;
       switch (link->op) {
-        case kAdd: running = lhs + rhs; break;
-        case kSubtract: running = lhs - rhs; break;
-        case kMultiply: running = lhs * rhs; break;
-        case kDivide: running = lhs / rhs; break;
+        case kLinkAdd: running = running + x; break;
+        case kLinkSubtract: running = running - x; break;
+        case kLinkSubtractFrom: running = x - running; break;
+        case kLinkMultiply: running = running * x; break;
+        case kLinkDivide: running = running / x; break;
+        case kLinkDivideInto: running = x / running; break;
         default:
           if constexpr (std::is_same_v<T, float>) running = link->unary(running);
           break;
@@ -78,18 +104,44 @@ void RunBoundCall(kernels::ScalarSlot* registers, const kernels::ScalarInstructi
 }
 }  // namespace
 
+template <typename I>
+void RegisterProgram::RunLoop(kernels::ScalarSlot* registers) const {
+  const kernels::ScalarSlot& a = registers[test_.a];
+  const kernels::ScalarSlot& b = registers[test_.b];
+  auto test = [&] {
+    const I x = kernels::GetSlot<I>(a), y = kernels::GetSlot<I>(b);
+    switch (test_.direction) {
+      case 0: return x == y;
+      case 1: return x != y;
+      case 2: return x >= y;
+      case 3: return x > y;
+      case 4: return x <= y;
+      default: return x < y;
+    }
+  };
+  while (test()) RunAll(body_, registers);
+  kernels::SetSlot<uint8_t>(registers[predicate_], 0);  // what the condition left at the exit
+}
+
 void RegisterProgram::Run(const kernels::BufferView* views, const kernels::BoundCall* calls) const {
   kernels::ScalarSlot registers[kMaxRegisters];
   if (calls_register_ >= 0) registers[calls_register_].bits = reinterpret_cast<uintptr_t>(calls);
   for (const Transfer& load : loads_) CopyElement(&registers[load.reg], views[load.slot].data, load.bytes);
-  if (predicate_ >= 0) {
-    while (true) {
-      RunAll(condition_, registers);
-      if (!kernels::GetSlot<uint8_t>(registers[predicate_])) break;
-      RunAll(body_, registers);
-    }
-  } else {
-    RunAll(body_, registers);
+  switch (test_.type) {
+    case 1: RunLoop<int32_t>(registers); break;
+    case 2: RunLoop<int64_t>(registers); break;
+    case 3: RunLoop<uint32_t>(registers); break;
+    case 4: RunLoop<uint64_t>(registers); break;
+    default:
+      if (predicate_ < 0) {
+        RunAll(body_, registers);
+        break;
+      }
+      while (true) {
+        RunAll(condition_, registers);
+        if (!kernels::GetSlot<uint8_t>(registers[predicate_])) break;
+        RunAll(body_, registers);
+      }
   }
   for (const Transfer& store : stores_) CopyElement(views[store.slot].data, &registers[store.reg], store.bytes);
 }
@@ -138,7 +190,8 @@ bool RegisterProgramBuilder::Add(std::string_view kernel, kernels::ScalarFn fn, 
   for (size_t i = 0; i < inputs.size() && op != kNone; ++i)
     if (plan_->values[inputs[i].value].type.dtype != dtype) op = kNone;
   if (plan_->values[output.value].type.dtype != dtype) op = kNone;
-  info_.push_back(Info{static_cast<int8_t>(inputs.size()), op, dtype, op == kUnary ? unary : nullptr});
+  info_.push_back(Info{static_cast<int8_t>(inputs.size()), op, dtype, op == kUnary ? unary : nullptr,
+                       CompareTypeOf(kernel)});
   return true;
 }
 
@@ -237,8 +290,8 @@ void RegisterProgramBuilder::EmitWithChains(size_t begin, size_t end, RegisterPr
       const kernels::ScalarInstruction& instruction = instructions_[order[k]];
       const Info& info = info_[order[k]];
       const bool left = k == i || instruction.a == instructions_[order[k - 1]].dst;
-      links[k - i] = RegisterProgram::ChainLink{info.op, left, left ? instruction.b : instruction.a, instruction.dst,
-                                                info.unary};
+      links[k - i] = RegisterProgram::ChainLink{LinkOpOf(info.op, left), left ? instruction.b : instruction.a,
+                                                instruction.dst, info.unary};
     }
     const kernels::ScalarFn fn =
         info_[order[i]].dtype == DType::kF32 ? &ChainRunner::Run<float> : &ChainRunner::Run<double>;
@@ -285,6 +338,12 @@ std::optional<RegisterProgram> RegisterProgramBuilder::Finish() {
   EmitWithChains(0, condition_end_, program, program.condition_);
   EmitWithChains(condition_end_, instructions_.size(), program, program.body_);
   program.predicate_ = predicate_;
+  if (predicate_ >= 0 && program.condition_.size() == 1 && condition_end_ == 1 && info_[0].compare != 0 &&
+      instructions_[0].dst == predicate_) {
+    program.test_ = RegisterProgram::LoopTest{info_[0].compare, static_cast<uint8_t>(instructions_[0].attr / 8),
+                                              instructions_[0].a, instructions_[0].b};
+    program.condition_.clear();
+  }
   program.num_registers_ = static_cast<int>(locations_.size());
   if (num_calls_ > 0) {
     for (plan::ValueId value : touched_by_calls_)

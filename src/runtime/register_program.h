@@ -66,7 +66,7 @@ class RegisterProgram {
 
   bool is_loop() const { return predicate_ >= 0; }
   int num_registers() const { return num_registers_; }
-  size_t num_instructions() const { return condition_.size() + body_.size(); }
+  size_t num_instructions() const { return condition_.size() + body_.size() + (test_.type != 0 ? 1 : 0); }
   int num_calls() const { return num_calls_; }
 
  private:
@@ -83,13 +83,23 @@ class RegisterProgram {
   int num_calls_ = 0;
   int32_t calls_register_ = -1;  // programs with calls: the register holding the calls' address
   std::vector<Transfer> loads_, stores_;
+  // Loops whose condition is one integer compare of two registers: it runs inline (no call,
+  // no round trip of the i1 through its register) and the condition code is empty.
+  struct LoopTest {
+    uint8_t type = 0;  // 0: none; 1 s32, 2 s64, 3 u32, 4 u64
+    uint8_t direction = 0;  // VHLO comparison direction (kernels::ops::CompareValues)
+    int32_t a = 0, b = 0;
+  };
+  LoopTest test_;
+  template <typename I>
+  void RunLoop(kernels::ScalarSlot* registers) const;
   // One link of a chain: running = running op r[other] (or r[other] op running), or
   // running = unary(running), stored to r[dst].
   struct ChainLink {
-    uint8_t op;          // ChainOp
-    bool running_left;   // the running value is the left operand
-    int32_t other, dst;
-    kernels::ScalarF32Fn unary = nullptr;  // op kUnary
+    uint8_t op;      // LinkOp: the operation and which side the running value is on
+    int32_t other;   // r[other] is the other operand
+    int32_t dst;
+    kernels::ScalarF32Fn unary = nullptr;  // kUnary
   };
   std::vector<std::unique_ptr<ChainLink[]>> chains_;  // a chain instruction's attr points here
 
@@ -152,6 +162,7 @@ class RegisterProgramBuilder {
     uint8_t op;
     DType dtype;
     kernels::ScalarF32Fn unary;
+    uint8_t compare = 0;  // an integer compare: RegisterProgram::LoopTest::type
   };
   std::vector<Info> info_;
   // The order in which to run instructions [begin, end) (no calls among them): chains long.

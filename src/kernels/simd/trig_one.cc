@@ -52,6 +52,10 @@ float CosF32(float x) {
   return special::SinCosForOneF32<true>(x);
 }
 
+using OneF32Fn = float (*)(float);
+OneF32Fn SinF32Address() { return &SinF32; }
+OneF32Fn CosF32Address() { return &CosF32; }
+
 }  // namespace stablert::kernels::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -62,5 +66,11 @@ HWY_EXPORT(CosF32);
 
 float SinOneF32(float x) { return HWY_DYNAMIC_DISPATCH(SinF32)(x); }
 float CosOneF32(float x) { return HWY_DYNAMIC_DISPATCH(CosF32)(x); }
+
+HWY_EXPORT(SinF32Address);
+HWY_EXPORT(CosF32Address);
+
+OneF32Fn SinOneF32Function() { return HWY_DYNAMIC_DISPATCH(SinF32Address)(); }
+OneF32Fn CosOneF32Function() { return HWY_DYNAMIC_DISPATCH(CosF32Address)(); }
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE
