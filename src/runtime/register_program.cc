@@ -332,8 +332,38 @@ bool RegisterProgramBuilder::EndCondition(Operand predicate) {
   return true;
 }
 
+int RegisterProgramBuilder::Rename(size_t begin, size_t end, int next) {
+  // The writes to each register in [begin, end), and how many of them are left.
+  std::vector<int> writes_left(locations_.size(), 0);
+  for (size_t i = begin; i < end; ++i)
+    if (info_[i].inputs >= 0) ++writes_left[static_cast<size_t>(instructions_[i].dst)];
+  std::vector<int32_t> current(locations_.size());
+  for (size_t r = 0; r < current.size(); ++r) current[r] = static_cast<int32_t>(r);
+  for (size_t i = begin; i < end; ++i) {
+    kernels::ScalarInstruction& x = instructions_[i];
+    const int inputs = info_[i].inputs;
+    if (inputs < 0) continue;
+    if (inputs > 0) x.a = current[static_cast<size_t>(x.a)];
+    if (inputs > 1) x.b = current[static_cast<size_t>(x.b)];
+    if (inputs > 2) x.c = current[static_cast<size_t>(x.c)];
+    const size_t location = static_cast<size_t>(x.dst);
+    if (--writes_left[location] > 0 && next < RegisterProgram::kMaxRegisters - 1) {
+      current[location] = next++;  // not the last write: a register of its own
+    } else {
+      current[location] = static_cast<int32_t>(location);
+    }
+    x.dst = current[location];
+  }
+  return next;
+}
+
 std::optional<RegisterProgram> RegisterProgramBuilder::Finish() {
   if (failed_) return std::nullopt;
+  // Temporaries sharing a location get registers of their own (the calls register, if any,
+  // comes after them).
+  int registers = static_cast<int>(locations_.size());
+  registers = Rename(0, condition_end_, registers);
+  registers = Rename(condition_end_, instructions_.size(), registers);
   RegisterProgram program;
   EmitWithChains(0, condition_end_, program, program.condition_);
   EmitWithChains(condition_end_, instructions_.size(), program, program.body_);
@@ -344,7 +374,7 @@ std::optional<RegisterProgram> RegisterProgramBuilder::Finish() {
                                               instructions_[0].a, instructions_[0].b};
     program.condition_.clear();
   }
-  program.num_registers_ = static_cast<int>(locations_.size());
+  program.num_registers_ = registers;
   if (num_calls_ > 0) {
     for (plan::ValueId value : touched_by_calls_)
       for (size_t r = 0; r < locations_.size(); ++r)

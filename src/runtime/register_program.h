@@ -165,6 +165,13 @@ class RegisterProgramBuilder {
     uint8_t compare = 0;  // an integer compare: RegisterProgram::LoopTest::type
   };
   std::vector<Info> info_;
+  // Gives every write to a register in [begin, end) but the last its own register (from
+  // `next` on, while they fit), the reads between two writes reading the first's, so that
+  // temporaries which share a storage location do not order each other. The register
+  // still holds the value from before until the last write and the final value after it,
+  // so what the condition, the next iteration and the final stores see is unchanged.
+  // Returns the next free register.
+  int Rename(size_t begin, size_t end, int next);
   // The order in which to run instructions [begin, end) (no calls among them): chains long.
   std::vector<size_t> Schedule(size_t begin, size_t end) const;
   size_t condition_end_ = 0;
