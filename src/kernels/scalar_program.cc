@@ -3,9 +3,22 @@
 #include <string>
 
 #include "kernels/registry.h"
+#include "kernels/simd/trig_one.h"
 
 namespace stablert::kernels {
 namespace {
+
+template <float (*kFn)(float)>
+void UnaryF32Scalar(ScalarSlot* r, const ScalarInstruction& i) {
+  SetSlot(r[i.dst], kFn(GetSlot<float>(r[i.a])));
+}
+
+// The registry's scalar function of `key`, or a faster one computing the same bits.
+ScalarFn FindScalarFunction(const KernelRegistry& registry, std::string_view key) {
+  if (key == "sine.f32") return &UnaryF32Scalar<&simd::SinOneF32>;
+  if (key == "cosine.f32") return &UnaryF32Scalar<&simd::CosOneF32>;
+  return reinterpret_cast<ScalarFn>(registry.FindScalar(key));
+}
 
 void SelectScalar(ScalarSlot* r, const ScalarInstruction& i) {
   r[i.dst] = GetSlot<uint8_t>(r[i.a]) ? r[i.b] : r[i.c];
@@ -106,7 +119,13 @@ ScalarFn ScalarFunctionOf(const KernelRegistry& registry, std::string_view kerne
   for (int64_t code = 1; code <= static_cast<int64_t>(ScalarOp::kCopy) && !known; ++code)
     known = ScalarOpName(code) == op;
   if (!known) return nullptr;
-  return reinterpret_cast<ScalarFn>(registry.FindScalar(kernel_key));
+  return FindScalarFunction(registry, kernel_key);
+}
+
+ScalarF32Fn ScalarF32FunctionOf(std::string_view kernel_key) {
+  if (kernel_key == "sine.f32") return simd::SinOneF32Function();
+  if (kernel_key == "cosine.f32") return simd::CosOneF32Function();
+  return nullptr;
 }
 
 StatusOr<ScalarProgram> ScalarProgram::Decode(std::span<const int64_t> code, const KernelRegistry& registry) {
@@ -184,7 +203,7 @@ StatusOr<ScalarProgram> ScalarProgram::Decode(std::span<const int64_t> code, con
     }
     if (!types_ok) return malformed("operand types do not fit " + std::string(name));
     if (instruction.fn == nullptr) {
-      instruction.fn = reinterpret_cast<ScalarFn>(registry.FindScalar(key));
+      instruction.fn = FindScalarFunction(registry, key);
       if (instruction.fn == nullptr) return Unimplemented("no scalar function '" + key + "' for a body program");
     }
     program.code_.push_back(instruction);

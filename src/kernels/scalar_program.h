@@ -90,6 +90,13 @@ std::string_view ScalarOpName(int64_t op);
 // operand's register.
 ScalarFn ScalarFunctionOf(const KernelRegistry& registry, std::string_view kernel_key);
 
+// The same function as a plain f32 -> f32 function taking and returning its value in a
+// machine register, for the unary f32 kernels that have one ("sine.f32", "cosine.f32"),
+// else nullptr. Same bits as ScalarFunctionOf's (and the kernel's). The function is that of
+// the instruction set chosen when this is called (simd::SetIsa): resolve it after the cap.
+using ScalarF32Fn = float (*)(float);
+ScalarF32Fn ScalarF32FunctionOf(std::string_view kernel_key);
+
 class ScalarProgram {
  public:
   // Decodes `code` and resolves each instruction's scalar function in `registry`.

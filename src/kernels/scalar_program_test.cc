@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "kernels/kernel_test_util.h"
@@ -158,6 +161,60 @@ void CheckMathFunctions() {
     for (const char* name : unary_ops) check(name, false);
     for (const char* name : binary_ops) check(name, true);
   }
+}
+
+// sin and cos of f32 as plain functions (ScalarF32FunctionOf, the links of register
+// chains) and as scalar functions give the kernel's bits at every level, on each edge of
+// their decisions: NaN, infinities, zeros, denormals, the smallest normals, 2^-13 (cos
+// rounds to 1 below), 39000 (the vector domain's end; libm beyond), large arguments.
+TEST_F(ScalarFunctionOfTest, SinAndCosOfF32GiveTheKernelsBits) {
+  std::vector<float> values = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-40f, -1e-40f, 0x1.fffffcp-127f,
+                               std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(),
+                               0x1.000002p-126f, 0x1p-14f, 0x1.fffffep-14f, 0x1p-13f, -0x1p-13f, 0x1.000002p-13f,
+                               1e-7f, 0.5f, 0.7853982f, 1.5707964f, -1.5707964f, 3.1415927f, 6.2831855f,
+                               100.0f, 1000.5f, 38999.996f, 39000.0f, -39000.0f, 39000.004f, -39000.004f, 1e5f,
+                               -1e5f, 123456.79f, 1e10f, 1e30f, std::numeric_limits<float>::max(),
+                               -std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                               -std::numeric_limits<float>::quiet_NaN()};
+  uint32_t nan_payload = 0x7fa00001u;  // a signalling NaN's bits
+  float snan;
+  std::memcpy(&snan, &nan_payload, 4);
+  values.push_back(snan);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  while (values.size() < (1u << 16))  // magnitudes 1e-6 .. 1e6, and random bit patterns
+    values.push_back(values.size() % 4 == 0 ? std::bit_cast<float>(static_cast<uint32_t>(rng()))
+                                            : unit(rng) * std::pow(10.0f, static_cast<float>(rng() % 13) - 6.0f));
+  const int64_t n = static_cast<int64_t>(values.size());
+  Array x(DType::kF32, {n});
+  std::memcpy(x.bytes.data(), values.data(), values.size() * 4);
+  for (env::Isa level : {env::Isa::kSse4, env::Isa::kAvx2, env::Isa::kAvx512, env::Isa::kBest}) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    SCOPED_TRACE(simd::CurrentTarget());
+    for (const char* name : {"sine", "cosine"}) {
+      const std::string key = Key(name, DType::kF32);
+      const ScalarF32Fn f32 = ScalarF32FunctionOf(key);
+      const ScalarFn fn = ScalarFunctionOf(CpuKernels(), key);
+      ASSERT_NE(f32, nullptr);
+      ASSERT_NE(fn, nullptr);
+      Array want(DType::kF32, {n});
+      RunKernel(key, {&x}, {&want});
+      for (int64_t i = 0; i < n; ++i) {
+        const float value = values[static_cast<size_t>(i)];
+        uint32_t expected;
+        std::memcpy(&expected, &want.bytes[static_cast<size_t>(i * 4)], 4);
+        ASSERT_EQ(std::bit_cast<uint32_t>(f32(value)), expected) << key << " of " << value;
+        ScalarSlot registers[2] = {};
+        SetSlot(registers[1], value);
+        fn(registers, ScalarInstruction{fn, 0, 1, 0, 0, 0});
+        ASSERT_EQ(GetSlot<uint32_t>(registers[0]), expected) << key << " of " << value;
+      }
+    }
+  }
+  EXPECT_EQ(ScalarF32FunctionOf("sine.f64"), nullptr);
+  EXPECT_EQ(ScalarF32FunctionOf("exponential.f32"), nullptr);
 }
 
 TEST_F(ScalarFunctionOfTest, OnlyOpsWithAnOpcode) {

@@ -16,7 +16,13 @@
 // previous one's result run as one instruction that keeps the running value in a machine
 // register (each result is still stored to its register), so a dependent chain does not go
 // through memory between its links; the operations and their rounding are the same (no
-// contraction into FMAs).
+// contraction into FMAs). f32 functions with a plain f32 -> f32 form
+// (kernels::ScalarF32FunctionOf: sin, cos) are links too. Before chains are formed, the
+// instructions between calls are reordered (respecting every read and write of a register,
+// so the registers end as in step order) to make chains long: a chain is continued by an
+// instruction reading its last result where one is ready, and side computations (the
+// shortest paths to the end) are placed first, so the longest dependent path tends to
+// become one chain.
 //
 // Loops with kernel calls: a loop may also hold calls of bound kernel steps
 // (kernels::BoundCall, e.g. a fused step over a carried array), bound per execution and
@@ -60,7 +66,7 @@ class RegisterProgram {
 
   bool is_loop() const { return predicate_ >= 0; }
   int num_registers() const { return num_registers_; }
-  size_t num_instructions() const { return condition_.size() + body_.size(); }
+  size_t num_instructions() const { return condition_.size() + body_.size() + (test_.type != 0 ? 1 : 0); }
   int num_calls() const { return num_calls_; }
 
  private:
@@ -77,12 +83,23 @@ class RegisterProgram {
   int num_calls_ = 0;
   int32_t calls_register_ = -1;  // programs with calls: the register holding the calls' address
   std::vector<Transfer> loads_, stores_;
-  // One link of a chain: running = running op r[other] (or r[other] op running), stored to
-  // r[dst].
+  // Loops whose condition is one integer compare of two registers: it runs inline (no call,
+  // no round trip of the i1 through its register) and the condition code is empty.
+  struct LoopTest {
+    uint8_t type = 0;  // 0: none; 1 s32, 2 s64, 3 u32, 4 u64
+    uint8_t direction = 0;  // VHLO comparison direction (kernels::ops::CompareValues)
+    int32_t a = 0, b = 0;
+  };
+  LoopTest test_;
+  template <typename I>
+  void RunLoop(kernels::ScalarSlot* registers) const;
+  // One link of a chain: running = running op r[other] (or r[other] op running), or
+  // running = unary(running), stored to r[dst].
   struct ChainLink {
-    uint8_t op;          // ChainOp
-    bool running_left;   // the running value is the left operand
-    int32_t other, dst;
+    uint8_t op;      // LinkOp: the operation and which side the running value is on
+    int32_t other;   // r[other] is the other operand
+    int32_t dst;
+    kernels::ScalarF32Fn unary = nullptr;  // kUnary
   };
   std::vector<std::unique_ptr<ChainLink[]>> chains_;  // a chain instruction's attr points here
 
@@ -138,8 +155,25 @@ class RegisterProgramBuilder {
                       std::vector<kernels::ScalarInstruction>& out) const;
 
   std::vector<kernels::ScalarInstruction> instructions_;
-  // Per instruction: its arithmetic op for chains (ChainOp, 0: none) and element type.
-  std::vector<std::pair<uint8_t, DType>> arithmetic_;
+  // Per instruction: how many registers it reads (a, b, c in order; -1: a call, which
+  // touches none), its op for chains (ChainOp, 0: none), element type and f32 function.
+  struct Info {
+    int8_t inputs;
+    uint8_t op;
+    DType dtype;
+    kernels::ScalarF32Fn unary;
+    uint8_t compare = 0;  // an integer compare: RegisterProgram::LoopTest::type
+  };
+  std::vector<Info> info_;
+  // Gives every write to a register in [begin, end) but the last its own register (from
+  // `next` on, while they fit), the reads between two writes reading the first's, so that
+  // temporaries which share a storage location do not order each other. The register
+  // still holds the value from before until the last write and the final value after it,
+  // so what the condition, the next iteration and the final stores see is unchanged.
+  // Returns the next free register.
+  int Rename(size_t begin, size_t end, int next);
+  // The order in which to run instructions [begin, end) (no calls among them): chains long.
+  std::vector<size_t> Schedule(size_t begin, size_t end) const;
   size_t condition_end_ = 0;
   int32_t predicate_ = -1;
   bool failed_ = false;

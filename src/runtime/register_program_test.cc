@@ -276,6 +276,74 @@ TEST(RegisterProgramTest, ArithmeticChainsKeepOperandOrder) {
   EXPECT_EQ(std::memcmp(&got, &y, 8), 0) << got << " vs " << y;
 }
 
+// f32 chains with cos as a link (kernels::ScalarF32FunctionOf), subtract and divide with the
+// running value on the right, and loops whose condition is one integer compare of every
+// direction and counter type (run inline): each loop's result against the steps' kernels
+// one by one. The counters count down, up by 3 or to an exact value, so each direction's
+// exit is exercised, including loops that run zero times (y grows by at least 0.005 per
+// iteration, so one more or less changes the result).
+TEST(RegisterProgramTest, CosChainsAndIntegerLoopTests) {
+  struct Case {
+    DType counter;
+    int64_t start, limit, step;
+    int direction;  // VHLO: EQ 0, NE 1, GE 2, GT 3, LE 4, LT 5
+  };
+  const Case cases[] = {
+      {DType::kS32, 0, 20, 1, 5},   {DType::kS32, 20, 0, -1, 3},  {DType::kS64, -30, 30, 3, 4},
+      {DType::kS64, 9, -9, -1, 2},  {DType::kU32, 0, 17, 1, 1},   {DType::kU64, 20, 7, -1, 2},
+      {DType::kU32, 5, 5, 1, 0},    {DType::kS32, 10, 0, 1, 5},   {DType::kU64, 3, 3, 1, 1}};
+  for (const Case& test : cases) {
+    SCOPED_TRACE(std::string(DTypeName(test.counter)) + " direction " + std::to_string(test.direction) + " from " +
+                 std::to_string(test.start));
+    ModuleBuilder b;
+    auto y0 = b.Param(DType::kF32, {});
+    auto counter = [&](int64_t value) {
+      if (test.counter == DType::kS32) return b.Constant<int32_t>(DType::kS32, {}, {static_cast<int32_t>(value)});
+      if (test.counter == DType::kU32) return b.Constant<uint32_t>(DType::kU32, {}, {static_cast<uint32_t>(value)});
+      if (test.counter == DType::kS64) return b.Constant<int64_t>(DType::kS64, {}, {value});
+      return b.Constant<uint64_t>(DType::kU64, {}, {static_cast<uint64_t>(value)});
+    };
+    auto limit = counter(test.limit);
+    ir::Attribute::Dictionary direction = {
+        {"comparison_direction", ModuleBuilder::Enum(ir::EnumKind::kComparisonDirection, test.direction)}};
+    auto loop = b.While(
+        {counter(test.start), y0},
+        [&](const std::vector<ir::ValueId>& a) { return b.Op(OpCode::kCompare, {a[0], limit}, DType::kPred, {}, direction); },
+        [&](const std::vector<ir::ValueId>& a) {
+          auto c = [&](float value) { return b.Constant<float>(DType::kF32, {}, {value}); };
+          auto op = [&](OpCode code, ir::ValueId x, ir::ValueId y) { return b.Op(code, {x, y}, DType::kF32, {}); };
+          auto y = a[1];
+          auto t = b.Op(OpCode::kCosine, {op(OpCode::kMultiply, y, c(0.7f))}, DType::kF32, {});  // cos(0.7 y)
+          auto u = op(OpCode::kSubtract, c(2.0f), t);                                             // 2 - t
+          auto v = op(OpCode::kDivide, c(1.5f), u);                                               // 1.5 / u
+          auto next = op(OpCode::kAdd, y, op(OpCode::kMultiply, c(0.01f), v));                    // y + 0.01 v
+          auto step = b.Op(test.step > 0 ? OpCode::kAdd : OpCode::kSubtract, {a[0], counter(std::abs(test.step))},
+                           test.counter, {});
+          return std::vector<ir::ValueId>{step, next};
+        });
+    Lowered lowered = Load(b.Build({loop[1]}));
+    float y = 0.25f;
+    const float got = Execute<float>(lowered, {&y})[0];
+    auto go = [&](int64_t i) {
+      const bool is_unsigned = test.counter == DType::kU32 || test.counter == DType::kU64;
+      const auto x = is_unsigned ? static_cast<int64_t>(static_cast<uint64_t>(i)) : i;
+      switch (test.direction) {
+        case 0: return x == test.limit;
+        case 1: return x != test.limit;
+        case 2: return x >= test.limit;
+        case 3: return x > test.limit;
+        case 4: return x <= test.limit;
+        default: return x < test.limit;
+      }
+    };
+    for (int64_t i = test.start; go(i); i += test.step) {
+      const float t = KernelOnOne<float>("cosine", DType::kF32, {y * 0.7f});
+      y = y + 0.01f * (1.5f / (2.0f - t));
+    }
+    EXPECT_EQ(std::memcmp(&got, &y, 4), 0) << got << " vs " << y;
+  }
+}
+
 // Straight-line scalar steps outside loops run as one program.
 TEST(RegisterProgramTest, StraightLineRun) {
   ModuleBuilder b;

@@ -83,6 +83,21 @@ HWY_INLINE V SinCosForF32(D d, V x) {
   return hn::IfThenElse(negate, hn::Neg(result), result);
 }
 
+// SinCosForF32 of one f32 value (|x| <= 39000), for code that computes one element at a
+// time: the same operations on a one-lane vector (promoted to f64, rounded back once), so
+// the bits are those the element gets in any lane of a full vector. Not on the one-lane
+// scalar target (kHasF64Lanes).
+template <bool kCos>
+HWY_INLINE float SinCosForOneF32(float x) {
+#if HWY_TARGET == HWY_SCALAR
+  return x;
+#else
+  const hn::CappedTag<float, 1> d;
+  const hn::Rebind<double, decltype(d)> dd;
+  return hn::GetLane(hn::DemoteTo(d, SinCosForF32<kCos>(dd, hn::PromoteTo(dd, hn::Set(d, x)))));
+#endif
+}
+
 // tanh of f64 lanes holding f32 values, for rounding to f32: x P(x^2) / Q(x^2) with x clamped
 // to +-9.1 (coefficients.h; relative error 7.8e-9), so the f32 result is within 0.63 ulp.
 // Measured alternatives (docs/benchmarks.md, "tanh"): Highway's f32 tanh (expm1 and a

@@ -134,3 +134,66 @@ def test_scalar_path_gives_the_vector_kernels_bits(name, dtype):
         w, g_ = np.asarray(w), np.asarray(g_)
         bits = np.dtype(f"u{w.dtype.itemsize}")
         np.testing.assert_array_equal(g_.view(bits), w.view(bits), err_msg=f"{name} {dtype.name}")
+
+
+F32_EDGES = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-40, 1.1754944e-38, -1.1754944e-38, 2.0**-14, float.fromhex("0x1.fffffep-14"), 2.0**-13,
+                      -2.0**-13, 0.5, 1.5707964, 3.1415927, 38999.996, 39000.0, -39000.0, 39000.004, -39000.004, 1e5,
+                      123456.79, 1e10, 1e30, 3.4028235e38, -3.4028235e38, np.inf, -np.inf, np.nan], np.float32)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_links_of_chains_give_the_vector_kernels_bits(name):
+    """sin/cos inside a chain of dependent f32 arithmetic (the register program calls them on
+    a machine register) on every edge of their decisions (zeros, denormals, 2^-13, the end of
+    the vector domain at 39000, huge values, inf, NaN) and random values: the bits of the
+    vector kernel on the whole array, and XLA:CPU's values within tolerance."""
+    f = UNARY[name]
+    x = np.concatenate([F32_EDGES, _inputs(np.dtype(np.float32), 4096, 3),
+                        np.random.default_rng(4).uniform(-1e5, 1e5, 2048).astype(np.float32)])
+    one = np.float32(1.0)
+
+    def per_element(x, one):
+        def body(i, out):
+            return out.at[i].set(f(x[i] * one) * one + 0.0)  # multiply, sin/cos, multiply, add: one chain
+        return lax.fori_loop(0, x.shape[0], body, jnp.zeros_like(x))
+
+    want = np.asarray(run_on(stablert(), lambda x, one: f(x * one) * one + 0.0, x, one))
+    got = np.asarray(run_on(stablert(), per_element, x, one))
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=name)
+    check_cases(None, {"edges": Call(per_element, x, one)}, op=f"scalar_loop_{name}", dtype=np.dtype(np.float32))
+
+
+def test_euler_loops_from_edge_values():
+    """The Euler step (a chain through sin) carried from NaN, infinities, denormals and
+    values beyond sin's vector domain, against XLA:CPU."""
+    cases = {f"y0_{v!r}": Call(_euler(200, jnp.sin), np.float32(v))
+             for v in [np.nan, np.inf, -np.inf, 1e-40, -0.0, 39000.004, -1e6, 3e4]}
+    cases["cos_denormal"] = Call(_euler(200, jnp.cos), np.float32(1e-42))
+    check_cases(None, cases, op="scalar_loop", dtype=np.dtype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=lambda d: d.name)
+def test_counter_conditions_of_every_direction(dtype):
+    """Loops whose condition is one compare of the counter (tested inline by the register
+    program), in every direction, counting up, down and by steps, including loops that do
+    not run; the carried f32 grows every iteration, so one iteration more or less shows."""
+    def counted(cond, step, start):
+        def run(y):
+            def body(s):
+                i, y = s
+                i = i + np.array(step, dtype) if step > 0 else i - np.array(-step, dtype)
+                return i, y + 0.01 * (1.5 / (2.0 - jnp.cos(y * 0.7)))
+            return lax.while_loop(lambda s: cond(s[0]), body, (np.array(start, dtype), y))[1]
+        return run
+
+    y = np.float32(0.25)
+    cases = {
+        "lt_up": Call(counted(lambda i: i < 300, 1, 0), y),
+        "le_by_3": Call(counted(lambda i: i <= 301, 3, 1), y),
+        "ne_up": Call(counted(lambda i: i != 77, 1, 0), y),
+        "eq_once": Call(counted(lambda i: i == 5, 1, 5), y),
+        "lt_never": Call(counted(lambda i: i < 3, 1, 10), y),
+        "gt_down": Call(counted(lambda i: i > 2, -1, 200), y),
+        "ge_down": Call(counted(lambda i: i >= 7, -1, 150), y),
+    }
+    check_cases(None, cases, op="scalar_loop", dtype=np.dtype(np.float32))
