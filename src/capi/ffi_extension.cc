@@ -5,6 +5,7 @@
 
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "kernels/ffi_api.h"
 #include "kernels/ffi_registry.h"
 #include "xla/pjrt/c/pjrt_c_api_ffi_extension.h"
 
@@ -19,6 +20,10 @@ PJRT_Error* RegisterHandler(PJRT_FFI_Register_Handler_Args* args) {
   STABLERT_CAPI_REQUIRE(PJRT_FFI_Register_Handler, args->handler);
   STABLERT_CAPI_REQUIRE(PJRT_FFI_Register_Handler, args->platform_name);
   STABLERT_CAPI_GUARD(PJRT_FFI_Register_Handler, {
+    const std::string_view target = View(args->target_name, args->target_name_size);
+    if (!target.empty())
+      STABLERT_CAPI_RETURN_IF_ERROR(
+          kernels::ffi::CheckHandlerMetadata("PJRT_FFI_Register_Handler", target, args->handler));
     kernels::ffi::HandlerBundle bundle;
     bundle.execute = args->handler;
     bundle.traits = static_cast<uint32_t>(args->traits);

@@ -65,6 +65,13 @@ void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) {
 XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_Handler_Register, args);
   STABLERT_FFI_GUARD(XLA_FFI_Handler_Register, {
+    const std::string_view target(args->name.ptr ? args->name.ptr : "", args->name.len);
+    for (XLA_FFI_Handler* handler :
+         {args->bundle.instantiate, args->bundle.prepare, args->bundle.initialize, args->bundle.execute})
+      if (handler != nullptr)
+        if (Status checked = CheckHandlerMetadata("XLA_FFI_Handler_Register", target, reinterpret_cast<void*>(handler));
+            !checked.ok())
+          return FromStatus(checked);
     HandlerBundle bundle{reinterpret_cast<void*>(args->bundle.instantiate),
                          reinterpret_cast<void*>(args->bundle.prepare),
                          reinterpret_cast<void*>(args->bundle.initialize),
@@ -254,6 +261,39 @@ StepState::~StepState() {
 }
 
 const XLA_FFI_Api* Api() { return &kApi; }
+
+Status CheckHandlerMetadata(std::string_view function, std::string_view target, void* handler) {
+  XLA_FFI_Metadata metadata{};
+  metadata.struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
+  XLA_FFI_Metadata_Extension extension{};
+  extension.extension_base = XLA_FFI_Extension_Base{XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata,
+                                                    nullptr};
+  extension.metadata = &metadata;
+  XLA_FFI_ExecutionContext context;
+  StepState no_state;
+  context.state = &no_state;
+  XLA_FFI_CallFrame frame{};
+  frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+  frame.extension_start = &extension.extension_base;
+  frame.api = Api();
+  frame.ctx = &context;
+  frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  frame.args.struct_size = XLA_FFI_Args_STRUCT_SIZE;
+  frame.rets.struct_size = XLA_FFI_Rets_STRUCT_SIZE;
+  frame.attrs.struct_size = XLA_FFI_Attrs_STRUCT_SIZE;
+  if (XLA_FFI_Error* error = reinterpret_cast<XLA_FFI_Handler*>(handler)(&frame)) {
+    DestroyError(error);
+    return OkStatus();
+  }
+  const XLA_FFI_Api_Version& version = metadata.api_version;
+  if (version.struct_size == 0) return OkStatus();  // not answered
+  if (version.major_version != XLA_FFI_API_MAJOR || version.minor_version > XLA_FFI_API_MINOR)
+    return InvalidArgument(std::string(function) + ": FFI target '" + std::string(target) +
+                           "' was built against XLA FFI API " + std::to_string(version.major_version) + "." +
+                           std::to_string(version.minor_version) + "; StableRT implements " +
+                           std::to_string(XLA_FFI_API_MAJOR) + "." + std::to_string(XLA_FFI_API_MINOR));
+  return OkStatus();
+}
 
 Status TakeError(XLA_FFI_Error* error, std::string_view prefix) {
   if (error == nullptr) return OkStatus();

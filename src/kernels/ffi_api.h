@@ -22,6 +22,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "xla/ffi/api/c_api.h"
@@ -68,6 +69,12 @@ namespace stablert::kernels::ffi {
 
 // The table handed to handlers in XLA_FFI_CallFrame::api.
 const XLA_FFI_Api* Api();
+
+// Asks `handler` (an XLA_FFI_Handler) for its metadata, as XLA does at registration:
+// InvalidArgument naming `function` and `target` if it was built against an FFI API version
+// StableRT cannot serve (another major version, or a newer minor one). A handler that
+// answers with an error or not at all is accepted (headers older than the metadata query).
+Status CheckHandlerMetadata(std::string_view function, std::string_view target, void* handler);
 
 // A Status from a handler's error (which it then destroys), its message prefixed with
 // `prefix`; OK for null.

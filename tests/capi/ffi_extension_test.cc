@@ -64,6 +64,16 @@ XLA_FFI_Error* AlwaysFails(XLA_FFI_CallFrame* frame) {
   return MakeError(frame->api, "the handler refuses");
 }
 
+// Reports (through the metadata query) an FFI API major version StableRT does not implement.
+XLA_FFI_Error* FromTheFuture(XLA_FFI_CallFrame* frame) {
+  if (frame->extension_start != nullptr && frame->extension_start->type == XLA_FFI_Extension_Metadata) {
+    auto* extension = reinterpret_cast<XLA_FFI_Metadata_Extension*>(frame->extension_start);
+    extension->metadata->api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, 1, 0};
+    return nullptr;
+  }
+  return MakeError(frame->api, "never executed");
+}
+
 class FfiExtensionTest : public ProgramTest {
  protected:
   void SetUp() override {
@@ -106,6 +116,14 @@ TEST_F(FfiExtensionTest, RegistrationMisuseNamesTheFunction) {
   ErrorInfo size = TakeError(api_, ffi_->register_handler(&small));
   EXPECT_TRUE(size.failed);
   EXPECT_NE(size.message.find("PJRT_FFI_Register_Handler"), std::string::npos) << size.message;
+}
+
+TEST_F(FfiExtensionTest, HandlersOfAnotherFfiApiVersionAreRefused) {
+  ErrorInfo info = Register("capi_ffi_future", reinterpret_cast<void*>(&FromTheFuture), "stablert");
+  EXPECT_TRUE(info.failed);
+  EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("PJRT_FFI_Register_Handler"), std::string::npos) << info.message;
+  EXPECT_NE(info.message.find("1.0"), std::string::npos) << info.message;
 }
 
 TEST_F(FfiExtensionTest, ReRegisteringATargetNeedsTheSameHandler) {
