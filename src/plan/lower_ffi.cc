@@ -209,6 +209,30 @@ Status LowerFfiCall(Lowering& l, const ir::Operation& op, std::string_view targe
   }
   STABLERT_RETURN_IF_ERROR(CheckLayouts(l, op, target, "operand_layouts", in_types));
   STABLERT_RETURN_IF_ERROR(CheckLayouts(l, op, target, "result_layouts", out_types));
+  // Results aliasing operands (jax.ffi.ffi_call's input_output_aliases): the handler expects
+  // the result buffer to hold the operand on entry, so the operand is copied into it first.
+  if (const ir::Attribute* aliases = op.attr("output_operand_aliases")) {
+    const auto* list = aliases->get<ir::Attribute::Array>();
+    if (list == nullptr) return l.Invalid(op, "custom_call '" + target + "': output_operand_aliases is not a list");
+    for (const ir::Attribute& alias : *list) {
+      const auto* fields = alias.get<ir::Attribute::Dictionary>();
+      const ir::Attribute* output_index = fields ? ir::FindAttr(*fields, "output_tuple_indices") : nullptr;
+      const ir::Attribute* operand_index = fields ? ir::FindAttr(*fields, "operand_index") : nullptr;
+      const ir::Attribute* operand_tuple = fields ? ir::FindAttr(*fields, "operand_tuple_indices") : nullptr;
+      auto output = output_index ? output_index->AsIntArray() : std::nullopt;
+      auto operand = operand_index ? operand_index->AsInt() : std::nullopt;
+      auto operand_path = operand_tuple ? operand_tuple->AsIntArray() : std::vector<int64_t>{};
+      if (!output || !operand || !operand_path || !operand_path->empty() || output->size() > 1)
+        return l.Invalid(op, "custom_call '" + target + "': malformed output_operand_aliases entry");
+      const int64_t out = output->empty() ? 0 : (*output)[0];
+      if (out < 0 || out >= static_cast<int64_t>(outputs.size()) || *operand < 0 ||
+          *operand >= static_cast<int64_t>(inputs.size()) || in_types[*operand] != out_types[out])
+        return l.Invalid(op, "custom_call '" + target + "': output_operand_aliases pairs result " +
+                                 std::to_string(out) + " with operand " + std::to_string(*operand) +
+                                 ", which is missing or of another type");
+      l.EmitCopy(op, inputs[*operand], outputs[out]);
+    }
+  }
   kernels::FfiAttributes attributes;
   if (const ir::Attribute::Dictionary* dict = ConfigDictionary(op))
     STABLERT_RETURN_IF_ERROR(AttributeConverter(l, op, target).Dictionary(*dict, "", &attributes.names,

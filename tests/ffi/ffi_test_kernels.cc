@@ -102,6 +102,13 @@ ffi::Error RowSumAndCount(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> s
   return ffi::Error::Success();
 }
 
+// Writes `value` into element 0 of y and nothing else: used with y aliasing x
+// (input_output_aliases), so the rest of y must hold x on entry.
+ffi::Error SetFirst(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y, float value) {
+  if (y->element_count() > 0) y->typed_data()[0] = value;
+  return ffi::Error::Success();
+}
+
 // Fails with InvalidArgument whose message carries `code`.
 ffi::Error Fail(ffi::Buffer<ffi::F32>, ffi::ResultBuffer<ffi::F32>, int32_t code) {
   return ffi::Error::InvalidArgument("test handler failed on purpose with code " + std::to_string(code));
@@ -148,3 +155,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestRowSumAndCount, RowSumAndCount,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestFail, Fail,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>().Attr<int32_t>(
                                   "code"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestSetFirst, SetFirst,
+                              ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>().Attr<float>(
+                                  "value"));

@@ -19,6 +19,7 @@ _TARGETS = {
     "stablert_test_attributes": "StablertTestAttributes",
     "stablert_test_row_sum_and_count": "StablertTestRowSumAndCount",
     "stablert_test_fail": "StablertTestFail",
+    "stablert_test_set_first": "StablertTestSetFirst",
 }
 
 
@@ -148,6 +149,20 @@ def test_results_feed_other_ops():
 
     cpu, stablert = _both(f, x)
     np.testing.assert_allclose(stablert, cpu, rtol=1e-6, atol=1e-5)
+
+
+def test_result_aliasing_an_operand_starts_as_the_operand():
+    x = np.random.default_rng(5).standard_normal(1 << 20).astype(np.float32)
+
+    def f(x):
+        call = jax.ffi.ffi_call("stablert_test_set_first", jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                input_output_aliases={0: 0})
+        return call(x * 2, value=np.float32(-1.0))
+
+    cpu, stablert = _both(f, x)
+    _assert_same(cpu, stablert)
+    assert stablert[0] == -1.0
+    np.testing.assert_array_equal(stablert[1:], x[1:] * 2)
 
 
 @pytest.mark.parametrize("vmap_method", ["broadcast_all", "sequential"])
