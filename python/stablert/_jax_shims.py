@@ -510,10 +510,22 @@ def _cpu_exports_run_on_stablert() -> None:
     mlir.register_lowering(_export.call_exported_p, call_exported_lowering, platform=PLATFORM)
 
 
+def _ffi_targets_for_stablert() -> None:
+    """jaxlib.xla_client.register_custom_call_handler / register_custom_type_handler (jax 0.10.2).
+
+    jax.ffi.register_ffi_target(..., platform="stablert") reaches the plugin only through a
+    handler registered for the platform name; jaxlib registers one for `cpu` only.
+    stablert._ffi registers StableRT's (PJRT_FFI_Extension through ctypes).
+    """
+    from stablert import _ffi
+
+    _ffi.install()
+
+
 _SHIMS = (_enable_donation, _enable_compilation_cache, _use_cpu_linalg_lowerings,
           _platform_dependent_takes_cpu_branch, _cpu_rules_as_fallback, _host_callbacks_by_send_and_recv,
           _inspect_sharding_from_layouts, _callback_errors_raised_by_the_call, _math_composites,
-          _dlpack_of_host_arrays, _cpu_exports_run_on_stablert)
+          _dlpack_of_host_arrays, _cpu_exports_run_on_stablert, _ffi_targets_for_stablert)
 
 
 def install() -> None:

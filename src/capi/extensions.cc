@@ -1,9 +1,11 @@
 // PJRT extensions: Shardings (the partitioning of a compiled executable's parameters and
 // outputs, which JAX reads to know the shardings of results it did not fix itself), then
-// Profiler (capi/profiler_extension.h), then Layouts (capi/layouts_extension.h).
+// FFI (capi/ffi_extension.h), then Profiler (capi/profiler_extension.h),
+// then Layouts (capi/layouts_extension.h).
 #include "capi/extensions.h"
 
 #include "capi/error.h"
+#include "capi/ffi_extension.h"
 #include "capi/handles.h"
 #include "capi/layouts_extension.h"
 #include "capi/profiler_extension.h"
@@ -35,7 +37,7 @@ PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args*
 }
 
 PJRT_Shardings_Extension kShardings = {
-    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, ProfilerExtension(LayoutsExtension())},
+    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, FfiExtension(ProfilerExtension(LayoutsExtension()))},
     &ParameterShardings,
     &OutputShardings,
 };

@@ -6,7 +6,7 @@
 
 namespace stablert::capi {
 
-// Head of the extension chain (Shardings, Profiler, Layouts).
+// Head of the extension chain (Shardings, FFI, Profiler, Layouts).
 PJRT_Extension_Base* ExtensionChain();
 
 }  // namespace stablert::capi

@@ -137,9 +137,13 @@ struct PJRT_AsyncTrackingEvent {
 };
 
 // PJRT_ExecuteContext_Create: the context an execution receives through
-// PJRT_ExecuteOptions::context. Holds no state of its own yet; the caller keeps it alive for
-// the executions it is passed to.
-struct PJRT_ExecuteContext {};
+// PJRT_ExecuteOptions::context; the caller keeps it alive for the executions it is passed to.
+// Holds the FFI user data PJRT_FFI_Extension's user_data_add gave it (type id, pointer not
+// owned), guarded by `mutex`. Not forwarded to FFI handlers yet (docs/decisions.md).
+struct PJRT_ExecuteContext {
+  std::mutex mutex;
+  std::vector<std::pair<int64_t, void*>> ffi_user_data;
+};
 
 struct PJRT_Executable {
   std::shared_ptr<const stablert::runtime::Executable> executable;

@@ -1,6 +1,7 @@
 #include "kernels/registry.h"
 
 #include "kernels/families.h"
+#include "kernels/ffi_params.h"
 
 namespace stablert::kernels {
 
@@ -113,6 +114,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterRngKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterFftKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterFusedKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterFfiKernels(registry));
   return OkStatus();
 }
 

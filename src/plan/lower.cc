@@ -6,6 +6,7 @@
 #include "plan/fold_dot_epilogue.h"
 #include "plan/fuse_elementwise.h"
 #include "plan/in_place.h"
+#include "plan/lower_ffi.h"
 #include "plan/lowering.h"
 
 namespace stablert::plan {
@@ -338,6 +339,7 @@ Status Lowering::LowerOp(const ir::Operation& op) {
       if (target == "ApproxTopK") return LowerApproxTopK(*this, op);
       // lax.dce_sink: marks its operands as used; nothing to compute.
       if (target == "dce_sink" && op.results.empty()) return OkStatus();
+      if (IsFfiCustomCall(op, target)) return LowerFfiCall(*this, op, target);
       return Unsupported(op, "custom_call target '" + target + "' is not supported yet");
     }
     default:

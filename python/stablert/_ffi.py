@@ -1,0 +1,169 @@
+"""Registration of XLA FFI handlers and types for the `stablert` platform.
+
+`jax.ffi.register_ffi_target(name, capsule, platform="stablert")` ends in jaxlib's
+`xla_client.register_custom_call_target`, which forwards to the handler registered for the
+platform with `xla_client.register_custom_call_handler` (jaxlib itself registers one only
+for `cpu`; GPU plugins register theirs from their own extension modules). `install()`
+registers handlers for `stablert` that call the plugin's PJRT_FFI_Extension
+(src/capi/ffi_extension.cc) through ctypes: the plugin library is the one JAX loaded (the
+same path, so the same loaded object and the same registry).
+
+Checked with: jax 0.10.2.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+_PJRT_EXTENSION_TYPE_FFI = 5  # PJRT_Extension_Type_FFI in pjrt_c_api.h
+_PLATFORM_NAMES = ("stablert", "STABLERT")
+_lock = threading.Lock()
+_api = None
+_keep_alive = []  # PJRT_FFI_Type_Info structs the plugin may call later
+
+
+class _ExtensionBase(ctypes.Structure):
+    pass
+
+
+_ExtensionBase._fields_ = [("struct_size", ctypes.c_size_t), ("type", ctypes.c_int),
+                           ("next", ctypes.POINTER(_ExtensionBase))]
+
+_Fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)  # PJRT_Error* f(Args*)
+_VoidFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _ApiVersion(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+                ("major_version", ctypes.c_int), ("minor_version", ctypes.c_int)]
+
+
+class _ApiHead(ctypes.Structure):  # the first fields of PJRT_Api
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.POINTER(_ExtensionBase)),
+                ("pjrt_api_version", _ApiVersion), ("error_destroy", _VoidFn), ("error_message", _VoidFn)]
+
+
+class _FfiExtension(ctypes.Structure):
+    _fields_ = [("base", _ExtensionBase), ("type_register", _Fn), ("user_data_add", _Fn),
+                ("register_handler", _Fn)]
+
+
+class _RegisterHandlerArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("target_name", ctypes.c_char_p),
+                ("target_name_size", ctypes.c_size_t), ("handler", ctypes.c_void_p),
+                ("platform_name", ctypes.c_char_p), ("platform_name_size", ctypes.c_size_t),
+                ("traits", ctypes.c_int)]
+
+
+class _TypeInfo(ctypes.Structure):  # PJRT_FFI_Type_Info
+    _fields_ = [("deleter", ctypes.c_void_p), ("serialize", ctypes.c_void_p), ("deserialize", ctypes.c_void_p)]
+
+
+class _TypeRegisterArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+                ("type_name", ctypes.c_char_p), ("type_name_size", ctypes.c_size_t),
+                ("type_id", ctypes.c_int64), ("type_info", ctypes.POINTER(_TypeInfo))]
+
+
+class _ErrorMessageArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+                ("error", ctypes.c_void_p), ("message", ctypes.c_char_p), ("message_size", ctypes.c_size_t)]
+
+
+class _ErrorDestroyArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+                ("error", ctypes.c_void_p)]
+
+
+def _capsule_pointer(capsule) -> int:
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    if type(capsule).__name__ != "PyCapsule":
+        raise TypeError(f"expected a PyCapsule (jax.ffi.pycapsule), got {type(capsule).__name__}")
+    return get_pointer(capsule, get_name(capsule))
+
+
+def _load():
+    """(PJRT_Api head, PJRT_FFI_Extension) of the plugin library."""
+    global _api
+    if _api is None:
+        from stablert import library_path
+
+        library = ctypes.CDLL(library_path())
+        library.GetPjrtApi.restype = ctypes.POINTER(_ApiHead)
+        head = library.GetPjrtApi().contents
+        extension = head.extension_start
+        while extension:
+            if extension.contents.type == _PJRT_EXTENSION_TYPE_FFI:
+                break
+            extension = extension.contents.next
+        if not extension:
+            raise RuntimeError("the StableRT plugin has no PJRT FFI extension")
+        _api = (head, ctypes.cast(extension, ctypes.POINTER(_FfiExtension)).contents, library)
+    return _api
+
+
+def _check(error: int | None, what: str) -> None:
+    if not error:
+        return
+    head, _, _ = _load()
+    args = _ErrorMessageArgs(ctypes.sizeof(_ErrorMessageArgs), None, error, None, 0)
+    head.error_message(ctypes.addressof(args))
+    message = ctypes.string_at(args.message, args.message_size).decode(errors="replace")
+    destroy = _ErrorDestroyArgs(ctypes.sizeof(_ErrorDestroyArgs), None, error)
+    head.error_destroy(ctypes.addressof(destroy))
+    raise ValueError(f"StableRT: {what}: {message}")
+
+
+def register_handler(name, fn, platform, api_version=1, traits=0) -> None:
+    """A jaxlib custom call handler (xla_client.register_custom_call_handler) for stablert."""
+    if api_version != 1:
+        raise ValueError(f"StableRT runs typed XLA FFI handlers (api_version=1) only; target {name!r} "
+                         f"was registered with api_version={api_version}")
+    if isinstance(fn, dict):
+        other = sorted(set(fn) - {"execute"})
+        if other or "execute" not in fn:
+            raise ValueError(f"StableRT registers the execute stage of FFI target {name!r} only; got stages "
+                             f"{sorted(fn)}")
+        fn = fn["execute"]
+    _, extension, _ = _load()
+    target = name.encode() if isinstance(name, str) else bytes(name)
+    platform_bytes = platform.encode()
+    args = _RegisterHandlerArgs(ctypes.sizeof(_RegisterHandlerArgs), target, len(target), _capsule_pointer(fn),
+                                platform_bytes, len(platform_bytes), int(traits))
+    with _lock:
+        _check(extension.register_handler(ctypes.addressof(args)), f"registering FFI target {name!r}")
+
+
+def register_type(type_name, type_registration) -> None:
+    """A jaxlib custom type handler (xla_client.register_custom_type_handler) for stablert."""
+    if isinstance(type_registration, dict):
+        type_id_capsule = type_registration["type_id"]
+        type_info_capsule = type_registration.get("type_info")
+    else:
+        type_id_capsule, type_info_capsule = type_registration, None
+    _, extension, _ = _load()
+    type_id = ctypes.cast(_capsule_pointer(type_id_capsule), ctypes.POINTER(ctypes.c_int64))
+    info = None
+    if type_info_capsule is not None:
+        # XLA_FFI_TypeInfo: struct_size, extension_start, deleter.
+        fields = ctypes.cast(_capsule_pointer(type_info_capsule), ctypes.POINTER(ctypes.c_void_p))
+        info = _TypeInfo(fields[2], None, None)
+        _keep_alive.append(info)
+    name = type_name.encode() if isinstance(type_name, str) else bytes(type_name)
+    args = _TypeRegisterArgs(ctypes.sizeof(_TypeRegisterArgs), None, name, len(name), type_id[0],
+                             ctypes.pointer(info) if info is not None else None)
+    with _lock:
+        _check(extension.type_register(ctypes.addressof(args)), f"registering FFI type {type_name!r}")
+    type_id[0] = args.type_id
+
+
+def install() -> None:
+    """Registers the handlers with jaxlib for every spelling of the platform name."""
+    from jaxlib import xla_client
+
+    for platform in _PLATFORM_NAMES:
+        xla_client.register_custom_call_handler(platform, register_handler)
+        xla_client.register_custom_type_handler(platform, register_type)

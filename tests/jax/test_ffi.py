@@ -1,0 +1,211 @@
+"""XLA FFI handlers (jax.ffi) on StableRT, compared with XLA:CPU running the same handlers.
+
+The handlers are C++ written against the ffi.h jaxlib ships (tests/ffi/ffi_test_kernels.cc,
+built as libstablert_ffi_test_kernels.so next to the plugin), registered for both `cpu` and
+`stablert`; every call runs on both backends in this process and the results must agree.
+"""
+import ctypes
+import os
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+_TARGETS = {
+    "stablert_test_scale": "StablertTestScale",
+    "stablert_test_axpy": "StablertTestAxpy",
+    "stablert_test_attributes": "StablertTestAttributes",
+    "stablert_test_row_sum_and_count": "StablertTestRowSumAndCount",
+    "stablert_test_fail": "StablertTestFail",
+    "stablert_test_set_first": "StablertTestSetFirst",
+}
+
+
+def _library_path():
+    override = os.environ.get("STABLERT_FFI_TEST_LIBRARY")
+    if override:
+        return pathlib.Path(override)
+    plugin = os.environ.get("STABLERT_LIBRARY_PATH")
+    if not plugin:
+        return None
+    return pathlib.Path(plugin).parent / "libstablert_ffi_test_kernels.so"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered():
+    path = _library_path()
+    if path is None or not path.exists():
+        pytest.skip(f"FFI test kernels not built (looked for {path}); set STABLERT_FFI_TEST_LIBRARY")
+    library = ctypes.cdll.LoadLibrary(str(path))
+    for target, symbol in _TARGETS.items():
+        for platform in ("cpu", "stablert"):
+            jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)), platform=platform)
+    return library
+
+
+def _run(device, fn, *args):
+    with jax.default_device(device):
+        placed = [jax.device_put(a, device) for a in args]
+        out = jax.jit(fn)(*placed)
+    return jax.tree.map(np.asarray, out)
+
+
+def _both(fn, *args):
+    cpu = _run(jax.devices("cpu")[0], fn, *args)
+    stablert = _run(jax.devices("stablert")[0], fn, *args)
+    return cpu, stablert
+
+
+def _assert_same(cpu, stablert):
+    for c, s in zip(jax.tree.leaves(cpu), jax.tree.leaves(stablert)):
+        assert c.dtype == s.dtype and c.shape == s.shape
+        np.testing.assert_array_equal(s, c)
+
+
+def _scale(x, scale=2.0):
+    return jax.ffi.ffi_call("stablert_test_scale", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, scale=np.float32(scale))
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5), (1 << 20,), (1024, 1024)])
+def test_scale_matches_cpu(shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    cpu, stablert = _both(lambda x: _scale(x, 2.5), x)
+    _assert_same(cpu, stablert)
+    np.testing.assert_array_equal(stablert, x * np.float32(2.5))
+
+
+def test_scale_runs_on_stablert():
+    x = jax.device_put(np.arange(4, dtype=np.float32), jax.devices("stablert")[0])
+    y = jax.jit(lambda x: _scale(x, 3.0))(x)
+    assert y.devices() == {jax.devices("stablert")[0]}
+    np.testing.assert_array_equal(np.asarray(y), np.arange(4, dtype=np.float32) * 3)
+
+
+@pytest.mark.parametrize("dtype,size", [(np.float32, 1 << 20), (np.float64, 1000), (np.int32, 1000),
+                                        (np.int64, 1 << 20), (np.uint8, 4096), (np.complex64, 1000)])
+def test_any_buffer_dtypes_match_cpu(dtype, size):
+    rng = np.random.default_rng(1)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = (rng.standard_normal(size) + 1j * rng.standard_normal(size)).astype(dtype)
+        y = (rng.standard_normal(size) + 1j * rng.standard_normal(size)).astype(dtype)
+    elif np.issubdtype(dtype, np.floating):
+        x, y = rng.standard_normal(size).astype(dtype), rng.standard_normal(size).astype(dtype)
+    else:
+        x, y = rng.integers(0, 50, size).astype(dtype), rng.integers(0, 50, size).astype(dtype)
+
+    def f(x, y):
+        return jax.ffi.ffi_call("stablert_test_axpy", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, y, alpha=3.0)
+
+    cpu, stablert = _both(f, x, y)
+    _assert_same(cpu, stablert)
+
+
+_ATTRIBUTES = dict(
+    i8=np.int8(-5), i16=np.int16(-300), i32=np.int32(70000), i64=np.int64(-(1 << 40)), u8=np.uint8(200),
+    u16=np.uint16(60000), u32=np.uint32(4000000000), u64=np.uint64(1 << 50), f32=np.float32(1.5),
+    f64=np.float64(-2.25), flag=True, name="stablert", ints=np.array([1, 2, 3, 4], dtype=np.int64),
+    floats=np.array([0.5, 0.25], dtype=np.float32),
+    config={"a": np.int64(11), "b": np.float64(0.125), "label": "nested"})
+
+
+# jax.ffi.ffi_call makes only top-level dictionaries hashable, so nested dictionaries are
+# covered by src/kernels/ffi_params_test.cc and the C API test instead.
+def _attributes_call():
+    return jax.ffi.ffi_call("stablert_test_attributes", jax.ShapeDtypeStruct((17,), np.float64))(**_ATTRIBUTES)
+
+
+def test_attributes_of_every_kind_match_cpu():
+    cpu, stablert = _both(_attributes_call)
+    _assert_same(cpu, stablert)
+    name_code = 0.0
+    for c in b"stablert":
+        name_code = name_code * 31 + c
+    expected = [-5, -300, 70000, -(1 << 40), 200, 60000, 4000000000, 1 << 50, 1.5, -2.25, 1, name_code,
+                10 + 4000, 0.75 + 2000, 11, 0.125, 6]
+    np.testing.assert_array_equal(stablert, np.array(expected, dtype=np.float64))
+
+
+def _row_sum_and_count(x):
+    return jax.ffi.ffi_call("stablert_test_row_sum_and_count",
+                            (jax.ShapeDtypeStruct(x.shape[:-1], np.float32), jax.ShapeDtypeStruct((), np.int32)))(x)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (1024, 1024)])
+def test_multiple_results_match_cpu(shape):
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    cpu, stablert = _both(_row_sum_and_count, x)
+    _assert_same(cpu, stablert)
+    assert int(stablert[1]) == int((x > 0).sum())
+
+
+def test_results_feed_other_ops():
+    x = np.random.default_rng(3).standard_normal((256, 64)).astype(np.float32)
+
+    def f(x):
+        sums, count = _row_sum_and_count(jnp.tanh(x) + 1)
+        return _scale(sums * 2, 0.5) + count.astype(np.float32)
+
+    cpu, stablert = _both(f, x)
+    np.testing.assert_allclose(stablert, cpu, rtol=1e-6, atol=1e-5)
+
+
+def test_result_aliasing_an_operand_starts_as_the_operand():
+    x = np.random.default_rng(5).standard_normal(1 << 20).astype(np.float32)
+
+    def f(x):
+        call = jax.ffi.ffi_call("stablert_test_set_first", jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                input_output_aliases={0: 0})
+        return call(x * 2, value=np.float32(-1.0))
+
+    cpu, stablert = _both(f, x)
+    _assert_same(cpu, stablert)
+    assert stablert[0] == -1.0
+    np.testing.assert_array_equal(stablert[1:], x[1:] * 2)
+
+
+@pytest.mark.parametrize("vmap_method", ["broadcast_all", "sequential"])
+def test_vmap_matches_cpu(vmap_method):
+    x = np.random.default_rng(4).standard_normal((8, 128, 32)).astype(np.float32)
+
+    def f(x):
+        call = jax.ffi.ffi_call("stablert_test_row_sum_and_count",
+                                (jax.ShapeDtypeStruct(x.shape[:-1], np.float32), jax.ShapeDtypeStruct((), np.int32)),
+                                vmap_method=vmap_method)
+        # The count is one scalar per call: under broadcast_all only the row sums are batched.
+        return call(x)[0]
+
+    cpu, stablert = _both(jax.vmap(f), x)
+    _assert_same(cpu, stablert)
+    np.testing.assert_allclose(stablert, x.sum(-1), rtol=1e-5, atol=1e-5)
+
+    def g(x):
+        return jax.ffi.ffi_call("stablert_test_scale", jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                vmap_method=vmap_method)(x, scale=np.float32(-1.5))
+
+    cpu, stablert = _both(jax.vmap(g), x)
+    _assert_same(cpu, stablert)
+
+
+def test_handler_error_fails_the_call_with_its_message():
+    x = jax.device_put(np.ones(8, np.float32), jax.devices("stablert")[0])
+    call = jax.ffi.ffi_call("stablert_test_fail", jax.ShapeDtypeStruct((8,), np.float32))
+    with pytest.raises(Exception, match="stablert_test_fail.*failed on purpose with code 7"):
+        np.asarray(jax.jit(lambda x: call(x, code=np.int32(7)))(x))
+
+
+def test_unregistered_target_is_unimplemented_naming_it():
+    x = jax.device_put(np.ones(8, np.float32), jax.devices("stablert")[0])
+    call = jax.ffi.ffi_call("stablert_test_never_registered", jax.ShapeDtypeStruct((8,), np.float32))
+    with pytest.raises(Exception, match="stablert_test_never_registered.*no XLA FFI handler is registered"):
+        jax.jit(call)(x)
+
+
+def test_registration_for_another_platform_name_is_an_error():
+    from stablert import _ffi
+    capsule = jax.ffi.pycapsule(ctypes.cdll.LoadLibrary(str(_library_path())).StablertTestScale)
+    with pytest.raises(ValueError, match="platform 'tpu'"):
+        _ffi.register_handler("stablert_test_wrong_platform", capsule, "tpu")
+    with pytest.raises(ValueError, match="api_version=1"):
+        _ffi.register_handler("stablert_test_legacy", capsule, "stablert", api_version=0)
