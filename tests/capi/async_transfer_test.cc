@@ -13,23 +13,19 @@
 
 #include "base/proto_wire.h"
 #include "compile_options.h"
-#include "plugin_fixture.h"
+#include "program_fixture.h"
 
 namespace stablert::capi_test {
 namespace {
 
 using Manager = PJRT_AsyncHostToDeviceTransferManager;
 
-std::string Program(const std::string& name) {
-  return ReadFile(std::string(STABLERT_TESTDATA_DIR) + "/programs/" + name + ".mlirbc");
-}
-
 struct Shape {
   int type;  // a PJRT_Buffer_Type, held as int so that invalid values can be copied
   std::vector<int64_t> dims;
 };
 
-class AsyncTransferTest : public ClientTest {
+class AsyncTransferTest : public ProgramTest {
  protected:
   PJRT_Memory* Memory() { return DefaultMemory(Devices(client_)[0]); }
 
@@ -145,50 +141,20 @@ class AsyncTransferTest : public ClientTest {
     return info;
   }
 
+  // Compiles `code` for device 0 (the fixture's Compile with single-device options).
   PJRT_LoadedExecutable* Compile(const std::string& code) {
-    const std::string options = SingleDeviceOptions();
-    PJRT_Program program{};
-    program.struct_size = PJRT_Program_STRUCT_SIZE;
-    program.code = const_cast<char*>(code.data());
-    program.code_size = code.size();
-    program.format = "mlir";
-    program.format_size = 4;
-    PJRT_Client_Compile_Args args{};
-    args.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE;
-    args.client = client_;
-    args.program = &program;
-    args.compile_options = options.data();
-    args.compile_options_size = options.size();
-    ErrorInfo info = TakeError(api_, api_->PJRT_Client_Compile(&args));
+    PJRT_LoadedExecutable* executable = nullptr;
+    ErrorInfo info = ProgramTest::Compile(code, SingleDeviceOptions(), &executable);
     EXPECT_FALSE(info.failed) << info.message;
-    return info.failed ? nullptr : args.executable;
+    return executable;
   }
 
-  void DestroyExecutable(PJRT_LoadedExecutable* executable) {
-    PJRT_LoadedExecutable_Destroy_Args args{PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE, nullptr, executable};
-    EXPECT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_Destroy(&args));
-  }
+  void DestroyExecutable(PJRT_LoadedExecutable* executable) { Destroy(executable); }
 
   // Queues one execution; returns its outputs and completion event without waiting.
   std::vector<PJRT_Buffer*> Launch(PJRT_LoadedExecutable* executable, std::vector<PJRT_Buffer*> arguments,
                                    size_t num_outputs, PJRT_Event** complete) {
-    std::vector<PJRT_Buffer*> outputs(num_outputs, nullptr);
-    PJRT_Buffer* const* argument_list = arguments.data();
-    PJRT_Buffer** output_list = outputs.data();
-    PJRT_ExecuteOptions options{};
-    options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
-    PJRT_LoadedExecutable_Execute_Args args{};
-    args.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE;
-    args.executable = executable;
-    args.options = &options;
-    args.argument_lists = &argument_list;
-    args.num_devices = 1;
-    args.num_args = arguments.size();
-    args.output_lists = &output_list;
-    args.device_complete_events = complete;
-    ErrorInfo info = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
-    EXPECT_FALSE(info.failed) << info.message;
-    return info.failed ? std::vector<PJRT_Buffer*>{} : outputs;
+    return ExecuteAsync(executable, std::move(arguments), num_outputs, complete);
   }
 };
 

@@ -9,7 +9,7 @@
 
 #include "base/proto_wire.h"
 #include "compile_options.h"
-#include "plugin_fixture.h"
+#include "program_fixture.h"
 
 namespace stablert::capi_test {
 namespace {
@@ -125,35 +125,18 @@ PJRT_Error* OnSendWithUndefinedCode(PJRT_Chunk* chunk, PJRT_CallbackError* callb
   return (*callback_error)(static_cast<PJRT_Error_Code>(99), "odd code", 8);
 }
 
-class HostTransferApiTest : public ClientTest {
+class HostTransferApiTest : public ProgramTest {
  protected:
   void SetUp() override {
-    ClientTest::SetUp();
-    std::string code = ReadFile(std::string(STABLERT_TESTDATA_DIR) + "/programs/host_transfer.1_17_0.mlirbc");
-    std::string options = SingleDeviceOptions();
-    PJRT_Program program{};
-    program.struct_size = PJRT_Program_STRUCT_SIZE;
-    program.code = code.data();
-    program.code_size = code.size();
-    program.format = "mlir";
-    program.format_size = 4;
-    PJRT_Client_Compile_Args args{};
-    args.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE;
-    args.client = client_;
-    args.program = &program;
-    args.compile_options = options.data();
-    args.compile_options_size = options.size();
-    ASSERT_PJRT_OK(api_, api_->PJRT_Client_Compile(&args));
-    executable_ = args.executable;
+    ProgramTest::SetUp();
+    ErrorInfo info = Compile(Program("host_transfer.1_17_0"), SingleDeviceOptions(), &executable_);
+    ASSERT_FALSE(info.failed) << info.message;
     host_.api = api_;
     host_.reply = {10, 20, 30};
   }
   void TearDown() override {
-    if (executable_) {
-      PJRT_LoadedExecutable_Destroy_Args args{PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE, nullptr, executable_};
-      EXPECT_PJRT_OK(api_, api_->PJRT_LoadedExecutable_Destroy(&args));
-    }
-    ClientTest::TearDown();
+    if (executable_) Destroy(executable_);
+    ProgramTest::TearDown();
   }
 
   // Runs the program on x = {1, 2, 3} with `sends`/`recvs` (may be empty); the output's
