@@ -10,6 +10,7 @@
 #include "capi/error.h"
 #include "capi/handles.h"
 #include "capi/layout.h"
+#include "capi/live_handles.h"
 
 namespace stablert::capi {
 namespace {
@@ -109,6 +110,7 @@ PJRT_Error* PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* ar
     auto alias = std::make_unique<runtime::Buffer>(dtype, std::move(dims), memory->devices().front(), memory,
                                                    promise->storage, promise->ready);
     args->alias_buffer = NewBufferHandle(std::move(alias), args->client);
+    LiveHandles<PJRT_FulfillAliasBufferCallback>::Of().Add(promise.get());
     args->fulfill_alias_buffer_cb = promise.release();
     return nullptr;
   })
@@ -121,6 +123,10 @@ PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* 
   STABLERT_CAPI_REQUIRE(PJRT_Client_FulfillAliasBuffer, args->fulfill_alias_buffer_cb);
   STABLERT_CAPI_GUARD(PJRT_Client_FulfillAliasBuffer, {
     PJRT_FulfillAliasBufferCallback* promise = args->fulfill_alias_buffer_cb;
+    auto& live = LiveHandles<PJRT_FulfillAliasBufferCallback>::Of();
+    if (!live.Check(promise))
+      return ToPjrtError(InvalidArgument(std::string(kFn) + ": fulfill_alias_buffer_cb is not a live promise "
+                                         "(fulfilled already, or not made by this plugin)"));
     if (promise->client != args->client)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": fulfill_alias_buffer_cb belongs to another client"));
     const int64_t code = RawEnumValue(args->status_code);
@@ -130,6 +136,7 @@ PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* 
       std::string message(args->error_message ? args->error_message : "",
                           args->error_message ? args->error_message_size : 0);
       promise->ready->Set(Status(static_cast<StatusCode>(code), message)).IgnoreError();
+      live.Check(promise, /*remove=*/true);
       delete promise;
       return nullptr;
     }
@@ -144,6 +151,7 @@ PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* 
     promise->storage->Bind(std::move(storage));
     runtime::EventRef ready = promise->ready;
     target.ready_event()->OnReady([ready](const Status& status) { ready->Set(status).IgnoreError(); });
+    live.Check(promise, /*remove=*/true);
     delete promise;
     return nullptr;
   })

@@ -5,34 +5,17 @@
 // or register with hardware; the client records the ranges so that misuse (an overlapping
 // map, an unmap of a range never mapped) is reported as it would be on a device that pins.
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "capi/api.h"
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "capi/live_handles.h"
 
 namespace stablert::capi {
-namespace {
-
-// The execute contexts alive now, by address.
-struct LiveContexts {
-  std::mutex mutex;
-  std::set<const PJRT_ExecuteContext*> contexts;
-};
-LiveContexts& Live() {
-  static auto* live = new LiveContexts;  // never destroyed: contexts may outlive static teardown
-  return *live;
-}
-
-}  // namespace
 
 Status CheckLiveExecuteContext(const char* function, const PJRT_ExecuteContext* context) {
-  if (!context) return OkStatus();
-  LiveContexts& live = Live();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  if (live.contexts.count(context)) return OkStatus();
+  if (!context || LiveHandles<PJRT_ExecuteContext>::Of().Check(context)) return OkStatus();
   return InvalidArgument(std::string(function) + ": context is not a live PJRT_ExecuteContext of this plugin");
 }
 
@@ -77,16 +60,21 @@ PJRT_Error* PJRT_Device_CreateAsyncTrackingEvent(PJRT_Device_CreateAsyncTracking
   STABLERT_CAPI_GUARD(PJRT_Device_CreateAsyncTrackingEvent, {
     if (args->description_size > 0 && !args->description)
       return ToPjrtError(InvalidArgument("PJRT_Device_CreateAsyncTrackingEvent: description is null"));
-    auto* event = new PJRT_AsyncTrackingEvent;
+    auto event = std::make_unique<PJRT_AsyncTrackingEvent>();
     event->device = args->device;
     event->description.assign(args->description ? args->description : "", args->description_size);
-    args->event = event;
+    LiveHandles<PJRT_AsyncTrackingEvent>::Of().Add(event.get());
+    args->event = event.release();
     return nullptr;
   })
 }
 
 PJRT_Error* PJRT_AsyncTrackingEvent_Destroy(PJRT_AsyncTrackingEvent_Destroy_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_AsyncTrackingEvent_Destroy, args);
+  if (!args->event) return nullptr;
+  if (!LiveHandles<PJRT_AsyncTrackingEvent>::Of().Check(args->event, /*remove=*/true))
+    return ToPjrtError(InvalidArgument("PJRT_AsyncTrackingEvent_Destroy: event is not a live tracking event "
+                                       "(destroyed already, or not made by this plugin)"));
   delete args->event;
   return nullptr;
 }
@@ -95,9 +83,7 @@ PJRT_Error* PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_ExecuteContext_Create, args);
   STABLERT_CAPI_GUARD(PJRT_ExecuteContext_Create, {
     auto context = std::make_unique<PJRT_ExecuteContext>();
-    LiveContexts& live = Live();
-    std::lock_guard<std::mutex> lock(live.mutex);
-    live.contexts.insert(context.get());
+    LiveHandles<PJRT_ExecuteContext>::Of().Add(context.get());
     args->context = context.release();
     return nullptr;
   })
@@ -106,9 +92,7 @@ PJRT_Error* PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args* args) {
 PJRT_Error* PJRT_ExecuteContext_Destroy(PJRT_ExecuteContext_Destroy_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_ExecuteContext_Destroy, args);
   if (!args->context) return nullptr;
-  LiveContexts& live = Live();
-  std::lock_guard<std::mutex> lock(live.mutex);
-  if (live.contexts.erase(args->context) == 0)
+  if (!LiveHandles<PJRT_ExecuteContext>::Of().Check(args->context, /*remove=*/true))
     return ToPjrtError(InvalidArgument("PJRT_ExecuteContext_Destroy: context is not a live PJRT_ExecuteContext "
                                        "(destroyed already, or not made by this plugin)"));
   delete args->context;

@@ -214,6 +214,9 @@ TEST_F(BufferAliasTest, TrackingEventsAndExecuteContextsLiveUntilDestroyed) {
   ASSERT_NE(track.event, nullptr);
   PJRT_AsyncTrackingEvent_Destroy_Args untrack{PJRT_AsyncTrackingEvent_Destroy_Args_STRUCT_SIZE, nullptr, track.event};
   EXPECT_PJRT_OK(api_, api_->PJRT_AsyncTrackingEvent_Destroy(&untrack));
+  ErrorInfo twice = TakeError(api_, api_->PJRT_AsyncTrackingEvent_Destroy(&untrack));
+  EXPECT_EQ(twice.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(twice.message.find("PJRT_AsyncTrackingEvent_Destroy"), std::string::npos) << twice.message;
   track.device = nullptr;
   EXPECT_EQ(TakeError(api_, api_->PJRT_Device_CreateAsyncTrackingEvent(&track)).code, PJRT_Error_Code_INVALID_ARGUMENT);
 
@@ -372,16 +375,22 @@ TEST_F(BufferAliasTest, AliasBuffersTakeTheirBytesWhenFulfilled) {
   std::vector<char> bytes = ToHost(sum[0]);
   EXPECT_EQ(*reinterpret_cast<const int32_t*>(bytes.data()), 42);
   // The source may go first: the alias keeps the bytes.
-  DestroyBuffer(source);
+  PJRT_Buffer_Delete_Args delete_source{PJRT_Buffer_Delete_Args_STRUCT_SIZE, nullptr, source};
+  ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_Delete(&delete_source));
   bytes = ToHost(alias);
   EXPECT_EQ(*reinterpret_cast<const int32_t*>(bytes.data()), 40);
+
+  // A promise is consumed by its fulfilment: using it again is an error, not a crash.
+  error = fulfil(source, promise, PJRT_Error_Code_OK);
+  EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(error.message.find("not a live promise"), std::string::npos) << error.message;
 
   PJRT_Buffer* failing = create(PJRT_Buffer_Type_S32, {}, &promise);
   ASSERT_FALSE(fulfil(nullptr, promise, PJRT_Error_Code_UNAVAILABLE, "producer gone").failed);
   ToHost(failing, &error);
   EXPECT_EQ(error.code, PJRT_Error_Code_UNAVAILABLE);
   EXPECT_NE(error.message.find("producer gone"), std::string::npos) << error.message;
-  for (PJRT_Buffer* buffer : {y, alias, wrong, failing, sum[0]}) DestroyBuffer(buffer);
+  for (PJRT_Buffer* buffer : {y, source, alias, wrong, failing, sum[0]}) DestroyBuffer(buffer);
   Destroy(executable);
 }
 
