@@ -4,7 +4,8 @@
 // sharing its storage as an input, when it is a plan result, or when a control step writes
 // it (loop-carried values, the results of if/case). Kernel steps are pure, so a kernel step
 // none of whose outputs is read can go; its inputs may then become unread in turn, so the
-// pass repeats until nothing changes. Collective, host-transfer and control steps always stay.
+// pass repeats until nothing changes. Collective, host-transfer and control steps always stay,
+// and so do FFI calls ("ffi_call"): a user's handler may act beyond its results.
 // Computed values that no step and no result refers to any more are then dropped from the
 // value table (the others renumbered), so buffer assignment never sees them.
 #include <vector>
@@ -29,7 +30,7 @@ bool Sweep(Sequence& sequence, const std::vector<ValueId>& alias_root, const std
   std::vector<Step> kept;
   kept.reserve(sequence.steps.size());
   for (Step& step : sequence.steps) {
-    bool dead = step.kind == StepKind::kKernel && !step.outputs.empty();
+    bool dead = step.kind == StepKind::kKernel && !step.outputs.empty() && step.kernel != "ffi_call";
     for (ValueId v : step.outputs) dead = dead && !read[alias_root[v]];
     if (dead) {
       removed = true;

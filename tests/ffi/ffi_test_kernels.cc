@@ -14,6 +14,15 @@ namespace ffi = xla::ffi;
 
 namespace {
 
+int64_t g_calls = 0;  // StablertTestCountCall's calls (a side effect a test can observe)
+
+// Counts its calls; its result (a copy of x) may be left unread.
+ffi::Error CountCall(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  ++g_calls;
+  std::copy(x.typed_data(), x.typed_data() + x.element_count(), y->typed_data());
+  return ffi::Error::Success();
+}
+
 // y = x * scale (f32, any shape).
 ffi::Error Scale(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y, float scale) {
   const size_t n = x.element_count();
@@ -119,6 +128,11 @@ ffi::Error Fail(ffi::Buffer<ffi::F32>, ffi::ResultBuffer<ffi::F32>, int32_t code
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestScale, Scale,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>().Attr<float>(
                                   "scale"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestCountCall, CountCall,
+                              ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
+
+extern "C" __attribute__((visibility("default"))) int64_t stablert_test_calls() { return g_calls; }
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestAxpy, AxpyAny,
                               ffi::Ffi::Bind()

@@ -20,6 +20,7 @@ _TARGETS = {
     "stablert_test_row_sum_and_count": "StablertTestRowSumAndCount",
     "stablert_test_fail": "StablertTestFail",
     "stablert_test_set_first": "StablertTestSetFirst",
+    "stablert_test_count_call": "StablertTestCountCall",
 }
 
 
@@ -209,3 +210,17 @@ def test_registration_for_another_platform_name_is_an_error():
         _ffi.register_handler("stablert_test_wrong_platform", capsule, "tpu")
     with pytest.raises(ValueError, match="api_version=1"):
         _ffi.register_handler("stablert_test_legacy", capsule, "stablert", api_version=0)
+
+
+def test_a_side_effecting_call_runs_even_if_its_result_is_unused(registered):
+    calls = registered.stablert_test_calls
+    calls.restype = ctypes.c_int64
+    x = jax.device_put(np.arange(1024, dtype=np.float32), jax.devices("stablert")[0])
+
+    def f(v):
+        jax.ffi.ffi_call("stablert_test_count_call", jax.ShapeDtypeStruct(v.shape, v.dtype), has_side_effect=True)(v)
+        return v * 2
+
+    before = calls()
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), np.arange(1024, dtype=np.float32) * 2)
+    assert calls() == before + 1
