@@ -29,9 +29,10 @@ def _library_path():
     if override:
         return pathlib.Path(override)
     plugin = os.environ.get("STABLERT_LIBRARY_PATH")
-    if not plugin:
-        return None
-    return pathlib.Path(plugin).parent / "libstablert_ffi_test_kernels.so"
+    if plugin:
+        return pathlib.Path(plugin).parent / "libstablert_ffi_test_kernels.so"
+    # The installed package (test.sh): the test kernels are in the source tree's build/.
+    return pathlib.Path(__file__).resolve().parents[2] / "build" / "libstablert_ffi_test_kernels.so"
 
 
 @pytest.fixture(scope="module", autouse=True)
