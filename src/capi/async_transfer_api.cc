@@ -233,10 +233,9 @@ PJRT_Error* PJRT_AsyncHostToDeviceTransferManager_SetBufferError(
     if (args->error_message_size > 0 && !args->error_message)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": error_message is null with error_message_size " +
                                          std::to_string(args->error_message_size)));
-    Status error(static_cast<StatusCode>(code),
-                 args->error_message ? std::string(args->error_message, args->error_message_size) : std::string());
-    STABLERT_CAPI_RETURN_IF_ERROR(
-        NameFunction(kFn, manager->transfer->SetBufferError(args->buffer_index, std::move(error))));
+    STABLERT_CAPI_RETURN_IF_ERROR(NameFunction(
+        kFn, manager->transfer->SetBufferError(args->buffer_index,
+                                               CallerStatus(code, args->error_message, args->error_message_size))));
     return nullptr;
   })
 }

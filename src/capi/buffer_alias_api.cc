@@ -24,16 +24,8 @@ struct ControlDependency {
 void FulfilControlDependency(PJRT_Buffer_DonateWithControlDependency_Callback_Args* args) {
   if (!args || !args->callback_data) return;
   auto* dependency = static_cast<ControlDependency*>(args->callback_data);
-  Status status = OkStatus();
-  const int64_t code = RawEnumValue(args->error_code);
-  if (code != PJRT_Error_Code_OK) {
-    std::string message(args->error_message ? args->error_message : "",
-                        args->error_message ? args->error_message_size : 0);
-    status = IsValidErrorCode(code) ? Status(static_cast<StatusCode>(code), message)
-                                    : Internal("control dependency failed with unknown code " +
-                                               std::to_string(code) + ": " + message);
-  }
-  dependency->event->Set(status).IgnoreError();
+  dependency->event->Set(CallerStatus(RawEnumValue(args->error_code), args->error_message, args->error_message_size))
+      .IgnoreError();
   delete dependency;
 }
 
@@ -133,9 +125,7 @@ PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* 
     STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "status_code", code, /*allow_ok=*/true));
     if (code != PJRT_Error_Code_OK) {
       // The alias fails with the caller's error; the promise is consumed.
-      std::string message(args->error_message ? args->error_message : "",
-                          args->error_message ? args->error_message_size : 0);
-      promise->ready->Set(Status(static_cast<StatusCode>(code), message)).IgnoreError();
+      promise->ready->Set(CallerStatus(code, args->error_message, args->error_message_size)).IgnoreError();
       live.Check(promise, /*remove=*/true);
       delete promise;
       return nullptr;

@@ -265,10 +265,7 @@ void RawCopyFutureReady(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) noe
     Status status = CheckStructSize(kRawCopyFutureFn, "PJRT_Buffer_CopyRawToHostFuture_Callback_Args",
                                     args->struct_size, PJRT_Buffer_CopyRawToHostFuture_Callback_Args_STRUCT_SIZE);
     if (status.ok() && RawEnumValue(args->error_code) != PJRT_Error_Code_OK) {
-      int64_t code = RawEnumValue(args->error_code);
-      if (!IsValidErrorCode(code)) code = PJRT_Error_Code_UNKNOWN;
-      status = Status(static_cast<StatusCode>(code),
-                      args->error_message ? std::string(args->error_message, args->error_message_size) : std::string());
+      status = CallerStatus(RawEnumValue(args->error_code), args->error_message, args->error_message_size);
     } else if (status.ok() && copy->size > 0 && args->dst == nullptr) {
       status = InvalidArgument(std::string(kRawCopyFutureFn) + ": the destination the future delivered is null");
     }

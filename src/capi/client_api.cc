@@ -336,8 +336,7 @@ PJRT_Error* PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* ar
     STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "error_code", RawEnumValue(args->error_code),
                                                        /*allow_ok=*/false));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory, TargetMemory(kFn, args->client, args->memory, nullptr));
-    Status error(static_cast<StatusCode>(RawEnumValue(args->error_code)),
-                 std::string(args->error_message ? args->error_message : "", args->error_message ? args->error_message_size : 0));
+    Status error = CallerStatus(RawEnumValue(args->error_code), args->error_message, args->error_message_size);
     auto buffer = args->client->client->CreateErrorBuffer(error, dtype, dims, memory);
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
     return nullptr;

@@ -203,9 +203,8 @@ PJRT_Error* PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args* args) 
     STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode(kFn, "error_code", code, /*allow_ok=*/false));
     if (args->error_message_size > 0 && !args->error_message)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": error_message is null"));
-    std::string message(args->error_message ? args->error_message : "", args->error_message_size);
     args->poisoned = args->device->device->pending_launches().Poison(
-        args->launch_id, Status(static_cast<StatusCode>(code), message));
+        args->launch_id, CallerStatus(code, args->error_message, args->error_message_size));
     return nullptr;
   })
 }

@@ -51,9 +51,13 @@ Status FromPjrtError(const PJRT_Error* error) {
   error->vtable->message(error, &message, &size);
   const PJRT_Error_Code returned = error->vtable->get_code(error);
   int64_t code = RawEnumValue(returned);
-  // A foreign error always fails: an OK or unknown code becomes UNKNOWN.
-  if (!IsValidErrorCode(code) || code == PJRT_Error_Code_OK) code = PJRT_Error_Code_UNKNOWN;
-  return Status(static_cast<StatusCode>(code), message ? std::string(message, size) : std::string());
+  // A foreign error always fails: an OK (or unknown) code becomes UNKNOWN.
+  return CallerStatus(code == PJRT_Error_Code_OK ? PJRT_Error_Code_UNKNOWN : code, message, size);
+}
+
+Status CallerStatus(int64_t code, const char* message, size_t message_size) {
+  if (!IsValidErrorCode(code)) code = PJRT_Error_Code_UNKNOWN;
+  return Status(static_cast<StatusCode>(code), message ? std::string(message, message_size) : std::string());
 }
 
 bool IsValidErrorCode(int64_t code) { return code >= PJRT_Error_Code_OK && code <= PJRT_Error_Code_UNAUTHENTICATED; }

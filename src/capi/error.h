@@ -42,6 +42,9 @@ int64_t RawEnumValue(const E& field) {
 
 // True for the codes PJRT_Error_Code defines (OK through UNAUTHENTICATED).
 bool IsValidErrorCode(int64_t code);
+// The status a caller hands in as an error code (read with RawEnumValue) and a message of
+// `message_size` bytes (null: empty). A code PJRT does not define becomes UNKNOWN; OK stays OK.
+Status CallerStatus(int64_t code, const char* message, size_t message_size);
 // InvalidArgument naming `function` and `field` unless `code` is a PJRT_Error_Code other
 // than OK (the code of an error the caller hands in: PJRT_Event_Set, error buffers).
 Status CheckCallerErrorCode(const char* function, const char* field, int64_t code, bool allow_ok);

@@ -58,10 +58,8 @@ PJRT_Error* PJRT_Event_Set(PJRT_Event_Set_Args* args) {
   STABLERT_CAPI_RETURN_IF_ERROR(CheckCallerErrorCode("PJRT_Event_Set", "error_code", RawEnumValue(args->error_code),
                                                      /*allow_ok=*/true));
   STABLERT_CAPI_GUARD(PJRT_Event_Set, {
-    Status status(static_cast<StatusCode>(RawEnumValue(args->error_code)),
-                  std::string(args->error_message ? args->error_message : "",
-                              args->error_message ? args->error_message_size : 0));
-    return ToPjrtError(args->event->event->Set(std::move(status)));
+    return ToPjrtError(args->event->event->Set(
+        CallerStatus(RawEnumValue(args->error_code), args->error_message, args->error_message_size)));
   })
 }
 

@@ -43,7 +43,7 @@ PJRT_Error* MakeCallbackError(PJRT_Error_Code code, const char* message, size_t 
   int64_t raw = RawEnumValue(code);
   if (raw == PJRT_Error_Code_OK || !IsValidErrorCode(raw)) raw = PJRT_Error_Code_UNKNOWN;
   try {
-    return ToPjrtError(Status(static_cast<StatusCode>(raw), message ? std::string(message, message_size) : ""));
+    return ToPjrtError(CallerStatus(raw, message, message_size));
   } catch (...) {
     return ExceptionToPjrtError("PJRT_CallbackError", std::current_exception());
   }

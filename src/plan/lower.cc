@@ -311,22 +311,14 @@ Status Lowering::LowerOp(const ir::Operation& op) {
     case OpCode::kCustomCall: {
       const ir::Attribute* target_attr = op.attr("call_target_name");
       std::string target(target_attr && target_attr->AsString() ? *target_attr->AsString() : "");
-      // Sharding annotations carried as custom calls: identity on one value.
-      if ((target == "Sharding" || target == "xla.sdy.FuncResultSharding") && op.operands.size() == 1 &&
-          op.results.size() == 1) {
-        STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, 0));
-        STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, 0));
-        if (type != TypeOf(value)) return Invalid(op, "sharding annotation changes the type");
-        Bind(op.results[0], value);
-        return OkStatus();
-      }
-      // Memory placement annotations (compute_on, host offloading): every StableRT memory
-      // kind is host memory, so the value is its operand; where a result lives is the
-      // program's result memory kind. A layout constraint to the dense row-major layout
-      // StableRT stores is the identity too; other layouts are not supported.
-      if ((target == "annotate_device_placement" || target == "MoveToHost" || target == "MoveToDevice" ||
-           target == "LayoutConstraint") &&
-          op.operands.size() == 1 && op.results.size() == 1) {
+      // Identities on one value: sharding annotations carried as custom calls; memory
+      // placement annotations (compute_on, host offloading: every StableRT memory kind is host
+      // memory, and where a result lives is the program's result memory kind); a layout
+      // constraint to the dense row-major layout StableRT stores (other layouts are refused).
+      const bool identity = target == "Sharding" || target == "xla.sdy.FuncResultSharding" ||
+                            target == "annotate_device_placement" || target == "MoveToHost" ||
+                            target == "MoveToDevice" || target == "LayoutConstraint";
+      if (identity && op.operands.size() == 1 && op.results.size() == 1) {
         if (target == "LayoutConstraint") STABLERT_RETURN_IF_ERROR(CheckRowMajorResultLayout(op));
         STABLERT_ASSIGN_OR_RETURN(ValueId value, Operand(op, 0));
         STABLERT_ASSIGN_OR_RETURN(TensorType type, ResultType(op, 0));
