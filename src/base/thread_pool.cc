@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -57,7 +58,7 @@ int CoreBudget() {
 }
 
 ThreadPool::ThreadPool(int workers) {
-  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { WorkerLoop(i + 1); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -76,16 +77,39 @@ ThreadPool& ThreadPool::Shared() {
   return *pool;
 }
 
-void ThreadPool::Work(Batch& batch) {
+bool ThreadPool::Claim(Batch& batch, int part) {
+  const uint64_t bit = uint64_t{1} << part;
+  return (batch.claimed.fetch_or(bit, std::memory_order_acq_rel) & bit) == 0;
+}
+
+bool ThreadPool::AllTaken(const Batch& batch) {
+  if (batch.n > kMaxPreferredParts) return batch.next.load(std::memory_order_acquire) >= batch.n;
+  const uint64_t all = batch.n == 64 ? ~uint64_t{0} : (uint64_t{1} << batch.n) - 1;
+  return (batch.claimed.load(std::memory_order_acquire) & all) == all;
+}
+
+void ThreadPool::Work(Batch& batch, int preferred) {
   // Parts run in the caller's floating-point environment, whichever thread runs them.
   const uint64_t saved = FpControl();
   if (saved != batch.fp_control) SetFpControl(batch.fp_control);
-  for (int i = batch.next.fetch_add(1); i < batch.n; i = batch.next.fetch_add(1)) {
+  auto run = [&batch](int i) {
     (*batch.fn)(i);
     if (batch.done.fetch_add(1) + 1 == batch.n) {
       std::lock_guard<std::mutex> lock(batch.mutex);
       batch.finished.notify_all();
     }
+  };
+  if (batch.n <= kMaxPreferredParts) {
+    // This thread's own part first, then any part nobody has taken.
+    if (preferred >= 0 && preferred < batch.n && Claim(batch, preferred)) run(preferred);
+    for (;;) {
+      const uint64_t taken = batch.claimed.load(std::memory_order_acquire);
+      const int free = std::countr_one(taken);
+      if (free >= batch.n) break;
+      if (Claim(batch, free)) run(free);
+    }
+  } else {
+    for (int i = batch.next.fetch_add(1); i < batch.n; i = batch.next.fetch_add(1)) run(i);
   }
   if (saved != batch.fp_control) SetFpControl(saved);
 }
@@ -105,7 +129,21 @@ bool ThreadPool::SpinForWork() const {
   }
 }
 
-void ThreadPool::WorkerLoop() {
+void ThreadPool::WaitForParts(const Batch& batch) {
+  using Clock = std::chrono::steady_clock;
+  if (batch.done.load(std::memory_order_acquire) == batch.n) return;
+  const auto deadline = Clock::now() + std::chrono::microseconds(kSpinMicroseconds);
+  for (int round = 0;; ++round) {
+    if (batch.done.load(std::memory_order_acquire) == batch.n) return;
+    CpuRelax();
+    if ((round & 63) == 63) {
+      if (Clock::now() >= deadline) return;
+      sched_yield();
+    }
+  }
+}
+
+void ThreadPool::WorkerLoop(int preferred) {
   for (;;) {
     SpinForWork();
     std::shared_ptr<Batch> batch;
@@ -115,13 +153,13 @@ void ThreadPool::WorkerLoop() {
       if (batches_.empty()) return;
       batch = batches_.front();
       // A batch stays queued until its parts are all taken, so every idle worker joins in.
-      if (batch->next.load() >= batch->n) {
+      if (AllTaken(*batch)) {
         batches_.pop_front();
         queued_.fetch_sub(1, std::memory_order_release);
         continue;
       }
     }
-    Work(*batch);
+    Work(*batch, preferred);
     std::lock_guard<std::mutex> lock(mutex_);
     if (!batches_.empty() && batches_.front() == batch) {
       batches_.pop_front();
@@ -146,9 +184,11 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {
     queued_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  Work(*batch);
-  // The other parts are running; their last one usually ends within microseconds.
-  for (int round = 0; round < 4096 && batch->done.load(std::memory_order_acquire) != n; ++round) CpuRelax();
+  Work(*batch, 0);
+  // The other parts are running; their last one usually ends within microseconds. Poll
+  // for it (bounded), yielding the core now and then: on a busy machine the thread that
+  // runs it may be queued behind this one. Only then sleep (a wake-up costs ~5-50 µs).
+  WaitForParts(*batch);
   {
     std::unique_lock<std::mutex> lock(batch->mutex);
     batch->finished.wait(lock, [&] { return batch->done.load() == batch->n; });
@@ -159,6 +199,34 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {
     batches_.erase(it);
     queued_.fetch_sub(1, std::memory_order_release);
   }
+}
+
+void ThreadPool::ParallelForChunks(int parts, int chunks, const std::function<void(int, int)>& fn) {
+  if (chunks <= 0) return;
+  parts = std::clamp(parts, 1, std::min(chunks, kMaxPreferredParts));
+  if (parts == 1) {
+    for (int c = 0; c < chunks; ++c) fn(0, c);
+    return;
+  }
+  // Part p's share: chunks [p * chunks / parts, (p + 1) * chunks / parts), taken from the
+  // front by whoever gets there (its owner first; others once their own share is done).
+  struct alignas(64) Share {
+    std::atomic<int> next;
+    int end;
+  };
+  Share shares[kMaxPreferredParts];
+  for (int p = 0; p < parts; ++p) {
+    shares[p].next.store(static_cast<int>(int64_t{chunks} * p / parts), std::memory_order_relaxed);
+    shares[p].end = static_cast<int>(int64_t{chunks} * (p + 1) / parts);
+  }
+  ParallelFor(parts, [&](int part) {
+    for (int k = 0; k < parts; ++k) {
+      Share& share = shares[(part + k) % parts];
+      for (int c = share.next.fetch_add(1, std::memory_order_relaxed); c < share.end;
+           c = share.next.fetch_add(1, std::memory_order_relaxed))
+        fn(part, c);
+    }
+  });
 }
 
 }  // namespace stablert

@@ -144,4 +144,10 @@ PlanCost AnalyzeCost(const ExecutionPlan& plan) {
   return cost;
 }
 
+PlanCost StepCost(const ExecutionPlan& plan, const Step& step) {
+  PlanCost cost;
+  AddStep(plan, step, cost);
+  return cost;
+}
+
 }  // namespace stablert::plan

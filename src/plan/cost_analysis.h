@@ -33,4 +33,7 @@ struct PlanCost {
 
 PlanCost AnalyzeCost(const ExecutionPlan& plan);
 
+// The cost of one step of `plan` (with its regions, each counted once), as above.
+PlanCost StepCost(const ExecutionPlan& plan, const Step& step);
+
 }  // namespace stablert::plan

@@ -15,6 +15,7 @@
 #include "kernels/compare_params.h"
 #include "kernels/scalar_program.h"
 #include "plan/collective_params.h"
+#include "plan/cost_analysis.h"
 #include "plan/host_transfer_params.h"
 #include "runtime/box_copy.h"
 #include "runtime/trace.h"
@@ -412,7 +413,10 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
         auto prepared = entry->prepare(args);
         if (!prepared.ok()) return prepared.status().WithPrefix(step.origin);
         resolved.state = std::move(prepared->state);
-        if (prepared->single_call) resolved.parts = 1;  // the step runs on threads of its own
+        if (prepared->single_call) {  // the step runs on threads of its own
+          resolved.parts = 1;
+          resolved.own_threads = true;
+        }
       }
     }
     if (step.kind == plan::StepKind::kKernel)
@@ -452,8 +456,120 @@ Status LoadedPlan::Resolve(const plan::Sequence& sequence, uint32_t index, const
       manual.num_private = static_cast<uint32_t>(private_slots_.size()) - manual.first_private;
     }
   }
-  if (manual_depth_ == 0) BuildRegisterPrograms(index);
+  if (manual_depth_ == 0) {
+    BuildRegisterPrograms(index);
+    PairIndependentSteps(index);
+  }
   return OkStatus();
+}
+
+namespace {
+
+// Where a step's operand lives, for the dependency test of PairIndependentSteps: arena
+// values by byte range, parameters and results as whole buffers (constants are never
+// written and are left out).
+struct Access {
+  plan::Storage storage;
+  int64_t begin;  // arena: first byte; parameter, result: its index
+  int64_t end;    // arena: one past the last byte; otherwise begin + 1
+  bool write;
+};
+
+std::vector<Access> AccessesOf(const plan::ExecutionPlan& plan, const plan::Step& step) {
+  std::vector<Access> accesses;
+  auto add = [&](plan::ValueId v, bool write) {
+    const plan::Value& value = plan.values[v];
+    if (value.storage == plan::Storage::kConstant) return;
+    if (value.storage == plan::Storage::kArena)
+      accesses.push_back({value.storage, value.index, value.index + std::max<int64_t>(value.byte_size, 1), write});
+    else
+      accesses.push_back({value.storage, value.index, value.index + 1, write});
+  };
+  for (plan::ValueId v : step.inputs) add(v, false);
+  for (plan::ValueId v : step.outputs) add(v, true);
+  if (step.workspace != plan::kNoValue) add(step.workspace, true);
+  return accesses;
+}
+
+// Whether two steps with these accesses must run in program order.
+bool Dependent(const std::vector<Access>& a, const std::vector<Access>& b) {
+  for (const Access& x : a) {
+    for (const Access& y : b) {
+      if (!x.write && !y.write) continue;
+      // A donated parameter's buffer may hold any result of the same size: a result written
+      // by one step may be a parameter the other reads.
+      auto result_over_parameter = [](const Access& result, const Access& parameter) {
+        return result.storage == plan::Storage::kResult && result.write &&
+               parameter.storage == plan::Storage::kParameter;
+      };
+      if (result_over_parameter(x, y) || result_over_parameter(y, x)) return true;
+      if (x.storage == y.storage && x.begin < y.end && y.begin < x.end) return true;
+    }
+  }
+  return false;
+}
+
+// One-thread time of a step by the cost model, in microseconds: a core's rates on this
+// class of machine (~100 GFLOP/s in products, ~20 GB/s streamed, ~2 G transcendentals/s).
+// Steps that touch part of an operand only (slices, gathers, in-place updates) count the
+// bytes of their outputs and of their inputs after the first instead of the whole operand.
+double EstimatedMicros(const plan::ExecutionPlan& plan, const plan::Step& step) {
+  plan::PlanCost cost = plan::StepCost(plan, step);
+  const std::string_view family = std::string_view(step.kernel).substr(0, step.kernel.find('.'));
+  if (family == "dynamic_slice" || family == "dynamic_update_slice" || family == "slice" || family == "gather" ||
+      family == "scatter" || family.starts_with("scatter_") || family.starts_with("gather_")) {
+    double bytes = 0;
+    for (size_t i = 1; i < step.inputs.size(); ++i) bytes += static_cast<double>(plan.values[step.inputs[i]].byte_size);
+    for (plan::ValueId v : step.outputs) bytes += static_cast<double>(plan.values[v].byte_size);
+    if (family == "dynamic_update_slice" || family.starts_with("scatter")) bytes -= static_cast<double>(plan.values[step.outputs[0]].byte_size);
+    cost.bytes_accessed = 2 * std::max(bytes, 0.0);
+  }
+  return std::max(cost.flops / 1e5, cost.bytes_accessed / 2e4) + cost.transcendentals / 2e3;
+}
+
+}  // namespace
+
+void LoadedPlan::PairIndependentSteps(uint32_t index) {
+  const ResolvedSequence seq = sequences_[index];
+  const uint32_t end = seq.first_step + seq.num_steps;
+  auto plain_kernel = [&](const ResolvedStep& step) { return step.kind == plan::StepKind::kKernel; };
+  // A step that may run beside another: one call on one thread, long enough to pay for the
+  // handoff. Foreign function calls may call back into the host (Python): never.
+  auto pairable = [&](const ResolvedStep& step) {
+    return plain_kernel(step) && step.program < 0 && step.scalar == nullptr && step.parts <= 1 && !step.own_threads &&
+           !StartsWith(step.step->kernel, "ffi") &&
+           EstimatedMicros(plan_, *step.step) >= kMinConcurrentMicros;
+  };
+  std::vector<std::vector<Access>> accesses;
+  for (uint32_t s = seq.first_step; s < end; ++s) {
+    if (!pairable(steps_[s])) continue;
+    accesses.assign(1, AccessesOf(plan_, *steps_[s].step));
+    for (uint32_t t = s + 1; t < end && t <= s + kConcurrentWindow; ++t) {
+      const ResolvedStep& later = steps_[t];
+      if (!plain_kernel(later)) break;  // control flow, collectives, transfers: in order
+      std::vector<Access> own = AccessesOf(plan_, *later.step);
+      bool independent = true;
+      for (const std::vector<Access>& earlier : accesses)
+        if (Dependent(earlier, own)) {
+          independent = false;
+          break;
+        }
+      if (independent && pairable(later)) {
+        steps_[s].partner = static_cast<int32_t>(t);
+        s = t;  // no pair starts before its later step
+        break;
+      }
+      accesses.push_back(std::move(own));
+    }
+  }
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> LoadedPlan::ConcurrentPairs() const {
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  const ResolvedSequence& body = sequences_[0];
+  for (uint32_t s = body.first_step; s < body.first_step + body.num_steps; ++s)
+    if (steps_[s].partner >= 0) pairs.emplace_back(s - body.first_step, steps_[s].partner - body.first_step);
+  return pairs;
 }
 
 bool LoadedPlan::AddScalarStep(RegisterProgramBuilder& builder, const ResolvedStep& step) const {
@@ -667,11 +783,43 @@ class StepTrace {
 
 }  // namespace
 
+Status LoadedPlan::RunKernel(const ResolvedStep& step, const kernels::KernelContext& context,
+                             const std::vector<kernels::BufferView>& views) const {
+  const kernels::KernelArgs args = ArgsOf(step, views);
+  std::byte* workspace = args.workspace.data();
+  Status status;
+  if (step.parts > 1 && context.thread_count == 1) {
+    // `parts` threads, each with its own workspace slice, take the step's chunks one at
+    // a time; every call runs in the executor's floating-point mode (denormals flushed).
+    // Each thread starts with its own contiguous run of chunks, the same from call to
+    // call (ThreadPool::ParallelForChunks), so the rows it wrote last time are in its cache.
+    std::mutex error_mutex;
+    ThreadPool::Shared().ParallelForChunks(step.parts, step.chunks, [&](int part, int chunk) {
+      ScopedFlushDenormals flush_denormals;
+      kernels::KernelArgs part_args = args;
+      if (workspace != nullptr)
+        part_args.workspace = {workspace + static_cast<size_t>(part) * static_cast<size_t>(step.workspace_per_call),
+                               static_cast<size_t>(step.workspace_per_call)};
+      Status chunk_status =
+          CatchingExceptions([&] { return step.fn(kernels::KernelContext{chunk, step.chunks}, part_args); });
+      if (!chunk_status.ok()) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (status.ok()) status = std::move(chunk_status);
+      }
+    });
+  } else {
+    status = step.fn(context, args);
+  }
+  return status.ok() ? status : status.WithPrefix(step.step->origin);
+}
+
 Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
                        const std::vector<kernels::BufferView>& views, const Partition* partition,
                        const HostTransfers* host, const LoopBinding* binding) const {
   const ResolvedSequence& seq = sequences_[sequence];
+  uint32_t ran_early = UINT32_MAX;  // a step already run beside an earlier one
   for (uint32_t s = seq.first_step; s < seq.first_step + seq.num_steps; ++s) {
+    if (s == ran_early) continue;
     const ResolvedStep& step = steps_[s];
     const StepTrace traced(step.step);
     if (step.program >= 0) {
@@ -699,33 +847,22 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
           CopyElement(operands[step.num_inputs].data, &registers[0], step.scalar_bytes[step.num_inputs]);
           break;
         }
-        const kernels::KernelArgs args = ArgsOf(step, views);
-        std::byte* workspace = args.workspace.data();
-        Status status;
-        if (step.parts > 1 && context.thread_count == 1) {
-          // `parts` threads, each with its own workspace slice, take the step's chunks one at
-          // a time; every call runs in the executor's floating-point mode (denormals flushed).
-          std::atomic<int> next_chunk{0};
-          std::mutex error_mutex;
-          ThreadPool::Shared().ParallelFor(step.parts, [&](int part) {
-            ScopedFlushDenormals flush_denormals;
-            kernels::KernelArgs part_args = args;
-            if (workspace != nullptr)
-              part_args.workspace = {workspace + static_cast<size_t>(part) * static_cast<size_t>(step.workspace_per_call),
-                                     static_cast<size_t>(step.workspace_per_call)};
-            for (int chunk = next_chunk.fetch_add(1); chunk < step.chunks; chunk = next_chunk.fetch_add(1)) {
-              Status chunk_status =
-                  CatchingExceptions([&] { return step.fn(kernels::KernelContext{chunk, step.chunks}, part_args); });
-              if (!chunk_status.ok()) {
-                std::lock_guard<std::mutex> lock(error_mutex);
-                if (status.ok()) status = std::move(chunk_status);
-              }
-            }
+        if (step.partner >= 0 && binding == nullptr && context.thread_count == 1) {
+          // Two independent steps at once (PairIndependentSteps): this one here, the later
+          // one on the pool; the later one is skipped when the loop reaches it.
+          const ResolvedStep& later = steps_[static_cast<size_t>(step.partner)];
+          Status statuses[2];
+          ThreadPool::Shared().ParallelFor(2, [&](int which) {
+            const ResolvedStep& run = which == 0 ? step : later;
+            const StepTrace traced_later(which == 0 ? nullptr : run.step);
+            statuses[which] = CatchingExceptions([&] { return RunKernel(run, context, views); });
           });
-        } else {
-          status = step.fn(context, args);
+          STABLERT_RETURN_IF_ERROR(statuses[0]);
+          STABLERT_RETURN_IF_ERROR(statuses[1]);
+          ran_early = static_cast<uint32_t>(step.partner);
+          break;
         }
-        if (!status.ok()) return status.WithPrefix(step.step->origin);
+        STABLERT_RETURN_IF_ERROR(RunKernel(step, context, views));
         break;
       }
       case plan::StepKind::kWhile: {

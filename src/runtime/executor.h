@@ -21,6 +21,19 @@
 // programs (runtime/register_program.h): one dispatch per instruction, the loop's values in
 // registers across iterations. Not inside manual regions.
 //
+// Independent steps run two at a time: when a kernel step that runs as one call (not split,
+// not a register program, not running threads of its own) has a later step of the same kind in
+// its sequence (within kConcurrentWindow steps, with only kernel steps between) that depends on
+// no step from it up to there and that no step in between depends on — no value one writes
+// overlaps bytes the other reads or writes: read after write, write after read (a buffer
+// reused after its value died) and write after write, in the arena by byte range, parameters
+// and results as whole buffers, and any result write against any parameter (a donated
+// parameter may hold a result) — and the cost model (plan::StepCost) puts both at
+// kMinConcurrentMicros or more, the later step runs beside the earlier one on the pool
+// (the earlier on the calling thread). Decided once in Create; control flow, collectives,
+// host transfers and manual regions are never paired and end the window; inside manual
+// regions and in loop bodies run with bound calls, steps run in order.
+//
 // Host transfer steps (plan::StepKind::kHostTransfer) go to the HostTransferHandler of the
 // execution (runtime/host_transfer.h), for the device of the partition they run in; without
 // one they fail naming the channel.
@@ -29,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -76,6 +90,14 @@ class LoadedPlan {
                  const HostTransfers* host = nullptr, const PartitionContext* partition = nullptr) const;
 
   const plan::ExecutionPlan& plan() const { return plan_; }
+  // The steps of the plan's body that run two at a time: (earlier, later) positions in
+  // plan().body.steps.
+  std::vector<std::pair<uint32_t, uint32_t>> ConcurrentPairs() const;
+
+  // Steps looked ahead for a step to run beside another one.
+  static constexpr uint32_t kConcurrentWindow = 8;
+  // What each step of a pair must cost (by the cost model, one thread) to be paired.
+  static constexpr double kMinConcurrentMicros = 30;
   // How many register programs the plan's steps run as (runs, loops, loop conditions).
   size_t num_register_programs() const { return programs_.size(); }
 
@@ -117,6 +139,10 @@ class LoadedPlan {
     int32_t loop_program = -1;
     // Kernel steps: the kernel's bind function (kernels::BindFn), or nullptr.
     kernels::BindFn bind = nullptr;
+    // The kernel runs its own calls on the pool (its prepare function asked for one call).
+    bool own_threads = false;
+    // A later step of the same sequence (into steps_) that runs beside this one, or -1.
+    int32_t partner = -1;
   };
   // The kernel steps of a while loop's body bound to this execution's operands once, before
   // the first iteration (kernels::BoundCall): slot[i] is the call of the body's step i, or
@@ -161,6 +187,11 @@ class LoadedPlan {
   // Finds the register programs of the resolved sequence `index` (runs of scalar steps,
   // loops of them) and attaches them to their first steps.
   void BuildRegisterPrograms(uint32_t index);
+  // Finds the steps of the resolved sequence `index` that run two at a time (partner).
+  void PairIndependentSteps(uint32_t index);
+  // Runs kernel step `step` as one call (or split over the pool when it is splittable).
+  Status RunKernel(const ResolvedStep& step, const kernels::KernelContext& context,
+                   const std::vector<kernels::BufferView>& views) const;
   // Adds the instruction of scalar step `step` to `builder`.
   bool AddScalarStep(RegisterProgramBuilder& builder, const ResolvedStep& step) const;
   // `partition` is null outside manual regions.

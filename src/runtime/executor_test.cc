@@ -611,3 +611,180 @@ TEST(ExecutorTest, LoopCapturedValuesSurviveIterations) {
 
 }  // namespace
 }  // namespace stablert::runtime
+
+namespace stablert::runtime::concurrent_steps {
+
+// A kernel that runs as one call: out = in0 (+ in1 when given).
+Status CopyAddKernel(const kernels::KernelContext&, const kernels::KernelArgs& args) {
+  const int64_t n = args.outputs[0].num_elements;
+  float* out = args.outputs[0].as<float>();
+  const float* a = args.inputs[0].as<const float>();
+  const float* b = args.inputs.size() > 1 ? args.inputs[1].as<const float>() : nullptr;
+  for (int64_t i = 0; i < n; ++i) out[i] = b ? a[i] + b[i] : a[i];
+  return OkStatus();
+}
+
+constexpr int64_t kN = int64_t{1} << 20;  // floats per value: 4 MiB, well above the pairing cost
+constexpr int64_t kBytes = kN * 4;
+
+const kernels::KernelRegistry& Registry() {
+  static const kernels::KernelRegistry* registry = [] {
+    auto* r = new kernels::KernelRegistry();
+    (void)r->Register("copy_add.f32", &CopyAddKernel);
+    return r;
+  }();
+  return *registry;
+}
+
+// A plan over f32[kN] values: `params` parameters, `results` results, arena values at the
+// given slots (byte offset = slot * kBytes).
+struct Builder {
+  plan::ExecutionPlan plan;
+  Builder(int params, int results) {
+    for (int p = 0; p < params; ++p) {
+      plan.parameter_types.push_back({DType::kF32, {kN}});
+      plan.values.push_back({{DType::kF32, {kN}}, plan::Storage::kParameter, p, kBytes});
+    }
+    for (int r = 0; r < results; ++r) {
+      plan.result_types.push_back({DType::kF32, {kN}});
+      plan.values.push_back({{DType::kF32, {kN}}, plan::Storage::kResult, r, kBytes});
+      plan.results.push_back(static_cast<plan::ValueId>(plan.values.size() - 1));
+    }
+  }
+  plan::ValueId Param(int p) const { return static_cast<plan::ValueId>(p); }
+  plan::ValueId Result(int r) const { return static_cast<plan::ValueId>(plan.parameter_types.size() + r); }
+  plan::ValueId Arena(int64_t slot) {
+    plan.values.push_back({{DType::kF32, {kN}}, plan::Storage::kArena, slot * kBytes, kBytes});
+    plan.arena_size = std::max(plan.arena_size, (slot + 1) * kBytes);
+    return static_cast<plan::ValueId>(plan.values.size() - 1);
+  }
+  void Step(std::vector<plan::ValueId> inputs, plan::ValueId output) {
+    plan::Step step;
+    step.kernel = "copy_add.f32";
+    step.inputs = std::move(inputs);
+    step.outputs = {output};
+    step.origin = "test.step" + std::to_string(plan.body.steps.size());
+    plan.body.steps.push_back(step);
+  }
+  std::unique_ptr<LoadedPlan> Load() {
+    auto loaded = LoadedPlan::Create(plan, Registry());
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    return loaded.ok() ? std::move(loaded).value() : nullptr;
+  }
+};
+
+using Pairs = std::vector<std::pair<uint32_t, uint32_t>>;
+
+TEST(ConcurrentStepsTest, IndependentStepsPairAndDependentOnesDoNot) {
+  Builder b(2, 1);
+  const plan::ValueId a0 = b.Arena(0), a1 = b.Arena(1);
+  b.Step({b.Param(0)}, a0);       // 0
+  b.Step({b.Param(1)}, a1);       // 1: independent of 0
+  b.Step({a0, a1}, b.Result(0));  // 2: reads both
+  auto loaded = b.Load();
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(loaded->ConcurrentPairs(), (Pairs{{0, 1}}));
+
+  std::vector<float> x(kN), y(kN), out(kN);
+  for (int64_t i = 0; i < kN; ++i) x[i] = static_cast<float>(i), y[i] = 0.5f * static_cast<float>(i % 7);
+  const void* args[] = {x.data(), y.data()};
+  void* results[] = {out.data()};
+  for (int run = 0; run < 20; ++run) {
+    std::fill(out.begin(), out.end(), -1.0f);
+    ASSERT_TRUE(loaded->Execute(args, results).ok());
+    for (int64_t i = 0; i < kN; i += 4099) ASSERT_EQ(out[i], x[i] + y[i]) << "run " << run << " element " << i;
+  }
+}
+
+TEST(ConcurrentStepsTest, ReadAfterWriteKeepsOrder) {
+  Builder b(1, 1);
+  const plan::ValueId a0 = b.Arena(0), a1 = b.Arena(1);
+  b.Step({b.Param(0)}, a0);
+  b.Step({a0}, a1);
+  b.Step({a1}, b.Result(0));
+  auto loaded = b.Load();
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(loaded->ConcurrentPairs(), Pairs{});
+}
+
+TEST(ConcurrentStepsTest, ReusedBufferIsAWriteAfterReadHazard) {
+  // a1 takes a0's bytes once a0 is dead: the step writing a1 must wait for the step reading a0.
+  Builder b(2, 2);
+  const plan::ValueId a0 = b.Arena(0), a2 = b.Arena(1), a1 = b.Arena(0);
+  b.Step({b.Param(0)}, a0);  // 0
+  b.Step({a0}, a2);          // 1: last read of a0
+  b.Step({b.Param(1)}, a1);  // 2: writes over a0's bytes
+  b.Step({a2}, b.Result(0));
+  b.Step({a1}, b.Result(1));
+  auto loaded = b.Load();
+  ASSERT_NE(loaded, nullptr);
+  for (const auto& [first, second] : loaded->ConcurrentPairs()) {
+    EXPECT_FALSE(first <= 1 && second == 2) << first << " beside " << second;
+  }
+  // The same program with a1 in fresh bytes: step 2 may run beside step 0.
+  Builder fresh(2, 2);
+  const plan::ValueId f0 = fresh.Arena(0), f2 = fresh.Arena(1), f1 = fresh.Arena(2);
+  fresh.Step({fresh.Param(0)}, f0);
+  fresh.Step({f0}, f2);
+  fresh.Step({fresh.Param(1)}, f1);
+  fresh.Step({f2}, fresh.Result(0));
+  fresh.Step({f1}, fresh.Result(1));
+  auto fresh_loaded = fresh.Load();
+  ASSERT_NE(fresh_loaded, nullptr);
+  EXPECT_EQ(fresh_loaded->ConcurrentPairs(), (Pairs{{0, 2}, {3, 4}}));  // 3 and 4: different results
+
+  std::vector<float> x(kN, 3.0f), y(kN, 4.0f), r0(kN), r1(kN);
+  const void* args[] = {x.data(), y.data()};
+  void* results[] = {r0.data(), r1.data()};
+  for (LoadedPlan* plan : {loaded.get(), fresh_loaded.get()}) {
+    for (int run = 0; run < 10; ++run) {
+      ASSERT_TRUE(plan->Execute(args, results).ok());
+      for (int64_t i = 0; i < kN; i += 4099) {
+        ASSERT_EQ(r0[i], 3.0f);
+        ASSERT_EQ(r1[i], 4.0f);
+      }
+    }
+  }
+}
+
+TEST(ConcurrentStepsTest, ResultWritesNeverOverlapParameterReads) {
+  // A donated parameter may hold a result: writing a result and reading a parameter keep
+  // their order.
+  Builder b(2, 2);
+  b.Step({b.Param(0)}, b.Result(0));
+  b.Step({b.Param(1)}, b.Result(1));
+  auto loaded = b.Load();
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(loaded->ConcurrentPairs(), Pairs{});
+}
+
+TEST(ConcurrentStepsTest, SmallStepsStayInOrder) {
+  // Below the cost threshold: in order.
+  plan::ExecutionPlan plan;
+  plan.parameter_types = {{DType::kF32, {64}}, {DType::kF32, {64}}};
+  plan.result_types = {{DType::kF32, {64}}};
+  plan.values.push_back({{DType::kF32, {64}}, plan::Storage::kParameter, 0, 256});
+  plan.values.push_back({{DType::kF32, {64}}, plan::Storage::kParameter, 1, 256});
+  plan.values.push_back({{DType::kF32, {64}}, plan::Storage::kArena, 0, 256});
+  plan.values.push_back({{DType::kF32, {64}}, plan::Storage::kArena, 256, 256});
+  plan.values.push_back({{DType::kF32, {64}}, plan::Storage::kResult, 0, 256});
+  plan.arena_size = 512;
+  for (auto [in, out] : {std::pair<plan::ValueId, plan::ValueId>{0, 2}, {1, 3}}) {
+    plan::Step step;
+    step.kernel = "copy_add.f32";
+    step.inputs = {in};
+    step.outputs = {out};
+    plan.body.steps.push_back(step);
+  }
+  plan::Step sum;
+  sum.kernel = "copy_add.f32";
+  sum.inputs = {2, 3};
+  sum.outputs = {4};
+  plan.body.steps.push_back(sum);
+  plan.results = {4};
+  auto loaded = LoadedPlan::Create(plan, Registry());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->ConcurrentPairs(), Pairs{});
+}
+
+}  // namespace stablert::runtime::concurrent_steps
