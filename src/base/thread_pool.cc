@@ -203,9 +203,17 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {
 
 void ThreadPool::ParallelForChunks(int parts, int chunks, const std::function<void(int, int)>& fn) {
   if (chunks <= 0) return;
-  parts = std::clamp(parts, 1, std::min(chunks, kMaxPreferredParts));
+  parts = std::clamp(parts, 1, chunks);
   if (parts == 1) {
     for (int c = 0; c < chunks; ++c) fn(0, c);
+    return;
+  }
+  if (parts > kMaxPreferredParts) {  // no home runs: chunks in order to whoever is free
+    std::atomic<int> next{0};
+    ParallelFor(parts, [&](int part) {
+      for (int c = next.fetch_add(1, std::memory_order_relaxed); c < chunks; c = next.fetch_add(1, std::memory_order_relaxed))
+        fn(part, c);
+    });
     return;
   }
   // Part p's share: chunks [p * chunks / parts, (p + 1) * chunks / parts), taken from the

@@ -64,6 +64,25 @@ TEST(ThreadPool, PartsRunInTheCallersFloatingPointEnvironment) {
 #endif
 }
 
+TEST(ThreadPool, ChunksRunOnceEachWithOnePartPerThreadAtATime) {
+  ThreadPool pool(3);
+  for (int parts : {1, 2, 4, 70}) {
+    for (int chunks : {1, 3, 8, 100, 1000}) {
+      std::vector<std::atomic<int>> runs(static_cast<size_t>(chunks));
+      std::vector<std::atomic<int>> busy(static_cast<size_t>(std::max(parts, 1)));
+      std::atomic<bool> shared{false};
+      pool.ParallelForChunks(parts, chunks, [&](int part, int chunk) {
+        if (busy[static_cast<size_t>(part)].fetch_add(1) != 0) shared = true;  // two threads, one part
+        runs[static_cast<size_t>(chunk)].fetch_add(1);
+        busy[static_cast<size_t>(part)].fetch_sub(1);
+      });
+      EXPECT_FALSE(shared.load()) << parts << " parts, " << chunks << " chunks";
+      for (int c = 0; c < chunks; ++c)
+        EXPECT_EQ(runs[static_cast<size_t>(c)].load(), 1) << parts << " parts, chunk " << c << " of " << chunks;
+    }
+  }
+}
+
 TEST(ThreadPool, TheSharedPoolHasOneThreadPerCoreOfTheBudget) {
   EXPECT_GE(CoreBudget(), 1);
   EXPECT_EQ(ThreadPool::Shared().parallelism(), CoreBudget());
