@@ -564,6 +564,13 @@ void LoadedPlan::PairIndependentSteps(uint32_t index) {
   }
 }
 
+namespace {
+std::atomic<bool> concurrent_steps{false};
+}  // namespace
+
+void LoadedPlan::SetConcurrentSteps(bool enabled) { concurrent_steps.store(enabled, std::memory_order_relaxed); }
+bool LoadedPlan::ConcurrentSteps() { return concurrent_steps.load(std::memory_order_relaxed); }
+
 std::vector<std::pair<uint32_t, uint32_t>> LoadedPlan::ConcurrentPairs() const {
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   const ResolvedSequence& body = sequences_[0];
@@ -847,7 +854,7 @@ Status LoadedPlan::Run(uint32_t sequence, const kernels::KernelContext& context,
           CopyElement(operands[step.num_inputs].data, &registers[0], step.scalar_bytes[step.num_inputs]);
           break;
         }
-        if (step.partner >= 0 && binding == nullptr && context.thread_count == 1) {
+        if (step.partner >= 0 && binding == nullptr && context.thread_count == 1 && ConcurrentSteps()) {
           // Two independent steps at once (PairIndependentSteps): this one here, the later
           // one on the pool; the later one is skipped when the loop reaches it.
           const ResolvedStep& later = steps_[static_cast<size_t>(step.partner)];

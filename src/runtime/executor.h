@@ -29,10 +29,12 @@
 // reused after its value died) and write after write, in the arena by byte range, parameters
 // and results as whole buffers, and any result write against any parameter (a donated
 // parameter may hold a result) — and the cost model (plan::StepCost) puts both at
-// kMinConcurrentMicros or more, the later step runs beside the earlier one on the pool
+// kMinConcurrentMicros or more, the later step may run beside the earlier one on the pool
 // (the earlier on the calling thread). Decided once in Create; control flow, collectives,
 // host transfers and manual regions are never paired and end the window; inside manual
-// regions and in loop bodies run with bound calls, steps run in order.
+// regions and in loop bodies run with bound calls, steps run in order. Pairs run two at a
+// time only while SetConcurrentSteps(true) (process-wide; off by default: on 2 shared cores
+// it was not measured to pay, docs/decisions.md); otherwise they run in program order.
 //
 // Host transfer steps (plan::StepKind::kHostTransfer) go to the HostTransferHandler of the
 // execution (runtime/host_transfer.h), for the device of the partition they run in; without
@@ -93,6 +95,11 @@ class LoadedPlan {
   // The steps of the plan's body that run two at a time: (earlier, later) positions in
   // plan().body.steps.
   std::vector<std::pair<uint32_t, uint32_t>> ConcurrentPairs() const;
+
+  // Whether the pairs of every loaded plan run two at a time (default false). Thread-safe;
+  // executions already running keep the setting they started with for their current step.
+  static void SetConcurrentSteps(bool enabled);
+  static bool ConcurrentSteps();
 
   // Steps looked ahead for a step to run beside another one.
   static constexpr uint32_t kConcurrentWindow = 8;

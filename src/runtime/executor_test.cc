@@ -690,10 +690,12 @@ TEST(ConcurrentStepsTest, IndependentStepsPairAndDependentOnesDoNot) {
   const void* args[] = {x.data(), y.data()};
   void* results[] = {out.data()};
   for (int run = 0; run < 20; ++run) {
+    LoadedPlan::SetConcurrentSteps(run % 2 == 0);
     std::fill(out.begin(), out.end(), -1.0f);
     ASSERT_TRUE(loaded->Execute(args, results).ok());
     for (int64_t i = 0; i < kN; i += 4099) ASSERT_EQ(out[i], x[i] + y[i]) << "run " << run << " element " << i;
   }
+  LoadedPlan::SetConcurrentSteps(false);
 }
 
 TEST(ConcurrentStepsTest, ReadAfterWriteKeepsOrder) {
@@ -738,6 +740,7 @@ TEST(ConcurrentStepsTest, ReusedBufferIsAWriteAfterReadHazard) {
   void* results[] = {r0.data(), r1.data()};
   for (LoadedPlan* plan : {loaded.get(), fresh_loaded.get()}) {
     for (int run = 0; run < 10; ++run) {
+      LoadedPlan::SetConcurrentSteps(run % 2 == 0);
       ASSERT_TRUE(plan->Execute(args, results).ok());
       for (int64_t i = 0; i < kN; i += 4099) {
         ASSERT_EQ(r0[i], 3.0f);
@@ -745,6 +748,7 @@ TEST(ConcurrentStepsTest, ReusedBufferIsAWriteAfterReadHazard) {
       }
     }
   }
+  LoadedPlan::SetConcurrentSteps(false);
 }
 
 TEST(ConcurrentStepsTest, ResultWritesNeverOverlapParameterReads) {
