@@ -12,6 +12,9 @@ int InfoCommand(const std::vector<std::string>& args);
 int RunCommand(const std::vector<std::string>& args);
 int BenchCommand(const std::vector<std::string>& args);
 int CompareCommand(const std::vector<std::string>& args);
+int ConformCommand(const std::vector<std::string>& args);
+// One conformance test in this process (the suite's child side; not in --help).
+int ConformChildCommand(const std::vector<std::string>& args);
 
 // Prints "error: <message>" to stderr and returns 1.
 int Fail(const std::string& message);

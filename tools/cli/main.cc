@@ -37,6 +37,10 @@ constexpr char kUsage[] =
     "  compare PLUGIN_A PLUGIN_B PROGRAM [--rtol X] [--atol X] [input options as run]\n"
     "                            the same inputs on both; outputs compared with per-type\n"
     "                            tolerances (f32 1e-5, f16 1e-3, bf16 1e-2, integers exact)\n"
+    "  conform PLUGIN [--json FILE] [--filter TEXT] [--timeout SECONDS]\n"
+    "                            the C API conformance suite, each test in its own process:\n"
+    "                            pass / fail / unsupported / crash / timeout, a JSON report\n"
+    "  conform --diff A.json B.json   the tests whose outcomes differ between two reports\n"
     "  dump [--locations] FILE   read a StableHLO portable artifact (MLIR bytecode), verify it\n"
     "                            and print the imported IR (--locations: with source locations)\n"
     "  --version                 print StableRT's version, its PJRT C API and StableHLO versions\n"
@@ -117,6 +121,8 @@ int main(int argc, char** argv) {
     if (command == "run") return stablert::cli::RunCommand(rest);
     if (command == "bench") return stablert::cli::BenchCommand(rest);
     if (command == "compare") return stablert::cli::CompareCommand(rest);
+    if (command == "conform") return stablert::cli::ConformCommand(rest);
+    if (command == "conform-child") return stablert::cli::ConformChildCommand(rest);
   }
   if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
                     std::strcmp(argv[1], "help") == 0))
