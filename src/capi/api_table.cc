@@ -1,4 +1,4 @@
-// GetPjrtApi: the one exported symbol. Fills every slot of PJRT_Api from api_slots.def.
+// GetPjrtApi: the one exported symbol. Fills every slot of PJRT_Api from base/pjrt_api_slots.def.
 #include <string>
 #include <type_traits>
 
@@ -8,10 +8,6 @@
 
 namespace stablert::capi {
 namespace {
-
-PJRT_Error* UnimplementedSlot(const char* name) {
-  return ToPjrtError(Unimplemented(std::string(name) + " is not implemented by the StableRT plugin"));
-}
 
 // The error slots have their own implementations in error.cc under these names.
 constexpr auto PJRT_Error_Destroy = &ErrorDestroy;
@@ -46,34 +42,24 @@ PJRT_Api BuildApi() {
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;
   api.pjrt_api_version.minor_version = PJRT_API_MINOR;
 // Every slot runs under the exception guard, whatever its body does.
-#define IMPL(name)                                                        \
+#define PJRT_API_SLOT(name)                                               \
   api.name = [](name##_Args* args) noexcept -> decltype(name(args)) {     \
     return GuardedCall(#name, [args] { return name(args); });             \
   };
-#define STUB(name)                                         \
-  api.name = [](name##_Args* args) noexcept -> PJRT_Error* { \
-    return GuardedCall(#name, [args]() -> PJRT_Error* {      \
-      STABLERT_CAPI_ARGS(name, args);                        \
-      return UnimplementedSlot(#name);                       \
-    });                                                      \
-  };
-#include "capi/api_slots.def"
-#undef IMPL
-#undef STUB
+#include "base/pjrt_api_slots.def"
+#undef PJRT_API_SLOT
   return api;
 }
 
 // The slot list must cover the struct exactly: 138 function pointers after the version.
 constexpr size_t kNumSlots = 0
-#define IMPL(name) +1
-#define STUB(name) +1
-#include "capi/api_slots.def"
-#undef IMPL
-#undef STUB
+#define PJRT_API_SLOT(name) +1
+#include "base/pjrt_api_slots.def"
+#undef PJRT_API_SLOT
     ;
-static_assert(kNumSlots == 138, "api_slots.def must list every PJRT_Api slot of the 0.114 header");
+static_assert(kNumSlots == 138, "pjrt_api_slots.def must list every PJRT_Api slot of the 0.114 header");
 static_assert(offsetof(PJRT_Api, PJRT_Error_Destroy) + kNumSlots * sizeof(void*) == PJRT_Api_STRUCT_SIZE,
-              "api_slots.def and PJRT_Api disagree");
+              "pjrt_api_slots.def and PJRT_Api disagree");
 
 }  // namespace
 }  // namespace stablert::capi

@@ -34,7 +34,7 @@ void FulfilControlDependency(PJRT_Buffer_DonateWithControlDependency_Callback_Ar
 PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
   constexpr const char* kFn = "PJRT_Buffer_Bitcast";
   STABLERT_CAPI_ARGS(PJRT_Buffer_Bitcast, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Bitcast, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_Bitcast, args->buffer);
   STABLERT_CAPI_GUARD(PJRT_Buffer_Bitcast, {
     const runtime::Buffer& source = *args->buffer->buffer;
     STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->element_type)));
@@ -57,7 +57,7 @@ PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
 PJRT_Error* PJRT_Buffer_DonateWithControlDependency(PJRT_Buffer_DonateWithControlDependency_Args* args) {
   constexpr const char* kFn = "PJRT_Buffer_DonateWithControlDependency";
   STABLERT_CAPI_ARGS(PJRT_Buffer_DonateWithControlDependency, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_DonateWithControlDependency, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_DonateWithControlDependency, args->buffer);
   STABLERT_CAPI_GUARD(PJRT_Buffer_DonateWithControlDependency, {
     runtime::Buffer& source = *args->buffer->buffer;
     if (source.HasExternalReferences())
@@ -130,7 +130,7 @@ PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* 
       delete promise;
       return nullptr;
     }
-    STABLERT_CAPI_REQUIRE(PJRT_Client_FulfillAliasBuffer, args->buffer);
+    STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Client_FulfillAliasBuffer, args->buffer);
     const runtime::Buffer& target = *args->buffer->buffer;
     if (target.dtype() != promise->dtype || target.dims() != promise->dims)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": buffer is " + std::string(DTypeName(target.dtype())) +

@@ -7,6 +7,7 @@
 #include "capi/api.h"
 #include "capi/error.h"
 #include "capi/handles.h"
+#include "capi/live_handles.h"
 #include "capi/layout.h"
 
 namespace stablert::capi {
@@ -26,20 +27,24 @@ PJRT_Error* CopyTo(const char* function, PJRT_Buffer* buffer, PJRT_Client* desti
 
 PJRT_Error* PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_Destroy, args);
+  if (!args->buffer) return nullptr;  // like free(nullptr)
+  if (!LiveHandles<PJRT_Buffer>::Of().Check(args->buffer, /*remove=*/true))
+    return ToPjrtError(InvalidArgument(
+        "PJRT_Buffer_Destroy: buffer is not a live buffer of this plugin (destroyed already, or another plugin's)"));
   delete args->buffer;
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_ElementType, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_ElementType, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_ElementType, args->buffer);
   args->type = static_cast<PJRT_Buffer_Type>(args->buffer->buffer->dtype());
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_Dimensions, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Dimensions, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_Dimensions, args->buffer);
   args->dims = args->buffer->dims.data();
   args->num_dims = args->buffer->dims.size();
   return nullptr;
@@ -47,7 +52,7 @@ PJRT_Error* PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args* args) {
 
 PJRT_Error* PJRT_Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_UnpaddedDimensions, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_UnpaddedDimensions, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_UnpaddedDimensions, args->buffer);
   args->unpadded_dims = args->buffer->dims.data();
   args->num_dims = args->buffer->dims.size();
   return nullptr;
@@ -55,7 +60,7 @@ PJRT_Error* PJRT_Buffer_UnpaddedDimensions(PJRT_Buffer_UnpaddedDimensions_Args* 
 
 PJRT_Error* PJRT_Buffer_DynamicDimensionIndices(PJRT_Buffer_DynamicDimensionIndices_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_DynamicDimensionIndices, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_DynamicDimensionIndices, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_DynamicDimensionIndices, args->buffer);
   args->dynamic_dim_indices = nullptr;  // StableRT arrays are always static
   args->num_dynamic_dims = 0;
   return nullptr;
@@ -63,49 +68,49 @@ PJRT_Error* PJRT_Buffer_DynamicDimensionIndices(PJRT_Buffer_DynamicDimensionIndi
 
 PJRT_Error* PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_GetMemoryLayout, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_GetMemoryLayout, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_GetMemoryLayout, args->buffer);
   return ToPjrtError(Unimplemented(
       "PJRT_Buffer_GetMemoryLayout is deprecated and not implemented; buffers are dense row-major"));
 }
 
 PJRT_Error* PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_OnDeviceSizeInBytes, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_OnDeviceSizeInBytes, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_OnDeviceSizeInBytes, args->buffer);
   args->on_device_size_in_bytes = args->buffer->buffer->size_in_bytes();
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_Device(PJRT_Buffer_Device_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_Device, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Device, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_Device, args->buffer);
   args->device = args->buffer->client->Wrap(args->buffer->buffer->device());
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_Memory(PJRT_Buffer_Memory_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_Memory, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Memory, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_Memory, args->buffer);
   args->memory = args->buffer->client->Wrap(args->buffer->buffer->memory());
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_Delete(PJRT_Buffer_Delete_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_Delete, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_Delete, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_Delete, args->buffer);
   args->buffer->buffer->Delete();
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_IsDeleted, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_IsDeleted, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_IsDeleted, args->buffer);
   args->is_deleted = args->buffer->buffer->IsDeleted();
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_CopyToDevice, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToDevice, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_CopyToDevice, args->buffer);
   STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToDevice, args->dst_device);
   STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToDevice, {
     PJRT_Device* device = args->dst_device;
@@ -116,7 +121,7 @@ PJRT_Error* PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
 
 PJRT_Error* PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_CopyToMemory, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToMemory, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_CopyToMemory, args->buffer);
   STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyToMemory, args->dst_memory);
   STABLERT_CAPI_GUARD(PJRT_Buffer_CopyToMemory, {
     MemoryHandle* memory = AsMemoryHandle(args->dst_memory);
@@ -127,7 +132,7 @@ PJRT_Error* PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
 PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
   constexpr const char* kFn = "PJRT_Buffer_ToHostBuffer";
   STABLERT_CAPI_ARGS(PJRT_Buffer_ToHostBuffer, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_ToHostBuffer, args->src);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_ToHostBuffer, args->src);
   STABLERT_CAPI_GUARD(PJRT_Buffer_ToHostBuffer, {
     const runtime::Buffer& buffer = *args->src->buffer;
     STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
@@ -163,21 +168,21 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
 
 PJRT_Error* PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_IsOnCpu, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_IsOnCpu, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_IsOnCpu, args->buffer);
   args->is_on_cpu = true;
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_ReadyEvent, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_ReadyEvent, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_ReadyEvent, args->buffer);
   args->event = NewEvent(args->buffer->buffer->ready_event());
   return nullptr;
 }
 
 PJRT_Error* PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_UnsafePointer, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_UnsafePointer, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_UnsafePointer, args->buffer);
   STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage, args->buffer->buffer->storage("PJRT_Buffer_UnsafePointer"));
   args->buffer_pointer = reinterpret_cast<uintptr_t>(storage->data());
   return nullptr;
@@ -185,7 +190,7 @@ PJRT_Error* PJRT_Buffer_UnsafePointer(PJRT_Buffer_UnsafePointer_Args* args) {
 
 PJRT_Error* PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExternalReferenceCount_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_IncreaseExternalReferenceCount, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_IncreaseExternalReferenceCount, args->buffer);
   STABLERT_CAPI_RETURN_IF_ERROR(
       args->buffer->buffer->storage("PJRT_Buffer_IncreaseExternalReferenceCount").status());
   args->buffer->buffer->IncreaseExternalReferenceCount();
@@ -194,13 +199,13 @@ PJRT_Error* PJRT_Buffer_IncreaseExternalReferenceCount(PJRT_Buffer_IncreaseExter
 
 PJRT_Error* PJRT_Buffer_DecreaseExternalReferenceCount(PJRT_Buffer_DecreaseExternalReferenceCount_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_DecreaseExternalReferenceCount, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_DecreaseExternalReferenceCount, args->buffer);
   return ToPjrtError(args->buffer->buffer->DecreaseExternalReferenceCount());
 }
 
 PJRT_Error* PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_OpaqueDeviceMemoryDataPointer, args->buffer);
   STABLERT_CAPI_ASSIGN_OR_RETURN(auto storage,
                                  args->buffer->buffer->storage("PJRT_Buffer_OpaqueDeviceMemoryDataPointer"));
   args->device_memory_ptr = storage->data();
@@ -210,7 +215,7 @@ PJRT_Error* PJRT_Buffer_OpaqueDeviceMemoryDataPointer(PJRT_Buffer_OpaqueDeviceMe
 PJRT_Error* PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args) {
   constexpr const char* kFn = "PJRT_Buffer_CopyRawToHost";
   STABLERT_CAPI_ARGS(PJRT_Buffer_CopyRawToHost, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyRawToHost, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_CopyRawToHost, args->buffer);
   STABLERT_CAPI_GUARD(PJRT_Buffer_CopyRawToHost, {
     const runtime::Buffer& buffer = *args->buffer->buffer;
     int64_t size = static_cast<int64_t>(buffer.size_in_bytes());
@@ -295,7 +300,7 @@ void RawCopyFutureReady(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) noe
 
 PJRT_Error* PJRT_Buffer_CopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Buffer_CopyRawToHostFuture, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Buffer_CopyRawToHostFuture, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_CopyRawToHostFuture, args->buffer);
   STABLERT_CAPI_GUARD(PJRT_Buffer_CopyRawToHostFuture, {
     const runtime::Buffer& buffer = *args->buffer->buffer;
     const auto size = static_cast<int64_t>(buffer.size_in_bytes());

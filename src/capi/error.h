@@ -22,6 +22,8 @@ namespace stablert::capi {
 
 // A new PJRT_Error for a non-OK status; nullptr for OK.
 PJRT_Error* ToPjrtError(const Status& status);
+// Whether `buffer` was made by this plugin and not destroyed yet (handles.cc).
+bool IsLiveBuffer(const PJRT_Buffer* buffer);
 // The status an error carries (OK for nullptr).
 Status FromPjrtError(const PJRT_Error* error);
 
@@ -96,6 +98,16 @@ PJRT_Error* ErrorForEachPayload(PJRT_Error_ForEachPayload_Args* args);
   do {                                                                                          \
     if ((pointer) == nullptr)                                                                   \
       return ::stablert::capi::ToPjrtError(::stablert::InvalidArgument(#fn ": " #pointer " is null")); \
+  } while (0)
+
+// As STABLERT_CAPI_REQUIRE, and the buffer must be live: made by this plugin and not
+// destroyed (a destroyed or foreign handle is INVALID_ARGUMENT, never dereferenced).
+#define STABLERT_CAPI_REQUIRE_BUFFER(fn, pointer)                                                   \
+  do {                                                                                              \
+    STABLERT_CAPI_REQUIRE(fn, pointer);                                                             \
+    if (!::stablert::capi::IsLiveBuffer(pointer))                                                   \
+      return ::stablert::capi::ToPjrtError(::stablert::InvalidArgument(                             \
+          #fn ": " #pointer " is not a live buffer of this plugin (destroyed already, or another plugin's)")); \
   } while (0)
 
 // Returns the error of a failed Status from an entry point.

@@ -388,6 +388,11 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
         if (!buffer)
           return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument " + std::to_string(i) + " of device list " +
                                              std::to_string(d) + " is null"));
+        if (!IsLiveBuffer(buffer))
+          return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument " + std::to_string(i) +
+                                             " of argument list " + std::to_string(d) +
+                                             " is not a live buffer of this plugin (destroyed already, or another "
+                                             "plugin's)"));
         if (buffer->client != client)
           return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument " + std::to_string(i) +
                                              " of argument list " + std::to_string(d) +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "capi/live_handles.h"
 #include "runtime/version.h"
 
 namespace stablert::capi {
@@ -127,8 +128,11 @@ PJRT_Buffer* NewBufferHandle(std::unique_ptr<runtime::Buffer> buffer, PJRT_Clien
   handle->dims = buffer->dims();
   handle->buffer = std::move(buffer);
   handle->client = client;
+  LiveHandles<PJRT_Buffer>::Of().Add(handle);
   return handle;
 }
+
+bool IsLiveBuffer(const PJRT_Buffer* buffer) { return LiveHandles<PJRT_Buffer>::Of().Check(buffer); }
 
 std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable) {
   auto handle = std::make_unique<PJRT_Executable>();

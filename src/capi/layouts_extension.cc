@@ -72,7 +72,7 @@ PJRT_Error* TopologyDefault(PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args* ar
 
 PJRT_Error* BufferLayout(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Layouts_PJRT_Buffer_MemoryLayout, args);
-  STABLERT_CAPI_REQUIRE(PJRT_Layouts_PJRT_Buffer_MemoryLayout, args->buffer);
+  STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Layouts_PJRT_Buffer_MemoryLayout, args->buffer);
   STABLERT_CAPI_GUARD(PJRT_Layouts_PJRT_Buffer_MemoryLayout, {
     args->layout = new PJRT_Layouts_MemoryLayout(RowMajorLayout(args->buffer->buffer->dims().size()));
     return nullptr;

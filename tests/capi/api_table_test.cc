@@ -13,11 +13,9 @@ struct Slot {
 
 std::vector<Slot> AllSlots(const PJRT_Api* api) {
   std::vector<Slot> slots;
-#define IMPL(name) slots.push_back({#name, reinterpret_cast<void*>(api->name)});
-#define STUB(name) slots.push_back({#name, reinterpret_cast<void*>(api->name)});
-#include "capi/api_slots.def"
-#undef IMPL
-#undef STUB
+#define PJRT_API_SLOT(name) slots.push_back({#name, reinterpret_cast<void*>(api->name)});
+#include "base/pjrt_api_slots.def"
+#undef PJRT_API_SLOT
   return slots;
 }
 

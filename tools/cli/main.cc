@@ -1,16 +1,15 @@
-// stablert: command-line tools over StableRT's libraries.
+// stablert: command-line tools over StableRT's libraries and the host library (host/), which
+// runs any PJRT plugin. The usage text below lists the commands (commands.h has the others).
 //
-//   stablert dump [--locations] FILE   read a StableHLO portable artifact (MLIR bytecode),
-//                                      verify it and print the imported IR
-//   stablert --version                 print the version (and PJRT / StableHLO versions)
-//   stablert --help                    print the usage
-//
-// Exit status: 0 on success, 1 on any error (the message goes to stderr), 2 on bad usage.
+// Exit status: 0 on success, 1 on any error (the message goes to stderr), 2 on bad usage,
+// 3 when `compare` finds outputs that differ.
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "base/version.h"
+#include "commands.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "runtime/version.h"
@@ -25,13 +24,30 @@ constexpr char kUsage[] =
     "StableRT's command-line tool (StableRT is a PJRT plugin that runs StableHLO on CPUs; JAX\n"
     "uses it with JAX_PLATFORMS=stablert).\n"
     "\n"
-    "commands:\n"
+    "commands (PLUGIN: a PJRT plugin library's path, or an installed plugin's name such as\n"
+    "stablert or cpu; PROGRAM: StableHLO as MLIR bytecode or text):\n"
+    "  info PLUGIN               the plugin's PJRT version, attributes, extensions, slots,\n"
+    "                            devices and memories\n"
+    "  run PLUGIN PROGRAM [--in FILE.npy ...] [--inputs random|zeros] [--seed N] [--out DIR]\n"
+    "                            run on one device; inputs from .npy files or generated from the\n"
+    "                            program's signature (random: fixed by the seed); outputs printed\n"
+    "                            and written to DIR/output<i>.npy\n"
+    "  bench PLUGIN PROGRAM [--runs N] [input options as run]\n"
+    "                            cold compile, first run, steady state and dispatch times\n"
+    "  compare PLUGIN_A PLUGIN_B PROGRAM [--rtol X] [--atol X] [input options as run]\n"
+    "                            the same inputs on both; outputs compared with per-type\n"
+    "                            tolerances (f32 1e-5, f16 1e-3, bf16 1e-2, integers exact)\n"
+    "  conform PLUGIN [--json FILE] [--filter TEXT] [--timeout SECONDS]\n"
+    "                            the C API conformance suite, each test in its own process:\n"
+    "                            pass / fail / unsupported / crash / timeout, a JSON report\n"
+    "  conform --diff A.json B.json   the tests whose outcomes differ between two reports\n"
     "  dump [--locations] FILE   read a StableHLO portable artifact (MLIR bytecode), verify it\n"
     "                            and print the imported IR (--locations: with source locations)\n"
     "  --version                 print StableRT's version, its PJRT C API and StableHLO versions\n"
     "  --help                    print this help\n"
     "\n"
-    "exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage\n";
+    "exit status: 0 on success, 1 on an error (message on stderr), 2 on bad usage, 3 when\n"
+    "compare finds outputs that differ\n";
 
 int Usage() {
   std::fputs(kUsage, stderr);
@@ -82,8 +98,32 @@ int Dump(int argc, char** argv) {
 
 }  // namespace
 
+namespace stablert::cli {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+int BadUsage(const std::string& usage, const std::string& problem) {
+  std::fprintf(stderr, "stablert: %s\nusage: %s\n", problem.c_str(), usage.c_str());
+  return 2;
+}
+
+}  // namespace stablert::cli
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "dump") == 0) return Dump(argc - 2, argv + 2);
+  if (argc >= 2) {
+    std::vector<std::string> rest(argv + 2, argv + argc);
+    std::string command = argv[1];
+    if (command == "info") return stablert::cli::InfoCommand(rest);
+    if (command == "run") return stablert::cli::RunCommand(rest);
+    if (command == "bench") return stablert::cli::BenchCommand(rest);
+    if (command == "compare") return stablert::cli::CompareCommand(rest);
+    if (command == "conform") return stablert::cli::ConformCommand(rest);
+    if (command == "conform-child") return stablert::cli::ConformChildCommand(rest);
+  }
   if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
                     std::strcmp(argv[1], "help") == 0))
     return Help();

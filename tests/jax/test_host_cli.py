@@ -1,0 +1,99 @@
+"""The `stablert` command-line tool on the host library, across plugins.
+
+A program exported from JAX (`jax.export`, StableHLO bytecode) is run by `stablert run` on
+StableRT and on XLA's own CPU plugin (xla-cpu-pjrt, PJRT 0.81, found by its name `cpu`), and
+by `stablert compare` on both; every output is checked against JAX's CPU backend in this
+process, with the tolerances JAX's tests use for f32 matrix products.
+"""
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import stablert
+
+XLA_PLUGIN_DIR = pathlib.Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "xla_plugins" / "xla_cpu_pjrt"
+
+pytestmark = pytest.mark.skipif(
+    not XLA_PLUGIN_DIR.is_dir(), reason="XLA's CPU plugin (pip package xla-cpu-pjrt, installed by setup.sh) is absent"
+)
+
+
+def cli() -> str:
+    """The CLI beside the plugin library under test (build/ in a checkout, else the package's)."""
+    library = pathlib.Path(stablert.library_path())
+    beside = library.parent / "stablert"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else stablert.cli_path()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
+    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=300, env=env)
+
+
+def f(x, w, b):
+    return jnp.tanh(x @ w + b), jnp.sum(x, axis=1)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((128, 256), dtype=np.float32)
+    w = rng.standard_normal((256, 64), dtype=np.float32) / 16
+    b = rng.standard_normal((64,), dtype=np.float32)
+    directory = tmp_path_factory.mktemp("program")
+    program = directory / "f.mlirbc"
+    program.write_bytes(jax.export.export(jax.jit(f), platforms=["cpu"])(x, w, b).mlir_module_serialized)
+    inputs = []
+    for name, value in (("x", x), ("w", w), ("b", b)):
+        np.save(directory / f"{name}.npy", value)
+        inputs += ["--in", str(directory / f"{name}.npy")]
+    cpu = jax.devices("cpu")[0]
+    expected = jax.jit(f)(*(jax.device_put(v, cpu) for v in (x, w, b)))
+    return program, inputs, [np.asarray(e) for e in expected]
+
+
+@pytest.mark.parametrize("plugin", ["stablert", "cpu"])
+def test_run_on_each_plugin_matches_jax_cpu(exported, tmp_path, plugin):
+    program, inputs, expected = exported
+    target = stablert.library_path() if plugin == "stablert" else plugin
+    result = run_cli("run", target, str(program), *inputs, "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "output 0: f32[128,64]" in result.stdout and "output 1: f32[128]" in result.stdout, result.stdout
+    for i, want in enumerate(expected):
+        got = np.load(tmp_path / f"output{i}.npy")
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_compare_stablert_with_xla_cpu(exported):
+    program, inputs, _ = exported
+    result = run_cli("compare", stablert.library_path(), "cpu", str(program), *inputs)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(" agree: ") == 2 and result.stdout.endswith("outputs agree\n"), result.stdout
+    # Generated inputs are the same on both sides too.
+    generated = run_cli("compare", stablert.library_path(), "cpu", str(program), "--seed", "3")
+    assert generated.returncode == 0, generated.stdout + generated.stderr
+
+
+def test_wrong_inputs_and_unknown_plugins_are_clear_errors(exported, tmp_path):
+    program, inputs, _ = exported
+    np.save(tmp_path / "bad.npy", np.zeros((3,), np.float32))
+    bad = run_cli("run", "cpu", str(program), "--in", str(tmp_path / "bad.npy"))
+    assert bad.returncode == 1 and "1 --in files for a program of 3 arguments" in bad.stderr, bad.stderr
+    unknown = run_cli("info", "no_such_plugin")
+    assert unknown.returncode == 1 and "no PJRT plugin named 'no_such_plugin'" in unknown.stderr, unknown.stderr
+    usage = run_cli("compare", "cpu")
+    assert usage.returncode == 2 and "usage: stablert compare" in usage.stderr, usage.stderr
+
+
+def test_info_on_xla_cpu_names_its_version_and_absent_slots():
+    result = run_cli("info", "cpu")
+    assert result.returncode == 0, result.stderr
+    assert "PJRT C API: 0.81" in result.stdout
+    assert "absent: PJRT_Client_Load" in result.stdout  # added in 0.95
+    assert "platform: cpu" in result.stdout

@@ -1,0 +1,115 @@
+// The CLI's pure parts: .npy files and output comparison.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "compare.h"
+#include "npy.h"
+#include "program_file.h"
+
+namespace stablert::cli {
+namespace {
+
+host::Literal F32(std::vector<int64_t> dims, std::vector<float> values) {
+  host::Literal literal{PJRT_Buffer_Type_F32, std::move(dims), {}};
+  literal.bytes.resize(values.size() * 4);
+  std::memcpy(literal.bytes.data(), values.data(), literal.bytes.size());
+  return literal;
+}
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+TEST(Npy, RoundTripsEveryRankAndRejectsWhatItCannotRead) {
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{}, {3}, {2, 3}, {1, 2, 2}}) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> values;
+    for (int64_t i = 0; i < n; ++i) values.push_back(0.5f * static_cast<float>(i) - 1.0f);
+    host::Literal literal = F32(dims, values);
+    std::string path = TempPath("round_trip.npy");
+    ASSERT_TRUE(WriteNpy(path, literal).ok());
+    StatusOr<host::Literal> read = ReadNpy(path);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(read->type, PJRT_Buffer_Type_F32);
+    EXPECT_EQ(read->dims, dims);
+    EXPECT_EQ(read->bytes, literal.bytes);
+  }
+  std::string bad = TempPath("bad.npy");
+  std::ofstream(bad) << "not numpy";
+  StatusOr<host::Literal> rejected = ReadNpy(bad);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_NE(rejected.status().message().find("not a .npy file"), std::string::npos);
+
+  // A file whose data is shorter than its shape says.
+  host::Literal literal = F32({4}, {1, 2, 3, 4});
+  std::string path = TempPath("short.npy");
+  ASSERT_TRUE(WriteNpy(path, literal).ok());
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 4);
+  StatusOr<host::Literal> truncated = ReadNpy(path);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("bytes of data for shape (4,)"), std::string::npos)
+      << truncated.status().ToString();
+}
+
+TEST(Compare, FloatsWithinToleranceIntegersExactNansAndShapes) {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  Comparison same = CompareLiterals(F32({3}, {1, nan, 3}), F32({3}, {1.000001f, nan, 3}), {});
+  EXPECT_TRUE(same.agree) << same.detail;
+  Comparison differ = CompareLiterals(F32({3}, {1, 2, 3}), F32({3}, {1, 2.01f, 3}), {});
+  EXPECT_FALSE(differ.agree);
+  EXPECT_EQ(differ.mismatches, 1);
+  EXPECT_EQ(differ.first_mismatch, 1);
+  Comparison loose = CompareLiterals(F32({3}, {1, 2, 3}), F32({3}, {1, 2.01f, 3}), Tolerance{0.1, 0.0});
+  EXPECT_TRUE(loose.agree) << loose.detail;
+  Comparison nan_vs_number = CompareLiterals(F32({1}, {nan}), F32({1}, {0}), {});
+  EXPECT_FALSE(nan_vs_number.agree);
+  Comparison shapes = CompareLiterals(F32({2}, {1, 2}), F32({1, 2}, {1, 2}), {});
+  EXPECT_FALSE(shapes.agree);
+  EXPECT_NE(shapes.detail.find("f32[2]"), std::string::npos) << shapes.detail;
+
+  host::Literal a{PJRT_Buffer_Type_S32, {2}, std::vector<uint8_t>(8, 0)};
+  host::Literal b = a;
+  b.bytes[4] = 1;
+  Comparison ints = CompareLiterals(a, b, Tolerance{1.0, 1.0});
+  EXPECT_FALSE(ints.agree);  // tolerances never apply to integers
+  EXPECT_EQ(ints.first_mismatch, 1);
+}
+
+TEST(Inputs, GeneratedFromTheSignatureAreFixedBySeed) {
+  ProgramFile file;
+  file.has_signature = true;
+  file.arguments = {{PJRT_Buffer_Type_F32, {4}}, {PJRT_Buffer_Type_S32, {2, 2}}, {PJRT_Buffer_Type_BF16, {3}}};
+  StatusOr<std::vector<host::Literal>> a = MakeInputs(file, {}, InputKind::kRandom, 7);
+  StatusOr<std::vector<host::Literal>> b = MakeInputs(file, {}, InputKind::kRandom, 7);
+  StatusOr<std::vector<host::Literal>> c = MakeInputs(file, {}, InputKind::kRandom, 8);
+  StatusOr<std::vector<host::Literal>> zeros = MakeInputs(file, {}, InputKind::kZeros, 7);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && zeros.ok());
+  ASSERT_EQ(a->size(), 3u);
+  EXPECT_EQ((*a)[1].bytes.size(), 16u);
+  EXPECT_EQ((*a)[2].bytes.size(), 6u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ((*a)[i].bytes, (*b)[i].bytes);
+  EXPECT_NE((*a)[0].bytes, (*c)[0].bytes);
+  for (const host::Literal& z : *zeros)
+    for (uint8_t byte : z.bytes) EXPECT_EQ(byte, 0);
+  // Inputs from files must match the signature.
+  std::string path = TempPath("wrong_shape.npy");
+  ASSERT_TRUE(WriteNpy(path, F32({5}, {1, 2, 3, 4, 5})).ok());
+  file.arguments.resize(1);
+  StatusOr<std::vector<host::Literal>> wrong = MakeInputs(file, {path}, InputKind::kRandom, 0);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("argument 0 of the program is f32[4]"), std::string::npos)
+      << wrong.status().ToString();
+  EXPECT_FALSE(ParseInputKind("ones").ok());
+}
+
+}  // namespace
+}  // namespace stablert::cli
