@@ -276,6 +276,16 @@ void ArgRowIotaImpl(const V* x, int64_t n, V* value, int64_t* index) {
   finish(best, best_index);
 }
 
+// One step of a column fold with the element w of a later row r (an index larger than any
+// before): keep the accumulator if it is better or NaN, else take w, and r unless the two
+// are equal.
+template <bool kMax, class DI, class V, class VI>
+HWY_INLINE void ColumnStep(DI di, V w, VI r, V& v, VI& p) {
+  const auto keep = hn::Or(Better<kMax>(v, w), hn::IsNaN(v));
+  p = hn::IfThenElse(hn::RebindMask(di, hn::Or(keep, hn::Eq(v, w))), p, r);
+  v = hn::IfThenElse(keep, v, w);
+}
+
 // Columns whose indices are the row numbers (ArgColumnsIota): the accumulators of a strip
 // of columns stay in value/position (L1) while four rows at a time stream through.
 template <bool kMax, typename V, typename P>
@@ -288,27 +298,19 @@ void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width,
     value[c] = x[c];
     position[c] = 0;
   }
-  // One step with the element of row r: the body's rule for an index larger than any
-  // before (keep the accumulator if it is better or NaN; else take the value, and the
-  // index unless the two are equal).
-  auto fold = [&](auto v, auto p, const V* row, int64_t c, P r) {
-    const auto w = hn::LoadU(d, row + c);
-    const auto keep = hn::Or(Better<kMax>(v, w), hn::IsNaN(v));
-    const auto keep_index = hn::RebindMask(di, hn::Or(keep, hn::Eq(v, w)));
-    return std::make_pair(hn::IfThenElse(keep, v, w), hn::IfThenElse(keep_index, p, hn::Set(di, r)));
-  };
   int64_t r = 1;
   for (; r + 4 <= rows; r += 4) {
     const V* x0 = x + r * stride;
+    const auto r0 = hn::Set(di, static_cast<P>(r)), r1 = hn::Set(di, static_cast<P>(r + 1));
+    const auto r2 = hn::Set(di, static_cast<P>(r + 2)), r3 = hn::Set(di, static_cast<P>(r + 3));
     int64_t c = 0;
     for (; c + lanes <= width; c += lanes) {
       auto v = hn::LoadU(d, value + c);
       auto p = hn::LoadU(di, position + c);
-      for (int64_t j = 0; j < 4; ++j) {
-        const auto [nv, np] = fold(v, p, x0 + j * stride, c, static_cast<P>(r + j));
-        v = nv;
-        p = np;
-      }
+      ColumnStep<kMax>(di, hn::LoadU(d, x0 + c), r0, v, p);
+      ColumnStep<kMax>(di, hn::LoadU(d, x0 + stride + c), r1, v, p);
+      ColumnStep<kMax>(di, hn::LoadU(d, x0 + 2 * stride + c), r2, v, p);
+      ColumnStep<kMax>(di, hn::LoadU(d, x0 + 3 * stride + c), r3, v, p);
       hn::StoreU(v, d, value + c);
       hn::StoreU(p, di, position + c);
     }
@@ -323,9 +325,11 @@ void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width,
     const V* x0 = x + r * stride;
     int64_t c = 0;
     for (; c + lanes <= width; c += lanes) {
-      const auto [nv, np] = fold(hn::LoadU(d, value + c), hn::LoadU(di, position + c), x0, c, static_cast<P>(r));
-      hn::StoreU(nv, d, value + c);
-      hn::StoreU(np, di, position + c);
+      auto v = hn::LoadU(d, value + c);
+      auto p = hn::LoadU(di, position + c);
+      ColumnStep<kMax>(di, hn::LoadU(d, x0 + c), hn::Set(di, static_cast<P>(r)), v, p);
+      hn::StoreU(v, d, value + c);
+      hn::StoreU(p, di, position + c);
     }
     for (; c < width; ++c) {
       int64_t i = position[c];
