@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <utility>
 
 #undef HWY_TARGET_INCLUDE
@@ -234,27 +235,26 @@ void ArgRowIotaImpl(const V* x, int64_t n, V* value, int64_t* index) {
       first_nan(0);
       return;
     }
-    HWY_ALIGN V mv[4 * HWY_MAX_BYTES / sizeof(V)];
-    HWY_ALIGN P pv[4 * HWY_MAX_BYTES / sizeof(V)];
-    hn::Store(m0, d, mv);
-    hn::Store(m1, d, mv + lanes);
-    hn::Store(m2, d, mv + 2 * lanes);
-    hn::Store(m3, d, mv + 3 * lanes);
-    hn::Store(p0, di, pv);
-    hn::Store(p1, di, pv + lanes);
-    hn::Store(p2, di, pv + 2 * lanes);
-    hn::Store(p3, di, pv + 3 * lanes);
-    best = mv[0];
-    best_index = pv[0];
-    for (int64_t l = 1; l < 4 * lanes; ++l) {
-      const int64_t position = static_cast<int64_t>(pv[l]) + l;  // block start + lane offset
-      if (kMax ? mv[l] > best : mv[l] < best) {
-        best = mv[l];
-        best_index = position;
-      } else if (mv[l] == best && position < best_index) {
-        best_index = position;
-      }
-    }
+    // Lane positions (block start + offset), then the four accumulators merged in vectors
+    // and the lanes reduced: the best value, the smallest position holding it.
+    p0 = hn::Add(p0, hn::Iota(di, 0));
+    p1 = hn::Add(p1, hn::Iota(di, static_cast<P>(lanes)));
+    p2 = hn::Add(p2, hn::Iota(di, static_cast<P>(2 * lanes)));
+    p3 = hn::Add(p3, hn::Iota(di, static_cast<P>(3 * lanes)));
+    auto merge = [&](auto& m, auto& p, auto mb, auto pb) {
+      const auto take = hn::Or(hn::RebindMask(di, Better<kMax>(mb, m)),
+                               hn::And(hn::RebindMask(di, hn::Eq(mb, m)), hn::Lt(pb, p)));
+      m = hn::IfThenElse(hn::RebindMask(d, take), mb, m);
+      p = hn::IfThenElse(take, pb, p);
+    };
+    merge(m0, p0, m1, p1);
+    merge(m2, p2, m3, p3);
+    merge(m0, p0, m2, p2);
+    const auto top = kMax ? hn::MaxOfLanes(d, m0) : hn::MinOfLanes(d, m0);
+    best = hn::GetLane(top);
+    const auto at_best = hn::IfThenElse(hn::RebindMask(di, hn::Eq(m0, top)), p0,
+                                        hn::Set(di, std::numeric_limits<P>::max()));
+    best_index = static_cast<int64_t>(hn::GetLane(hn::MinOfLanes(di, at_best)));
   } else {
     k = 1;
     if (std::isnan(x[0])) {
