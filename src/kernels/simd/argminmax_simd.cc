@@ -286,10 +286,22 @@ HWY_INLINE void ColumnStep(DI di, V w, VI r, V& v, VI& p) {
   v = hn::IfThenElse(keep, v, w);
 }
 
+// A NaN-free column step: take the position where w is strictly better, the value where
+// w is better or equal. hn::Max/Min (x86 max/min) return their second operand for equal
+// operands, so equal zeros leave the bits of the later element, as the body does.
+template <bool kMax, class DI, class V, class VI, class M>
+HWY_INLINE void CleanColumnStep(DI di, V w, VI r, V& v, VI& p, M& nan) {
+  p = hn::IfThenElse(hn::RebindMask(di, Better<kMax>(w, v)), r, p);
+  v = kMax ? hn::Max(v, w) : hn::Min(v, w);
+  nan = hn::Or(nan, hn::IsNaN(w));
+}
+
 // Columns whose indices are the row numbers (ArgColumnsIota): the accumulators of a strip
-// of columns stay in value/position (L1) while four rows at a time stream through.
-template <bool kMax, typename V, typename P>
-void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width, V* value, P* position) {
+// of columns stay in value/position (L1) while four rows at a time stream through. First
+// with the NaN-free step (flagging NaN); a strip holding a NaN is folded again with the
+// body's full rule.
+template <bool kMax, bool kExact, typename V, typename P>
+bool ArgColumnsPass(const V* x, int64_t stride, int64_t rows, int64_t width, V* value, P* position) {
   const hn::ScalableTag<V> d;
   const hn::RebindToSigned<decltype(d)> di;
   static_assert(sizeof(P) == sizeof(V));
@@ -298,6 +310,19 @@ void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width,
     value[c] = x[c];
     position[c] = 0;
   }
+  auto nan = hn::Lt(hn::Zero(d), hn::Zero(d));  // all false
+  bool scalar_nan = false;
+  auto step = [&](auto w, auto r, auto& v, auto& p) {
+    if constexpr (kExact) ColumnStep<kMax>(di, w, r, v, p);
+    else CleanColumnStep<kMax>(di, w, r, v, p, nan);
+  };
+  auto step_one = [&](int64_t c, V w, int64_t r) {
+    int64_t i = position[c];
+    scalar_nan = scalar_nan || std::isnan(w);
+    StepOne<kMax>(value[c], i, w, r);
+    position[c] = static_cast<P>(i);
+  };
+  for (int64_t c = 0; c < width; ++c) scalar_nan = scalar_nan || std::isnan(x[c]);
   int64_t r = 1;
   for (; r + 4 <= rows; r += 4) {
     const V* x0 = x + r * stride;
@@ -307,36 +332,36 @@ void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width,
     for (; c + lanes <= width; c += lanes) {
       auto v = hn::LoadU(d, value + c);
       auto p = hn::LoadU(di, position + c);
-      ColumnStep<kMax>(di, hn::LoadU(d, x0 + c), r0, v, p);
-      ColumnStep<kMax>(di, hn::LoadU(d, x0 + stride + c), r1, v, p);
-      ColumnStep<kMax>(di, hn::LoadU(d, x0 + 2 * stride + c), r2, v, p);
-      ColumnStep<kMax>(di, hn::LoadU(d, x0 + 3 * stride + c), r3, v, p);
+      step(hn::LoadU(d, x0 + c), r0, v, p);
+      step(hn::LoadU(d, x0 + stride + c), r1, v, p);
+      step(hn::LoadU(d, x0 + 2 * stride + c), r2, v, p);
+      step(hn::LoadU(d, x0 + 3 * stride + c), r3, v, p);
       hn::StoreU(v, d, value + c);
       hn::StoreU(p, di, position + c);
     }
     for (; c < width; ++c)
-      for (int64_t j = 0; j < 4; ++j) {
-        int64_t i = position[c];
-        StepOne<kMax>(value[c], i, x0[j * stride + c], r + j);
-        position[c] = static_cast<P>(i);
-      }
+      for (int64_t j = 0; j < 4; ++j) step_one(c, x0[j * stride + c], r + j);
   }
   for (; r < rows; ++r) {
     const V* x0 = x + r * stride;
+    const auto rv = hn::Set(di, static_cast<P>(r));
     int64_t c = 0;
     for (; c + lanes <= width; c += lanes) {
       auto v = hn::LoadU(d, value + c);
       auto p = hn::LoadU(di, position + c);
-      ColumnStep<kMax>(di, hn::LoadU(d, x0 + c), hn::Set(di, static_cast<P>(r)), v, p);
+      step(hn::LoadU(d, x0 + c), rv, v, p);
       hn::StoreU(v, d, value + c);
       hn::StoreU(p, di, position + c);
     }
-    for (; c < width; ++c) {
-      int64_t i = position[c];
-      StepOne<kMax>(value[c], i, x0[c], r);
-      position[c] = static_cast<P>(i);
-    }
+    for (; c < width; ++c) step_one(c, x0[c], r);
   }
+  return !scalar_nan && hn::AllFalse(d, nan);
+}
+
+template <bool kMax, typename V, typename P>
+void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width, V* value, P* position) {
+  if (!ArgColumnsPass<kMax, false>(x, stride, rows, width, value, position))
+    ArgColumnsPass<kMax, true>(x, stride, rows, width, value, position);
 }
 
 void ArgRowIotaF32(bool is_max, const float* x, int64_t n, float* value, int64_t* index) {
