@@ -3,11 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/argminmax_params.h"
+#include "kernels/families.h"
+#include "kernels/registry.h"
 #include "kernels/scalar_program.h"
 #include "kernels/simd/argminmax_simd.h"
 #include "kernels/strided.h"
@@ -218,6 +224,157 @@ Status Run(bool is_max, std::span<const int64_t> dimensions, const KernelContext
   return OkStatus();
 }
 
+//===--- "argminmax.<V>.<I>": indices are positions along the reduced dimension ---===//
+
+// The state of the fold after some elements: (value, index) as the body leaves them.
+template <typename V>
+struct Folded {
+  V value;
+  int64_t index;
+};
+
+// The fold over x[0..n) whose element k has index `base + k`, from its first element. The
+// body is associative on (value, index) pairs (the first NaN; else the best value, the
+// smallest index among the elements equal to it, the bits of the last of those), so long
+// runs are folded in pieces and the pieces combined in order with StepOne.
+template <typename V>
+Folded<V> FoldRun(bool is_max, const V* x, int64_t n, int64_t base) {
+  constexpr int64_t kPiece = int64_t{1} << 30;  // positions within a piece fit in 32 bits
+  Folded<V> acc{};
+  for (int64_t begin = 0; begin < n; begin += kPiece) {
+    const int64_t length = std::min(kPiece, n - begin);
+    Folded<V> piece{};
+    simd::ArgRowIota(is_max, x + begin, length, &piece.value, &piece.index);
+    piece.index += base + begin;
+    if (begin == 0) {
+      acc = piece;
+    } else if (is_max) {
+      StepOne<true>(acc.value, acc.index, piece.value, piece.index);
+    } else {
+      StepOne<false>(acc.value, acc.index, piece.value, piece.index);
+    }
+  }
+  return acc;
+}
+
+// Writes init folded with `folded` (the elements come after the init values).
+template <typename V, typename I>
+inline void Finish(bool is_max, V init_value, I init_index, Folded<V> folded, V* value, I* index) {
+  V v = init_value;
+  I i = init_index;
+  const I j = static_cast<I>(folded.index);
+  if (is_max) StepOne<true>(v, i, folded.value, j);
+  else StepOne<false>(v, i, folded.value, j);
+  *value = v;
+  *index = i;
+}
+
+// Partial folds of the calls of one split whole-array step, keyed by its output buffer
+// (distinct for steps running concurrently).
+struct IotaPartials {
+  std::mutex mu;
+  struct Pending {
+    std::vector<Folded<double>> partials;  // one per call, V's bits in a double
+    int arrived = 0;
+  };
+  std::map<const void*, Pending> pending;
+};
+
+IotaPartials& Partials() {
+  static IotaPartials* table = new IotaPartials;
+  return *table;
+}
+
+constexpr int64_t kMinElementsToSplit = int64_t{1} << 18;
+
+template <typename V, typename I>
+Status IotaKernel(const KernelContext& context, const KernelArgs& args) {
+  const ArgMinMaxParams& params = args.Params<ArgMinMaxParams>();
+  const BufferView& in = args.inputs[0];
+  const bool is_max = params.is_max;
+  const V* x = in.as<const V>();
+  const V init_value = args.inputs[1].as<const V>()[0];
+  const I init_index = args.inputs[2].as<const I>()[0];
+  V* value = args.outputs[0].as<V>();
+  I* index = args.outputs[1].as<I>();
+  const auto dim = static_cast<size_t>(params.dimension);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < dim; ++d) outer *= in.dims[d];
+  for (size_t d = dim + 1; d < in.dims.size(); ++d) inner *= in.dims[d];
+  const int64_t rows = in.dims[dim];
+  const int64_t outputs = outer * inner;
+  const bool split = context.thread_count > 1 && in.num_elements >= kMinElementsToSplit;
+  if (!split && context.thread_index != 0) return OkStatus();
+  const KernelContext share = split ? context : KernelContext{};
+  if (rows == 0) {  // nothing to fold: the init values
+    const auto [begin, end] = ShareOf(share, outputs);
+    std::fill(value + begin, value + end, init_value);
+    std::fill(index + begin, index + end, init_index);
+    return OkStatus();
+  }
+  if (outputs == 1) {  // the whole array
+    const auto [begin, end] = ShareOf(share, rows);
+    Folded<V> mine{V(0), -1};  // index -1: an empty share
+    if (begin < end) mine = FoldRun(is_max, x + begin, end - begin, begin);
+    if (!split) {
+      Finish(is_max, init_value, init_index, mine, value, index);
+      return OkStatus();
+    }
+    IotaPartials& table = Partials();
+    std::vector<Folded<double>> partials;
+    {
+      std::lock_guard<std::mutex> lock(table.mu);
+      IotaPartials::Pending& pending = table.pending[value];
+      pending.partials.resize(static_cast<size_t>(context.thread_count));
+      Folded<double>& slot = pending.partials[static_cast<size_t>(context.thread_index)];
+      std::memcpy(&slot.value, &mine.value, sizeof(V));
+      slot.index = mine.index;
+      if (++pending.arrived < context.thread_count) return OkStatus();
+      partials = std::move(pending.partials);
+      table.pending.erase(value);
+    }
+    bool any = false;
+    Folded<V> acc{};
+    for (const Folded<double>& p : partials) {  // in call order: the shares' order
+      if (p.index < 0) continue;
+      Folded<V> f{};
+      std::memcpy(&f.value, &p.value, sizeof(V));
+      f.index = p.index;
+      if (!any) acc = f;
+      else if (is_max) StepOne<true>(acc.value, acc.index, f.value, f.index);
+      else StepOne<false>(acc.value, acc.index, f.value, f.index);
+      any = true;
+    }
+    Finish(is_max, init_value, init_index, acc, value, index);
+    return OkStatus();
+  }
+  if (inner == 1) {  // rows
+    const auto [begin, end] = ShareOf(share, outer);
+    for (int64_t r = begin; r < end; ++r)
+      Finish(is_max, init_value, init_index, FoldRun(is_max, x + r * rows, rows, 0), value + r, index + r);
+    return OkStatus();
+  }
+  if (rows > INT32_MAX) return Unimplemented("argminmax: more than 2^31 - 1 rows over kept columns");
+  // [outer, rows, inner]: strips of columns of each outer block, the strip's accumulators
+  // in L1 while the rows stream through.
+  using P = std::conditional_t<sizeof(V) == 4, int32_t, int64_t>;
+  constexpr int64_t kStrip = 4096 / sizeof(V);
+  const int64_t strips = (inner + kStrip - 1) / kStrip;
+  const auto [unit_begin, unit_end] = ShareOf(share, outer * strips);
+  P position[kStrip];
+  for (int64_t unit = unit_begin; unit < unit_end; ++unit) {
+    const int64_t o = unit / strips, first = (unit % strips) * kStrip;
+    const int64_t width = std::min(kStrip, inner - first);
+    V* v = value + o * inner + first;
+    I* i = index + o * inner + first;
+    simd::ArgColumnsIota(is_max, x + o * rows * inner + first, inner, rows, width, v, position);
+    for (int64_t c = 0; c < width; ++c)
+      Finish(is_max, init_value, init_index, Folded<V>{v[c], position[c]}, v + c, i + c);
+  }
+  return OkStatus();
+}
+
+
 }  // namespace
 
 ArgKind MatchArgMinMaxBody(std::span<const int64_t> encoding) {
@@ -245,6 +402,17 @@ Status RunArgMinMax(ArgKind kind, std::span<const int64_t> dimensions, const Ker
   if (v == DType::kF64 && i == DType::kS32) return Run<double, int32_t>(is_max, dimensions, context, args, done);
   if (v == DType::kF64 && i == DType::kS64) return Run<double, int64_t>(is_max, dimensions, context, args, done);
   return OkStatus();
+}
+
+Status RegisterArgMinMaxKernels(KernelRegistry& registry) {
+  STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable<ArgMinMaxParams>(
+      KernelKey("argminmax", {DType::kF32, DType::kS32}), &IotaKernel<float, int32_t>));
+  STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable<ArgMinMaxParams>(
+      KernelKey("argminmax", {DType::kF32, DType::kS64}), &IotaKernel<float, int64_t>));
+  STABLERT_RETURN_IF_ERROR(registry.RegisterSplittable<ArgMinMaxParams>(
+      KernelKey("argminmax", {DType::kF64, DType::kS32}), &IotaKernel<double, int32_t>));
+  return registry.RegisterSplittable<ArgMinMaxParams>(KernelKey("argminmax", {DType::kF64, DType::kS64}),
+                                                      &IotaKernel<double, int64_t>);
 }
 
 }  // namespace stablert::kernels

@@ -1,8 +1,9 @@
 // argmax/argmin as JAX emits them: a two-operand reduce (values, indices) whose body picks
 // the larger (smaller) value, a NaN first, and the smaller index among equal values.
-// Internal to kernels/: the reduce_program kernel (program_kernels.cc) recognizes such a body
-// once per plan step and then runs these loops instead of interpreting the body per
-// element. Results are those of the body applied in row-major order of the reduced
+// The reduce_program kernel (program_kernels.cc) recognizes such a body once per plan step
+// and then runs these loops instead of interpreting the body per element; plan/lower_reduce.cc
+// uses MatchArgMinMaxBody to lower a reduce whose index operand is an iota along the reduced
+// dimension to "argminmax.<V>.<I>" (argminmax_params.h), which counts the indices itself. Results are those of the body applied in row-major order of the reduced
 // elements, bit for bit (NaN, signed zeros, index ties), for any index values.
 // Thread-safety: pure functions over the caller's buffers.
 #pragma once

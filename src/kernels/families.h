@@ -18,6 +18,8 @@ Status RegisterSlicingKernels(KernelRegistry& registry);
 Status RegisterReduceKernels(KernelRegistry& registry);
 Status RegisterDotKernels(KernelRegistry& registry);
 Status RegisterProgramKernels(KernelRegistry& registry);
+// "argminmax.<V>.<I>" (argminmax.cc).
+Status RegisterArgMinMaxKernels(KernelRegistry& registry);
 Status RegisterWindowKernels(KernelRegistry& registry);
 Status RegisterGatherScatterKernels(KernelRegistry& registry);
 Status RegisterConvolutionKernels(KernelRegistry& registry);

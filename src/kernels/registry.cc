@@ -103,6 +103,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterReduceKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterDotKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterProgramKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterArgMinMaxKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterSortKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterWindowKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterGatherScatterKernels(registry));

@@ -33,6 +33,9 @@
 //                           params: ReduceProgramParams, SortProgramParams (program_params.h);
 //                           reduce_program is splittable (argmax/argmin bodies run split,
 //                           kernels/argminmax.h; other bodies on the first call)
+//   "argminmax.<V>.<I>"     in: values, init value, init index  out: values, indices;
+//                           params: ArgMinMaxParams (argminmax_params.h); JAX's argmax/argmin
+//                           with the iota of indices counted, not read; splittable
 //   "sort_keys.<T>", "sort_by_key.<T>": sorts on order-preserving keys, see sort.cc,
 //                           params: SortParams; splittable (rows)
 //   "fft.<C>", "rfft.<R>", "irfft.<C>": see fft.cc, params: FftParams

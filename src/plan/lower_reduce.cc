@@ -1,8 +1,12 @@
 // Lowering of stablehlo.reduce (one recognized binary op as body: a dedicated kernel;
 // any other body: a body program) and stablehlo.sort (a recognized order on the first
 // operand: a sort on integer keys, plan/sort_comparator.h; any other comparator: a body program).
+#include <cstdint>
 #include <string>
 
+#include "kernels/argminmax.h"
+#include "kernels/argminmax_params.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/program_params.h"
 #include "kernels/reduce_params.h"
 #include "kernels/sort_params.h"
@@ -51,6 +55,21 @@ std::string MatchReductionBody(const Lowering& l, const ir::Region& region, DTyp
     case OpCode::kOr: return is_float ? "" : "or";
     default: return "";
   }
+}
+
+// Whether `index` is computed by an iota step of the sequence being lowered whose indices
+// count along `dimension` (and fit its type).
+bool IsIotaAlong(Lowering& l, ValueId index, int64_t dimension) {
+  const TensorType type = l.TypeOf(index);
+  if (type.dtype != DType::kS32 && type.dtype != DType::kS64) return false;
+  if (type.dtype == DType::kS32 && type.dims[static_cast<size_t>(dimension)] > INT32_MAX) return false;
+  const std::vector<Step>& steps = l.current_sequence()->steps;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    if (it->kind != StepKind::kKernel || it->outputs.size() != 1 || it->outputs[0] != index) continue;
+    const auto* iota = it->params.As<kernels::IotaParams>();
+    return it->kernel.rfind("iota.", 0) == 0 && iota != nullptr && iota->dimension == dimension;
+  }
+  return false;
 }
 
 Status LowerReduce(Lowering& l, const ir::Operation& op) {
@@ -102,6 +121,18 @@ Status LowerReduce(Lowering& l, const ir::Operation& op) {
            kernels::ReduceParams{.dimensions = dimensions});
   } else {
     STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> program, CompileBodyProgram(l, op, op.regions[0]));
+    // JAX's argmax/argmin: values and an iota of their positions along the one reduced
+    // dimension. The kernel counts the positions itself, so the iota is not read (and, read
+    // by nothing else, dropped with the dead steps).
+    const kernels::ArgKind kind = n == 2 && dimensions.size() == 1 ? kernels::MatchArgMinMaxBody(program)
+                                                                    : kernels::ArgKind::kNone;
+    if (kind != kernels::ArgKind::kNone && IsIotaAlong(l, operands[1], dimensions[0])) {
+      l.Emit(op, "argminmax." + std::string(DTypeName(in.dtype)) + "." + std::string(DTypeName(l.TypeOf(operands[1]).dtype)),
+             {operands[0], inits[0], inits[1]}, outs,
+             kernels::ArgMinMaxParams{.dimension = dimensions[0], .is_max = kind == kernels::ArgKind::kArgMax});
+      for (size_t i = 0; i < n; ++i) l.Bind(op.results[i], outs[i]);
+      return OkStatus();
+    }
     std::vector<ValueId> inputs = operands;
     inputs.insert(inputs.end(), inits.begin(), inits.end());
     l.Emit(op, "reduce_program", std::move(inputs), outs,

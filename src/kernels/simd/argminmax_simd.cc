@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <utility>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/argminmax_simd.cc"
@@ -174,6 +176,213 @@ void ArgRowsImpl(V* value, I* index, const V* x, const I* idx, int64_t stride, i
   }
 }
 
+// Rows whose indices are the positions (ArgRowIota). Four vector accumulators of the best
+// value and the block start where each lane last improved strictly (the first position of
+// the lane's best); NaN only flagged, a row holding one is searched for its first NaN.
+template <bool kMax, typename V>
+void ArgRowIotaImpl(const V* x, int64_t n, V* value, int64_t* index) {
+  const hn::ScalableTag<V> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using P = hn::TFromD<decltype(di)>;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  auto first_nan = [&](int64_t from) {
+    for (int64_t k = from; k < n; ++k)
+      if (std::isnan(x[k])) {
+        *value = x[k];
+        *index = k;
+        return true;
+      }
+    return false;
+  };
+  // The bits of the last element equal to `best` (only zeros have two spellings).
+  auto finish = [&](V best, int64_t best_index) {
+    if (best == V(0))
+      for (int64_t k = n; k-- > best_index;)
+        if (x[k] == V(0)) {
+          best = x[k];
+          break;
+        }
+    *value = best;
+    *index = best_index;
+  };
+  V best = x[0];
+  int64_t best_index = 0;
+  int64_t k = 0;
+  if (n >= 4 * lanes) {
+    auto m0 = hn::LoadU(d, x), m1 = hn::LoadU(d, x + lanes), m2 = hn::LoadU(d, x + 2 * lanes),
+         m3 = hn::LoadU(d, x + 3 * lanes);
+    auto p0 = hn::Zero(di), p1 = p0, p2 = p0, p3 = p0;
+    auto nan = hn::Or(hn::Or(hn::IsNaN(m0), hn::IsNaN(m1)), hn::Or(hn::IsNaN(m2), hn::IsNaN(m3)));
+    auto at = hn::Set(di, static_cast<P>(4 * lanes));
+    const auto step = hn::Set(di, static_cast<P>(4 * lanes));
+    for (k = 4 * lanes; k + 4 * lanes <= n; k += 4 * lanes) {
+      const auto x0 = hn::LoadU(d, x + k), x1 = hn::LoadU(d, x + k + lanes);
+      const auto x2 = hn::LoadU(d, x + k + 2 * lanes), x3 = hn::LoadU(d, x + k + 3 * lanes);
+      const auto b0 = Better<kMax>(x0, m0), b1 = Better<kMax>(x1, m1);
+      const auto b2 = Better<kMax>(x2, m2), b3 = Better<kMax>(x3, m3);
+      nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(x0), hn::IsNaN(x1)), hn::Or(hn::IsNaN(x2), hn::IsNaN(x3))));
+      m0 = hn::IfThenElse(b0, x0, m0);
+      m1 = hn::IfThenElse(b1, x1, m1);
+      m2 = hn::IfThenElse(b2, x2, m2);
+      m3 = hn::IfThenElse(b3, x3, m3);
+      p0 = hn::IfThenElse(hn::RebindMask(di, b0), at, p0);
+      p1 = hn::IfThenElse(hn::RebindMask(di, b1), at, p1);
+      p2 = hn::IfThenElse(hn::RebindMask(di, b2), at, p2);
+      p3 = hn::IfThenElse(hn::RebindMask(di, b3), at, p3);
+      at = hn::Add(at, step);
+    }
+    if (!hn::AllFalse(d, nan)) {
+      first_nan(0);
+      return;
+    }
+    // Lane positions (block start + offset), then the four accumulators merged in vectors
+    // and the lanes reduced: the best value, the smallest position holding it.
+    p0 = hn::Add(p0, hn::Iota(di, 0));
+    p1 = hn::Add(p1, hn::Iota(di, static_cast<P>(lanes)));
+    p2 = hn::Add(p2, hn::Iota(di, static_cast<P>(2 * lanes)));
+    p3 = hn::Add(p3, hn::Iota(di, static_cast<P>(3 * lanes)));
+    auto merge = [&](auto& m, auto& p, auto mb, auto pb) {
+      const auto take = hn::Or(hn::RebindMask(di, Better<kMax>(mb, m)),
+                               hn::And(hn::RebindMask(di, hn::Eq(mb, m)), hn::Lt(pb, p)));
+      m = hn::IfThenElse(hn::RebindMask(d, take), mb, m);
+      p = hn::IfThenElse(take, pb, p);
+    };
+    merge(m0, p0, m1, p1);
+    merge(m2, p2, m3, p3);
+    merge(m0, p0, m2, p2);
+    const auto top = kMax ? hn::MaxOfLanes(d, m0) : hn::MinOfLanes(d, m0);
+    best = hn::GetLane(top);
+    const auto at_best = hn::IfThenElse(hn::RebindMask(di, hn::Eq(m0, top)), p0,
+                                        hn::Set(di, std::numeric_limits<P>::max()));
+    best_index = static_cast<int64_t>(hn::GetLane(hn::MinOfLanes(di, at_best)));
+  } else {
+    k = 1;
+    if (std::isnan(x[0])) {
+      *value = x[0];
+      *index = 0;
+      return;
+    }
+  }
+  for (; k < n; ++k) {
+    if (std::isnan(x[k])) {
+      first_nan(k);
+      return;
+    }
+    if (kMax ? x[k] > best : x[k] < best) {
+      best = x[k];
+      best_index = k;
+    }
+  }
+  finish(best, best_index);
+}
+
+// One step of a column fold with the element w of a later row r (an index larger than any
+// before): keep the accumulator if it is better or NaN, else take w, and r unless the two
+// are equal.
+template <bool kMax, class DI, class V, class VI>
+HWY_INLINE void ColumnStep(DI di, V w, VI r, V& v, VI& p) {
+  const auto keep = hn::Or(Better<kMax>(v, w), hn::IsNaN(v));
+  p = hn::IfThenElse(hn::RebindMask(di, hn::Or(keep, hn::Eq(v, w))), p, r);
+  v = hn::IfThenElse(keep, v, w);
+}
+
+// A NaN-free column step: take the position where w is strictly better, the value where
+// w is better or equal. hn::Max/Min (x86 max/min) return their second operand for equal
+// operands, so equal zeros leave the bits of the later element, as the body does.
+template <bool kMax, class DI, class V, class VI, class M>
+HWY_INLINE void CleanColumnStep(DI di, V w, VI r, V& v, VI& p, M& nan) {
+  p = hn::IfThenElse(hn::RebindMask(di, Better<kMax>(w, v)), r, p);
+  v = kMax ? hn::Max(v, w) : hn::Min(v, w);
+  nan = hn::Or(nan, hn::IsNaN(w));
+}
+
+// Columns whose indices are the row numbers (ArgColumnsIota): the accumulators of a strip
+// of columns stay in value/position (L1) while four rows at a time stream through. First
+// with the NaN-free step (flagging NaN); a strip holding a NaN is folded again with the
+// body's full rule.
+template <bool kMax, bool kExact, typename V, typename P>
+bool ArgColumnsPass(const V* x, int64_t stride, int64_t rows, int64_t width, V* value, P* position) {
+  const hn::ScalableTag<V> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  static_assert(sizeof(P) == sizeof(V));
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t c = 0; c < width; ++c) {
+    value[c] = x[c];
+    position[c] = 0;
+  }
+  auto nan = hn::Lt(hn::Zero(d), hn::Zero(d));  // all false
+  bool scalar_nan = false;
+  auto step = [&](auto w, auto r, auto& v, auto& p) {
+    if constexpr (kExact) ColumnStep<kMax>(di, w, r, v, p);
+    else CleanColumnStep<kMax>(di, w, r, v, p, nan);
+  };
+  auto step_one = [&](int64_t c, V w, int64_t r) {
+    int64_t i = position[c];
+    scalar_nan = scalar_nan || std::isnan(w);
+    StepOne<kMax>(value[c], i, w, r);
+    position[c] = static_cast<P>(i);
+  };
+  for (int64_t c = 0; c < width; ++c) scalar_nan = scalar_nan || std::isnan(x[c]);
+  int64_t r = 1;
+  for (; r + 4 <= rows; r += 4) {
+    const V* x0 = x + r * stride;
+    const auto r0 = hn::Set(di, static_cast<P>(r)), r1 = hn::Set(di, static_cast<P>(r + 1));
+    const auto r2 = hn::Set(di, static_cast<P>(r + 2)), r3 = hn::Set(di, static_cast<P>(r + 3));
+    int64_t c = 0;
+    for (; c + lanes <= width; c += lanes) {
+      auto v = hn::LoadU(d, value + c);
+      auto p = hn::LoadU(di, position + c);
+      step(hn::LoadU(d, x0 + c), r0, v, p);
+      step(hn::LoadU(d, x0 + stride + c), r1, v, p);
+      step(hn::LoadU(d, x0 + 2 * stride + c), r2, v, p);
+      step(hn::LoadU(d, x0 + 3 * stride + c), r3, v, p);
+      hn::StoreU(v, d, value + c);
+      hn::StoreU(p, di, position + c);
+    }
+    for (; c < width; ++c)
+      for (int64_t j = 0; j < 4; ++j) step_one(c, x0[j * stride + c], r + j);
+  }
+  for (; r < rows; ++r) {
+    const V* x0 = x + r * stride;
+    const auto rv = hn::Set(di, static_cast<P>(r));
+    int64_t c = 0;
+    for (; c + lanes <= width; c += lanes) {
+      auto v = hn::LoadU(d, value + c);
+      auto p = hn::LoadU(di, position + c);
+      step(hn::LoadU(d, x0 + c), rv, v, p);
+      hn::StoreU(v, d, value + c);
+      hn::StoreU(p, di, position + c);
+    }
+    for (; c < width; ++c) step_one(c, x0[c], r);
+  }
+  return !scalar_nan && hn::AllFalse(d, nan);
+}
+
+template <bool kMax, typename V, typename P>
+void ArgColumnsIotaImpl(const V* x, int64_t stride, int64_t rows, int64_t width, V* value, P* position) {
+  if (!ArgColumnsPass<kMax, false>(x, stride, rows, width, value, position))
+    ArgColumnsPass<kMax, true>(x, stride, rows, width, value, position);
+}
+
+void ArgRowIotaF32(bool is_max, const float* x, int64_t n, float* value, int64_t* index) {
+  if (is_max) ArgRowIotaImpl<true>(x, n, value, index);
+  else ArgRowIotaImpl<false>(x, n, value, index);
+}
+void ArgRowIotaF64(bool is_max, const double* x, int64_t n, double* value, int64_t* index) {
+  if (is_max) ArgRowIotaImpl<true>(x, n, value, index);
+  else ArgRowIotaImpl<false>(x, n, value, index);
+}
+void ArgColumnsIotaF32(bool is_max, const float* x, int64_t stride, int64_t rows, int64_t width, float* value,
+                       int32_t* position) {
+  if (is_max) ArgColumnsIotaImpl<true>(x, stride, rows, width, value, position);
+  else ArgColumnsIotaImpl<false>(x, stride, rows, width, value, position);
+}
+void ArgColumnsIotaF64(bool is_max, const double* x, int64_t stride, int64_t rows, int64_t width, double* value,
+                       int64_t* position) {
+  if (is_max) ArgColumnsIotaImpl<true>(x, stride, rows, width, value, position);
+  else ArgColumnsIotaImpl<false>(x, stride, rows, width, value, position);
+}
+
 void ArgRowF32(bool is_max, const float* x, const int32_t* idx, int64_t n, float* value, int32_t* index) {
   if (is_max) ArgRowImpl<true>(x, idx, n, value, index);
   else ArgRowImpl<false>(x, idx, n, value, index);
@@ -207,6 +416,25 @@ HWY_EXPORT(ArgRowF64);
 HWY_EXPORT(ArgRowF32S64);
 HWY_EXPORT(ArgRowsF32);
 HWY_EXPORT(ArgRowsF64);
+HWY_EXPORT(ArgRowIotaF32);
+HWY_EXPORT(ArgRowIotaF64);
+HWY_EXPORT(ArgColumnsIotaF32);
+HWY_EXPORT(ArgColumnsIotaF64);
+
+void ArgRowIota(bool is_max, const float* x, int64_t n, float* value, int64_t* index) {
+  HWY_DYNAMIC_DISPATCH(ArgRowIotaF32)(is_max, x, n, value, index);
+}
+void ArgRowIota(bool is_max, const double* x, int64_t n, double* value, int64_t* index) {
+  HWY_DYNAMIC_DISPATCH(ArgRowIotaF64)(is_max, x, n, value, index);
+}
+void ArgColumnsIota(bool is_max, const float* x, int64_t stride, int64_t rows, int64_t width, float* value,
+                    int32_t* position) {
+  HWY_DYNAMIC_DISPATCH(ArgColumnsIotaF32)(is_max, x, stride, rows, width, value, position);
+}
+void ArgColumnsIota(bool is_max, const double* x, int64_t stride, int64_t rows, int64_t width, double* value,
+                    int64_t* position) {
+  HWY_DYNAMIC_DISPATCH(ArgColumnsIotaF64)(is_max, x, stride, rows, width, value, position);
+}
 
 void ArgRow(bool is_max, const float* x, const int32_t* idx, int64_t n, float* value, int32_t* index) {
   HWY_DYNAMIC_DISPATCH(ArgRowF32)(is_max, x, idx, n, value, index);

@@ -29,4 +29,20 @@ void ArgRows(bool is_max, float* value, int32_t* index, const float* x, const in
 void ArgRows(bool is_max, double* value, int64_t* index, const double* x, const int64_t* idx, int64_t stride,
              int64_t count, int64_t width);
 
+// The same fold when element k's index is k itself (JAX's iota operand, not read): folds
+// x[0..n), 0 < n < 2^31, from its first element. *index gets the first NaN's position if
+// there is a NaN (*value its bits), else the first position of the best value (*value the
+// bits of the last element equal to it: they differ only for zeros). As the body would
+// leave its accumulator after the n elements starting from (x[0], 0).
+void ArgRowIota(bool is_max, const float* x, int64_t n, float* value, int64_t* index);
+void ArgRowIota(bool is_max, const double* x, int64_t n, double* value, int64_t* index);
+
+// Columns with r as element r's index: for c < width, folds x[r * stride + c] for
+// r = 0 .. rows-1 (rows >= 1) in order, starting from (x[c], 0), exactly as the body does
+// (NaN, signed zeros); the results go to value[c] and position[c].
+void ArgColumnsIota(bool is_max, const float* x, int64_t stride, int64_t rows, int64_t width, float* value,
+                    int32_t* position);
+void ArgColumnsIota(bool is_max, const double* x, int64_t stride, int64_t rows, int64_t width, double* value,
+                    int64_t* position);
+
 }  // namespace stablert::kernels::simd
