@@ -143,6 +143,7 @@ Status RunStage(const FfiStep& step, XLA_FFI_ExecutionStage stage, void* handler
   XLA_FFI_ExecutionContext context;
   context.state = &step.state;
   context.stage = stage;
+  context.execution = ffi::CurrentExecution();
   XLA_FFI_CallFrame frame{};
   frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
   frame.api = ffi::Api();
