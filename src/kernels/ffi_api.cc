@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <thread>
 
 #include "base/thread_pool.h"
 #include "kernels/ffi_registry.h"
@@ -176,7 +175,7 @@ XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_ThreadPool_Schedule, args);
   STABLERT_FFI_REQUIRE(XLA_FFI_ThreadPool_Schedule, args->task);
   STABLERT_FFI_GUARD(XLA_FFI_ThreadPool_Schedule, {
-    std::thread([task = args->task, data = args->data] { task(data); }).detach();
+    ThreadPool::Shared().Schedule([task = args->task, data = args->data] { task(data); });
     return nullptr;
   })
 }
