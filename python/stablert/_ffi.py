@@ -312,8 +312,29 @@ class _TableModuleContext(_ModuleContextAsCpu):
         self.host_callbacks = []
 
     def add_host_callback(self, callback) -> None:
-        index = _callback_table.add(callback)
+        def with_cpu_context(exec_ctx, *args):
+            return callback(_CpuExecutionContext(exec_ctx), *args)
+
+        index = _callback_table.add(with_cpu_context)
         self.host_callbacks = [None] * (index + 1)
+
+
+class _CpuExecutionContext:
+    """The callback's ExecutionContext as XLA:CPU presents it: `stream` raises, as there is
+    no GPU context (StableRT's XLA_FFI_Stream_Get answers a null stream rather than an error,
+    which jaxlib's context object would read as an XLA-internal error); the rest is jaxlib's."""
+
+    def __init__(self, context):
+        self._context = context
+
+    @property
+    def stream(self):
+        import jax
+
+        raise jax.errors.JaxRuntimeError("UNIMPLEMENTED: XLA FFI GPU context is not available")
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
 
 
 def install() -> None:

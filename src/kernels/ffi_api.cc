@@ -84,7 +84,10 @@ XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
 
 XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_Stream_Get, args);
-  args->stream = nullptr;  // CPU: work runs on the calling thread
+  // No device stream: work runs on the calling thread. (XLA's CPU runtime answers with an
+  // error instead; jaxlib's own handlers read XLA's errors as XLA's internal type, so an
+  // error of StableRT's here would crash them.)
+  args->stream = nullptr;
   return nullptr;
 }
 
