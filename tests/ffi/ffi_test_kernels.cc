@@ -123,7 +123,20 @@ ffi::Error Fail(ffi::Buffer<ffi::F32>, ffi::ResultBuffer<ffi::F32>, int32_t code
   return ffi::Error::InvalidArgument("test handler failed on purpose with code " + std::to_string(code));
 }
 
+// y = x + the ordinal of the device the call runs on (f32, any shape): which device ran each
+// shard of a partitioned call.
+ffi::Error AddDeviceOrdinal(int32_t ordinal, ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = x.typed_data()[i] + static_cast<float>(ordinal);
+  return ffi::Error::Success();
+}
+
 }  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestAddDeviceOrdinal, AddDeviceOrdinal,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestScale, Scale,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>().Attr<float>(
