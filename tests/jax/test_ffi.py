@@ -21,6 +21,7 @@ _TARGETS = {
     "stablert_test_fail": "StablertTestFail",
     "stablert_test_set_first": "StablertTestSetFirst",
     "stablert_test_count_call": "StablertTestCountCall",
+    "stablert_test_square_on_thread_pool": "StablertTestSquareOnThreadPool",
 }
 
 
@@ -188,6 +189,20 @@ def test_vmap_matches_cpu(vmap_method):
 
     cpu, stablert = _both(jax.vmap(g), x)
     _assert_same(cpu, stablert)
+
+
+@pytest.mark.parametrize("size,tasks", [(1000, 1), (1 << 20, 64), (4096, 4096)])
+def test_handler_scheduling_tasks_on_the_thread_pool_matches_cpu(size, tasks):
+    # XLA_FFI_ThreadPool_Schedule: many small tasks, run by the pool's workers.
+    x = np.random.default_rng(11).standard_normal(size).astype(np.float32)
+
+    def f(x):
+        return jax.ffi.ffi_call("stablert_test_square_on_thread_pool", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+            x, tasks=np.int32(tasks))
+
+    cpu, stablert = _both(f, x)
+    _assert_same(cpu, stablert)
+    np.testing.assert_array_equal(stablert, x * x + 1)
 
 
 def test_handler_error_fails_the_call_with_its_message():
