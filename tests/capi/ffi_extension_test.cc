@@ -1,14 +1,17 @@
 // The PJRT FFI extension: registration misuse is an error naming the function, and a
 // registered handler (written against xla/ffi/api/c_api.h alone) runs through
 // PJRT_Client_Compile / Execute on a custom call, with its attributes, and its errors fail
-// the execution with their message.
+// the execution with their message; handlers read their execution's PJRT_ExecuteContext user
+// data; batch partitionable targets register through the custom partitioner extension.
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compile_options.h"
 #include "program_fixture.h"
 #include "xla/ffi/api/c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_custom_partitioner_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_ffi_extension.h"
 
 namespace stablert::capi_test {
@@ -374,6 +377,30 @@ TEST_F(FfiUserDataTest, MissingUserDataFailsNamingTheTypeThenProcessUserDataServ
   PJRT_ExecuteContext* own = NewContext(&seven);
   EXPECT_EQ(Run(own), Expected(7));
   DestroyContext(own);
+}
+
+TEST_F(FfiExtensionTest, BatchPartitionableTargetsRegisterThroughTheCustomPartitionerExtension) {
+  const PJRT_Custom_Partitioner_Extension* partitioner = nullptr;
+  for (const PJRT_Extension_Base* ext = api_->extension_start; ext; ext = ext->next)
+    if (ext->type == PJRT_Extension_Type_Custom_Partitioner)
+      partitioner = reinterpret_cast<const PJRT_Custom_Partitioner_Extension*>(ext);
+  ASSERT_NE(partitioner, nullptr);
+  PJRT_Register_Batch_Partitionable_Args args{PJRT_Register_Batch_Partitionable_Args_STRUCT_SIZE, "capi_ffi_batch",
+                                              std::strlen("capi_ffi_batch")};
+  EXPECT_PJRT_OK(api_, partitioner->register_batch_partitionable(&args));
+  EXPECT_PJRT_OK(api_, partitioner->register_batch_partitionable(&args));  // again: fine
+  for (auto [name, size] : {std::pair<const char*, size_t>{nullptr, 0}, {"", 0}}) {
+    args.name = name;
+    args.name_size = size;
+    ErrorInfo bad = TakeError(api_, partitioner->register_batch_partitionable(&args));
+    EXPECT_TRUE(bad.failed);
+    EXPECT_EQ(bad.code, PJRT_Error_Code_INVALID_ARGUMENT);
+    EXPECT_NE(bad.message.find("PJRT_Register_Batch_Partitionable"), std::string::npos) << bad.message;
+  }
+  PJRT_Register_Batch_Partitionable_Args small{8, "x", 1};
+  ErrorInfo size = TakeError(api_, partitioner->register_batch_partitionable(&small));
+  EXPECT_TRUE(size.failed);
+  EXPECT_NE(size.message.find("PJRT_Register_Batch_Partitionable"), std::string::npos) << size.message;
 }
 
 TEST_F(FfiExtensionTest, UnregisteredTargetIsUnimplementedNamingIt) {
