@@ -307,6 +307,7 @@ class _TableModuleContext(_ModuleContextAsCpu):
     """A cpu view of the module context whose host callbacks go to _callback_table: the
     rule reads `len(host_callbacks) - 1` as the index of the callback it just added."""
 
+
     def __init__(self, module_context):
         super().__init__(module_context)
         self.host_callbacks = []
@@ -317,6 +318,10 @@ class _TableModuleContext(_ModuleContextAsCpu):
 
         index = _callback_table.add(with_cpu_context)
         self.host_callbacks = [None] * (index + 1)
+        # The module still lists it: JAX keeps programs with host callbacks out of the
+        # persistent compilation cache, where an index into this process's table would be
+        # meaningless (jaxlib holds the callable for the executable's life; unused).
+        self._module_context.add_host_callback(callback)
 
 
 class _CpuExecutionContext:
