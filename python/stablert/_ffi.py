@@ -8,6 +8,9 @@ registers handlers for `stablert` that call the plugin's PJRT_FFI_Extension
 (src/capi/ffi_extension.cc) through ctypes: the plugin library is the one JAX loaded (the
 same path, so the same loaded object and the same registry).
 
+It also makes `jax.experimental.buffer_callback` run on stablert with jaxlib's own CPU handler
+(_buffer_callback_on_stablert, _CallbackTable; docs/jax_integration.md, "XLA FFI").
+
 Checked with: jax 0.10.2.
 """
 from __future__ import annotations
@@ -17,7 +20,7 @@ import threading
 
 _PJRT_EXTENSION_TYPE_FFI = 5  # PJRT_Extension_Type_FFI in pjrt_c_api.h
 _PLATFORM_NAMES = ("stablert", "STABLERT")
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entered when a backend created under it registers handlers
 _api = None
 _keep_alive = []  # PJRT_FFI_Type_Info structs the plugin may call later
 
@@ -161,8 +164,8 @@ def register_type(type_name, type_registration) -> None:
 
 
 # jaxlib's own FFI handlers for Python callbacks on CPU that StableRT runs as they are: they
-# find the Python callable in the execution's user data (PJRT_ExecuteContext, which jaxlib
-# fills for programs with host callbacks) and call it on the buffers.
+# find the Python callable in FFI user data (here _callback_table's, the process's user data)
+# and call it on the buffers.
 _JAXLIB_CPU_TARGETS = ("xla_buffer_python_cpu_callback",)
 
 
@@ -307,7 +310,6 @@ class _TableModuleContext(_ModuleContextAsCpu):
     """A cpu view of the module context whose host callbacks go to _callback_table: the
     rule reads `len(host_callbacks) - 1` as the index of the callback it just added."""
 
-
     def __init__(self, module_context):
         super().__init__(module_context)
         self.host_callbacks = []
@@ -350,5 +352,10 @@ def install() -> None:
     for platform in _PLATFORM_NAMES:
         xla_client.register_custom_call_handler(platform, register_handler)
         xla_client.register_custom_type_handler(platform, register_type)
-    _register_jaxlib_cpu_handlers()
-    _buffer_callback_on_stablert()
+    try:
+        _register_jaxlib_cpu_handlers()
+        _buffer_callback_on_stablert()
+    except Exception as error:  # a jaxlib whose handlers or lowering differ: buffer_callback only
+        import logging
+
+        logging.getLogger(__name__).warning("StableRT: buffer_callback not enabled: %s", error)
