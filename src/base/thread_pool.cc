@@ -147,17 +147,29 @@ void ThreadPool::WorkerLoop(int preferred) {
   for (;;) {
     SpinForWork();
     std::shared_ptr<Batch> batch;
+    std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !batches_.empty(); });
-      if (batches_.empty()) return;
-      batch = batches_.front();
-      // A batch stays queued until its parts are all taken, so every idle worker joins in.
-      if (AllTaken(*batch)) {
-        batches_.pop_front();
+      wake_.wait(lock, [this] { return stopping_ || !batches_.empty() || !tasks_.empty(); });
+      if (!batches_.empty()) {
+        batch = batches_.front();
+        // A batch stays queued until its parts are all taken, so every idle worker joins in.
+        if (AllTaken(*batch)) {
+          batches_.pop_front();
+          queued_.fetch_sub(1, std::memory_order_release);
+          continue;
+        }
+      } else if (!tasks_.empty()) {
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
         queued_.fetch_sub(1, std::memory_order_release);
-        continue;
+      } else {
+        return;  // stopping, nothing left
       }
+    }
+    if (task) {
+      task();
+      continue;
     }
     Work(*batch, preferred);
     std::lock_guard<std::mutex> lock(mutex_);
@@ -166,6 +178,19 @@ void ThreadPool::WorkerLoop(int preferred) {
       queued_.fetch_sub(1, std::memory_order_release);
     }
   }
+}
+
+void ThreadPool::Schedule(std::function<void()> task) {
+  if (threads_.empty()) {
+    std::thread(std::move(task)).detach();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+    queued_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_one();
 }
 
 void ThreadPool::ParallelFor(int n, const std::function<void(int)>& fn) {

@@ -18,7 +18,12 @@
 // (the device thread about to hand out the next split) runs at once instead of waiting out
 // the poll (that wait was measured as +100 µs on every other 256^3 product on 2 cores).
 // The caller, once its parts are done, polls the same way for the others' before it sleeps.
-// Thread-safe; callers from many threads share the workers. fn must not throw.
+// Schedule(task) queues a task and returns at once; a free worker runs it (batches of
+// ParallelFor first: a caller of ParallelFor works on its own batch anyway, so a long task
+// never stalls one). Tasks run in the worker's default floating-point environment. A task
+// must not wait for another scheduled task (the pool may have a single worker); with no
+// workers at all (a budget of one core) each task gets a thread of its own.
+// Thread-safe; callers from many threads share the workers. fn and tasks must not throw.
 #pragma once
 
 #include <atomic>
@@ -64,6 +69,9 @@ class ThreadPool {
   // to step, and the rows stay in those cores' caches. fn must not throw.
   void ParallelForChunks(int parts, int chunks, const std::function<void(int part, int chunk)>& fn);
 
+  // Runs `task` on a worker, asynchronously. Tasks queued before destruction all run.
+  void Schedule(std::function<void()> task);
+
  private:
   // Batches of up to this many parts hand each thread its own part first (the caller part
   // 0, worker w part w); larger ones hand parts out in order.
@@ -95,7 +103,8 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Batch>> batches_;
-  std::atomic<int> queued_{0};  // batches_.size(), readable without the lock
+  std::deque<std::function<void()>> tasks_;  // Schedule's
+  std::atomic<int> queued_{0};  // batches_.size() + tasks_.size(), readable without the lock
   bool stopping_ = false;
   std::atomic<bool> stopping_flag_{false};
   std::vector<std::thread> threads_;

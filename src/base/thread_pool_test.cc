@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
@@ -33,6 +36,70 @@ TEST(ThreadPool, ConcurrentAndNestedCallersFinish) {
     });
   for (std::thread& caller : callers) caller.join();
   EXPECT_EQ(total.load(), 4 * 50 * 4 * 3);
+}
+
+TEST(ThreadPool, ScheduleReturnsAtOnceAndRunsEveryTaskOnAWorker) {
+  ThreadPool pool(2);
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool release = false;
+  int done = 0;
+  std::vector<std::thread::id> runners;
+  constexpr int kTasks = 1000;
+  // The first task waits until every Schedule call has returned: Schedule does not run tasks.
+  pool.Schedule([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return release; });
+    ++done;
+    runners.push_back(std::this_thread::get_id());
+    changed.notify_all();
+  });
+  for (int i = 1; i < kTasks; ++i)
+    pool.Schedule([&] {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++done;
+      runners.push_back(std::this_thread::get_id());
+      changed.notify_all();
+    });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    release = true;
+    changed.notify_all();
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return done == kTasks; }));
+    for (std::thread::id runner : runners) EXPECT_NE(runner, std::this_thread::get_id());
+    std::sort(runners.begin(), runners.end());
+    // The pool's two workers ran them all: no thread per task.
+    EXPECT_LE(std::unique(runners.begin(), runners.end()) - runners.begin(), 2);
+  }
+}
+
+TEST(ThreadPool, ScheduledTasksAndParallelForShareTheWorkers) {
+  ThreadPool pool(1);
+  std::atomic<int> tasks{0}, parts{0};
+  for (int round = 0; round < 100; ++round) {
+    pool.Schedule([&] { tasks.fetch_add(1); });
+    pool.ParallelFor(4, [&](int) { parts.fetch_add(1); });
+  }
+  EXPECT_EQ(parts.load(), 400);
+  for (int wait = 0; wait < 30000 && tasks.load() != 100; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(tasks.load(), 100);
+}
+
+TEST(ThreadPool, TasksQueuedBeforeDestructionAllRun) {
+  std::atomic<int> ran{0};
+  {
+    ThreadPool pool(1);
+    for (int i = 0; i < 200; ++i) pool.Schedule([&] { ran.fetch_add(1); });
+  }
+  EXPECT_EQ(ran.load(), 200);
+}
+
+TEST(ThreadPool, WithoutWorkersScheduledTasksStillRun) {
+  ThreadPool pool(0);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 5; ++i) pool.Schedule([&] { ran.fetch_add(1); });
+  for (int wait = 0; wait < 30000 && ran.load() != 5; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(ran.load(), 5);
 }
 
 TEST(ThreadPool, WithoutWorkersTheCallerRunsEverything) {

@@ -404,8 +404,18 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     }
     std::vector<int64_t> non_donatable;
     const PJRT_ExecuteOptions* options = args->options;
-    if (options && options->struct_size >= offsetof(PJRT_ExecuteOptions, context) + sizeof(options->context))
+    // The execute context's FFI user data, copied: the caller may destroy the context as
+    // soon as this returns (the data it points to stays the caller's, alive until the
+    // execution is done).
+    std::shared_ptr<const kernels::ffi::UserData> ffi_user_data;
+    if (options && options->struct_size >= offsetof(PJRT_ExecuteOptions, context) + sizeof(options->context)) {
       STABLERT_CAPI_RETURN_IF_ERROR(CheckLiveExecuteContext("PJRT_LoadedExecutable_Execute", options->context));
+      if (options->context != nullptr) {
+        std::lock_guard<std::mutex> lock(options->context->mutex);
+        if (!options->context->ffi_user_data.empty())
+          ffi_user_data = std::make_shared<const kernels::ffi::UserData>(options->context->ffi_user_data);
+      }
+    }
     if (options && options->struct_size >= offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) +
                                                sizeof(options->num_non_donatable_input_indices) &&
         options->num_non_donatable_input_indices > 0) {
@@ -422,7 +432,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
     STABLERT_CAPI_ASSIGN_OR_RETURN(
         runtime::ExecuteResult result,
         args->executable->loaded->Execute(arguments, device, non_donatable, std::move(host_transfers).value(),
-                                          options ? options->launch_id : 0));
+                                          options ? options->launch_id : 0, std::move(ffi_user_data)));
     for (size_t d = 0; d < result.outputs.size(); ++d) {
       for (size_t o = 0; o < result.outputs[d].size(); ++o)
         args->output_lists[d][o] = NewBufferHandle(std::move(result.outputs[d][o]), args->executable->client);

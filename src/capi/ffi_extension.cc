@@ -6,6 +6,7 @@
 #include "capi/error.h"
 #include "capi/handles.h"
 #include "kernels/ffi_api.h"
+#include "kernels/ffi_execution.h"
 #include "kernels/ffi_registry.h"
 #include "xla/pjrt/c/pjrt_c_api_ffi_extension.h"
 
@@ -50,8 +51,12 @@ PJRT_Error* TypeRegister(PJRT_FFI_Type_Register_Args* args) {
 
 PJRT_Error* UserDataAdd(PJRT_FFI_UserData_Add_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_FFI_UserData_Add, args);
-  STABLERT_CAPI_REQUIRE(PJRT_FFI_UserData_Add, args->context);
   STABLERT_CAPI_GUARD(PJRT_FFI_UserData_Add, {
+    if (args->context == nullptr) {
+      STABLERT_CAPI_RETURN_IF_ERROR(kernels::ffi::AddProcessUserData("PJRT_FFI_UserData_Add", args->user_data.type_id,
+                                                                     args->user_data.data));
+      return nullptr;
+    }
     STABLERT_CAPI_RETURN_IF_ERROR(CheckLiveExecuteContext("PJRT_FFI_UserData_Add", args->context));
     std::lock_guard<std::mutex> lock(args->context->mutex);
     for (const auto& [type_id, data] : args->context->ffi_user_data)

@@ -4,8 +4,13 @@
 //                     target, for platform "stablert" (or "cpu"/"host", any case);
 //                     kernels/ffi_registry.h
 //   type_register     an FFI type id by name (0 in: a new or the existing id)
-//   user_data_add     user data kept by a live PJRT_ExecuteContext (not forwarded to
-//                     handlers yet; docs/decisions.md)
+//   user_data_add     user data kept by a live PJRT_ExecuteContext, one per type id; the
+//                     handlers of an execution given that context find it with
+//                     XLA_FFI_ExecutionContext_Get (kernels/ffi_execution.h). A null
+//                     context (an error in XLA's plugins) adds user data of the process,
+//                     found by every execution whose own context lacks that type: how
+//                     stablert's Python package serves jaxlib's CPU callback handlers,
+//                     since jaxlib forwards its host callbacks to CPU and GPU platforms only
 // Errors name the function. Thread-safe: the extension is static data; the registry is
 // internally synchronized.
 #pragma once

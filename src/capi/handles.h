@@ -139,7 +139,8 @@ struct PJRT_AsyncTrackingEvent {
 // PJRT_ExecuteContext_Create: the context an execution receives through
 // PJRT_ExecuteOptions::context; the caller keeps it alive for the executions it is passed to.
 // Holds the FFI user data PJRT_FFI_Extension's user_data_add gave it (type id, pointer not
-// owned), guarded by `mutex`. Not forwarded to FFI handlers yet (docs/decisions.md).
+// owned), guarded by `mutex`; PJRT_LoadedExecutable_Execute hands a copy of it to the
+// execution's FFI handlers (kernels/ffi_execution.h).
 struct PJRT_ExecuteContext {
   std::mutex mutex;
   std::vector<std::pair<int64_t, void*>> ffi_user_data;

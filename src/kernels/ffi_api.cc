@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <thread>
 
 #include "base/thread_pool.h"
 #include "kernels/ffi_registry.h"
@@ -85,7 +84,10 @@ XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
 
 XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_Stream_Get, args);
-  args->stream = nullptr;  // CPU: work runs on the calling thread
+  // No device stream: work runs on the calling thread. (XLA's CPU runtime answers with an
+  // error instead; jaxlib's own handlers read XLA's errors as XLA's internal type, so an
+  // error of StableRT's here would crash them.)
+  args->stream = nullptr;
   return nullptr;
 }
 
@@ -105,9 +107,17 @@ XLA_FFI_Error* TypeRegister(XLA_FFI_Type_Register_Args* args) {
 XLA_FFI_Error* ExecutionContextGet(XLA_FFI_ExecutionContext_Get_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_ExecutionContext_Get, args);
   STABLERT_FFI_REQUIRE(XLA_FFI_ExecutionContext_Get, args->type_id);
-  return MakeError(XLA_FFI_Error_Code_NOT_FOUND,
-                   "XLA_FFI_ExecutionContext_Get: no user data of type id " + std::to_string(args->type_id->type_id) +
-                       " (StableRT does not forward PJRT execute-context user data to FFI handlers yet)");
+  STABLERT_FFI_REQUIRE(XLA_FFI_ExecutionContext_Get, args->ctx);
+  const ExecutionInfo* execution = args->ctx->execution;
+  args->data = execution ? execution->Find(args->type_id->type_id) : FindProcessUserData(args->type_id->type_id);
+  if (args->data == nullptr)
+    return MakeError(XLA_FFI_Error_Code_NOT_FOUND,
+                     "XLA_FFI_ExecutionContext_Get: the execution has no user data of type id " +
+                         std::to_string(args->type_id->type_id) +
+                         (execution && execution->user_data ? std::string()
+                                                            : std::string(" (it was given no PJRT_ExecuteContext "
+                                                                          "user data)")));
+  return nullptr;
 }
 
 XLA_FFI_Error* StateSet(XLA_FFI_State_Set_Args* args) {
@@ -168,7 +178,7 @@ XLA_FFI_Error* ThreadPoolSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_ThreadPool_Schedule, args);
   STABLERT_FFI_REQUIRE(XLA_FFI_ThreadPool_Schedule, args->task);
   STABLERT_FFI_GUARD(XLA_FFI_ThreadPool_Schedule, {
-    std::thread([task = args->task, data = args->data] { task(data); }).detach();
+    ThreadPool::Shared().Schedule([task = args->task, data = args->data] { task(data); });
     return nullptr;
   })
 }
@@ -216,14 +226,14 @@ XLA_FFI_Error* FutureSetError(XLA_FFI_Future_SetError_Args* args) {
 XLA_FFI_Error* RunIdGet(XLA_FFI_RunId_Get_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_RunId_Get, args);
   STABLERT_FFI_REQUIRE(XLA_FFI_RunId_Get, args->ctx);
-  args->run_id = args->ctx->run_id;
+  args->run_id = args->ctx->execution ? args->ctx->execution->run_id : 0;
   return nullptr;
 }
 
 XLA_FFI_Error* DeviceOrdinalGet(XLA_FFI_DeviceOrdinal_Get_Args* args) {
   STABLERT_FFI_REQUIRE(XLA_FFI_DeviceOrdinal_Get, args);
   STABLERT_FFI_REQUIRE(XLA_FFI_DeviceOrdinal_Get, args->ctx);
-  args->device_ordinal = args->ctx->device_ordinal;
+  args->device_ordinal = args->ctx->execution ? args->ctx->execution->device_ordinal : 0;
   return nullptr;
 }
 

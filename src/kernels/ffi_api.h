@@ -5,14 +5,16 @@
 //   Error_Create/GetMessage/Destroy   an owned message and code
 //   Handler_Register, Type_Register   kernels/ffi_registry.h
 //   Stream_Get                        a null stream (CPU)
-//   ExecutionContext_Get              NotFound: PJRT execute-context user data is not
-//                                     forwarded to handlers yet
+//   ExecutionContext_Get              the user data of the execution's PJRT_ExecuteContext
+//                                     (kernels/ffi_execution.h); NotFound naming the type id
 //   State_Set/State_Get               state of the instantiate stage, one per plan step,
 //                                     freed with its type's deleter when the plan is unloaded
 //   DeviceMemory_Allocate/Free        aligned host memory
-//   ThreadPool_Schedule/NumThreads    a task on a thread of its own; the core budget
+//   ThreadPool_Schedule/NumThreads    a task queued on the process's thread pool
+//                                     (ThreadPool::Schedule); the core budget
 //   Future_Create/SetAvailable/SetError  a one-shot event the call waits for
-//   RunId_Get, DeviceOrdinal_Get      the context's values (0 and 0 today)
+//   RunId_Get, DeviceOrdinal_Get      the execution's run id and the local hardware id of
+//                                     the device the call runs for (0 outside an execution)
 // Entry points never throw; bad arguments return an XLA_FFI_Error naming the function.
 // Thread-safety: the table is immutable; entries are thread-safe.
 #pragma once
@@ -25,6 +27,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "kernels/ffi_execution.h"
 #include "xla/ffi/api/c_api.h"
 
 struct XLA_FFI_Error {
@@ -61,8 +64,8 @@ struct StepState {
 struct XLA_FFI_ExecutionContext {
   stablert::kernels::ffi::StepState* state = nullptr;  // the step's; never null
   XLA_FFI_ExecutionStage stage = XLA_FFI_ExecutionStage_EXECUTE;
-  int32_t device_ordinal = 0;
-  int64_t run_id = 0;
+  // The execution the call belongs to; null when none (plan loading, metadata queries).
+  const stablert::kernels::ffi::ExecutionInfo* execution = nullptr;
 };
 
 namespace stablert::kernels::ffi {

@@ -3,9 +3,10 @@
 //
 //   "ffi_call"   in: the custom call's operands  out: its results  params: FfiCallParams
 //
-// Prepare (once per plan step, when a plan is loaded): finds the target's handlers, turns
-// the encoded attributes into the XLA_FFI_Attrs tree handlers read (sorted by name at every
-// level, as XLA passes them), and runs the instantiate stage if the target has one. Each
+// Prepare (once per plan step, when a plan is loaded): finds the target's handlers, maps the
+// buffers' element types to XLA's numbering, turns the encoded attributes into the
+// XLA_FFI_Attrs tree handlers read (sorted by name at every level, as XLA passes them), and
+// runs the instantiate stage if the target has one. Each
 // call then runs the prepare, initialize (if present) and execute stages on an
 // XLA_FFI_CallFrame whose arguments and results are XLA_FFI_Buffers over the step's
 // buffers (dtype in XLA's numbering), waiting for the future an asynchronous handler
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/xla_primitive_type.h"
@@ -115,15 +117,20 @@ struct FfiStep {
   std::string error_prefix;  // "ffi_call 'target'"
   ffi::HandlerBundle handlers;
   CallAttributes attributes;
+  // The operands' and results' element types in XLA's numbering, mapped once when the plan
+  // is loaded (a step's buffer types never change).
+  std::vector<XLA_FFI_DataType> input_types, output_types;
   mutable ffi::StepState state;
 };
 
-// XLA_FFI_Buffers over `views`, into `buffers` (dims point into the views).
-void FillBuffers(std::span<const BufferView> views, std::vector<XLA_FFI_Buffer>& buffers, std::vector<void*>& pointers) {
-  for (const BufferView& view : views) {
-    const std::optional<int> xla = XlaPrimitiveType(view.dtype);
+// XLA_FFI_Buffers over `views` of element types `types`, into `buffers` (dims point into the
+// views).
+void FillBuffers(std::span<const BufferView> views, const std::vector<XLA_FFI_DataType>& types,
+                 std::vector<XLA_FFI_Buffer>& buffers, std::vector<void*>& pointers) {
+  for (size_t i = 0; i < views.size(); ++i) {
+    const BufferView& view = views[i];
     buffers.push_back(XLA_FFI_Buffer{XLA_FFI_Buffer_STRUCT_SIZE, nullptr,
-                                     static_cast<XLA_FFI_DataType>(xla.value_or(XLA_FFI_DataType_INVALID)), view.data,
+                                     i < types.size() ? types[i] : XLA_FFI_DataType_INVALID, view.data,
                                      static_cast<int64_t>(view.dims.size()), const_cast<int64_t*>(view.dims.data())});
   }
   for (XLA_FFI_Buffer& buffer : buffers) pointers.push_back(&buffer);
@@ -135,14 +142,15 @@ Status RunStage(const FfiStep& step, XLA_FFI_ExecutionStage stage, void* handler
   std::vector<void*> in_pointers, out_pointers;
   in_buffers.reserve(args.inputs.size());
   out_buffers.reserve(args.outputs.size());
-  FillBuffers(args.inputs, in_buffers, in_pointers);
-  FillBuffers(args.outputs, out_buffers, out_pointers);
+  FillBuffers(args.inputs, step.input_types, in_buffers, in_pointers);
+  FillBuffers(args.outputs, step.output_types, out_buffers, out_pointers);
   std::vector<XLA_FFI_ArgType> arg_types(in_buffers.size(), XLA_FFI_ArgType_BUFFER);
   std::vector<XLA_FFI_RetType> ret_types(out_buffers.size(), XLA_FFI_RetType_BUFFER);
 
   XLA_FFI_ExecutionContext context;
   context.state = &step.state;
   context.stage = stage;
+  context.execution = ffi::CurrentExecution();
   XLA_FFI_CallFrame frame{};
   frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
   frame.api = ffi::Api();
@@ -177,10 +185,15 @@ StatusOr<PreparedStep> PrepareFfiCall(const KernelArgs& args) {
   if (!handlers)
     return Unimplemented(step->error_prefix + ": no FFI handler is registered for this target on platform 'stablert'");
   step->handlers = *handlers;
-  for (const BufferView& view : args.inputs)
-    if (!XlaPrimitiveType(view.dtype))
-      return Unimplemented(step->error_prefix + ": operand type " + std::string(DTypeName(view.dtype)) +
-                           " has no XLA FFI data type");
+  for (const auto& [views, types, what] : {std::tuple{args.inputs, &step->input_types, "operand"},
+                                            std::tuple{args.outputs, &step->output_types, "result"}})
+    for (const BufferView& view : views) {
+      const std::optional<int> xla = XlaPrimitiveType(view.dtype);
+      if (!xla)
+        return Unimplemented(step->error_prefix + ": " + what + " type " + std::string(DTypeName(view.dtype)) +
+                             " has no XLA FFI data type");
+      types->push_back(static_cast<XLA_FFI_DataType>(*xla));
+    }
   STABLERT_ASSIGN_OR_RETURN(FfiAttributes attributes, DecodeFfiAttributes(params.attributes));
   STABLERT_RETURN_IF_ERROR(step->attributes.Build(attributes, params.target));
   if (step->handlers.instantiate != nullptr)

@@ -210,7 +210,9 @@ Status LowerFfiCall(Lowering& l, const ir::Operation& op, std::string_view targe
   STABLERT_RETURN_IF_ERROR(CheckLayouts(l, op, target, "operand_layouts", in_types));
   STABLERT_RETURN_IF_ERROR(CheckLayouts(l, op, target, "result_layouts", out_types));
   // Results aliasing operands (jax.ffi.ffi_call's input_output_aliases): the handler expects
-  // the result buffer to hold the operand on entry, so the operand is copied into it first.
+  // the result buffer to hold the operand on entry, so the operand is copied into it first
+  // (a copy buffer assignment removes when the operand dies there), and the handler gets
+  // that buffer as the operand too, as XLA passes one buffer for both.
   if (const ir::Attribute* aliases = op.attr("output_operand_aliases")) {
     const auto* list = aliases->get<ir::Attribute::Array>();
     if (list == nullptr) return l.Invalid(op, "custom_call '" + target + "': output_operand_aliases is not a list");
@@ -231,6 +233,7 @@ Status LowerFfiCall(Lowering& l, const ir::Operation& op, std::string_view targe
                                  std::to_string(out) + " with operand " + std::to_string(*operand) +
                                  ", which is missing or of another type");
       l.EmitCopy(op, inputs[*operand], outputs[out]);
+      inputs[*operand] = outputs[out];
     }
   }
   kernels::FfiAttributes attributes;

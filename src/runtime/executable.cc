@@ -37,6 +37,8 @@ struct DeviceRun {
   // Earlier usages of donated storage the outputs take over: awaited (their errors
   // ignored) before anything is written.
   std::vector<EventRef> usages;
+  // What XLA FFI handlers of the run may ask about it (user data, device ordinal).
+  kernels::ffi::ExecutionInfo ffi;
 };
 
 
@@ -113,6 +115,7 @@ StatusOr<const void*> ParameterBlock(const passes::ShardLayout& layout, const pl
 
 Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs, const HostTransfers& host) {
   for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitInputs(run));
+  const kernels::ffi::ScopedExecution ffi_scope(&runs.front().ffi);
   const auto& parameter_types = executable.parameter_types();
   const auto& result_types = executable.result_types();
   std::vector<std::shared_ptr<BufferStorage>> globals;
@@ -172,6 +175,7 @@ Status RunOnDevice(const Executable& executable, const DeviceRun& run, const Hos
   for (const auto& storage : run.outputs) out.push_back(storage->data());
   const trace::ScopedDevice traced_device(run.device->id());
   const int64_t start_ns = trace::Active() ? trace::NowNs() : 0;
+  const kernels::ffi::ScopedExecution ffi_scope(&run.ffi);
   Status status = ExecutePlan(executable.plan(), in, out, &host, partition);
   if (start_ns != 0)
     trace::Record({trace::EventKind::kExecution, run.device->id(), executable.name(), {}, start_ns, trace::NowNs()});
@@ -355,7 +359,8 @@ LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executa
 StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<Buffer*>>& arguments,
                                                   Device* execute_device, const std::vector<int64_t>& non_donatable,
                                                   std::shared_ptr<const HostTransferHandler> host_transfers,
-                                                  int launch_id) {
+                                                  int launch_id,
+                                                  std::shared_ptr<const kernels::ffi::UserData> ffi_user_data) {
   if (deleted_) return FailedPrecondition("PJRT_LoadedExecutable_Execute: the executable has been deleted");
   std::vector<Device*> run_on;
   if (execute_device) {
@@ -389,6 +394,9 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       static_cast<int64_t>(run_on.size()) != executable_->num_partitions())
     return Unimplemented(executable_->name() + ": " + std::to_string(run_on.size()) + " of its " +
                          std::to_string(executable_->num_partitions()) + " partitions are addressable; all must be");
+  // XLA FFI's run id: the launch id the caller gave, else one of the process's own.
+  static std::atomic<int64_t> next_run_id{1};
+  const int64_t run_id = launch_id != 0 ? launch_id : next_run_id.fetch_add(1, std::memory_order_relaxed);
   ExecuteResult result;
   EventRef shared_done = partitioned ? Event::Create() : nullptr;
   for (size_t d = 0; d < run_on.size(); ++d) {
@@ -397,7 +405,8 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       return InvalidArgument("PJRT_LoadedExecutable_Execute: " + executable_->name() + " takes " +
                              std::to_string(parameter_types.size()) + " arguments, got " + std::to_string(args.size()));
     DeviceRun run{run_on[d], partitioned ? logical_ids_[d].second : 0, {}, {}, {},
-                  partitioned ? shared_done : Event::Create(), {}};
+                  partitioned ? shared_done : Event::Create(), {},
+                  kernels::ffi::ExecutionInfo{ffi_user_data, run_on[d]->local_hardware_id(), run_id}};
     std::vector<bool> donated_here(args.size(), false);
     for (size_t i = 0; i < args.size(); ++i) {
       const Buffer* buffer = args[i];

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kernels/ffi_execution.h"
 #include "plan/plan.h"
 #include "passes/sharding/sharding.h"
 #include "runtime/buffer.h"
@@ -169,10 +170,13 @@ class LoadedExecutable {
   // pending_launches() under `launch_id` until it starts; poisoned there, it fails its
   // outputs with the poison instead of running. (A partitioned execution's parts must all
   // run for its collectives, so they are never registered.)
+  // `ffi_user_data` (may be null): the user data XLA FFI handlers of this execution find
+  // (kernels/ffi_execution.h), kept alive by the queued work until every device is done.
   StatusOr<ExecuteResult> Execute(const std::vector<std::vector<Buffer*>>& arguments, Device* execute_device,
                                   const std::vector<int64_t>& non_donatable = {},
                                   std::shared_ptr<const HostTransferHandler> host_transfers = nullptr,
-                                  int launch_id = 0);
+                                  int launch_id = 0,
+                                  std::shared_ptr<const kernels::ffi::UserData> ffi_user_data = nullptr);
 
   void Delete() { deleted_ = true; }
   bool IsDeleted() const { return deleted_; }

@@ -13,6 +13,7 @@
 #include "base/thread_pool.h"
 #include "collectives/communicator.h"
 #include "kernels/compare_params.h"
+#include "kernels/ffi_execution.h"
 #include "kernels/scalar_program.h"
 #include "plan/collective_params.h"
 #include "plan/cost_analysis.h"
@@ -1009,8 +1010,10 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
   std::vector<Partition> contexts;
   for (int p = 0; p < partitions; ++p) contexts.push_back(Partition{p, &communicator});
   std::vector<std::thread> threads;
+  const kernels::ffi::ExecutionInfo* ffi_execution = kernels::ffi::CurrentExecution();  // FFI calls of the region
   for (int p = 1; p < partitions; ++p)
     threads.emplace_back([&, p] {
+      const kernels::ffi::ScopedExecution ffi_scope(ffi_execution);
       ScopedFlushDenormals flush_denormals;
       statuses[static_cast<size_t>(p)] = CatchingExceptions([&] {
         return Run(step.first_region, context, partition_views[static_cast<size_t>(p - 1)],

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -123,7 +125,50 @@ ffi::Error Fail(ffi::Buffer<ffi::F32>, ffi::ResultBuffer<ffi::F32>, int32_t code
   return ffi::Error::InvalidArgument("test handler failed on purpose with code " + std::to_string(code));
 }
 
+// y = x + the ordinal of the device the call runs on (f32, any shape): which device ran each
+// shard of a partitioned call.
+ffi::Error AddDeviceOrdinal(int32_t ordinal, ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = x.typed_data()[i] + static_cast<float>(ordinal);
+  return ffi::Error::Success();
+}
+
+// y[i] = x[i] * x[i] + 1 (f32, any shape), computed by `tasks` tasks scheduled on the
+// runtime's thread pool (ffi::ThreadPool), each squaring one contiguous chunk; waits for all.
+ffi::Error SquareOnThreadPool(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y,
+                              int32_t tasks) {
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  if (tasks < 1) return ffi::Error::InvalidArgument("tasks must be positive");
+  std::mutex mutex;
+  std::condition_variable done;
+  int32_t left = tasks;
+  const float* in = x.typed_data();
+  float* out = y->typed_data();
+  for (int32_t t = 0; t < tasks; ++t) {
+    pool.Schedule([&, t] {
+      for (int64_t i = n * t / tasks; i < n * (t + 1) / tasks; ++i) out[i] = in[i] * in[i] + 1;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (--left == 0) done.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(mutex);
+  done.wait(lock, [&] { return left == 0; });
+  return ffi::Error::Success();
+}
+
 }  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestSquareOnThreadPool, SquareOnThreadPool,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int32_t>("tasks"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestAddDeviceOrdinal, AddDeviceOrdinal,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(StablertTestScale, Scale,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>().Attr<float>(

@@ -21,6 +21,7 @@ _TARGETS = {
     "stablert_test_fail": "StablertTestFail",
     "stablert_test_set_first": "StablertTestSetFirst",
     "stablert_test_count_call": "StablertTestCountCall",
+    "stablert_test_square_on_thread_pool": "StablertTestSquareOnThreadPool",
 }
 
 
@@ -190,6 +191,20 @@ def test_vmap_matches_cpu(vmap_method):
     _assert_same(cpu, stablert)
 
 
+@pytest.mark.parametrize("size,tasks", [(1000, 1), (1 << 20, 64), (4096, 4096)])
+def test_handler_scheduling_tasks_on_the_thread_pool_matches_cpu(size, tasks):
+    # XLA_FFI_ThreadPool_Schedule: many small tasks, run by the pool's workers.
+    x = np.random.default_rng(11).standard_normal(size).astype(np.float32)
+
+    def f(x):
+        return jax.ffi.ffi_call("stablert_test_square_on_thread_pool", jax.ShapeDtypeStruct(x.shape, x.dtype))(
+            x, tasks=np.int32(tasks))
+
+    cpu, stablert = _both(f, x)
+    _assert_same(cpu, stablert)
+    np.testing.assert_array_equal(stablert, x * x + 1)
+
+
 def test_handler_error_fails_the_call_with_its_message():
     x = jax.device_put(np.ones(8, np.float32), jax.devices("stablert")[0])
     call = jax.ffi.ffi_call("stablert_test_fail", jax.ShapeDtypeStruct((8,), np.float32))
@@ -225,3 +240,141 @@ def test_a_side_effecting_call_runs_even_if_its_result_is_unused(registered):
     before = calls()
     np.testing.assert_array_equal(np.asarray(jax.jit(f)(x)), np.arange(1024, dtype=np.float32) * 2)
     assert calls() == before + 1
+
+
+# jax.experimental.buffer_callback: jaxlib's own CPU handler (xla_buffer_python_cpu_callback),
+# which finds the Python callable in the execution's FFI user data, runs on both backends.
+from jax.experimental import buffer_callback as _bc  # noqa: E402
+
+
+def _buffer_call(fn, result, **kwargs):
+    return _bc.buffer_callback(fn, result, **kwargs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_, np.complex64])
+@pytest.mark.parametrize("shape", [(), (3, 4), (512, 512)])
+def test_buffer_callback_numpy_matches_cpu(dtype, shape):
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    seen = []
+
+    def callback(ctx, out, arg):
+        assert ctx.stage == _bc.ExecutionStage.EXECUTE
+        assert arg.shape == shape and out.shape == shape
+        assert np.dtype(arg.dtype) == np.dtype(dtype) and np.dtype(out.dtype) == np.dtype(dtype)
+        assert not arg.writeable and out.writeable
+        a = np.asarray(arg)
+        seen.append(a.copy())
+        np.asarray(out)[...] = ~a if dtype == np.bool_ else a * 2 + 1
+
+    def f(x):
+        return _buffer_call(callback, jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+    cpu, stablert = _both(f, x)
+    _assert_same(cpu, stablert)
+    assert len(seen) == 2
+    np.testing.assert_array_equal(seen[1], x)
+    np.testing.assert_array_equal(stablert, ~x if dtype == np.bool_ else x * 2 + 1)
+
+
+def test_buffer_callback_has_no_gpu_stream():
+    errors = []
+
+    def callback(ctx, out, arg):
+        try:
+            ctx.stream
+        except Exception as error:  # jaxlib: "XLA FFI GPU context is not available"
+            errors.append(type(error).__name__ + ": " + str(error))
+        np.asarray(out)[...] = np.asarray(arg)
+
+    x = jax.device_put(np.arange(6, dtype=np.float32), jax.devices("stablert")[0])
+    np.asarray(jax.jit(_buffer_call(callback, jax.ShapeDtypeStruct((6,), np.float32)))(x))
+    assert len(errors) == 1 and "GPU context is not available" in errors[0], errors
+
+
+def test_buffer_callback_dlpack_of_operands():
+    x = np.random.default_rng(7).standard_normal((64, 33)).astype(np.float32)
+    got = []
+
+    def callback(ctx, out, arg):
+        got.append(np.from_dlpack(arg).copy())
+        np.asarray(out)[...] = 0
+
+    jax.block_until_ready(jax.jit(_buffer_call(callback, jax.ShapeDtypeStruct(x.shape, x.dtype)))(
+        jax.device_put(x, jax.devices("stablert")[0])))
+    np.testing.assert_array_equal(got[0], x)
+
+
+def test_buffer_callback_among_other_ops_and_several_results_matches_cpu():
+    x = np.random.default_rng(8).standard_normal((300, 200)).astype(np.float32)
+
+    def callback(ctx, outs, a, b):
+        total, rows = outs
+        np.asarray(total)[...] = np.asarray(a) + np.asarray(b)
+        np.asarray(rows)[...] = np.asarray(a).sum(axis=1)
+
+    def f(x):
+        call = _buffer_call(callback, (jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                       jax.ShapeDtypeStruct(x.shape[:1], x.dtype)))
+        total, rows = call(jnp.sin(x), x * 3)
+        return jnp.tanh(total) * 2, rows + 1
+
+    cpu, stablert = _both(f, x)
+    for c, s in zip(cpu, stablert):
+        np.testing.assert_allclose(s, c, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("vmap_method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all"])
+def test_buffer_callback_vmap_matches_cpu(vmap_method):
+    rng = np.random.default_rng(9)
+    x, y = rng.standard_normal((5, 3, 4)).astype(np.float32), rng.standard_normal((5, 3, 4)).astype(np.float32)
+
+    def callback(ctx, out, a, b):
+        z = np.asarray(out)
+        z[...] = np.asarray(a)
+        z[...] += np.asarray(b)
+
+    def f(x, y):
+        return _buffer_call(callback, jax.ShapeDtypeStruct(x.shape, x.dtype), vmap_method=vmap_method)(x, y)
+
+    cpu, stablert = _both(jax.vmap(f), x, y)
+    _assert_same(cpu, stablert)
+    np.testing.assert_array_equal(stablert, x + y)
+
+
+def test_buffer_callback_updates_an_aliased_operand_in_place():
+    x = np.random.default_rng(10).standard_normal((128, 128)).astype(np.float32)
+    addresses = []
+
+    def callback(ctx, out, arg):
+        # One buffer for both, as XLA passes it: the result starts as the operand.
+        addresses.append((np.asarray(out).ctypes.data, np.asarray(arg).ctypes.data))
+        np.asarray(out)[::2] *= -1
+
+    def f(x):
+        return _buffer_call(callback, jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0})(x + 1)
+
+    cpu, stablert = _both(f, x)
+    _assert_same(cpu, stablert)
+    expected = x + 1
+    expected[::2] *= -1
+    np.testing.assert_array_equal(stablert, expected)
+    assert [out == arg for out, arg in addresses] == [True, True]
+
+
+def test_buffer_callback_with_side_effect_runs_without_results():
+    calls = []
+    fun = _buffer_call(lambda *_: calls.append(1), jax.ShapeDtypeStruct((), jnp.float32), has_side_effect=True)
+    with jax.default_device(jax.devices("stablert")[0]):
+        jax.block_until_ready(jax.jit(fun)())
+        jax.block_until_ready(jax.jit(fun)())
+    assert len(calls) == 2
+
+
+def test_buffer_callback_error_fails_the_call_with_its_message():
+    def callback(ctx, out, arg):
+        raise RuntimeError("refused on purpose")
+
+    x = jax.device_put(np.ones(4, np.float32), jax.devices("stablert")[0])
+    with pytest.raises(Exception, match="refused on purpose"):
+        np.asarray(jax.jit(_buffer_call(callback, jax.ShapeDtypeStruct((4,), np.float32)))(x))

@@ -199,9 +199,11 @@ func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
 }
 
 # Custom calls to XLA FFI targets, as jax.ffi.ffi_call emits them (tests/capi/ffi_extension_test.cc
-# registers the handlers): y = handler(x) with the f32 attribute `bias`.
+# registers the handlers): y = handler(x) with the f32 attribute `bias`; capi_ffi_user_data
+# also reads the execution's user data.
 for _name, _target in (("ffi_add_bias", "capi_ffi_add_bias"), ("ffi_fails", "capi_ffi_fails"),
-                       ("ffi_unregistered", "capi_ffi_never_registered")):
+                       ("ffi_unregistered", "capi_ffi_never_registered"),
+                       ("ffi_user_data", "capi_ffi_user_data")):
     TEXT_PROGRAMS[_name] = f"""
 func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {{
   %0 = stablehlo.custom_call @{_target}(%arg0) {{api_version = 1 : i32, backend_config = "",

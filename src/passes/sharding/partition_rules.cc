@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "passes/sharding/batch_partitionable.h"
 #include "passes/sharding/partitioner.h"
 
 namespace stablert::passes::partitioning {
@@ -472,8 +473,40 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
   return NotCovered("a manual region without a return");
 }
 
+Status Partitioner::RewriteBatchCustomCall(const ir::Operation& op, int64_t batch_dims) {
+  // The leading `batch_dims` dimensions keep the split of the first operand's (or, without
+  // operands, the first result's); the others are taken whole.
+  Spec batch = op.operands.empty() ? SpecOf(op.results[0]) : Spec{};
+  if (!op.operands.empty()) {
+    STABLERT_ASSIGN_OR_RETURN(Local first, Get(op.operands[0]));
+    batch = first.spec;
+  }
+  batch.dims.resize(static_cast<size_t>(batch_dims));
+  auto spec_of = [&](ValueId v) {
+    Spec spec = Replicated(DimsOf(v).size());
+    for (int64_t d = 0; d < batch_dims; ++d) spec.dims[static_cast<size_t>(d)] = batch.dims[static_cast<size_t>(d)];
+    return spec;
+  };
+  bool fits = true;
+  for (const auto* values : {&op.operands, &op.results})
+    for (ValueId v : *values) fits = fits && Fits(spec_of(v), DimsOf(v), *mesh_);
+  if (!fits) batch = Replicated(static_cast<size_t>(batch_dims));
+  std::vector<ValueId> operands;
+  for (ValueId v : op.operands) {
+    STABLERT_ASSIGN_OR_RETURN(Local local, Get(v));
+    STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, spec_of(v), DimsOf(v)));
+    operands.push_back(local.value);
+  }
+  std::vector<ir::Type> types;
+  for (ValueId v : op.results) types.push_back(LocalType(v, spec_of(v)));
+  const std::vector<ValueId> results = Emit(OpCode::kCustomCall, std::move(operands), std::move(types), op.attrs);
+  for (size_t i = 0; i < op.results.size(); ++i) Set(op.results[i], Local{results[i], spec_of(op.results[i])});
+  return OkStatus();
+}
+
 Status Partitioner::RewriteOp(const ir::Operation& op) {
   if (op.code == OpCode::kSdyManualComputation) return RewriteManual(op);
+  if (std::optional<int64_t> batch_dims = BatchPartitionableDims(out_, op)) return RewriteBatchCustomCall(op, *batch_dims);
   if (op.results.empty() || !out_.type_of(op.results[0]).is_tensor()) return RewriteWhole(op);
   const ValueId result = op.results[0];
   if (op.code == OpCode::kSdyShardingConstraint || op.code == OpCode::kSdyReshard) {

@@ -218,6 +218,9 @@ class Partitioner {
   // A gather of sharded index rows from a whole operand: each partition gathers its rows.
   Status RewriteGather(const ir::Operation& op);
   Status RewriteWhole(const ir::Operation& op);
+  // A custom call to a batch partitionable target (batch_partitionable.h): each partition
+  // calls it on its shards of the leading `batch_dims` dimensions.
+  Status RewriteBatchCustomCall(const ir::Operation& op, int64_t batch_dims);
   // A while loop over blocks: each carry keeps its operand's sharding through the loop.
   Status RewriteWhile(const ir::Operation& op);
   // Rewrites the single block of `region` into a new region whose arguments hold blocks
