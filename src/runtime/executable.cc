@@ -410,8 +410,9 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     return Unimplemented(executable_->name() + ": " + std::to_string(addressable_partitions) + " of its " +
                          std::to_string(executable_->num_partitions()) +
                          " partitions run in this process, but the program runs in the global view (the "
-                         "partitioner could not give each partition its own program; STABLERT_DEBUG_PARTITIONER=1 "
-                         "says why), which needs every partition in one process");
+                         "partitioner is off, STABLERT_PARTITIONER=0, or could not give each partition its own "
+                         "program; STABLERT_DEBUG_PARTITIONER=1 says why), which needs every partition in one "
+                         "process");
   if (partitioned && executable_->runs_per_partition() &&
       static_cast<int64_t>(run_on.size()) != addressable_partitions)
     return Unimplemented(executable_->name() + ": " + std::to_string(run_on.size()) + " argument lists for its " +

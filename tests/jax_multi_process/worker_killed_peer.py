@@ -1,7 +1,9 @@
-"""One process of a job in which the last process dies (os._exit) before a collective: the
-others must fail that collective within STABLERT_COLLECTIVE_TIMEOUT_SECONDS with an error naming
-the process and the collective, never hang. Prints "FAILED_AS_EXPECTED <seconds> <message>"."""
+"""One process of a job in which the last process dies (os._exit; argument "die") or stops
+without dying (sleeps; argument "hang") before a collective: the others must fail that
+collective within STABLERT_COLLECTIVE_TIMEOUT_SECONDS with an error naming the process and the
+collective, never hang. Prints "FAILED_AS_EXPECTED <seconds> <message>"."""
 import os
+import sys
 import time
 
 import jax
@@ -17,6 +19,8 @@ f = jax.jit(jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh, in_specs=P(
 np.testing.assert_array_equal(np.asarray(f(x).addressable_data(0)), np.full((4, 4), n))  # all alive
 print("OK first collective", flush=True)
 if jax.process_index() == jax.process_count() - 1:
+    if sys.argv[1] == "hang":
+        time.sleep(float(os.environ["STABLERT_COLLECTIVE_TIMEOUT_SECONDS"]) + 4)
     os._exit(3)  # dies without shutting down
 time.sleep(1.0)
 start = time.monotonic()
