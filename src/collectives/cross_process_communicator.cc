@@ -60,7 +60,7 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
     return Status(status.code(), prefix + ": " + std::string(status.message()));
   };
   for (int peer : call.peers) {
-    Status sent = transport_->Send(peer, tag, message.data(), message.size());
+    Status sent = transport_->Send(peer, tag, message.data(), message.size(), deadline);
     if (!sent.ok()) return failed(peer, sent);
   }
   for (int peer : call.peers) {
@@ -118,7 +118,7 @@ Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& grou
     }
     call->transferred = true;
     changed_.notify_all();
-  } else if (!changed_.wait_until(lock, deadline, [&] { return call->transferred; })) {
+  } else if (!changed_.wait_until(lock, deadline, [&] { return call->arrivals >= local; })) {
     std::string missing;
     for (int r : local_ranks_)
       if (call->bytes[static_cast<size_t>(r)] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
@@ -128,6 +128,8 @@ Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& grou
                             " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout); the program's collectives "
                             "do not match");
   }
+  // The last local rank exchanges with the other processes, bounded by its own deadline.
+  changed_.wait(lock, [&] { return call->transferred; });
   Status status = call->transfer_status;
   if (status.ok()) {
     std::vector<const void*> inputs;

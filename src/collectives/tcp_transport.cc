@@ -20,12 +20,26 @@ Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable
 
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-// Writes all of `bytes`, at most kChunkBytes per call. False on error (errno set).
-bool WriteAll(int fd, const void* data, size_t bytes) {
+// Writes all of `bytes`, at most kChunkBytes per call, waiting for room in the socket until
+// `deadline` (a peer that stopped reading must not block the sender forever). False on error
+// (errno set; ETIMEDOUT at the deadline).
+bool WriteAll(int fd, const void* data, size_t bytes,
+              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    ssize_t n = ::send(fd, p, std::min(bytes, TcpTransport::kChunkBytes), MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, p, std::min(bytes, TcpTransport::kChunkBytes), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        errno = ETIMEDOUT;
+        return false;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+      pollfd waiting{fd, POLLOUT, 0};
+      ::poll(&waiting, 1, static_cast<int>(std::min<int64_t>(left + 1, 1000)));
+      continue;
+    }
     if (n <= 0) return false;
     p += n;
     bytes -= static_cast<size_t>(n);
@@ -253,7 +267,8 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses, std::chr
   return OkStatus();
 }
 
-Status TcpTransport::Send(int peer, Tag tag, const void* data, size_t bytes) {
+Status TcpTransport::Send(int peer, Tag tag, const void* data, size_t bytes,
+                          std::chrono::steady_clock::time_point deadline) {
   if (peer < 0 || peer >= size_ || peer == rank_)
     return InvalidArgument("collective transport: cannot send to process " + std::to_string(peer));
   int fd;
@@ -266,7 +281,11 @@ Status TcpTransport::Send(int peer, Tag tag, const void* data, size_t bytes) {
   if (fd < 0) return FailedPrecondition("collective transport: not connected to process " + std::to_string(peer));
   std::lock_guard<std::mutex> send_lock(*send_mutex_[static_cast<size_t>(peer)]);
   uint64_t header[3] = {tag.run, tag.call, static_cast<uint64_t>(bytes)};
-  if (!WriteAll(fd, header, sizeof header) || (bytes > 0 && !WriteAll(fd, data, bytes))) {
+  if (!WriteAll(fd, header, sizeof header, deadline) || (bytes > 0 && !WriteAll(fd, data, bytes, deadline))) {
+    if (errno == ETIMEDOUT) {  // the stream is cut mid-message: the connection is unusable now
+      FailPeer(peer, "stopped taking data (a message to it was cut at a collective's deadline)");
+      return DeadlineExceeded("process " + std::to_string(peer) + " took no data before the deadline");
+    }
     std::string why = Errno("broke its connection");
     FailPeer(peer, why);
     return Unavailable("process " + std::to_string(peer) + " " + why);

@@ -60,7 +60,10 @@ class TcpTransport {
   // ignored) and waits until every peer has connected here, within `timeout`.
   Status Connect(const std::vector<std::string>& addresses, std::chrono::milliseconds timeout);
 
-  Status Send(int peer, Tag tag, const void* data, size_t bytes);
+  // Sends a message tagged `tag` to `peer`; DeadlineExceeded if the peer stops taking data
+  // before `deadline` (the connection is then marked failed: a message may be cut).
+  Status Send(int peer, Tag tag, const void* data, size_t bytes,
+              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   // Takes the message tagged `tag` from `peer`, waiting until `deadline`.
   StatusOr<std::vector<char>> Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline);
   // Why `peer` failed, empty while it is healthy.

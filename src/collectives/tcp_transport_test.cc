@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <future>
 #include <numeric>
 #include <thread>
@@ -87,6 +92,41 @@ TEST(TcpTransport, ConnectFailsWithinTheTimeoutWhenAPeerNeverComes) {
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(status.message().find("processes 1"), std::string::npos) << status.ToString();
+}
+
+TEST(TcpTransport, PeerThatStopsReadingFailsTheSendAtTheDeadline) {
+  // Process 1 is a raw socket: it greets process 0 and accepts its connection, never reads.
+  auto transport = TcpTransport::Listen(0, 2);
+  ASSERT_TRUE(transport.ok());
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string fake = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const std::string own = (*transport)->address();
+  int greeter = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  target.sin_port = htons(static_cast<uint16_t>(std::stoi(own.substr(own.rfind(':') + 1))));
+  ASSERT_EQ(::connect(greeter, reinterpret_cast<sockaddr*>(&target), sizeof target), 0);
+  const uint32_t hello[2] = {0x53525443, 1};
+  ASSERT_EQ(::send(greeter, hello, sizeof hello, 0), static_cast<ssize_t>(sizeof hello));
+  ASSERT_TRUE((*transport)->Connect({own, fake}, std::chrono::seconds(10)).ok());
+  std::vector<char> big(64 << 20);  // more than the socket buffers hold
+  const auto start = Clock::now();
+  Status status = (*transport)->Send(1, Tag{1, 0}, big.data(), big.size(), start + std::chrono::milliseconds(300));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.ToString();
+  EXPECT_NE(status.message().find("process 1"), std::string::npos) << status.ToString();
+  EXPECT_FALSE((*transport)->PeerFailure(1).empty());
+  transport->reset();
+  ::close(greeter);
+  ::close(listener);
 }
 
 TEST(TcpTransport, RejectsBadPeers) {
