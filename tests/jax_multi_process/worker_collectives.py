@@ -72,6 +72,13 @@ expected = blocks.reshape(n, n, rows // n, 8).transpose(1, 0, 2, 3).reshape(g.sh
 np.testing.assert_array_equal(gathered(out), expected)
 print("OK all_to_all", flush=True)
 
+# A large all-reduce: 4 MiB per device, sent in many transport chunks.
+big = rng.standard_normal((n * 1024, 1024)).astype(np.float32)
+out = smap(lambda b: jax.lax.psum(b, "x"), P())(global_array(big, P("x")))
+np.testing.assert_allclose(np.asarray(out.addressable_data(0)), big.reshape(n, 1024, 1024).sum(0), rtol=1e-5,
+                           atol=1e-4)
+print("OK psum_4MiB", flush=True)
+
 out = smap(lambda b: jax.lax.pmax(b, "x") - jax.lax.pmin(b, "x"), P())(x)
 np.testing.assert_allclose(np.asarray(out.addressable_data(0)), blocks.max(0) - blocks.min(0), **tol)
 print("OK pmax_pmin", flush=True)
