@@ -57,7 +57,7 @@ StatusOr<std::vector<int>> Communicator::GroupOf(int rank, const ReplicaGroups& 
 }
 
 Status InProcessCommunicator::Exchange(int rank, const std::vector<int>& group, const void* in, int64_t /*bytes*/,
-                                       const std::string& op, const ExchangeBody& body) {
+                                       const std::string& op, const ExchangeBody& body, const Traffic* /*traffic*/) {
   int position = static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
   int leader = *std::min_element(group.begin(), group.end());
   std::unique_lock<std::mutex> lock(mutex_);
@@ -179,6 +179,7 @@ Status Communicator::CollectivePermute(int rank, const std::vector<std::pair<int
   // All ranks take part, so that sources and targets meet in one exchange.
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, {}, op));
   int source = -1;
+  Traffic traffic;
   for (const auto& [from, to] : pairs) {
     if (from < 0 || from >= num_ranks_ || to < 0 || to >= num_ranks_)
       return InvalidArgument(op + ": source-target pair (" + std::to_string(from) + ", " + std::to_string(to) +
@@ -186,13 +187,15 @@ Status Communicator::CollectivePermute(int rank, const std::vector<std::pair<int
     if (to == rank) {
       if (source >= 0) return InvalidArgument(op + ": device " + std::to_string(rank) + " is the target of two pairs");
       source = from;
+      traffic.reads.push_back(from);
     }
+    if (from == rank) traffic.read_by.push_back(to);
   }
   std::vector<char> result(static_cast<size_t>(bytes), 0);
   STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, static_cast<int64_t>(result.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
     if (source >= 0 && bytes > 0) std::memcpy(result.data(), inputs[source], bytes);
     return OkStatus();
-  }));
+  }, &traffic));
   if (!result.empty()) std::memcpy(out, result.data(), result.size());
   return OkStatus();
 }

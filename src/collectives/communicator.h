@@ -43,6 +43,14 @@ using ReplicaGroups = std::vector<std::vector<int>>;
 // computes this rank's result into private memory.
 using ExchangeBody = std::function<Status(const std::vector<const void*>& inputs)>;
 
+// Which inputs of one collective cross which ranks: `reads`, the ranks whose inputs this rank
+// reads; `read_by`, the ranks that read this rank's input. A group collective has both equal to
+// the group; a collective permute reads its source and is read by its targets.
+struct Traffic {
+  std::vector<int> reads;
+  std::vector<int> read_by;
+};
+
 class Communicator {
  public:
   Communicator(int num_ranks, std::chrono::milliseconds timeout) : num_ranks_(num_ranks), timeout_(timeout) {}
@@ -82,8 +90,9 @@ class Communicator {
   // Meets the other members of `group` at this rank's next collective: publishes `in`
   // (`bytes` long), waits for everyone, runs `body(inputs)` and returns once no member
   // needs `in` any more.
+  // `traffic` null means the group both ways. Inputs a rank does not read may be null.
   virtual Status Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes,
-                          const std::string& op, const ExchangeBody& body) = 0;
+                          const std::string& op, const ExchangeBody& body, const Traffic* traffic = nullptr) = 0;
   StatusOr<std::vector<int>> GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const;
 
   const int num_ranks_;
@@ -97,7 +106,7 @@ class InProcessCommunicator : public Communicator {
 
  protected:
   Status Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes, const std::string& op,
-                  const ExchangeBody& body) override;
+                  const ExchangeBody& body, const Traffic* traffic = nullptr) override;
 
  private:
   struct Instance;

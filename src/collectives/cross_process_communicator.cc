@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace stablert::collectives {
@@ -10,7 +11,8 @@ namespace stablert::collectives {
 struct CrossProcessCommunicator::Call {
   std::vector<const void*> inputs;  // by global rank
   std::vector<int64_t> bytes;       // by global rank, -1 until known
-  std::set<int> peers;              // processes holding members of the local ranks' groups
+  std::vector<std::vector<int>> read_by;  // by global rank (local ranks only): who reads its input
+  std::set<int> remote_reads;             // remote ranks whose inputs local ranks read
   int arrivals = 0;
   int departures = 0;
   bool transferred = false;
@@ -45,12 +47,7 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
   const int own = transport_->rank();
   const Tag tag{run_id_, index};
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  std::vector<char> message;
-  for (int r : local_ranks_) {
-    const auto* p = static_cast<const char*>(call.inputs[static_cast<size_t>(r)]);
-    const int64_t n = call.bytes[static_cast<size_t>(r)];
-    if (n > 0) message.insert(message.end(), p, p + n);
-  }
+  const int64_t bytes = call.bytes[static_cast<size_t>(local_ranks_[0])];
   auto failed = [&](int peer, const Status& status) {
     const std::string prefix = op + ": process " + std::to_string(own) + " exchanging with process " +
                                std::to_string(peer);
@@ -59,33 +56,70 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
                               Seconds(timeout_) + " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout)");
     return Status(status.code(), prefix + ": " + std::string(status.message()));
   };
-  for (int peer : call.peers) {
+  // Each process gets, in one message, the inputs of the local ranks one of its ranks reads:
+  // [count: u32][ranks: count x u32][inputs: count x bytes, in rank order].
+  std::map<int, std::vector<int>> to_send;
+  for (int l : local_ranks_)
+    for (int r : call.read_by[static_cast<size_t>(l)]) {
+      const int process = process_of_rank_[static_cast<size_t>(r)];
+      std::vector<int>& ranks = to_send[process];
+      if (process != own && (ranks.empty() || ranks.back() != l)) ranks.push_back(l);
+    }
+  for (const auto& [peer, ranks] : to_send) {
+    if (peer == own || ranks.empty()) continue;
+    std::vector<char> message(sizeof(uint32_t) * (1 + ranks.size()) + static_cast<size_t>(bytes) * ranks.size());
+    char* p = message.data();
+    const auto count = static_cast<uint32_t>(ranks.size());
+    std::memcpy(p, &count, sizeof count);
+    p += sizeof count;
+    for (int r : ranks) {
+      const auto id = static_cast<uint32_t>(r);
+      std::memcpy(p, &id, sizeof id);
+      p += sizeof id;
+    }
+    for (int r : ranks)
+      if (bytes > 0) {
+        std::memcpy(p, call.inputs[static_cast<size_t>(r)], static_cast<size_t>(bytes));
+        p += bytes;
+      }
     Status sent = transport_->Send(peer, tag, message.data(), message.size(), deadline);
     if (!sent.ok()) return failed(peer, sent);
   }
-  for (int peer : call.peers) {
+  std::set<int> sources;
+  for (int r : call.remote_reads) sources.insert(process_of_rank_[static_cast<size_t>(r)]);
+  for (int peer : sources) {
     StatusOr<std::vector<char>> payload = transport_->Receive(peer, tag, deadline);
     if (!payload.ok()) return failed(peer, payload.status());
-    int64_t expected = 0;
-    for (int r = 0; r < num_ranks_; ++r)
-      if (process_of_rank_[static_cast<size_t>(r)] == peer) expected += call.bytes[static_cast<size_t>(local_ranks_[0])];
-    if (static_cast<int64_t>(payload->size()) != expected)
-      return InvalidArgument(op + ": process " + std::to_string(peer) + " sent " + std::to_string(payload->size()) +
-                             " bytes for this collective, process " + std::to_string(own) + " expected " +
-                             std::to_string(expected) + "; the processes run different programs");
+    auto mismatch = [&](const std::string& what) {
+      return InvalidArgument(op + ": process " + std::to_string(peer) + " sent process " + std::to_string(own) + " " +
+                             what + " for this collective; the processes run different programs");
+    };
+    uint32_t count = 0;
+    if (payload->size() >= sizeof count) std::memcpy(&count, payload->data(), sizeof count);
+    const size_t header = sizeof(uint32_t) * (1 + static_cast<size_t>(count));
+    if (payload->size() < sizeof count || count > static_cast<uint32_t>(num_ranks_) ||
+        payload->size() != header + static_cast<size_t>(bytes) * count)
+      return mismatch(std::to_string(payload->size()) + " bytes");
     call.received.push_back(std::move(*payload));
-    const char* p = call.received.back().data();
-    for (int r = 0; r < num_ranks_; ++r)
-      if (process_of_rank_[static_cast<size_t>(r)] == peer) {
-        call.inputs[static_cast<size_t>(r)] = p;
-        p += call.bytes[static_cast<size_t>(local_ranks_[0])];
-      }
+    const char* data = call.received.back().data();
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t r = 0;
+      std::memcpy(&r, data + sizeof(uint32_t) * (1 + i), sizeof r);
+      if (r >= static_cast<uint32_t>(num_ranks_) || process_of_rank_[r] != peer)
+        return mismatch("the input of partition " + std::to_string(r));
+      call.inputs[r] = data + header + static_cast<size_t>(bytes) * i;
+    }
   }
+  for (int r : call.remote_reads)
+    if (call.inputs[static_cast<size_t>(r)] == nullptr)
+      return InvalidArgument(op + ": process " + std::to_string(process_of_rank_[static_cast<size_t>(r)]) +
+                             " did not send the input of partition " + std::to_string(r) +
+                             "; the processes run different programs");
   return OkStatus();
 }
 
 Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes,
-                                          const std::string& op, const ExchangeBody& body) {
+                                          const std::string& op, const ExchangeBody& body, const Traffic* traffic) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto next = next_call_.find(rank);
   if (next == next_call_.end())
@@ -97,20 +131,28 @@ Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& grou
     slot = std::make_shared<Call>();
     slot->inputs.assign(static_cast<size_t>(num_ranks_), nullptr);
     slot->bytes.assign(static_cast<size_t>(num_ranks_), -1);
+    slot->read_by.assign(static_cast<size_t>(num_ranks_), {});
   }
   std::shared_ptr<Call> call = slot;
   call->inputs[static_cast<size_t>(rank)] = in;
   call->bytes[static_cast<size_t>(rank)] = bytes;
-  for (int member : group)
-    if (process_of_rank_[static_cast<size_t>(member)] != transport_->rank())
-      call->peers.insert(process_of_rank_[static_cast<size_t>(member)]);
+  call->read_by[static_cast<size_t>(rank)] = traffic ? traffic->read_by : group;
+  for (int source : traffic ? traffic->reads : group) {
+    if (source < 0 || source >= num_ranks_)
+      return InvalidArgument(op + ": partition " + std::to_string(source) + " outside 0.." + std::to_string(num_ranks_ - 1));
+    if (process_of_rank_[static_cast<size_t>(source)] != transport_->rank()) call->remote_reads.insert(source);
+  }
   const int local = static_cast<int>(local_ranks_.size());
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   if (++call->arrivals == local) {
     for (int r : local_ranks_)
       if (call->bytes[static_cast<size_t>(r)] != bytes)
         call->transfer_status = InvalidArgument(op + ": partitions of one process pass inputs of different sizes");
-    if (call->transfer_status.ok() && !call->peers.empty()) {
+    bool remote = !call->remote_reads.empty();
+    for (int r : local_ranks_)
+      for (int reader : call->read_by[static_cast<size_t>(r)])
+        remote = remote || process_of_rank_[static_cast<size_t>(reader)] != transport_->rank();
+    if (call->transfer_status.ok() && remote) {
       lock.unlock();
       Status status = Transfer(*call, index, op);
       lock.lock();

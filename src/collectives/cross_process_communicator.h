@@ -2,9 +2,9 @@
 //
 // Ranks are global (partition ids); `process_of_rank[r]` is the process running rank r. The
 // ranks of this process meet in memory; at every collective, once all of them have arrived,
-// the last to arrive sends their inputs (concatenated in rank order) over the transport to
-// each process that holds a member of one of their groups, and receives those processes'
-// inputs likewise. Every rank then computes its result from all its group's inputs in group
+// the last to arrive sends each other process, in one message, the inputs of those local ranks
+// that one of its ranks reads (a group member, a permute target), and receives from each
+// process the inputs local ranks read. Every rank then computes its result from all its group's inputs in group
 // order — the same order on every process, so reductions are deterministic and equal
 // everywhere. Messages are tagged with (`run_id`, call index): the run id is equal on every
 // process for the same execution (runtime/distributed_runs.h), the call index is the
@@ -38,7 +38,7 @@ class CrossProcessCommunicator : public Communicator {
 
  protected:
   Status Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes, const std::string& op,
-                  const ExchangeBody& body) override;
+                  const ExchangeBody& body, const Traffic* traffic = nullptr) override;
 
  private:
   struct Call;
