@@ -16,6 +16,7 @@ struct CrossProcessCommunicator::Call {
   int arrivals = 0;
   int departures = 0;
   bool transferred = false;
+  std::string abandoned;  // set when a local rank gave up waiting for the others
   Status transfer_status;
   std::vector<std::vector<char>> received;  // keeps remote inputs alive
 };
@@ -120,6 +121,9 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
 
 Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes,
                                           const std::string& op, const ExchangeBody& body, const Traffic* traffic) {
+  for (int source : traffic ? traffic->reads : group)
+    if (source < 0 || source >= num_ranks_)
+      return InvalidArgument(op + ": partition " + std::to_string(source) + " outside 0.." + std::to_string(num_ranks_ - 1));
   std::unique_lock<std::mutex> lock(mutex_);
   auto next = next_call_.find(rank);
   if (next == next_call_.end())
@@ -137,17 +141,15 @@ Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& grou
   call->inputs[static_cast<size_t>(rank)] = in;
   call->bytes[static_cast<size_t>(rank)] = bytes;
   call->read_by[static_cast<size_t>(rank)] = traffic ? traffic->read_by : group;
-  for (int source : traffic ? traffic->reads : group) {
-    if (source < 0 || source >= num_ranks_)
-      return InvalidArgument(op + ": partition " + std::to_string(source) + " outside 0.." + std::to_string(num_ranks_ - 1));
+  for (int source : traffic ? traffic->reads : group)
     if (process_of_rank_[static_cast<size_t>(source)] != transport_->rank()) call->remote_reads.insert(source);
-  }
   const int local = static_cast<int>(local_ranks_.size());
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   if (++call->arrivals == local) {
     for (int r : local_ranks_)
       if (call->bytes[static_cast<size_t>(r)] != bytes)
         call->transfer_status = InvalidArgument(op + ": partitions of one process pass inputs of different sizes");
+    if (!call->abandoned.empty()) call->transfer_status = DeadlineExceeded(op + ": " + call->abandoned);
     bool remote = !call->remote_reads.empty();
     for (int r : local_ranks_)
       for (int reader : call->read_by[static_cast<size_t>(r)])
@@ -165,6 +167,12 @@ Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& grou
     for (int r : local_ranks_)
       if (call->bytes[static_cast<size_t>(r)] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     // Only this process's own ranks can be missing here (remote ones are waited for after).
+    // This rank leaves: its input must not be read any more, and a late partition fails at once.
+    call->inputs[static_cast<size_t>(rank)] = nullptr;
+    call->abandoned = "partitions " + missing + " of process " + std::to_string(transport_->rank()) +
+                      " reached this collective after the others gave up";
+    ++call->departures;
+    changed_.notify_all();
     return DeadlineExceeded(op + ": partitions " + missing + " of process " + std::to_string(transport_->rank()) +
                             " did not reach this collective within " + Seconds(timeout_) +
                             " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout); the program's collectives "

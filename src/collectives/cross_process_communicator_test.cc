@@ -135,6 +135,27 @@ TEST(CrossProcessCommunicator, AbsentProcessFailsWithinTheTimeoutNamingProcessAn
   EXPECT_NE(status.message().find("STABLERT_COLLECTIVE_TIMEOUT_SECONDS"), std::string::npos);
 }
 
+TEST(CrossProcessCommunicator, LateLocalPartitionFailsAtOnceAfterTheOthersGaveUp) {
+  auto mesh = Mesh(2);
+  CrossProcessCommunicator comm(mesh[0].get(), {0, 1, 1}, 1, std::chrono::milliseconds(200));
+  float in0 = 1, out0 = 0;
+  // A group inside this process needs no message: it completes without process 1.
+  Status alone = comm.AllReduce(0, {{0}, {1, 2}}, &in0, &out0, 1, 4, AddFloat(), "op_a");
+  EXPECT_TRUE(alone.ok()) << alone.ToString();
+  EXPECT_EQ(out0, 1.f);
+  CrossProcessCommunicator comm2(mesh[0].get(), {0, 0, 1}, 2, std::chrono::milliseconds(200));
+  float in = 1, out = 0;
+  const auto start = Clock::now();
+  Status first = comm2.AllReduce(0, {}, &in, &out, 1, 4, AddFloat(), "stablehlo.all_reduce");
+  EXPECT_EQ(first.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(first.message().find("partitions 1 of process 0"), std::string::npos) << first.ToString();
+  float late_in = 2, late_out = 0;
+  Status late = comm2.AllReduce(1, {}, &late_in, &late_out, 1, 4, AddFloat(), "stablehlo.all_reduce");
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(late.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(late.message().find("after the others gave up"), std::string::npos) << late.ToString();
+}
+
 TEST(CrossProcessCommunicator, DeadProcessFailsTheOthersAtOnce) {
   auto mesh = Mesh(2);
   CrossProcessCommunicator comm(mesh[0].get(), {0, 1}, 1, std::chrono::seconds(30));
