@@ -26,7 +26,7 @@ def launch(script, processes, devices, timeout=240, grace=10, extra_env=None, ar
     return result
 
 
-CHECKS = ["devices", "psum", "all_gather", "ppermute", "psum_scatter", "all_to_all", "psum_4MiB", "pmax_pmin", "training_step",
+CHECKS = ["devices", "psum", "all_gather", "ppermute", "psum_scatter", "all_to_all", "psum_4MiB", "pmax_pmin", "pmap_psum", "training_step",
           "process_allgather", "make_array_from_process_local_data", "all"]
 
 

@@ -83,6 +83,13 @@ out = smap(lambda b: jax.lax.pmax(b, "x") - jax.lax.pmin(b, "x"), P())(x)
 np.testing.assert_allclose(np.asarray(out.addressable_data(0)), blocks.max(0) - blocks.min(0), **tol)
 print("OK pmax_pmin", flush=True)
 
+# pmap over every process's devices.
+local_values = np.arange(per_process, dtype=np.float32) + 10 * pid
+out = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i")(local_values)
+total = sum(float((np.arange(per_process) + 10 * p).sum()) for p in range(count))
+np.testing.assert_array_equal(np.asarray(out), np.full(per_process, total, np.float32))
+print("OK pmap_psum", flush=True)
+
 # A sharded training step over the global mesh, against JAX's CPU backend on the global data.
 w0 = (rng.standard_normal((8, 4)) * 0.1).astype(np.float32)
 y = rng.standard_normal((n * rows, 4)).astype(np.float32)
