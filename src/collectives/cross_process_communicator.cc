@@ -68,22 +68,11 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
     }
   for (const auto& [peer, ranks] : to_send) {
     if (peer == own || ranks.empty()) continue;
-    std::vector<char> message(sizeof(uint32_t) * (1 + ranks.size()) + static_cast<size_t>(bytes) * ranks.size());
-    char* p = message.data();
-    const auto count = static_cast<uint32_t>(ranks.size());
-    std::memcpy(p, &count, sizeof count);
-    p += sizeof count;
-    for (int r : ranks) {
-      const auto id = static_cast<uint32_t>(r);
-      std::memcpy(p, &id, sizeof id);
-      p += sizeof id;
-    }
-    for (int r : ranks)
-      if (bytes > 0) {
-        std::memcpy(p, call.inputs[static_cast<size_t>(r)], static_cast<size_t>(bytes));
-        p += bytes;
-      }
-    Status sent = transport_->Send(peer, tag, message.data(), message.size(), deadline);
+    std::vector<uint32_t> header = {static_cast<uint32_t>(ranks.size())};
+    for (int r : ranks) header.push_back(static_cast<uint32_t>(r));
+    std::vector<std::pair<const void*, size_t>> parts = {{header.data(), header.size() * sizeof(uint32_t)}};
+    for (int r : ranks) parts.emplace_back(call.inputs[static_cast<size_t>(r)], static_cast<size_t>(bytes));
+    Status sent = transport_->SendParts(peer, tag, parts, deadline);
     if (!sent.ok()) return failed(peer, sent);
   }
   std::set<int> sources;

@@ -274,6 +274,13 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses, std::chr
 
 Status TcpTransport::Send(int peer, Tag tag, const void* data, size_t bytes,
                           std::chrono::steady_clock::time_point deadline) {
+  return SendParts(peer, tag, {{data, bytes}}, deadline);
+}
+
+Status TcpTransport::SendParts(int peer, Tag tag, const std::vector<std::pair<const void*, size_t>>& parts,
+                               std::chrono::steady_clock::time_point deadline) {
+  size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.second;
   if (peer < 0 || peer >= size_ || peer == rank_)
     return InvalidArgument("collective transport: cannot send to process " + std::to_string(peer));
   int fd;
@@ -286,7 +293,10 @@ Status TcpTransport::Send(int peer, Tag tag, const void* data, size_t bytes,
   if (fd < 0) return FailedPrecondition("collective transport: not connected to process " + std::to_string(peer));
   std::lock_guard<std::mutex> send_lock(*send_mutex_[static_cast<size_t>(peer)]);
   uint64_t header[3] = {tag.run, tag.call, static_cast<uint64_t>(bytes)};
-  if (!WriteAll(fd, header, sizeof header, deadline) || (bytes > 0 && !WriteAll(fd, data, bytes, deadline))) {
+  bool written = WriteAll(fd, header, sizeof header, deadline);
+  for (size_t i = 0; written && i < parts.size(); ++i)
+    if (parts[i].second > 0) written = WriteAll(fd, parts[i].first, parts[i].second, deadline);
+  if (!written) {
     if (errno == ETIMEDOUT) {  // the stream is cut mid-message: the connection is unusable now
       FailPeer(peer, "stopped taking data (a message to it was cut at a collective's deadline)");
       return DeadlineExceeded("process " + std::to_string(peer) + " took no data before the deadline");

@@ -64,6 +64,9 @@ class TcpTransport {
   // before `deadline` (the connection is then marked failed: a message may be cut).
   Status Send(int peer, Tag tag, const void* data, size_t bytes,
               std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+  // Sends the concatenation of `parts` as one message, without copying them together.
+  Status SendParts(int peer, Tag tag, const std::vector<std::pair<const void*, size_t>>& parts,
+                   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   // Takes the message tagged `tag` from `peer`, waiting until `deadline`.
   StatusOr<std::vector<char>> Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline);
   // Why `peer` failed, empty while it is healthy.
