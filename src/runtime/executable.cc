@@ -361,10 +361,13 @@ LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executa
   else
     for (const auto& id : device_assignment_.empty() ? std::vector<int64_t>{} : device_assignment_.front())
       partition_devices_.push_back(id);
-  // Not the executable's fingerprint: the compile options it covers name the process.
-  communicator_key_ = FingerprintToHex(Fingerprint64(executable_->program())) + ":" +
-                      std::to_string(options.num_partitions);
-  for (int64_t id : partition_devices_) communicator_key_ += "," + std::to_string(id);
+  // Multi-process jobs: the key of this program's executions across processes. Not the
+  // executable's fingerprint: the compile options it covers name the process.
+  if (client_ && client_->process_count() > 1) {
+    communicator_key_ = FingerprintToHex(Fingerprint64(executable_->program())) + ":" +
+                        std::to_string(options.num_partitions);
+    for (int64_t id : partition_devices_) communicator_key_ += "," + std::to_string(id);
+  }
 }
 
 StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<Buffer*>>& arguments,
