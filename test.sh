@@ -39,6 +39,9 @@ for level in sse4:sse4_2 avx2:avx2; do
 done
 # Multi-device tests run in their own session: device counts are fixed at backend creation.
 STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
+# Multi-process jobs (2x2 and 4x2 devices) started by `python -m stablert.launch`, a killed and a
+# hung peer, a refused global-view program (~40 s; docs/multi_process.md).
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/jax_multi_process
 bash tests/fuzz/run_fuzzer.sh 60   # the StableHLO reader under libFuzzer, ASan and UBSan
 # A second build (build/asan) with AddressSanitizer + UBSan: CTest with leak detection, then the
 # op matrix in CPython at every ISA level (docs/decisions.md, "Sanitized tests").

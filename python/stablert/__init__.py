@@ -93,8 +93,8 @@ def _register(path: str) -> None:
       was registered with options;
     - fail quietly when not selected: register_plugin registers plugins with
       `fail_quietly=False`, so a plugin whose client cannot be created (e.g. StableRT in a
-      multi-process job, not supported yet) would take down every program, even one that never
-      uses it. With JAX_PLATFORMS unset, StableRT's backend failing is logged (info) and
+      multi-process job whose other processes do not run StableRT) would take down every
+      program, even one that never uses it. With JAX_PLATFORMS unset, StableRT's backend failing is logged (info) and
       reported by `jax.devices("stablert")`; with JAX_PLATFORMS naming stablert, JAX raises as
       for any requested platform (JAX ignores fail_quietly then). Adjusts
       jax._src.xla_bridge._backend_factories[...].fail_quietly (BackendRegistration,

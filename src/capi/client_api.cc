@@ -74,6 +74,57 @@ StatusOr<std::pair<DType, Dims>> ToShape(const char* function, int64_t type, con
   return std::make_pair(dtype, std::move(shape));
 }
 
+PJRT_Error* NewCallbackError(PJRT_Error_Code code, const char* message, size_t message_size) {
+  return ToPjrtError(CallerStatus(RawEnumValue(code), message, message_size));
+}
+PJRT_CallbackError kCallbackError = &NewCallbackError;
+
+// The status of an error a store callback returned (and frees it).
+Status TakeCallbackStatus(PJRT_Error* error) {
+  if (!error) return OkStatus();
+  Status status = FromPjrtError(error);
+  PJRT_Error_Destroy_Args destroy{PJRT_Error_Destroy_Args_STRUCT_SIZE, nullptr, error};
+  ErrorDestroy(&destroy);
+  return status.ok() ? Internal("key-value store callback failed without a message") : status;
+}
+
+// The framework's key-value store callbacks as a runtime::KeyValueStore (empty functions
+// when the caller passed none). The callbacks are thread-safe and blocking (PJRT contract).
+runtime::KeyValueStore StoreOf(const PJRT_Client_Create_Args& args) {
+  runtime::KeyValueStore store;
+  if (args.kv_get_callback) {
+    store.get = [get = args.kv_get_callback, user = args.kv_get_user_arg](
+                    const std::string& key, std::chrono::milliseconds timeout) -> StatusOr<std::string> {
+      PJRT_KeyValueGetCallback_Args call{};
+      call.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
+      call.key = key.data();
+      call.key_size = key.size();
+      call.timeout_in_ms = static_cast<int>(timeout.count());
+      call.callback_error = &kCallbackError;
+      call.user_arg = user;
+      STABLERT_RETURN_IF_ERROR(TakeCallbackStatus(get(&call)));
+      std::string value(call.value ? call.value : "", call.value ? call.value_size : 0);
+      if (call.value && call.value_deleter_callback) call.value_deleter_callback(call.value);
+      return value;
+    };
+  }
+  if (args.kv_put_callback) {
+    store.put = [put = args.kv_put_callback, user = args.kv_put_user_arg](const std::string& key,
+                                                                          const std::string& value) -> Status {
+      PJRT_KeyValuePutCallback_Args call{};
+      call.struct_size = PJRT_KeyValuePutCallback_Args_STRUCT_SIZE;
+      call.key = key.data();
+      call.key_size = key.size();
+      call.value = value.data();
+      call.value_size = value.size();
+      call.callback_error = &kCallbackError;
+      call.user_arg = user;
+      return TakeCallbackStatus(put(&call));
+    };
+  }
+  return store;
+}
+
 }  // namespace
 
 PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client) {
@@ -106,6 +157,7 @@ PJRT_Client* WrapClient(std::unique_ptr<runtime::Client> client) {
   for (PJRT_Device* device : handle->devices) topology->descriptions.push_back(&device->description);
   topology->platform_version = client->platform_version();
   topology->attributes.AddInt64("num_devices", static_cast<int64_t>(handle->devices.size()));
+  topology->attributes.AddInt64("num_processes", client->process_count());
   topology->serialized = "stablert-topology:" + std::to_string(handle->devices.size());
   handle->topology = std::move(topology);
   handle->client = std::move(client);
@@ -117,7 +169,8 @@ PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
   STABLERT_CAPI_GUARD(PJRT_Client_Create, {
     STABLERT_CAPI_ASSIGN_OR_RETURN(auto values, ReadCreateOptions(args->create_options, args->num_options));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::ClientOptions options, runtime::ClientOptions::FromNamedValues(values));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Client> client, runtime::Client::Create(options));
+    const runtime::KeyValueStore store = StoreOf(*args);
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Client> client, runtime::Client::Create(options, &store));
     args->client = WrapClient(std::move(client));
     return nullptr;
   })

@@ -170,7 +170,11 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runti
 
 // Devices are numbered by local hardware id and memories by id, both dense from 0.
 PJRT_Device* PJRT_Client::Wrap(const stablert::runtime::Device* device) const {
-  return addressable_devices[device->local_hardware_id()];
+  if (device->is_addressable()) return addressable_devices[device->local_hardware_id()];
+  // A device of another process (multi-process jobs).
+  for (PJRT_Device* handle : devices)
+    if (handle->device == device) return handle;
+  return nullptr;
 }
 
 PJRT_Memory* PJRT_Client::Wrap(const stablert::runtime::MemorySpace* memory) const { return memories[memory->id()]; }

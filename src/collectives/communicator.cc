@@ -6,7 +6,7 @@
 
 namespace stablert::collectives {
 
-struct Communicator::Instance {
+struct InProcessCommunicator::Instance {
   std::vector<int> group;
   std::vector<const void*> inputs;  // by position in the group
   std::vector<bool> arrived;
@@ -34,8 +34,8 @@ std::string Seconds(std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-Communicator::Communicator(int num_ranks, std::chrono::milliseconds timeout)
-    : num_ranks_(num_ranks), timeout_(timeout), next_call_(num_ranks, 0) {}
+InProcessCommunicator::InProcessCommunicator(int num_ranks, std::chrono::milliseconds timeout)
+    : Communicator(num_ranks, timeout), next_call_(num_ranks, 0) {}
 
 StatusOr<std::vector<int>> Communicator::GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const {
   if (rank < 0 || rank >= num_ranks_)
@@ -56,8 +56,8 @@ StatusOr<std::vector<int>> Communicator::GroupOf(int rank, const ReplicaGroups& 
   return InvalidArgument(op + ": device " + std::to_string(rank) + " is in no replica group");
 }
 
-Status Communicator::Exchange(int rank, const std::vector<int>& group, const void* in, const std::string& op,
-                              const std::function<Status(const std::vector<const void*>&)>& body) {
+Status InProcessCommunicator::Exchange(int rank, const std::vector<int>& group, const void* in, int64_t /*bytes*/,
+                                       const std::string& op, const ExchangeBody& body, const Traffic* /*traffic*/) {
   int position = static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
   int leader = *std::min_element(group.begin(), group.end());
   std::unique_lock<std::mutex> lock(mutex_);
@@ -117,7 +117,7 @@ Status Communicator::AllReduce(int rank, const ReplicaGroups& groups, const void
                                int64_t element_size, const Combiner& combine, const std::string& op) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
   std::vector<char> result(static_cast<size_t>(count * element_size));
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, static_cast<int64_t>(result.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
     if (result.empty()) return OkStatus();
     std::memcpy(result.data(), inputs[0], result.size());
     for (size_t i = 1; i < inputs.size(); ++i)
@@ -132,7 +132,7 @@ Status Communicator::AllGather(int rank, const ReplicaGroups& groups, const void
                                const std::string& op) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
   std::vector<char> result(static_cast<size_t>(bytes) * group.size());
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, bytes, op, [&](const std::vector<const void*>& inputs) -> Status {
     for (size_t i = 0; i < inputs.size() && bytes > 0; ++i) std::memcpy(result.data() + i * bytes, inputs[i], bytes);
     return OkStatus();
   }));
@@ -147,7 +147,7 @@ Status Communicator::ReduceScatter(int rank, const ReplicaGroups& groups, const 
   int64_t position = std::find(group.begin(), group.end(), rank) - group.begin();
   int64_t chunk_bytes = chunk_count * element_size;
   std::vector<char> result(static_cast<size_t>(chunk_bytes));
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, chunk_bytes * static_cast<int64_t>(group.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
     if (result.empty()) return OkStatus();
     auto chunk = [&](size_t i) { return static_cast<const char*>(inputs[i]) + position * chunk_bytes; };
     std::memcpy(result.data(), chunk(0), result.size());
@@ -164,7 +164,7 @@ Status Communicator::AllToAll(int rank, const ReplicaGroups& groups, const void*
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
   int64_t position = std::find(group.begin(), group.end(), rank) - group.begin();
   std::vector<char> result(static_cast<size_t>(chunk_bytes) * group.size());
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, static_cast<int64_t>(result.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
     for (size_t j = 0; j < inputs.size() && chunk_bytes > 0; ++j)
       std::memcpy(result.data() + j * chunk_bytes, static_cast<const char*>(inputs[j]) + position * chunk_bytes,
                   chunk_bytes);
@@ -179,6 +179,7 @@ Status Communicator::CollectivePermute(int rank, const std::vector<std::pair<int
   // All ranks take part, so that sources and targets meet in one exchange.
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, {}, op));
   int source = -1;
+  Traffic traffic;
   for (const auto& [from, to] : pairs) {
     if (from < 0 || from >= num_ranks_ || to < 0 || to >= num_ranks_)
       return InvalidArgument(op + ": source-target pair (" + std::to_string(from) + ", " + std::to_string(to) +
@@ -186,13 +187,15 @@ Status Communicator::CollectivePermute(int rank, const std::vector<std::pair<int
     if (to == rank) {
       if (source >= 0) return InvalidArgument(op + ": device " + std::to_string(rank) + " is the target of two pairs");
       source = from;
+      traffic.reads.push_back(from);
     }
+    if (from == rank) traffic.read_by.push_back(to);
   }
   std::vector<char> result(static_cast<size_t>(bytes), 0);
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, static_cast<int64_t>(result.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
     if (source >= 0 && bytes > 0) std::memcpy(result.data(), inputs[source], bytes);
     return OkStatus();
-  }));
+  }, &traffic));
   if (!result.empty()) std::memcpy(out, result.data(), result.size());
   return OkStatus();
 }
@@ -201,7 +204,7 @@ Status Communicator::CollectiveBroadcast(int rank, const ReplicaGroups& groups, 
                                          int64_t bytes, const std::string& op) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
   std::vector<char> result(static_cast<size_t>(bytes));
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, op, [&](const std::vector<const void*>& inputs) -> Status {
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, static_cast<int64_t>(result.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
     if (bytes > 0) std::memcpy(result.data(), inputs[0], bytes);
     return OkStatus();
   }));

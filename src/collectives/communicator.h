@@ -1,4 +1,6 @@
-// In-process collectives between the devices of one execution.
+// Collectives between the devices of one execution: the interface (Communicator) and the
+// in-process implementation (InProcessCommunicator). The cross-process implementation is
+// collectives/cross_process_communicator.h.
 //
 // A Communicator connects `num_ranks` participants (one per device, each on its own
 // thread) of one execution. Every participant calls the same collectives in the same
@@ -37,13 +39,27 @@ using Combiner = std::function<Status(const void* lhs, const void* rhs, void* ou
 // Ranks that communicate in one call, in their order; each rank is in exactly one group.
 using ReplicaGroups = std::vector<std::vector<int>>;
 
+// The body of one collective: reads every group member's input (in group order) and
+// computes this rank's result into private memory.
+using ExchangeBody = std::function<Status(const std::vector<const void*>& inputs)>;
+
+// Which inputs of one collective cross which ranks: `reads`, the ranks whose inputs this rank
+// reads; `read_by`, the ranks that read this rank's input. A group collective has both equal to
+// the group; a collective permute reads its source and is read by its targets.
+struct Traffic {
+  std::vector<int> reads;
+  std::vector<int> read_by;
+};
+
 class Communicator {
  public:
-  Communicator(int num_ranks, std::chrono::milliseconds timeout);
+  Communicator(int num_ranks, std::chrono::milliseconds timeout) : num_ranks_(num_ranks), timeout_(timeout) {}
+  virtual ~Communicator() = default;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
   int num_ranks() const { return num_ranks_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
   // `op` names the calling op in errors (e.g. "stablehlo.all_reduce at f.py:3").
   // Empty `groups` means one group of all ranks in rank order.
@@ -70,16 +86,30 @@ class Communicator {
   Status CollectiveBroadcast(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t bytes,
                              const std::string& op);
 
- private:
-  struct Instance;
-  // Meets the other members of `group` at this rank's next collective: publishes `in`, waits
-  // for everyone, runs `body(inputs)` and waits until every member has run it.
-  Status Exchange(int rank, const std::vector<int>& group, const void* in, const std::string& op,
-                  const std::function<Status(const std::vector<const void*>&)>& body);
+ protected:
+  // Meets the other members of `group` at this rank's next collective: publishes `in`
+  // (`bytes` long), waits for everyone, runs `body(inputs)` and returns once no member
+  // needs `in` any more.
+  // `traffic` null means the group both ways. Inputs a rank does not read may be null.
+  virtual Status Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes,
+                          const std::string& op, const ExchangeBody& body, const Traffic* traffic = nullptr) = 0;
   StatusOr<std::vector<int>> GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const;
 
-  int num_ranks_;
-  std::chrono::milliseconds timeout_;
+  const int num_ranks_;
+  const std::chrono::milliseconds timeout_;
+};
+
+// All ranks in this process, each on its own thread.
+class InProcessCommunicator : public Communicator {
+ public:
+  InProcessCommunicator(int num_ranks, std::chrono::milliseconds timeout);
+
+ protected:
+  Status Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes, const std::string& op,
+                  const ExchangeBody& body, const Traffic* traffic = nullptr) override;
+
+ private:
+  struct Instance;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<int64_t> next_call_;  // per rank

@@ -28,7 +28,7 @@ std::vector<Status> OnRanks(int n, const std::function<Status(int)>& body) {
 }
 
 TEST(Communicator, AllReduceInPlaceOverGroups) {
-  Communicator comm(4, std::chrono::seconds(10));
+  InProcessCommunicator comm(4, std::chrono::seconds(10));
   std::vector<std::vector<int32_t>> data(4);
   auto statuses = OnRanks(4, [&](int r) {
     data[r] = {r, 10 * r};
@@ -43,7 +43,7 @@ TEST(Communicator, AllReduceInPlaceOverGroups) {
 
 TEST(Communicator, GatherScatterAllToAllPermuteBroadcast) {
   constexpr int n = 4;
-  Communicator comm(n, std::chrono::seconds(10));
+  InProcessCommunicator comm(n, std::chrono::seconds(10));
   std::vector<std::vector<int32_t>> gathered(n, std::vector<int32_t>(n)), scattered(n, std::vector<int32_t>(1)),
       exchanged(n, std::vector<int32_t>(n)), permuted(n, std::vector<int32_t>(1)), broadcast(n, std::vector<int32_t>(1));
   auto statuses = OnRanks(n, [&](int r) -> Status {
@@ -69,7 +69,7 @@ TEST(Communicator, GatherScatterAllToAllPermuteBroadcast) {
 }
 
 TEST(Communicator, MismatchedProgramsFailWithinTheTimeoutNamingMissingDevices) {
-  Communicator comm(3, std::chrono::milliseconds(200));
+  InProcessCommunicator comm(3, std::chrono::milliseconds(200));
   auto start = std::chrono::steady_clock::now();
   auto statuses = OnRanks(3, [&](int r) -> Status {
     int32_t v = r;
@@ -86,7 +86,7 @@ TEST(Communicator, MismatchedProgramsFailWithinTheTimeoutNamingMissingDevices) {
 }
 
 TEST(Communicator, ALatePeerFailsAtOnceNamingTheCollectiveAndTheDevices) {
-  Communicator comm(3, std::chrono::milliseconds(100));
+  InProcessCommunicator comm(3, std::chrono::milliseconds(100));
   std::chrono::steady_clock::duration late_wait{};
   auto statuses = OnRanks(3, [&](int r) -> Status {
     int32_t v = r;
@@ -121,7 +121,7 @@ TEST(Communicator, ReductionOrderIsTheGroupOrder) {
     return OkStatus();
   };
   for (int trial = 0; trial < 20; ++trial) {
-    Communicator comm(3, std::chrono::seconds(10));
+    InProcessCommunicator comm(3, std::chrono::seconds(10));
     std::vector<int32_t> value = {1, 2, 3};
     auto statuses = OnRanks(3, [&](int r) { return comm.AllReduce(r, {{2, 0, 1}}, &value[r], &value[r], 1, 4, append, "x"); });
     for (const Status& s : statuses) ASSERT_TRUE(s.ok());

@@ -1,10 +1,13 @@
 #include "runtime/client.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 
 #include "base/env.h"
+#include "base/hash.h"
+#include "collectives/cross_process_communicator.h"
 #include "kernels/simd/dispatch.h"
 #include "runtime/dump.h"
 
@@ -74,12 +77,9 @@ StatusOr<ClientOptions> ClientOptions::FromNamedValues(const std::vector<std::pa
                              "'; known options: device_count, node_id, num_nodes");
     }
   }
-  if (options.process_count != 1)
-    return Unimplemented("PJRT_Client_Create: num_nodes = " + std::to_string(options.process_count) +
-                         "; this build runs in one process only");
-  if (options.process_index != 0)
+  if (options.process_index >= options.process_count)
     return InvalidArgument("PJRT_Client_Create: node_id " + std::to_string(options.process_index) +
-                           " is out of range for num_nodes 1");
+                           " is out of range for num_nodes " + std::to_string(options.process_count));
   return options;
 }
 
@@ -87,7 +87,7 @@ Client::Client(const ClientOptions& options) : options_(options), platform_versi
 
 Client::~Client() = default;
 
-StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
+StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options, const KeyValueStore* store) {
   // Every STABLERT_* variable is checked now, so that a mistake fails client creation (JAX
   // shows the message) rather than a later compilation or execution.
   STABLERT_RETURN_IF_ERROR(env::CheckEnvironment().WithPrefix("PJRT_Client_Create"));
@@ -95,11 +95,49 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
   STABLERT_ASSIGN_OR_RETURN(std::optional<env::DumpDir> dump_dir, env::DumpDirectory());
   if (dump_dir) STABLERT_RETURN_IF_ERROR(PrepareDumpDirectory(*dump_dir).WithPrefix("PJRT_Client_Create"));
   std::unique_ptr<Client> client(new Client(options));
+  // Every process's device count, and where this process's devices start in the global ids.
+  std::vector<int> node_devices(1, options.device_count);
+  int first_id = 0;
+  if (options.process_count > 1) {
+    STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
+    timeout = std::max(timeout, std::chrono::milliseconds(60000));
+    STABLERT_ASSIGN_OR_RETURN(client->transport_,
+                              collectives::TcpTransport::Listen(options.process_index, options.process_count));
+    NodeInfo own{options.device_count, client->transport_->address(), client->platform_version_};
+    STABLERT_ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes,
+                              ExchangeTopology(store ? *store : KeyValueStore{}, options.process_index,
+                                               options.process_count, own, timeout));
+    std::vector<std::string> addresses;
+    node_devices.clear();
+    for (const NodeInfo& node : nodes) {
+      addresses.push_back(node.address);
+      node_devices.push_back(node.device_count);
+    }
+    int64_t total = 0;
+    for (int n = 0; n < options.process_count; ++n) {
+      if (n == options.process_index) first_id = static_cast<int>(total);
+      total += node_devices[static_cast<size_t>(n)];
+    }
+    if (total > kMaxDevices * int64_t{16})
+      return InvalidArgument("PJRT_Client_Create: the job has " + std::to_string(total) + " devices; at most " +
+                             std::to_string(kMaxDevices * 16) + " are supported");
+    STABLERT_RETURN_IF_ERROR(client->transport_->Connect(addresses, timeout).WithPrefix("PJRT_Client_Create"));
+  }
   const char* kinds[] = {kDeviceMemoryKind, kPinnedHostMemoryKind, kUnpinnedHostMemoryKind};
   int memory_id = 0;
-  for (int i = 0; i < options.device_count; ++i) {
-    int id = options.process_index * options.device_count + i;
-    auto device = std::make_unique<Device>(id, options.process_index, i);
+  int next_id = 0;
+  for (int n = 0; n < static_cast<int>(node_devices.size()); ++n) {
+    const bool own = options.process_count == 1 || n == options.process_index;
+    if (own) next_id = first_id;
+    for (int i = 0; i < node_devices[static_cast<size_t>(n)]; ++i) {
+      const int id = next_id++;
+      if (!own) {
+        auto remote = std::make_unique<Device>(id, n, i, /*addressable=*/false);
+        client->devices_.push_back(remote.get());
+        client->device_storage_.push_back(std::move(remote));
+        continue;
+      }
+      auto device = std::make_unique<Device>(id, options.process_index, i);
     for (int k = 0; k < 3; ++k) {
       auto memory = std::make_unique<MemorySpace>(memory_id++, kinds[k], k);
       memory->AddDevice(device.get());
@@ -107,11 +145,34 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
       client->memory_pointers_.push_back(memory.get());
       client->memory_storage_.push_back(std::move(memory));
     }
-    client->devices_.push_back(device.get());
-    client->addressable_devices_.push_back(device.get());
-    client->device_storage_.push_back(std::move(device));
+      client->devices_.push_back(device.get());
+      client->addressable_devices_.push_back(device.get());
+      client->device_storage_.push_back(std::move(device));
+    }
   }
   return client;
+}
+
+StatusOr<std::unique_ptr<collectives::Communicator>> Client::NewCommunicator(
+    const std::string& program_key, const std::vector<int64_t>& partition_devices, std::chrono::milliseconds timeout) {
+  std::vector<int> process_of_rank;
+  bool local = true;
+  for (int64_t id : partition_devices) {
+    STABLERT_ASSIGN_OR_RETURN(Device * device, LookupDevice(id));
+    process_of_rank.push_back(device->process_index());
+    local = local && device->is_addressable();
+  }
+  if (local || !transport_)
+    return std::unique_ptr<collectives::Communicator>(
+        new collectives::InProcessCommunicator(static_cast<int>(partition_devices.size()), timeout));
+  uint64_t count;
+  {
+    std::lock_guard<std::mutex> lock(runs_mutex_);
+    count = runs_[program_key]++;
+  }
+  const uint64_t run_id = Fingerprint64("#" + std::to_string(count), Fingerprint64(program_key));
+  return std::unique_ptr<collectives::Communicator>(
+      new collectives::CrossProcessCommunicator(transport_.get(), std::move(process_of_rank), run_id, timeout));
 }
 
 StatusOr<Device*> Client::LookupDevice(int64_t id) const {

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,10 +20,13 @@
 
 #include "base/env.h"
 #include "base/status.h"
+#include "collectives/communicator.h"
+#include "collectives/tcp_transport.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executable.h"
 #include "runtime/process_info.h"
+#include "runtime/topology_exchange.h"
 
 namespace stablert::runtime {
 
@@ -63,7 +69,13 @@ struct HostBufferResult {
 
 class Client {
  public:
-  static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options);
+  // With options.process_count > 1, `store` (the framework's key-value store) carries the
+  // topology exchange (runtime/topology_exchange.h) and the collective transport's addresses;
+  // the client then lists every process's devices (only its own addressable) and connects
+  // to every other process. Creation fails, naming the process, if one does not take part
+  // within STABLERT_COLLECTIVE_TIMEOUT_SECONDS (at least 60 s).
+  static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options,
+                                                  const KeyValueStore* store = nullptr);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -102,6 +114,15 @@ class Client {
   // Binds an already compiled executable to devices per its compile options.
   StatusOr<std::unique_ptr<LoadedExecutable>> Load(std::shared_ptr<const Executable> executable);
 
+  // The communicator of one execution of a program run per partition, partition p running on
+  // device `partition_devices[p]`: in-process when every partition is on this process, else
+  // cross-process with a run id that is the same on every process for the n-th execution of
+  // `program_key` (the executable's fingerprint and device assignment): frameworks launch
+  // the same programs in the same order on every process. Call in launch order.
+  StatusOr<std::unique_ptr<collectives::Communicator>> NewCommunicator(const std::string& program_key,
+                                                                       const std::vector<int64_t>& partition_devices,
+                                                                       std::chrono::milliseconds timeout);
+
  private:
   explicit Client(const ClientOptions& options);
   StatusOr<std::unique_ptr<LoadedExecutable>> CompileMlir(std::string_view program, std::string_view format,
@@ -111,6 +132,12 @@ class Client {
   ClientOptions options_;
   std::string platform_version_;
   GlobalProcessInfo global_process_info_;
+  // Multi-process jobs only: the connections to the other processes (declared before the
+  // devices, so their queues drain before it closes), and how many executions of each
+  // program key were launched.
+  std::unique_ptr<collectives::TcpTransport> transport_;
+  std::mutex runs_mutex_;
+  std::map<std::string, uint64_t> runs_;
   std::vector<std::unique_ptr<Device>> device_storage_;
   std::vector<std::unique_ptr<MemorySpace>> memory_storage_;
   std::vector<Device*> devices_;

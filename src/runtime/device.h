@@ -47,7 +47,9 @@ inline constexpr char kUnpinnedHostMemoryKind[] = "unpinned_host";
 
 class Device {
  public:
-  Device(int id, int process_index, int local_hardware_id);
+  // A device of another process of the job (`addressable` false) has no queue and no
+  // memory spaces: it is listed, never run on.
+  Device(int id, int process_index, int local_hardware_id, bool addressable = true);
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 

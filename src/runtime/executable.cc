@@ -11,6 +11,7 @@
 
 #include "collectives/communicator.h"
 #include "kernels/registry.h"
+#include "runtime/client.h"
 #include "plan/donation.h"
 #include "runtime/trace.h"
 #include "runtime/box_copy.h"
@@ -187,14 +188,16 @@ Status RunOnDevice(const Executable& executable, const DeviceRun& run, const Hos
 // The last partition to finish completes the execution (every output waits for all).
 class PerPartitionRun {
  public:
-  PerPartitionRun(int partitions, std::chrono::milliseconds timeout, EventRef done)
-      : communicator_(partitions, timeout),
+  // `local_runs` of the `partitions` run here (all, unless the execution spans processes).
+  PerPartitionRun(std::unique_ptr<collectives::Communicator> communicator, int partitions, int local_runs,
+                  EventRef done)
+      : communicator_(std::move(communicator)),
         statuses_(static_cast<size_t>(partitions)),
-        remaining_(partitions),
+        remaining_(local_runs),
         done_(std::move(done)) {}
 
   void Run(const Executable& executable, const DeviceRun& run, const HostTransfers& host) {
-    const PartitionContext partition{static_cast<int>(run.partition), &communicator_};
+    const PartitionContext partition{static_cast<int>(run.partition), communicator_.get()};
     Status status = RunOnDevice(executable, run, host, &partition);
     std::lock_guard<std::mutex> lock(mutex_);
     statuses_[static_cast<size_t>(run.partition)] = status;
@@ -216,7 +219,7 @@ class PerPartitionRun {
   }
 
  private:
-  collectives::Communicator communicator_;
+  std::unique_ptr<collectives::Communicator> communicator_;
   std::mutex mutex_;
   std::vector<Status> statuses_;
   int remaining_;
@@ -354,6 +357,21 @@ LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const Executa
   device_assignment_.assign(options.num_replicas, std::vector<int64_t>(options.num_partitions, -1));
   for (size_t i = 0; i < devices_.size(); ++i)
     device_assignment_[logical_ids_[i].first][logical_ids_[i].second] = devices_[i]->id();
+  // Which device runs each partition (of replica 0), across processes: from the compile
+  // options' assignment, else the addressable devices (then all of them).
+  const auto& assigned = options.device_assignment;
+  if (!assigned.empty() && !assigned.front().empty())
+    partition_devices_ = assigned.front();
+  else
+    for (const auto& id : device_assignment_.empty() ? std::vector<int64_t>{} : device_assignment_.front())
+      partition_devices_.push_back(id);
+  // Multi-process jobs: the key of this program's executions across processes. Not the
+  // executable's fingerprint: the compile options it covers name the process.
+  if (client_ && client_->process_count() > 1) {
+    communicator_key_ = FingerprintToHex(Fingerprint64(executable_->program())) + ":" +
+                        std::to_string(options.num_partitions);
+    for (int64_t id : partition_devices_) communicator_key_ += "," + std::to_string(id);
+  }
 }
 
 StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<Buffer*>>& arguments,
@@ -390,10 +408,23 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
   const std::vector<int64_t>& donors = executable_->result_donors();
   std::vector<std::vector<bool>> donated_by_run;
   std::vector<std::vector<size_t>> reused_by_run;
+  // Partitions on other processes: only a program run per partition can span processes.
+  int64_t addressable_partitions = 0;
+  for (const auto& row : device_assignment_)
+    for (int64_t id : row)
+      if (id >= 0) ++addressable_partitions;
+  if (partitioned && addressable_partitions != executable_->num_partitions() * executable_->num_replicas() &&
+      !executable_->runs_per_partition())
+    return Unimplemented(executable_->name() + ": " + std::to_string(addressable_partitions) + " of its " +
+                         std::to_string(executable_->num_partitions()) +
+                         " partitions run in this process, but the program runs in the global view (the "
+                         "partitioner is off, STABLERT_PARTITIONER=0, or could not give each partition its own "
+                         "program; STABLERT_DEBUG_PARTITIONER=1 says why), which needs every partition in one "
+                         "process");
   if (partitioned && executable_->runs_per_partition() &&
-      static_cast<int64_t>(run_on.size()) != executable_->num_partitions())
-    return Unimplemented(executable_->name() + ": " + std::to_string(run_on.size()) + " of its " +
-                         std::to_string(executable_->num_partitions()) + " partitions are addressable; all must be");
+      static_cast<int64_t>(run_on.size()) != addressable_partitions)
+    return Unimplemented(executable_->name() + ": " + std::to_string(run_on.size()) + " argument lists for its " +
+                         std::to_string(addressable_partitions) + " partitions in this process; all must run");
   // XLA FFI's run id: the launch id the caller gave, else one of the process's own.
   static std::atomic<int64_t> next_run_id{1};
   const int64_t run_id = launch_id != 0 ? launch_id : next_run_id.fetch_add(1, std::memory_order_relaxed);
@@ -490,9 +521,13 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     HostTransfers host{host_transfers.get(), std::vector<int>(static_cast<size_t>(executable->num_partitions()), 0), 0};
     for (size_t d = 0; d < runs.size(); ++d) host.device_of_partition[static_cast<size_t>(runs[d].partition)] = static_cast<int>(d);
     if (executable->runs_per_partition()) {
-      auto state = std::make_shared<PerPartitionRun>(static_cast<int>(runs.size()), timeout, shared_done);
       auto shared_host = std::make_shared<const HostTransfers>(std::move(host));
       std::lock_guard<std::mutex> order(PerPartitionQueueingMutex());
+      STABLERT_ASSIGN_OR_RETURN(std::unique_ptr<collectives::Communicator> communicator,
+                                client_->NewCommunicator(communicator_key_, partition_devices_, timeout));
+      auto state = std::make_shared<PerPartitionRun>(std::move(communicator),
+                                                     static_cast<int>(executable->num_partitions()),
+                                                     static_cast<int>(runs.size()), shared_done);
       for (DeviceRun& run : runs) {
         WorkQueue& queue = run.device->queue();
         Dispatch(queue, [executable, state, run = std::move(run), host_transfers, shared_host] {

@@ -187,6 +187,10 @@ class LoadedExecutable {
   std::vector<Device*> devices_;
   std::vector<std::pair<int, int>> logical_ids_;
   std::vector<std::vector<int64_t>> device_assignment_;
+  // The device of each partition, this process's or another's; and the key of this
+  // executable's executions in Client::NewCommunicator.
+  std::vector<int64_t> partition_devices_;
+  std::string communicator_key_;
   std::atomic<bool> deleted_{false};
 };
 

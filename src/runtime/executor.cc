@@ -991,7 +991,7 @@ Status LoadedPlan::RunManual(const ResolvedStep& step, const kernels::KernelCont
                              const std::vector<kernels::BufferView>& views, const HostTransfers* host) const {
   const int partitions = static_cast<int>(ParamsOf<plan::ManualParams>(*step.step).num_partitions);
   STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
-  collectives::Communicator communicator(partitions, timeout);
+  collectives::InProcessCommunicator communicator(partitions, timeout);
   // Partitions other than 0 work in private arenas.
   std::vector<Arena> arenas;
   std::vector<std::vector<kernels::BufferView>> partition_views(static_cast<size_t>(partitions - 1));
@@ -1095,11 +1095,11 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
   }
 
   // Outside manual regions the execution is its only participant.
-  std::unique_ptr<collectives::Communicator> alone;
+  std::unique_ptr<collectives::InProcessCommunicator> alone;
   collectives::Communicator* communicator = partition ? partition->communicator : nullptr;
   if (communicator == nullptr) {
     STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
-    alone = std::make_unique<collectives::Communicator>(1, timeout);
+    alone = std::make_unique<collectives::InProcessCommunicator>(1, timeout);
     communicator = alone.get();
   }
   if (name == "collective_permute") {

@@ -1,0 +1,190 @@
+#include "collectives/cross_process_communicator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace stablert::collectives {
+
+struct CrossProcessCommunicator::Call {
+  std::vector<const void*> inputs;  // by global rank
+  std::vector<int64_t> bytes;       // by global rank, -1 until known
+  std::vector<std::vector<int>> read_by;  // by global rank (local ranks only): who reads its input
+  std::set<int> remote_reads;             // remote ranks whose inputs local ranks read
+  int arrivals = 0;
+  int departures = 0;
+  bool transferred = false;
+  std::string abandoned;  // set when a local rank gave up waiting for the others
+  Status transfer_status;
+  std::vector<std::vector<char>> received;  // keeps remote inputs alive
+};
+
+namespace {
+
+std::string Seconds(std::chrono::milliseconds timeout) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(timeout.count()) / 1000.0);
+  return buffer;
+}
+
+}  // namespace
+
+CrossProcessCommunicator::CrossProcessCommunicator(TcpTransport* transport, std::vector<int> process_of_rank,
+                                                   uint64_t run_id, std::chrono::milliseconds timeout)
+    : Communicator(static_cast<int>(process_of_rank.size()), timeout),
+      transport_(transport),
+      process_of_rank_(std::move(process_of_rank)),
+      run_id_(run_id) {
+  for (int r = 0; r < num_ranks_; ++r)
+    if (process_of_rank_[static_cast<size_t>(r)] == transport_->rank()) {
+      local_ranks_.push_back(r);
+      next_call_[r] = 0;
+    }
+}
+
+Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std::string& op) {
+  const int own = transport_->rank();
+  const Tag tag{run_id_, index};
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const int64_t bytes = call.bytes[static_cast<size_t>(local_ranks_[0])];
+  auto failed = [&](int peer, const Status& status) {
+    const std::string prefix = op + ": process " + std::to_string(own) + " exchanging with process " +
+                               std::to_string(peer);
+    if (status.code() == StatusCode::kDeadlineExceeded)
+      return DeadlineExceeded(prefix + ": process " + std::to_string(peer) + " did not reach this collective within " +
+                              Seconds(timeout_) + " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout)");
+    return Status(status.code(), prefix + ": " + std::string(status.message()));
+  };
+  // Each process gets, in one message, the inputs of the local ranks one of its ranks reads:
+  // [count: u32][ranks: count x u32][inputs: count x bytes, in rank order].
+  std::map<int, std::vector<int>> to_send;
+  for (int l : local_ranks_)
+    for (int r : call.read_by[static_cast<size_t>(l)]) {
+      const int process = process_of_rank_[static_cast<size_t>(r)];
+      std::vector<int>& ranks = to_send[process];
+      if (process != own && (ranks.empty() || ranks.back() != l)) ranks.push_back(l);
+    }
+  for (const auto& [peer, ranks] : to_send) {
+    if (peer == own || ranks.empty()) continue;
+    std::vector<uint32_t> header = {static_cast<uint32_t>(ranks.size())};
+    for (int r : ranks) header.push_back(static_cast<uint32_t>(r));
+    std::vector<std::pair<const void*, size_t>> parts = {{header.data(), header.size() * sizeof(uint32_t)}};
+    for (int r : ranks) parts.emplace_back(call.inputs[static_cast<size_t>(r)], static_cast<size_t>(bytes));
+    Status sent = transport_->SendParts(peer, tag, parts, deadline);
+    if (!sent.ok()) return failed(peer, sent);
+  }
+  std::set<int> sources;
+  for (int r : call.remote_reads) sources.insert(process_of_rank_[static_cast<size_t>(r)]);
+  for (int peer : sources) {
+    StatusOr<std::vector<char>> payload = transport_->Receive(peer, tag, deadline);
+    if (!payload.ok()) return failed(peer, payload.status());
+    auto mismatch = [&](const std::string& what) {
+      return InvalidArgument(op + ": process " + std::to_string(peer) + " sent process " + std::to_string(own) + " " +
+                             what + " for this collective; the processes run different programs");
+    };
+    uint32_t count = 0;
+    if (payload->size() >= sizeof count) std::memcpy(&count, payload->data(), sizeof count);
+    const size_t header = sizeof(uint32_t) * (1 + static_cast<size_t>(count));
+    if (payload->size() < sizeof count || count > static_cast<uint32_t>(num_ranks_) ||
+        payload->size() != header + static_cast<size_t>(bytes) * count)
+      return mismatch(std::to_string(payload->size()) + " bytes");
+    call.received.push_back(std::move(*payload));
+    const char* data = call.received.back().data();
+    for (uint32_t i = 0; i < count; ++i) {
+      uint32_t r = 0;
+      std::memcpy(&r, data + sizeof(uint32_t) * (1 + i), sizeof r);
+      if (r >= static_cast<uint32_t>(num_ranks_) || process_of_rank_[r] != peer)
+        return mismatch("the input of partition " + std::to_string(r));
+      call.inputs[r] = data + header + static_cast<size_t>(bytes) * i;
+    }
+  }
+  for (int r : call.remote_reads)
+    if (call.inputs[static_cast<size_t>(r)] == nullptr)
+      return InvalidArgument(op + ": process " + std::to_string(process_of_rank_[static_cast<size_t>(r)]) +
+                             " did not send the input of partition " + std::to_string(r) +
+                             "; the processes run different programs");
+  return OkStatus();
+}
+
+Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes,
+                                          const std::string& op, const ExchangeBody& body, const Traffic* traffic) {
+  for (int source : traffic ? traffic->reads : group)
+    if (source < 0 || source >= num_ranks_)
+      return InvalidArgument(op + ": partition " + std::to_string(source) + " outside 0.." + std::to_string(num_ranks_ - 1));
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto next = next_call_.find(rank);
+  if (next == next_call_.end())
+    return InvalidArgument(op + ": partition " + std::to_string(rank) + " does not run in process " +
+                           std::to_string(transport_->rank()));
+  const uint64_t index = next->second++;
+  std::shared_ptr<Call>& slot = calls_[index];
+  if (!slot) {
+    slot = std::make_shared<Call>();
+    slot->inputs.assign(static_cast<size_t>(num_ranks_), nullptr);
+    slot->bytes.assign(static_cast<size_t>(num_ranks_), -1);
+    slot->read_by.assign(static_cast<size_t>(num_ranks_), {});
+  }
+  std::shared_ptr<Call> call = slot;
+  call->inputs[static_cast<size_t>(rank)] = in;
+  call->bytes[static_cast<size_t>(rank)] = bytes;
+  call->read_by[static_cast<size_t>(rank)] = traffic ? traffic->read_by : group;
+  for (int source : traffic ? traffic->reads : group)
+    if (process_of_rank_[static_cast<size_t>(source)] != transport_->rank()) call->remote_reads.insert(source);
+  const int local = static_cast<int>(local_ranks_.size());
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  if (++call->arrivals == local) {
+    for (int r : local_ranks_)
+      if (call->bytes[static_cast<size_t>(r)] != bytes)
+        call->transfer_status = InvalidArgument(op + ": partitions of one process pass inputs of different sizes");
+    if (!call->abandoned.empty()) call->transfer_status = DeadlineExceeded(op + ": " + call->abandoned);
+    bool remote = !call->remote_reads.empty();
+    for (int r : local_ranks_)
+      for (int reader : call->read_by[static_cast<size_t>(r)])
+        remote = remote || process_of_rank_[static_cast<size_t>(reader)] != transport_->rank();
+    if (call->transfer_status.ok() && remote) {
+      lock.unlock();
+      Status status = Transfer(*call, index, op);
+      lock.lock();
+      call->transfer_status = status;
+    }
+    call->transferred = true;
+    changed_.notify_all();
+  } else if (!changed_.wait_until(lock, deadline, [&] { return call->arrivals >= local; })) {
+    std::string missing;
+    for (int r : local_ranks_)
+      if (call->bytes[static_cast<size_t>(r)] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    // Only this process's own ranks can be missing here (remote ones are waited for after).
+    // This rank leaves: its input must not be read any more, and a late partition fails at once.
+    call->inputs[static_cast<size_t>(rank)] = nullptr;
+    call->abandoned = "partitions " + missing + " of process " + std::to_string(transport_->rank()) +
+                      " reached this collective after the others gave up";
+    ++call->departures;
+    changed_.notify_all();
+    return DeadlineExceeded(op + ": partitions " + missing + " of process " + std::to_string(transport_->rank()) +
+                            " did not reach this collective within " + Seconds(timeout_) +
+                            " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout); the program's collectives "
+                            "do not match");
+  }
+  // The last local rank exchanges with the other processes, bounded by its own deadline.
+  changed_.wait(lock, [&] { return call->transferred; });
+  Status status = call->transfer_status;
+  if (status.ok()) {
+    std::vector<const void*> inputs;
+    for (int member : group) inputs.push_back(call->inputs[static_cast<size_t>(member)]);
+    lock.unlock();
+    status = body(inputs);
+    lock.lock();
+  }
+  ++call->departures;
+  changed_.notify_all();
+  // Local inputs must stay valid until every local rank has read them.
+  if (!changed_.wait_until(lock, deadline + timeout_, [&] { return call->departures == local; }))
+    return DeadlineExceeded(op + ": a partition stopped in the middle of this collective");
+  auto it = calls_.find(index);
+  if (it != calls_.end() && it->second == call) calls_.erase(it);
+  return status;
+}
+
+}  // namespace stablert::collectives

@@ -1,0 +1,332 @@
+#include "collectives/tcp_transport.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace stablert::collectives {
+namespace {
+
+constexpr uint32_t kHelloMagic = 0x53525443;  // "SRTC"
+
+Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
+
+std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Writes all of `bytes`, at most kChunkBytes per call, waiting for room in the socket until
+// `deadline` (a peer that stopped reading must not block the sender forever). False on error
+// (errno set; ETIMEDOUT at the deadline).
+bool WriteAll(int fd, const void* data, size_t bytes,
+              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::send(fd, p, std::min(bytes, TcpTransport::kChunkBytes), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        errno = ETIMEDOUT;
+        return false;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+      pollfd waiting{fd, POLLOUT, 0};
+      ::poll(&waiting, 1, static_cast<int>(std::min<int64_t>(left + 1, 1000)));
+      continue;
+    }
+    if (n <= 0) return false;
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly `bytes`; false on error or end of stream (errno 0 then).
+bool ReadAll(int fd, void* data, size_t bytes) {
+  char* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::recv(fd, p, std::min(bytes, TcpTransport::kChunkBytes), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = 0;
+    if (n <= 0) return false;
+    p += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// No Nagle delay for small messages; socket buffers of 4 MiB, so that a large message
+// crosses with few wake-ups of sender and reader.
+void SetNoDelay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  int buffer = 4 << 20;
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof buffer);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
+}
+
+// The name other processes reach this host by: the host name if it resolves, else loopback.
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(name, nullptr, &hints, &found) == 0) {
+      ::freeaddrinfo(found);
+      return name;
+    }
+  }
+  return "127.0.0.1";
+}
+
+// One connection attempt to "host:port"; -1 with `error` set on failure.
+int ConnectOnce(const std::string& address, std::string& error) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    error = "malformed address '" + address + "'";
+    return -1;
+  }
+  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    error = "cannot resolve " + address + ": " + ::gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      error = Errno(("connect to " + address).c_str());
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  return fd;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Listen(int rank, int size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    return InvalidArgument("TcpTransport: process " + std::to_string(rank) + " of " + std::to_string(size));
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Unavailable(Errno("collective transport: socket"));
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, size + 8) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    Status error = Unavailable(Errno("collective transport: listening"));
+    ::close(fd);
+    return error;
+  }
+  std::string address = HostName() + ":" + std::to_string(ntohs(addr.sin_port));
+  std::unique_ptr<TcpTransport> transport(new TcpTransport(rank, size, fd, std::move(address)));
+  transport->acceptor_ = std::thread([t = transport.get()] { t->AcceptLoop(); });
+  return transport;
+}
+
+TcpTransport::TcpTransport(int rank, int size, int listener, std::string address)
+    : rank_(rank),
+      size_(size),
+      listener_(listener),
+      address_(std::move(address)),
+      outgoing_(static_cast<size_t>(size), -1),
+      incoming_(static_cast<size_t>(size), -1),
+      failure_(static_cast<size_t>(size)),
+      mailbox_(static_cast<size_t>(size)) {
+  for (int p = 0; p < size; ++p) send_mutex_.push_back(std::make_unique<std::mutex>());
+}
+
+TcpTransport::~TcpTransport() {
+  closing_ = true;
+  ::shutdown(listener_, SHUT_RDWR);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int fd : outgoing_)
+      if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    for (int fd : incoming_)
+      if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  }
+  if (acceptor_.joinable()) acceptor_.join();
+  for (std::thread& reader : readers_)
+    if (reader.joinable()) reader.join();
+  ::close(listener_);
+  for (int fd : outgoing_)
+    if (fd >= 0) ::close(fd);
+  for (int fd : incoming_)
+    if (fd >= 0) ::close(fd);
+}
+
+void TcpTransport::AcceptLoop() {
+  while (!closing_) {
+    pollfd p{listener_, POLLIN, 0};
+    int ready = ::poll(&p, 1, 100);
+    if (closing_) return;
+    if (ready <= 0) continue;
+    int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    SetNoDelay(fd);
+    uint32_t hello[2] = {0, 0};
+    if (!ReadAll(fd, hello, sizeof hello) || hello[0] != kHelloMagic || hello[1] >= static_cast<uint32_t>(size_) ||
+        static_cast<int>(hello[1]) == rank_) {
+      ::close(fd);
+      continue;
+    }
+    int peer = static_cast<int>(hello[1]);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (incoming_[static_cast<size_t>(peer)] >= 0 || closing_) {
+      ::close(fd);
+      continue;
+    }
+    incoming_[static_cast<size_t>(peer)] = fd;
+    readers_.emplace_back([this, peer, fd] { ReadLoop(peer, fd); });
+    changed_.notify_all();
+  }
+}
+
+void TcpTransport::ReadLoop(int peer, int fd) {
+  while (true) {
+    uint64_t header[3];  // run, call, bytes
+    if (!ReadAll(fd, header, sizeof header)) break;
+    std::vector<char> payload(static_cast<size_t>(header[2]));
+    if (!payload.empty() && !ReadAll(fd, payload.data(), payload.size())) break;
+    std::lock_guard<std::mutex> lock(mutex_);
+    mailbox_[static_cast<size_t>(peer)][Tag{header[0], header[1]}] = std::move(payload);
+    changed_.notify_all();
+  }
+  if (closing_) return;
+  FailPeer(peer, errno == 0 ? "closed its connection (it exited or failed)"
+                            : Errno("broke its connection"));
+}
+
+void TcpTransport::FailPeer(int peer, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failure_[static_cast<size_t>(peer)].empty()) failure_[static_cast<size_t>(peer)] = why;
+  changed_.notify_all();
+}
+
+std::string TcpTransport::PeerFailure(int peer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_[static_cast<size_t>(peer)];
+}
+
+Status TcpTransport::Connect(const std::vector<std::string>& addresses, std::chrono::milliseconds timeout) {
+  if (static_cast<int>(addresses.size()) != size_)
+    return InvalidArgument("collective transport: " + std::to_string(addresses.size()) + " addresses for " +
+                           std::to_string(size_) + " processes");
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    std::string error;
+    int fd = -1;
+    while (fd < 0) {
+      fd = ConnectOnce(addresses[static_cast<size_t>(p)], error);
+      if (fd >= 0) break;
+      if (std::chrono::steady_clock::now() >= deadline)
+        return DeadlineExceeded("collective transport: process " + std::to_string(rank_) +
+                                " could not connect to process " + std::to_string(p) + " at " +
+                                addresses[static_cast<size_t>(p)] + ": " + error);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    SetNoDelay(fd);
+    uint32_t hello[2] = {kHelloMagic, static_cast<uint32_t>(rank_)};
+    if (!WriteAll(fd, hello, sizeof hello)) {
+      Status status = Unavailable(Errno(("collective transport: greeting process " + std::to_string(p)).c_str()));
+      ::close(fd);
+      return status;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    outgoing_[static_cast<size_t>(p)] = fd;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto all_in = [&] {
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && incoming_[static_cast<size_t>(p)] < 0) return false;
+    return true;
+  };
+  if (!changed_.wait_until(lock, deadline, all_in)) {
+    std::string missing;
+    for (int p = 0; p < size_; ++p)
+      if (p != rank_ && incoming_[static_cast<size_t>(p)] < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+    return DeadlineExceeded("collective transport: processes " + missing + " did not connect to process " +
+                            std::to_string(rank_) + " within " + std::to_string(timeout.count() / 1000) + " s");
+  }
+  return OkStatus();
+}
+
+Status TcpTransport::Send(int peer, Tag tag, const void* data, size_t bytes,
+                          std::chrono::steady_clock::time_point deadline) {
+  return SendParts(peer, tag, {{data, bytes}}, deadline);
+}
+
+Status TcpTransport::SendParts(int peer, Tag tag, const std::vector<std::pair<const void*, size_t>>& parts,
+                               std::chrono::steady_clock::time_point deadline) {
+  size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.second;
+  if (peer < 0 || peer >= size_ || peer == rank_)
+    return InvalidArgument("collective transport: cannot send to process " + std::to_string(peer));
+  int fd;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fd = outgoing_[static_cast<size_t>(peer)];
+    if (!failure_[static_cast<size_t>(peer)].empty())
+      return Unavailable("process " + std::to_string(peer) + " " + failure_[static_cast<size_t>(peer)]);
+  }
+  if (fd < 0) return FailedPrecondition("collective transport: not connected to process " + std::to_string(peer));
+  std::lock_guard<std::mutex> send_lock(*send_mutex_[static_cast<size_t>(peer)]);
+  uint64_t header[3] = {tag.run, tag.call, static_cast<uint64_t>(bytes)};
+  bool written = WriteAll(fd, header, sizeof header, deadline);
+  for (size_t i = 0; written && i < parts.size(); ++i)
+    if (parts[i].second > 0) written = WriteAll(fd, parts[i].first, parts[i].second, deadline);
+  if (!written) {
+    if (errno == ETIMEDOUT) {  // the stream is cut mid-message: the connection is unusable now
+      FailPeer(peer, "stopped taking data (a message to it was cut at a collective's deadline)");
+      return DeadlineExceeded("process " + std::to_string(peer) + " took no data before the deadline");
+    }
+    std::string why = Errno("broke its connection");
+    FailPeer(peer, why);
+    return Unavailable("process " + std::to_string(peer) + " " + why);
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<char>> TcpTransport::Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline) {
+  if (peer < 0 || peer >= size_ || peer == rank_)
+    return InvalidArgument("collective transport: cannot receive from process " + std::to_string(peer));
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto& box = mailbox_[static_cast<size_t>(peer)];
+  while (true) {
+    auto it = box.find(tag);
+    if (it != box.end()) {
+      std::vector<char> payload = std::move(it->second);
+      box.erase(it);
+      return payload;
+    }
+    if (!failure_[static_cast<size_t>(peer)].empty())
+      return Unavailable("process " + std::to_string(peer) + " " + failure_[static_cast<size_t>(peer)]);
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && std::chrono::steady_clock::now() >= deadline) {
+      if (box.count(tag)) continue;
+      return DeadlineExceeded("process " + std::to_string(peer) + " sent nothing in time");
+    }
+  }
+}
+
+}  // namespace stablert::collectives

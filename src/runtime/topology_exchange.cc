@@ -1,0 +1,75 @@
+#include "runtime/topology_exchange.h"
+
+#include <cstdlib>
+#include <map>
+
+namespace stablert::runtime {
+namespace {
+
+std::string NodeKey(int node_id) { return "stablert/node/" + std::to_string(node_id); }
+
+}  // namespace
+
+std::string SerializeNodeInfo(const NodeInfo& info) {
+  return "devices=" + std::to_string(info.device_count) + "\naddress=" + info.address +
+         "\nversion=" + info.platform_version;
+}
+
+StatusOr<NodeInfo> ParseNodeInfo(const std::string& text, int node_id) {
+  std::map<std::string, std::string> fields;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    size_t eq = line.find('=');
+    if (eq != std::string::npos) fields[line.substr(0, eq)] = line.substr(eq + 1);
+    start = end + 1;
+  }
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("PJRT_Client_Create: the topology entry of process " + std::to_string(node_id) + " (key " +
+                           NodeKey(node_id) + ") " + why + "; is every process running StableRT?");
+  };
+  if (!fields.count("devices") || !fields.count("address") || !fields.count("version"))
+    return bad("lacks a field (devices, address, version)");
+  NodeInfo info;
+  char* end = nullptr;
+  long count = std::strtol(fields["devices"].c_str(), &end, 10);
+  if (fields["devices"].empty() || *end != '\0' || count < 1 || count > 4096)
+    return bad("has device count '" + fields["devices"] + "'");
+  info.device_count = static_cast<int>(count);
+  info.address = fields["address"];
+  info.platform_version = fields["version"];
+  return info;
+}
+
+StatusOr<std::vector<NodeInfo>> ExchangeTopology(const KeyValueStore& store, int node_id, int num_nodes,
+                                                 const NodeInfo& own, std::chrono::milliseconds timeout) {
+  if (!store.get || !store.put)
+    return InvalidArgument("PJRT_Client_Create: num_nodes = " + std::to_string(num_nodes) +
+                           " needs the key-value store callbacks (kv_get_callback, kv_put_callback), which "
+                           "jax.distributed.initialize() provides");
+  STABLERT_RETURN_IF_ERROR(store.put(NodeKey(node_id), SerializeNodeInfo(own))
+                               .WithPrefix("PJRT_Client_Create: publishing process " + std::to_string(node_id) +
+                                           "'s topology"));
+  std::vector<NodeInfo> nodes(static_cast<size_t>(num_nodes));
+  for (int n = 0; n < num_nodes; ++n) {
+    if (n == node_id) {
+      nodes[static_cast<size_t>(n)] = own;
+      continue;
+    }
+    StatusOr<std::string> text = store.get(NodeKey(n), timeout);
+    if (!text.ok())
+      return text.status().WithPrefix("PJRT_Client_Create: process " + std::to_string(n) +
+                                      " did not publish its topology (key " + NodeKey(n) + ")");
+    STABLERT_ASSIGN_OR_RETURN(nodes[static_cast<size_t>(n)], ParseNodeInfo(*text, n));
+    if (nodes[static_cast<size_t>(n)].platform_version != own.platform_version)
+      return FailedPrecondition("PJRT_Client_Create: process " + std::to_string(n) + " runs StableRT " +
+                                nodes[static_cast<size_t>(n)].platform_version + ", process " +
+                                std::to_string(node_id) + " runs " + own.platform_version +
+                                "; every process of a job must run the same build");
+  }
+  return nodes;
+}
+
+}  // namespace stablert::runtime

@@ -1,0 +1,86 @@
+"""Multi-process StableRT: jobs of several processes started by `python -m stablert.launch`
+(each process's checks are in the worker_*.py scripts; see their docstrings).
+
+Each test starts its own job; the processes print "OK <check>" lines that are checked here.
+"""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def launch(script, processes, devices, timeout=240, grace=10, extra_env=None, args=()):
+    env = dict(os.environ)
+    env.pop("JAX_PLATFORMS", None)  # the launcher's default: stablert
+    env.setdefault("STABLERT_COLLECTIVE_TIMEOUT_SECONDS", "30")
+    env.update(extra_env or {})
+    command = [sys.executable, "-m", "stablert.launch", "-n", str(processes), "--devices-per-process", str(devices),
+               "--timeout", str(timeout), "--grace", str(grace), str(HERE / script), *args]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout + 60)
+    return result
+
+
+CHECKS = ["devices", "psum", "all_gather", "ppermute", "psum_scatter", "all_to_all", "psum_4MiB", "pmax_pmin", "pmap_psum", "training_step",
+          "process_allgather", "make_array_from_process_local_data", "all"]
+
+
+@pytest.mark.parametrize("processes,devices", [(2, 2), (4, 2)])
+def test_collectives_training_and_multihost_utils(processes, devices):
+    result = launch("worker_collectives.py", processes, devices)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    for rank in range(processes):
+        for check in CHECKS:
+            assert f"[{rank}] OK {check}\n" in result.stdout, (rank, check, output[-6000:])
+
+
+@pytest.mark.parametrize("mode,code", [("die", "UNAVAILABLE"), ("hang", "DEADLINE_EXCEEDED")])
+def test_lost_peer_fails_the_others_within_the_timeout(mode, code):
+    timeout = 6
+    start = time.monotonic()
+    result = launch("worker_killed_peer.py", 2, 2, grace=3 * timeout, args=(mode,),
+                    extra_env={"STABLERT_COLLECTIVE_TIMEOUT_SECONDS": str(timeout)})
+    output = result.stdout + result.stderr
+    assert "[1] OK first collective" in result.stdout, output[-6000:]
+    match = re.search(r"\[0\] FAILED_AS_EXPECTED ([0-9.]+) (.*)", result.stdout)
+    assert match, output[-6000:]
+    seconds, message = float(match.group(1)), match.group(2)
+    assert seconds <= timeout + 5, (seconds, message)
+    assert message.startswith(code), message
+    assert "process 1" in message and "stablehlo.all_reduce" in message, message
+    if mode == "hang":
+        assert "STABLERT_COLLECTIVE_TIMEOUT_SECONDS" in message, message
+    # The lost process's status: its own exit, or (hang) JAX's abort once the coordinator left.
+    assert result.returncode == 3 if mode == "die" else result.returncode != 0, output[-3000:]
+    assert time.monotonic() - start < 120
+
+
+def test_launcher_reports_a_failing_process_and_kills_the_rest(tmp_path):
+    script = tmp_path / "fail.py"
+    script.write_text("import os, sys, time\n"
+                      "if os.environ['STABLERT_LAUNCH_PROCESS_ID'] == '1':\n"
+                      "    sys.exit(7)\n"
+                      "time.sleep(600)\n")
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "stablert.launch", "-n", "2", "--grace", "1", str(script)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 7, result.stderr
+    assert "process 1 exited with status 7" in result.stderr
+    assert "killing process 0" in result.stderr
+    assert time.monotonic() - start < 60
+
+
+def test_program_in_the_global_view_fails_clearly_across_processes():
+    result = launch("worker_global_view.py", 2, 2, extra_env={"STABLERT_PARTITIONER": "0"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    for rank in range(2):
+        match = re.search(rf"\[{rank}\] FAILED_AS_EXPECTED (.*)", result.stdout)
+        assert match, output[-6000:]
+        assert "global view" in match.group(1) and "every partition in one process" in match.group(1), match.group(1)
