@@ -40,10 +40,12 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/elementwise_views.h"
 #include "kernels/families.h"
+#include "kernels/fused_arx.h"
 #include "kernels/fused_params.h"
 #include "kernels/reduce_widened.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/simd/arx_simd.h"
 #include "kernels/simd/reduce_simd.h"
 
 namespace stablert::kernels {
@@ -80,8 +82,10 @@ struct FusedState {
     const void* params;
     std::vector<int> inputs;
     int output;
+    int arx = -1;  // >= 0: the add-rotate-xor chain arx[this] (fused_arx.h), not a kernel
   };
   std::vector<Op> ops;
+  std::vector<ArxChainOp> arx;
   // Every sub-op has a tile function and no input is a rank-0 scalar: tiles run the tile
   // functions on the slots' data pointers, with no views built.
   bool direct = false;
@@ -373,6 +377,34 @@ void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, 
   }
 }
 
+// An add-rotate-xor chain over the tile: its addends read from their slots (uniform: the
+// first element is every element's), consecutive additions to one word summed.
+void RunArx(const ArxChainOp& chain, void* const* data, int64_t count) {
+  constexpr size_t kInlineSteps = 64;
+  simd::ArxStep inline_steps[kInlineSteps];
+  std::vector<simd::ArxStep> heap_steps;
+  simd::ArxStep* steps = inline_steps;
+  if (chain.steps.size() > kInlineSteps) {
+    heap_steps.resize(chain.steps.size());
+    steps = heap_steps.data();
+  }
+  size_t n = 0;
+  for (size_t k = 0; k < chain.steps.size(); ++k) {
+    simd::ArxStep step = chain.steps[k];
+    if (step.kind != simd::ArxKind::kRound) {
+      step.value = static_cast<const uint32_t*>(data[chain.addend_slot[k]])[0];
+      if (n > 0 && steps[n - 1].kind == step.kind) {
+        steps[n - 1].value += step.value;
+        continue;
+      }
+    }
+    steps[n++] = step;
+  }
+  simd::ArxChain(steps, n, static_cast<const uint32_t*>(data[chain.x0_in]), static_cast<const uint32_t*>(data[chain.x1_in]),
+                 static_cast<uint32_t*>(data[chain.x0_out]), static_cast<uint32_t*>(data[chain.x1_out]),
+                 static_cast<size_t>(count));
+}
+
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
 // sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
@@ -382,6 +414,10 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   if (state.direct) {
     const void* op_inputs[3];
     for (const FusedState::Op& op : state.ops) {
+      if (op.arx >= 0) {
+        RunArx(state.arx[static_cast<size_t>(op.arx)], data, count);
+        continue;
+      }
       for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = data[op.inputs[k]];
       op.tile(op_inputs, data[op.output], count, op.params);
     }
@@ -403,6 +439,10 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   const KernelContext one_call;
   BufferView op_inputs[3];
   for (const FusedState::Op& op : state.ops) {
+    if (op.arx >= 0) {
+      RunArx(state.arx[static_cast<size_t>(op.arx)], data, count);
+      continue;
+    }
     for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = slot_views[static_cast<size_t>(op.inputs[k])];
     KernelArgs op_args;
     op_args.inputs = std::span<const BufferView>(op_inputs, op.inputs.size());
@@ -467,7 +507,7 @@ bool BindFused(const KernelArgs& args, BoundCall& call) {
   const int64_t n = args.Params<FusedParams>().num_elements;
   const size_t slots = state.place.size();
   constexpr size_t kMaxSlots = 24;
-  if (!state.direct || state.reduce != nullptr || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
+  if (!state.direct || state.reduce != nullptr || !state.arx.empty() || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
       slots > kMaxSlots)
     return false;
   auto* bound = std::construct_at(reinterpret_cast<BoundTiles*>(call.storage));
@@ -630,6 +670,36 @@ ReduceRunFn FindReduce(const std::string& kernel) {
   return found;
 }
 
+// Replaces the sub-ops of add-rotate-xor chains (fused_arx.h) by one sub-op each. Run after
+// the constant splats are known (a round's rotations must be plan constants).
+void FindChains(const FusedParams& params, FusedState& state) {
+  std::vector<ArxSlot> slots(state.place.size());
+  for (size_t s = 0; s < slots.size(); ++s) {
+    const Place place = state.place[s];
+    slots[s].uniform = place == Place::kSplat || place == Place::kConstantSplat || place == Place::kScalar;
+    slots[s].scalar = place == Place::kScalar;
+    slots[s].external = place == Place::kOutput || static_cast<int>(s) == state.reduce_slot;
+    if (place == Place::kConstantSplat && state.bytes[s] == 4) {
+      slots[s].constant = true;
+      std::memcpy(&slots[s].value, state.constant_tiles[static_cast<size_t>(state.index[s])].data(), 4);
+    }
+  }
+  if (!params.reduce.empty()) slots[static_cast<size_t>(params.reduce[0].slot)].external = true;
+  std::vector<ArxChainOp> chains = FindArxChains(params, slots);
+  if (chains.empty()) return;
+  std::vector<FusedState::Op> ops;
+  size_t next = 0;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (; next < chains[c].first_op; ++next) ops.push_back(std::move(state.ops[next]));
+    FusedState::Op op{nullptr, nullptr, nullptr, {}, static_cast<int>(chains[c].x1_out), static_cast<int>(c)};
+    ops.push_back(std::move(op));
+    next = chains[c].last_op + 1;
+  }
+  for (; next < state.ops.size(); ++next) ops.push_back(std::move(state.ops[next]));
+  state.ops = std::move(ops);
+  state.arx = std::move(chains);
+}
+
 StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
   const auto& params = args.Params<FusedParams>();
   auto state = std::make_shared<FusedState>();
@@ -659,6 +729,7 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     state->place[k] = Place::kConstantSplat;
     state->index[k] = static_cast<int>(state->constant_tiles.size() - 1);
   }
+  FindChains(params, *state);
   if (!params.reduce.empty()) {
     const FusedReduce& r = params.reduce[0];
     state->reduce = FindReduce(r.kernel);
