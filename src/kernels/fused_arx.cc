@@ -132,30 +132,47 @@ class Matcher {
     }
     // Rounds and additions forward.
     x0 = start->x0, x1 = start->x1;
-    size_t i = first, end = first;  // end: one past the last op matched
-    int rounds = 0;
+    // After each step: one past its last op, the pair, whether it was a round.
+    struct Boundary {
+      size_t end;
+      int64_t x0, x1;
+      bool round;
+    };
+    std::vector<Boundary> after;
+    size_t i = first;
     while (true) {
       if (const auto round = RoundAt(i, x0, x1)) {
         chain.steps.push_back({simd::ArxKind::kRound, round->rotation});
         chain.addend_slot.push_back(-1);
         x0 = round->y0, x1 = round->y1;
-        i += 5, end = i, ++rounds;
+        i += 5;
+        after.push_back({i, x0, x1, true});
         continue;
       }
       if (const auto add = AddAt(i, x0, x1)) {
         chain.steps.push_back({add->which == 0 ? simd::ArxKind::kAdd0 : simd::ArxKind::kAdd1, 0});
         chain.addend_slot.push_back(add->addend);
         (add->which == 0 ? x0 : x1) = add->out;
-        ++i, end = i;
+        ++i;
+        after.push_back({i, x0, x1, false});
         continue;
       }
       break;
     }
-    if (rounds < 2) return std::nullopt;
-    chain.last_op = end - 1;
-    chain.x0_out = x0, chain.x1_out = x1;
-    if (!Contained(chain)) return std::nullopt;
-    return chain;
+    // The longest prefix whose inner values stay inside, with two rounds at least.
+    while (!after.empty()) {
+      const Boundary& b = after.back();
+      chain.last_op = b.end - 1;
+      chain.x0_out = b.x0, chain.x1_out = b.x1;
+      int rounds = 0;
+      for (const Boundary& a : after) rounds += a.round;
+      if (rounds < 2) return std::nullopt;
+      if (Contained(chain)) return chain;
+      after.pop_back();
+      chain.steps.pop_back();
+      chain.addend_slot.pop_back();
+    }
+    return std::nullopt;
   }
 
   // Every value the chain computes, but its final pair, is read by the chain's ops only.
