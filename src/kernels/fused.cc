@@ -86,6 +86,9 @@ struct FusedState {
   };
   std::vector<Op> ops;
   std::vector<ArxChainOp> arx;
+  // The slots a tile places (PlaceSlots): all, or with chains those the remaining sub-ops,
+  // the chains, the outputs and the reduction touch (a chain's inner values have no tiles).
+  std::vector<int> placed;
   // Every sub-op has a tile function and no input is a rank-0 scalar: tiles run the tile
   // functions on the slots' data pointers, with no views built.
   bool direct = false;
@@ -207,6 +210,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   tile = std::max(kMinTile, tile / 64 * 64);
   state.tile = tile;
   state.buffer_bytes = (tile * widest + 63) / 64 * 64;
+  state.placed.resize(slots);
+  for (size_t s = 0; s < slots; ++s) state.placed[s] = static_cast<int>(s);
   return OkStatus();
 }
 
@@ -287,12 +292,45 @@ class SlotViews {
     for (size_t s = 0; s < view_slots; ++s)
       std::construct_at(&views_[s], BufferView{nullptr, static_cast<DType>(params.slot_dtypes[s]), {}, 0, {}});
     std::fill(filled_.begin(), filled_.end(), -1);
+    if (!state.arx.empty()) ResolveArx(state, args);
+  }
+  // Chain c's steps with this call's addends.
+  std::span<const simd::ArxStep> arx_steps(int c) const {
+    return std::span<const simd::ArxStep>(arx_steps_).subspan(arx_first_[static_cast<size_t>(c)],
+                                                              arx_first_[static_cast<size_t>(c) + 1] - arx_first_[static_cast<size_t>(c)]);
   }
   void** data() { return data_.data(); }
   std::span<BufferView> views() { return views_; }
   int64_t* filled() { return filled_.data(); }
 
  private:
+  // Addends are uniform slots (the first element is every element's): splats filled above,
+  // constant splats' tiles, rank-0 inputs. Consecutive additions to one word are summed.
+  void ResolveArx(const FusedState& state, const KernelArgs& args) {
+    for (const ArxChainOp& chain : state.arx) {
+      arx_first_.push_back(arx_steps_.size());
+      const size_t start = arx_steps_.size();
+      for (size_t k = 0; k < chain.steps.size(); ++k) {
+        simd::ArxStep step = chain.steps[k];
+        if (step.kind != simd::ArxKind::kRound) {
+          const auto s = static_cast<size_t>(chain.addend_slot[k]);
+          const int index = state.index[s];
+          const void* data =
+              state.place[s] == Place::kConstantSplat ? static_cast<const void*>(state.constant_tiles[static_cast<size_t>(index)].data())
+              : state.place[s] == Place::kScalar      ? args.inputs[static_cast<size_t>(index)].data
+                                                      : args.workspace.data() + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+          std::memcpy(&step.value, data, sizeof(uint32_t));
+          if (arx_steps_.size() > start && arx_steps_.back().kind == step.kind) {
+            arx_steps_.back().value += step.value;
+            continue;
+          }
+        }
+        arx_steps_.push_back(step);
+      }
+    }
+    arx_first_.push_back(arx_steps_.size());
+  }
+
   static constexpr size_t kInlineSlots = 24;
   // Uninitialized storage (constructed as needed above: the direct path builds no views).
   union InlineViews {
@@ -308,6 +346,8 @@ class SlotViews {
   std::span<void*> data_;
   std::span<BufferView> views_;
   std::span<int64_t> filled_;
+  std::vector<simd::ArxStep> arx_steps_;
+  std::vector<size_t> arx_first_;
 };
 
 // Points data[s] at elements [first, first + count) of every slot s (count <= tile):
@@ -317,7 +357,8 @@ class SlotViews {
 // elements of it.
 void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
                 int64_t* filled, void** data) {
-  for (size_t s = 0; s < state.place.size(); ++s) {
+  for (const int slot : state.placed) {
+    const auto s = static_cast<size_t>(slot);
     const int index = state.index[s];
     const size_t offset = static_cast<size_t>(first * state.bytes[s]);
     std::byte* buffer = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
@@ -377,32 +418,11 @@ void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, 
   }
 }
 
-// An add-rotate-xor chain over the tile: its addends read from their slots (uniform: the
-// first element is every element's), consecutive additions to one word summed.
-void RunArx(const ArxChainOp& chain, void* const* data, int64_t count) {
-  constexpr size_t kInlineSteps = 64;
-  simd::ArxStep inline_steps[kInlineSteps];
-  std::vector<simd::ArxStep> heap_steps;
-  simd::ArxStep* steps = inline_steps;
-  if (chain.steps.size() > kInlineSteps) {
-    heap_steps.resize(chain.steps.size());
-    steps = heap_steps.data();
-  }
-  size_t n = 0;
-  for (size_t k = 0; k < chain.steps.size(); ++k) {
-    simd::ArxStep step = chain.steps[k];
-    if (step.kind != simd::ArxKind::kRound) {
-      step.value = static_cast<const uint32_t*>(data[chain.addend_slot[k]])[0];
-      if (n > 0 && steps[n - 1].kind == step.kind) {
-        steps[n - 1].value += step.value;
-        continue;
-      }
-    }
-    steps[n++] = step;
-  }
-  simd::ArxChain(steps, n, static_cast<const uint32_t*>(data[chain.x0_in]), static_cast<const uint32_t*>(data[chain.x1_in]),
-                 static_cast<uint32_t*>(data[chain.x0_out]), static_cast<uint32_t*>(data[chain.x1_out]),
-                 static_cast<size_t>(count));
+// An add-rotate-xor chain over the tile, its steps resolved for the call (SlotViews).
+void RunArx(const ArxChainOp& chain, std::span<const simd::ArxStep> steps, void* const* data, int64_t count) {
+  simd::ArxChain(steps.data(), steps.size(), static_cast<const uint32_t*>(data[chain.x0_in]),
+                 static_cast<const uint32_t*>(data[chain.x1_in]), static_cast<uint32_t*>(data[chain.x0_out]),
+                 static_cast<uint32_t*>(data[chain.x1_out]), static_cast<size_t>(count));
 }
 
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
@@ -415,7 +435,7 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
     const void* op_inputs[3];
     for (const FusedState::Op& op : state.ops) {
       if (op.arx >= 0) {
-        RunArx(state.arx[static_cast<size_t>(op.arx)], data, count);
+        RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
         continue;
       }
       for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = data[op.inputs[k]];
@@ -425,7 +445,8 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   }
   const std::span<BufferView> slot_views = slots.views();
   const int64_t dims[1] = {count};
-  for (size_t s = 0; s < slot_views.size(); ++s) {
+  for (const int slot : state.placed) {
+    const auto s = static_cast<size_t>(slot);
     BufferView& view = slot_views[s];
     if (state.place[s] == Place::kScalar) {
       view = args.inputs[static_cast<size_t>(state.index[s])];
@@ -440,7 +461,7 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   BufferView op_inputs[3];
   for (const FusedState::Op& op : state.ops) {
     if (op.arx >= 0) {
-      RunArx(state.arx[static_cast<size_t>(op.arx)], data, count);
+      RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
       continue;
     }
     for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = slot_views[static_cast<size_t>(op.inputs[k])];
@@ -698,6 +719,22 @@ void FindChains(const FusedParams& params, FusedState& state) {
   for (; next < state.ops.size(); ++next) ops.push_back(std::move(state.ops[next]));
   state.ops = std::move(ops);
   state.arx = std::move(chains);
+  std::vector<bool> used(slots.size(), false);
+  for (size_t s = 0; s < slots.size(); ++s)
+    used[s] = state.place[s] == Place::kOutput || static_cast<int>(s) == state.reduce_slot ||
+              (!params.reduce.empty() && static_cast<int64_t>(s) == params.reduce[0].slot);
+  for (const FusedState::Op& op : state.ops) {
+    for (int s : op.inputs) used[static_cast<size_t>(s)] = true;
+    used[static_cast<size_t>(op.output)] = true;
+  }
+  for (const ArxChainOp& chain : state.arx) {
+    for (int64_t s : {chain.x0_in, chain.x1_in, chain.x0_out, chain.x1_out}) used[static_cast<size_t>(s)] = true;
+    for (int64_t s : chain.addend_slot)
+      if (s >= 0) used[static_cast<size_t>(s)] = true;
+  }
+  state.placed.clear();
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (used[s]) state.placed.push_back(static_cast<int>(s));
 }
 
 StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
