@@ -81,6 +81,24 @@ def test_threefry_bits_exact_and_normal():
                 tol=1e-5)
 
 
+def test_threefry_chains_keys_shapes_and_loops():
+    # The threefry rounds run as one add-rotate-xor chain (kernels/fused_arx.h) with the keys
+    # read at run time: extreme and random keys, 2-D odd shapes (tiles and thread shares end
+    # mid-row), many small hashes (split), and hashes inside a loop body.
+    keys = [np.array(k, np.uint32) for k in ([0, 0], [0xFFFFFFFF, 0xFFFFFFFF], [0x12345678, 0x9ABCDEF0])]
+    wrap = jax.random.wrap_key_data
+    cases = {f"bits_2d_key{i}": Call(lambda k: jax.random.bits(wrap(k), (1031, 517), jnp.uint32), k)
+             for i, k in enumerate(keys)}
+    cases["bits_u64"] = Call(lambda k: jax.random.bits(wrap(k), (3, 70001), jnp.uint64), keys[2])
+    cases["uniform_f64"] = Call(lambda k: jax.random.uniform(wrap(k), (100003,), jnp.float64), keys[1])
+    cases["split"] = Call(lambda k: jax.random.key_data(jax.random.split(wrap(k), 100003)), keys[2])
+    cases["loop_fold_in"] = Call(
+        lambda k: lax.fori_loop(0, 5, lambda i, a: a ^ jax.random.bits(jax.random.fold_in(wrap(k), i), (4099,),
+                                                                        jnp.uint32), jnp.zeros(4099, jnp.uint32)),
+        keys[1])
+    check_cases(lambda *a: None, cases, op="fused threefry", mode="exact")
+
+
 @pytest.mark.parametrize("n", [4096, 8192])
 def test_broadcast_chain_reductions(n):
     x = I.random(np.dtype(np.float32), (n,), 9)
