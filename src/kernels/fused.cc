@@ -9,6 +9,12 @@
 // last read, so a tile's live slots stay in L1 (48 KiB on the target): a tile is 4 KiB per
 // slot, smaller when many slots are live at once (down to 256 elements).
 //
+// Add-rotate-xor chains (kernels/fused_arx.h: the rounds and key injections of Threefry-2x32
+// as JAX lowers them) found when the step is prepared run as one sub-op: simd::ArxChain
+// keeps the word pair in vector registers through every round instead of one tile pass per
+// sub-op; their inner values get no tile at all (only the slots the remaining sub-ops touch
+// are placed), and their addends (the keys, read at run time) are resolved once per call.
+//
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
 // pairwise cascade; a row of at most one tile is init + PairwiseSum(row), bit for bit what
