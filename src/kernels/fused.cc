@@ -93,7 +93,8 @@ struct FusedState {
   std::vector<Op> ops;
   std::vector<ArxChainOp> arx;
   // The slots a tile places (PlaceSlots): all, or with chains those the remaining sub-ops,
-  // the chains, the outputs and the reduction touch (a chain's inner values have no tiles).
+  // the chains' words, the outputs and the reduction touch (a chain's inner values have no
+  // tiles; its addends are read once per call).
   std::vector<int> placed;
   // Every sub-op has a tile function and no input is a rank-0 scalar: tiles run the tile
   // functions on the slots' data pointers, with no views built.
@@ -733,11 +734,8 @@ void FindChains(const FusedParams& params, FusedState& state) {
     for (int s : op.inputs) used[static_cast<size_t>(s)] = true;
     used[static_cast<size_t>(op.output)] = true;
   }
-  for (const ArxChainOp& chain : state.arx) {
+  for (const ArxChainOp& chain : state.arx)  // addends are read from their own storage (SlotViews)
     for (int64_t s : {chain.x0_in, chain.x1_in, chain.x0_out, chain.x1_out}) used[static_cast<size_t>(s)] = true;
-    for (int64_t s : chain.addend_slot)
-      if (s >= 0) used[static_cast<size_t>(s)] = true;
-  }
   state.placed.clear();
   for (size_t s = 0; s < slots.size(); ++s)
     if (used[s]) state.placed.push_back(static_cast<int>(s));
