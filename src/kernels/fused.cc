@@ -89,9 +89,12 @@ struct FusedState {
     std::vector<int> inputs;
     int output;
     int arx = -1;  // >= 0: the add-rotate-xor chain arx[this] (fused_arx.h), not a kernel
+    const FusedIotaParams* iota = nullptr;  // a folded iota (fused_params.h), not a kernel
+    DType iota_dtype = DType::kInvalid;
   };
   std::vector<Op> ops;
   std::vector<ArxChainOp> arx;
+  bool has_iota = false;
   // The slots a tile places (PlaceSlots): all, or with chains those the remaining sub-ops,
   // the chains' words, the outputs and the reduction touch (a chain's inner values have no
   // tiles; its addends are read once per call).
@@ -425,6 +428,36 @@ void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, 
   }
 }
 
+// Elements [first, first + count) of a folded iota: (i / inner) % size.
+template <typename T>
+void FillIotaOf(int64_t size, int64_t inner, int64_t first, int64_t count, T* out) {
+  int64_t r = first % inner, c = first / inner % size;
+  for (int64_t i = 0; i < count;) {
+    if (inner == 1) {  // increasing runs up to the wrap
+      const int64_t m = std::min(count - i, size - c);
+      for (int64_t k = 0; k < m; ++k) out[i + k] = static_cast<T>(c + k);
+      i += m;
+      c = c + m == size ? 0 : c + m;
+      continue;
+    }
+    const int64_t run = std::min(count - i, inner - r);
+    std::fill_n(out + i, run, static_cast<T>(c));
+    i += run;
+    r = 0;
+    c = c + 1 == size ? 0 : c + 1;
+  }
+}
+
+void FillIota(const FusedState::Op& op, int64_t first, int64_t count, void* out) {
+  const int64_t size = op.iota->size, inner = op.iota->inner;
+  switch (op.iota_dtype) {
+    case DType::kS32: return FillIotaOf(size, inner, first, count, static_cast<int32_t*>(out));
+    case DType::kU32: return FillIotaOf(size, inner, first, count, static_cast<uint32_t*>(out));
+    case DType::kS64: return FillIotaOf(size, inner, first, count, static_cast<int64_t*>(out));
+    default: return FillIotaOf(size, inner, first, count, static_cast<uint64_t*>(out));
+  }
+}
+
 // An add-rotate-xor chain over the tile, its steps resolved for the call (SlotViews).
 void RunArx(const ArxChainOp& chain, std::span<const simd::ArxStep> steps, void* const* data, int64_t count) {
   simd::ArxChain(steps.data(), steps.size(), static_cast<const uint32_t*>(data[chain.x0_in]),
@@ -443,6 +476,10 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
     for (const FusedState::Op& op : state.ops) {
       if (op.arx >= 0) {
         RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
+        continue;
+      }
+      if (op.iota != nullptr) {
+        FillIota(op, first, count, data[op.output]);
         continue;
       }
       for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = data[op.inputs[k]];
@@ -469,6 +506,10 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   for (const FusedState::Op& op : state.ops) {
     if (op.arx >= 0) {
       RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
+      continue;
+    }
+    if (op.iota != nullptr) {
+      FillIota(op, first, count, data[op.output]);
       continue;
     }
     for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = slot_views[static_cast<size_t>(op.inputs[k])];
@@ -535,7 +576,7 @@ bool BindFused(const KernelArgs& args, BoundCall& call) {
   const int64_t n = args.Params<FusedParams>().num_elements;
   const size_t slots = state.place.size();
   constexpr size_t kMaxSlots = 24;
-  if (!state.direct || state.reduce != nullptr || !state.arx.empty() || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
+  if (!state.direct || state.reduce != nullptr || !state.arx.empty() || state.has_iota || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
       slots > kMaxSlots)
     return false;
   auto* bound = std::construct_at(reinterpret_cast<BoundTiles*>(call.storage));
@@ -747,6 +788,20 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
   STABLERT_RETURN_IF_ERROR(Layout(params, args.inputs, args.outputs.size(), *state));
   const KernelRegistry& registry = CpuKernels();
   for (const FusedOp& op : params.ops) {
+    if (op.kernel.starts_with(kFusedIota)) {
+      const auto* iota = op.params.As<FusedIotaParams>();
+      const auto dtype = static_cast<DType>(params.slot_dtypes[static_cast<size_t>(op.output)]);
+      if (iota == nullptr || !op.inputs.empty() || iota->size < 1 || iota->inner < 1 ||
+          (dtype != DType::kS32 && dtype != DType::kU32 && dtype != DType::kS64 && dtype != DType::kU64) ||
+          op.kernel != KernelKey(kFusedIota, {dtype}))
+        return Malformed("sub-op '" + op.kernel + "' expected as an s32/u32/s64/u64 iota with size and inner >= 1");
+      FusedState::Op resolved{nullptr, nullptr, nullptr, {}, static_cast<int>(op.output)};
+      resolved.iota = iota;
+      resolved.iota_dtype = dtype;
+      state->ops.push_back(std::move(resolved));
+      state->has_iota = true;
+      continue;
+    }
     const KernelRegistry::Entry* entry = registry.Lookup(op.kernel);
     if (entry == nullptr || !entry->strided_inputs || op.kernel.rfind("fused", 0) == 0)
       return Malformed("sub-op '" + op.kernel + "' is not an elementwise kernel");
@@ -758,7 +813,8 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     for (int64_t s : op.inputs) resolved.inputs.push_back(static_cast<int>(s));
     state->ops.push_back(std::move(resolved));
   }
-  state->direct = std::all_of(state->ops.begin(), state->ops.end(), [](const FusedState::Op& op) { return op.tile != nullptr; }) &&
+  state->direct = std::all_of(state->ops.begin(), state->ops.end(),
+                              [](const FusedState::Op& op) { return op.tile != nullptr || op.iota != nullptr; }) &&
                   std::find(state->place.begin(), state->place.end(), Place::kScalar) == state->place.end();
   // Constant splats (the prepare function sees plan constants' data): one tile, filled now.
   for (size_t k = 0; k < static_cast<size_t>(state->num_inputs); ++k) {
@@ -991,6 +1047,10 @@ StatusOr<std::shared_ptr<RowsState>> RowsLayout(const KernelArgs& args, bool pre
     if (entry == nullptr || step.kernel.rfind("fused_rows", 0) == 0)
       return MalformedRows("no kernel '" + step.kernel + "'");
     if (entry->params != step.params.type()) return MalformedRows("sub-step '" + step.kernel + "' parameters");
+    if (const auto* fused = step.params.As<FusedParams>())
+      for (const FusedOp& op : fused->ops)
+        if (op.kernel.starts_with(kFusedIota))
+          return MalformedRows("fused sub-step with a folded iota (its blocks would restart the index)");
     RowsState::Sub sub;
     sub.fn = entry->fn;
     for (int64_t v : step.inputs) {
