@@ -14,6 +14,8 @@
 // keeps the word pair in vector registers through every round instead of one tile pass per
 // sub-op; their inner values get no tile at all (only the slots the remaining sub-ops touch
 // are placed), and their addends (the keys, read at run time) are resolved once per call.
+// A "fused_iota.<T>" sub-op (FusedIotaParams) fills its tile with the elements' indices along
+// one dimension, so an iota the fusion pass folded in never exists as an array.
 //
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
