@@ -99,6 +99,24 @@ def test_threefry_chains_keys_shapes_and_loops():
     check_cases(lambda *a: None, cases, op="fused threefry", mode="exact")
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_iota_folded_into_chains(dtype):
+    # Integer iotas read only by a chain are generated in the fused step's tiles: along each
+    # dimension of an odd 3-D shape, with a folded reduction, and in a loop body.
+    dt = np.dtype(dtype)
+    x = I.random(dt, (37, 1031, 5), 11)
+    shape = x.shape
+
+    def along(d):
+        return lambda a: (lax.broadcasted_iota(dt, shape, d) * dt.type(3) + a) ^ dt.type(5)
+
+    cases = {f"dim{d}": Call(along(d), x) for d in range(3)}
+    cases["sum"] = Call(lambda a: jnp.sum((lax.broadcasted_iota(dt, shape, 1) + a) & dt.type(255), axis=(1, 2)), x)
+    cases["loop"] = Call(lambda a: lax.fori_loop(
+        0, 3, lambda i, c: c + (lax.broadcasted_iota(dt, shape, 2) ^ a) * i.astype(dt), jnp.zeros_like(a)), x)
+    check_cases(lambda *a: None, cases, op="fused iota", dtype=dt, mode="exact")
+
+
 @pytest.mark.parametrize("n", [4096, 8192])
 def test_broadcast_chain_reductions(n):
     x = I.random(np.dtype(np.float32), (n,), 9)
