@@ -9,6 +9,14 @@
 // last read, so a tile's live slots stay in L1 (48 KiB on the target): a tile is 4 KiB per
 // slot, smaller when many slots are live at once (down to 256 elements).
 //
+// Add-rotate-xor chains (kernels/fused_arx.h: the rounds and key injections of Threefry-2x32
+// as JAX lowers them) found when the step is prepared run as one sub-op: simd::ArxChain
+// keeps the word pair in vector registers through every round instead of one tile pass per
+// sub-op; their inner values get no tile at all (only the slots the remaining sub-ops touch
+// are placed), and their addends (the keys, read at run time) are resolved once per call.
+// A "fused_iota.<T>" sub-op (FusedIotaParams) fills its tile with the elements' indices along
+// one dimension, so an iota the fusion pass folded in never exists as an array.
+//
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
 // pairwise cascade; a row of at most one tile is init + PairwiseSum(row), bit for bit what
@@ -40,10 +48,12 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/elementwise_views.h"
 #include "kernels/families.h"
+#include "kernels/fused_arx.h"
 #include "kernels/fused_params.h"
 #include "kernels/reduce_widened.h"
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
+#include "kernels/simd/arx_simd.h"
 #include "kernels/simd/reduce_simd.h"
 
 namespace stablert::kernels {
@@ -80,8 +90,17 @@ struct FusedState {
     const void* params;
     std::vector<int> inputs;
     int output;
+    int arx = -1;  // >= 0: the add-rotate-xor chain arx[this] (fused_arx.h), not a kernel
+    const FusedIotaParams* iota = nullptr;  // a folded iota (fused_params.h), not a kernel
+    DType iota_dtype = DType::kInvalid;
   };
   std::vector<Op> ops;
+  std::vector<ArxChainOp> arx;
+  bool has_iota = false;
+  // The slots a tile places (PlaceSlots): all, or with chains those the remaining sub-ops,
+  // the chains' words, the outputs and the reduction touch (a chain's inner values have no
+  // tiles; its addends are read once per call).
+  std::vector<int> placed;
   // Every sub-op has a tile function and no input is a rank-0 scalar: tiles run the tile
   // functions on the slots' data pointers, with no views built.
   bool direct = false;
@@ -203,6 +222,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   tile = std::max(kMinTile, tile / 64 * 64);
   state.tile = tile;
   state.buffer_bytes = (tile * widest + 63) / 64 * 64;
+  state.placed.resize(slots);
+  for (size_t s = 0; s < slots; ++s) state.placed[s] = static_cast<int>(s);
   return OkStatus();
 }
 
@@ -283,12 +304,45 @@ class SlotViews {
     for (size_t s = 0; s < view_slots; ++s)
       std::construct_at(&views_[s], BufferView{nullptr, static_cast<DType>(params.slot_dtypes[s]), {}, 0, {}});
     std::fill(filled_.begin(), filled_.end(), -1);
+    if (!state.arx.empty()) ResolveArx(state, args);
+  }
+  // Chain c's steps with this call's addends.
+  std::span<const simd::ArxStep> arx_steps(int c) const {
+    return std::span<const simd::ArxStep>(arx_steps_).subspan(arx_first_[static_cast<size_t>(c)],
+                                                              arx_first_[static_cast<size_t>(c) + 1] - arx_first_[static_cast<size_t>(c)]);
   }
   void** data() { return data_.data(); }
   std::span<BufferView> views() { return views_; }
   int64_t* filled() { return filled_.data(); }
 
  private:
+  // Addends are uniform slots (the first element is every element's): splats filled above,
+  // constant splats' tiles, rank-0 inputs. Consecutive additions to one word are summed.
+  void ResolveArx(const FusedState& state, const KernelArgs& args) {
+    for (const ArxChainOp& chain : state.arx) {
+      arx_first_.push_back(arx_steps_.size());
+      const size_t start = arx_steps_.size();
+      for (size_t k = 0; k < chain.steps.size(); ++k) {
+        simd::ArxStep step = chain.steps[k];
+        if (step.kind != simd::ArxKind::kRound) {
+          const auto s = static_cast<size_t>(chain.addend_slot[k]);
+          const int index = state.index[s];
+          const void* data =
+              state.place[s] == Place::kConstantSplat ? static_cast<const void*>(state.constant_tiles[static_cast<size_t>(index)].data())
+              : state.place[s] == Place::kScalar      ? args.inputs[static_cast<size_t>(index)].data
+                                                      : args.workspace.data() + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
+          std::memcpy(&step.value, data, sizeof(uint32_t));
+          if (arx_steps_.size() > start && arx_steps_.back().kind == step.kind) {
+            arx_steps_.back().value += step.value;
+            continue;
+          }
+        }
+        arx_steps_.push_back(step);
+      }
+    }
+    arx_first_.push_back(arx_steps_.size());
+  }
+
   static constexpr size_t kInlineSlots = 24;
   // Uninitialized storage (constructed as needed above: the direct path builds no views).
   union InlineViews {
@@ -304,6 +358,8 @@ class SlotViews {
   std::span<void*> data_;
   std::span<BufferView> views_;
   std::span<int64_t> filled_;
+  std::vector<simd::ArxStep> arx_steps_;
+  std::vector<size_t> arx_first_;
 };
 
 // Points data[s] at elements [first, first + count) of every slot s (count <= tile):
@@ -313,7 +369,8 @@ class SlotViews {
 // elements of it.
 void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
                 int64_t* filled, void** data) {
-  for (size_t s = 0; s < state.place.size(); ++s) {
+  for (const int slot : state.placed) {
+    const auto s = static_cast<size_t>(slot);
     const int index = state.index[s];
     const size_t offset = static_cast<size_t>(first * state.bytes[s]);
     std::byte* buffer = buffers + static_cast<size_t>(index) * static_cast<size_t>(state.buffer_bytes);
@@ -373,6 +430,43 @@ void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, 
   }
 }
 
+// Elements [first, first + count) of a folded iota: (i / inner) % size.
+template <typename T>
+void FillIotaOf(int64_t size, int64_t inner, int64_t first, int64_t count, T* out) {
+  int64_t r = first % inner, c = first / inner % size;
+  for (int64_t i = 0; i < count;) {
+    if (inner == 1) {  // increasing runs up to the wrap
+      const int64_t m = std::min(count - i, size - c);
+      for (int64_t k = 0; k < m; ++k) out[i + k] = static_cast<T>(c + k);
+      i += m;
+      c = c + m == size ? 0 : c + m;
+      continue;
+    }
+    const int64_t run = std::min(count - i, inner - r);
+    std::fill_n(out + i, run, static_cast<T>(c));
+    i += run;
+    r = 0;
+    c = c + 1 == size ? 0 : c + 1;
+  }
+}
+
+void FillIota(const FusedState::Op& op, int64_t first, int64_t count, void* out) {
+  const int64_t size = op.iota->size, inner = op.iota->inner;
+  switch (op.iota_dtype) {
+    case DType::kS32: return FillIotaOf(size, inner, first, count, static_cast<int32_t*>(out));
+    case DType::kU32: return FillIotaOf(size, inner, first, count, static_cast<uint32_t*>(out));
+    case DType::kS64: return FillIotaOf(size, inner, first, count, static_cast<int64_t*>(out));
+    default: return FillIotaOf(size, inner, first, count, static_cast<uint64_t*>(out));
+  }
+}
+
+// An add-rotate-xor chain over the tile, its steps resolved for the call (SlotViews).
+void RunArx(const ArxChainOp& chain, std::span<const simd::ArxStep> steps, void* const* data, int64_t count) {
+  simd::ArxChain(steps.data(), steps.size(), static_cast<const uint32_t*>(data[chain.x0_in]),
+                 static_cast<const uint32_t*>(data[chain.x1_in]), static_cast<uint32_t*>(data[chain.x0_out]),
+                 static_cast<uint32_t*>(data[chain.x1_out]), static_cast<size_t>(count));
+}
+
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
 // sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
@@ -382,6 +476,14 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   if (state.direct) {
     const void* op_inputs[3];
     for (const FusedState::Op& op : state.ops) {
+      if (op.arx >= 0) {
+        RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
+        continue;
+      }
+      if (op.iota != nullptr) {
+        FillIota(op, first, count, data[op.output]);
+        continue;
+      }
       for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = data[op.inputs[k]];
       op.tile(op_inputs, data[op.output], count, op.params);
     }
@@ -389,7 +491,8 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   }
   const std::span<BufferView> slot_views = slots.views();
   const int64_t dims[1] = {count};
-  for (size_t s = 0; s < slot_views.size(); ++s) {
+  for (const int slot : state.placed) {
+    const auto s = static_cast<size_t>(slot);
     BufferView& view = slot_views[s];
     if (state.place[s] == Place::kScalar) {
       view = args.inputs[static_cast<size_t>(state.index[s])];
@@ -403,6 +506,14 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   const KernelContext one_call;
   BufferView op_inputs[3];
   for (const FusedState::Op& op : state.ops) {
+    if (op.arx >= 0) {
+      RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
+      continue;
+    }
+    if (op.iota != nullptr) {
+      FillIota(op, first, count, data[op.output]);
+      continue;
+    }
     for (size_t k = 0; k < op.inputs.size(); ++k) op_inputs[k] = slot_views[static_cast<size_t>(op.inputs[k])];
     KernelArgs op_args;
     op_args.inputs = std::span<const BufferView>(op_inputs, op.inputs.size());
@@ -467,7 +578,7 @@ bool BindFused(const KernelArgs& args, BoundCall& call) {
   const int64_t n = args.Params<FusedParams>().num_elements;
   const size_t slots = state.place.size();
   constexpr size_t kMaxSlots = 24;
-  if (!state.direct || state.reduce != nullptr || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
+  if (!state.direct || state.reduce != nullptr || !state.arx.empty() || state.has_iota || n > state.tile || state.ops.size() > BoundTiles::kMaxOps ||
       slots > kMaxSlots)
     return false;
   auto* bound = std::construct_at(reinterpret_cast<BoundTiles*>(call.storage));
@@ -630,12 +741,69 @@ ReduceRunFn FindReduce(const std::string& kernel) {
   return found;
 }
 
+// Replaces the sub-ops of add-rotate-xor chains (fused_arx.h) by one sub-op each. Run after
+// the constant splats are known (a round's rotations must be plan constants).
+void FindChains(const FusedParams& params, FusedState& state) {
+  std::vector<ArxSlot> slots(state.place.size());
+  for (size_t s = 0; s < slots.size(); ++s) {
+    const Place place = state.place[s];
+    slots[s].uniform = place == Place::kSplat || place == Place::kConstantSplat || place == Place::kScalar;
+    slots[s].scalar = place == Place::kScalar;
+    slots[s].external = place == Place::kOutput || static_cast<int>(s) == state.reduce_slot;
+    if (place == Place::kConstantSplat && state.bytes[s] == 4) {
+      slots[s].constant = true;
+      std::memcpy(&slots[s].value, state.constant_tiles[static_cast<size_t>(state.index[s])].data(), 4);
+    }
+  }
+  if (!params.reduce.empty()) slots[static_cast<size_t>(params.reduce[0].slot)].external = true;
+  std::vector<ArxChainOp> chains = FindArxChains(params, slots);
+  if (chains.empty()) return;
+  std::vector<FusedState::Op> ops;
+  size_t next = 0;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (; next < chains[c].first_op; ++next) ops.push_back(std::move(state.ops[next]));
+    FusedState::Op op{nullptr, nullptr, nullptr, {}, static_cast<int>(chains[c].x1_out), static_cast<int>(c)};
+    ops.push_back(std::move(op));
+    next = chains[c].last_op + 1;
+  }
+  for (; next < state.ops.size(); ++next) ops.push_back(std::move(state.ops[next]));
+  state.ops = std::move(ops);
+  state.arx = std::move(chains);
+  std::vector<bool> used(slots.size(), false);
+  for (size_t s = 0; s < slots.size(); ++s)
+    used[s] = state.place[s] == Place::kOutput || static_cast<int>(s) == state.reduce_slot ||
+              (!params.reduce.empty() && static_cast<int64_t>(s) == params.reduce[0].slot);
+  for (const FusedState::Op& op : state.ops) {
+    for (int s : op.inputs) used[static_cast<size_t>(s)] = true;
+    used[static_cast<size_t>(op.output)] = true;
+  }
+  for (const ArxChainOp& chain : state.arx)  // addends are read from their own storage (SlotViews)
+    for (int64_t s : {chain.x0_in, chain.x1_in, chain.x0_out, chain.x1_out}) used[static_cast<size_t>(s)] = true;
+  state.placed.clear();
+  for (size_t s = 0; s < slots.size(); ++s)
+    if (used[s]) state.placed.push_back(static_cast<int>(s));
+}
+
 StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
   const auto& params = args.Params<FusedParams>();
   auto state = std::make_shared<FusedState>();
   STABLERT_RETURN_IF_ERROR(Layout(params, args.inputs, args.outputs.size(), *state));
   const KernelRegistry& registry = CpuKernels();
   for (const FusedOp& op : params.ops) {
+    if (op.kernel.starts_with(kFusedIota)) {
+      const auto* iota = op.params.As<FusedIotaParams>();
+      const auto dtype = static_cast<DType>(params.slot_dtypes[static_cast<size_t>(op.output)]);
+      if (iota == nullptr || !op.inputs.empty() || iota->size < 1 || iota->inner < 1 ||
+          (dtype != DType::kS32 && dtype != DType::kU32 && dtype != DType::kS64 && dtype != DType::kU64) ||
+          op.kernel != KernelKey(kFusedIota, {dtype}))
+        return Malformed("sub-op '" + op.kernel + "' expected as an s32/u32/s64/u64 iota with size and inner >= 1");
+      FusedState::Op resolved{nullptr, nullptr, nullptr, {}, static_cast<int>(op.output)};
+      resolved.iota = iota;
+      resolved.iota_dtype = dtype;
+      state->ops.push_back(std::move(resolved));
+      state->has_iota = true;
+      continue;
+    }
     const KernelRegistry::Entry* entry = registry.Lookup(op.kernel);
     if (entry == nullptr || !entry->strided_inputs || op.kernel.rfind("fused", 0) == 0)
       return Malformed("sub-op '" + op.kernel + "' is not an elementwise kernel");
@@ -647,7 +815,8 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     for (int64_t s : op.inputs) resolved.inputs.push_back(static_cast<int>(s));
     state->ops.push_back(std::move(resolved));
   }
-  state->direct = std::all_of(state->ops.begin(), state->ops.end(), [](const FusedState::Op& op) { return op.tile != nullptr; }) &&
+  state->direct = std::all_of(state->ops.begin(), state->ops.end(),
+                              [](const FusedState::Op& op) { return op.tile != nullptr || op.iota != nullptr; }) &&
                   std::find(state->place.begin(), state->place.end(), Place::kScalar) == state->place.end();
   // Constant splats (the prepare function sees plan constants' data): one tile, filled now.
   for (size_t k = 0; k < static_cast<size_t>(state->num_inputs); ++k) {
@@ -659,6 +828,7 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     state->place[k] = Place::kConstantSplat;
     state->index[k] = static_cast<int>(state->constant_tiles.size() - 1);
   }
+  FindChains(params, *state);
   if (!params.reduce.empty()) {
     const FusedReduce& r = params.reduce[0];
     state->reduce = FindReduce(r.kernel);
@@ -879,6 +1049,10 @@ StatusOr<std::shared_ptr<RowsState>> RowsLayout(const KernelArgs& args, bool pre
     if (entry == nullptr || step.kernel.rfind("fused_rows", 0) == 0)
       return MalformedRows("no kernel '" + step.kernel + "'");
     if (entry->params != step.params.type()) return MalformedRows("sub-step '" + step.kernel + "' parameters");
+    if (const auto* fused = step.params.As<FusedParams>())
+      for (const FusedOp& op : fused->ops)
+        if (op.kernel.starts_with(kFusedIota))
+          return MalformedRows("fused sub-step with a folded iota (its blocks would restart the index)");
     RowsState::Sub sub;
     sub.fn = entry->fn;
     for (int64_t v : step.inputs) {

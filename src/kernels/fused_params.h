@@ -63,6 +63,23 @@ struct FusedOp {
   }
 };
 
+// The parameters of a "fused_iota.<T>" sub-op (T: s32, u32, s64, u64): an iota step folded
+// into the chain. It reads no slot and fills its own with each element's index along one
+// dimension of the step's shape: element i holds (i / inner) % size. Only in "fused" steps
+// run over their whole shape (never as a fused_rows sub-step, whose blocks start elsewhere).
+struct FusedIotaParams {
+  static constexpr std::string_view kFamily = "fused_iota";
+  int64_t size = 1;   // the dimension's extent
+  int64_t inner = 1;  // the product of the dims after it
+
+  template <typename Visit>
+  void Fields(Visit&& visit) const {
+    visit("size", size);
+    visit("inner", inner);
+  }
+};
+inline constexpr std::string_view kFusedIota = "fused_iota";
+
 // A reduction of one computed slot, fused into the step.
 struct FusedReduce {
   std::string kernel;     // "reduce_<body>.<T>" of the reduction it replaces

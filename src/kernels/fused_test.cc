@@ -390,5 +390,37 @@ TEST(FusedKernelTest, MalformedRowsParametersAreErrors) {
   EXPECT_TRUE(entry->prepare(args).ok());
 }
 
+// A folded iota: each element's index along one dimension, across tiles and thread splits,
+// then a sub-op on it.
+TEST(FusedKernelTest, FoldedIotaCountsAcrossTilesAndSplits) {
+  const Dims dims = {7, 1001, 3};
+  const int64_t n = 7 * 1001 * 3;
+  for (DType dtype : {DType::kU32, DType::kS64}) {
+    for (int64_t dimension : {0, 1, 2}) {
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " dimension " + std::to_string(dimension));
+      FusedIotaParams iota;
+      iota.size = dims[static_cast<size_t>(dimension)];
+      for (size_t k = static_cast<size_t>(dimension) + 1; k < dims.size(); ++k) iota.inner *= dims[k];
+      const std::string type(DTypeName(dtype));
+      Array x = RandomArray(dtype, dims, 4);
+      FusedParams params;
+      params.num_elements = n;
+      const auto d = static_cast<int64_t>(dtype);
+      params.slot_dtypes = {d, d, d};
+      params.ops = {Op(KernelKey("fused_iota", {dtype}), {}, 1, iota), Op("add." + type, {1, 0}, 2)};
+      params.output_slots = {1, 2};
+      for (int threads : {1, 3}) {
+        Array index(dtype, dims), sum(dtype, dims);
+        RunFused(params, {x.View()}, {&index, &sum}, threads);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t want = i / iota.inner % iota.size;
+          ASSERT_EQ(testing::GetInt(index, i), want) << "element " << i;
+          ASSERT_EQ(testing::GetInt(sum, i), want + testing::GetInt(x, i)) << "element " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stablert::kernels

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/data_movement_params.h"
 #include "kernels/fused_params.h"
 #include "kernels/reduce_params.h"
 #include "kernels/registry.h"
@@ -294,7 +295,23 @@ class Fuser {
 
   int64_t Elements(ValueId v) const { return ElementCount(plan_.values[v].type.dims); }
 
+  // An iota of an integer type the fused kernel generates per tile (kernels/fused_params.h
+  // FusedIotaParams): folded into its group, the array is never written.
+  bool FoldableIota(const Step& step) const {
+    if (step.kind != StepKind::kKernel || !step.kernel.starts_with("iota.") || !step.inputs.empty() ||
+        step.outputs.size() != 1 || !step.regions.empty() || step.params.As<kernels::IotaParams>() == nullptr)
+      return false;
+    const ValueId out = step.outputs[0];
+    const Value& value = plan_.values[out];
+    const DType dtype = value.type.dtype;
+    const int64_t d = step.params.As<kernels::IotaParams>()->dimension;
+    return alias_root_[out] == out && value.strides.empty() && Elements(out) > 1 && d >= 0 &&
+           d < static_cast<int64_t>(value.type.dims.size()) &&
+           (dtype == DType::kS32 || dtype == DType::kU32 || dtype == DType::kS64 || dtype == DType::kU64);
+  }
+
   bool Fusible(const Step& step) const {
+    if (FoldableIota(step)) return true;
     if (step.kind != StepKind::kKernel || step.outputs.size() != 1 || step.inputs.empty() || step.inputs.size() > 3 ||
         step.kernel.starts_with("fused"))
       return false;
@@ -399,7 +416,15 @@ class Fuser {
       }
       op.output = static_cast<int64_t>(params.slot_dtypes.size());
       op.params = step.params;
-      op.params_text = step.params.ToString();
+      if (const auto* iota = step.params.As<kernels::IotaParams>(); iota != nullptr && step.inputs.empty()) {
+        const Dims& dims = plan_.values[step.outputs[0]].type.dims;
+        kernels::FusedIotaParams folded;
+        folded.size = dims[static_cast<size_t>(iota->dimension)];
+        for (size_t k = static_cast<size_t>(iota->dimension) + 1; k < dims.size(); ++k) folded.inner *= dims[k];
+        op.kernel = kernels::KernelKey(kernels::kFusedIota, {plan_.values[step.outputs[0]].type.dtype});
+        op.params = folded;
+      }
+      op.params_text = op.params.ToString();
       computed_slot[step.outputs[0]] = op.output;
       params.slot_dtypes.push_back(static_cast<int64_t>(plan_.values[step.outputs[0]].type.dtype));
       params.ops.push_back(std::move(op));
@@ -424,7 +449,11 @@ class Fuser {
       TryReduce(sequence, last, j, computed_slot, group_reads, params, outputs, inputs, fused);
       break;
     }
-    if (group.members.size() < 2 && fused.reduce == SIZE_MAX) return Fused{};
+    // Two steps at least (a folded iota alone with one reader is left as it is), or one and
+    // a reduction.
+    size_t computing = 0;
+    for (size_t index : group.members) computing += FoldableIota(sequence.steps[index]) ? 0 : 1;
+    if (computing < 2 && fused.reduce == SIZE_MAX) return Fused{};
     if (outputs.empty() && fused.reduce == SIZE_MAX) return Fused{};
     // Read counts: the members' reads become the fused step's.
     for (size_t index : group.members)
@@ -708,6 +737,9 @@ class Fuser {
     std::vector<std::pair<ValueId, RowsForm>> outputs;
     const auto [rows, length] = RowReduction(step);
     const auto* fp = step.params.As<kernels::FusedParams>();
+    if (fp != nullptr)  // a folded iota counts from the step's first element, not a block's
+      for (const kernels::FusedOp& op : fp->ops)
+        if (op.kernel.starts_with(kernels::kFusedIota)) return false;
     if (rows != 0 && fp == nullptr) {  // a reduce step
       if (rows != group.rows || length != group.length) return false;
       RowRead operand, init;

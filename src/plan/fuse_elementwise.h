@@ -22,8 +22,12 @@
 //     internal value over all or trailing dims whose init no step in between writes;
 //     long reductions with few rows are cut into segments whose partial results a small
 //     reduce step then combines;
-//   - a group becomes a fused step if it has two or more steps, or one and a reduction. The
-//     fused step takes the place of the group's last step (the reduction moves up to it).
+//   - an iota of s32/u32/s64/u64 is a fusible step too: in a fused step it is generated per
+//     tile (FusedIotaParams), so its array is never written when only the group reads it
+//     (threefry's counters); fused steps holding one never join fused_rows groups;
+//   - a group becomes a fused step if it has two or more steps besides iotas, or one and a
+//     reduction. The fused step takes the place of the group's last step (the reduction
+//     moves up to it).
 // Then, per sequence, row groups become "fused_rows" steps (kernels/fused.cc, parameters
 // FusedRowsParams in kernels/fused_params.h) that run a row reduction, the steps reading its
 // result broadcast back, and the reductions and chains after them over blocks of rows:

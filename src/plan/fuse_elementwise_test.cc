@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/compare_params.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/reduce_params.h"
 #include "plan/collective_params.h"
 #include "plan/lower.h"
@@ -99,6 +100,39 @@ TEST(FuseElementwiseTest, ChainWithViewsBecomesOneStep) {
             "return %3\n");
   EXPECT_EQ(b.plan.values.size(), 4u);
   EXPECT_EQ(b.plan.values[2].strides, (std::vector<int64_t>{0, 1}));
+}
+
+// An integer iota read only by the chain folds in: the fused step generates it per tile
+// (fused_iota, its index along the dimension: size and inner) and the array is gone. A float
+// iota, or one read outside the group, is not folded away.
+TEST(FuseElementwiseTest, IntegerIotaFoldsIntoTheChain) {
+  Builder b;
+  auto x = b.Param(DType::kU32, {3, 5});
+  auto i = b.Value(DType::kU32, {3, 5});
+  auto s = b.Value(DType::kU32, {3, 5});
+  auto t = b.Value(DType::kU32, {3, 5});
+  b.Add(Builder::Kernel("iota.ui32", {}, {i}, kernels::IotaParams{0}));
+  b.Add(Builder::Kernel("add.ui32", {i, x}, {s}));
+  b.Add(Builder::Kernel("xor.ui32", {s, x}, {t}));
+  b.Results({t});
+  EXPECT_EQ(Fuse(b),
+            "  fused %0 -> %1 {elements=15 dtypes=[8,8,8,8] ops=[{kernel=\"fused_iota.ui32\" in=[] out=1 "
+            "params=\"size=3 inner=5\"},{kernel=\"add.ui32\" in=[1,0] out=2 params=\"\"},{kernel=\"xor.ui32\" "
+            "in=[2,0] out=3 params=\"\"}] outputs=[3] reduce=[]}  # fused 3 steps ending \n"
+            "return %1\n");
+
+  Builder f;
+  auto y = f.Param(DType::kF32, {8});
+  auto j = f.Value(DType::kF32, {8});
+  auto u = f.Value(DType::kF32, {8});
+  auto v = f.Value(DType::kF32, {8});
+  f.Add(Builder::Kernel("iota.f32", {}, {j}, kernels::IotaParams{0}));
+  f.Add(Builder::Kernel("add.f32", {j, y}, {u}));
+  f.Add(Builder::Kernel("multiply.f32", {u, y}, {v}));
+  f.Results({v});
+  const std::string fused = Fuse(f);
+  EXPECT_NE(fused.find("iota.f32  -> "), std::string::npos) << fused;
+  EXPECT_EQ(fused.find("fused_iota"), std::string::npos) << fused;
 }
 
 // A value also read after the group, or returned, stays an output; sub-op parameters go along.

@@ -81,6 +81,42 @@ def test_threefry_bits_exact_and_normal():
                 tol=1e-5)
 
 
+def test_threefry_chains_keys_shapes_and_loops():
+    # The threefry rounds run as one add-rotate-xor chain (kernels/fused_arx.h) with the keys
+    # read at run time: extreme and random keys, 2-D odd shapes (tiles and thread shares end
+    # mid-row), many small hashes (split), and hashes inside a loop body.
+    keys = [np.array(k, np.uint32) for k in ([0, 0], [0xFFFFFFFF, 0xFFFFFFFF], [0x12345678, 0x9ABCDEF0])]
+    wrap = jax.random.wrap_key_data
+    cases = {f"bits_2d_key{i}": Call(lambda k: jax.random.bits(wrap(k), (1031, 517), jnp.uint32), k)
+             for i, k in enumerate(keys)}
+    cases["bits_u64"] = Call(lambda k: jax.random.bits(wrap(k), (3, 70001), jnp.uint64), keys[2])
+    cases["uniform_f64"] = Call(lambda k: jax.random.uniform(wrap(k), (100003,), jnp.float64), keys[1])
+    cases["split"] = Call(lambda k: jax.random.key_data(jax.random.split(wrap(k), 100003)), keys[2])
+    cases["loop_fold_in"] = Call(
+        lambda k: lax.fori_loop(0, 5, lambda i, a: a ^ jax.random.bits(jax.random.fold_in(wrap(k), i), (4099,),
+                                                                        jnp.uint32), jnp.zeros(4099, jnp.uint32)),
+        keys[1])
+    check_cases(lambda *a: None, cases, op="fused threefry", mode="exact")
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_iota_folded_into_chains(dtype):
+    # Integer iotas read only by a chain are generated in the fused step's tiles: along each
+    # dimension of an odd 3-D shape, with a folded reduction, and in a loop body.
+    dt = np.dtype(dtype)
+    x = I.random(dt, (37, 1031, 5), 11)
+    shape = x.shape
+
+    def along(d):
+        return lambda a: (lax.broadcasted_iota(dt, shape, d) * dt.type(3) + a) ^ dt.type(5)
+
+    cases = {f"dim{d}": Call(along(d), x) for d in range(3)}
+    cases["sum"] = Call(lambda a: jnp.sum((lax.broadcasted_iota(dt, shape, 1) + a) & dt.type(255), axis=(1, 2)), x)
+    cases["loop"] = Call(lambda a: lax.fori_loop(
+        0, 3, lambda i, c: c + (lax.broadcasted_iota(dt, shape, 2) ^ a) * i.astype(dt), jnp.zeros_like(a)), x)
+    check_cases(lambda *a: None, cases, op="fused iota", dtype=dt, mode="exact")
+
+
 @pytest.mark.parametrize("n", [4096, 8192])
 def test_broadcast_chain_reductions(n):
     x = I.random(np.dtype(np.float32), (n,), 9)
