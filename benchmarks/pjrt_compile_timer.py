@@ -60,7 +60,7 @@ ClientCompileArgs = _args("ClientCompileArgs", ("client", ctypes.c_void_p), ("pr
 LoadedExecutableDestroyArgs = _args("LoadedExecutableDestroyArgs", ("executable", ctypes.c_void_p))
 
 # PJRT_Api: struct_size, extension_start, PJRT_Api_Version {struct_size, extension_start, int,
-# int}, then one function pointer per slot in the order of src/capi/api_slots.def.
+# int}, then one function pointer per slot in the order of src/base/pjrt_api_slots.def.
 _SLOTS_OFFSET = 8 + 8 + (8 + 8 + 4 + 4)
 
 
@@ -71,7 +71,7 @@ class StableRtCompiler:
         self.lib = ctypes.CDLL(library)
         self.lib.GetPjrtApi.restype = ctypes.c_void_p
         self.api = self.lib.GetPjrtApi()
-        slots = re.findall(r"^(?:IMPL|STUB)\((\w+)\)", (ROOT / "src/capi/api_slots.def").read_text(), re.M)
+        slots = re.findall(r"^PJRT_API_SLOT\((\w+)\)", (ROOT / "src/base/pjrt_api_slots.def").read_text(), re.M)
         self.slot = {name: i for i, name in enumerate(slots)}
         self._call("PJRT_Plugin_Initialize", PluginInitializeArgs())
         create = ClientCreateArgs()

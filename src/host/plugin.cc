@@ -71,6 +71,18 @@ std::vector<std::filesystem::path> SitePackages() {
       if (python.path().filename().string().rfind("python", 0) == 0)
         out.push_back(python.path() / "site-packages");
   }
+  // The running program's own environment: an installed stablert CLI sits in
+  // <site-packages>/stablert/, a checkout's build/stablert beside <checkout>/.venv.
+  std::error_code error;
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    out.push_back(self.parent_path().parent_path());
+    fs::path venv_lib = self.parent_path().parent_path() / ".venv" / "lib";
+    if (fs::is_directory(venv_lib, error))
+      for (const fs::directory_entry& python : fs::directory_iterator(venv_lib, error))
+        if (python.path().filename().string().rfind("python", 0) == 0)
+          out.push_back(python.path() / "site-packages");
+  }
   out.emplace_back("/usr/lib/python3/dist-packages");
   return out;
 }

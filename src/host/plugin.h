@@ -109,8 +109,10 @@ class Plugin {
 
 // Resolves a plugin name to its library, as JAX discovers plugins:
 //   1. PJRT_NAMES_AND_LIBRARY_PATHS ("name:path,name:path"), JAX's own variable;
-//   2. the installed plugin packages, in the site-packages directories of $VIRTUAL_ENV, of
-//      the directories on PYTHONPATH's parents and of /usr/lib/python3/dist-packages: the
+//   2. the installed plugin packages, in the site-packages directories of $VIRTUAL_ENV, on
+//      PYTHONPATH, of the running program's own environment (the one an installed `stablert`
+//      CLI lives in, or a checkout's .venv beside its build/) and of
+//      /usr/lib/python3/dist-packages: the
 //      package directories `<name>/`, `jax_plugins/<name>/`, `xla_plugins/<name>/` and
 //      `xla_plugins/xla_<name>_pjrt/` (xla-cpu-pjrt's layout, so "cpu" finds it), holding a
 //      `*.so` (one whose name contains "pjrt" if there are several).

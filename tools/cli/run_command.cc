@@ -113,17 +113,21 @@ std::string Preview(const host::Literal& literal) {
   return out;
 }
 
+// The program compiled on the plugin with its inputs in place, as the parsed options ask.
+StatusOr<ProgramRun> PrepareFromArguments(const Arguments& parsed) {
+  STABLERT_ASSIGN_OR_RETURN(ProgramFile file, LoadProgramFile(parsed.program));
+  STABLERT_ASSIGN_OR_RETURN(std::vector<host::Literal> inputs,
+                            MakeInputs(file, parsed.inputs, parsed.kind, parsed.seed));
+  return Prepare(parsed.plugin, file, inputs);
+}
+
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
   std::string problem;
   Arguments parsed = Parse(args, /*bench=*/false, problem);
   if (!problem.empty()) return BadUsage(kRunUsage, problem);
-  StatusOr<ProgramFile> file = LoadProgramFile(parsed.program);
-  if (!file.ok()) return Fail(file.status().ToString());
-  StatusOr<std::vector<host::Literal>> inputs = MakeInputs(*file, parsed.inputs, parsed.kind, parsed.seed);
-  if (!inputs.ok()) return Fail(inputs.status().ToString());
-  StatusOr<ProgramRun> run = Prepare(parsed.plugin, *file, *inputs);
+  StatusOr<ProgramRun> run = PrepareFromArguments(parsed);
   if (!run.ok()) return Fail(run.status().ToString());
   StatusOr<std::vector<host::Buffer>> outputs = ExecuteOnce(*run);
   if (!outputs.ok()) return Fail(outputs.status().ToString());
@@ -148,11 +152,7 @@ int BenchCommand(const std::vector<std::string>& args) {
   std::string problem;
   Arguments parsed = Parse(args, /*bench=*/true, problem);
   if (!problem.empty()) return BadUsage(kBenchUsage, problem);
-  StatusOr<ProgramFile> file = LoadProgramFile(parsed.program);
-  if (!file.ok()) return Fail(file.status().ToString());
-  StatusOr<std::vector<host::Literal>> inputs = MakeInputs(*file, parsed.inputs, parsed.kind, parsed.seed);
-  if (!inputs.ok()) return Fail(inputs.status().ToString());
-  StatusOr<ProgramRun> run = Prepare(parsed.plugin, *file, *inputs);
+  StatusOr<ProgramRun> run = PrepareFromArguments(parsed);
   if (!run.ok()) return Fail(run.status().ToString());
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
@@ -161,13 +161,9 @@ int BenchCommand(const std::vector<std::string>& args) {
   double first_ms = ms(t0, Clock::now());
   if (!first.ok()) return Fail(first.status().ToString());
   std::vector<double> steady, dispatch;
-  std::vector<const host::Buffer*> arguments;
-  for (const host::Buffer& b : run->arguments) arguments.push_back(&b);
-  std::vector<int64_t> keep;
-  for (size_t i = 0; i < arguments.size(); ++i) keep.push_back(static_cast<int64_t>(i));
   for (int r = 0; r < parsed.runs; ++r) {
     auto start = Clock::now();
-    StatusOr<host::ExecuteResult> result = run->executable->Execute({arguments}, keep);
+    StatusOr<host::ExecuteResult> result = Launch(*run);
     auto dispatched = Clock::now();
     if (!result.ok()) return Fail(result.status().ToString());
     if (Status done = result->done.at(0).Await(); !done.ok()) return Fail(done.ToString());

@@ -33,13 +33,17 @@ StatusOr<ProgramRun> Prepare(const std::string& plugin_name, const ProgramFile& 
   return run;
 }
 
-StatusOr<std::vector<host::Buffer>> ExecuteOnce(const ProgramRun& run) {
+StatusOr<host::ExecuteResult> Launch(const ProgramRun& run) {
   std::vector<const host::Buffer*> arguments;
   for (const host::Buffer& buffer : run.arguments) arguments.push_back(&buffer);
   // Arguments are reused across runs: none may be donated.
   std::vector<int64_t> keep;
   for (size_t i = 0; i < arguments.size(); ++i) keep.push_back(static_cast<int64_t>(i));
-  STABLERT_ASSIGN_OR_RETURN(host::ExecuteResult result, run.executable->Execute({arguments}, keep));
+  return run.executable->Execute({arguments}, keep);
+}
+
+StatusOr<std::vector<host::Buffer>> ExecuteOnce(const ProgramRun& run) {
+  STABLERT_ASSIGN_OR_RETURN(host::ExecuteResult result, Launch(run));
   STABLERT_RETURN_IF_ERROR(result.done.at(0).Await());
   return std::move(result.outputs.at(0));
 }

@@ -19,12 +19,14 @@ struct ProgramRun {
   std::shared_ptr<host::LoadedExecutable> executable;
   std::vector<host::Buffer> arguments;
   double compile_ms = 0;
-  double first_run_ms = 0;  // execute to outputs ready, the first time
 };
 
 // Loads `plugin` (path or name), compiles `file` and transfers `inputs`.
 StatusOr<ProgramRun> Prepare(const std::string& plugin, const ProgramFile& file,
                              const std::vector<host::Literal>& inputs);
+// Starts one execution (arguments never donated, so they serve every run); returns once the
+// plugin's Execute returns.
+StatusOr<host::ExecuteResult> Launch(const ProgramRun& run);
 // Executes once and waits for the outputs.
 StatusOr<std::vector<host::Buffer>> ExecuteOnce(const ProgramRun& run);
 // Reads `outputs` back to the host.
