@@ -52,7 +52,7 @@ Status FromPjrtError(const PJRT_Error* error) {
   const PJRT_Error_Code returned = error->vtable->get_code(error);
   int64_t code = RawEnumValue(returned);
   // A foreign error always fails: an OK (or unknown) code becomes UNKNOWN.
-  return CallerStatus(code == PJRT_Error_Code_OK ? PJRT_Error_Code_UNKNOWN : code, message, size);
+  return CallerStatus(code == PJRT_Error_Code_OK ? int64_t{PJRT_Error_Code_UNKNOWN} : code, message, size);
 }
 
 Status CallerStatus(int64_t code, const char* message, size_t message_size) {
