@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/dtype.h"
+#include "kernels/half.h"
 #include "program_file.h"
 
 namespace stablert::cli {
@@ -24,18 +25,15 @@ bool ReadFloat(DType dtype, const uint8_t* data, int64_t i, double* out) {
       return true;
     }
     case DType::kF16: {
-      _Float16 v;
-      std::memcpy(&v, data + 2 * i, 2);
-      *out = static_cast<double>(v);
+      kernels::F16 v;
+      std::memcpy(&v.bits, data + 2 * i, 2);
+      *out = kernels::F16ToFloat(v);
       return true;
     }
     case DType::kBF16: {
-      uint16_t bits;
-      std::memcpy(&bits, data + 2 * i, 2);
-      uint32_t wide = static_cast<uint32_t>(bits) << 16;
-      float v;
-      std::memcpy(&v, &wide, 4);
-      *out = v;
+      kernels::BF16 v;
+      std::memcpy(&v.bits, data + 2 * i, 2);
+      *out = kernels::BF16ToFloat(v);
       return true;
     }
     default:

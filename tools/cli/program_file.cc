@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/dtype.h"
+#include "kernels/half.h"
 #include "npy.h"
 #include "stablehlo/read_module.h"
 
@@ -23,12 +24,6 @@ uint64_t NextRandom(uint64_t& state) {
 
 // A float in [-1, 1) with 8 significant bits, so that every float type holds it exactly.
 float RandomUnit(uint64_t& state) { return static_cast<float>(static_cast<int>(NextRandom(state) >> 56) - 128) / 128.0f; }
-
-uint16_t ToBfloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return static_cast<uint16_t>(bits >> 16);  // exact: the value has 8 significant bits
-}
 
 void FillRandom(host::Literal& literal, uint64_t& state) {
   std::optional<DType> dtype = DTypeFromOrdinal(static_cast<int>(literal.type));
@@ -49,13 +44,14 @@ void FillRandom(host::Literal& literal, uint64_t& state) {
       return;
     case DType::kF16:
       for (int64_t i = 0; i < bytes / 2; ++i) {
-        _Float16 v = static_cast<_Float16>(RandomUnit(state));
+        // In software: _Float16 conversions would need libgcc 12 (the wheel's glibc tag).
+        uint16_t v = kernels::FloatToF16(RandomUnit(state)).bits;
         std::memcpy(out + 2 * i, &v, 2);
       }
       return;
     case DType::kBF16:
       for (int64_t i = 0; i < bytes / 2; ++i) {
-        uint16_t v = ToBfloat16(RandomUnit(state));
+        uint16_t v = kernels::FloatToBF16(RandomUnit(state)).bits;
         std::memcpy(out + 2 * i, &v, 2);
       }
       return;
