@@ -45,7 +45,7 @@ struct Array {
 template <typename T>
 Array ArrayOf(DType dtype, Dims dims, const std::vector<T>& values) {
   Array a(dtype, std::move(dims));
-  std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+  if (!a.bytes.empty()) std::memcpy(a.bytes.data(), values.data(), a.bytes.size());  // never memcpy(null, ...)
   return a;
 }
 
