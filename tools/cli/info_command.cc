@@ -4,13 +4,33 @@
 #include "commands.h"
 #include "host/client.h"
 #include "host/plugin.h"
+#include "host/slot_probe.h"
 
 namespace stablert::cli {
 
 int InfoCommand(const std::vector<std::string>& args) {
-  constexpr char kUsage[] = "stablert info PLUGIN   (PLUGIN: a library path or an installed plugin's name)";
-  if (args.size() != 1 || args[0].empty() || args[0][0] == '-') return BadUsage(kUsage, "expected one PLUGIN");
-  StatusOr<std::shared_ptr<const host::Plugin>> plugin = host::Plugin::Load(args[0]);
+  constexpr char kUsage[] = "stablert info PLUGIN [--no-probe]   (PLUGIN: a library path or an installed plugin's name)";
+  constexpr char kHelp[] =
+      "usage: stablert info PLUGIN [--no-probe]\n"
+      "\n"
+      "What a PJRT plugin is and offers: its path, PJRT C API version, attributes, extensions,\n"
+      "the slots of the API table it lacks, the slots that are present but answer UNIMPLEMENTED\n"
+      "(each present slot called once with null handles in a child process; --no-probe skips\n"
+      "this), then a client's platform, devices and memories.\n"
+      "PLUGIN: a library path, or an installed plugin's name (stablert, cpu).\n"
+      "\n"
+      "exit status: 0 success, 1 an error, 2 bad usage\n";
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) return std::fputs(kHelp, stdout), 0;
+  bool probe = true;
+  std::string name;
+  for (const std::string& a : args) {
+    if (a == "--no-probe") probe = false;
+    else if (a.empty() || a[0] == '-') return BadUsage(kUsage, "unknown option " + a);
+    else if (name.empty()) name = a;
+    else return BadUsage(kUsage, "expected one PLUGIN");
+  }
+  if (name.empty()) return BadUsage(kUsage, "expected one PLUGIN");
+  StatusOr<std::shared_ptr<const host::Plugin>> plugin = host::Plugin::Load(name);
   if (!plugin.ok()) return Fail(plugin.status().ToString());
   std::printf("plugin: %s\n", (*plugin)->path().c_str());
   std::printf("PJRT C API: %s\n", (*plugin)->version().c_str());
@@ -27,6 +47,19 @@ int InfoCommand(const std::vector<std::string>& args) {
   std::printf("slots: %zu of the %zu this host knows\n", present, slots.size());
   for (const auto& [name, has] : slots)
     if (!has) std::printf("  absent: %s\n", name.c_str());
+  if (probe) {
+    std::vector<host::SlotProbe> probes = host::ProbeSlots(**plugin);
+    size_t stubs = 0, probed = 0, crashed = 0;
+    for (const host::SlotProbe& p : probes) {
+      stubs += p.answer == host::SlotAnswer::kUnimplemented;
+      crashed += p.answer == host::SlotAnswer::kCrashed || p.answer == host::SlotAnswer::kTimedOut;
+      probed += p.answer != host::SlotAnswer::kAbsent && p.answer != host::SlotAnswer::kNotProbed;
+    }
+    std::printf("present slots answering UNIMPLEMENTED: %zu of %zu probed with null handles "
+                "(%zu crash or hang on them)\n", stubs, probed, crashed);
+    for (const host::SlotProbe& p : probes)
+      if (p.answer == host::SlotAnswer::kUnimplemented) std::printf("  unimplemented: %s\n", p.name.c_str());
+  }
 
   StatusOr<std::shared_ptr<host::Client>> client = host::Client::Create(*plugin);
   if (!client.ok()) return Fail(client.status().ToString());
