@@ -110,8 +110,12 @@ StatusOr<ProgramFile> LoadProgramFile(const std::string& path) {
   if (!in) return NotFound(path + ": cannot open the program file");
   std::stringstream bytes;
   bytes << in.rdbuf();
+  return LoadProgram(bytes.str(), path);
+}
+
+StatusOr<ProgramFile> LoadProgram(std::string bytes, const std::string& path) {
   ProgramFile file;
-  file.program.code = bytes.str();
+  file.program.code = std::move(bytes);
   file.program.format = "mlir";
   if (LooksLikeJaxExport(file.program.code)) {
     StatusOr<ExportedArtifact> exported = ReadJaxExport(file.program.code);

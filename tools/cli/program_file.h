@@ -45,6 +45,8 @@ struct ProgramFile {
 };
 
 StatusOr<ProgramFile> LoadProgramFile(const std::string& path);
+// The same for a program already in memory; `path` names it in messages.
+StatusOr<ProgramFile> LoadProgram(std::string bytes, const std::string& path);
 
 enum class InputKind { kRandom, kZeros };
 // "random" / "zeros"; InvalidArgument otherwise.
