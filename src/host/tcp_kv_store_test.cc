@@ -13,7 +13,13 @@
 #include <string>
 #include <thread>
 
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "host/buffer.h"
 #include "host/client.h"
+#include "host/executable.h"
 #include "host/plugin.h"
 
 extern char** environ;
@@ -46,7 +52,32 @@ int RunNode(int node, const std::string& address) {
   if (c.process_index() != node || c.devices().size() != 4 || c.addressable_devices().size() != 2) return 13;
   for (const Device& d : c.devices())
     if (d.process_index != d.id / 2 || d.addressable != (d.process_index == node)) return 14;
-  return 0;
+
+  // A 2-partition shard_map psum over devices 1 (process 0) and 2 (process 1): each process
+  // runs its own partition, and the sum crosses the process boundary. Node 0's shard holds 1s,
+  // node 1's 10s: both must read 11s.
+  std::ifstream in(std::string(STABLERT_TESTDATA_DIR) + "/programs/sdy_shard_map_psum.1_17_0.mlirbc", std::ios::binary);
+  std::stringstream code;
+  code << in.rdbuf();
+  CompileOptions compile;
+  compile.num_partitions = 2;
+  compile.device_ids = {1, 2};
+  StatusOr<std::shared_ptr<LoadedExecutable>> executable = LoadedExecutable::Compile(*client, Program{code.str()}, compile);
+  if (!executable.ok()) return std::fprintf(stderr, "node %d: %s\n", node, executable.status().ToString().c_str()), 15;
+  if ((*executable)->devices().size() != 1 || (*executable)->devices()[0].id != 1 + node) return 16;
+  std::vector<float> shard(4, node == 0 ? 1.0f : 10.0f);
+  StatusOr<Buffer> x = Buffer::FromHost(*client, {PJRT_Buffer_Type_F32, {2, 2}, {}, shard.data()}, (*executable)->devices()[0]);
+  if (!x.ok()) return std::fprintf(stderr, "node %d: %s\n", node, x.status().ToString().c_str()), 17;
+  StatusOr<ExecuteResult> result = (*executable)->Execute({{&*x}});
+  if (!result.ok()) return std::fprintf(stderr, "node %d: %s\n", node, result.status().ToString().c_str()), 18;
+  if (Status done = result->done.at(0).Await(); !done.ok())
+    return std::fprintf(stderr, "node %d: %s\n", node, done.ToString().c_str()), 19;
+  StatusOr<Literal> sum = result->outputs.at(0).at(0).ToLiteral();
+  if (!sum.ok() || sum->bytes.size() != 16) return 20;
+  std::vector<float> values(4);
+  std::memcpy(values.data(), sum->bytes.data(), 16);
+  std::printf("node %d: psum across processes = %g %g %g %g\n", node, values[0], values[1], values[2], values[3]);
+  return values == std::vector<float>(4, 11.0f) ? 0 : 21;
 }
 
 [[maybe_unused]] const bool kIsNode = [] {
@@ -145,8 +176,9 @@ TEST(TcpKeyValueStore, ConnectionFailuresAreUnavailableNamingTheAddress) {
 }
 
 // Two processes, each a StableRT client of a 2-node job with 2 devices, meeting through a
-// server in this (third) process: each sees 4 devices, 2 of them its own.
-TEST(TcpKeyValueStore, TwoProcessesFormOneTopology) {
+// server in this (third) process: each sees 4 devices, 2 of them its own, and a psum over one
+// device of each process gives both the sum of their shards.
+TEST(TcpKeyValueStore, TwoProcessesFormOneTopologyAndSumAcrossIt) {
   StatusOr<std::shared_ptr<TcpKeyValueServer>> server = TcpKeyValueServer::Start();
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   char self[4096];
