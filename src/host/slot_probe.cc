@@ -14,20 +14,81 @@ namespace {
 
 using AnySlot = PJRT_Error* (*)(void*);
 
-// Calls `slot` with null handles and exits: 99 for no error, 100 + code for an error. A
-// PJRT_Client_* slot gets a real client as its first handle (every such args struct has it
-// right after struct_size and extension_start), so that only its other arguments are null.
-[[noreturn]] void ProbeInChild(const PJRT_Api* api, AnySlot slot, bool with_client) {
+// The first handle of a slot's args struct, for the families whose args all start with one
+// (right after struct_size and extension_start): a real object made in the child, so that
+// only the slot's other arguments are null. nullptr for other slots or if it cannot be made.
+void* FirstHandle(const PJRT_Api* api, const std::string& name, bool can_create_client) {
+  static_assert(offsetof(PJRT_Client_PlatformName_Args, client) == 16);
+  static_assert(offsetof(PJRT_Device_IsAddressable_Args, device) == 16);
+  static_assert(offsetof(PJRT_DeviceDescription_Id_Args, device_description) == 16);
+  static_assert(offsetof(PJRT_Memory_Id_Args, memory) == 16);
+  static_assert(offsetof(PJRT_Buffer_Dimensions_Args, buffer) == 16);
+  static_assert(offsetof(PJRT_Buffer_ToHostBuffer_Args, src) == 16);
+  static_assert(offsetof(PJRT_Event_IsReady_Args, event) == 16);
+  static_assert(offsetof(PJRT_TopologyDescription_PlatformName_Args, topology) == 16);
+  auto family = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+  bool wanted = family("PJRT_Client_") || family("PJRT_Device_") || family("PJRT_DeviceDescription_") ||
+                family("PJRT_Memory_") || family("PJRT_Buffer_") || family("PJRT_Event_") ||
+                (family("PJRT_TopologyDescription_") && name != "PJRT_TopologyDescription_Create");
+  if (!wanted || !can_create_client) return nullptr;
+  PJRT_Client_Create_Args create{};
+  create.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE;
+  if (api->PJRT_Client_Create(&create) != nullptr) return nullptr;
+  if (family("PJRT_Client_")) return create.client;
+  if (family("PJRT_TopologyDescription_")) {
+    PJRT_Client_TopologyDescription_Args topology{};
+    topology.struct_size = PJRT_Client_TopologyDescription_Args_STRUCT_SIZE;
+    topology.client = create.client;
+    if (!api->PJRT_Client_TopologyDescription || api->PJRT_Client_TopologyDescription(&topology)) return nullptr;
+    return topology.topology;
+  }
+  PJRT_Client_AddressableDevices_Args devices{};
+  devices.struct_size = PJRT_Client_AddressableDevices_Args_STRUCT_SIZE;
+  devices.client = create.client;
+  if (api->PJRT_Client_AddressableDevices(&devices) != nullptr || devices.num_addressable_devices == 0) return nullptr;
+  PJRT_Device* device = devices.addressable_devices[0];
+  if (family("PJRT_DeviceDescription_")) {
+    PJRT_Device_GetDescription_Args description{};
+    description.struct_size = PJRT_Device_GetDescription_Args_STRUCT_SIZE;
+    description.device = device;
+    if (api->PJRT_Device_GetDescription(&description) != nullptr) return nullptr;
+    return description.device_description;
+  }
+  if (family("PJRT_Device_")) return device;
+  if (family("PJRT_Memory_")) {
+    PJRT_Device_DefaultMemory_Args memory{};
+    memory.struct_size = PJRT_Device_DefaultMemory_Args_STRUCT_SIZE;
+    memory.device = device;
+    if (api->PJRT_Device_DefaultMemory(&memory) != nullptr) return nullptr;
+    return memory.memory;
+  }
+  static const float value = 1.0f;
+  static const int64_t dims[1] = {1};
+  PJRT_Client_BufferFromHostBuffer_Args buffer{};
+  buffer.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
+  buffer.client = create.client;
+  buffer.data = &value;
+  buffer.type = PJRT_Buffer_Type_F32;
+  buffer.dims = dims;
+  buffer.num_dims = 1;
+  buffer.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  buffer.device = device;
+  if (api->PJRT_Client_BufferFromHostBuffer(&buffer) != nullptr) return nullptr;
+  if (family("PJRT_Buffer_")) return buffer.buffer;
+  PJRT_Buffer_ReadyEvent_Args ready{};
+  ready.struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE;
+  ready.buffer = buffer.buffer;
+  if (api->PJRT_Buffer_ReadyEvent(&ready) != nullptr) return nullptr;
+  return ready.event;
+}
+
+// Calls `slot` with null handles and exits: 99 for no error, 100 + code for an error. Slots of
+// the families FirstHandle knows get a real first handle.
+[[noreturn]] void ProbeInChild(const PJRT_Api* api, AnySlot slot, const std::string& name, bool can_create_client) {
   alignas(16) unsigned char args[2048] = {};
   size_t size = sizeof args;
   std::memcpy(args, &size, sizeof size);
-  if (with_client) {
-    PJRT_Client_Create_Args create{};
-    create.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE;
-    if (api->PJRT_Client_Create(&create) != nullptr) _exit(97);
-    static_assert(offsetof(PJRT_Client_PlatformName_Args, client) == 16);
-    std::memcpy(args + 16, &create.client, sizeof create.client);
-  }
+  if (void* handle = FirstHandle(api, name, can_create_client)) std::memcpy(args + 16, &handle, sizeof handle);
   PJRT_Error* error = slot(args);
   if (!error) _exit(99);
   PJRT_Error_GetCode_Args code{};
@@ -80,7 +141,13 @@ std::vector<SlotProbe> ProbeSlots(const Plugin& plugin, std::chrono::millisecond
         dup2(null_fd, 1);
         dup2(null_fd, 2);
       }
-      ProbeInChild(api, slot, name.rfind("PJRT_Client_", 0) == 0 && plugin.Has(&PJRT_Api::PJRT_Client_Create));
+      bool can_create_client = plugin.Has(&PJRT_Api::PJRT_Client_Create) &&
+                               plugin.Has(&PJRT_Api::PJRT_Client_AddressableDevices) &&
+                               plugin.Has(&PJRT_Api::PJRT_Device_GetDescription) &&
+                               plugin.Has(&PJRT_Api::PJRT_Device_DefaultMemory) &&
+                               plugin.Has(&PJRT_Api::PJRT_Client_BufferFromHostBuffer) &&
+                               plugin.Has(&PJRT_Api::PJRT_Buffer_ReadyEvent);
+      ProbeInChild(api, slot, name, can_create_client);
     }
     if (pid < 0) {
       probe.answer = SlotAnswer::kNotProbed;

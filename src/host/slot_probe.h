@@ -1,6 +1,7 @@
 // Which slots of a plugin's table are real and which are stubs: each present slot is called
-// once with an args struct of null handles (struct_size large enough for any version; the
-// PJRT_Client_* slots get a real client as their first field and nulls after it), in a
+// once with an args struct of null handles (struct_size large enough for any version; slots
+// of the client, device, device description, memory, buffer, event and topology families get
+// a real object of their family as their first field, and nulls after it), in a
 // forked child process so that a plugin which dereferences the nulls crashes the child, not
 // the caller. A stub answers UNIMPLEMENTED whatever its arguments; an implemented slot
 // rejects the nulls (usually INVALID_ARGUMENT), or crashes, or accepts them.
