@@ -3,8 +3,10 @@
 // `Exported`). This reader takes what running the program needs — the StableHLO module
 // (bytecode), the number of devices, the platforms, the argument and result types and their
 // named shardings (mesh axes and partition specs) — and ignores the rest (pytrees, effects,
-// the VJP). It reads serialization versions 1 to 11 (JAX writes 11 today): shardings and
-// types from the shared tables of version 10+ or the per-argument lists of older ones.
+// the VJP). It reads the schema up to its version 11: shardings and types from the shared
+// tables of version 10+ when present, else the per-argument lists of older ones. (JAX stores
+// 3 in `serialization_version` whatever schema it writes, so that older readers accept the
+// artifact; this reader goes by the fields present and refuses values above 11.)
 //
 // Every offset is bounds-checked: a truncated or corrupt artifact is InvalidArgument naming the
 // field, never a read past the buffer. Pure functions; thread-safe.

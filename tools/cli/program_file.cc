@@ -159,6 +159,15 @@ StatusOr<ProgramFile> LoadProgram(std::string bytes, const std::string& path) {
   file.uses_shardy = !(*module)->meshes.empty();
   for (const ir::Attribute::Dictionary& attrs : entry->argument_attrs)
     file.uses_shardy |= ir::FindAttr(attrs, "sdy.sharding") != nullptr;
+  if (file.exported && file.exported->module_kept_var_idx.size() == file.arguments.size()) {
+    // The module's arguments are the artifact's kept inputs: their types must match.
+    for (size_t i = 0; i < file.arguments.size(); ++i) {
+      size_t input = static_cast<size_t>(file.exported->module_kept_var_idx[i]);
+      if (input >= file.exported->inputs.size() || file.exported->inputs[input].type != file.arguments[i].type)
+        return InvalidArgument(path + ": the artifact's input " + std::to_string(input) +
+                               " does not match its module's argument " + std::to_string(i));
+    }
+  }
   if (file.num_partitions > 1) {
     for (size_t i = 0; i < file.arguments.size(); ++i) {
       std::string what = path + ": argument " + std::to_string(i);
@@ -272,6 +281,19 @@ StatusOr<std::vector<host::Literal>> MakeInputs(const ProgramFile& file, const s
     inputs.push_back(std::move(literal));
   }
   return inputs;
+}
+
+std::string DescribeArtifact(const ExportedArtifact& a) {
+  std::string out = "jax.export artifact (serialization version " + std::to_string(a.serialization_version) + "): " +
+                    a.function_name + ", " + std::to_string(a.num_devices) + " device(s), platforms";
+  for (const std::string& p : a.platforms) out += " " + p;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    out += "\n  input " + std::to_string(i) + ": " + host::ElementTypeName(a.inputs[i].type) + "[";
+    for (size_t d = 0; d < a.inputs[i].shape.size(); ++d) out += (d ? "," : "") + a.inputs[i].shape[d];
+    out += "]";
+    if (i < a.input_shardings.size() && a.input_shardings[i]) out += " " + a.input_shardings[i]->ToString();
+  }
+  return out;
 }
 
 std::string DescribeLiteral(const host::Literal& literal) {

@@ -62,6 +62,9 @@ StatusOr<host::Literal> ShardOf(const host::Literal& global, const passes::Shard
 // Writes `shard` (partition `partition`'s block) into `global` (sized already).
 Status PlaceShard(const host::Literal& shard, const passes::ShardLayout& layout, int partition, host::Literal& global);
 
+// A few lines on an artifact: function, devices, platforms, each input's type and sharding.
+std::string DescribeArtifact(const ExportedArtifact& artifact);
+
 // "f32[2,3]".
 std::string DescribeLiteral(const host::Literal& literal);
 

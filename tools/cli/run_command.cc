@@ -147,6 +147,7 @@ std::string Preview(const host::Literal& literal) {
 // `file` receives the program (the run refers to it).
 StatusOr<ProgramRun> PrepareFromArguments(const Arguments& parsed, ProgramFile& file) {
   STABLERT_ASSIGN_OR_RETURN(file, LoadProgramFile(parsed.program));
+  if (file.exported) std::fprintf(stderr, "%s\n", DescribeArtifact(*file.exported).c_str());
   STABLERT_ASSIGN_OR_RETURN(std::vector<host::Literal> inputs,
                             MakeInputs(file, parsed.inputs, parsed.kind, parsed.seed));
   return Prepare(parsed.plugin, file, inputs);
