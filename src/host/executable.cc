@@ -25,6 +25,7 @@ std::string SerializeCompileOptions(const CompileOptions& options) {
   build.Varint(4, static_cast<uint64_t>(options.num_replicas));
   build.Varint(5, static_cast<uint64_t>(options.num_partitions));
   build.Varint(6, options.num_partitions > 1 ? 1 : 0);  // use_spmd_partitioning
+  if (options.use_shardy_partitioner) build.Varint(19, 1);  // use_shardy_partitioner
   build.Bytes(9, assignment.data());
   proto::WireWriter compile;
   compile.Bytes(3, build.data());  // executable_build_options

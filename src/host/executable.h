@@ -29,6 +29,9 @@ struct CompileOptions {
   // Device ids in replica-major order (num_replicas * num_partitions of them); empty: the
   // first addressable devices of the client.
   std::vector<int> device_ids;
+  // Programs whose shardings are Shardy's (sdy.mesh, sdy.sharding), as JAX lowers them by
+  // default: XLA partitions them only with this set (ExecutableBuildOptions field 19).
+  bool use_shardy_partitioner = false;
 };
 // A serialized xla.CompileOptionsProto for `options` (what PJRT_Client_Compile reads).
 std::string SerializeCompileOptions(const CompileOptions& options);

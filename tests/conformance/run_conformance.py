@@ -2,10 +2,12 @@
 """Runs `stablert conform` on a plugin and checks its report.
 
 usage: run_conformance.py STABLERT_CLI PLUGIN REPORT [--expect NAME=OUTCOME ...] [--all-pass]
+                          [--diff-with OTHER] [--filter TEXT]
 
 --all-pass: every test must pass, except those given with --expect, which must end with the
 outcome named there (a known gap or a known deviation of that plugin, each with its reason in
-docs/host.md). Without --all-pass the run must only complete, with a result for every test.
+docs/host.md). Without --all-pass the run must only complete, with a result for every test. --diff-with adds
+the differential tier against OTHER; --filter selects tests by name.
 """
 import argparse
 import json
@@ -20,8 +22,11 @@ def main() -> int:
     parser.add_argument("report")
     parser.add_argument("--expect", action="append", default=[], metavar="NAME=OUTCOME")
     parser.add_argument("--all-pass", action="store_true")
+    parser.add_argument("--diff-with")
+    parser.add_argument("--filter")
     args = parser.parse_args()
-    run = subprocess.run([args.cli, "conform", args.plugin, "--json", args.report, "--timeout", "120"],
+    extra = (["--diff-with", args.diff_with] if args.diff_with else []) + (["--filter", args.filter] if args.filter else [])
+    run = subprocess.run([args.cli, "conform", args.plugin, "--json", args.report, "--timeout", "120", *extra],
                          capture_output=True, text=True, timeout=1800)
     sys.stdout.write(run.stdout)
     sys.stderr.write(run.stderr)

@@ -12,6 +12,23 @@ namespace {
 constexpr char kUsage[] =
     "stablert compare PLUGIN_A PLUGIN_B PROGRAM [--in FILE.npy ...] [--inputs random|zeros] [--seed N]"
     " [--rtol X] [--atol X]";
+constexpr char kHelp[] =
+    "usage: stablert compare PLUGIN_A PLUGIN_B PROGRAM [options]\n"
+    "\n"
+    "Runs PROGRAM on two plugins with the same inputs and compares every output.\n"
+    "PLUGIN_A, PLUGIN_B: a PJRT plugin's path or an installed plugin's name (stablert, cpu).\n"
+    "PROGRAM: StableHLO bytecode, MLIR text (passed to the plugins unchanged; needs --in) or a\n"
+    "jax.export artifact (Exported.serialize()); multi-device programs run on as many devices\n"
+    "as they are compiled for, each device getting its shard of the global inputs.\n"
+    "\n"
+    "options:\n"
+    "  --in FILE.npy        one per argument, in order (global arrays)\n"
+    "  --inputs random|zeros  generated inputs when no --in is given (default random)\n"
+    "  --seed N             seed of the random inputs (default 0)\n"
+    "  --rtol X, --atol X   tolerances for floats: |a-b| <= atol + rtol*|b| (defaults per type:\n"
+    "                       f16 1e-3, bf16 1e-2, f32 1e-5, f64 1e-12; integers exact)\n"
+    "\n"
+    "exit status: 0 outputs agree, 3 they differ, 1 an error, 2 bad usage\n";
 
 std::optional<double> ParseTolerance(const std::string& text, std::string& problem, const std::string& flag) {
   char* end = nullptr;
@@ -23,14 +40,6 @@ std::optional<double> ParseTolerance(const std::string& text, std::string& probl
   return value;
 }
 
-// Runs `file` on `plugin` and reads the outputs back.
-StatusOr<std::vector<host::Literal>> RunOn(const std::string& plugin, const ProgramFile& file,
-                                           const std::vector<host::Literal>& inputs) {
-  STABLERT_ASSIGN_OR_RETURN(ProgramRun run, Prepare(plugin, file, inputs));
-  STABLERT_ASSIGN_OR_RETURN(std::vector<host::Buffer> outputs, ExecuteOnce(run));
-  return ReadBack(outputs);
-}
-
 }  // namespace
 
 int CompareCommand(const std::vector<std::string>& args) {
@@ -39,6 +48,7 @@ int CompareCommand(const std::vector<std::string>& args) {
   uint64_t seed = 0;
   Tolerance tolerance;
   std::string problem;
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) return std::fputs(kHelp, stdout), 0;
   for (size_t i = 0; i < args.size() && problem.empty(); ++i) {
     const std::string& a = args[i];
     bool takes_value = a == "--in" || a == "--inputs" || a == "--seed" || a == "--rtol" || a == "--atol";
@@ -68,9 +78,9 @@ int CompareCommand(const std::vector<std::string>& args) {
   if (!file.ok()) return Fail(file.status().ToString());
   StatusOr<std::vector<host::Literal>> inputs = MakeInputs(*file, npy, kind, seed);
   if (!inputs.ok()) return Fail(inputs.status().ToString());
-  StatusOr<std::vector<host::Literal>> a = RunOn(positional[0], *file, *inputs);
+  StatusOr<std::vector<NamedOutput>> a = RunOn(positional[0], *file, *inputs);
   if (!a.ok()) return Fail("on " + positional[0] + ": " + a.status().ToString());
-  StatusOr<std::vector<host::Literal>> b = RunOn(positional[1], *file, *inputs);
+  StatusOr<std::vector<NamedOutput>> b = RunOn(positional[1], *file, *inputs);
   if (!b.ok()) return Fail("on " + positional[1] + ": " + b.status().ToString());
   if (a->size() != b->size()) {
     std::printf("DIFFER: %zu outputs on %s, %zu on %s\n", a->size(), positional[0].c_str(), b->size(),
@@ -79,9 +89,9 @@ int CompareCommand(const std::vector<std::string>& args) {
   }
   bool all_agree = true;
   for (size_t i = 0; i < a->size(); ++i) {
-    Comparison c = CompareLiterals((*a)[i], (*b)[i], tolerance);
-    std::printf("output %zu: %s %s: %s\n", i, DescribeLiteral((*a)[i]).c_str(), c.agree ? "agree" : "DIFFER",
-                c.detail.c_str());
+    Comparison c = CompareLiterals((*a)[i].value, (*b)[i].value, tolerance);
+    std::printf("%s: %s %s: %s\n", (*a)[i].label.c_str(), DescribeLiteral((*a)[i].value).c_str(),
+                c.agree ? "agree" : "DIFFER", c.detail.c_str());
     all_agree &= c.agree;
   }
   std::printf("%s\n", all_agree ? "outputs agree" : "outputs differ");

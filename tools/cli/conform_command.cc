@@ -14,8 +14,28 @@ namespace stablert::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "stablert conform PLUGIN [--json FILE] [--filter TEXT] [--timeout SECONDS]\n"
+    "stablert conform PLUGIN [--diff-with OTHER] [--json FILE] [--filter TEXT] [--timeout SECONDS]\n"
     "       stablert conform --diff A.json B.json";
+constexpr char kHelp[] =
+    "usage: stablert conform PLUGIN [--diff-with OTHER] [--json FILE] [--filter TEXT] [--timeout SECONDS]\n"
+    "       stablert conform --diff A.json B.json\n"
+    "\n"
+    "The PJRT C API conformance suite. Each test runs in its own child process, so a crash or a\n"
+    "hang is a result: pass, fail (with the reason), unsupported (the plugin lacks what the test\n"
+    "needs), crash (with the signal) or timeout.\n"
+    "\n"
+    "options:\n"
+    "  --diff-with OTHER    also run the differential tier: JAX programs (matmul + softmax,\n"
+    "                       reductions, a while loop, sort, scatter, f16/bf16) on PLUGIN and on\n"
+    "                       OTHER with the same inputs; outputs must agree within per-type\n"
+    "                       tolerances (f32 1e-5, f16 1e-3, bf16 1e-2, integers exactly)\n"
+    "  --json FILE          write a JSON report\n"
+    "  --filter TEXT        only the tests whose names contain TEXT\n"
+    "  --timeout SECONDS    per test (default 60)\n"
+    "  --diff A.json B.json list the tests whose outcomes differ between two reports\n"
+    "\n"
+    "exit status: 0 the suite ran (whatever the outcomes), 3 (--diff) reports differ, 1 an error,\n"
+    "2 bad usage\n";
 
 int Diff(const std::string& a_path, const std::string& b_path) {
   StatusOr<std::vector<conform::Result>> a = conform::ReadReport(a_path);
@@ -40,18 +60,20 @@ int Diff(const std::string& a_path, const std::string& b_path) {
 }  // namespace
 
 int ConformCommand(const std::vector<std::string>& args) {
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) return std::fputs(kHelp, stdout), 0;
   if (!args.empty() && args[0] == "--diff") {
     if (args.size() != 3) return BadUsage(kUsage, "--diff takes two reports");
     return Diff(args[1], args[2]);
   }
-  std::string plugin, json, filter;
+  std::string plugin, json, filter, diff_with;
   long timeout = 60;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    bool takes_value = a == "--json" || a == "--filter" || a == "--timeout";
+    bool takes_value = a == "--json" || a == "--filter" || a == "--timeout" || a == "--diff-with";
     if (takes_value && i + 1 >= args.size()) return BadUsage(kUsage, a + " needs a value");
     if (a == "--json") json = args[++i];
     else if (a == "--filter") filter = args[++i];
+    else if (a == "--diff-with") diff_with = args[++i];
     else if (a == "--timeout") {
       char* end = nullptr;
       const std::string& v = args[++i];
@@ -70,8 +92,14 @@ int ConformCommand(const std::vector<std::string>& args) {
   if (n <= 0) return Fail("cannot find the stablert executable (/proc/self/exe)");
   self[n] = '\0';
   // Children get the resolved path, so a name resolves once, here.
+  std::string other;
+  if (!diff_with.empty()) {
+    StatusOr<std::shared_ptr<const host::Plugin>> reference = host::Plugin::Load(diff_with);
+    if (!reference.ok()) return Fail(reference.status().ToString());
+    other = (*reference)->path();
+  }
   std::vector<conform::Result> results =
-      conform::RunSuite(self, (*loaded)->path(), filter, std::chrono::seconds(timeout));
+      conform::RunSuite(self, (*loaded)->path(), filter, std::chrono::seconds(timeout), other);
   std::map<conform::Outcome, int> counts;
   for (const conform::Result& r : results) ++counts[r.outcome];
   std::printf("%s (PJRT %s): %zu tests: %d pass, %d fail, %d unsupported, %d crash, %d timeout\n",
@@ -88,7 +116,9 @@ int ConformCommand(const std::vector<std::string>& args) {
 }
 
 int ConformChildCommand(const std::vector<std::string>& args) {
-  if (args.size() != 2) return BadUsage("stablert conform-child TEST PLUGIN", "expected TEST and PLUGIN");
+  if (args.size() == 4 && args[2] == "--diff-with") return conform::RunChild(args[0], args[1], args[3]);
+  if (args.size() != 2)
+    return BadUsage("stablert conform-child TEST PLUGIN [--diff-with OTHER]", "expected TEST and PLUGIN");
   return conform::RunChild(args[0], args[1]);
 }
 

@@ -31,10 +31,12 @@ struct Result {
   double seconds = 0;
 };
 
-// What a test body gets: the plugin, loaded, and a fresh client with default options.
+// What a test body gets: the plugin, loaded, and a fresh client with default options; for
+// the differential tier ("diff." tests), the second plugin's path.
 struct Context {
   std::shared_ptr<const host::Plugin> plugin;
   std::shared_ptr<host::Client> client;
+  std::string diff_with;
 };
 
 struct TestCase {
@@ -43,16 +45,21 @@ struct TestCase {
   Status (*body)(Context&);
 };
 
-// Every test, in report order.
+// Every test of the C API tier, in report order.
 const std::vector<TestCase>& AllTests();
+// The differential tier: one program on two plugins (same inputs, outputs compared with
+// dtype-aware tolerances), named "diff.<program>"; run when a second plugin is given.
+const std::vector<TestCase>& DifferentialTests();
 
 // Runs test `name` in this process and prints its result line (the child's side).
-int RunChild(const std::string& name, const std::string& plugin);
+// `diff_with`: the second plugin of a differential test ("" otherwise).
+int RunChild(const std::string& name, const std::string& plugin, const std::string& diff_with = "");
 
 // Runs the tests whose names contain `filter` (all if empty), each in a child process of
-// `self` (the stablert executable), with `timeout` per test. Progress goes to stderr.
+// `self` (the stablert executable), with `timeout` per test; with `diff_with` (a second
+// plugin's path) also the differential tier. Progress goes to stderr.
 std::vector<Result> RunSuite(const std::string& self, const std::string& plugin, const std::string& filter,
-                             std::chrono::seconds timeout);
+                             std::chrono::seconds timeout, const std::string& diff_with = "");
 
 std::string ReportJson(const std::string& plugin, const std::string& plugin_version,
                        const std::vector<Result>& results);

@@ -70,7 +70,7 @@ std::optional<Outcome> OutcomeByName(const std::string& name) {
 
 // Runs one test in a child; the child's stdout carries the result line.
 Result RunOne(const std::string& self, const std::string& plugin, const TestCase& test,
-              std::chrono::seconds timeout) {
+              std::chrono::seconds timeout, const std::string& diff_with) {
   Result result;
   result.name = test.name;
   auto start = std::chrono::steady_clock::now();
@@ -84,7 +84,11 @@ Result RunOne(const std::string& self, const std::string& plugin, const TestCase
     dup2(pipe_fds[1], STDOUT_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    execl(self.c_str(), self.c_str(), "conform-child", test.name, plugin.c_str(), static_cast<char*>(nullptr));
+    if (diff_with.empty())
+      execl(self.c_str(), self.c_str(), "conform-child", test.name, plugin.c_str(), static_cast<char*>(nullptr));
+    else
+      execl(self.c_str(), self.c_str(), "conform-child", test.name, plugin.c_str(), "--diff-with", diff_with.c_str(),
+            static_cast<char*>(nullptr));
     std::fprintf(stderr, "exec %s: %s\n", self.c_str(), std::strerror(errno));
     _exit(127);
   }
@@ -152,10 +156,11 @@ const char* OutcomeName(Outcome outcome) {
   return "fail";
 }
 
-int RunChild(const std::string& name, const std::string& plugin_name) {
+int RunChild(const std::string& name, const std::string& plugin_name, const std::string& diff_with) {
   const TestCase* test = nullptr;
-  for (const TestCase& t : AllTests())
-    if (name == t.name) test = &t;
+  for (const std::vector<TestCase>* tier : {&AllTests(), &DifferentialTests()})
+    for (const TestCase& t : *tier)
+      if (name == t.name) test = &t;
   auto report = [](Outcome outcome, const Status& status) {
     std::string detail(status.ok() ? "" : status.ToString());
     for (char& c : detail)
@@ -166,6 +171,7 @@ int RunChild(const std::string& name, const std::string& plugin_name) {
   };
   if (!test) return report(Outcome::kFail, InvalidArgument("no conformance test named '" + name + "'"));
   Context context;
+  context.diff_with = diff_with;
   StatusOr<std::shared_ptr<const host::Plugin>> plugin = host::Plugin::Load(plugin_name);
   if (!plugin.ok()) return report(Outcome::kFail, plugin.status());
   context.plugin = *plugin;
@@ -179,12 +185,16 @@ int RunChild(const std::string& name, const std::string& plugin_name) {
 }
 
 std::vector<Result> RunSuite(const std::string& self, const std::string& plugin, const std::string& filter,
-                             std::chrono::seconds timeout) {
+                             std::chrono::seconds timeout, const std::string& diff_with) {
   std::vector<Result> results;
-  for (const TestCase& test : AllTests()) {
-    if (!filter.empty() && std::string(test.name).find(filter) == std::string::npos) continue;
-    Result result = RunOne(self, plugin, test, timeout);
-    std::fprintf(stderr, "%-12s %s%s%s\n", OutcomeName(result.outcome), test.name, result.detail.empty() ? "" : ": ",
+  std::vector<const TestCase*> tests;
+  for (const TestCase& test : AllTests()) tests.push_back(&test);
+  if (!diff_with.empty())
+    for (const TestCase& test : DifferentialTests()) tests.push_back(&test);
+  for (const TestCase* test : tests) {
+    if (!filter.empty() && std::string(test->name).find(filter) == std::string::npos) continue;
+    Result result = RunOne(self, plugin, *test, timeout, diff_with);
+    std::fprintf(stderr, "%-12s %s%s%s\n", OutcomeName(result.outcome), test->name, result.detail.empty() ? "" : ": ",
                  result.detail.c_str());
     results.push_back(std::move(result));
   }

@@ -1,6 +1,9 @@
 // The conformance suite's tests: the C API contracts frameworks rely on, checked through the
 // host library (and through the raw table where a test misuses the API on purpose).
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <cstring>
 #include <string_view>
 #include <thread>
@@ -187,6 +190,207 @@ Status ReadyFutureOutlivesBuffer(Context& c) {
     ready = buffer.Ready();
   }
   return ready.Await();
+}
+
+
+// --- events --------------------------------------------------------------------------------
+
+// What an OnReady callback saw: how often it ran and the error code it got (-1: none).
+struct CallbackRecord {
+  std::mutex mutex;
+  std::condition_variable done;
+  int calls = 0;
+  int code = -1;
+  const PJRT_Api* api = nullptr;
+};
+
+void RecordCallback(PJRT_Error* error, void* user_arg) {
+  auto* record = static_cast<CallbackRecord*>(user_arg);
+  int code = -1;
+  if (error) {
+    PJRT_Error_GetCode_Args get{};
+    get.struct_size = PJRT_Error_GetCode_Args_STRUCT_SIZE;
+    get.error = error;
+    code = record->api->PJRT_Error_GetCode(&get) == nullptr ? static_cast<int>(get.code) : -2;
+    PJRT_Error_Destroy_Args destroy{};
+    destroy.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
+    destroy.error = error;
+    record->api->PJRT_Error_Destroy(&destroy);
+  }
+  std::lock_guard<std::mutex> lock(record->mutex);
+  ++record->calls;
+  record->code = code;
+  record->done.notify_all();
+}
+
+// Waits up to 30 s for the first call, then 100 ms more for a wrong second one.
+Status ExpectOneSuccessfulCall(CallbackRecord& record, const std::string& what) {
+  std::unique_lock<std::mutex> lock(record.mutex);
+  if (!record.done.wait_for(lock, std::chrono::seconds(30), [&] { return record.calls > 0; }))
+    return Internal(what + ": the OnReady callback did not run within 30 s");
+  record.done.wait_for(lock, std::chrono::milliseconds(100), [&] { return record.calls > 1; });
+  if (record.calls != 1) return Internal(what + ": the OnReady callback ran " + std::to_string(record.calls) + " times");
+  if (record.code != -1) return Internal(what + ": the OnReady callback got error code " + std::to_string(record.code));
+  return OkStatus();
+}
+
+Status OnReady(const Context& c, PJRT_Event* event, CallbackRecord& record) {
+  record.api = c.plugin->api();
+  STABLERT_HOST_ARGS(PJRT_Event_OnReady, args);
+  args.event = event;
+  args.callback = &RecordCallback;
+  args.user_arg = &record;
+  return STABLERT_HOST_CALL(*c.plugin, PJRT_Event_OnReady, &args);
+}
+
+void DestroyEvent(const Context& c, PJRT_Event* event) {
+  STABLERT_HOST_ARGS(PJRT_Event_Destroy, args);
+  args.event = event;
+  STABLERT_HOST_CALL(*c.plugin, PJRT_Event_Destroy, &args).IgnoreError();
+}
+
+Status EventAwaitAndOnReady(Context& c) {
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer buffer, F32Buffer(c, {1, 2, 3}, {3}));
+  STABLERT_HOST_ARGS(PJRT_Buffer_ReadyEvent, ready);
+  ready.buffer = buffer.handle();
+  STABLERT_RETURN_IF_ERROR(STABLERT_HOST_CALL(*c.plugin, PJRT_Buffer_ReadyEvent, &ready));
+  STABLERT_HOST_ARGS(PJRT_Event_Await, await);
+  await.event = ready.event;
+  Status awaited = STABLERT_HOST_CALL(*c.plugin, PJRT_Event_Await, &await);
+  STABLERT_HOST_ARGS(PJRT_Event_IsReady, is_ready);
+  is_ready.event = ready.event;
+  Status queried = STABLERT_HOST_CALL(*c.plugin, PJRT_Event_IsReady, &is_ready);
+  // OnReady on an event that is already complete runs the callback (at once or soon).
+  CallbackRecord record;
+  Status registered = OnReady(c, ready.event, record);
+  Status called = registered.ok() ? ExpectOneSuccessfulCall(record, "OnReady after Await") : registered;
+  DestroyEvent(c, ready.event);
+  STABLERT_RETURN_IF_ERROR(awaited.WithPrefix("Await"));
+  STABLERT_RETURN_IF_ERROR(queried);
+  STABLERT_RETURN_IF_ERROR(Expect(is_ready.is_ready, "IsReady is false after Await returned"));
+  return called;
+}
+
+Status EventOnReadyThenDestroy(Context& c) {
+  // An execution's completion event: OnReady registered, the event destroyed at once (as JAX
+  // does when it turns an event into a future); the callback must still run, once, with OK.
+  STABLERT_ASSIGN_OR_RETURN(std::shared_ptr<host::LoadedExecutable> executable, CompileAdd(c));
+  int32_t a = 1, b = 2;
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer x,
+                            host::Buffer::FromHost(c.client, {PJRT_Buffer_Type_S32, {}, {}, &a}, FirstDevice(c)));
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer y,
+                            host::Buffer::FromHost(c.client, {PJRT_Buffer_Type_S32, {}, {}, &b}, FirstDevice(c)));
+  PJRT_Buffer* arguments[2] = {x.handle(), y.handle()};
+  PJRT_Buffer* const* argument_lists[1] = {arguments};
+  PJRT_Buffer* outputs[1] = {nullptr};
+  PJRT_Buffer** output_lists[1] = {outputs};
+  PJRT_Event* done[1] = {nullptr};
+  PJRT_ExecuteOptions options{};
+  options.struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+  STABLERT_HOST_ARGS(PJRT_LoadedExecutable_Execute, execute);
+  execute.executable = executable->handle();
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 2;
+  execute.output_lists = output_lists;
+  execute.device_complete_events = done;
+  STABLERT_RETURN_IF_ERROR(STABLERT_HOST_CALL(*c.plugin, PJRT_LoadedExecutable_Execute, &execute));
+  host::Buffer out(c.client, outputs[0]);
+  if (!done[0]) return Internal("Execute returned no completion event");
+  CallbackRecord record;
+  Status registered = OnReady(c, done[0], record);
+  DestroyEvent(c, done[0]);
+  STABLERT_RETURN_IF_ERROR(registered);
+  STABLERT_RETURN_IF_ERROR(ExpectOneSuccessfulCall(record, "OnReady, then Destroy"));
+  STABLERT_ASSIGN_OR_RETURN(host::Literal sum, out.ToLiteral());
+  int32_t value;
+  std::memcpy(&value, sum.bytes.data(), 4);
+  return Expect(value == 3, "1 + 2 = " + std::to_string(value));
+}
+
+// --- donation and deleted inputs -----------------------------------------------------------
+
+Status DonatedInputIsConsumed(Context& c) {
+  STABLERT_ASSIGN_OR_RETURN(std::shared_ptr<host::LoadedExecutable> executable,
+                            host::LoadedExecutable::Compile(c.client, host::Program{std::string(k_donated_add_program)}));
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer x, F32Buffer(c, {1, 2, 3}, {3}));
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer y, F32Buffer(c, {10, 20, 30}, {3}));
+  // Argument 0 is donated by the program and not listed as non-donatable: after Execute the
+  // caller's buffer is consumed (deleted), the outputs correct.
+  STABLERT_ASSIGN_OR_RETURN(host::ExecuteResult result, executable->Execute({{&x, &y}}));
+  STABLERT_RETURN_IF_ERROR(result.done.at(0).Await());
+  STABLERT_ASSIGN_OR_RETURN(host::Literal sum, result.outputs.at(0).at(0).ToLiteral());
+  std::vector<float> values(3);
+  std::memcpy(values.data(), sum.bytes.data(), 12);
+  STABLERT_RETURN_IF_ERROR(Expect(values == std::vector<float>{11, 22, 33}, "wrong sum"));
+  STABLERT_HOST_ARGS(PJRT_Buffer_IsDeleted, deleted);
+  deleted.buffer = x.handle();
+  STABLERT_RETURN_IF_ERROR(STABLERT_HOST_CALL(*c.plugin, PJRT_Buffer_IsDeleted, &deleted));
+  STABLERT_RETURN_IF_ERROR(Expect(deleted.is_deleted, "the donated input is not marked deleted"));
+  STABLERT_ASSIGN_OR_RETURN(host::Literal kept, y.ToLiteral());
+  std::memcpy(values.data(), kept.bytes.data(), 12);
+  return Expect(values == std::vector<float>{10, 20, 30}, "the undonated input changed");
+}
+
+Status DeletedInputToExecuteIsAnError(Context& c) {
+  STABLERT_ASSIGN_OR_RETURN(std::shared_ptr<host::LoadedExecutable> executable, CompileAdd(c));
+  int32_t one = 1;
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer x,
+                            host::Buffer::FromHost(c.client, {PJRT_Buffer_Type_S32, {}, {}, &one}, FirstDevice(c)));
+  STABLERT_ASSIGN_OR_RETURN(host::Buffer y,
+                            host::Buffer::FromHost(c.client, {PJRT_Buffer_Type_S32, {}, {}, &one}, FirstDevice(c)));
+  STABLERT_RETURN_IF_ERROR(y.Delete());
+  StatusOr<host::ExecuteResult> result = executable->Execute({{&x, &y}});
+  Status status = result.status();
+  // A plugin may refuse at Execute or report the error through the completion event.
+  if (result.ok()) status = result->done.at(0).Await();
+  if (status.ok()) return Internal("Execute with a deleted input succeeded");
+  if (status.code() != StatusCode::kInvalidArgument && status.code() != StatusCode::kFailedPrecondition)
+    return Internal("failed with " + std::string(StatusCodeName(status.code())) +
+                    " (expected INVALID_ARGUMENT or FAILED_PRECONDITION): " + std::string(status.message()));
+  return OkStatus();
+}
+
+// --- host-to-device misuse -----------------------------------------------------------------
+
+// BufferFromHostBuffer of 3 floats with the given dims / strides / type; the Status.
+Status RawFromHost(const Context& c, PJRT_Buffer_Type type, std::vector<int64_t> dims,
+                   std::optional<std::vector<int64_t>> strides) {
+  static const float data[16] = {};
+  STABLERT_HOST_ARGS(PJRT_Client_BufferFromHostBuffer, args);
+  args.client = c.client->handle();
+  args.data = data;
+  args.type = type;
+  args.dims = dims.data();
+  args.num_dims = dims.size();
+  if (strides) {
+    args.byte_strides = strides->data();
+    args.num_byte_strides = strides->size();
+  }
+  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  args.device = FirstDevice(c).handle;
+  Status status = STABLERT_HOST_CALL(*c.plugin, PJRT_Client_BufferFromHostBuffer, &args);
+  if (status.ok()) {
+    host::Buffer adopted(c.client, args.buffer);
+    if (args.done_with_host_buffer) DestroyEvent(c, args.done_with_host_buffer);
+  }
+  return status;
+}
+
+Status WrongStrideCountIsRejected(Context& c) {
+  return ExpectError(RawFromHost(c, PJRT_Buffer_Type_F32, {2, 2}, std::vector<int64_t>{4}), StatusCode::kInvalidArgument,
+                     "1 byte stride for 2 dimensions");
+}
+
+Status NegativeDimensionIsRejected(Context& c) {
+  return ExpectError(RawFromHost(c, PJRT_Buffer_Type_F32, {-3}, std::nullopt), StatusCode::kInvalidArgument,
+                     "dimension -3");
+}
+
+Status InvalidElementTypeIsRejected(Context& c) {
+  return ExpectError(RawFromHost(c, PJRT_Buffer_Type_INVALID, {3}, std::nullopt), StatusCode::kInvalidArgument,
+                     "element type INVALID");
 }
 
 // --- compile and execute -------------------------------------------------------------------
@@ -378,12 +582,20 @@ const std::vector<TestCase>& AllTests() {
       {"buffer.deleted_is_error", "IsDeleted after Delete; reading it fails", DeletedBufferIsAnError},
       {"event.ready_future_outlives_buffer", "a ready event awaited after its buffer is destroyed",
        ReadyFutureOutlivesBuffer},
+      {"event.await_and_on_ready", "Await, IsReady, and OnReady on a completed event (called once, OK)",
+       EventAwaitAndOnReady},
+      {"event.on_ready_then_destroy", "OnReady on an execution's event destroyed at once still runs, once",
+       EventOnReadyThenDestroy},
       {"execute.add", "bytecode compiled and run: 40 + 2", ExecuteAdd},
       {"execute.concurrent", "one executable run from 8 threads at once", ExecuteConcurrently},
       {"execute.wrong_argument_count", "INVALID_ARGUMENT, not a crash", ExecuteWrongArgumentCount},
       {"execute.serialize_round_trip", "Serialize, DeserializeAndLoad, run", SerializeDeserializeRoundTrip},
       {"execute.non_donatable_input", "a donated parameter listed non-donatable stays readable",
        NonDonatableInputSurvives},
+      {"execute.donated_input_consumed", "a donated input not listed non-donatable is deleted by Execute",
+       DonatedInputIsConsumed},
+      {"execute.deleted_input", "a deleted buffer passed to Execute: INVALID_ARGUMENT or FAILED_PRECONDITION",
+       DeletedInputToExecuteIsAnError},
       {"compile.mlir_text", "StableHLO as MLIR text (format mlir)", CompileMlirText},
       {"compile.malformed_program", "INVALID_ARGUMENT for bytes that are no program", MalformedProgramIsInvalidArgument},
       {"misuse.short_args", "an args struct_size smaller than any version is INVALID_ARGUMENT", ShortArgsAreRejected},
@@ -391,6 +603,12 @@ const std::vector<TestCase>& AllTests() {
       {"misuse.destroyed_buffer", "a destroyed buffer's handle is INVALID_ARGUMENT", DestroyedBufferIsAnError},
       {"misuse.foreign_buffer", "a buffer of another client passed to Execute is INVALID_ARGUMENT",
        ForeignBufferIsAnError},
+      {"misuse.host_buffer_stride_count", "BufferFromHostBuffer with 1 byte stride for 2 dimensions: INVALID_ARGUMENT",
+       WrongStrideCountIsRejected},
+      {"misuse.host_buffer_negative_dimension", "BufferFromHostBuffer with dimension -3: INVALID_ARGUMENT",
+       NegativeDimensionIsRejected},
+      {"misuse.host_buffer_invalid_type", "BufferFromHostBuffer with element type INVALID: INVALID_ARGUMENT",
+       InvalidElementTypeIsRejected},
       {"misuse.overflowing_dimensions", "2^80 elements: INVALID_ARGUMENT or RESOURCE_EXHAUSTED",
        OverflowingDimensionsAreRejected},
   };
