@@ -121,7 +121,7 @@ std::vector<SlotProbe> ProbeSlots(const Plugin& plugin, std::chrono::millisecond
   const PJRT_Api* api = plugin.api();
   std::vector<std::pair<std::string, AnySlot>> slots;
 #define PJRT_API_SLOT(name) \
-  slots.emplace_back(#name, plugin.Has(&PJRT_Api::name) ? reinterpret_cast<AnySlot>(api->name) : nullptr);
+  slots.emplace_back(#name, plugin.Has(&PJRT_Api::name) ? reinterpret_cast<AnySlot>(reinterpret_cast<void (*)()>(api->name)) : nullptr);
 #include "base/pjrt_api_slots.def"
 #undef PJRT_API_SLOT
   std::vector<SlotProbe> out;

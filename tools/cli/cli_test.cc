@@ -170,7 +170,9 @@ TEST(JaxExport, TruncatedOrCorruptArtifactsAreErrorsNotCrashes) {
     std::string prefix = bytes.substr(0, n);
     (void)LooksLikeJaxExport(prefix);
     StatusOr<ExportedArtifact> a = ReadJaxExport(prefix);
-    if (!a.ok()) EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument) << n << ": " << a.status().ToString();
+    if (!a.ok()) {
+      EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument) << n << ": " << a.status().ToString();
+    }
   }
   // Every byte flipped in turn: any outcome but a crash or a read out of bounds (ASan builds).
   for (size_t i = 0; i < bytes.size(); ++i) {
