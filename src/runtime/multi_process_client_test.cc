@@ -132,15 +132,17 @@ TEST(MultiProcessClientTest, MissingStoreOrProcessIsAClearError) {
 TEST(MultiProcessClientTest, DifferentBuildsRefuseToJoin) {
   MemoryStore memory;
   const KeyValueStore store = memory.Functions();
-  memory.values_["stablert/node/1"] = SerializeNodeInfo(NodeInfo{1, "127.0.0.1:1", "another-version"});
+  memory.values_["stablert/node/1"] = SerializeNodeInfo(NodeInfo{1, "127.0.0.1:1", std::string(32, '0'), "another-version"});
   auto client = Client::Create(Options(0, 2, 1), &store);
   ASSERT_FALSE(client.ok());
   EXPECT_NE(client.status().message().find("same build"), std::string::npos) << client.status().ToString();
-  EXPECT_FALSE(ParseNodeInfo("devices=x\naddress=a\nversion=v", 3).ok());
-  auto parsed = ParseNodeInfo(SerializeNodeInfo(NodeInfo{4, "h:5", "v"}), 0);
+  EXPECT_FALSE(ParseNodeInfo("devices=x\naddress=a\ntoken=t\nversion=v", 3).ok());
+  EXPECT_FALSE(ParseNodeInfo("devices=1\naddress=a\nversion=v", 3).ok());  // no token
+  auto parsed = ParseNodeInfo(SerializeNodeInfo(NodeInfo{4, "h:5", "t0k3n", "v"}), 0);
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->device_count, 4);
   EXPECT_EQ(parsed->address, "h:5");
+  EXPECT_EQ(parsed->token, "t0k3n");
 }
 
 }  // namespace

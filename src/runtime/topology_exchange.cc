@@ -11,7 +11,7 @@ std::string NodeKey(int node_id) { return "stablert/node/" + std::to_string(node
 }  // namespace
 
 std::string SerializeNodeInfo(const NodeInfo& info) {
-  return "devices=" + std::to_string(info.device_count) + "\naddress=" + info.address +
+  return "devices=" + std::to_string(info.device_count) + "\naddress=" + info.address + "\ntoken=" + info.token +
          "\nversion=" + info.platform_version;
 }
 
@@ -30,8 +30,8 @@ StatusOr<NodeInfo> ParseNodeInfo(const std::string& text, int node_id) {
     return InvalidArgument("PJRT_Client_Create: the topology entry of process " + std::to_string(node_id) + " (key " +
                            NodeKey(node_id) + ") " + why + "; is every process running StableRT?");
   };
-  if (!fields.count("devices") || !fields.count("address") || !fields.count("version"))
-    return bad("lacks a field (devices, address, version)");
+  if (!fields.count("devices") || !fields.count("address") || !fields.count("token") || !fields.count("version"))
+    return bad("lacks a field (devices, address, token, version)");
   NodeInfo info;
   char* end = nullptr;
   long count = std::strtol(fields["devices"].c_str(), &end, 10);
@@ -39,6 +39,7 @@ StatusOr<NodeInfo> ParseNodeInfo(const std::string& text, int node_id) {
     return bad("has device count '" + fields["devices"] + "'");
   info.device_count = static_cast<int>(count);
   info.address = fields["address"];
+  info.token = fields["token"];
   info.platform_version = fields["version"];
   return info;
 }

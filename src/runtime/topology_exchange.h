@@ -1,8 +1,8 @@
 // The job's topology across processes, exchanged through the framework's key-value store.
 //
 // In a multi-process job (PJRT_Client_Create with num_nodes > 1) every process publishes
-// what it brings (its device count, the address of its collective transport, its platform
-// version) under "stablert/node/<node_id>" and reads every other process's entry. Device ids
+// what it brings (its device count, the address and access token of its collective
+// transport, its platform version) under "stablert/node/<node_id>" and reads every other process's entry. Device ids
 // are then global and stable: the devices of node n are numbered from the sum of the device
 // counts of nodes 0..n-1 (node_id * device_count + i when all counts are equal).
 //
@@ -28,7 +28,8 @@ struct KeyValueStore {
 
 struct NodeInfo {
   int device_count = 0;
-  std::string address;           // host:port of the node's collective transport
+  std::string address;           // ip:port of the node's collective transport
+  std::string token;             // what a process connecting to that transport must present
   std::string platform_version;  // every process must run the same build
 };
 
