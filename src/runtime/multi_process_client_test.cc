@@ -129,6 +129,21 @@ TEST(MultiProcessClientTest, MissingStoreOrProcessIsAClearError) {
   EXPECT_FALSE(out_of_range.ok());
 }
 
+TEST(MultiProcessClientTest, ProcessThatDeclaresItselfAbsentFailsCreationAtOnce) {
+  MemoryStore memory;
+  const KeyValueStore store = memory.Functions();
+  memory.values_["stablert/absent/1"] = "its JAX_PLATFORMS is 'cpu'";
+  const auto start = std::chrono::steady_clock::now();
+  auto client = Client::Create(Options(0, 2, 1), &store);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(client.status().message().find("process 1 of the job does not create a StableRT client (its "
+                                           "JAX_PLATFORMS is 'cpu')"),
+            std::string::npos)
+      << client.status().ToString();
+}
+
 TEST(MultiProcessClientTest, DifferentBuildsRefuseToJoin) {
   MemoryStore memory;
   const KeyValueStore store = memory.Functions();

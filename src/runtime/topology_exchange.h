@@ -6,8 +6,13 @@
 // are then global and stable: the devices of node n are numbered from the sum of the device
 // counts of nodes 0..n-1 (node_id * device_count + i when all counts are equal).
 //
-// Failure: a process that does not publish within the timeout, or an entry that cannot be
-// read, is an error naming the process and the key. Thread-safe (no shared state).
+// A process of the job that will not create a StableRT client (its JAX_PLATFORMS leaves stablert
+// out; the Python package publishes that, python/stablert/__init__.py) puts
+// "stablert/absent/<node_id>" = the reason instead: the others then fail at once rather than
+// at the timeout.
+//
+// Failure: a process that does not publish within the timeout, one that declared itself
+// absent, or an entry that cannot be read, is an error naming the process and the key. Thread-safe (no shared state).
 #pragma once
 
 #include <chrono>
