@@ -70,14 +70,29 @@ StatusOr<std::vector<float>> Program(Communicator& comm, int rank, int64_t n) {
   return all;
 }
 
-std::vector<std::vector<float>> RunInProcess(int64_t n, int64_t segmented_bytes = Communicator::kDefaultSegmentedAllReduceBytes) {
+// All-reduces only: over all ranks, over groups that span both processes, over groups inside one.
+StatusOr<std::vector<float>> AllReduces(Communicator& comm, int rank, int64_t n) {
+  std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n)), all;
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(rank + 1) + static_cast<float>(i % 97) / 7.f;
+  for (const ReplicaGroups& groups : {ReplicaGroups{}, ReplicaGroups{{0, 2}, {1, 3}}, ReplicaGroups{{0, 1}, {2, 3}},
+                                      ReplicaGroups{{3, 1, 0, 2}}}) {
+    STABLERT_RETURN_IF_ERROR(comm.AllReduce(rank, groups, in.data(), out.data(), n, 4, AddFloat(), "all_reduce"));
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  return all;
+}
+
+using ProgramFn = StatusOr<std::vector<float>> (*)(Communicator&, int, int64_t);
+
+std::vector<std::vector<float>> RunInProcess(int64_t n, int64_t segmented_bytes = Communicator::kDefaultSegmentedAllReduceBytes,
+                                             ProgramFn program = Program) {
   InProcessCommunicator comm(4, std::chrono::seconds(20));
   comm.set_segmented_all_reduce_bytes(segmented_bytes);
   std::vector<std::vector<float>> results(4);
   std::vector<std::thread> threads;
   for (int r = 0; r < 4; ++r)
     threads.emplace_back([&, r] {
-      auto result = Program(comm, r, n);
+      auto result = program(comm, r, n);
       EXPECT_TRUE(result.ok()) << result.status().ToString();
       if (result.ok()) results[r] = *result;
     });
@@ -87,7 +102,7 @@ std::vector<std::vector<float>> RunInProcess(int64_t n, int64_t segmented_bytes 
 
 // Runs Program on 4 ranks, two per process, every all-reduce of at least `segmented_bytes`
 // taking the segmented path.
-std::vector<std::vector<float>> RunAcrossProcesses(int64_t n, int64_t segmented_bytes) {
+std::vector<std::vector<float>> RunAcrossProcesses(int64_t n, int64_t segmented_bytes, ProgramFn program = Program) {
   auto mesh = Mesh(2);
   const std::vector<int> process_of_rank = {0, 0, 1, 1};
   std::vector<std::unique_ptr<CrossProcessCommunicator>> comms;
@@ -100,7 +115,7 @@ std::vector<std::vector<float>> RunAcrossProcesses(int64_t n, int64_t segmented_
   std::vector<std::thread> threads;
   for (int r = 0; r < 4; ++r)
     threads.emplace_back([&, r] {
-      auto result = Program(*comms[process_of_rank[r]], r, n);
+      auto result = program(*comms[process_of_rank[r]], r, n);
       EXPECT_TRUE(result.ok()) << result.status().ToString();
       if (result.ok()) results[r] = *result;
     });
@@ -133,10 +148,10 @@ TEST(CrossProcessCommunicator, SegmentedAllReduceIsBitIdenticalToTheDirectOne) {
   // Every all-reduce segmented (also those with fewer elements than group members, and
   // segments of several pieces) against every all-reduce direct, in and across processes.
   const int64_t never = std::numeric_limits<int64_t>::max();
-  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{300001}}) {
-    const auto direct = RunInProcess(n, never);
-    ExpectSame(RunInProcess(n, 0), direct, "in process, n = " + std::to_string(n));
-    ExpectSame(RunAcrossProcesses(n, 0), direct, "across processes, n = " + std::to_string(n));
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{1200001}}) {
+    const auto direct = RunInProcess(n, never, AllReduces);
+    ExpectSame(RunInProcess(n, 0, AllReduces), direct, "in process, n = " + std::to_string(n));
+    ExpectSame(RunAcrossProcesses(n, 0, AllReduces), direct, "across processes, n = " + std::to_string(n));
   }
 }
 
