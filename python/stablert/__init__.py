@@ -127,11 +127,33 @@ def _cpu_backend_for_host_callbacks() -> None:
     config.update("jax_platforms", ",".join([*requested, "cpu"]))
 
 
+def _declare_absence_to_the_job() -> None:
+    """In a jax.distributed job, a process whose JAX_PLATFORMS leaves stablert out tells the others
+    through the job's key-value store ("stablert/absent/<process id>", under the "stablert:" prefix
+    JAX's C API client gives the plugin's keys), so that their StableRT clients, which wait for
+    every process's topology (src/runtime/topology_exchange.h), fail at once instead of after the
+    timeout. JAX discovers plugins (and calls initialize) whether or not they are selected."""
+    requested = _requested_platforms()
+    if requested is None or PLATFORM_NAME in requested:
+        return
+    try:
+        from jax._src import distributed
+
+        state = distributed.global_state
+        if state.client is None or state.process_id is None:
+            return
+        state.client.key_value_set(f"{PLATFORM_NAME}:stablert/absent/{state.process_id}",
+                                   f"its JAX_PLATFORMS is '{','.join(requested)}'")
+    except Exception:  # best effort: the others then wait for the timeout, as without this
+        pass
+
+
 def initialize() -> None:
     """Registers the StableRT PJRT plugin with JAX under the platform name `stablert`."""
     path = library_path()
     if not os.path.exists(path):
         raise FileNotFoundError(f"StableRT plugin library not found at {path}")
+    _declare_absence_to_the_job()
     _register(path)
     _cpu_backend_for_host_callbacks()
     from stablert import _jax_shims

@@ -83,6 +83,8 @@ def launch(argv: list[str]) -> int:
         env[PROCESS_ID] = str(rank)
         env["JAX_COORDINATOR_ADDRESS"] = address
         env.setdefault("JAX_PLATFORMS", "stablert")
+        # Every process runs on this machine: collective traffic stays on the loopback interface.
+        env.setdefault("STABLERT_COLLECTIVE_ADDRESS", "127.0.0.1")
         if options.devices_per_process is not None:
             env["STABLERT_DEVICE_COUNT"] = str(options.devices_per_process)
         command = [sys.executable, "-m", "stablert._launch_child", options.script, *options.args]

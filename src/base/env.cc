@@ -1,5 +1,8 @@
 #include "base/env.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -88,6 +91,17 @@ StatusOr<std::chrono::milliseconds> CollectiveTimeout() {
   return std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
 }
 
+StatusOr<std::optional<std::string>> CollectiveAddress() {
+  std::optional<std::string> text = Get(kCollectiveAddress);
+  if (!text) return std::optional<std::string>();
+  in_addr parsed{};
+  if (::inet_pton(AF_INET, text->c_str(), &parsed) != 1)
+    return InvalidArgument(std::string(kCollectiveAddress) + "='" + *text +
+                           "' is not a numeric IPv4 address (e.g. 127.0.0.1, or this host's address on the network "
+                           "the job's processes share)");
+  return text;
+}
+
 StatusOr<bool> PartitionerEnabled() {
   std::optional<std::string> text = Get(kPartitioner);
   return text ? ParseBool(kPartitioner, *text) : StatusOr<bool>(true);
@@ -157,6 +171,7 @@ StatusOr<std::optional<DumpDir>> DumpDirectory() {
 Status CheckEnvironment() {
   STABLERT_RETURN_IF_ERROR(DeviceCount().status());
   STABLERT_RETURN_IF_ERROR(CollectiveTimeout().status());
+  STABLERT_RETURN_IF_ERROR(CollectiveAddress().status());
   STABLERT_RETURN_IF_ERROR(PartitionerEnabled().status());
   STABLERT_RETURN_IF_ERROR(DebugPartitioner().status());
   STABLERT_RETURN_IF_ERROR(IsaLevel().status());

@@ -26,6 +26,7 @@ namespace stablert::env {
 
 inline constexpr char kDeviceCount[] = "STABLERT_DEVICE_COUNT";
 inline constexpr char kCollectiveTimeout[] = "STABLERT_COLLECTIVE_TIMEOUT_SECONDS";
+inline constexpr char kCollectiveAddress[] = "STABLERT_COLLECTIVE_ADDRESS";
 inline constexpr char kPartitioner[] = "STABLERT_PARTITIONER";
 inline constexpr char kDebugPartitioner[] = "STABLERT_DEBUG_PARTITIONER";
 inline constexpr char kDumpDir[] = "STABLERT_DUMP_DIR";
@@ -51,6 +52,9 @@ StatusOr<double> ParseSeconds(std::string_view what, std::string_view text, doub
 // The settings, each from its variable or its default.
 StatusOr<int> DeviceCount();                                  // 1..kMaxDeviceCount, default 1
 StatusOr<std::chrono::milliseconds> CollectiveTimeout();     // default 60 s
+// The IPv4 address a multi-process job's collective transport binds and publishes (numeric,
+// e.g. 127.0.0.1 for a job on one machine); nullopt: the address the host name resolves to.
+StatusOr<std::optional<std::string>> CollectiveAddress();
 StatusOr<bool> PartitionerEnabled();                          // default true
 StatusOr<bool> DebugPartitioner();                            // default false
 

@@ -100,6 +100,22 @@ TEST(EnvTest, CollectiveTimeout) {
   }
 }
 
+TEST(EnvTest, CollectiveAddressIsANumericIpv4Address) {
+  {
+    ScopedEnv unset(kCollectiveAddress, nullptr);
+    EXPECT_FALSE(CollectiveAddress()->has_value());
+  }
+  {
+    ScopedEnv loopback(kCollectiveAddress, "127.0.0.1");
+    EXPECT_EQ(CollectiveAddress()->value(), "127.0.0.1");
+  }
+  for (const char* bad : {"localhost", "127.0.0.1:80", "::1", "300.1.1.1"}) {
+    ScopedEnv set(kCollectiveAddress, bad);
+    ExpectError(CollectiveAddress().status(), {"STABLERT_COLLECTIVE_ADDRESS='", bad, "IPv4"});
+    ExpectError(CheckEnvironment(), {"STABLERT_COLLECTIVE_ADDRESS"});
+  }
+}
+
 TEST(EnvTest, PartitionerSwitches) {
   {
     ScopedEnv unset(kPartitioner, nullptr);

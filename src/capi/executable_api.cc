@@ -350,9 +350,10 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
   STABLERT_CAPI_ARGS(PJRT_LoadedExecutable_Execute, args);
   STABLERT_CAPI_REQUIRE(PJRT_LoadedExecutable_Execute, args->executable);
   STABLERT_CAPI_GUARD(PJRT_LoadedExecutable_Execute, {
-    // A program without results needs no output lists; JAX passes null ones then.
+    // A program without results needs no output lists; JAX passes null ones then, and also
+    // when none of the program's devices is in this process (num_devices 0).
     const bool has_outputs = !args->executable->loaded->executable()->result_types().empty();
-    if (has_outputs && !args->output_lists)
+    if (has_outputs && args->num_devices > 0 && !args->output_lists)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": output_lists is null"));
     if (args->num_devices > 0 && args->num_args > 0 && !args->argument_lists)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": argument_lists is null"));
@@ -374,6 +375,9 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* ar
           " (total replica count: " + std::to_string(executable.num_replicas()) +
           ", partition count: " + std::to_string(executable.num_partitions()) + ")"));
     }
+    // A program whose devices are all in other processes of the job: nothing runs here (its
+    // collectives involve only those processes).
+    if (num_lists == 0) return nullptr;
     const size_t num_parameters = loaded.executable()->local_parameter_types().size();
     if (args->num_args != num_parameters)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": " + loaded.executable()->name() + " takes " +

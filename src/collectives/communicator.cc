@@ -26,6 +26,14 @@ std::string DeviceList(const std::vector<int>& group, const std::vector<bool>& a
   return out;
 }
 
+Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+bool Overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return a_bytes > 0 && b_bytes > 0 && x < y + static_cast<uintptr_t>(b_bytes) && y < x + static_cast<uintptr_t>(a_bytes);
+}
+
 std::string Seconds(std::chrono::milliseconds timeout) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(timeout.count()) / 1000.0);
@@ -116,27 +124,77 @@ Status InProcessCommunicator::Exchange(int rank, const std::vector<int>& group, 
 Status Communicator::AllReduce(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t count,
                                int64_t element_size, const Combiner& combine, const std::string& op) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
-  std::vector<char> result(static_cast<size_t>(count * element_size));
-  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, static_cast<int64_t>(result.size()), op, [&](const std::vector<const void*>& inputs) -> Status {
-    if (result.empty()) return OkStatus();
-    std::memcpy(result.data(), inputs[0], result.size());
-    for (size_t i = 1; i < inputs.size(); ++i)
-      STABLERT_RETURN_IF_ERROR(combine(result.data(), inputs[i], result.data(), count));
+  const int64_t bytes = count * element_size;
+  if (count > 0 && bytes >= segmented_all_reduce_bytes_)
+    return SegmentedAllReduce(rank, group, in, out, count, element_size, combine, op);
+  // The result goes straight to `out` unless it overlaps this rank's input (which the others
+  // read until the exchange ends).
+  std::vector<char> scratch;
+  char* result = static_cast<char*>(out);
+  if (Overlaps(in, bytes, out, bytes)) {
+    scratch.resize(static_cast<size_t>(bytes));
+    result = scratch.data();
+  }
+  STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, bytes, op, [&](const std::vector<const void*>& inputs) -> Status {
+    if (bytes == 0) return OkStatus();
+    std::memcpy(result, inputs[0], static_cast<size_t>(bytes));
+    for (size_t i = 1; i < inputs.size(); ++i) STABLERT_RETURN_IF_ERROR(combine(result, inputs[i], result, count));
     return OkStatus();
   }));
-  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  if (!scratch.empty()) std::memcpy(out, scratch.data(), scratch.size());
   return OkStatus();
+}
+
+Status Communicator::SegmentedAllReduce(int rank, const std::vector<int>& group, const void* in, void* out,
+                                        int64_t count, int64_t element_size, const Combiner& combine,
+                                        const std::string& op) {
+  const int64_t n = static_cast<int64_t>(group.size());
+  const int64_t position = std::find(group.begin(), group.end(), rank) - group.begin();
+  const int64_t begin = SegmentBegin(count, n, position), end = SegmentBegin(count, n, position + 1);
+  std::vector<char> segment(static_cast<size_t>((end - begin) * element_size));
+  Status reduced = Exchange(rank, group, in, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
+    if (segment.empty()) return OkStatus();
+    auto at = [&](size_t i) { return static_cast<const char*>(inputs[i]) + begin * element_size; };
+    std::memcpy(segment.data(), at(0), segment.size());
+    for (size_t i = 1; i < inputs.size(); ++i)
+      STABLERT_RETURN_IF_ERROR(combine(segment.data(), at(i), segment.data(), end - begin));
+    return OkStatus();
+  });
+  // The second exchange happens even after a failure, so that the others learn of it at once
+  // (a null input) instead of waiting for this member until the timeout.
+  static const char kEmpty = 0;
+  const void* published = !reduced.ok() ? nullptr : segment.empty() ? &kEmpty : segment.data();
+  Status copied = Exchange(rank, group, published, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
+    for (int64_t j = 0; j < n; ++j) {
+      if (inputs[static_cast<size_t>(j)] == nullptr)
+        return Unavailable(op + ": device " + std::to_string(group[static_cast<size_t>(j)]) +
+                           " failed its part of this all-reduce");
+      const int64_t b = SegmentBegin(count, n, j), e = SegmentBegin(count, n, j + 1);
+      if (e > b)
+        std::memcpy(static_cast<char*>(out) + b * element_size, inputs[static_cast<size_t>(j)],
+                    static_cast<size_t>((e - b) * element_size));
+    }
+    return OkStatus();
+  });
+  STABLERT_RETURN_IF_ERROR(reduced);
+  return copied;
 }
 
 Status Communicator::AllGather(int rank, const ReplicaGroups& groups, const void* in, void* out, int64_t bytes,
                                const std::string& op) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int> group, GroupOf(rank, groups, op));
-  std::vector<char> result(static_cast<size_t>(bytes) * group.size());
+  const int64_t total = bytes * static_cast<int64_t>(group.size());
+  std::vector<char> scratch;
+  char* result = static_cast<char*>(out);
+  if (Overlaps(in, bytes, out, total)) {
+    scratch.resize(static_cast<size_t>(total));
+    result = scratch.data();
+  }
   STABLERT_RETURN_IF_ERROR(Exchange(rank, group, in, bytes, op, [&](const std::vector<const void*>& inputs) -> Status {
-    for (size_t i = 0; i < inputs.size() && bytes > 0; ++i) std::memcpy(result.data() + i * bytes, inputs[i], bytes);
+    for (size_t i = 0; i < inputs.size() && bytes > 0; ++i) std::memcpy(result + i * bytes, inputs[i], bytes);
     return OkStatus();
   }));
-  if (!result.empty()) std::memcpy(out, result.data(), result.size());
+  if (!scratch.empty()) std::memcpy(out, scratch.data(), scratch.size());
   return OkStatus();
 }
 

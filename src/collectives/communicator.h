@@ -10,7 +10,10 @@
 // what they need, so inputs may be reused as soon as it returns.
 //
 // Results are deterministic: reductions combine contributions in group order, the same way
-// every run. A member that does not arrive within the timeout makes the others fail with
+// every run. All-reduces of at least segmented_all_reduce_bytes() split the work: the array is
+// cut into one segment per group member, member j reduces segment j (all members' inputs, in
+// group order) and every member then copies every segment. The order of combination per
+// element is the same as on the direct path, so results are bit-identical either way. A member that does not arrive within the timeout makes the others fail with
 // DeadlineExceeded naming the op, the missing ranks and those that waited — never a hang;
 // a member that arrives after the others gave up fails at once with the same account. The
 // runtime takes the timeout from STABLERT_COLLECTIVE_TIMEOUT_SECONDS (env::CollectiveTimeout).
@@ -19,6 +22,7 @@
 // The Communicator must outlive all calls.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -61,6 +65,12 @@ class Communicator {
   int num_ranks() const { return num_ranks_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // All-reduces of at least this many bytes per rank take the segmented path (above).
+  static constexpr int64_t kDefaultSegmentedAllReduceBytes = int64_t{1} << 20;
+  int64_t segmented_all_reduce_bytes() const { return segmented_all_reduce_bytes_; }
+  // Every rank must see the same value (set it before any call).
+  void set_segmented_all_reduce_bytes(int64_t bytes) { segmented_all_reduce_bytes_ = bytes; }
+
   // `op` names the calling op in errors (e.g. "stablehlo.all_reduce at f.py:3").
   // Empty `groups` means one group of all ranks in rank order.
 
@@ -95,9 +105,19 @@ class Communicator {
                           const std::string& op, const ExchangeBody& body, const Traffic* traffic = nullptr) = 0;
   StatusOr<std::vector<int>> GroupOf(int rank, const ReplicaGroups& groups, const std::string& op) const;
 
+  // The segmented all-reduce: two exchanges, the first reduces this member's segment, the
+  // second copies every member's segment into `out`. Every rank of every group calls it for
+  // the same collectives (the choice depends on the size only), so call counts stay aligned.
+  virtual Status SegmentedAllReduce(int rank, const std::vector<int>& group, const void* in, void* out, int64_t count,
+                                    int64_t element_size, const Combiner& combine, const std::string& op);
+
   const int num_ranks_;
   const std::chrono::milliseconds timeout_;
+  int64_t segmented_all_reduce_bytes_ = kDefaultSegmentedAllReduceBytes;
 };
+
+// Segment j of `count` elements cut into `parts`: [SegmentBegin(j), SegmentBegin(j + 1)).
+inline int64_t SegmentBegin(int64_t count, int64_t parts, int64_t j) { return count / parts * j + std::min(j, count % parts); }
 
 // All ranks in this process, each on its own thread.
 class InProcessCommunicator : public Communicator {

@@ -29,6 +29,28 @@ std::string Seconds(std::chrono::milliseconds timeout) {
   return buffer;
 }
 
+// The error of a transfer with `peer` failing with `status`, naming the op and both processes.
+Status PeerError(const std::string& op, int own, int peer, const Status& status, std::chrono::milliseconds timeout) {
+  const std::string prefix = op + ": process " + std::to_string(own) + " exchanging with process " + std::to_string(peer);
+  if (status.code() == StatusCode::kDeadlineExceeded)
+    return DeadlineExceeded(prefix + ": process " + std::to_string(peer) + " did not reach this collective within " +
+                            Seconds(timeout) + " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout)");
+  return Status(status.code(), prefix + ": " + std::string(status.message()));
+}
+
+// Tags of a segmented all-reduce's messages: `call` marks the kind and counts the segmented
+// all-reduces of the execution; `part` says which phase, segment, piece (and source partition).
+constexpr uint64_t kSegmentedCall = uint64_t{1} << 63;
+constexpr int kFieldBits = 20;
+uint64_t InputPiecePart(int source, int64_t segment, int64_t piece) {
+  return (uint64_t{1} << 62) | (static_cast<uint64_t>(source) << (2 * kFieldBits)) |
+         (static_cast<uint64_t>(segment) << kFieldBits) | static_cast<uint64_t>(piece);
+}
+// Named by the owner's rank, not its segment's position: groups of one collective share positions.
+uint64_t ReducedPiecePart(int owner, int64_t piece) {
+  return (uint64_t{2} << 60) | (static_cast<uint64_t>(owner) << kFieldBits) | static_cast<uint64_t>(piece);
+}
+
 }  // namespace
 
 CrossProcessCommunicator::CrossProcessCommunicator(TcpTransport* transport, std::vector<int> process_of_rank,
@@ -41,6 +63,7 @@ CrossProcessCommunicator::CrossProcessCommunicator(TcpTransport* transport, std:
     if (process_of_rank_[static_cast<size_t>(r)] == transport_->rank()) {
       local_ranks_.push_back(r);
       next_call_[r] = 0;
+      next_segmented_[r] = 0;
     }
 }
 
@@ -49,14 +72,7 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
   const Tag tag{run_id_, index};
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   const int64_t bytes = call.bytes[static_cast<size_t>(local_ranks_[0])];
-  auto failed = [&](int peer, const Status& status) {
-    const std::string prefix = op + ": process " + std::to_string(own) + " exchanging with process " +
-                               std::to_string(peer);
-    if (status.code() == StatusCode::kDeadlineExceeded)
-      return DeadlineExceeded(prefix + ": process " + std::to_string(peer) + " did not reach this collective within " +
-                              Seconds(timeout_) + " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout)");
-    return Status(status.code(), prefix + ": " + std::string(status.message()));
-  };
+  auto failed = [&](int peer, const Status& status) { return PeerError(op, own, peer, status, timeout_); };
   // Each process gets, in one message, the inputs of the local ranks one of its ranks reads:
   // [count: u32][ranks: count x u32][inputs: count x bytes, in rank order].
   std::map<int, std::vector<int>> to_send;
@@ -185,6 +201,142 @@ Status CrossProcessCommunicator::Exchange(int rank, const std::vector<int>& grou
   auto it = calls_.find(index);
   if (it != calls_.end() && it->second == call) calls_.erase(it);
   return status;
+}
+
+Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<int>& group, const void* in,
+                                                    void* out, int64_t count, int64_t element_size,
+                                                    const Combiner& combine, const std::string& op) {
+  const int own = transport_->rank();
+  uint64_t serial;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto next = next_segmented_.find(rank);
+    if (next == next_segmented_.end())
+      return InvalidArgument(op + ": partition " + std::to_string(rank) + " does not run in process " +
+                             std::to_string(own));
+    serial = next->second++;
+  }
+  auto process = [&](int r) { return process_of_rank_[static_cast<size_t>(r)]; };
+  const int64_t n = static_cast<int64_t>(group.size());
+  Traffic local;  // the exchanges below only meet this process's members; pieces travel here
+  std::set<int> remote_processes;
+  for (int member : group) {
+    if (process(member) == own) {
+      local.reads.push_back(member);
+      local.read_by.push_back(member);
+    } else {
+      remote_processes.insert(process(member));
+    }
+  }
+  if (remote_processes.empty())
+    return Communicator::SegmentedAllReduce(rank, group, in, out, count, element_size, combine, op);
+  const int64_t piece = std::max<int64_t>(1, kPieceBytes / element_size);  // elements
+  auto begin = [&](int64_t j) { return SegmentBegin(count, n, j); };
+  auto pieces = [&](int64_t j) { return (begin(j + 1) - begin(j) + piece - 1) / piece; };
+  if (n >= (int64_t{1} << kFieldBits) || pieces(0) >= (int64_t{1} << kFieldBits) || num_ranks_ >= (1 << kFieldBits))
+    return InvalidArgument(op + ": " + std::to_string(count * element_size) + " bytes in a group of " +
+                           std::to_string(n) + " exceed the segmented all-reduce's message numbering");
+  const int64_t position = std::find(group.begin(), group.end(), rank) - group.begin();
+  // Which local member receives remote segment j for the process's members: spread over them.
+  std::vector<int> local_members = local.reads;
+  auto receiver = [&](int64_t j) { return local_members[static_cast<size_t>(j) % local_members.size()]; };
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  auto tag = [&](uint64_t part) { return Tag{run_id_, kSegmentedCall | serial, part}; };
+  // This member's own segment and the remote segments it receives, at their places in the array
+  // (pages of the rest are never touched).
+  std::unique_ptr<char[]> held(new char[static_cast<size_t>(count * element_size)]);
+  auto at = [&](const void* base, int64_t element) { return static_cast<const char*>(base) + element * element_size; };
+
+  Status reduced = Exchange(rank, group, in, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
+    int64_t most = 0;
+    for (int64_t j = 0; j < n; ++j) most = std::max(most, pieces(j));
+    const int64_t own_begin = begin(position), own_end = begin(position + 1);
+    std::vector<char> message;
+    for (int64_t k = 0; k < most; ++k) {
+      // Piece k of this member's input to every remote segment owner ...
+      for (int64_t j = 0; j < n; ++j) {
+        const int owner = group[static_cast<size_t>(j)];
+        if (process(owner) == own || k >= pieces(j)) continue;
+        const int64_t first = begin(j) + k * piece, length = std::min(piece, begin(j + 1) - first);
+        Status sent = transport_->Send(process(owner), tag(InputPiecePart(rank, j, k)), at(in, first),
+                                       static_cast<size_t>(length * element_size), deadline);
+        if (!sent.ok()) return PeerError(op, own, process(owner), sent, timeout_);
+      }
+      // ... then piece k of the own segment, reduced over all members in group order.
+      if (k >= pieces(position)) continue;
+      const int64_t first = own_begin + k * piece, length = std::min(piece, own_end - first);
+      char* target = held.get() + first * element_size;
+      for (int64_t i = 0; i < n; ++i) {
+        const int member = group[static_cast<size_t>(i)];
+        const void* source;
+        if (process(member) == own) {
+          source = at(inputs[static_cast<size_t>(i)], first);
+        } else {
+          StatusOr<std::vector<char>> received =
+              transport_->Receive(process(member), tag(InputPiecePart(member, position, k)), deadline);
+          if (!received.ok()) return PeerError(op, own, process(member), received.status(), timeout_);
+          if (static_cast<int64_t>(received->size()) != length * element_size)
+            return InvalidArgument(op + ": process " + std::to_string(process(member)) + " sent " +
+                                   std::to_string(received->size()) + " bytes of partition " +
+                                   std::to_string(member) + "'s input where " +
+                                   std::to_string(length * element_size) +
+                                   " were expected; the processes run different programs");
+          message = std::move(*received);
+          source = message.data();
+        }
+        if (i == 0) {
+          std::memcpy(target, source, static_cast<size_t>(length * element_size));
+        } else {
+          STABLERT_RETURN_IF_ERROR(combine(target, source, target, length));
+        }
+      }
+      for (int peer : remote_processes) {
+        Status sent = transport_->Send(peer, tag(ReducedPiecePart(rank, k)), target,
+                                       static_cast<size_t>(length * element_size), deadline);
+        if (!sent.ok()) return PeerError(op, own, peer, sent, timeout_);
+      }
+    }
+    return OkStatus();
+  }, &local);
+  // The reduced remote segments this member receives for the process.
+  for (int64_t j = 0; reduced.ok() && j < n; ++j) {
+    const int owner = group[static_cast<size_t>(j)];
+    if (process(owner) == own || receiver(j) != rank) continue;
+    for (int64_t k = 0; reduced.ok() && k < pieces(j); ++k) {
+      const int64_t first = begin(j) + k * piece, length = std::min(piece, begin(j + 1) - first);
+      StatusOr<std::vector<char>> received = transport_->Receive(process(owner), tag(ReducedPiecePart(owner, k)), deadline);
+      if (!received.ok()) {
+        reduced = PeerError(op, own, process(owner), received.status(), timeout_);
+      } else if (static_cast<int64_t>(received->size()) != length * element_size) {
+        reduced = InvalidArgument(op + ": process " + std::to_string(process(owner)) + " sent a reduced piece of " +
+                                  std::to_string(received->size()) + " bytes where " +
+                                  std::to_string(length * element_size) +
+                                  " were expected; the processes run different programs");
+      } else {
+        std::memcpy(held.get() + first * element_size, received->data(), received->size());
+      }
+    }
+  }
+  // Every local member copies every segment from the member holding it. This exchange happens
+  // even after a failure, so that the others fail at once (a null input) instead of waiting.
+  const void* published = reduced.ok() ? held.get() : nullptr;
+  Status copied = Exchange(rank, group, published, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
+    for (int64_t j = 0; j < n; ++j) {
+      const int owner = group[static_cast<size_t>(j)];
+      const int holder = process(owner) == own ? owner : receiver(j);
+      const int64_t slot = std::find(group.begin(), group.end(), holder) - group.begin();
+      const void* source = inputs[static_cast<size_t>(slot)];
+      if (source == nullptr)
+        return Status(StatusCode::kUnavailable, op + ": partition " + std::to_string(holder) + " of process " +
+                                                    std::to_string(own) + " failed its part of this all-reduce");
+      if (begin(j + 1) > begin(j))
+        std::memcpy(static_cast<char*>(out) + begin(j) * element_size, at(source, begin(j)),
+                    static_cast<size_t>((begin(j + 1) - begin(j)) * element_size));
+    }
+    return OkStatus();
+  }, &local);
+  STABLERT_RETURN_IF_ERROR(reduced);
+  return copied;
 }
 
 }  // namespace stablert::collectives

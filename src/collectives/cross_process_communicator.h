@@ -10,6 +10,15 @@
 // process for the same execution (runtime/distributed_runs.h), the call index is the
 // collective's position in the program's sequence of collectives.
 //
+// Large all-reduces (Communicator's segmented path) over a group spanning processes send
+// pieces, not whole inputs: segment j's owner (group member j) receives segment j of every
+// remote member's input, in pieces of kPieceBytes, reduces each piece as soon as it has it (all
+// members in group order, as the direct path does) and sends the reduced piece to every other
+// process of the group, where one of the group's partitions receives it; the partitions of a
+// process then copy every segment from whichever of them holds it. Each process sends about
+// (its members) x (remote members' share) of the input and receives the reduced remote
+// segments once: a reduce-scatter followed by an all-gather, pipelined piece by piece.
+//
 // Failure: a local rank or a remote process that does not reach a collective within the
 // timeout fails the collective with DeadlineExceeded, a remote process whose connection
 // closed fails it at once with Unavailable; both name the op and the process.
@@ -39,6 +48,11 @@ class CrossProcessCommunicator : public Communicator {
  protected:
   Status Exchange(int rank, const std::vector<int>& group, const void* in, int64_t bytes, const std::string& op,
                   const ExchangeBody& body, const Traffic* traffic = nullptr) override;
+  Status SegmentedAllReduce(int rank, const std::vector<int>& group, const void* in, void* out, int64_t count,
+                            int64_t element_size, const Combiner& combine, const std::string& op) override;
+
+ public:
+  static constexpr int64_t kPieceBytes = int64_t{1} << 20;
 
  private:
   struct Call;
@@ -53,6 +67,7 @@ class CrossProcessCommunicator : public Communicator {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<int, uint64_t> next_call_;  // per local rank
+  std::map<int, uint64_t> next_segmented_;  // per local rank: segmented all-reduces so far
   std::map<uint64_t, std::shared_ptr<Call>> calls_;
 };
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <future>
+#include <limits>
 #include <thread>
 
 namespace stablert::collectives {
@@ -22,16 +24,17 @@ Combiner AddFloat() {
 
 std::vector<std::unique_ptr<TcpTransport>> Mesh(int n) {
   std::vector<std::unique_ptr<TcpTransport>> mesh;
-  std::vector<std::string> addresses;
+  std::vector<std::string> addresses, tokens;
   for (int p = 0; p < n; ++p) {
-    auto transport = TcpTransport::Listen(p, n);
+    auto transport = TcpTransport::Listen(p, n, "127.0.0.1");
     EXPECT_TRUE(transport.ok());
     addresses.push_back((*transport)->address());
+    tokens.push_back((*transport)->token());
     mesh.push_back(std::move(*transport));
   }
   std::vector<std::future<Status>> connected;
   for (int p = 0; p < n; ++p)
-    connected.push_back(std::async(std::launch::async, [&, p] { return mesh[p]->Connect(addresses, std::chrono::seconds(20)); }));
+    connected.push_back(std::async(std::launch::async, [&, p] { return mesh[p]->Connect(addresses, tokens, std::chrono::seconds(20)); }));
   for (auto& c : connected) EXPECT_TRUE(c.get().ok());
   return mesh;
 }
@@ -67,13 +70,29 @@ StatusOr<std::vector<float>> Program(Communicator& comm, int rank, int64_t n) {
   return all;
 }
 
-std::vector<std::vector<float>> RunInProcess(int64_t n) {
+// All-reduces only: over all ranks, over groups that span both processes, over groups inside one.
+StatusOr<std::vector<float>> AllReduces(Communicator& comm, int rank, int64_t n) {
+  std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n)), all;
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(rank + 1) + static_cast<float>(i % 97) / 7.f;
+  for (const ReplicaGroups& groups : {ReplicaGroups{}, ReplicaGroups{{0, 2}, {1, 3}}, ReplicaGroups{{0, 1}, {2, 3}},
+                                      ReplicaGroups{{3, 1, 0, 2}}}) {
+    STABLERT_RETURN_IF_ERROR(comm.AllReduce(rank, groups, in.data(), out.data(), n, 4, AddFloat(), "all_reduce"));
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  return all;
+}
+
+using ProgramFn = StatusOr<std::vector<float>> (*)(Communicator&, int, int64_t);
+
+std::vector<std::vector<float>> RunInProcess(int64_t n, int64_t segmented_bytes = Communicator::kDefaultSegmentedAllReduceBytes,
+                                             ProgramFn program = Program) {
   InProcessCommunicator comm(4, std::chrono::seconds(20));
+  comm.set_segmented_all_reduce_bytes(segmented_bytes);
   std::vector<std::vector<float>> results(4);
   std::vector<std::thread> threads;
   for (int r = 0; r < 4; ++r)
     threads.emplace_back([&, r] {
-      auto result = Program(comm, r, n);
+      auto result = program(comm, r, n);
       EXPECT_TRUE(result.ok()) << result.status().ToString();
       if (result.ok()) results[r] = *result;
     });
@@ -81,25 +100,80 @@ std::vector<std::vector<float>> RunInProcess(int64_t n) {
   return results;
 }
 
-TEST(CrossProcessCommunicator, MatchesTheInProcessCommunicatorBitForBit) {
-  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{300000}}) {  // the largest spans several chunks
-    auto mesh = Mesh(2);
-    const std::vector<int> process_of_rank = {0, 0, 1, 1};
-    std::vector<std::unique_ptr<CrossProcessCommunicator>> comms;
-    for (int p = 0; p < 2; ++p)
-      comms.push_back(std::make_unique<CrossProcessCommunicator>(mesh[p].get(), process_of_rank, 42,
-                                                                 std::chrono::seconds(20)));
-    std::vector<std::vector<float>> results(4);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < 4; ++r)
-      threads.emplace_back([&, r] {
-        auto result = Program(*comms[process_of_rank[r]], r, n);
-        EXPECT_TRUE(result.ok()) << result.status().ToString();
-        if (result.ok()) results[r] = *result;
-      });
-    for (auto& t : threads) t.join();
-    EXPECT_EQ(results, RunInProcess(n)) << "n = " << n;
+// Runs Program on 4 ranks, two per process, every all-reduce of at least `segmented_bytes`
+// taking the segmented path.
+std::vector<std::vector<float>> RunAcrossProcesses(int64_t n, int64_t segmented_bytes, ProgramFn program = Program) {
+  auto mesh = Mesh(2);
+  const std::vector<int> process_of_rank = {0, 0, 1, 1};
+  std::vector<std::unique_ptr<CrossProcessCommunicator>> comms;
+  for (int p = 0; p < 2; ++p) {
+    comms.push_back(std::make_unique<CrossProcessCommunicator>(mesh[p].get(), process_of_rank, 42,
+                                                               std::chrono::seconds(20)));
+    comms.back()->set_segmented_all_reduce_bytes(segmented_bytes);
   }
+  std::vector<std::vector<float>> results(4);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      auto result = program(*comms[process_of_rank[r]], r, n);
+      EXPECT_TRUE(result.ok()) << result.status().ToString();
+      if (result.ok()) results[r] = *result;
+    });
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+void ExpectSame(const std::vector<std::vector<float>>& results, const std::vector<std::vector<float>>& expected,
+                const std::string& what) {
+  ASSERT_EQ(results.size(), expected.size());
+  for (size_t r = 0; r < results.size(); ++r) {
+    ASSERT_EQ(results[r].size(), expected[r].size()) << what << " rank " << r;
+    for (size_t i = 0; i < results[r].size(); ++i)
+      if (std::memcmp(&results[r][i], &expected[r][i], sizeof(float)) != 0) {
+        ADD_FAILURE() << what << " rank " << r << " element " << i << ": " << results[r][i] << " vs "
+                      << expected[r][i];
+        break;
+      }
+  }
+}
+
+TEST(CrossProcessCommunicator, MatchesTheInProcessCommunicatorBitForBit) {
+  // The largest all-reduces (4.8 MB) take the segmented path, in pieces.
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{300000}})
+    ExpectSame(RunAcrossProcesses(n, Communicator::kDefaultSegmentedAllReduceBytes), RunInProcess(n),
+               "n = " + std::to_string(n));
+}
+
+TEST(CrossProcessCommunicator, SegmentedAllReduceIsBitIdenticalToTheDirectOne) {
+  // Every all-reduce segmented (also those with fewer elements than group members, and
+  // segments of several pieces) against every all-reduce direct, in and across processes.
+  const int64_t never = std::numeric_limits<int64_t>::max();
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1000}, int64_t{1200001}}) {
+    const auto direct = RunInProcess(n, never, AllReduces);
+    ExpectSame(RunInProcess(n, 0, AllReduces), direct, "in process, n = " + std::to_string(n));
+    ExpectSame(RunAcrossProcesses(n, 0, AllReduces), direct, "across processes, n = " + std::to_string(n));
+  }
+}
+
+TEST(CrossProcessCommunicator, SegmentedAllReduceFailsAtOnceWhenAProcessDies) {
+  auto mesh = Mesh(2);
+  CrossProcessCommunicator comm(mesh[0].get(), {0, 0, 1}, 1, std::chrono::seconds(30));
+  std::vector<float> in(1 << 20, 1.f), out0(in.size()), out1(in.size());
+  auto rank0 = std::async(std::launch::async, [&] {
+    return comm.AllReduce(0, {}, in.data(), out0.data(), static_cast<int64_t>(in.size()), 4, AddFloat(), "big_sum");
+  });
+  auto rank1 = std::async(std::launch::async, [&] {
+    return comm.AllReduce(1, {}, in.data(), out1.data(), static_cast<int64_t>(in.size()), 4, AddFloat(), "big_sum");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto start = Clock::now();
+  mesh[1].reset();
+  for (auto* rank : {&rank0, &rank1}) {
+    Status status = rank->get();
+    EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
+    EXPECT_NE(status.message().find("big_sum"), std::string::npos) << status.ToString();
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST(CrossProcessCommunicator, ExecutionsWithDifferentRunIdsDoNotMix) {

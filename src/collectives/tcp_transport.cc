@@ -8,13 +8,26 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/time.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 
 namespace stablert::collectives {
 namespace {
 
 constexpr uint32_t kHelloMagic = 0x53525443;  // "SRTC"
+constexpr size_t kTokenLength = 32;           // hex digits
+
+// The greeting that opens a connection: magic, the connecting process, the token of the
+// process connected to.
+struct Hello {
+  uint32_t magic;
+  uint32_t rank;
+  char token[kTokenLength];
+};
 
 Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
 
@@ -71,8 +84,9 @@ void SetNoDelay(int fd) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof buffer);
 }
 
-// The name other processes reach this host by: the host name if it resolves, else loopback.
-std::string HostName() {
+// The IPv4 address this host's name resolves to, unless that is a loopback address or the name
+// does not resolve: then 127.0.0.1 (a job on one machine).
+std::string DefaultAddress() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
     addrinfo hints{};
@@ -80,11 +94,44 @@ std::string HostName() {
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
     if (::getaddrinfo(name, nullptr, &hints, &found) == 0) {
+      std::string address;
+      for (addrinfo* a = found; a && address.empty(); a = a->ai_next) {
+        const auto* ip = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+        char text[INET_ADDRSTRLEN] = {};
+        if ((ntohl(ip->sin_addr.s_addr) >> 24) != 127 && ::inet_ntop(AF_INET, &ip->sin_addr, text, sizeof text))
+          address = text;
+      }
       ::freeaddrinfo(found);
-      return name;
+      if (!address.empty()) return address;
     }
   }
   return "127.0.0.1";
+}
+
+// 128 random bits as 32 hex digits.
+std::string RandomToken() {
+  std::random_device device;
+  std::string token;
+  for (int i = 0; i < 4; ++i) {
+    char word[9];
+    std::snprintf(word, sizeof word, "%08x", static_cast<unsigned>(device()));
+    token += word;
+  }
+  return token;
+}
+
+// Compares without an early exit, so that timing does not tell how much of a guess was right.
+bool SameToken(const char* a, const std::string& b) {
+  unsigned char difference = 0;
+  for (size_t i = 0; i < kTokenLength; ++i) difference |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return difference == 0;
+}
+
+void SetReceiveTimeout(int fd, std::chrono::milliseconds timeout) {
+  timeval limit{};
+  limit.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  limit.tv_usec = static_cast<suseconds_t>(timeout.count() % 1000 * 1000);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
 }
 
 // One connection attempt to "host:port"; -1 with `error` set on failure.
@@ -119,35 +166,40 @@ int ConnectOnce(const std::string& address, std::string& error) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Listen(int rank, int size) {
+StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Listen(int rank, int size, const std::string& bind_address) {
   if (size < 1 || rank < 0 || rank >= size)
     return InvalidArgument("TcpTransport: process " + std::to_string(rank) + " of " + std::to_string(size));
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Unavailable(Errno("collective transport: socket"));
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const std::string host = bind_address.empty() ? DefaultAddress() : bind_address;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
   addr.sin_port = 0;
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    ::close(fd);
+    return InvalidArgument("collective transport: '" + host + "' is not a numeric IPv4 address to listen on");
+  }
   socklen_t len = sizeof addr;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, size + 8) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Status error = Unavailable(Errno("collective transport: listening"));
+    Status error = Unavailable(Errno(("collective transport: listening on " + host).c_str()));
     ::close(fd);
     return error;
   }
-  std::string address = HostName() + ":" + std::to_string(ntohs(addr.sin_port));
-  std::unique_ptr<TcpTransport> transport(new TcpTransport(rank, size, fd, std::move(address)));
+  std::string address = host + ":" + std::to_string(ntohs(addr.sin_port));
+  std::unique_ptr<TcpTransport> transport(new TcpTransport(rank, size, fd, std::move(address), RandomToken()));
   transport->acceptor_ = std::thread([t = transport.get()] { t->AcceptLoop(); });
   return transport;
 }
 
-TcpTransport::TcpTransport(int rank, int size, int listener, std::string address)
+TcpTransport::TcpTransport(int rank, int size, int listener, std::string address, std::string token)
     : rank_(rank),
       size_(size),
       listener_(listener),
       address_(std::move(address)),
+      token_(std::move(token)),
       outgoing_(static_cast<size_t>(size), -1),
       incoming_(static_cast<size_t>(size), -1),
       failure_(static_cast<size_t>(size)),
@@ -184,16 +236,23 @@ void TcpTransport::AcceptLoop() {
     int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     SetNoDelay(fd);
-    uint32_t hello[2] = {0, 0};
-    if (!ReadAll(fd, hello, sizeof hello) || hello[0] != kHelloMagic || hello[1] >= static_cast<uint32_t>(size_) ||
-        static_cast<int>(hello[1]) == rank_) {
+    // A connection that does not greet with this transport's token is closed unread; one
+    // that sends nothing cannot hold the acceptor longer than kHelloTimeout.
+    SetReceiveTimeout(fd, kHelloTimeout);
+    Hello hello{};
+    if (!ReadAll(fd, &hello, sizeof hello) || hello.magic != kHelloMagic || hello.rank >= static_cast<uint32_t>(size_) ||
+        static_cast<int>(hello.rank) == rank_ || !SameToken(hello.token, token_)) {
       ::close(fd);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++rejected_;
       continue;
     }
-    int peer = static_cast<int>(hello[1]);
+    SetReceiveTimeout(fd, std::chrono::milliseconds(0));
+    int peer = static_cast<int>(hello.rank);
     std::lock_guard<std::mutex> lock(mutex_);
     if (incoming_[static_cast<size_t>(peer)] >= 0 || closing_) {
       ::close(fd);
+      ++rejected_;
       continue;
     }
     incoming_[static_cast<size_t>(peer)] = fd;
@@ -204,12 +263,12 @@ void TcpTransport::AcceptLoop() {
 
 void TcpTransport::ReadLoop(int peer, int fd) {
   while (true) {
-    uint64_t header[3];  // run, call, bytes
+    uint64_t header[4];  // run, call, part, bytes
     if (!ReadAll(fd, header, sizeof header)) break;
-    std::vector<char> payload(static_cast<size_t>(header[2]));
+    std::vector<char> payload(static_cast<size_t>(header[3]));
     if (!payload.empty() && !ReadAll(fd, payload.data(), payload.size())) break;
     std::lock_guard<std::mutex> lock(mutex_);
-    mailbox_[static_cast<size_t>(peer)][Tag{header[0], header[1]}] = std::move(payload);
+    mailbox_[static_cast<size_t>(peer)][Tag{header[0], header[1], header[2]}] = std::move(payload);
     changed_.notify_all();
   }
   if (closing_) return;
@@ -223,15 +282,26 @@ void TcpTransport::FailPeer(int peer, const std::string& why) {
   changed_.notify_all();
 }
 
+int TcpTransport::rejected_connections() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rejected_;
+}
+
 std::string TcpTransport::PeerFailure(int peer) {
   std::lock_guard<std::mutex> lock(mutex_);
   return failure_[static_cast<size_t>(peer)];
 }
 
-Status TcpTransport::Connect(const std::vector<std::string>& addresses, std::chrono::milliseconds timeout) {
-  if (static_cast<int>(addresses.size()) != size_)
-    return InvalidArgument("collective transport: " + std::to_string(addresses.size()) + " addresses for " +
-                           std::to_string(size_) + " processes");
+Status TcpTransport::Connect(const std::vector<std::string>& addresses, const std::vector<std::string>& tokens,
+                             std::chrono::milliseconds timeout) {
+  if (static_cast<int>(addresses.size()) != size_ || static_cast<int>(tokens.size()) != size_)
+    return InvalidArgument("collective transport: " + std::to_string(addresses.size()) + " addresses and " +
+                           std::to_string(tokens.size()) + " tokens for " + std::to_string(size_) + " processes");
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_ && tokens[static_cast<size_t>(p)].size() != kTokenLength)
+      return InvalidArgument("collective transport: process " + std::to_string(p) + "'s token has " +
+                             std::to_string(tokens[static_cast<size_t>(p)].size()) + " characters, not " +
+                             std::to_string(kTokenLength));
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
@@ -247,8 +317,9 @@ Status TcpTransport::Connect(const std::vector<std::string>& addresses, std::chr
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     SetNoDelay(fd);
-    uint32_t hello[2] = {kHelloMagic, static_cast<uint32_t>(rank_)};
-    if (!WriteAll(fd, hello, sizeof hello)) {
+    Hello hello{kHelloMagic, static_cast<uint32_t>(rank_), {}};
+    std::memcpy(hello.token, tokens[static_cast<size_t>(p)].data(), kTokenLength);
+    if (!WriteAll(fd, &hello, sizeof hello)) {
       Status status = Unavailable(Errno(("collective transport: greeting process " + std::to_string(p)).c_str()));
       ::close(fd);
       return status;
@@ -292,7 +363,7 @@ Status TcpTransport::SendParts(int peer, Tag tag, const std::vector<std::pair<co
   }
   if (fd < 0) return FailedPrecondition("collective transport: not connected to process " + std::to_string(peer));
   std::lock_guard<std::mutex> send_lock(*send_mutex_[static_cast<size_t>(peer)]);
-  uint64_t header[3] = {tag.run, tag.call, static_cast<uint64_t>(bytes)};
+  uint64_t header[4] = {tag.run, tag.call, tag.part, static_cast<uint64_t>(bytes)};
   bool written = WriteAll(fd, header, sizeof header, deadline);
   for (size_t i = 0; written && i < parts.size(); ++i)
     if (parts[i].second > 0) written = WriteAll(fd, parts[i].first, parts[i].second, deadline);

@@ -1,9 +1,16 @@
 // TCP transport between the processes of a multi-process job: a full mesh of POSIX stream
 // sockets carrying tagged messages.
 //
-// Every process listens on an ephemeral port (all interfaces) and publishes address(); once
-// it knows every peer's address, Connect() opens one outgoing connection per peer (used to
-// send) and waits until every peer has connected to it (those connections are read). A
+// Every process listens on an ephemeral port of one IPv4 address and publishes address() and
+// token(); once it knows every peer's address and token, Connect() opens one outgoing
+// connection per peer (used to send) and waits until every peer has connected to it (those
+// connections are read).
+//
+// Access: the listener binds one address, not every interface: the one given to Listen, else
+// the address the host name resolves to, else (no resolution, or a loopback one) 127.0.0.1.
+// Each transport draws a random 128-bit token; a connecting peer must open with the token of
+// the process it connects to (learned through the job's key-value store), else the connection
+// is closed unread. A peer that sends nothing is dropped after kHelloTimeout. A
 // reader thread per incoming connection files each message under its tag (run id, call
 // index) until Receive() takes it, so a sender never waits for the receiver to be ready.
 // Payloads are written and read in pieces of at most kChunkBytes.
@@ -33,32 +40,44 @@
 
 namespace stablert::collectives {
 
-// A message's tag: which execution (a run id equal on every process) and which collective
-// call of it.
+// A message's tag: which execution (a run id equal on every process), which collective call
+// of it, and which part of that call's traffic (pieces of a segmented all-reduce; 0 else).
 struct Tag {
   uint64_t run = 0;
   uint64_t call = 0;
-  bool operator<(const Tag& other) const { return run != other.run ? run < other.run : call < other.call; }
+  uint64_t part = 0;
+  bool operator<(const Tag& other) const {
+    if (run != other.run) return run < other.run;
+    return call != other.call ? call < other.call : part < other.part;
+  }
 };
 
 class TcpTransport {
  public:
   static constexpr size_t kChunkBytes = size_t{1} << 20;
+  static constexpr std::chrono::milliseconds kHelloTimeout{5000};
 
-  // Starts listening as process `rank` of `size`.
-  static StatusOr<std::unique_ptr<TcpTransport>> Listen(int rank, int size);
+  // Starts listening as process `rank` of `size` on `bind_address` (numeric IPv4; empty: see
+  // above).
+  static StatusOr<std::unique_ptr<TcpTransport>> Listen(int rank, int size, const std::string& bind_address = "");
   ~TcpTransport();
   TcpTransport(const TcpTransport&) = delete;
   TcpTransport& operator=(const TcpTransport&) = delete;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  // "host:port" other processes connect to.
+  // "ip:port" other processes connect to.
   const std::string& address() const { return address_; }
+  // The secret a peer must present when connecting here (32 hex digits).
+  const std::string& token() const { return token_; }
+  // Connections closed because they did not present this transport's token (or no greeting).
+  int rejected_connections();
 
-  // Connects to every peer (`addresses[p]` is process p's address(); the own entry is
-  // ignored) and waits until every peer has connected here, within `timeout`.
-  Status Connect(const std::vector<std::string>& addresses, std::chrono::milliseconds timeout);
+  // Connects to every peer (`addresses[p]` and `tokens[p]` are process p's address() and
+  // token(); the own entries are ignored) and waits until every peer has connected here,
+  // within `timeout`.
+  Status Connect(const std::vector<std::string>& addresses, const std::vector<std::string>& tokens,
+                 std::chrono::milliseconds timeout);
 
   // Sends a message tagged `tag` to `peer`; DeadlineExceeded if the peer stops taking data
   // before `deadline` (the connection is then marked failed: a message may be cut).
@@ -73,7 +92,7 @@ class TcpTransport {
   std::string PeerFailure(int peer);
 
  private:
-  TcpTransport(int rank, int size, int listener, std::string address);
+  TcpTransport(int rank, int size, int listener, std::string address, std::string token);
   void AcceptLoop();
   void ReadLoop(int peer, int fd);
   void FailPeer(int peer, const std::string& why);
@@ -82,6 +101,8 @@ class TcpTransport {
   const int size_;
   int listener_;
   std::string address_;
+  std::string token_;
+  int rejected_ = 0;
   std::atomic<bool> closing_{false};
   std::thread acceptor_;
   std::mutex mutex_;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <future>
 #include <numeric>
 #include <thread>
@@ -19,17 +20,18 @@ using Clock = std::chrono::steady_clock;
 // `n` transports of one job in this process, connected over loopback.
 std::vector<std::unique_ptr<TcpTransport>> Mesh(int n) {
   std::vector<std::unique_ptr<TcpTransport>> mesh;
-  std::vector<std::string> addresses;
+  std::vector<std::string> addresses, tokens;
   for (int p = 0; p < n; ++p) {
-    auto transport = TcpTransport::Listen(p, n);
+    auto transport = TcpTransport::Listen(p, n, "127.0.0.1");
     EXPECT_TRUE(transport.ok()) << transport.status().ToString();
     addresses.push_back((*transport)->address());
+    tokens.push_back((*transport)->token());
     mesh.push_back(std::move(*transport));
   }
   std::vector<std::future<Status>> connected;
   for (int p = 0; p < n; ++p)
     connected.push_back(std::async(std::launch::async, [&, p] {
-      return mesh[p]->Connect(addresses, std::chrono::seconds(20));
+      return mesh[p]->Connect(addresses, tokens, std::chrono::seconds(20));
     }));
   for (auto& c : connected) EXPECT_TRUE(c.get().ok());
   return mesh;
@@ -88,7 +90,8 @@ TEST(TcpTransport, ConnectFailsWithinTheTimeoutWhenAPeerNeverComes) {
   auto absent = TcpTransport::Listen(1, 2);  // listens, but never connects back
   ASSERT_TRUE(absent.ok());
   const auto start = Clock::now();
-  Status status = (*alone)->Connect({(*alone)->address(), (*absent)->address()}, std::chrono::milliseconds(300));
+  Status status = (*alone)->Connect({(*alone)->address(), (*absent)->address()},
+                                    {(*alone)->token(), (*absent)->token()}, std::chrono::milliseconds(300));
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(status.message().find("processes 1"), std::string::npos) << status.ToString();
@@ -96,7 +99,7 @@ TEST(TcpTransport, ConnectFailsWithinTheTimeoutWhenAPeerNeverComes) {
 
 TEST(TcpTransport, PeerThatStopsReadingFailsTheSendAtTheDeadline) {
   // Process 1 is a raw socket: it greets process 0 and accepts its connection, never reads.
-  auto transport = TcpTransport::Listen(0, 2);
+  auto transport = TcpTransport::Listen(0, 2, "127.0.0.1");
   ASSERT_TRUE(transport.ok());
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -114,9 +117,12 @@ TEST(TcpTransport, PeerThatStopsReadingFailsTheSendAtTheDeadline) {
   target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   target.sin_port = htons(static_cast<uint16_t>(std::stoi(own.substr(own.rfind(':') + 1))));
   ASSERT_EQ(::connect(greeter, reinterpret_cast<sockaddr*>(&target), sizeof target), 0);
-  const uint32_t hello[2] = {0x53525443, 1};
-  ASSERT_EQ(::send(greeter, hello, sizeof hello, 0), static_cast<ssize_t>(sizeof hello));
-  ASSERT_TRUE((*transport)->Connect({own, fake}, std::chrono::seconds(10)).ok());
+  std::string hello(8, '\0');
+  const uint32_t head[2] = {0x53525443, 1};
+  std::memcpy(hello.data(), head, sizeof head);
+  hello += (*transport)->token();
+  ASSERT_EQ(::send(greeter, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  ASSERT_TRUE((*transport)->Connect({own, fake}, {"", std::string(32, 'f')}, std::chrono::seconds(10)).ok());
   std::vector<char> big(64 << 20);  // more than the socket buffers hold
   const auto start = Clock::now();
   Status status = (*transport)->Send(1, Tag{1, 0}, big.data(), big.size(), start + std::chrono::milliseconds(300));
@@ -134,6 +140,54 @@ TEST(TcpTransport, RejectsBadPeers) {
   EXPECT_EQ(mesh[0]->Send(0, Tag{}, "x", 1).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(mesh[0]->Send(7, Tag{}, "x", 1).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(TcpTransport::Listen(2, 2).ok());
+}
+
+// Connects a raw socket to `transport` and sends `hello`; returns the socket.
+int Greet(TcpTransport& transport, const std::string& hello) {
+  const std::string own = transport.address();
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in target{};
+  target.sin_family = AF_INET;
+  target.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  target.sin_port = htons(static_cast<uint16_t>(std::stoi(own.substr(own.rfind(':') + 1))));
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof target), 0);
+  if (!hello.empty()) {
+    EXPECT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  }
+  return fd;
+}
+
+TEST(TcpTransport, ConnectionsWithoutTheTokenAreClosedUnread) {
+  auto transport = TcpTransport::Listen(0, 2, "127.0.0.1");
+  ASSERT_TRUE(transport.ok());
+  EXPECT_EQ((*transport)->address().rfind("127.0.0.1:", 0), 0u) << (*transport)->address();
+  auto other = TcpTransport::Listen(1, 2, "127.0.0.1");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*transport)->token().size(), 32u);
+  EXPECT_NE((*transport)->token(), (*other)->token());  // random per transport
+  std::string hello(8, '\0');
+  const uint32_t head[2] = {0x53525443, 1};
+  std::memcpy(hello.data(), head, sizeof head);
+  // Process 1's claim with a wrong token (process 1's own) is refused: the socket is closed.
+  int wrong = Greet(**transport, hello + (*other)->token());
+  char byte;
+  EXPECT_EQ(::recv(wrong, &byte, 1, 0), 0);  // end of stream: closed by the transport
+  ::close(wrong);
+  EXPECT_EQ((*transport)->rejected_connections(), 1);
+  // Process 1's connection, with the right token, is the one that counts.
+  auto connected = std::async(std::launch::async, [&] {
+    return (*other)->Connect({(*transport)->address(), (*other)->address()}, {(*transport)->token(), ""},
+                             std::chrono::seconds(10));
+  });
+  Status status = (*transport)->Connect({(*transport)->address(), (*other)->address()}, {"", (*other)->token()},
+                                        std::chrono::seconds(10));
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_TRUE(connected.get().ok());
+  ASSERT_TRUE((*other)->Send(0, Tag{1, 2, 3}, "ok", 2).ok());
+  auto got = (*transport)->Receive(1, Tag{1, 2, 3}, Clock::now() + std::chrono::seconds(10));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "ok");
+  EXPECT_FALSE(TcpTransport::Listen(0, 2, "not-an-address").ok());
 }
 
 }  // namespace

@@ -101,16 +101,20 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options, c
   if (options.process_count > 1) {
     STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, env::CollectiveTimeout());
     timeout = std::max(timeout, std::chrono::milliseconds(60000));
+    STABLERT_ASSIGN_OR_RETURN(std::optional<std::string> bind_address, env::CollectiveAddress());
     STABLERT_ASSIGN_OR_RETURN(client->transport_,
-                              collectives::TcpTransport::Listen(options.process_index, options.process_count));
-    NodeInfo own{options.device_count, client->transport_->address(), client->platform_version_};
+                              collectives::TcpTransport::Listen(options.process_index, options.process_count,
+                                                                bind_address.value_or("")));
+    NodeInfo own{options.device_count, client->transport_->address(), client->transport_->token(),
+                 client->platform_version_};
     STABLERT_ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes,
                               ExchangeTopology(store ? *store : KeyValueStore{}, options.process_index,
                                                options.process_count, own, timeout));
-    std::vector<std::string> addresses;
+    std::vector<std::string> addresses, tokens;
     node_devices.clear();
     for (const NodeInfo& node : nodes) {
       addresses.push_back(node.address);
+      tokens.push_back(node.token);
       node_devices.push_back(node.device_count);
     }
     int64_t total = 0;
@@ -121,7 +125,7 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options, c
     if (total > kMaxDevices * int64_t{16})
       return InvalidArgument("PJRT_Client_Create: the job has " + std::to_string(total) + " devices; at most " +
                              std::to_string(kMaxDevices * 16) + " are supported");
-    STABLERT_RETURN_IF_ERROR(client->transport_->Connect(addresses, timeout).WithPrefix("PJRT_Client_Create"));
+    STABLERT_RETURN_IF_ERROR(client->transport_->Connect(addresses, tokens, timeout).WithPrefix("PJRT_Client_Create"));
   }
   const char* kinds[] = {kDeviceMemoryKind, kPinnedHostMemoryKind, kUnpinnedHostMemoryKind};
   int memory_id = 0;

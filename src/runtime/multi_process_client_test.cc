@@ -129,18 +129,35 @@ TEST(MultiProcessClientTest, MissingStoreOrProcessIsAClearError) {
   EXPECT_FALSE(out_of_range.ok());
 }
 
+TEST(MultiProcessClientTest, ProcessThatDeclaresItselfAbsentFailsCreationAtOnce) {
+  MemoryStore memory;
+  const KeyValueStore store = memory.Functions();
+  memory.values_["stablert/absent/1"] = "its JAX_PLATFORMS is 'cpu'";
+  const auto start = std::chrono::steady_clock::now();
+  auto client = Client::Create(Options(0, 2, 1), &store);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(client.status().message().find("process 1 of the job does not create a StableRT client (its "
+                                           "JAX_PLATFORMS is 'cpu')"),
+            std::string::npos)
+      << client.status().ToString();
+}
+
 TEST(MultiProcessClientTest, DifferentBuildsRefuseToJoin) {
   MemoryStore memory;
   const KeyValueStore store = memory.Functions();
-  memory.values_["stablert/node/1"] = SerializeNodeInfo(NodeInfo{1, "127.0.0.1:1", "another-version"});
+  memory.values_["stablert/node/1"] = SerializeNodeInfo(NodeInfo{1, "127.0.0.1:1", std::string(32, '0'), "another-version"});
   auto client = Client::Create(Options(0, 2, 1), &store);
   ASSERT_FALSE(client.ok());
   EXPECT_NE(client.status().message().find("same build"), std::string::npos) << client.status().ToString();
-  EXPECT_FALSE(ParseNodeInfo("devices=x\naddress=a\nversion=v", 3).ok());
-  auto parsed = ParseNodeInfo(SerializeNodeInfo(NodeInfo{4, "h:5", "v"}), 0);
+  EXPECT_FALSE(ParseNodeInfo("devices=x\naddress=a\ntoken=t\nversion=v", 3).ok());
+  EXPECT_FALSE(ParseNodeInfo("devices=1\naddress=a\nversion=v", 3).ok());  // no token
+  auto parsed = ParseNodeInfo(SerializeNodeInfo(NodeInfo{4, "h:5", "t0k3n", "v"}), 0);
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->device_count, 4);
   EXPECT_EQ(parsed->address, "h:5");
+  EXPECT_EQ(parsed->token, "t0k3n");
 }
 
 }  // namespace

@@ -1,13 +1,18 @@
 // The job's topology across processes, exchanged through the framework's key-value store.
 //
 // In a multi-process job (PJRT_Client_Create with num_nodes > 1) every process publishes
-// what it brings (its device count, the address of its collective transport, its platform
-// version) under "stablert/node/<node_id>" and reads every other process's entry. Device ids
+// what it brings (its device count, the address and access token of its collective
+// transport, its platform version) under "stablert/node/<node_id>" and reads every other process's entry. Device ids
 // are then global and stable: the devices of node n are numbered from the sum of the device
 // counts of nodes 0..n-1 (node_id * device_count + i when all counts are equal).
 //
-// Failure: a process that does not publish within the timeout, or an entry that cannot be
-// read, is an error naming the process and the key. Thread-safe (no shared state).
+// A process of the job that will not create a StableRT client (its JAX_PLATFORMS leaves stablert
+// out; the Python package publishes that, python/stablert/__init__.py) puts
+// "stablert/absent/<node_id>" = the reason instead: the others then fail at once rather than
+// at the timeout.
+//
+// Failure: a process that does not publish within the timeout, one that declared itself
+// absent, or an entry that cannot be read, is an error naming the process and the key. Thread-safe (no shared state).
 #pragma once
 
 #include <chrono>
@@ -28,7 +33,8 @@ struct KeyValueStore {
 
 struct NodeInfo {
   int device_count = 0;
-  std::string address;           // host:port of the node's collective transport
+  std::string address;           // ip:port of the node's collective transport
+  std::string token;             // what a process connecting to that transport must present
   std::string platform_version;  // every process must run the same build
 };
 

@@ -27,7 +27,7 @@ def launch(script, processes, devices, timeout=240, grace=10, extra_env=None, ar
 
 
 CHECKS = ["devices", "psum", "all_gather", "ppermute", "psum_scatter", "all_to_all", "psum_4MiB", "pmax_pmin", "pmap_psum", "training_step",
-          "process_allgather", "make_array_from_process_local_data", "all"]
+          "process_allgather", "make_array_from_process_local_data", "program_on_other_processes_devices", "all"]
 
 
 @pytest.mark.parametrize("processes,devices", [(2, 2), (4, 2)])
@@ -84,3 +84,17 @@ def test_program_in_the_global_view_fails_clearly_across_processes():
         match = re.search(rf"\[{rank}\] FAILED_AS_EXPECTED (.*)", result.stdout)
         assert match, output[-6000:]
         assert "global view" in match.group(1) and "every partition in one process" in match.group(1), match.group(1)
+
+
+def test_process_without_stablert_makes_the_others_fail_at_once():
+    # Process 1 selects only cpu; process 0 leaves JAX_PLATFORMS unset (StableRT's backend is
+    # created too, and must not wait the topology timeout for process 1).
+    result = launch("worker_heterogeneous.py", 2, 2)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    match = re.search(r"\[0\] FAILED_AS_EXPECTED ([0-9.]+) (.*)", result.stdout)
+    assert match, output[-6000:]
+    seconds, message = float(match.group(1)), match.group(2)
+    assert seconds < 10, (seconds, message)
+    assert "process 1 of the job does not create a StableRT client (its JAX_PLATFORMS is 'cpu')" in message, message
+    assert "[1] OK cpu only" in result.stdout, output[-6000:]

@@ -3,6 +3,7 @@ job's devices, shard_map collectives across processes, a sharded training step,
 multihost_utils.process_allgather and jax.make_array_from_process_local_data. References are
 numpy, or JAX's CPU backend on this process's first CPU device with the global data. Prints
 "OK <check>" per passed check; any failure raises (non-zero exit)."""
+import hashlib
 import os
 
 import jax
@@ -77,6 +78,10 @@ big = rng.standard_normal((n * 1024, 1024)).astype(np.float32)
 out = smap(lambda b: jax.lax.psum(b, "x"), P())(global_array(big, P("x")))
 np.testing.assert_allclose(np.asarray(out.addressable_data(0)), big.reshape(n, 1024, 1024).sum(0), rtol=1e-5,
                            atol=1e-4)
+# The segmented all-reduce gives every process the same bits.
+digest = np.frombuffer(hashlib.sha256(np.asarray(out.addressable_data(0)).tobytes()).digest(), np.uint8)
+digests = np.asarray(multihost_utils.process_allgather(digest))
+assert all((d == digests[0]).all() for d in digests), digests
 print("OK psum_4MiB", flush=True)
 
 out = smap(lambda b: jax.lax.pmax(b, "x") - jax.lax.pmin(b, "x"), P())(x)
@@ -136,6 +141,19 @@ np.testing.assert_allclose(float(total.addressable_data(0)), expected_total, rto
 np.testing.assert_array_equal(gathered(arr), np.concatenate(
     [np.arange(per_process * 6, dtype=np.float32).reshape(per_process * 3, 2) + 100 * p for p in range(count)]))
 print("OK make_array_from_process_local_data", flush=True)
+
+# A program on process 0's devices only: the other processes run nothing and own no result.
+sub_mesh = Mesh(np.array(jax.devices()[:per_process]), ("x",))
+small = np.arange(per_process * 4, dtype=np.float32)
+on_first = jax.make_array_from_callback(small.shape, NamedSharding(sub_mesh, P("x")), lambda index: small[index],
+                                        dtype=np.float32)
+doubled = jax.jit(lambda v: v * 2)(on_first)
+if pid == 0:
+    shards = sorted(doubled.addressable_shards, key=lambda s: s.index[0].start)
+    np.testing.assert_array_equal(np.concatenate([np.asarray(s.data) for s in shards]), small * 2)
+else:
+    assert not doubled.addressable_shards
+print("OK program_on_other_processes_devices", flush=True)
 
 multihost_utils.sync_global_devices("done")
 print("OK all", flush=True)
