@@ -5,6 +5,7 @@
 
 #include "stablehlo/bytecode_reader.h"
 #include "stablehlo/import.h"
+#include "stablehlo/text_parser.h"
 #include "stablehlo/version.h"
 
 namespace stablert::stablehlo {
@@ -17,7 +18,12 @@ bool IsUnstableDialect(std::string_view name) {
 
 }  // namespace
 
+bool IsBytecode(std::string_view bytes) {
+  return bytes.size() >= 4 && bytes.substr(0, 4) == std::string_view("ML\xEFR", 4);
+}
+
 StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes) {
+  if (!IsBytecode(bytes)) return ParseModuleText(bytes);
   STABLERT_ASSIGN_OR_RETURN(BytecodeFile file, ReadBytecode(bytes));
   STABLERT_RETURN_IF_ERROR(ArtifactVersion(file.producer).status());
   for (const OpNameEntry& op : file.op_names) {

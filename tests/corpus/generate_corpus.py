@@ -10,6 +10,7 @@ jaxlib's current version.
 
 Output (OUT_DIR is emptied of earlier corpus files first):
   OUT_DIR/<category>/<program>.<X_Y_Z>.mlirbc
+  OUT_DIR/<category>/<program>.mlir, <program>.generic.mlir   (MLIR text, pretty and generic)
   OUT_DIR/<category>/<program>.<X_Y_Z>.skeleton.txt   the artifact as StableHLO's own reader
   OUT_DIR/<category>/<program>.<X_Y_Z>.attrs.txt      sees it, and every op's attributes as
                          MLIR decodes them (skeleton.py); stablert_read_check compares
@@ -109,6 +110,13 @@ def main():
             except Exception as e:  # a catalogue bug: report them all, then fail
                 errors.append(f"{category}/{program.name}: lowering failed: {e}")
                 continue
+            # The MLIR text of the program as JAX prints it (pretty form, with locations)
+            # and MLIR's generic form: read by StableRT's text reader and compared with
+            # the bytecode's import (stablert_text_check).
+            (out_dir / category / f"{program.name}.mlir").write_text(
+                ir.operation.get_asm(enable_debug_info=True))
+            (out_dir / category / f"{program.name}.generic.mlir").write_text(
+                ir.operation.get_asm(enable_debug_info=True, print_generic_op_form=True))
             for target in versions:
                 try:
                     data = serialize(ir, target)
