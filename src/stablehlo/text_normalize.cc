@@ -188,6 +188,17 @@ Status NormalizeTextAttributes(ir::Operation& op) {
           *api = Attribute(ir::EnumValue{ir::EnumKind::kCustomCallApiVersion, i->value});
         }
       }
+      // Symbol references as the VHLO form holds them (names), made symbols again below.
+      if (Attribute* called = Find(op, "called_computations")) {
+        if (const auto* array = called->get<Attribute::Array>()) {
+          Attribute::Array names;
+          for (const Attribute& element : *array) {
+            const auto* symbol = element.get<Attribute::Symbol>();
+            names.push_back(symbol ? Attribute(symbol->name) : element);
+          }
+          *called = Attribute(std::move(names));
+        }
+      }
       SetDefault(op, "has_side_effect", Attribute(false));
       SetDefault(op, "backend_config", Attribute(std::string()));
       SetDefault(op, "api_version", Attribute(ir::EnumValue{ir::EnumKind::kCustomCallApiVersion, 1}));

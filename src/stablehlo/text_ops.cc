@@ -844,6 +844,11 @@ Status Parser::ParseSdyMesh(size_t start) {
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'=' after the mesh name"));
   if (!Is(TokenKind::kLess)) return ErrorExpected("'<' (the mesh)");
   STABLERT_ASSIGN_OR_RETURN(ir::Attribute mesh, ParseSdyAttributeText("#sdy.mesh"));
+  if (Is(TokenKind::kLBrace)) {
+    // Discardable attributes of the mesh op: not kept, as by the bytecode import.
+    ir::Attribute::Dictionary ignored;
+    STABLERT_RETURN_IF_ERROR(ParseDictionary(&ignored));
+  }
   STABLERT_RETURN_IF_ERROR(ParseOptionalLocation().status());
   (void)start;
   module_->meshes.emplace_back(std::move(mesh_name), std::move(mesh));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -352,7 +353,13 @@ StatusOr<ParsedType> Parser::ParseType() {
     out.element = *d;
     return out;
   }
-  if (word == "index") return UnimplementedAt(at, "the index type is not supported");
+  if (word == "index") {
+    // As the bytecode reader: index is 64-bit (layouts of custom calls use it).
+    Advance();
+    out.kind = ParsedType::Kind::kElement;
+    out.element = DType::kS64;
+    return out;
+  }
   return ErrorExpected("a type");
 }
 
@@ -685,11 +692,13 @@ static StatusOr<ir::Attribute> ParseStablehloStruct(Parser& p, std::string_view 
         }
       } while (p.Consume(TokenKind::kComma));
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "',' or '>'"));
+      fields.emplace_back("#struct", ir::Attribute(std::string("conv")));
       return ir::Attribute(std::move(fields));
     }
     extern Status ParseConvDimensionsBody(Parser & p, ir::Attribute::Dictionary * fields);
     STABLERT_RETURN_IF_ERROR(ParseConvDimensionsBody(p, &fields));
     STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>' to end #stablehlo.conv"));
+    fields.emplace_back("#struct", ir::Attribute(std::string("conv")));
     return ir::Attribute(std::move(fields));
   }
   if (name == "result_accuracy_mode" || name == "precision" || name == "comparison_direction" ||
@@ -768,6 +777,111 @@ static StatusOr<ir::Attribute> ParseStablehloStruct(Parser& p, std::string_view 
   // given; text_normalize.cc flattens them into the op.
   fields.emplace_back("#struct", ir::Attribute(std::string(name)));
   return ir::Attribute(std::move(fields));
+}
+
+// A Shardy factor name: 'i'..'z' for factors 0..17, then "z_1", "z_2", ...
+static bool ReadFactor(std::string_view text, size_t* pos, int64_t* factor) {
+  if (*pos >= text.size() || text[*pos] < 'i' || text[*pos] > 'z') return false;
+  char c = text[(*pos)++];
+  *factor = c - 'i';
+  if (c == 'z' && *pos < text.size() && text[*pos] == '_') {
+    size_t start = ++*pos;
+    int64_t n = 0;
+    while (*pos < text.size() && std::isdigit(static_cast<unsigned char>(text[*pos])) && n < (1 << 20)) {
+      n = n * 10 + (text[(*pos)++] - '0');
+    }
+    if (*pos == start) return false;
+    *factor = 17 + n;
+  }
+  return true;
+}
+
+// `#sdy.op_sharding_rule<([i, j])->([k], []) {i=3, j=3, k=3}, reduction={j}, custom>` (after
+// the name) -> the dictionary the sdy bytecode decoder makes of it.
+static StatusOr<ir::Attribute> ParseShardingRule(Parser& p) {
+  STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kLess, "'<'"));
+  auto mappings = [&](ir::Attribute::Array* out) -> Status {
+    STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kLParen, "'(' (tensor mappings)"));
+    if (p.Consume(TokenKind::kRParen)) return OkStatus();
+    do {
+      STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'[' (a tensor mapping)"));
+      ir::Attribute::Array dims;
+      if (!p.Is(TokenKind::kRSquare)) {
+        do {
+          if (!p.Is(TokenKind::kBareId)) return p.ErrorExpected("factor names");
+          std::vector<int64_t> factors;
+          std::string_view text = p.tok_.text;
+          size_t pos = 0;
+          while (pos < text.size()) {
+            int64_t f;
+            if (!ReadFactor(text, &pos, &f)) return p.ErrorExpected("factor names (i, j, ..., z_1)");
+            factors.push_back(f);
+          }
+          p.Advance();
+          dims.push_back(I64Elements(factors));
+        } while (p.Consume(TokenKind::kComma));
+      }
+      STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRSquare, "',' or ']' in the tensor mapping"));
+      out->emplace_back(std::move(dims));
+    } while (p.Consume(TokenKind::kComma));
+    return p.Expect(TokenKind::kRParen, "',' or ')' after the tensor mappings");
+  };
+  ir::Attribute::Array operands, results;
+  STABLERT_RETURN_IF_ERROR(mappings(&operands));
+  STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kArrow, "'->'"));
+  STABLERT_RETURN_IF_ERROR(mappings(&results));
+  std::vector<int64_t> sizes;
+  auto factor_set = [&](std::vector<int64_t>* out, bool with_sizes) -> Status {
+    STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kLBrace, "'{'"));
+    if (p.Consume(TokenKind::kRBrace)) return OkStatus();
+    do {
+      if (!p.Is(TokenKind::kBareId)) return p.ErrorExpected("a factor name");
+      size_t pos = 0;
+      int64_t f;
+      if (!ReadFactor(p.tok_.text, &pos, &f) || pos != p.tok_.text.size()) return p.ErrorExpected("a factor name");
+      p.Advance();
+      if (with_sizes) {
+        STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'=' and the factor size"));
+        STABLERT_ASSIGN_OR_RETURN(int64_t size, p.ParseInteger());
+        if (f != static_cast<int64_t>(out->size())) return p.ErrorAt(p.tok_.offset, "factor sizes out of order");
+        out->push_back(size);
+      } else {
+        out->push_back(f);
+      }
+    } while (p.Consume(TokenKind::kComma));
+    return p.Expect(TokenKind::kRBrace, "',' or '}'");
+  };
+  STABLERT_RETURN_IF_ERROR(factor_set(&sizes, true));
+  std::vector<int64_t> lists[4];
+  static constexpr std::string_view kLists[] = {"reduction", "need_replication", "permutation",
+                                                "blocked_propagation"};
+  bool custom = false;
+  while (p.Consume(TokenKind::kComma)) {
+    if (p.ConsumeKeyword("custom")) {
+      custom = true;
+      continue;
+    }
+    bool known = false;
+    for (int i = 0; i < 4 && !known; ++i) {
+      if (p.IsKeyword(kLists[i])) {
+        p.Advance();
+        STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'='"));
+        STABLERT_RETURN_IF_ERROR(factor_set(&lists[i], false));
+        known = true;
+      }
+    }
+    if (!known) return p.ErrorExpected("reduction, need_replication, permutation, blocked_propagation or custom");
+  }
+  STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kGreater, "'>' to end #sdy.op_sharding_rule"));
+  return ir::Attribute(ir::Attribute::Dictionary{
+      {"factor_sizes", I64Elements(sizes)},
+      {"operand_mappings", ir::Attribute(std::move(operands))},
+      {"result_mappings", ir::Attribute(std::move(results))},
+      {"reduction_factors", I64Elements(lists[0])},
+      {"need_replication_factors", I64Elements(lists[1])},
+      {"permutation_factors", I64Elements(lists[2])},
+      {"blocked_propagation_factors", I64Elements(lists[3])},
+      {"is_custom_rule", ir::Attribute(custom)}});
 }
 
 StatusOr<ir::Attribute> Parser::ParseAttribute() {
@@ -856,6 +970,10 @@ StatusOr<ir::Attribute> Parser::ParseAttribute() {
       std::string_view name = tok_.text;
       size_t after = lex_.position();
       bool has_body = after < lex_.buffer().size() && lex_.buffer()[after] == '<';
+      if (name == "sdy.op_sharding_rule" && has_body) {
+        Advance();
+        return ParseShardingRule(*this);
+      }
       if (name.rfind("sdy", 0) == 0 && (name.size() == 3 || name[3] == '.')) {
         if (!has_body) break;
         std::string prefix = "#" + std::string(name);
