@@ -41,24 +41,41 @@ int64_t TotalResults(const std::vector<ResultGroup>& results) {
 
 //===--- Values -----------------------------------------------------------------------===//
 
-void Parser::Bind(std::string_view name, std::vector<ir::ValueId> values) {
-  auto it = names_.find(name);
-  if (it != names_.end()) {
-    undo_.emplace_back(name, std::move(it->second));
-    it->second = std::move(values);
-  } else {
-    undo_.emplace_back(name, std::vector<ir::ValueId>{});
-    names_.emplace(name, std::move(values));
+Parser::Binding* Parser::Slot(std::string_view name, bool create) {
+  // `%N` with N < 2^24: a vector slot.
+  if (name.size() >= 2 && name.size() <= 8) {
+    uint32_t n = 0;
+    bool digits = true;
+    for (size_t i = 1; i < name.size() && digits; ++i) {
+      digits = name[i] >= '0' && name[i] <= '9';
+      n = n * 10 + static_cast<uint32_t>(name[i] - '0');
+    }
+    if (digits && !(name.size() > 2 && name[1] == '0')) {
+      if (n >= numbered_names_.size()) {
+        if (!create) return nullptr;
+        numbered_names_.resize(std::max<size_t>(n + 1, numbered_names_.size() * 2));
+      }
+      Binding* b = &numbered_names_[n];
+      return b->count == 0 && !create ? nullptr : b;
+    }
   }
+  if (create) return &names_[name];
+  auto it = names_.find(name);
+  return it == names_.end() || it->second.count == 0 ? nullptr : &it->second;
+}
+
+void Parser::Bind(std::string_view name, ir::ValueId first, uint32_t count) {
+  Binding* slot = Slot(name, /*create=*/true);
+  undo_.emplace_back(name, *slot);
+  *slot = Binding{first, count};
 }
 
 void Parser::PopScope() {
   size_t mark = scope_marks_.back();
   scope_marks_.pop_back();
   while (undo_.size() > mark) {
-    auto& [name, old] = undo_.back();
-    if (old.empty()) names_.erase(name);
-    else names_[name] = std::move(old);
+    const auto& [name, old] = undo_.back();
+    *Slot(name, /*create=*/true) = old;
     undo_.pop_back();
   }
 }
@@ -69,17 +86,18 @@ StatusOr<ir::ValueId> Parser::ParseValueUse() {
   int64_t index = 0;
   bool indexed = lex_.LexResultIndex(&index);
   Advance();
-  auto it = names_.find(name.text);
-  if (it == names_.end()) return ErrorAt(name.offset, "use of undefined value '" + std::string(name.text) + "'");
-  if (index < 0 || static_cast<size_t>(index) >= it->second.size()) {
-    return ErrorAt(name.offset, "value '" + std::string(name.text) + "' has " + std::to_string(it->second.size()) +
+  const Binding* slot = Slot(name.text, /*create=*/false);
+  if (!slot) return ErrorAt(name.offset, "use of undefined value '" + std::string(name.text) + "'");
+  const Binding& b = *slot;
+  if (index < 0 || index >= static_cast<int64_t>(b.count)) {
+    return ErrorAt(name.offset, "value '" + std::string(name.text) + "' has " + std::to_string(b.count) +
                                     " results, not #" + std::to_string(index));
   }
-  if (!indexed && it->second.size() != 1) {
-    return ErrorAt(name.offset, "value '" + std::string(name.text) + "' names " +
-                                    std::to_string(it->second.size()) + " results: expected '#N' after it");
+  if (!indexed && b.count != 1) {
+    return ErrorAt(name.offset, "value '" + std::string(name.text) + "' names " + std::to_string(b.count) +
+                                    " results: expected '#N' after it");
   }
-  return it->second[static_cast<size_t>(index)];
+  return b.first + static_cast<ir::ValueId>(index);
 }
 
 Status Parser::ParseValueUseList(std::vector<ir::ValueId>* values) {
@@ -121,7 +139,7 @@ Status Parser::ParseRegion(ir::Region& region, const Arguments* arguments) {
     for (const auto& [name, type] : args) {
       ir::ValueId id = module_->AddValue(type);
       block.arguments.push_back(id);
-      Bind(name, {id});
+      Bind(name, id, 1);
     }
   };
   Status status = OkStatus();
@@ -209,10 +227,8 @@ Status Parser::FinishOp(ir::Operation op, ir::Block& block, const std::vector<Re
   SortByName(op.attrs);
   size_t next = 0;
   for (const ResultGroup& g : results) {
-    std::vector<ir::ValueId> ids(op.results.begin() + static_cast<std::ptrdiff_t>(next),
-                                 op.results.begin() + static_cast<std::ptrdiff_t>(next + g.count));
+    Bind(g.name, op.results[next], static_cast<uint32_t>(g.count));
     next += static_cast<size_t>(g.count);
-    Bind(g.name, std::move(ids));
   }
   block.ops.push_back(std::move(op));
   return OkStatus();

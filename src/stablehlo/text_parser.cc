@@ -578,9 +578,9 @@ static StatusOr<ir::Attribute> ParseDense(Parser& p) {
     data->type = type;
     return ir::Attribute(ir::Attribute::Elements(std::move(data)));
   }
-  std::string where = "dense literal at " + p.lex_.LineColumn(at);
+  // (The position is named only on failure: LineColumn scans from the start.)
   std::string_view view(reinterpret_cast<const char*>(blob.data()), blob.size());
-  Cursor cursor(view, 0, where);
+  Cursor cursor(view, 0, "dense literal");
   StatusOr<ir::Attribute::Elements> elements = DenseElementsFromBlob(cursor, type, view);
   if (!elements.ok()) {
     return p.ErrorAt(at, "dense literal does not match " + ir::TypeToString(type) + ": " +
@@ -1215,8 +1215,26 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   if (!IsKeyword("loc")) return ir::LocationId{0};
   Advance();
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' after 'loc'"));
+  // `loc(#alias)`, the common case, by alias.
+  std::string_view alias;
+  if (Is(TokenKind::kHashId)) {
+    alias = lex_.buffer().substr(tok_.offset, tok_.text.size() + 1);
+    auto known = alias_location_ids_.find(alias);
+    if (known != alias_location_ids_.end()) {
+      Advance();
+      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
+      return known->second;
+    }
+  }
   STABLERT_ASSIGN_OR_RETURN(ir::Location loc, ParseLocationExpr(*this));
+  if (!Is(TokenKind::kRParen)) alias = {};
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
+  STABLERT_ASSIGN_OR_RETURN(ir::LocationId id, AddLocation(std::move(loc)));
+  if (!alias.empty()) alias_location_ids_.emplace(alias, id);
+  return id;
+}
+
+StatusOr<ir::LocationId> Parser::AddLocation(ir::Location loc) {
   if (loc.file.empty() && loc.name.empty()) return ir::LocationId{0};
   std::string key = loc.file + '\0' + std::to_string(loc.line) + ':' + std::to_string(loc.column) + '\0' + loc.name;
   auto [it, inserted] = location_ids_.emplace(std::move(key), 0);
@@ -1251,6 +1269,7 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
     i = newline + 1;
   }
   Advance();
+  names_.reserve(1 << 12);
   PushScope();
   bool saw_module = false;
   while (!Is(TokenKind::kEof)) {

@@ -74,6 +74,7 @@ class Parser {
   StatusOr<std::vector<int64_t>> ParseIntList();
   // An optional `loc(...)`; 0 if absent or unknown.
   StatusOr<ir::LocationId> ParseOptionalLocation();
+  StatusOr<ir::LocationId> AddLocation(ir::Location loc);
   StatusOr<ir::Attribute> ParseSdyAttributeText(std::string_view prefix);
 
   //===--- Values and regions (text_ops.cc) -----------------------------------------===//
@@ -82,7 +83,9 @@ class Parser {
   ir::ValueId NewValue() { return module_->AddValue(ir::Type()); }
   void SetType(ir::ValueId id, ir::Type type) { module_->value_types[id] = std::move(type); }
   const ir::Type& TypeOf(ir::ValueId id) const { return module_->type_of(id); }
-  void Bind(std::string_view name, std::vector<ir::ValueId> values);
+  // Binds `name` to the `count` consecutive values from `first` (an op's results or a
+  // block's arguments are allocated consecutively).
+  void Bind(std::string_view name, ir::ValueId first, uint32_t count);
   void PushScope() { scope_marks_.push_back(undo_.size()); }
   void PopScope();
   Status ParseOperation(ir::Block& block);
@@ -113,13 +116,23 @@ class Parser {
   std::unordered_map<std::string_view, ParsedType> type_aliases_;
   std::vector<std::string_view> resolving_;
 
-  // Value names in scope; `undo_` restores shadowed bindings when a scope ends.
-  std::unordered_map<std::string_view, std::vector<ir::ValueId>> names_;
-  std::vector<std::pair<std::string_view, std::vector<ir::ValueId>>> undo_;
+  // Value names in scope; `undo_` restores shadowed bindings when a scope ends (count 0:
+  // the name was unbound).
+  struct Binding {
+    ir::ValueId first = 0;
+    uint32_t count = 0;
+  };
+  // Names `%N` (most of them) are indexed by N; others are hashed.
+  std::vector<Binding> numbered_names_;
+  std::unordered_map<std::string_view, Binding> names_;
+  std::vector<std::pair<std::string_view, Binding>> undo_;
+  // The slot of `name` (with its '%'); nullptr if unbound. `create` makes it.
+  Binding* Slot(std::string_view name, bool create);
   std::vector<size_t> scope_marks_;
 
-  // Locations by content, so equal locations share one LocationId.
+  // Locations by content, so equal locations share one LocationId; `loc(#alias)` by alias.
   std::unordered_map<std::string, ir::LocationId> location_ids_;
+  std::unordered_map<std::string_view, ir::LocationId> alias_location_ids_;
 };
 
 // RAII nesting guard.
