@@ -1,18 +1,16 @@
 #include "stablehlo/text_lexer.h"
 
-#include <cctype>
 
 namespace stablert::stablehlo {
 namespace {
 
-bool IsIdStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsDigitChar(char c) { return c >= '0' && c <= '9'; }
+bool IsIdStart(char c) { return IsAlpha(c) || c == '_'; }
 bool IsIdChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.' ||
-         c == '-';
+  return IsAlpha(c) || IsDigitChar(c) || c == '_' || c == '$' || c == '.' || c == '-';
 }
-bool IsBareIdChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
-}
+bool IsBareIdChar(char c) { return IsAlpha(c) || IsDigitChar(c) || c == '_' || c == '$' || c == '.'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -67,8 +67,15 @@ std::optional<DType> ElementTypeByName(std::string_view name) {
     }
     return t;
   }();
-  for (const auto& [n, d] : *table)
-    if (n == name) return d;
+  // Most programs use a few element types: the last one found is tried first.
+  thread_local std::pair<std::string_view, DType> last{"f32", DType::kF32};
+  if (name == last.first) return last.second;
+  for (const auto& entry : *table) {
+    if (entry.first == name) {
+      last = entry;
+      return entry.second;
+    }
+  }
   return std::nullopt;
 }
 
