@@ -1,5 +1,6 @@
 #include "stablehlo/read_module.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -19,7 +20,10 @@ bool IsUnstableDialect(std::string_view name) {
 }  // namespace
 
 bool IsBytecode(std::string_view bytes) {
-  return bytes.size() >= 4 && bytes.substr(0, 4) == std::string_view("ML\xEFR", 4);
+  // A prefix of the magic (empty or truncated input) is read as bytecode too: its error
+  // names the magic bytes.
+  constexpr std::string_view kMagic("ML\xEFR", 4);
+  return kMagic.substr(0, std::min(bytes.size(), kMagic.size())) == bytes.substr(0, kMagic.size());
 }
 
 StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes) {

@@ -2,7 +2,7 @@
 // ir::Module.
 //
 // ReadModule dispatches on content: input that starts with MLIR bytecode's magic bytes
-// ("ML\xEFR") is read as a portable artifact; anything else as MLIR text (text_parser.h:
+// ("ML\xEFR"), or is a prefix of them, is read as a portable artifact; anything else as MLIR text (text_parser.h:
 // the pretty or generic form JAX and MLIR print), which yields the same ir::Module as the
 // bytecode of the same program. For bytecode, ReadModule checks that the bytes are MLIR bytecode written by StableHLO
 // ("StableHLO_vX.Y.Z" producer) for a version in [kMinimumVersion, kCurrentVersion]
@@ -28,7 +28,7 @@ namespace stablert::stablehlo {
 
 StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes);
 
-// True if `bytes` start with MLIR bytecode's magic bytes.
+// True if `bytes` start with MLIR bytecode's magic bytes (or are a prefix of them).
 bool IsBytecode(std::string_view bytes);
 
 // Reads the file at `path` and calls ReadModule. NotFound if the file cannot be read.

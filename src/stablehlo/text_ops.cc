@@ -846,7 +846,7 @@ Status Parser::ParseTopLevelOp() {
     module_->meshes.emplace_back(std::move(mesh_name), std::move(mesh));
     return OkStatus();
   }
-  if (Is(TokenKind::kBareId) || Is(TokenKind::kString)) {
+  if ((Is(TokenKind::kBareId) || Is(TokenKind::kString)) && tok_.text.find('.') != std::string_view::npos) {
     return UnimplementedAt(start, "unexpected top-level operation '" + std::string(tok_.text) +
                                       "' in the module (expected func.func or sdy.mesh)");
   }

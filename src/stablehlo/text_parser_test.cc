@@ -97,6 +97,8 @@ TEST(TextParser, ReadModuleDispatchesOnContent) {
   EXPECT_EQ((*module)->name, "jit_f");
   EXPECT_FALSE(IsBytecode(kAdd));
   EXPECT_TRUE(IsBytecode(std::string("ML\xEFR", 4)));
+  EXPECT_TRUE(IsBytecode("ML"));  // truncated bytecode: its error names the magic bytes
+  EXPECT_FALSE(IsBytecode("MLIR"));
 }
 
 TEST(TextParser, GenericFormMatchesPrettyForm) {
@@ -259,7 +261,8 @@ TEST(TextParser, ErrorsNameLineColumnAndExpectation) {
       {"module {\n  func.func @main(%a: tensor<f32>) -> tensor<f32> {\n    %0 = \"stablehlo.add\"(%a, %a) {x = \"\\q\"} "
        ": (tensor<f32>, tensor<f32>) -> tensor<f32>\n  }\n}",
        "INVALID_ARGUMENT: MLIR text 3:39: malformed escape in string"},
-      {"", "INVALID_ARGUMENT: MLIR text holds no module"},
+      {" \n", "INVALID_ARGUMENT: MLIR text holds no module"},
+      {"ML", "INVALID_ARGUMENT: MLIR text 1:1: expected func.func, sdy.mesh or '}', found an identifier 'ML'"},
       {"module {} module {}", "INVALID_ARGUMENT: MLIR text 1:11: a second top-level module"},
       {"module { \x01 }", "INVALID_ARGUMENT: MLIR text 1:10: expected func.func, sdy.mesh or '}', found an unexpected character"},
   };
