@@ -847,8 +847,8 @@ Status Parser::ParseTopLevelOp() {
     return OkStatus();
   }
   if ((Is(TokenKind::kBareId) || Is(TokenKind::kString)) && tok_.text.find('.') != std::string_view::npos) {
-    return UnimplementedAt(start, "unexpected top-level operation '" + std::string(tok_.text) +
-                                      "' in the module (expected func.func or sdy.mesh)");
+    return ErrorAt(start, "unexpected top-level operation '" + std::string(tok_.text) +
+                              "' in the module (expected func.func or sdy.mesh)");
   }
   return ErrorExpected("func.func, sdy.mesh or '}'");
 }
