@@ -42,7 +42,7 @@ int64_t TotalResults(const std::vector<ResultGroup>& results) {
 //===--- Values -----------------------------------------------------------------------===//
 
 Parser::Binding* Parser::Slot(std::string_view name, bool create) {
-  // `%N` with N < 2^24: a vector slot.
+  // `%N`: a vector slot.
   if (name.size() >= 2 && name.size() <= 8) {
     uint32_t n = 0;
     bool digits = true;
@@ -50,7 +50,8 @@ Parser::Binding* Parser::Slot(std::string_view name, bool create) {
       digits = name[i] >= '0' && name[i] <= '9';
       n = n * 10 + static_cast<uint32_t>(name[i] - '0');
     }
-    if (digits && !(name.size() > 2 && name[1] == '0')) {
+    // Bounded (8 MB of slots); larger numbers are hashed, decided by the name alone.
+    if (digits && !(name.size() > 2 && name[1] == '0') && n < (1u << 20)) {
       if (n >= numbered_names_.size()) {
         if (!create) return nullptr;
         numbered_names_.resize(std::max<size_t>(n + 1, numbered_names_.size() * 2));
