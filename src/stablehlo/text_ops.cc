@@ -19,8 +19,12 @@ namespace {
 
 using Arguments = std::vector<std::pair<std::string_view, ir::Type>>;
 
+// Stable insertion sort: ops carry a handful of attributes, and std::stable_sort would
+// allocate a buffer per op.
 void SortByName(ir::Attribute::Dictionary& attrs) {
-  std::stable_sort(attrs.begin(), attrs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 1; i < attrs.size(); ++i) {
+    for (size_t j = i; j > 0 && attrs[j].first < attrs[j - 1].first; --j) std::swap(attrs[j], attrs[j - 1]);
+  }
 }
 
 // Op names of the text -> the op row; nullopt if StableRT has none.
@@ -212,13 +216,13 @@ Status Parser::ParseOperation(ir::Block& block) {
 }
 
 Status Parser::FinishOp(ir::Operation op, ir::Block& block, const std::vector<ResultGroup>& results,
-                        const std::vector<ir::Type>& result_types, size_t start) {
+                        std::vector<ir::Type>& result_types, size_t start) {
   const std::string_view name = ir::OpName(op.code);
   if (op.results.size() != result_types.size()) {
     return ErrorAt(start, std::string(name) + " has " + std::to_string(result_types.size()) +
                               " result types but " + std::to_string(op.results.size()) + " result names");
   }
-  for (size_t i = 0; i < result_types.size(); ++i) SetType(op.results[i], result_types[i]);
+  for (size_t i = 0; i < result_types.size(); ++i) SetType(op.results[i], std::move(result_types[i]));
   STABLERT_ASSIGN_OR_RETURN(op.location, ParseOptionalLocation());
   Status status = NormalizeTextAttributes(op);
   if (!status.ok()) {

@@ -307,7 +307,8 @@ StatusOr<ParsedType> Parser::ParseType() {
   if (word == "tensor") {
     Advance();
     if (!Is(TokenKind::kLess)) return ErrorExpected("'<' after 'tensor'");
-    std::vector<int64_t> dims;
+    std::vector<int64_t>& dims = dims_buffer_;
+    dims.clear();
     size_t bad;
     if (lex_.position() < lex_.buffer().size() && lex_.buffer()[lex_.position()] == '*') {
       return UnimplementedAt(at, "unranked tensor types are not supported");
@@ -375,7 +376,7 @@ StatusOr<ir::Type> Parser::ParseValueType() {
   STABLERT_ASSIGN_OR_RETURN(ParsedType t, ParseType());
   if (t.kind == ParsedType::Kind::kElement) return ir::Type::Tensor(t.element, {});
   if (t.kind != ParsedType::Kind::kValue) return ErrorAt(at, "expected a tensor, token or tuple type");
-  return t.value;
+  return std::move(t.value);
 }
 
 Status Parser::ParseFunctionType(std::vector<ir::Type>* inputs, std::vector<ir::Type>* outputs) {

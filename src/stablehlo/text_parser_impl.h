@@ -99,12 +99,13 @@ class Parser {
   Status ParseGenericOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start);
   Status ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start);
   Status FinishOp(ir::Operation op, ir::Block& block, const std::vector<ResultGroup>& results,
-                  const std::vector<ir::Type>& result_types, size_t start);
+                  std::vector<ir::Type>& result_types, size_t start);
   Status ParseSdyMesh(size_t start);
   Status ParseModuleBody();
 
   Lexer lex_;
   Token tok_;
+  std::vector<int64_t> dims_buffer_;  // reused by ParseType
   std::unique_ptr<ir::Module> module_;
   int depth_ = 0;
 
