@@ -43,6 +43,7 @@ STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
 # hung peer, a refused global-view program (~40 s; docs/multi_process.md).
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/jax_multi_process
 bash tests/fuzz/run_fuzzer.sh 60   # the StableHLO reader under libFuzzer, ASan and UBSan
+STABLERT_FUZZ_TARGET=text_parser_fuzz bash tests/fuzz/run_fuzzer.sh 45   # the MLIR text reader
 # A second build (build/asan) with AddressSanitizer + UBSan: CTest with leak detection, then the
 # op matrix in CPython at every ISA level (docs/decisions.md, "Sanitized tests").
 bash tests/sanitizers/run_sanitized.sh

@@ -6,6 +6,8 @@ serialization, as tests/corpus/generate_corpus.py):
                                         layers are unrolled (no scan): several MB, ~100k ops
   OUT_DIR/training_step.mlirbc          a typical training step: a 2-layer transformer with
                                         Adam, as a user's jitted `train_step`
+  OUT_DIR/<name>.mlir                   each artifact as MLIR text (the pretty form with
+                                        locations, as `as_text(debug_info=True)` prints it)
 
 usage: make_large_program.py OUT_DIR [--layers N]   (default 768 layers, ~3 MB)
 """
@@ -17,6 +19,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from jax._src.interpreters import mlir as jax_mlir  # noqa: E402
 from jax._src.lib import _jax  # noqa: E402
 from jaxlib.mlir.dialects import stablehlo  # noqa: E402
 
@@ -83,6 +86,12 @@ def serialize(lowered):
     return _jax.mlir.serialize_portable_artifact(module, target, True)
 
 
+def write_text(path, data):
+    # The artifact's program as MLIR text: the text reader's input for the same program.
+    module = _jax.mlir.deserialize_portable_artifact(data, context=jax_mlir.make_ir_context())
+    path.write_text(module.operation.get_asm(enable_debug_info=True))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=pathlib.Path)
@@ -96,6 +105,7 @@ def main():
     big = abstract(jax.eval_shape(lambda: init(jax.random.key(0), args.layers)))
     data = serialize(jax.jit(sgd_step, donate_argnums=0).lower(big, tokens))
     (args.out_dir / "transformer_unrolled.mlirbc").write_bytes(data)
+    write_text(args.out_dir / "transformer_unrolled.mlir", data)
     print(f"transformer_unrolled.mlirbc: {args.layers} layers, {len(data)} bytes")
 
     small = abstract(jax.eval_shape(lambda: init(jax.random.key(0), 2)))
@@ -103,6 +113,7 @@ def main():
     data = serialize(jax.jit(adam_step, donate_argnums=(0, 1, 2)).lower(
         small, small, small, step, tokens))
     (args.out_dir / "training_step.mlirbc").write_bytes(data)
+    write_text(args.out_dir / "training_step.mlir", data)
     print(f"training_step.mlirbc: 2 layers with Adam, {len(data)} bytes")
 
 

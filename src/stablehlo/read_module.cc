@@ -1,10 +1,12 @@
 #include "stablehlo/read_module.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
 #include "stablehlo/bytecode_reader.h"
 #include "stablehlo/import.h"
+#include "stablehlo/text_parser.h"
 #include "stablehlo/version.h"
 
 namespace stablert::stablehlo {
@@ -17,7 +19,15 @@ bool IsUnstableDialect(std::string_view name) {
 
 }  // namespace
 
+bool IsBytecode(std::string_view bytes) {
+  // A prefix of the magic (empty or truncated input) is read as bytecode too: its error
+  // names the magic bytes.
+  constexpr std::string_view kMagic("ML\xEFR", 4);
+  return kMagic.substr(0, std::min(bytes.size(), kMagic.size())) == bytes.substr(0, kMagic.size());
+}
+
 StatusOr<std::unique_ptr<ir::Module>> ReadModule(std::string_view bytes) {
+  if (!IsBytecode(bytes)) return ParseModuleText(bytes);
   STABLERT_ASSIGN_OR_RETURN(BytecodeFile file, ReadBytecode(bytes));
   STABLERT_RETURN_IF_ERROR(ArtifactVersion(file.producer).status());
   for (const OpNameEntry& op : file.op_names) {

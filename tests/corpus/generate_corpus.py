@@ -10,6 +10,8 @@ jaxlib's current version.
 
 Output (OUT_DIR is emptied of earlier corpus files first):
   OUT_DIR/<category>/<program>.<X_Y_Z>.mlirbc
+  OUT_DIR/<category>/<program>.mlir, <program>.generic.mlir   the newest artifact as MLIR
+                         text (pretty and generic form); stablert_text_check reads them
   OUT_DIR/<category>/<program>.<X_Y_Z>.skeleton.txt   the artifact as StableHLO's own reader
   OUT_DIR/<category>/<program>.<X_Y_Z>.attrs.txt      sees it, and every op's attributes as
                          MLIR decodes them (skeleton.py); stablert_read_check compares
@@ -125,6 +127,16 @@ def main():
                     skeleton.skeleton(reference))
                 (out_dir / category / f"{stem}.attrs.txt").write_text(
                     skeleton.vhlo_attributes(skeleton.parse_vhlo(data, context)))
+                if target == versions[-1]:
+                    # The newest artifact as MLIR text, printed by MLIR in the pretty form JAX
+                    # prints (with locations) and in the generic form: StableRT's text reader
+                    # must import each as its bytecode reader imports the artifact
+                    # (stablert_text_check).
+                    (out_dir / category / f"{program.name}.mlir").write_text(
+                        reference.operation.get_asm(enable_debug_info=True))
+                    (out_dir / category / f"{program.name}.generic.mlir").write_text(
+                        reference.operation.get_asm(enable_debug_info=True,
+                                                    print_generic_op_form=True))
                 manifest.append((category, program.name, target, "ok", str(len(data))))
                 files += 1
     with open(out_dir / "manifest.tsv", "w") as f:

@@ -11,6 +11,7 @@
 #include "base/version.h"
 #include "commands.h"
 #include "ir/printer.h"
+#include "ir/stablehlo_text.h"
 #include "ir/verifier.h"
 #include "runtime/version.h"
 #include "stablehlo/read_module.h"
@@ -44,8 +45,11 @@ constexpr char kUsage[] =
     "                            pass / fail / unsupported / crash / timeout, a JSON report;\n"
     "                            --diff-with: programs run on both plugins, outputs compared\n"
     "  conform --diff A.json B.json   the tests whose outcomes differ between two reports\n"
-    "  dump [--locations] FILE   read a StableHLO portable artifact (MLIR bytecode), verify it\n"
-    "                            and print the imported IR (--locations: with source locations)\n"
+    "  dump [--locations] [--stablehlo] FILE\n"
+    "                            read a StableHLO program (a portable artifact as MLIR bytecode,\n"
+    "                            or MLIR text), verify it and print the imported IR\n"
+    "                            (--locations: with source locations; --stablehlo: as StableHLO\n"
+    "                            MLIR text in the generic form, which MLIR parses)\n"
     "  --version                 print StableRT's version, its PJRT C API and StableHLO versions\n"
     "  --help                    print this help\n"
     "\n"
@@ -74,9 +78,12 @@ int PrintVersion() {
 int Dump(int argc, char** argv) {
   stablert::ir::PrintOptions options;
   const char* path = nullptr;
+  bool stablehlo_text = false;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--locations") == 0) {
       options.locations = true;
+    } else if (std::strcmp(argv[i], "--stablehlo") == 0) {
+      stablehlo_text = true;
     } else if (!path) {
       path = argv[i];
     } else {
@@ -94,7 +101,17 @@ int Dump(int argc, char** argv) {
     std::fprintf(stderr, "error: %s: %s\n", path, verified.ToString().c_str());
     return 1;
   }
-  std::string text = stablert::ir::PrintModule(**module, options);
+  std::string text;
+  if (stablehlo_text) {
+    auto printed = stablert::ir::PrintStablehloText(**module);
+    if (!printed.ok()) {
+      std::fprintf(stderr, "error: %s: %s\n", path, printed.status().ToString().c_str());
+      return 1;
+    }
+    text = std::move(printed).value();
+  } else {
+    text = stablert::ir::PrintModule(**module, options);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }

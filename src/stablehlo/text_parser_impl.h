@@ -1,0 +1,151 @@
+// Internal to the text reader (text_parser.h): the parser state shared by the structure,
+// attribute and type parsing (text_parser.cc) and the op forms (text_ops.cc).
+// Not thread-safe; one Parser per call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/module.h"
+#include "stablehlo/text_lexer.h"
+
+namespace stablert::stablehlo::text {
+
+// A parsed type: a value type, a bare element type, a function type, or none.
+struct ParsedType {
+  enum class Kind : uint8_t { kValue, kElement, kFunction, kNone } kind = Kind::kValue;
+  ir::Type value;                // kValue
+  DType element = DType::kInvalid;  // kElement
+  std::vector<ir::Type> inputs, outputs;  // kFunction
+};
+
+// Result names of an op being parsed: `%a, %b:2 = ...`.
+struct ResultGroup {
+  std::string_view name;
+  int64_t count = 1;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text);
+  StatusOr<std::unique_ptr<ir::Module>> Run();
+
+  //===--- Tokens and errors (text_parser.cc) ---------------------------------------===//
+  void Advance() { tok_ = lex_.Next(); }
+  bool Is(TokenKind kind) const { return tok_.kind == kind; }
+  bool IsKeyword(std::string_view word) const {
+    return tok_.kind == TokenKind::kBareId && tok_.text == word;
+  }
+  bool Consume(TokenKind kind) {
+    if (tok_.kind != kind) return false;
+    Advance();
+    return true;
+  }
+  bool ConsumeKeyword(std::string_view word) {
+    if (!IsKeyword(word)) return false;
+    Advance();
+    return true;
+  }
+  Status Expect(TokenKind kind, std::string_view what);
+  Status ExpectKeyword(std::string_view word);
+  // InvalidArgument "line:column: expected <what>, found <token>".
+  Status ErrorExpected(std::string_view what) const;
+  Status ErrorAt(size_t offset, std::string_view message) const;
+  Status UnimplementedAt(size_t offset, std::string_view message) const;
+  std::string Describe(const Token& token) const;
+
+  //===--- Types and attributes (text_parser.cc) ------------------------------------===//
+  StatusOr<ParsedType> ParseType();
+  StatusOr<ir::Type> ParseValueType();
+  // `(T, ...) -> R` or `(T, ...) -> (R, ...)`.
+  Status ParseFunctionType(std::vector<ir::Type>* inputs, std::vector<ir::Type>* outputs);
+  StatusOr<ir::Attribute> ParseAttribute();
+  // `{name = value, name, ...}`; the current token is '{'.
+  Status ParseDictionary(ir::Attribute::Dictionary* dict);
+  StatusOr<std::string> ParseString();
+  StatusOr<int64_t> ParseInteger();
+  // `[1, 2]` -> 1-D i64 Elements.
+  StatusOr<std::vector<int64_t>> ParseIntList();
+  // An optional `loc(...)`; 0 if absent or unknown.
+  StatusOr<ir::LocationId> ParseOptionalLocation();
+  StatusOr<ir::LocationId> AddLocation(ir::Location loc);
+  StatusOr<ir::Attribute> ParseSdyAttributeText(std::string_view prefix);
+
+  //===--- Values and regions (text_ops.cc) -----------------------------------------===//
+  StatusOr<ir::ValueId> ParseValueUse();
+  Status ParseValueUseList(std::vector<ir::ValueId>* values);
+  ir::ValueId NewValue() { return module_->AddValue(ir::Type()); }
+  void SetType(ir::ValueId id, ir::Type type) { module_->value_types[id] = std::move(type); }
+  const ir::Type& TypeOf(ir::ValueId id) const { return module_->type_of(id); }
+  // Binds `name` to the `count` consecutive values from `first` (an op's results or a
+  // block's arguments are allocated consecutively).
+  void Bind(std::string_view name, ir::ValueId first, uint32_t count);
+  void PushScope() { scope_marks_.push_back(undo_.size()); }
+  void PopScope();
+  Status ParseOperation(ir::Block& block);
+  // `{ [^bb(args):] ops }`; `arguments` are prebound block arguments (pretty forms).
+  Status ParseRegion(ir::Region& region, const std::vector<std::pair<std::string_view, ir::Type>>*
+                                             arguments = nullptr);
+  Status ParseBlockArguments(std::vector<std::pair<std::string_view, ir::Type>>* arguments);
+  Status ParseTopLevelOp();
+  Status ParseFunction(size_t start);
+  Status ParseGenericFunction(size_t start, std::vector<ResultGroup>& results);
+  Status ParseGenericOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start);
+  Status ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start);
+  Status FinishOp(ir::Operation op, ir::Block& block, const std::vector<ResultGroup>& results,
+                  std::vector<ir::Type>& result_types, size_t start);
+  Status ParseSdyMesh(size_t start);
+  Status ParseModuleBody();
+
+  Lexer lex_;
+  Token tok_;
+  std::vector<int64_t> dims_buffer_;  // reused by ParseType
+  std::unique_ptr<ir::Module> module_;
+  int depth_ = 0;
+
+  // Top-level alias definitions (`#name = ...`, `!name = ...`), by name with the sigil:
+  // the offset of their value. Resolved on use, memoized.
+  std::unordered_map<std::string_view, size_t> alias_offsets_;
+  std::unordered_map<std::string_view, ir::Attribute> attr_aliases_;
+  std::unordered_map<std::string_view, ir::Location> loc_aliases_;
+  std::unordered_map<std::string_view, ParsedType> type_aliases_;
+  std::vector<std::string_view> resolving_;
+
+  // Value names in scope; `undo_` restores shadowed bindings when a scope ends (count 0:
+  // the name was unbound).
+  struct Binding {
+    ir::ValueId first = 0;
+    uint32_t count = 0;
+  };
+  // Names `%N` (most of them) are indexed by N; others are hashed.
+  std::vector<Binding> numbered_names_;
+  std::unordered_map<std::string_view, Binding> names_;
+  std::vector<std::pair<std::string_view, Binding>> undo_;
+  // The slot of `name` (with its '%'); nullptr if unbound. `create` makes it.
+  Binding* Slot(std::string_view name, bool create);
+  std::vector<size_t> scope_marks_;
+
+  // Locations by content, so equal locations share one LocationId; `loc(#alias)` by alias.
+  std::unordered_map<std::string, ir::LocationId> location_ids_;
+  std::unordered_map<std::string_view, ir::LocationId> alias_location_ids_;
+};
+
+// RAII nesting guard.
+class DepthGuard {
+ public:
+  explicit DepthGuard(Parser* p) : p_(p) { ++p_->depth_; }
+  ~DepthGuard() { --p_->depth_; }
+  bool exceeded() const { return p_->depth_ > kMaxDepth; }
+  static constexpr int kMaxDepth = 200;
+
+ private:
+  Parser* p_;
+};
+
+}  // namespace stablert::stablehlo::text
