@@ -137,9 +137,13 @@ TEST(FusedArxTest, ValuesReadOutsideTheChainEndIt) {
   slots[static_cast<size_t>(c.params.ops[add_op].output)].external = true;
   EXPECT_GE(FindArxChains(c.params, slots).size(), 2u);  // the rounds before and after still chain
   const int64_t read = c.params.ops[add_op].output;
-  for (const auto& chain : FindArxChains(c.params, slots))
-    for (size_t i = chain.first_op; i <= chain.last_op; ++i)
-      if (c.params.ops[i].output == read) EXPECT_TRUE(read == chain.x0_out || read == chain.x1_out);
+  for (const auto& chain : FindArxChains(c.params, slots)) {
+    for (size_t i = chain.first_op; i <= chain.last_op; ++i) {
+      if (c.params.ops[i].output == read) {
+        EXPECT_TRUE(read == chain.x0_out || read == chain.x1_out);
+      }
+    }
+  }
 }
 
 // The fused kernel on the chain equals Threefry2x32, for run-time keys.
