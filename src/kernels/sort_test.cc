@@ -193,7 +193,7 @@ std::vector<U> RandomKeys(size_t n, uint32_t seed) {
 TEST_F(SortIsaTest, VectorSortMatchesStdSortAtEveryLevel) {
   for (env::Isa level : Levels()) {
     ASSERT_TRUE(simd::SetIsa(level).ok());
-    SCOPED_TRACE(simd::SortTargetName());
+    SCOPED_TRACE(simd::SortTargetName(32) + " " + simd::SortTargetName(64));
     for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{17}, size_t{255}, size_t{256}, size_t{4099},
                      size_t{1} << 20}) {
       std::vector<uint16_t> u16 = RandomKeys<uint16_t>(n, 1);
@@ -223,22 +223,25 @@ TEST_F(SortIsaTest, VectorSortMatchesStdSortAtEveryLevel) {
   }
 }
 
-// The sort target follows the level cap, and AVX-512 gives way to AVX2 exactly when the
-// probe found AVX-512 vqsort slower.
+// The sort target follows the level cap, and AVX-512 gives way to AVX2 exactly for the key
+// types whose probe found AVX-512 vqsort slower.
 TEST_F(SortIsaTest, TargetFollowsTheCapAndTheProbe) {
-  if (simd::CpuHas(env::Isa::kSse4)) {
-    ASSERT_TRUE(simd::SetIsa(env::Isa::kSse4).ok());
-    EXPECT_EQ(simd::SortTargetName(), "SSE4");
-  }
-  if (simd::CpuHas(env::Isa::kAvx2)) {
-    ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx2).ok());
-    EXPECT_EQ(simd::SortTargetName(), "AVX2");
-  }
-  if (simd::CpuHas(env::Isa::kAvx512)) {
-    ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx512).ok());
-    EXPECT_EQ(simd::SortTargetName(), simd::AvxSortIsSlowerThanAvx2() ? "AVX2" : "AVX3");
-  } else {
-    EXPECT_FALSE(simd::AvxSortIsSlowerThanAvx2());
+  for (int bits : {16, 32, 64, 128}) {
+    SCOPED_TRACE(bits);
+    if (simd::CpuHas(env::Isa::kSse4)) {
+      ASSERT_TRUE(simd::SetIsa(env::Isa::kSse4).ok());
+      EXPECT_EQ(simd::SortTargetName(bits), "SSE4");
+    }
+    if (simd::CpuHas(env::Isa::kAvx2)) {
+      ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx2).ok());
+      EXPECT_EQ(simd::SortTargetName(bits), "AVX2");
+    }
+    if (simd::CpuHas(env::Isa::kAvx512)) {
+      ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx512).ok());
+      EXPECT_EQ(simd::SortTargetName(bits), simd::AvxSortIsSlowerThanAvx2(bits) ? "AVX2" : "AVX3");
+    } else {
+      EXPECT_FALSE(simd::AvxSortIsSlowerThanAvx2(bits));
+    }
   }
 }
 
@@ -251,7 +254,7 @@ TEST_F(SortIsaTest, LongRowsMatchStableSortAtEveryLevel) {
   for (env::Isa level : Levels()) {
     ASSERT_TRUE(simd::SetIsa(level).ok());
     for (DType dtype : {DType::kF32, DType::kS16, DType::kF64}) {
-      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + simd::SortTargetName());
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + simd::SortTargetName(64));
       Array key(dtype, {n}), value(DType::kS32, {n}), key_out(dtype, {n}), value_out(DType::kS32, {n});
       for (int64_t i = 0; i < n; ++i) {
         const double v = i % 13 == 0 ? static_cast<double>(rng() % 4) : static_cast<double>(rng() % 60000) - 30000.0;
