@@ -141,6 +141,16 @@ def _workloads(jnp, lax, ml_dtypes):
     add("scan", "cumsum rows 2048x2048 f32", lambda a: jnp.cumsum(a, axis=1), m)
     add("scan", "cumsum columns 2048x2048 f32", lambda a: jnp.cumsum(a, axis=0), m)
     add("scan", "cummax 4M f32", lambda a: lax.cummax(a, axis=0), v)
+    add("scan", "cumsum 4M f32", lambda a: lax.cumsum(a, axis=0), v)
+    add("scan", "cumsum 4M f32 reverse", lambda a: lax.cumsum(a, axis=0, reverse=True), v)
+    add("scan", "cummin 4M f32", lambda a: lax.cummin(a, axis=0), v)
+    add("scan", "cummax 4M f32 reverse", lambda a: lax.cummax(a, axis=0, reverse=True), v)
+    s1m = normal(1024 * 1024)
+    add("sort", "sort 1M f32", jnp.sort, s1m)
+    add("sort", "argsort 1M f32", jnp.argsort, s1m)
+    add("sort", "sort 1M f32 keys + i32 values", lambda k, x: lax.sort((k, x), num_keys=1),
+        s1m, np.arange(s1m.size, dtype=np.int32))
+    add("sort", "sort rows 1000x1000 f32", lambda a: jnp.sort(a, axis=-1), normal(1000, 1000))
     return items
 
 

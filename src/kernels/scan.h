@@ -19,7 +19,9 @@
 // kTileChunk consecutive tiles at a time as lanes: a chunk is transposed into a
 // [16][tiles] block, folded, carried and transposed back, and the chunk's tile totals
 // (level 1) are scanned together as lanes too, so only levels 2 and up go through
-// TotalsScan one value at a time. Units of work (a line, or a chunk of lanes) are
+// TotalsScan one value at a time. Contiguous max/min lines whose values make the body
+// associative (integers; floats without NaNs) take one running fold instead (Steps::Running,
+// simd::ScanRunning), which gives the same bits. Units of work (a line, or a chunk of lanes) are
 // independent and split across the calls of a step.
 //
 // ReferenceScans is the definition written directly (lines as lanes of an [n][w] array);
@@ -296,6 +298,11 @@ void ScanLines(const ScanForm& form, const V* in, V* out, const Steps& steps, in
     const V* x = in + o * n;
     V* y = out + o * out_n + shift;
     if (form.exclusive) out[o * out_n + (reverse ? n : 0)] = steps.init;
+    // Where the body is associative on these values (max/min of integers, or of floats
+    // without NaNs: Steps::Running says), one running fold gives the grouped result.
+    if constexpr (requires { steps.Running(reverse, x, y, n); }) {
+      if (!(x < y + n && y < x + n) && steps.Running(reverse, x, y, n)) continue;
+    }
     if (!level1_top) totals.Reset(n1, 1);  // the levels from 2 up
     V carry = steps.init, carry1 = steps.init;
     auto chunk = [&](int64_t c0) {

@@ -224,6 +224,45 @@ TEST_F(ScanTest, MaxMinWithNaNSignedZerosAndDenormals) {
   }
 }
 
+// Contiguous max/min lines take one running fold when the values allow it (no NaN): lines
+// of zeros of both signs, denormals and normals, with one NaN placed in the first block, in
+// the last partial block or nowhere, a NaN init, exclusive forms, f32 and f64 (the running
+// fold and the grouped path must give the same bits either way).
+TEST_F(ScanTest, RunningMaxMinMatchesTheGroupingWithAndWithoutNaN) {
+  const int64_t n = 3 * 2048 + 37;
+  auto line = [&](DType dtype, int64_t nan_at, uint32_t seed) {
+    Array a(dtype, {n});
+    std::mt19937 rng(seed);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t r = static_cast<uint32_t>(rng());
+      const double tiny = dtype == DType::kF32 ? 1e-40 : 1e-310;
+      const double v = r % 4 == 0 ? (r & 8 ? -0.0 : 0.0) : r % 4 == 1 ? (r & 8 ? -tiny : tiny) * (r % 7 + 1)
+                                                        : static_cast<double>(static_cast<int>(r % 2001) - 1000) / 64;
+      SetDouble(a, i, v);
+    }
+    if (nan_at >= 0) SetDouble(a, nan_at, -std::numeric_limits<double>::quiet_NaN());
+    return a;
+  };
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (int64_t nan_at : {int64_t{-1}, int64_t{5}, n - 3}) {
+      const Array f32 = line(DType::kF32, nan_at, 21), f64 = line(DType::kF64, nan_at, 22);
+      const std::string what = "NaN at " + std::to_string(nan_at);
+      for (bool reverse : {false, true})
+        for (bool exclusive : {false, true}) {
+          CheckScan<DType::kF32, ops::MaxOp>("reduce_window_max", {n}, 0, reverse, exclusive, f32, -0.0f, what);
+          CheckScan<DType::kF32, ops::MinOp>("reduce_window_min", {n}, 0, reverse, exclusive, f32, 0.0f, what);
+          CheckScan<DType::kF64, ops::MaxOp>("reduce_window_max", {n}, 0, reverse, exclusive, f64,
+                                             -std::numeric_limits<double>::infinity(), what);
+          CheckScan<DType::kF64, ops::MinOp>("reduce_window_min", {n}, 0, reverse, exclusive, f64, 1e-310, what);
+        }
+      CheckScan<DType::kF32, ops::MaxOp>("reduce_window_max", {n}, 0, false, false, f32, nanf, what + ", NaN init");
+      CheckScan<DType::kF32, ops::MinOp>("reduce_window_min", {n}, 0, true, false, f32, nanf, what + ", NaN init");
+    }
+  }
+}
+
 TEST_F(ScanTest, F64S32S64AndBf16) {
   const int64_t n = (int64_t{1} << 20) + 5;
   Array f64(DType::kF64, {n}), s32(DType::kS32, {n}), s64(DType::kS64, {n}), bf16(DType::kBF16, {n});

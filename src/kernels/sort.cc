@@ -8,15 +8,13 @@
 //   params: SortParams (sort_params.h)
 //
 // Both are stable: equal keys keep their input order. sort_keys sorts the keys in place
-// (vqsort; a counting sort for 8-bit types) and maps them back; under the canonical float
+// (vqsort at the target simd/sort_simd.h chooses; a counting sort for 8-bit types) and maps them back; under the canonical float
 // order the blocks of zeros and of NaNs, whose members may differ in bits, are then
 // refilled with the input's members in input order. sort_by_key sorts (key, index) pairs
 // (index in the low bits, so ties stay in input order) and gathers every operand, the key
 // included, through the resulting permutation. NaNs of bf16 operands come out as XLA's
 // (sign kept, quiet NaN). Rows (all elements along `dimension`, at a
 // stride when it is not the last) are split across threads.
-#include <hwy/contrib/sort/vqsort.h>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -27,6 +25,7 @@
 #include "kernels/dtype_traits.h"
 #include "kernels/families.h"
 #include "kernels/registry.h"
+#include "kernels/simd/sort_simd.h"
 #include "kernels/sort_keys.h"
 #include "kernels/sort_params.h"
 
@@ -102,13 +101,13 @@ void QuietBF16NaNs(void* data, int64_t start, int64_t stride, int64_t n) {
 }
 
 template <typename U>
-void VectorSort(const hwy::Sorter& sorter, U* keys, size_t n) {
-  if (n > 1) sorter(keys, n, hwy::SortAscending());
+void VectorSort(U* keys, size_t n) {
+  simd::SortAscending(keys, n);
 }
 
 // Sorts one row of keys in place: `keys` holds ToKey of the row's values.
 template <typename U>
-void SortKeyRow(const hwy::Sorter& sorter, U* keys, int64_t n) {
+void SortKeyRow(U* keys, int64_t n) {
   if constexpr (sizeof(U) == 1) {
     std::array<int64_t, 256> count{};
     for (int64_t i = 0; i < n; ++i) ++count[keys[i]];
@@ -116,7 +115,7 @@ void SortKeyRow(const hwy::Sorter& sorter, U* keys, int64_t n) {
     for (int k = 0; k < 256; ++k)
       for (int64_t c = count[static_cast<size_t>(k)]; c > 0; --c) keys[p++] = static_cast<U>(k);
   } else {
-    VectorSort(sorter, keys, static_cast<size_t>(n));
+    VectorSort(keys, static_cast<size_t>(n));
   }
 }
 
@@ -132,7 +131,6 @@ Status SortKeysKernel(const KernelContext& context, const KernelArgs& args) {
   const U* src = static_cast<const U*>(in.data);
   U* dst = static_cast<U*>(args.outputs[0].data);
   const int64_t n = rows.length, stride = rows.stride();
-  hwy::Sorter sorter;
   std::vector<U> scratch(stride == 1 ? 0 : static_cast<size_t>(n));
   for (int64_t r = begin; r < end; ++r) {
     const U* row_in = src + rows.RowStart(r);
@@ -144,7 +142,7 @@ Status SortKeysKernel(const KernelContext& context, const KernelArgs& args) {
       noncanonical |= map.IsNonCanonical(bits);
       keys[i] = map.ToKey(bits);
     }
-    SortKeyRow(sorter, keys, n);
+    SortKeyRow(keys, n);
     // Where the zeros and the NaNs are, before the keys turn back into values.
     int64_t block[2][2] = {{0, 0}, {0, 0}};
     const U representative[2] = {U{0}, map.QuietNaN()};
@@ -202,8 +200,8 @@ void GatherOperand(const BufferView& in, const BufferView& out, int64_t start, i
 
 // The stable sorting permutation of one row of keys.
 template <typename U>
-void SortPermutation(const hwy::Sorter& sorter, const KeyMap<U>& map, const U* row, int64_t stride, int64_t n,
-                     uint64_t* pairs, hwy::uint128_t* wide, uint32_t* perm) {
+void SortPermutation(const KeyMap<U>& map, const U* row, int64_t stride, int64_t n,
+                     uint64_t* pairs, simd::SortKey128* wide, uint32_t* perm) {
   if constexpr (sizeof(U) == 1) {
     // Counting sort: stable by construction.
     std::array<int64_t, 257> start{};
@@ -213,11 +211,11 @@ void SortPermutation(const hwy::Sorter& sorter, const KeyMap<U>& map, const U* r
   } else if constexpr (sizeof(U) <= 4) {
     for (int64_t i = 0; i < n; ++i)
       pairs[static_cast<size_t>(i)] = (uint64_t{map.ToKey(row[i * stride])} << 32) | static_cast<uint64_t>(i);
-    VectorSort(sorter, pairs, static_cast<size_t>(n));
+    VectorSort(pairs, static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) perm[i] = static_cast<uint32_t>(pairs[static_cast<size_t>(i)]);
   } else {
     for (int64_t i = 0; i < n; ++i) wide[static_cast<size_t>(i)] = {static_cast<uint64_t>(i), map.ToKey(row[i * stride])};
-    if (n > 1) sorter(wide, static_cast<size_t>(n), hwy::SortAscending());
+    VectorSort(wide, static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) perm[i] = static_cast<uint32_t>(wide[static_cast<size_t>(i)].lo);
   }
 }
@@ -255,7 +253,6 @@ Status SortByKeyKernel(const KernelContext& context, const KernelArgs& args) {
   const auto [begin, end] = ShareOf(context, rows.count());
   if (begin >= end) return OkStatus();
   const int64_t n = rows.length, stride = rows.stride();
-  hwy::Sorter sorter;
   // The step's workspace (SortByKeyWorkspace); callers outside a plan may pass none.
   const SortScratch layout = SortScratchOf<U>(n);
   std::vector<std::byte> own;
@@ -268,8 +265,8 @@ Status SortByKeyKernel(const KernelContext& context, const KernelArgs& args) {
   auto* perm = reinterpret_cast<uint32_t*>(scratch + layout.perm_offset);
   for (int64_t r = begin; r < end; ++r) {
     const int64_t start = rows.RowStart(r);
-    SortPermutation(sorter, map, static_cast<const U*>(key.data) + start, stride, n, reinterpret_cast<uint64_t*>(keys),
-                    reinterpret_cast<hwy::uint128_t*>(keys), perm);
+    SortPermutation(map, static_cast<const U*>(key.data) + start, stride, n, reinterpret_cast<uint64_t*>(keys),
+                    reinterpret_cast<simd::SortKey128*>(keys), perm);
     for (size_t i = 0; i < args.inputs.size(); ++i) {
       GatherOperand(args.inputs[i], args.outputs[i], start, stride, perm, n);
       if (args.inputs[i].dtype == DType::kBF16) QuietBF16NaNs(args.outputs[i].data, start, stride, n);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kernels/kernel_test_util.h"
+#include "kernels/simd/dispatch.h"
+#include "kernels/simd/sort_simd.h"
 #include "kernels/sort_keys.h"
 #include "kernels/sort_params.h"
 
@@ -157,6 +159,120 @@ TEST(SortKernelTest, ByKeyIsStableAndGathersEveryOperand) {
         ASSERT_LT(testing::GetInt(index_out, i - 1), testing::GetInt(index_out, i));
       }
       ASSERT_EQ(ValueAt(key, testing::GetInt(index_out, i)), b);
+    }
+  }
+}
+
+
+std::vector<env::Isa> Levels() {
+  std::vector<env::Isa> levels;
+  for (env::Isa level : {env::Isa::kSse4, env::Isa::kAvx2, env::Isa::kAvx512, env::Isa::kBest})
+    if (simd::CpuHas(level)) levels.push_back(level);
+  return levels;
+}
+
+class SortIsaTest : public ::testing::Test {
+ protected:
+  void TearDown() override { ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok()); }
+};
+
+// Pseudo-random keys with many repeats and the extremes, n of them.
+template <typename U>
+std::vector<U> RandomKeys(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<U> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = rng();
+    keys[i] = i % 7 == 0 ? static_cast<U>(r % 5) : i % 11 == 0 ? static_cast<U>(~U{0} - r % 3) : static_cast<U>(r);
+  }
+  return keys;
+}
+
+// The vector sort at every level, for every key type, at sizes below and above the size
+// from which the AVX-512/AVX2 choice applies and at 1M keys: the same as std::sort.
+TEST_F(SortIsaTest, VectorSortMatchesStdSortAtEveryLevel) {
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    SCOPED_TRACE(simd::SortTargetName(32) + " " + simd::SortTargetName(64));
+    for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{17}, size_t{255}, size_t{256}, size_t{4099},
+                     size_t{1} << 20}) {
+      std::vector<uint16_t> u16 = RandomKeys<uint16_t>(n, 1);
+      std::vector<uint32_t> u32 = RandomKeys<uint32_t>(n, 2);
+      std::vector<uint64_t> u64 = RandomKeys<uint64_t>(n, 3), hi = RandomKeys<uint64_t>(n, 4), lo = RandomKeys<uint64_t>(n, 5);
+      std::vector<simd::SortKey128> u128(n);
+      for (size_t i = 0; i < n; ++i) u128[i] = {lo[i], hi[i] % 3};  // many equal high halves
+      std::vector<uint16_t> w16 = u16;
+      std::vector<uint32_t> w32 = u32;
+      std::vector<uint64_t> w64 = u64;
+      std::vector<simd::SortKey128> w128 = u128;
+      std::sort(w16.begin(), w16.end());
+      std::sort(w32.begin(), w32.end());
+      std::sort(w64.begin(), w64.end());
+      std::sort(w128.begin(), w128.end(), [](const simd::SortKey128& a, const simd::SortKey128& b) {
+        return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+      });
+      simd::SortAscending(u16.data(), n);
+      simd::SortAscending(u32.data(), n);
+      simd::SortAscending(u64.data(), n);
+      simd::SortAscending(u128.data(), n);
+      ASSERT_EQ(u16, w16) << n;
+      ASSERT_EQ(u32, w32) << n;
+      ASSERT_EQ(u64, w64) << n;
+      for (size_t i = 0; i < n; ++i) ASSERT_TRUE(u128[i].lo == w128[i].lo && u128[i].hi == w128[i].hi) << n << " " << i;
+    }
+  }
+}
+
+// The sort target follows the level cap, and AVX-512 gives way to AVX2 exactly for the key
+// types whose probe found AVX-512 vqsort slower.
+TEST_F(SortIsaTest, TargetFollowsTheCapAndTheProbe) {
+  for (int bits : {16, 32, 64, 128}) {
+    SCOPED_TRACE(bits);
+    if (simd::CpuHas(env::Isa::kSse4)) {
+      ASSERT_TRUE(simd::SetIsa(env::Isa::kSse4).ok());
+      EXPECT_EQ(simd::SortTargetName(bits), "SSE4");
+    }
+    if (simd::CpuHas(env::Isa::kAvx2)) {
+      ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx2).ok());
+      EXPECT_EQ(simd::SortTargetName(bits), "AVX2");
+    }
+    if (simd::CpuHas(env::Isa::kAvx512)) {
+      ASSERT_TRUE(simd::SetIsa(env::Isa::kAvx512).ok());
+      EXPECT_EQ(simd::SortTargetName(bits), simd::AvxSortIsSlowerThanAvx2(bits) ? "AVX2" : "AVX3");
+    } else {
+      EXPECT_FALSE(simd::AvxSortIsSlowerThanAvx2(bits));
+    }
+  }
+}
+
+// The kernels at every level on rows long enough for the partitioning sort: 256K-element
+// f32 rows (sort_keys) and a key + value sort of f32, s16 and f64 keys (64-bit pairs, and
+// 128-bit pairs for 8-byte keys), against std::stable_sort of the same keys.
+TEST_F(SortIsaTest, LongRowsMatchStableSortAtEveryLevel) {
+  const int64_t n = int64_t{1} << 18;
+  std::mt19937 rng(7);
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (DType dtype : {DType::kF32, DType::kS16, DType::kF64}) {
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + " " + simd::SortTargetName(64));
+      Array key(dtype, {n}), value(DType::kS32, {n}), key_out(dtype, {n}), value_out(DType::kS32, {n});
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = i % 13 == 0 ? static_cast<double>(rng() % 4) : static_cast<double>(rng() % 60000) - 30000.0;
+        if (dtype == DType::kS16) testing::SetInt(key, i, static_cast<int64_t>(v) / 2);
+        else testing::SetDouble(key, i, v / 7.0);
+        testing::SetInt(value, i, i);
+      }
+      const Order order = dtype == DType::kS16 ? Order::kInteger : Order::kCanonical;
+      std::vector<int64_t> want(static_cast<size_t>(n));
+      std::iota(want.begin(), want.end(), int64_t{0});
+      std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) { return ValueAt(key, a) < ValueAt(key, b); });
+      RunKernel(Key("sort_by_key", dtype), {&key, &value}, {&key_out, &value_out}, SortParams{.order = order});
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(testing::GetInt(value_out, i), want[static_cast<size_t>(i)]) << i;
+        ASSERT_EQ(ValueAt(key_out, i), ValueAt(key, want[static_cast<size_t>(i)])) << i;
+      }
+      RunKernel(Key("sort_keys", dtype), {&key}, {&key_out}, SortParams{.order = order});
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(ValueAt(key_out, i), ValueAt(key, want[static_cast<size_t>(i)])) << i;
     }
   }
 }

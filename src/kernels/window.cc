@@ -202,6 +202,9 @@ struct VectorScanSteps {
     simd::ScanTile(kBody, reverse, x, xs, y, ys, rows, w, init, e, total);
   }
   void Carry(T* y, int64_t ys, int64_t rows, int64_t w, const T* e) const { simd::ScanCarry(kBody, y, ys, rows, w, e); }
+  bool Running(bool reverse, const T* x, T* y, int64_t n) const {
+    return (kBody == simd::ScanBody::kMax || kBody == simd::ScanBody::kMin) && simd::ScanRunning(kBody, reverse, x, y, n, init);
+  }
 };
 
 // XLA's CPU backend turns a reduce_window whose windows each cover whole dimensions (no

@@ -3,6 +3,9 @@
 #include "kernels/simd/scan_simd.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <cstdint>
 #include <type_traits>
 
@@ -213,6 +216,151 @@ void Carry(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e)
   }
 }
 
+// ------------------------------ Running max/min of one contiguous line
+// Max and min are associative and commutative on integers, and on floats without NaNs
+// (flushed values in the order -0 < +0: ops::MaxOp/MinOp's result then does not depend
+// on the grouping), so there XLA's tiled grouping gives the same bits as one running fold.
+// Values are compared as order-preserving signed integers: a float's bits with the
+// magnitude bits inverted when negative (total order; -0 below +0), after flushing.
+
+template <typename T>
+using KeyOf = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+
+template <typename T>
+HWY_INLINE KeyOf<T> ScalarKey(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using K = KeyOf<T>;
+    K bits;
+    std::memcpy(&bits, &v, sizeof(bits));
+    return static_cast<K>(bits ^ ((bits >> (8 * sizeof(K) - 1)) & std::numeric_limits<K>::max()));
+  } else {
+    return v;
+  }
+}
+template <typename T>
+HWY_INLINE T ScalarValue(KeyOf<T> key) {
+  if constexpr (std::is_floating_point_v<T>) {
+    using K = KeyOf<T>;
+    const K bits = static_cast<K>(key ^ ((key >> (8 * sizeof(K) - 1)) & std::numeric_limits<K>::max()));
+    T v;
+    std::memcpy(&v, &bits, sizeof(v));
+    return v;
+  } else {
+    return key;
+  }
+}
+
+// Writes y for one line (see ScanRunning in scan_simd.h); false at the first NaN (floats).
+template <ScanBody kBody, typename T>
+bool RunningImpl(bool reverse, const T* x, T* y, int64_t n, T init) {
+  constexpr bool kMax = kBody == ScanBody::kMax;
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  using K = KeyOf<T>;
+  if constexpr (kFloat) {
+    if (std::isnan(init)) return false;
+  }
+  auto flush = [](T v) {
+    if constexpr (kFloat) return ops::FlushDenormal(v);
+    else return v;
+  };
+  auto pick = [](K a, K b) { return kMax ? std::max(a, b) : std::min(a, b); };
+  K acc = ScalarKey(flush(init));
+  const hn::ScalableTag<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  // Lane j takes lanes j-s (reverse: j+s), clamped to the vector: log2(lanes) steps give
+  // every lane the max/min of its prefix (suffix); repeats do not change a max/min.
+  constexpr int64_t kMaxLanes = static_cast<int64_t>(hn::MaxLanes(d));
+  HWY_ALIGN K idx[5][kMaxLanes];
+  int steps = 0;
+  for (int64_t s = 1; s < lanes; s *= 2, ++steps)
+    for (int64_t j = 0; j < lanes; ++j)
+      idx[steps][j] = static_cast<K>(reverse ? std::min(j + s, lanes - 1) : std::max<int64_t>(j - s, 0));
+  // Every lane takes the last lane (the carry forward) or the first (reverse).
+  HWY_ALIGN K first[kMaxLanes], last[kMaxLanes];
+  for (int64_t j = 0; j < lanes; ++j) {
+    first[j] = 0;
+    last[j] = static_cast<K>(lanes - 1);
+  }
+  auto key = [&](hn::Vec<decltype(d)> v) {
+    if constexpr (kFloat) {
+      const auto b = hn::BitCast(di, FlushDenormal(d, v));
+      return hn::Xor(b, hn::And(hn::ShiftRight<8 * sizeof(K) - 1>(b), hn::Set(di, std::numeric_limits<K>::max())));
+    } else {
+      return v;
+    }
+  };
+  auto value = [&](hn::Vec<decltype(di)> k) {
+    if constexpr (kFloat)
+      return hn::BitCast(d, hn::Xor(k, hn::And(hn::ShiftRight<8 * sizeof(K) - 1>(k),
+                                               hn::Set(di, std::numeric_limits<K>::max()))));
+    else
+      return k;
+  };
+  auto vpick = [](auto a, auto b) { return kMax ? hn::Max(a, b) : hn::Min(a, b); };
+  // Blocks of kBlock elements: checked for NaN first, then written, so that y is written
+  // only where the result is final.
+  constexpr int64_t kBlock = 2048;
+  auto block = [&](int64_t b0, int64_t b1) -> bool {
+    if constexpr (kFloat) {
+      auto nan = hn::FirstN(d, 0);
+      int64_t i = b0;
+      for (; i + lanes <= b1; i += lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+      if (!hn::AllFalse(d, nan)) return false;
+      for (; i < b1; ++i)
+        if (std::isnan(x[i])) return false;
+    }
+    auto carry = hn::Set(di, acc);
+    if (!reverse) {
+      int64_t i = b0;
+      for (; i + lanes <= b1; i += lanes) {
+        auto k = key(hn::LoadU(d, x + i));
+        for (int t = 0; t < steps; ++t) k = vpick(k, hn::TableLookupLanes(k, hn::SetTableIndices(di, idx[t])));
+        k = vpick(k, carry);
+        hn::StoreU(value(k), d, y + i);
+        carry = hn::TableLookupLanes(k, hn::SetTableIndices(di, last));
+      }
+      acc = hn::GetLane(carry);
+      for (; i < b1; ++i) {
+        acc = pick(acc, ScalarKey(flush(x[i])));
+        y[i] = ScalarValue<T>(acc);
+      }
+    } else {
+      int64_t i = b1;
+      for (; i - lanes >= b0; i -= lanes) {
+        auto k = key(hn::LoadU(d, x + i - lanes));
+        for (int t = 0; t < steps; ++t) k = vpick(k, hn::TableLookupLanes(k, hn::SetTableIndices(di, idx[t])));
+        k = vpick(k, carry);
+        hn::StoreU(value(k), d, y + i - lanes);
+        carry = hn::TableLookupLanes(k, hn::SetTableIndices(di, first));
+      }
+      acc = hn::GetLane(carry);
+      for (; i > b0; --i) {
+        acc = pick(acc, ScalarKey(flush(x[i - 1])));
+        y[i - 1] = ScalarValue<T>(acc);
+      }
+    }
+    return true;
+  };
+  if (!reverse) {
+    for (int64_t b0 = 0; b0 < n; b0 += kBlock)
+      if (!block(b0, std::min(n, b0 + kBlock))) return false;
+  } else {
+    for (int64_t b1 = n; b1 > 0; b1 -= kBlock)
+      if (!block(std::max<int64_t>(0, b1 - kBlock), b1)) return false;
+  }
+  return true;
+}
+
+template <typename T>
+bool Running(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {
+  switch (body) {
+    case ScanBody::kMax: return RunningImpl<ScanBody::kMax>(reverse, x, y, n, init);
+    case ScanBody::kMin: return RunningImpl<ScanBody::kMin>(reverse, x, y, n, init);
+    default: return false;
+  }
+}
+
 #define STABLERT_SCAN_TYPE(Name, T)                                                                             \
   void ScanTile##Name(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows,     \
                       int64_t w, T init, const T* e, T* total) {                                               \
@@ -220,6 +368,9 @@ void Carry(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e)
   }                                                                                                             \
   void ScanCarry##Name(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e) {                 \
     Carry(body, y, ys, rows, w, e);                                                                             \
+  }                                                                                                             \
+  bool ScanRunning##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {                   \
+    return Running(body, reverse, x, y, n, init);                                                               \
   }
 STABLERT_SCAN_TYPE(F32, float)
 STABLERT_SCAN_TYPE(F64, double)
@@ -236,12 +387,16 @@ namespace stablert::kernels::simd {
 #define STABLERT_SCAN_EXPORT(Name, T)                                                                          \
   HWY_EXPORT(ScanTile##Name);                                                                                  \
   HWY_EXPORT(ScanCarry##Name);                                                                                 \
+  HWY_EXPORT(ScanRunning##Name);                                                                               \
   void ScanTile(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, \
                 T init, const T* e, T* total) {                                                                \
     HWY_DYNAMIC_DISPATCH(ScanTile##Name)(body, reverse, x, xs, y, ys, rows, w, init, e, total);                 \
   }                                                                                                             \
   void ScanCarry(ScanBody body, T* y, int64_t ys, int64_t rows, int64_t w, const T* e) {                       \
     HWY_DYNAMIC_DISPATCH(ScanCarry##Name)(body, y, ys, rows, w, e);                                            \
+  }                                                                                                             \
+  bool ScanRunning(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {                         \
+    return HWY_DYNAMIC_DISPATCH(ScanRunning##Name)(body, reverse, x, y, n, init);                              \
   }
 STABLERT_SCAN_EXPORT(F32, float)
 STABLERT_SCAN_EXPORT(F64, double)

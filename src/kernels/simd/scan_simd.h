@@ -33,4 +33,15 @@ void ScanCarry(ScanBody body, double* y, int64_t ys, int64_t rows, int64_t w, co
 void ScanCarry(ScanBody body, int32_t* y, int64_t ys, int64_t rows, int64_t w, const int32_t* e);
 void ScanCarry(ScanBody body, int64_t* y, int64_t ys, int64_t rows, int64_t w, const int64_t* e);
 
+// A running max (kMax) or min (kMin; other bodies: false, nothing written) of one
+// contiguous line of n: y_i = fold of (init, x_0, ..., x_i) (reverse: of (init, x_i, ...,
+// x_{n-1})). Max and min are associative and commutative on integers and, flushed, on
+// floats without NaNs, so this equals the grouped scan there. Floats: returns false when
+// init or an element is NaN, having written y only in whole blocks before the first NaN
+// block (the caller computes the line on the grouped path; x must not overlap y then).
+bool ScanRunning(ScanBody body, bool reverse, const float* x, float* y, int64_t n, float init);
+bool ScanRunning(ScanBody body, bool reverse, const double* x, double* y, int64_t n, double init);
+bool ScanRunning(ScanBody body, bool reverse, const int32_t* x, int32_t* y, int64_t n, int32_t init);
+bool ScanRunning(ScanBody body, bool reverse, const int64_t* x, int64_t* y, int64_t n, int64_t init);
+
 }  // namespace stablert::kernels::simd
