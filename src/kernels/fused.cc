@@ -467,21 +467,6 @@ void RunArx(const ArxChainOp& chain, std::span<const simd::ArxStep> steps, void*
                  static_cast<uint32_t*>(data[chain.x1_out]), static_cast<size_t>(count));
 }
 
-// Asks for the dense inputs of the tile at [first, first + count) to be brought into the
-// L2 while the current tile computes: a tile's sub-ops run one after another over L1, so
-// without it a thread issues no memory reads while it computes (tanh, exp, ...), and a
-// memory-bound step pays its compute and its reads one after the other.
-void PrefetchTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count) {
-  for (const int slot : state.placed) {
-    const auto s = static_cast<size_t>(slot);
-    if (state.place[s] != Place::kDenseInput) continue;
-    const auto* begin = static_cast<const char*>(args.inputs[static_cast<size_t>(state.index[s])].data) +
-                        first * state.bytes[s];
-    const int64_t bytes = count * state.bytes[s];
-    for (int64_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(begin + offset, 0, 2);
-  }
-}
-
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
 // sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
@@ -550,7 +535,6 @@ Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
     int64_t next = std::min(first + state.tile, end);
     // Tiles of long rows stay within one row (a row broadcast is then one value).
     if (row >= state.tile) next = std::min(next, (first / row + 1) * row);
-    if (next < end) PrefetchTile(state, args, next, std::min(next + state.tile, end) - next);
     STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), slots));
     first = next;
   }
