@@ -254,9 +254,17 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
           [](auto d, auto x) {
             const auto one = hn::CopySign(hn::Set(d, T(1)), x);
             const auto tanh = [&] {
-              if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<decltype(d)>)
-                return special::TanhF32(d, x);
-              else if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
+              using Full = hn::ScalableTag<T>;
+              if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
+                if constexpr (hn::MaxLanes(decltype(d)()) == 1) {
+                  // One element (MapOne): the same full-vector code, so it gets the bits
+                  // any lane of a full vector gives it.
+                  const Full df;
+                  return hn::Set(d, hn::GetLane(special::TanhF32(df, hn::Set(df, hn::GetLane(x)))));
+                } else {
+                  return special::TanhF32(d, x);
+                }
+              } else if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
                 return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::TanhForF32(dd, v); });
               else return hn::Tanh(d, x);
             }();
