@@ -15,6 +15,7 @@
 #include "kernels/onednn_matmul.h"
 #include "kernels/xsmm_matmul.h"
 #include "kernels/registry.h"
+#include "kernels/simd/dispatch.h"
 
 namespace {
 
@@ -164,7 +165,7 @@ void BM_OneDnnOneThread(benchmark::State& state) { OneDnn(state, 1); }
 
 void Shapes(benchmark::internal::Benchmark* bench) {
   for (int64_t s : {8, 16, 24, 32, 48, 64, 96, 128, 256}) bench->Args({1, s, s, s});
-  bench->Args({512, 32, 32, 32});
+  bench->Args({512, 32, 32, 32})->Args({4096, 8, 8, 8});
   bench->Args({1, 1, 256, 256})->Args({1, 256, 256, 1})->Args({1, 4, 64, 64})->Args({16, 16, 16, 16});
   bench->Args({1, 1, 4096, 4096})->Args({64, 128, 128, 128})->Args({1, 1024, 1024, 1024});
   // Loop bodies of benchmarks/workloads.py: the stacking scan's carry product, an LSTM
@@ -193,6 +194,11 @@ BENCHMARK(BM_Prepared)->Apply(MatVecShapes)->UseRealTime();
 }  // namespace
 
 int main(int argc, char** argv) {
+  // STABLERT_ISA caps Highway's, oneDNN's and libxsmm's code as at client creation.
+  if (Status status = simd::ApplyIsaSetting(); !status.ok()) {
+    std::fprintf(stderr, "%s\n", status.ToString().c_str());
+    return 1;
+  }
   for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
     onednn::MatmulShape shape{dtype, 1, 256, 256, 256, false, false};
     auto prepared = onednn::PrepareMatmul(shape);

@@ -9,7 +9,8 @@
 //   - zero and denormal inputs are decided on the bits (independent of the DAZ mode): sin,
 //     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
 //   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64); f32 tanh is
-//     special_math-inl.h's rational in f64 lanes (TanhForF32), not Highway's; cos is 1
+//     special_math-inl.h's: polynomials by pieces in f32 lanes on AVX-512 (TanhF32), the
+//     rational in f64 lanes (TanhForF32) on narrower vectors, not Highway's; cos is 1
 //     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1;
 //   - for rsqrt and the approximations of special_math-inl.h, a lane whose vector result
 //     is NaN goes to the scalar op too (they signal results they cannot give so).
@@ -253,7 +254,17 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
           [](auto d, auto x) {
             const auto one = hn::CopySign(hn::Set(d, T(1)), x);
             const auto tanh = [&] {
-              if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
+              using Full = hn::ScalableTag<T>;
+              if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
+                if constexpr (hn::MaxLanes(decltype(d)()) == 1) {
+                  // One element (MapOne): the same full-vector code, so it gets the bits
+                  // any lane of a full vector gives it.
+                  const Full df;
+                  return hn::Set(d, hn::GetLane(special::TanhF32(df, hn::Set(df, hn::GetLane(x)))));
+                } else {
+                  return special::TanhF32(d, x);
+                }
+              } else if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
                 return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::TanhForF32(dd, v); });
               else return hn::Tanh(d, x);
             }();
