@@ -13,6 +13,7 @@
 #include "plan/lower.h"
 #include "passes/sharding/partition.h"
 #include "passes/sharding/sharding.h"
+#include "runtime/array_layout.h"
 #include "runtime/client.h"
 #include "runtime/dump.h"
 #include "runtime/executor.h"
@@ -252,6 +253,12 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
   }
   STABLERT_RETURN_IF_ERROR(ir::Verify(*module));
   timer.EndPhase("verify");
+  // Entry layouts come from the program as written (a result's "auto" layout follows the
+  // transposes the passes may fold away).
+  EntryLayouts layouts;
+  if (const ir::Function* read_entry = module->EntryFunction()) {
+    STABLERT_ASSIGN_OR_RETURN(layouts, ReadEntryLayouts(*module, *read_entry));
+  }
   {
     passes::PipelineOptions pipeline;
     const ir::Module& read_module = *module;
@@ -326,7 +333,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
         auto executable = std::make_shared<const Executable>(
             name, std::string(program), std::string(format), std::move(options), std::move(local_plan).value(),
             std::move(output_kinds), std::move(parameter_kinds), std::move(donatable), std::move(parameter_shards),
-            std::move(result_shards), std::string(), std::move(global), text.ok() ? std::move(text).value() : std::string());
+            std::move(result_shards), std::string(), std::move(global), text.ok() ? std::move(text).value() : std::string(),
+            std::move(layouts));
         auto loaded = Load(std::move(executable));
         timer.EndPhase("prepare_kernels");
         return loaded;
@@ -371,7 +379,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
                                                        std::move(options), std::move(plan), std::move(output_kinds),
                                                        std::move(parameter_kinds), std::move(donatable),
                                                        std::move(parameter_shards), std::move(result_shards),
-                                                       std::move(shardy_op));
+                                                       std::move(shardy_op), std::nullopt, std::string(),
+                                                       std::move(layouts));
   auto loaded = Load(std::move(executable));
   timer.EndPhase("prepare_kernels");
   return loaded;
