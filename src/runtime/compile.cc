@@ -10,6 +10,7 @@
 #include "ir/stablehlo_text.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "passes/remove_layout_constraints.h"
 #include "plan/lower.h"
 #include "passes/sharding/partition.h"
 #include "passes/sharding/sharding.h"
@@ -258,6 +259,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
   EntryLayouts layouts;
   if (const ir::Function* read_entry = module->EntryFunction()) {
     STABLERT_ASSIGN_OR_RETURN(layouts, ReadEntryLayouts(*module, *read_entry));
+    passes::RemoveLayoutConstraints(*module);
   }
   {
     passes::PipelineOptions pipeline;
@@ -329,6 +331,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
             DonatedParameters(*entry, global.parameters, parameter_shards, global.results, result_shards);
         auto text = ir::PrintStablehloText(partitioned->module);
         if (!text.ok()) log_global_view(name + " (no text form)", text.status());
+        if (text.ok() && dump.enabled()) dump.Write("partitioned.mlir", *text);
         timer.EndPhase("layouts");
         auto executable = std::make_shared<const Executable>(
             name, std::string(program), std::string(format), std::move(options), std::move(local_plan).value(),
