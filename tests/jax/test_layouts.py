@@ -91,3 +91,29 @@ def test_donated_argument_in_a_layout(stablert_device):
     assert arr.is_deleted()
     np.testing.assert_array_equal(np.asarray(out), x * x)
     assert out.format.layout.major_to_minor == (1, 0)
+
+
+def _geqrf(x, layout):
+    from jax._src.lib import lapack
+    lapack._lapack.initialize()
+    ndim = x.ndim
+    if layout == "column-major":
+        m2m = tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
+        layouts = dict(input_layouts=[m2m], output_layouts=[m2m, None])
+    else:  # the default: row-major, LAPACK then reads the bytes of the transpose
+        layouts = {}
+    out = [jax.ShapeDtypeStruct(x.shape, x.dtype),
+           jax.ShapeDtypeStruct(x.shape[:-2] + (min(*x.shape[-2:]),), x.dtype)]
+    return jax.ffi.ffi_call("lapack_sgeqrf_ffi", out, input_output_aliases={0: 0}, **layouts)(x)
+
+
+@pytest.mark.parametrize("layout", ["row-major", "column-major"])
+@pytest.mark.parametrize("shape", [(4, 5), (8, 4, 5), (3, 64, 48)])
+def test_lapack_custom_call_in_declared_layouts_matches_cpu(stablert_device, cpu_device, layout, shape):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    got = {}
+    for name, device in (("stablert", stablert_device), ("cpu", cpu_device)):
+        a, tau = jax.jit(lambda v: _geqrf(v, layout))(jax.device_put(x, device))
+        got[name] = (np.asarray(a), np.asarray(tau))
+    np.testing.assert_allclose(got["stablert"][0], got["cpu"][0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got["stablert"][1], got["cpu"][1], rtol=1e-4, atol=1e-5)
