@@ -120,10 +120,10 @@ TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {
   }
   {  // a row-major matrix layout hands LAPACK the bytes of the transpose: no transpose step
     ModuleBuilder b;
-    auto a = b.Param(DType::kF32, {3, 3});
+    auto a = b.Param(DType::kF32, {2, 3, 3});
     auto results = b.OpN(OpCode::kCustomCall, {a},
-                         {ir::Type::Tensor(DType::kF32, {3, 3}), ir::Type::Tensor(DType::kS32, {})},
-                         PotrfAttrs({1, 0}));
+                         {ir::Type::Tensor(DType::kF32, {2, 3, 3}), ir::Type::Tensor(DType::kS32, {2})},
+                         PotrfAttrs({2, 1, 0}));
     auto plan = LowerToPlan(b.Build({results[0]}));
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     for (const Step& step : plan->body.steps)
