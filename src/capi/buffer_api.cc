@@ -71,7 +71,8 @@ PJRT_Error* PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args* args) 
   STABLERT_CAPI_ARGS(PJRT_Buffer_GetMemoryLayout, args);
   STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_GetMemoryLayout, args->buffer);
   return ToPjrtError(Unimplemented(
-      "PJRT_Buffer_GetMemoryLayout is deprecated and not implemented; buffers are dense row-major"));
+      "PJRT_Buffer_GetMemoryLayout is deprecated and not implemented; the Layouts extension's "
+      "PJRT_Layouts_PJRT_Buffer_MemoryLayout gives a buffer's layout"));
 }
 
 PJRT_Error* PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args* args) {
