@@ -68,7 +68,7 @@ PJRT_Error* PJRT_Buffer_DonateWithControlDependency(PJRT_Buffer_DonateWithContro
     dependency->event = runtime::Event::Create();
     runtime::EventRef ready = runtime::Event::AfterAll({source.ready_event(), dependency->event});
     auto donated = std::make_unique<runtime::Buffer>(source.dtype(), source.dims(), source.device(), source.memory(),
-                                                     std::move(storage), std::move(ready));
+                                                     std::move(storage), std::move(ready), source.layout());
     // Whoever writes into the bytes through the new buffer waits for the old one's readers.
     for (runtime::EventRef& usage : source.TakeUsages()) donated->AddUsage(std::move(usage));
     source.Delete();

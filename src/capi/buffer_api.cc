@@ -9,6 +9,7 @@
 #include "capi/handles.h"
 #include "capi/live_handles.h"
 #include "capi/layout.h"
+#include "runtime/array_layout.h"
 
 namespace stablert::capi {
 namespace {
@@ -70,7 +71,8 @@ PJRT_Error* PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args* args) 
   STABLERT_CAPI_ARGS(PJRT_Buffer_GetMemoryLayout, args);
   STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_GetMemoryLayout, args->buffer);
   return ToPjrtError(Unimplemented(
-      "PJRT_Buffer_GetMemoryLayout is deprecated and not implemented; buffers are dense row-major"));
+      "PJRT_Buffer_GetMemoryLayout is deprecated and not implemented; the Layouts extension's "
+      "PJRT_Layouts_PJRT_Buffer_MemoryLayout gives a buffer's layout"));
 }
 
 PJRT_Error* PJRT_Buffer_OnDeviceSizeInBytes(PJRT_Buffer_OnDeviceSizeInBytes_Args* args) {
@@ -129,6 +131,21 @@ PJRT_Error* PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
   })
 }
 
+namespace {
+
+// The byte strides of an array of `dims` held in major_to_minor `layout` (non-empty).
+std::vector<int64_t> LayoutByteStrides(const std::vector<int64_t>& layout, const Dims& dims, size_t element_size) {
+  std::vector<int64_t> strides(dims.size(), 0);
+  int64_t stride = static_cast<int64_t>(element_size);
+  for (size_t q = layout.size(); q-- > 0;) {
+    strides[static_cast<size_t>(layout[q])] = stride;
+    stride *= dims[static_cast<size_t>(layout[q])];
+  }
+  return strides;
+}
+
+}  // namespace
+
 PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
   constexpr const char* kFn = "PJRT_Buffer_ToHostBuffer";
   STABLERT_CAPI_ARGS(PJRT_Buffer_ToHostBuffer, args);
@@ -154,9 +171,26 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
     Dims dims = buffer.dims();
     size_t element_size = DTypeByteSize(buffer.dtype());
     runtime::EventRef ready = buffer.ready_event();
-    auto copy = [storage, dst, dims, strides, element_size, done](const Status& status) {
-      if (status.ok() && ElementCount(dims) > 0)
-        runtime::CopyDenseToStrided(storage->data(), dims, strides, element_size, dst);
+    // A buffer in another layout goes through the transpose kernel: straight into a dense
+    // row-major destination, else into a row-major copy first.
+    std::vector<int64_t> layout = buffer.layout();
+    if (!layout.empty() && strides == LayoutByteStrides(layout, dims, element_size)) {
+      layout.clear();  // the host asks for the buffer's own layout: its bytes as they are
+      strides.clear();
+    }
+    const DType dtype = buffer.dtype();
+    auto copy = [storage, dst, dims, strides, element_size, done, layout, dtype](const Status& status) {
+      if (status.ok() && ElementCount(dims) > 0) {
+        if (layout.empty()) {
+          runtime::CopyDenseToStrided(storage->data(), dims, strides, element_size, dst);
+        } else if (strides.empty()) {
+          runtime::CopyLayoutToRowMajor(storage->data(), dims, dtype, layout, dst);
+        } else {
+          std::vector<std::byte> row_major(storage->size());
+          runtime::CopyLayoutToRowMajor(storage->data(), dims, dtype, layout, row_major.data());
+          runtime::CopyDenseToStrided(row_major.data(), dims, strides, element_size, dst);
+        }
+      }
       done->Set(status).IgnoreError();
     };
     buffer.AddUsage(done);  // a later donation must not overwrite the bytes before they are copied

@@ -157,9 +157,11 @@ std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runti
     handle->output_shardings.push_back(sharding.data());
     handle->output_sharding_sizes.push_back(sharding.size());
   }
-  for (const auto& type : executable->parameter_types())
-    handle->parameter_layouts.push_back(RowMajorLayout(type.dims.size()));
-  for (size_t rank : handle->output_dim_sizes) handle->output_layouts.push_back(RowMajorLayout(rank));
+  const auto& parameter_types = executable->local_parameter_types();
+  for (size_t i = 0; i < parameter_types.size(); ++i)
+    handle->parameter_layouts.push_back(MemoryLayoutOf(executable->parameter_layouts()[i], parameter_types[i].dims.size()));
+  for (size_t o = 0; o < handle->output_dim_sizes.size(); ++o)
+    handle->output_layouts.push_back(MemoryLayoutOf(executable->result_layouts()[o], handle->output_dim_sizes[o]));
   for (auto& layout : handle->parameter_layouts) handle->parameter_layout_pointers.push_back(&layout);
   for (auto& layout : handle->output_layouts) handle->output_layout_pointers.push_back(&layout);
   handle->executable = std::move(executable);

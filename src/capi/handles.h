@@ -159,7 +159,7 @@ struct PJRT_Executable {
   std::vector<size_t> parameter_sharding_sizes;
   std::vector<const char*> output_shardings;
   std::vector<size_t> output_sharding_sizes;
-  std::vector<PJRT_Layouts_MemoryLayout> parameter_layouts;  // dense row-major, one per parameter
+  std::vector<PJRT_Layouts_MemoryLayout> parameter_layouts;  // one per parameter (runtime::Executable)
   std::vector<PJRT_Layouts_MemoryLayout*> parameter_layout_pointers;
   std::vector<PJRT_Layouts_MemoryLayout> output_layouts;
   std::vector<PJRT_Layouts_MemoryLayout*> output_layout_pointers;

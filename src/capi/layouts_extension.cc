@@ -74,7 +74,8 @@ PJRT_Error* BufferLayout(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args* args) {
   STABLERT_CAPI_ARGS(PJRT_Layouts_PJRT_Buffer_MemoryLayout, args);
   STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Layouts_PJRT_Buffer_MemoryLayout, args->buffer);
   STABLERT_CAPI_GUARD(PJRT_Layouts_PJRT_Buffer_MemoryLayout, {
-    args->layout = new PJRT_Layouts_MemoryLayout(RowMajorLayout(args->buffer->buffer->dims().size()));
+    const runtime::Buffer& buffer = *args->buffer->buffer;
+    args->layout = new PJRT_Layouts_MemoryLayout(MemoryLayoutOf(buffer.layout(), buffer.dims().size()));
     return nullptr;
   })
 }
@@ -111,6 +112,13 @@ PJRT_Layouts_Extension kLayouts = {
 PJRT_Layouts_MemoryLayout RowMajorLayout(size_t rank) {
   PJRT_Layouts_MemoryLayout layout;
   for (size_t d = rank; d-- > 0;) layout.minor_to_major.push_back(static_cast<int64_t>(d));
+  return layout;
+}
+
+PJRT_Layouts_MemoryLayout MemoryLayoutOf(const std::vector<int64_t>& m2m, size_t rank) {
+  if (m2m.empty()) return RowMajorLayout(rank);
+  PJRT_Layouts_MemoryLayout layout;
+  layout.minor_to_major.assign(m2m.rbegin(), m2m.rend());
   return layout;
 }
 

@@ -1,5 +1,7 @@
 #include "ir/stablehlo_text.h"
 
+#include <cctype>
+
 #include <cstdio>
 #include <set>
 #include <string_view>
@@ -32,6 +34,9 @@ std::string EnumText(const EnumValue& value) {
   static constexpr const char* kKinds[] = {"comparison_direction", "comparison_type", "custom_call_api_version",
                                            "fft_type", "precision", "rng_algorithm", "rng_distribution",
                                            "transpose", "result_accuracy_mode", "channel_type"};
+  // The custom call API version is a plain i32 enum attribute in StableHLO, not a dialect one.
+  if (std::string_view(kKinds[static_cast<int>(value.kind)]) == "custom_call_api_version")
+    return std::to_string(value.value) + " : i32";
   return std::string("#stablehlo<") + kKinds[static_cast<int>(value.kind)] + " " + EnumValueName(value) + ">";
 }
 
@@ -225,6 +230,43 @@ class TextPrinter {
         return out + ">";
       }
     if (name == "replica_groups" || name == "source_target_pairs" || name == "padding") return IntTensorText(attr);
+    if (name == "operand_layouts" || name == "result_layouts")
+      if (const auto* list = attr.get<Attribute::Array>()) {
+        // Layouts are 1-D tensors of index type.
+        std::string out = "[";
+        for (size_t i = 0; i < list->size(); ++i) {
+          auto values = (*list)[i].AsIntArray();
+          if (!values) return Unimplemented(std::string(op_name) + ": malformed " + std::string(name));
+          std::string body = values->empty() ? "" : IntList(*values);
+          out += std::string(i ? ", " : "") + "dense<" + (values->empty() ? "" : body) + "> : tensor<" +
+                 std::to_string(values->size()) + "xindex>";
+        }
+        return out + "]";
+      }
+    if (name == "output_operand_aliases")
+      if (const auto* list = attr.get<Attribute::Array>()) {
+        // #stablehlo.output_operand_alias<output_tuple_indices = [..], operand_index = i,
+        // operand_tuple_indices = [..]>, one per alias.
+        std::string out = "[";
+        for (size_t i = 0; i < list->size(); ++i) {
+          const auto* alias = (*list)[i].get<Attribute::Dictionary>();
+          if (!alias) return Unimplemented(std::string(op_name) + ": malformed output_operand_aliases");
+          auto ints = [&](const char* key) {
+            const Attribute* a = FindAttr(*alias, key);
+            auto values = a ? a->AsIntArray() : std::nullopt;
+            std::string text = "[";
+            if (values)
+              for (size_t k = 0; k < values->size(); ++k) text += (k ? ", " : "") + std::to_string((*values)[k]);
+            return text + "]";
+          };
+          const Attribute* index = FindAttr(*alias, "operand_index");
+          out += std::string(i ? ", " : "") + "#stablehlo.output_operand_alias<output_tuple_indices = " +
+                 ints("output_tuple_indices") + ", operand_index = " +
+                 std::to_string(index && index->AsInt() ? *index->AsInt() : 0) +
+                 ", operand_tuple_indices = " + ints("operand_tuple_indices") + ">";
+        }
+        return out + "]";
+      }
     return std::visit(
         [&](const auto& v) -> StatusOr<std::string> {
           using T = std::decay_t<decltype(v)>;
@@ -252,6 +294,23 @@ class TextPrinter {
             return out + "]";
           } else if constexpr (std::is_same_v<T, Type>) {
             return TypeToString(v);
+          } else if constexpr (std::is_same_v<T, Attribute::Dictionary>) {
+            // {name = value, ...} (FFI attributes in mhlo.backend_config); names that are
+            // not bare identifiers quoted.
+            std::string out = "{";
+            for (size_t i = 0; i < v.size(); ++i) {
+              const std::string& key = v[i].first;
+              bool bare = !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_');
+              for (char c : key)
+                bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
+              STABLERT_ASSIGN_OR_RETURN(std::string element, AttrText(op, "", v[i].second));
+              out += (i ? ", " : "") + (bare ? key : Quote(key)) + " = " + element;
+            }
+            return out + "}";
+          } else if constexpr (std::is_same_v<T, Attribute::Float>) {
+            char buffer[64];
+            std::snprintf(buffer, sizeof(buffer), "%.17e", v.value);
+            return std::string(buffer) + " : " + std::string(DTypeName(v.dtype));
           } else {
             return Unimplemented(std::string(op_name) + ": attribute '" + name + "' has no text form here");
           }

@@ -188,18 +188,28 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* return
 
 namespace {
 
-// OK if a LayoutConstraint custom call asks for the dense row-major layout (or none):
-// StableRT stores every array that way.
+// OK if a LayoutConstraint custom call names a dimension permutation (or nothing): the
+// value is the same array in any layout, and StableRT computes on row-major arrays; the
+// layouts of the entry's parameters and results are applied at the executable's boundary
+// (runtime/array_layout.h).
 Status CheckRowMajorLayoutAttr(const Lowering& l, const ir::Operation& op, size_t rank) {
   const ir::Attribute* attr = op.attr("result_layouts");
   const auto* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
   if (list == nullptr || list->empty()) return OkStatus();
   auto layout = (*list)[0].AsIntArray();
-  std::vector<int64_t> row_major;
-  for (size_t d = rank; d-- > 0;) row_major.push_back(static_cast<int64_t>(d));
-  if (!layout || *layout != row_major)
-    return l.Unsupported(op, "custom_call 'LayoutConstraint' to a layout other than the dense row-major one "
-                             "(minor_to_major descending): StableRT stores every array row-major");
+  std::vector<bool> seen(rank, false);
+  bool ok = layout && layout->size() == rank;
+  if (ok)
+    for (int64_t d : *layout) {
+      if (d < 0 || d >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(d)]) {
+        ok = false;
+        break;
+      }
+      seen[static_cast<size_t>(d)] = true;
+    }
+  if (!ok)
+    return l.Unsupported(op, "custom_call 'LayoutConstraint': result_layouts[0] is not a permutation of the " +
+                                 std::to_string(rank) + " dimensions");
   return OkStatus();
 }
 

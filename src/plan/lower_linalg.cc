@@ -247,9 +247,19 @@ class CustomCallLowering {
     return type.dims.size() == matrix_rank_ && matrix_rank_ >= 2;
   }
 
-  // Matrices must be declared column-major, everything else in the default layout.
+  // Matrices may be declared in any dimension order: the kernel reads and writes the
+  // matrix's bytes in that layout as column-major, as XLA hands a custom call its operands
+  // in the layouts it declares (jax's linalg lowerings declare column-major, where that is
+  // the matrix itself; row-major declarations hand LAPACK the bytes of the transpose). Every
+  // other operand and result must be declared in the default row-major layout.
   Status CheckLayouts(bool required) {
     for (const char* name : {"operand_layouts", "result_layouts"}) {
+      const bool operands = std::string_view(name) == "operand_layouts";
+      const std::vector<TensorType>& types = operands ? in_ : out_;
+      std::vector<std::vector<int64_t>>& orders = operands ? in_order_ : out_order_;
+      orders.assign(types.size(), {});
+      for (size_t i = 0; i < types.size(); ++i)
+        if (IsMatrix(types[i])) orders[i] = SwapLast(types[i].dims.size());
       const ir::Attribute* attr = op_.attr(name);
       const auto* list = attr ? attr->get<ir::Attribute::Array>() : nullptr;
       if (list == nullptr || list->empty()) {
@@ -257,8 +267,6 @@ class CustomCallLowering {
           return Invalid(std::string(name) + " is not a list of layouts");
         continue;
       }
-      const std::vector<TensorType>& types =
-          std::string_view(name) == "operand_layouts" ? in_ : out_;
       if (list->size() != types.size())
         return Invalid(std::string(name) + " has the wrong number of entries");
       for (size_t i = 0; i < types.size(); ++i) {
@@ -267,13 +275,25 @@ class CustomCallLowering {
           return Invalid(std::string(name) + " entry " + std::to_string(i) +
                          " is not an integer list");
         const int64_t r = static_cast<int64_t>(types[i].dims.size());
-        std::vector<int64_t> expected;
         if (IsMatrix(types[i])) {
-          expected = {r - 2, r - 1};
-          for (int64_t d = r - 3; d >= 0; --d) expected.push_back(d);
-        } else {
-          for (int64_t d = r - 1; d >= 0; --d) expected.push_back(d);
+          std::vector<bool> seen(static_cast<size_t>(r), false);
+          bool permutation = static_cast<int64_t>(layout->size()) == r;
+          for (int64_t d : *layout) {
+            if (!permutation || d < 0 || d >= r || seen[static_cast<size_t>(d)]) {
+              permutation = false;
+              break;
+            }
+            seen[static_cast<size_t>(d)] = true;
+          }
+          if (!permutation)
+            return Invalid(std::string(name) + " entry " + std::to_string(i) + " " + DimsToString(*layout) +
+                           " is not a permutation of the " + std::to_string(r) + " dimensions");
+          // minor_to_major -> major_to_minor
+          orders[i].assign(layout->rbegin(), layout->rend());
+          continue;
         }
+        std::vector<int64_t> expected;
+        for (int64_t d = r - 1; d >= 0; --d) expected.push_back(d);
         if (*layout != expected)
           return l_.Unsupported(op_, "custom_call '" + target_ + "': " + name + " entry " +
                                          std::to_string(i) + " " + DimsToString(*layout) +
@@ -491,6 +511,10 @@ class CustomCallLowering {
     return type;
   }
 
+  // The kernels take each matrix as the row-major array of its column-major bytes (the
+  // last two dims swapped). A matrix declared in major_to_minor order `order` is handed
+  // over as its bytes in that order: a transpose into that order (none when it is the
+  // identity), viewed with the kernel's dims; results the reverse way.
   void Emit(const std::string& kernel, kernels::KernelParams params) {
     std::vector<ValueId> inputs;
     for (size_t i = 0; i < operands_.size(); ++i) {
@@ -498,10 +522,15 @@ class CustomCallLowering {
         inputs.push_back(operands_[i]);
         continue;
       }
-      ValueId column_major = l_.NewValue(Swapped(in_[i]));
-      l_.Emit(op_, Key("transpose", in_[i].dtype), {operands_[i]}, {column_major},
-              kernels::TransposeParams{.permutation = SwapLast(in_[i].dims.size())});
-      inputs.push_back(column_major);
+      const std::vector<int64_t>& order = in_order_[i];
+      ValueId in_order = operands_[i];
+      if (!IsIdentity(order)) {
+        in_order = l_.NewValue(Permuted(in_[i], order));
+        l_.Emit(op_, Key("transpose", in_[i].dtype), {operands_[i]}, {in_order},
+                kernels::TransposeParams{.permutation = order});
+      }
+      const TensorType kernel_type = Swapped(in_[i]);
+      inputs.push_back(l_.TypeOf(in_order) == kernel_type ? in_order : l_.NewAlias(in_order, kernel_type));
     }
     std::vector<ValueId> outputs;
     for (const TensorType& type : out_)
@@ -510,18 +539,40 @@ class CustomCallLowering {
     for (size_t i = 0; i < out_.size(); ++i) {
       ValueId result = outputs[i];
       if (IsMatrix(out_[i])) {
-        result = l_.NewValue(out_[i]);
-        l_.Emit(op_, Key("transpose", out_[i].dtype), {outputs[i]}, {result},
-                kernels::TransposeParams{.permutation = SwapLast(out_[i].dims.size())});
+        const std::vector<int64_t>& order = out_order_[i];
+        const TensorType in_order_type = Permuted(out_[i], order);
+        ValueId in_order = l_.TypeOf(result) == in_order_type ? result : l_.NewAlias(result, in_order_type);
+        if (IsIdentity(order)) {
+          result = in_order;
+        } else {
+          std::vector<int64_t> inverse(order.size());
+          for (size_t q = 0; q < order.size(); ++q) inverse[static_cast<size_t>(order[q])] = static_cast<int64_t>(q);
+          result = l_.NewValue(out_[i]);
+          l_.Emit(op_, Key("transpose", out_[i].dtype), {in_order}, {result},
+                  kernels::TransposeParams{.permutation = inverse});
+        }
       }
       l_.Bind(op_.results[i], result);
     }
+  }
+
+  static bool IsIdentity(const std::vector<int64_t>& order) {
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i] != static_cast<int64_t>(i)) return false;
+    return true;
+  }
+  static TensorType Permuted(const TensorType& type, const std::vector<int64_t>& order) {
+    TensorType out{type.dtype, {}};
+    for (int64_t d : order) out.dims.push_back(type.dims[static_cast<size_t>(d)]);
+    return out;
   }
 
   Lowering& l_;
   const ir::Operation& op_;
   std::string target_;
   std::vector<ValueId> operands_;
+  // Per matrix operand and result: its declared major_to_minor order (column-major default).
+  std::vector<std::vector<int64_t>> in_order_, out_order_;
   std::vector<TensorType> in_, out_;
   DType dtype_ = DType::kInvalid;
   Dims batch_;

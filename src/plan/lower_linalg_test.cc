@@ -106,17 +106,28 @@ TEST(LowerLinalgTest, LapackCustomCallErrorsNameTheTarget) {
     EXPECT_NE(plan.status().message().find("lapack_spotrf_ffi"), std::string_view::npos)
         << plan.status().message();
   }
-  {  // a row-major matrix layout is not what LAPACK reads
+  {  // a matrix layout that is not a permutation of the dimensions
     ModuleBuilder b;
     auto a = b.Param(DType::kF32, {3, 3});
     auto results = b.OpN(OpCode::kCustomCall, {a},
                          {ir::Type::Tensor(DType::kF32, {3, 3}), ir::Type::Tensor(DType::kS32, {})},
-                         PotrfAttrs({1, 0}));
+                         PotrfAttrs({1, 1}));
     auto plan = LowerToPlan(b.Build({results[0]}));
     ASSERT_FALSE(plan.ok());
-    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(plan.status().message().find("operand_layouts"), std::string_view::npos)
         << plan.status().message();
+  }
+  {  // a row-major matrix layout hands LAPACK the bytes of the transpose: no transpose step
+    ModuleBuilder b;
+    auto a = b.Param(DType::kF32, {2, 3, 3});
+    auto results = b.OpN(OpCode::kCustomCall, {a},
+                         {ir::Type::Tensor(DType::kF32, {2, 3, 3}), ir::Type::Tensor(DType::kS32, {2})},
+                         PotrfAttrs({2, 1, 0}));
+    auto plan = LowerToPlan(b.Build({results[0]}));
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    for (const Step& step : plan->body.steps)
+      EXPECT_EQ(step.kernel.find("transpose"), std::string::npos) << step.kernel;
   }
   {  // an unknown LAPACK routine
     ModuleBuilder b;

@@ -66,7 +66,7 @@ class Lowering {
   // The plan value bound to operand `i` of `op`.
   StatusOr<ValueId> Operand(const ir::Operation& op, size_t i) const;
   // The type of result `i` of `op`, which must be a tensor of a supported dtype.
-  // OK unless a LayoutConstraint custom call asks for a layout other than row-major.
+  // OK unless a LayoutConstraint custom call names something other than a dimension permutation.
   Status CheckRowMajorResultLayout(const ir::Operation& op) const;
   StatusOr<TensorType> ResultType(const ir::Operation& op, size_t i) const;
   // A copy: later NewValue calls may move the value table.

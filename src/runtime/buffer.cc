@@ -1,5 +1,7 @@
 #include "runtime/buffer.h"
 
+#include "runtime/array_layout.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -111,9 +113,10 @@ BufferStorage::~BufferStorage() {
 }
 
 Buffer::Buffer(DType dtype, Dims dims, Device* device, MemorySpace* memory, std::shared_ptr<BufferStorage> storage,
-               EventRef ready)
+               EventRef ready, std::vector<int64_t> layout)
     : dtype_(dtype),
       dims_(std::move(dims)),
+      layout_(NormalizeLayout(std::move(layout))),
       device_(device),
       memory_(memory),
       ready_(std::move(ready)),

@@ -4,8 +4,9 @@
 // executions that read or write it, and external references (zero-copy NumPy views). The
 // storage is either owned (64-byte aligned allocation) or borrowed from the caller
 // (zero-copy host buffers), in which case its release callback runs when the last
-// reference goes away. Data is dense, row-major (major-to-minor), one element per
-// DTypeByteSize(dtype) bytes.
+// reference goes away. Data is dense, one element per DTypeByteSize(dtype) bytes, row-major
+// (major-to-minor) unless the buffer has a layout: then its bytes are the row-major array of
+// the dims in that major_to_minor order (runtime/array_layout.h).
 //
 // Thread-safety: all Buffer methods are thread-safe. Reading the bytes is only valid once
 // the ready event has fired without error.
@@ -77,13 +78,16 @@ class BufferStorage {
 
 class Buffer {
  public:
+  // `layout`: the major_to_minor order of the bytes; empty (or row-major) for row-major.
   Buffer(DType dtype, Dims dims, Device* device, MemorySpace* memory, std::shared_ptr<BufferStorage> storage,
-         EventRef ready);
+         EventRef ready, std::vector<int64_t> layout = {});
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   DType dtype() const { return dtype_; }
   const Dims& dims() const { return dims_; }
+  // The major_to_minor order of the bytes; empty for row-major (never a row-major list).
+  const std::vector<int64_t>& layout() const { return layout_; }
   Device* device() const { return device_; }
   MemorySpace* memory() const { return memory_; }
   const EventRef& ready_event() const { return ready_; }
@@ -115,6 +119,7 @@ class Buffer {
  private:
   DType dtype_;
   Dims dims_;
+  std::vector<int64_t> layout_;
   Device* device_;
   MemorySpace* memory_;
   EventRef ready_;

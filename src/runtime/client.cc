@@ -255,7 +255,7 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyBuffer(const Buffer& buffer, Memor
   Device* device = memory->devices().front();
   STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(buffer.size_in_bytes(), device->memory_stats()));
   EventRef ready = Event::Create();
-  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready);
+  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready, buffer.layout());
   EventRef source_ready = buffer.ready_event();
   // Read on the destination's queue: a later donation of the source waits for the copy.
   buffer.AddUsage(ready);

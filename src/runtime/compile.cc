@@ -10,9 +10,11 @@
 #include "ir/stablehlo_text.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
+#include "passes/remove_layout_constraints.h"
 #include "plan/lower.h"
 #include "passes/sharding/partition.h"
 #include "passes/sharding/sharding.h"
+#include "runtime/array_layout.h"
 #include "runtime/client.h"
 #include "runtime/dump.h"
 #include "runtime/executor.h"
@@ -252,6 +254,13 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
   }
   STABLERT_RETURN_IF_ERROR(ir::Verify(*module));
   timer.EndPhase("verify");
+  // Entry layouts come from the program as written (a result's "auto" layout follows the
+  // transposes the passes may fold away).
+  EntryLayouts layouts;
+  if (const ir::Function* read_entry = module->EntryFunction()) {
+    STABLERT_ASSIGN_OR_RETURN(layouts, ReadEntryLayouts(*module, *read_entry));
+    passes::RemoveLayoutConstraints(*module);
+  }
   {
     passes::PipelineOptions pipeline;
     const ir::Module& read_module = *module;
@@ -322,11 +331,13 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
             DonatedParameters(*entry, global.parameters, parameter_shards, global.results, result_shards);
         auto text = ir::PrintStablehloText(partitioned->module);
         if (!text.ok()) log_global_view(name + " (no text form)", text.status());
+        if (text.ok() && dump.enabled()) dump.Write("partitioned.mlir", *text);
         timer.EndPhase("layouts");
         auto executable = std::make_shared<const Executable>(
             name, std::string(program), std::string(format), std::move(options), std::move(local_plan).value(),
             std::move(output_kinds), std::move(parameter_kinds), std::move(donatable), std::move(parameter_shards),
-            std::move(result_shards), std::string(), std::move(global), text.ok() ? std::move(text).value() : std::string());
+            std::move(result_shards), std::string(), std::move(global), text.ok() ? std::move(text).value() : std::string(),
+            std::move(layouts));
         auto loaded = Load(std::move(executable));
         timer.EndPhase("prepare_kernels");
         return loaded;
@@ -371,7 +382,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
                                                        std::move(options), std::move(plan), std::move(output_kinds),
                                                        std::move(parameter_kinds), std::move(donatable),
                                                        std::move(parameter_shards), std::move(result_shards),
-                                                       std::move(shardy_op));
+                                                       std::move(shardy_op), std::nullopt, std::string(),
+                                                       std::move(layouts));
   auto loaded = Load(std::move(executable));
   timer.EndPhase("prepare_kernels");
   return loaded;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "base/env.h"
 #include "base/hash.h"
@@ -11,6 +12,7 @@
 
 #include "collectives/communicator.h"
 #include "kernels/registry.h"
+#include "runtime/array_layout.h"
 #include "runtime/client.h"
 #include "plan/donation.h"
 #include "runtime/trace.h"
@@ -40,7 +42,47 @@ struct DeviceRun {
   std::vector<EventRef> usages;
   // What XLA FFI handlers of the run may ask about it (user data, device ordinal).
   kernels::ffi::ExecutionInfo ffi;
+  // The major_to_minor layout of each input not held row-major (empty when all are).
+  std::vector<std::vector<int64_t>> input_layouts;
 };
+
+// Whether the run reads or writes an array in a layout other than row-major.
+bool NeedsRelayout(const Executable& executable, const DeviceRun& run) {
+  if (!run.input_layouts.empty()) return true;
+  for (const MajorToMinor& layout : executable.result_layouts())
+    if (!layout.empty()) return true;
+  return false;
+}
+
+// The run as the plan sees it, every array row-major: inputs in other layouts copied
+// row-major (after the inputs are ready), outputs in other layouts given row-major scratch
+// storage that CopyOutputsToLayouts then transposes into theirs.
+StatusOr<DeviceRun> RowMajorRun(const Executable& executable, const DeviceRun& run) {
+  DeviceRun row_major = run;
+  const auto& parameters = executable.local_parameter_types();
+  for (size_t i = 0; i < run.input_layouts.size() && i < run.inputs.size(); ++i) {
+    if (run.input_layouts[i].empty()) continue;
+    STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(run.inputs[i]->size()));
+    CopyLayoutToRowMajor(run.inputs[i]->data(), parameters[i].dims, parameters[i].dtype, run.input_layouts[i],
+                         storage->data());
+    row_major.inputs[i] = std::move(storage);
+  }
+  const auto& layouts = executable.result_layouts();
+  for (size_t o = 0; o < layouts.size() && o < run.outputs.size(); ++o) {
+    if (layouts[o].empty()) continue;
+    STABLERT_ASSIGN_OR_RETURN(row_major.outputs[o], BufferStorage::Allocate(run.outputs[o]->size()));
+  }
+  return row_major;
+}
+
+void CopyOutputsToLayouts(const Executable& executable, const DeviceRun& row_major, const DeviceRun& run) {
+  const auto& layouts = executable.result_layouts();
+  const auto& results = executable.local_result_types();
+  for (size_t o = 0; o < layouts.size() && o < run.outputs.size(); ++o)
+    if (!layouts[o].empty())
+      CopyRowMajorToLayout(row_major.outputs[o]->data(), results[o].dims, results[o].dtype, layouts[o],
+                           run.outputs[o]->data());
+}
 
 
 Status AwaitAll(const std::vector<EventRef>& events) {
@@ -114,8 +156,27 @@ StatusOr<const void*> ParameterBlock(const passes::ShardLayout& layout, const pl
   return static_cast<const void*>(scratch.data());
 }
 
+Status RunPartitionedRowMajor(const Executable& executable, const std::vector<DeviceRun>& runs,
+                              const HostTransfers& host);
+
 Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>& runs, const HostTransfers& host) {
   for (const DeviceRun& run : runs) STABLERT_RETURN_IF_ERROR(AwaitInputs(run));
+  bool relayout = false;
+  for (const DeviceRun& run : runs) relayout = relayout || NeedsRelayout(executable, run);
+  if (!relayout) return RunPartitionedRowMajor(executable, runs, host);
+  std::vector<DeviceRun> row_major;
+  for (const DeviceRun& run : runs) {
+    STABLERT_ASSIGN_OR_RETURN(DeviceRun converted, RowMajorRun(executable, run));
+    row_major.push_back(std::move(converted));
+  }
+  STABLERT_RETURN_IF_ERROR(RunPartitionedRowMajor(executable, row_major, host));
+  for (size_t d = 0; d < runs.size(); ++d) CopyOutputsToLayouts(executable, row_major[d], runs[d]);
+  return OkStatus();
+}
+
+// RunPartitioned once every array is row-major and every input is ready.
+Status RunPartitionedRowMajor(const Executable& executable, const std::vector<DeviceRun>& runs,
+                              const HostTransfers& host) {
   const kernels::ffi::ScopedExecution ffi_scope(&runs.front().ffi);
   const auto& parameter_types = executable.parameter_types();
   const auto& result_types = executable.result_types();
@@ -170,14 +231,20 @@ Status RunPartitioned(const Executable& executable, const std::vector<DeviceRun>
 Status RunOnDevice(const Executable& executable, const DeviceRun& run, const HostTransfers& host,
                    const PartitionContext* partition) {
   STABLERT_RETURN_IF_ERROR(AwaitInputs(run));
+  std::optional<DeviceRun> row_major;
+  if (NeedsRelayout(executable, run)) {
+    STABLERT_ASSIGN_OR_RETURN(row_major, RowMajorRun(executable, run));
+  }
+  const DeviceRun& plan_run = row_major ? *row_major : run;
   std::vector<const void*> in;
   std::vector<void*> out;
-  for (const auto& storage : run.inputs) in.push_back(storage->data());
-  for (const auto& storage : run.outputs) out.push_back(storage->data());
+  for (const auto& storage : plan_run.inputs) in.push_back(storage->data());
+  for (const auto& storage : plan_run.outputs) out.push_back(storage->data());
   const trace::ScopedDevice traced_device(run.device->id());
   const int64_t start_ns = trace::Active() ? trace::NowNs() : 0;
   const kernels::ffi::ScopedExecution ffi_scope(&run.ffi);
   Status status = ExecutePlan(executable.plan(), in, out, &host, partition);
+  if (status.ok() && row_major) CopyOutputsToLayouts(executable, *row_major, run);
   if (start_ns != 0)
     trace::Record({trace::EventKind::kExecution, run.device->id(), executable.name(), {}, start_ns, trace::NowNs()});
   return status;
@@ -302,7 +369,7 @@ Executable::Executable(std::string name, std::string program, std::string progra
                        std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
                        std::vector<passes::ShardLayout> parameter_shards, std::vector<passes::ShardLayout> result_shards,
                        std::string shardy_op, std::optional<PerPartitionTypes> per_partition,
-                       std::string partitioned_program)
+                       std::string partitioned_program, EntryLayouts layouts)
     : name_(std::move(name)),
       program_(std::move(program)),
       program_format_(std::move(program_format)),
@@ -323,7 +390,10 @@ Executable::Executable(std::string name, std::string program, std::string progra
       parameter_op_shardings_(OpShardings(parameter_types_, parameter_shards_)),
       result_op_shardings_(OpShardings(result_types_, result_shards_)),
       fingerprint_(Fingerprint(program_, options_.serialized)),
-      runs_inline_when_idle_(IsSmallProgram(plan_) && options_.num_partitions == 1) {
+      runs_inline_when_idle_(IsSmallProgram(plan_) && options_.num_partitions == 1),
+      layouts_(std::move(layouts)) {
+  layouts_.parameters.resize(local_parameter_types_.size());
+  layouts_.results.resize(local_result_types_.size());
   result_donors_ = ResultDonors(plan_, donatable_parameters_, options_.num_partitions > 1 && !runs_per_partition_,
                                 local_parameter_types_, local_result_types_);
 }
@@ -453,6 +523,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
                                std::to_string(buffer->device()->id()) + ", but the list runs on device " +
                                std::to_string(run.device->id()) + "; copy it there first");
       STABLERT_ASSIGN_OR_RETURN(auto storage, buffer->storage("PJRT_LoadedExecutable_Execute"));
+      if (!buffer->layout().empty()) {
+        // Any layout is accepted: the run reads it through a row-major copy.
+        run.input_layouts.resize(args.size());
+        run.input_layouts[i] = buffer->layout();
+      }
       run.inputs.push_back(std::move(storage));
       run.input_events.push_back(buffer->ready_event());
       bool donate = i < executable_->donatable_parameters().size() && executable_->donatable_parameters()[i] &&
@@ -490,7 +565,8 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       } else {
         STABLERT_ASSIGN_OR_RETURN(storage, BufferStorage::Allocate(bytes, run.device->memory_stats()));
       }
-      outputs.push_back(std::make_unique<Buffer>(type.dtype, type.dims, run.device, memory, storage, run.done));
+      outputs.push_back(std::make_unique<Buffer>(type.dtype, type.dims, run.device, memory, storage, run.done,
+                                                 executable_->result_layouts()[o]));
       run.outputs.push_back(std::move(storage));
     }
     donated_by_run.push_back(std::move(donated_here));

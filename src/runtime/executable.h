@@ -18,6 +18,7 @@
 #include "kernels/ffi_execution.h"
 #include "plan/plan.h"
 #include "passes/sharding/sharding.h"
+#include "runtime/array_layout.h"
 #include "runtime/buffer.h"
 #include "runtime/compile_options.h"
 #include "runtime/device.h"
@@ -47,7 +48,7 @@ class Executable {
              std::vector<std::string> parameter_memory_kinds, std::vector<bool> donatable_parameters,
              std::vector<passes::ShardLayout> parameter_shards, std::vector<passes::ShardLayout> result_shards,
              std::string shardy_op = {}, std::optional<PerPartitionTypes> per_partition = std::nullopt,
-             std::string partitioned_program = {});
+             std::string partitioned_program = {}, EntryLayouts layouts = {});
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -78,6 +79,11 @@ class Executable {
   const std::vector<std::string>& output_memory_kinds() const { return output_memory_kinds_; }
   const std::vector<std::string>& parameter_memory_kinds() const { return parameter_memory_kinds_; }
   const std::vector<bool>& donatable_parameters() const { return donatable_parameters_; }
+  // The major_to_minor layout of each parameter and result (per-device shards), empty for
+  // row-major (runtime/array_layout.h). Executions accept arguments in any layout (those not
+  // row-major are read through a row-major copy) and give each result in its layout.
+  const std::vector<MajorToMinor>& parameter_layouts() const { return layouts_.parameters; }
+  const std::vector<MajorToMinor>& result_layouts() const { return layouts_.results; }
   // For every result, the donatable parameter whose storage an execution hands to it when
   // that parameter is donated, or plan::kNoDonor (plan/donation.h; per-device shards).
   const std::vector<int64_t>& result_donors() const { return result_donors_; }
@@ -130,6 +136,7 @@ class Executable {
   std::vector<std::string> result_op_shardings_;
   std::string fingerprint_;
   bool runs_inline_when_idle_;
+  EntryLayouts layouts_;
 };
 
 struct ExecuteResult {
