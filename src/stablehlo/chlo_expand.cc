@@ -1,0 +1,616 @@
+// CHLO -> StableHLO expansions (chlo_expand.h). The algorithms, coefficients and special
+// cases are those of MLIR's chlo-legalize-to-stablehlo (ChloLegalizeToStablehlo.cpp and
+// ChloDecompositionPatterns*.td in openxla/stablehlo), which JAX's CPU backend runs.
+#include "stablehlo/chlo_expand.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <string>
+#include <utility>
+
+#include "stablehlo/attr_util.h"
+#include "stablehlo/text_normalize.h"
+
+namespace stablert::stablehlo {
+namespace {
+
+using ir::OpCode;
+using ir::ValueId;
+
+// Comparison directions in VHLO numbering (attribute.h).
+enum Direction : int64_t { kEQ = 0, kNE = 1, kGE = 2, kGT = 3, kLE = 4, kLT = 5 };
+constexpr int64_t kTotalOrder = 2;
+
+// Emits StableHLO ops into a scratch list; the caller moves them into the block once the
+// whole expansion succeeded.
+class Builder {
+ public:
+  Builder(ir::Module& module, ir::LocationId location) : module_(module), location_(location) {}
+
+  const ir::Type& TypeOf(ValueId v) const { return module_.type_of(v); }
+
+  std::vector<ValueId> EmitN(OpCode code, std::vector<ValueId> operands, const std::vector<ir::Type>& types,
+                             ir::Attribute::Dictionary attrs = {}, std::vector<ir::Region> regions = {}) {
+    ir::Operation op;
+    op.code = code;
+    op.operands = std::move(operands);
+    for (const ir::Type& t : types) op.results.push_back(module_.AddValue(t));
+    op.attrs = std::move(attrs);
+    op.regions = std::move(regions);
+    op.location = location_;
+    Status s = NormalizeTextAttributes(op);
+    if (!s.ok() && status_.ok()) status_ = s;
+    for (size_t i = 1; i < op.attrs.size(); ++i) {
+      for (size_t j = i; j > 0 && op.attrs[j].first < op.attrs[j - 1].first; --j) std::swap(op.attrs[j], op.attrs[j - 1]);
+    }
+    std::vector<ValueId> results = op.results;
+    ops_.push_back(std::move(op));
+    return results;
+  }
+  ValueId Emit(OpCode code, std::vector<ValueId> operands, ir::Type type, ir::Attribute::Dictionary attrs = {}) {
+    return EmitN(code, std::move(operands), {std::move(type)}, std::move(attrs))[0];
+  }
+
+  // Elementwise ops whose result has the first operand's type.
+  ValueId Un(OpCode code, ValueId x) { return Emit(code, {x}, TypeOf(x)); }
+  ValueId Bin(OpCode code, ValueId a, ValueId b) { return Emit(code, {a, b}, TypeOf(a)); }
+  ValueId Add(ValueId a, ValueId b) { return Bin(OpCode::kAdd, a, b); }
+  ValueId Sub(ValueId a, ValueId b) { return Bin(OpCode::kSubtract, a, b); }
+  ValueId Mul(ValueId a, ValueId b) { return Bin(OpCode::kMultiply, a, b); }
+  ValueId Div(ValueId a, ValueId b) { return Bin(OpCode::kDivide, a, b); }
+  ValueId Neg(ValueId a) { return Un(OpCode::kNegate, a); }
+  ValueId Abs(ValueId a) { return Un(OpCode::kAbs, a); }
+  ValueId Log(ValueId a) { return Un(OpCode::kLog, a); }
+  ValueId Log1p(ValueId a) { return Un(OpCode::kLogPlusOne, a); }
+  ValueId Exp(ValueId a) { return Un(OpCode::kExponential, a); }
+  ValueId Sqrt(ValueId a) { return Un(OpCode::kSqrt, a); }
+  ValueId Floor(ValueId a) { return Un(OpCode::kFloor, a); }
+  ValueId And(ValueId a, ValueId b) { return Bin(OpCode::kAnd, a, b); }
+  ValueId Select(ValueId p, ValueId a, ValueId b) { return Emit(OpCode::kSelect, {p, a, b}, TypeOf(a)); }
+  ValueId Clamp(ValueId lo, ValueId x, ValueId hi) { return Emit(OpCode::kClamp, {lo, x, hi}, TypeOf(x)); }
+  ValueId Compare(ValueId a, ValueId b, Direction d, int64_t type = 0) {
+    ir::Type pred = TypeOf(a);
+    pred.dtype = DType::kPred;
+    return Emit(OpCode::kCompare, {a, b}, pred,
+                {{"compare_type", ir::Attribute(ir::EnumValue{ir::EnumKind::kComparisonType, type})},
+                 {"comparison_direction", ir::Attribute(ir::EnumValue{ir::EnumKind::kComparisonDirection, d})}});
+  }
+  ValueId Convert(ValueId x, DType dtype) {
+    ir::Type t = TypeOf(x);
+    t.dtype = dtype;
+    return Emit(OpCode::kConvert, {x}, t);
+  }
+
+  // A constant of `like`'s type (f32 or f64 elements) with every element `value`.
+  ValueId Constant(double value, ValueId like) { return ConstantOf(value, TypeOf(like)); }
+
+  // A constant of `type` (f32, f64, integer or i1 elements) with every element `value`.
+  ValueId ConstantOf(double value, const ir::Type& type) {
+    auto data = std::make_shared<ir::ElementsData>();
+    data->type = type;
+    uint8_t element[8] = {};
+    const size_t size = static_cast<size_t>(DTypeByteSize(type.dtype));
+    if (type.dtype == DType::kF64) {
+      std::memcpy(element, &value, 8);
+    } else if (type.dtype == DType::kF32) {
+      float f = static_cast<float>(value);
+      std::memcpy(element, &f, 4);
+    } else if (type.dtype == DType::kPred) {
+      element[0] = value != 0;
+    } else {
+      // Integers: two's complement, little-endian, truncated to the element's width.
+      const uint64_t bits = DTypeKindOf(type.dtype) == DTypeKind::kUnsigned
+                                ? static_cast<uint64_t>(value)
+                                : static_cast<uint64_t>(static_cast<int64_t>(value));
+      for (size_t i = 0; i < size && i < 8; ++i) element[i] = static_cast<uint8_t>(bits >> (8 * i));
+    }
+    int64_t n = 1;
+    for (int64_t d : type.dims) n *= d;
+    if (n * static_cast<int64_t>(size) > ir::ElementsData::kCompactSplatBytes) {
+      data->splat = true;
+      data->bytes.assign(element, element + size);
+    } else {
+      data->bytes.reserve(static_cast<size_t>(n) * size);
+      for (int64_t i = 0; i < n; ++i) data->bytes.insert(data->bytes.end(), element, element + size);
+    }
+    ir::Attribute::Elements elements = data;
+    return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
+  }
+  double Largest(ValueId like) const {
+    return TypeOf(like).dtype == DType::kF64 ? std::numeric_limits<double>::max()
+                                              : std::numeric_limits<float>::max();
+  }
+
+  // A polynomial in `x` by Horner's rule, highest coefficient first.
+  template <typename T, size_t N>
+  ValueId Polynomial(ValueId x, const T (&coefficients)[N]) {
+    ValueId p = Constant(coefficients[0], x);
+    for (size_t i = 1; i < N; ++i) p = Add(Mul(p, x), Constant(coefficients[i], x));
+    return p;
+  }
+
+  ir::Module& module() { return module_; }
+  ir::LocationId location() const { return location_; }
+  Status status() const { return status_; }
+  std::vector<ir::Operation> TakeOps() { return std::move(ops_); }
+
+ private:
+  ir::Module& module_;
+  ir::LocationId location_;
+  std::vector<ir::Operation> ops_;
+  Status status_ = OkStatus();
+};
+
+using Expansion = ValueId (*)(Builder&, ValueId);
+
+//===--- erf, erfc, erf_inv (f32) -------------------------------------------------===//
+
+// Eigen's rational approximation on [-4, 4].
+ValueId ErfF32(Builder& b, ValueId x) {
+  static constexpr float kAlpha[] = {-2.72614225801306e-10f, 2.77068142495902e-08f,  -2.10102402082508e-06f,
+                                     -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+                                     -1.60960333262415e-02f};
+  static constexpr float kBeta[] = {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+                                    -7.37332916720468e-03f, -1.42647390514189e-02f};
+  x = b.Clamp(b.Constant(-4.0, x), x, b.Constant(4.0, x));
+  ValueId x2 = b.Mul(x, x);
+  ValueId erf = b.Div(b.Mul(x, b.Polynomial(x2, kAlpha)), b.Polynomial(x2, kBeta));
+  return b.Clamp(b.Constant(-1.0, x), erf, b.Constant(1.0, x));
+}
+
+// Cephes: erf(x) = x T(x^2) for |x| <= 1.
+ValueId ErfSmallF32(Builder& b, ValueId x) {
+  static constexpr float kT[] = {+7.853861353153693E-5f, -8.010193625184903E-4f, +5.188327685732524E-3f,
+                                 -2.685381193529856E-2f, +1.128358514861418E-1f, -3.761262582423300E-1f,
+                                 +1.128379165726710E+0f};
+  return b.Mul(x, b.Polynomial(b.Mul(x, x), kT));
+}
+
+// Cephes: erfc(x) = exp(-x^2) / |x| P(1/x^2) on [1, 2), R(1/x^2) beyond; 2 - erfc(-x) below 0.
+ValueId ErfcLargeF32(Builder& b, ValueId x) {
+  static constexpr double kMaxLog = 88.72283905206835;
+  static constexpr float kP[] = {+2.326819970068386E-2f, -1.387039388740657E-1f, +3.687424674597105E-1f,
+                                 -5.824733027278666E-1f, +6.210004621745983E-1f, -4.944515323274145E-1f,
+                                 +3.404879937665872E-1f, -2.741127028184656E-1f, +5.638259427386472E-1f};
+  static constexpr float kR[] = {-1.047766399936249E+1f, +1.297719955372516E+1f, -7.495518717768503E+0f,
+                                 +2.921019019210786E+0f, -1.015265279202700E+0f, +4.218463358204948E-1f,
+                                 -2.820767439740514E-1f, +5.641895067754075E-1f};
+  ValueId x2 = b.Mul(x, x);
+  ValueId z = b.Neg(x2);
+  ValueId ax = b.Abs(x);
+  ValueId one = b.Constant(1.0, x);
+  ValueId r2 = b.Div(one, x2);
+  ValueId scale = b.Mul(b.Exp(z), b.Div(one, ax));
+  ValueId two = b.Constant(2.0, x);
+  ValueId poly = b.Select(b.Compare(ax, two, kLT), b.Polynomial(r2, kP), b.Polynomial(r2, kR));
+  ValueId approx = b.Mul(scale, poly);
+  ValueId zero = b.Constant(0.0, x);
+  approx = b.Select(b.Compare(z, b.Constant(-kMaxLog, x), kLT), zero, approx);
+  return b.Select(b.Compare(x, zero, kLT), b.Sub(two, approx), approx);
+}
+
+ValueId ErfcF32(Builder& b, ValueId x) {
+  ValueId large = ErfcLargeF32(b, x);
+  ValueId one = b.Constant(1.0, x);
+  ValueId small = b.Sub(one, ErfSmallF32(b, x));
+  return b.Select(b.Compare(b.Abs(x), one, kLT), small, large);
+}
+
+// Giles' single-precision erfinv.
+ValueId ErfInvF32(Builder& b, ValueId x) {
+  static constexpr float kLt5[] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                   -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                   -0.00417768164f,  0.246640727f,    1.50140941f};
+  static constexpr float kGe5[] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                                   -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                                   0.00943887047f,   1.00167406f,     2.83297682f};
+  ValueId w = b.Neg(b.Log1p(b.Mul(x, b.Neg(x))));
+  ValueId lt = b.Compare(w, b.Constant(5.0, x), kLT);
+  w = b.Select(lt, b.Sub(w, b.Constant(2.5, x)), b.Sub(b.Sqrt(w), b.Constant(3.0, x)));
+  auto coefficient = [&](size_t i) { return b.Select(lt, b.Constant(kLt5[i], x), b.Constant(kGe5[i], x)); };
+  ValueId p = coefficient(0);
+  for (size_t i = 1; i < 9; ++i) p = b.Add(coefficient(i), b.Mul(p, w));
+  ValueId result = b.Mul(p, x);
+  ValueId at_one = b.Compare(b.Abs(x), b.Constant(1.0, x), kEQ);
+  return b.Select(at_one, b.Mul(x, b.Constant(std::numeric_limits<double>::infinity(), x)), result);
+}
+
+//===--- lgamma, digamma (Lanczos, g = 7) -----------------------------------------===//
+
+constexpr double kLanczosGamma = 7;
+constexpr double kLanczosBase = 0.99999999999980993227684700473478;
+constexpr double kLanczos[] = {676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+                               771.3234287776530788486528258894,   -176.61502916214059906584551354,
+                               12.507343278686904814458936853,     -0.13857109526572011689554707,
+                               9.984369578019570859563e-6,         1.50563273514931155834e-7};
+
+ValueId Lgamma(Builder& b, ValueId x) {
+  const double pi = std::numbers::pi;
+  ValueId half = b.Constant(0.5, x);
+  ValueId reflect = b.Compare(x, half, kLT);
+  ValueId one = b.Constant(1.0, x);
+  ValueId z = b.Select(reflect, b.Neg(x), b.Sub(x, one));
+  ValueId a = b.Constant(kLanczosBase, x);
+  for (size_t i = 0; i < std::size(kLanczos); ++i) {
+    a = b.Add(a, b.Div(b.Constant(kLanczos[i], x), b.Add(z, b.Constant(static_cast<double>(i + 1), x))));
+  }
+  ValueId g_half = b.Constant(kLanczosGamma + 0.5, x);
+  ValueId t = b.Add(g_half, z);
+  ValueId log_t = b.Add(b.Constant(std::log(kLanczosGamma + 0.5), x), b.Log1p(b.Div(z, g_half)));
+  ValueId r = b.Mul(b.Sub(b.Add(z, half), b.Div(t, log_t)), log_t);
+  ValueId lgamma = b.Add(b.Add(b.Constant((std::log(2.0) + std::log(pi)) / 2, x), r), b.Log(a));
+  // Reflection: lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x), with the fractional
+  // part folded into [0, 1/2] for accuracy.
+  ValueId ax = b.Abs(x);
+  ValueId frac = b.Sub(ax, b.Floor(ax));
+  frac = b.Select(b.Compare(half, frac, kLT), b.Sub(one, frac), frac);
+  ValueId denom = b.Log(b.Un(OpCode::kSine, b.Mul(b.Constant(pi, x), frac)));
+  ValueId reflected = b.Sub(b.Sub(b.Constant(std::log(pi), x), denom), lgamma);
+  reflected = b.Select(b.Un(OpCode::kIsFinite, denom), reflected, b.Neg(denom));
+  lgamma = b.Select(reflect, reflected, lgamma);
+  ValueId inf = b.Constant(std::numeric_limits<double>::infinity(), x);
+  ValueId is_inf = b.Compare(b.Abs(x), inf, kEQ);
+  return b.Select(is_inf, inf, lgamma);
+}
+
+ValueId Digamma(Builder& b, ValueId x) {
+  const double pi = std::numbers::pi;
+  ValueId half = b.Constant(0.5, x);
+  ValueId reflect = b.Compare(x, half, kLT);
+  ValueId one = b.Constant(1.0, x);
+  ValueId z = b.Select(reflect, b.Neg(x), b.Sub(x, one));
+  ValueId zero = b.Constant(0.0, x);
+  ValueId a = b.Constant(kLanczosBase, x);
+  ValueId a_prime = zero;
+  for (size_t i = 0; i < std::size(kLanczos); ++i) {
+    ValueId c = b.Constant(kLanczos[i], x);
+    ValueId zi = b.Add(z, b.Constant(static_cast<double>(i + 1), x));
+    a_prime = b.Sub(a_prime, b.Div(c, b.Mul(zi, zi)));
+    a = b.Add(a, b.Div(c, zi));
+  }
+  ValueId g_half = b.Constant(kLanczosGamma + 0.5, x);
+  ValueId t = b.Add(g_half, z);
+  ValueId log_t = b.Add(b.Constant(std::log(kLanczosGamma + 0.5), x), b.Log1p(b.Div(z, g_half)));
+  ValueId digamma = b.Sub(b.Add(log_t, b.Div(a_prime, a)), b.Div(b.Constant(kLanczosGamma, x), t));
+  // Reflection: digamma(x) = digamma(1 - x) - pi cot(pi x), with x reduced for accuracy.
+  ValueId reduced = b.Add(x, b.Abs(b.Floor(b.Add(x, half))));
+  ValueId pi_c = b.Constant(pi, x);
+  ValueId angle = b.Mul(pi_c, reduced);
+  ValueId reflected =
+      b.Sub(digamma, b.Div(b.Mul(pi_c, b.Un(OpCode::kCosine, angle)), b.Un(OpCode::kSine, angle)));
+  digamma = b.Select(reflect, reflected, digamma);
+  ValueId pole = b.And(b.Compare(x, zero, kLE), b.Compare(x, b.Floor(x), kEQ));
+  return b.Select(pole, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), digamma);
+}
+
+//===--- hyperbolic and inverse trigonometric -------------------------------------===//
+
+ValueId SinhLarge(Builder& b, ValueId x) {
+  ValueId log_half = b.Log(b.Constant(0.5, x));
+  return b.Sub(b.Exp(b.Add(x, log_half)), b.Exp(b.Sub(log_half, x)));
+}
+
+ValueId Sinh(Builder& b, ValueId x) {
+  ValueId large = SinhLarge(b, x);
+  // (expm1(x) + expm1(x) / (expm1(x) + 1)) / 2 avoids cancellation for |x| < 1.
+  ValueId em1 = b.Un(OpCode::kExponentialMinusOne, x);
+  ValueId one = b.Constant(1.0, x);
+  ValueId small = b.Mul(b.Constant(0.5, x), b.Add(em1, b.Div(em1, b.Add(em1, one))));
+  return b.Select(b.Compare(b.Abs(x), one, kLT), small, large);
+}
+
+ValueId Cosh(Builder& b, ValueId x) {
+  ValueId log_half = b.Log(b.Constant(0.5, x));
+  return b.Add(b.Exp(b.Add(x, log_half)), b.Exp(b.Sub(log_half, x)));
+}
+
+ValueId Tan(Builder& b, ValueId x) { return b.Un(OpCode::kTan, x); }
+
+ValueId Atan(Builder& b, ValueId x) { return b.Bin(OpCode::kAtan2, x, b.Constant(1.0, x)); }
+
+// asin(x) = 2 atan2(x, 1 + sqrt((1 - x)(1 + x))).
+ValueId Asin(Builder& b, ValueId x) {
+  ValueId one = b.Constant(1.0, x);
+  ValueId ta = b.Bin(OpCode::kAtan2, x, b.Add(one, b.Sqrt(b.Mul(b.Sub(one, x), b.Add(one, x)))));
+  return b.Add(ta, ta);
+}
+
+// acos(x) = atan2(sqrt((1 - x)(1 + x)), x).
+ValueId Acos(Builder& b, ValueId x) {
+  ValueId one = b.Constant(1.0, x);
+  return b.Bin(OpCode::kAtan2, b.Sqrt(b.Mul(b.Sub(one, x), b.Add(one, x))), x);
+}
+
+// asinh(x) = sign(x) (log 2 + log|x|) for |x| >= sqrt(max), else
+// sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))).
+ValueId Asinh(Builder& b, ValueId x) {
+  ValueId ax = b.Abs(x);
+  ValueId large = b.Compare(ax, b.Sqrt(b.Constant(b.Largest(x), x)), kGE);
+  ValueId big = b.Add(b.Log(b.Constant(2.0, x)), b.Log(ax));
+  ValueId ax2 = b.Mul(ax, ax);
+  ValueId one = b.Constant(1.0, x);
+  ValueId small = b.Log1p(b.Add(ax, b.Div(ax2, b.Add(one, b.Sqrt(b.Add(one, ax2))))));
+  return b.Mul(b.Un(OpCode::kSign, x), b.Select(large, big, small));
+}
+
+// acosh(x) = log 2 + log x for x >= max / 2, else log1p(sqrt(x - 1) (sqrt(x + 1) + sqrt(x - 1))).
+ValueId Acosh(Builder& b, ValueId x) {
+  ValueId two = b.Constant(2.0, x);
+  ValueId large = b.Compare(x, b.Div(b.Constant(b.Largest(x), x), two), kGE);
+  ValueId big = b.Add(b.Log(two), b.Log(x));
+  ValueId one = b.Constant(1.0, x);
+  ValueId sm1 = b.Sqrt(b.Sub(x, one));
+  ValueId small = b.Log1p(b.Mul(sm1, b.Add(b.Sqrt(b.Add(x, one)), sm1)));
+  return b.Select(large, big, small);
+}
+
+// atanh(x) = (log1p(x) - log1p(-x)) / 2, NaN for |x| > 1.
+ValueId Atanh(Builder& b, ValueId x) {
+  ValueId outside = b.Compare(b.Abs(x), b.Constant(1.0, x), kGT);
+  ValueId value = b.Mul(b.Sub(b.Log1p(x), b.Log1p(b.Neg(x))), b.Constant(0.5, x));
+  return b.Select(outside, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), value);
+}
+
+//===--- dispatch -----------------------------------------------------------------===//
+
+// Unary float ops computed in f32 at least (f16/bf16 converted up and back), as the
+// legalization's materializeWithUpcast does. `f64`: whether an f64 form exists here.
+struct FloatUnary {
+  std::string_view name;
+  Expansion f32;
+  bool f64;  // the same expansion serves f64
+};
+constexpr FloatUnary kFloatUnary[] = {
+    {"chlo.erf", ErfF32, false},     {"chlo.erfc", ErfcF32, false}, {"chlo.erf_inv", ErfInvF32, false},
+    {"chlo.lgamma", Lgamma, true},   {"chlo.digamma", Digamma, true}, {"chlo.sinh", Sinh, true},
+    {"chlo.cosh", Cosh, true},       {"chlo.tan", Tan, true},       {"chlo.atan", Atan, true},
+    {"chlo.asin", Asin, true},       {"chlo.acos", Acos, true},     {"chlo.asinh", Asinh, true},
+    {"chlo.acosh", Acosh, true},     {"chlo.atanh", Atanh, true},
+};
+
+// chlo.broadcast_<op> -> the elementwise op on operands broadcast to the result's shape.
+struct BroadcastBinary {
+  std::string_view name;
+  OpCode code;
+};
+constexpr BroadcastBinary kBroadcastBinary[] = {
+    {"chlo.broadcast_add", OpCode::kAdd},
+    {"chlo.broadcast_and", OpCode::kAnd},
+    {"chlo.broadcast_atan2", OpCode::kAtan2},
+    {"chlo.broadcast_complex", OpCode::kComplex},
+    {"chlo.broadcast_divide", OpCode::kDivide},
+    {"chlo.broadcast_maximum", OpCode::kMaximum},
+    {"chlo.broadcast_minimum", OpCode::kMinimum},
+    {"chlo.broadcast_multiply", OpCode::kMultiply},
+    {"chlo.broadcast_or", OpCode::kOr},
+    {"chlo.broadcast_power", OpCode::kPower},
+    {"chlo.broadcast_remainder", OpCode::kRemainder},
+    {"chlo.broadcast_shift_left", OpCode::kShiftLeft},
+    {"chlo.broadcast_shift_right_arithmetic", OpCode::kShiftRightArithmetic},
+    {"chlo.broadcast_shift_right_logical", OpCode::kShiftRightLogical},
+    {"chlo.broadcast_subtract", OpCode::kSubtract},
+    {"chlo.broadcast_xor", OpCode::kXor},
+};
+
+Status Unsupported(const ChloOp& op, const ir::Type& type) {
+  return Unimplemented("CHLO op '" + std::string(op.name) + "' on " + ir::TypeToString(type) +
+                       " is not supported");
+}
+
+Status CheckCounts(const ChloOp& op, size_t operands, size_t results) {
+  if (op.operands.size() != operands || op.result_types.size() != results) {
+    return InvalidArgument(std::string(op.name) + " expects " + std::to_string(operands) + " operand(s) and " +
+                           std::to_string(results) + " result(s), got " + std::to_string(op.operands.size()) +
+                           " and " + std::to_string(op.result_types.size()));
+  }
+  for (const ir::Type& t : op.result_types) {
+    if (!t.is_tensor()) return InvalidArgument(std::string(op.name) + " expects tensor results");
+  }
+  return OkStatus();
+}
+
+bool IsF16Like(DType d) { return d == DType::kF16 || d == DType::kBF16; }
+
+// Broadcasts `v` to `dims` (its own dtype): same rank maps dimension i to i, a lower rank
+// uses `broadcast_dimensions` when given, else aligns trailing dimensions (numpy).
+StatusOr<ValueId> BroadcastTo(Builder& b, const ChloOp& op, ValueId v, const Dims& dims,
+                              const std::optional<std::vector<int64_t>>& broadcast_dimensions) {
+  const ir::Type& t = b.TypeOf(v);
+  if (!t.is_tensor()) return InvalidArgument(std::string(op.name) + " expects tensor operands");
+  if (t.dims == dims) return v;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> map;
+  if (t.rank() == rank) {
+    for (int64_t i = 0; i < rank; ++i) map.push_back(i);
+  } else if (broadcast_dimensions && static_cast<int64_t>(broadcast_dimensions->size()) == t.rank()) {
+    map = *broadcast_dimensions;
+  } else if (t.rank() < rank) {
+    for (int64_t i = 0; i < t.rank(); ++i) map.push_back(rank - t.rank() + i);
+  } else {
+    return InvalidArgument(std::string(op.name) + ": operand " + ir::TypeToString(t) +
+                           " has a higher rank than the result");
+  }
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (map[i] < 0 || map[i] >= rank || (t.dims[i] != 1 && t.dims[i] != dims[static_cast<size_t>(map[i])])) {
+      return InvalidArgument(std::string(op.name) + ": operand " + ir::TypeToString(t) +
+                             " does not broadcast to the result shape");
+    }
+  }
+  return b.Emit(OpCode::kBroadcastInDim, {v}, ir::Type::Tensor(t.dtype, dims),
+                {{"broadcast_dimensions", I64Elements(map)}});
+}
+
+StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
+  const std::string_view name = op.name;
+  for (const BroadcastBinary& bb : kBroadcastBinary) {
+    if (bb.name != name) continue;
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
+    std::optional<std::vector<int64_t>> dims;
+    if (const ir::Attribute* a = ir::FindAttr(op.attrs, "broadcast_dimensions")) {
+      dims = a->AsIntArray();
+      if (!dims) return InvalidArgument(std::string(name) + ": broadcast_dimensions is not an integer list");
+    }
+    const Dims& shape = op.result_types[0].dims;
+    STABLERT_ASSIGN_OR_RETURN(ValueId lhs, BroadcastTo(b, op, op.operands[0], shape, dims));
+    STABLERT_ASSIGN_OR_RETURN(ValueId rhs, BroadcastTo(b, op, op.operands[1], shape, dims));
+    return std::vector<ValueId>{b.Emit(bb.code, {lhs, rhs}, op.result_types[0])};
+  }
+  if (name == "chlo.broadcast_select") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 3, 1));
+    const Dims& shape = op.result_types[0].dims;
+    std::vector<ValueId> v;
+    for (ValueId operand : op.operands) {
+      STABLERT_ASSIGN_OR_RETURN(ValueId w, BroadcastTo(b, op, operand, shape, std::nullopt));
+      v.push_back(w);
+    }
+    return std::vector<ValueId>{b.Emit(OpCode::kSelect, v, op.result_types[0])};
+  }
+  if (name == "chlo.constant" || name == "chlo.constant_like") {
+    const bool like = name == "chlo.constant_like";
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, like ? 1 : 0, 1));
+    const ir::Attribute* value = ir::FindAttr(op.attrs, "value");
+    if (!value) return InvalidArgument(std::string(name) + " expects a 'value' attribute");
+    const ir::Type& type = op.result_types[0];
+    if (const auto* e = value->get<ir::Attribute::Elements>()) {
+      if (*e && (*e)->type == type) return std::vector<ValueId>{b.Emit(OpCode::kConstant, {}, type, {{"value", *value}})};
+    }
+    double scalar = 0;
+    if (const auto* f = value->get<ir::Attribute::Float>()) {
+      scalar = f->value;
+    } else if (const auto* i = value->get<ir::Attribute::Integer>()) {
+      scalar = static_cast<double>(i->value);
+    } else if (const auto* e = value->get<ir::Attribute::Elements>(); e && *e && (*e)->NumElements() == 1 &&
+                                                                      (*e)->type.dtype == type.dtype) {
+      // A one-element literal of the result's element type: splat its bytes.
+      auto data = std::make_shared<ir::ElementsData>();
+      data->type = type;
+      const int size = DTypeByteSize(type.dtype);
+      const uint8_t* element = (*e)->Element(0);
+      int64_t n = 1;
+      for (int64_t d : type.dims) n *= d;
+      data->splat = n * size > ir::ElementsData::kCompactSplatBytes;
+      for (int64_t i = 0; i < (data->splat ? 1 : n); ++i) data->bytes.insert(data->bytes.end(), element, element + size);
+      ir::Attribute::Elements elements = data;
+      return std::vector<ValueId>{b.Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}})};
+    } else {
+      return InvalidArgument(std::string(name) + ": 'value' is not a number or a literal of the result type");
+    }
+    // A number: a constant of the result's element type (f16/bf16 via f32).
+    if (IsFloat(type.dtype) && type.dtype != DType::kF32 && type.dtype != DType::kF64) {
+      ValueId f = b.ConstantOf(scalar, ir::Type::Tensor(DType::kF32, type.dims));
+      return std::vector<ValueId>{b.Convert(f, type.dtype)};
+    }
+    if (IsComplex(type.dtype)) return Unsupported(op, type);
+    return std::vector<ValueId>{b.ConstantOf(scalar, type)};
+  }
+
+  if (op.operands.empty()) return Unimplemented("CHLO op '" + std::string(name) + "' is not supported");
+  const ir::Type& in = b.TypeOf(op.operands[0]);
+  if (!in.is_tensor()) return InvalidArgument(std::string(name) + " expects tensor operands");
+  const DType dtype = in.dtype;
+
+  if (name == "chlo.square") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    ValueId x = op.operands[0];
+    if (IsComplex(dtype)) {
+      // (re^2 - im^2 computed as (re - im)(re + im), 2 re im).
+      DType part = dtype == DType::kC64 ? DType::kF32 : DType::kF64;
+      ir::Type pt = ir::Type::Tensor(part, in.dims);
+      ValueId re = b.Emit(OpCode::kReal, {x}, pt);
+      ValueId im = b.Emit(OpCode::kImag, {x}, pt);
+      ValueId real = b.Mul(b.Sub(re, im), b.Add(re, im));
+      ValueId imag = b.Mul(b.Constant(2.0, re), b.Mul(re, im));
+      return std::vector<ValueId>{b.Emit(OpCode::kComplex, {real, imag}, in)};
+    }
+    return std::vector<ValueId>{b.Mul(x, x)};
+  }
+  if (name == "chlo.conj") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    ValueId x = op.operands[0];
+    if (!IsComplex(dtype)) return std::vector<ValueId>{x};
+    DType part = dtype == DType::kC64 ? DType::kF32 : DType::kF64;
+    ir::Type pt = ir::Type::Tensor(part, in.dims);
+    ValueId re = b.Emit(OpCode::kReal, {x}, pt);
+    ValueId im = b.Neg(b.Emit(OpCode::kImag, {x}, pt));
+    return std::vector<ValueId>{b.Emit(OpCode::kComplex, {re, im}, in)};
+  }
+  if (name == "chlo.is_inf" || name == "chlo.is_pos_inf" || name == "chlo.is_neg_inf") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    if (!IsFloat(dtype)) return Unsupported(op, in);
+    ValueId x = op.operands[0];
+    if (dtype != DType::kF32 && dtype != DType::kF64) x = b.Convert(x, DType::kF32);  // exact for infinities
+    const double inf = std::numeric_limits<double>::infinity();
+    if (name == "chlo.is_inf") return std::vector<ValueId>{b.Compare(b.Abs(x), b.Constant(inf, x), kEQ)};
+    return std::vector<ValueId>{b.Compare(x, b.Constant(name == "chlo.is_pos_inf" ? inf : -inf, x), kEQ)};
+  }
+  if (name == "chlo.top_k") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 2));
+    const ir::Attribute* k_attr = ir::FindAttr(op.attrs, "k");
+    std::optional<int64_t> k = k_attr ? k_attr->AsInt() : std::nullopt;
+    if (!k) return InvalidArgument("chlo.top_k expects an integer 'k'");
+    if (in.rank() < 1 || *k < 0 || *k > in.dims.back()) {
+      return InvalidArgument("chlo.top_k: k = " + std::to_string(*k) + " is out of range for " + ir::TypeToString(in));
+    }
+    const DType index = op.result_types[1].dtype;
+    const int64_t last = in.rank() - 1;
+    ValueId iota = b.Emit(OpCode::kIota, {}, ir::Type::Tensor(index, in.dims), {{"iota_dimension", I64(last)}});
+    // Comparator: a > b in total order on the values; the sort is stable, so ties keep
+    // the lower index first (what portable serialization's chlo.top_k decomposition does).
+    ir::Region region;
+    region.blocks.emplace_back();
+    ir::Block& body = region.blocks.back();
+    for (DType d : {dtype, dtype, index, index}) body.arguments.push_back(b.module().AddValue(ir::Type::Tensor(d, {})));
+    Builder cb(b.module(), b.location());
+    ValueId gt = cb.Compare(body.arguments[0], body.arguments[1], kGT, kTotalOrder);
+    cb.EmitN(OpCode::kReturn, {gt}, {});
+    STABLERT_RETURN_IF_ERROR(cb.status());
+    body.ops = cb.TakeOps();
+    std::vector<ir::Region> regions;
+    regions.push_back(std::move(region));
+    std::vector<ValueId> sorted =
+        b.EmitN(OpCode::kSort, {op.operands[0], iota}, {in, b.TypeOf(iota)},
+                {{"dimension", I64(last)}, {"is_stable", ir::Attribute(true)}}, std::move(regions));
+    std::vector<int64_t> starts(in.dims.size(), 0), limits(in.dims.begin(), in.dims.end()), strides(in.dims.size(), 1);
+    limits.back() = *k;
+    ir::Attribute::Dictionary slice = {{"limit_indices", I64Elements(limits)},
+                                       {"start_indices", I64Elements(starts)},
+                                       {"strides", I64Elements(strides)}};
+    Dims out_dims = in.dims;
+    out_dims.back() = *k;
+    ValueId values = b.Emit(OpCode::kSlice, {sorted[0]}, ir::Type::Tensor(dtype, out_dims), slice);
+    ValueId indices = b.Emit(OpCode::kSlice, {sorted[1]}, ir::Type::Tensor(index, out_dims), slice);
+    return std::vector<ValueId>{values, indices};
+  }
+  for (const FloatUnary& u : kFloatUnary) {
+    if (u.name != name) continue;
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    ValueId x = op.operands[0];
+    if (dtype == DType::kF32 || (dtype == DType::kF64 && u.f64)) return std::vector<ValueId>{u.f32(b, x)};
+    if (IsF16Like(dtype)) return std::vector<ValueId>{b.Convert(u.f32(b, b.Convert(x, DType::kF32)), dtype)};
+    return Unsupported(op, in);
+  }
+  return Unimplemented("CHLO op '" + std::string(name) + "' is not supported");
+}
+
+}  // namespace
+
+bool IsChloName(std::string_view name) { return name.rfind("chlo.", 0) == 0; }
+
+StatusOr<std::vector<ir::ValueId>> ExpandChlo(const ChloOp& op, ir::Module& module, ir::Block& block) {
+  Builder b(module, op.location);
+  STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> results, Expand(b, op));
+  STABLERT_RETURN_IF_ERROR(b.status());
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!(module.type_of(results[i]) == op.result_types[i])) {
+      return InvalidArgument(std::string(op.name) + ": result " + std::to_string(i) + " is " +
+                             ir::TypeToString(module.type_of(results[i])) + " but the op states " +
+                             ir::TypeToString(op.result_types[i]));
+    }
+  }
+  for (ir::Operation& o : b.TakeOps()) block.ops.push_back(std::move(o));
+  return results;
+}
+
+}  // namespace stablert::stablehlo
