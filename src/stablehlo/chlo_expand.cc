@@ -248,7 +248,9 @@ ValueId Lgamma(Builder& b, ValueId x) {
   frac = b.Select(b.Compare(half, frac, kLT), b.Sub(one, frac), frac);
   ValueId denom = b.Log(b.Un(OpCode::kSine, b.Mul(b.Constant(pi, x), frac)));
   ValueId reflected = b.Sub(b.Sub(b.Constant(std::log(pi), x), denom), lgamma);
-  reflected = b.Select(b.Un(OpCode::kIsFinite, denom), reflected, b.Neg(denom));
+  ir::Type pred = b.TypeOf(denom);
+  pred.dtype = DType::kPred;
+  reflected = b.Select(b.Emit(OpCode::kIsFinite, {denom}, pred), reflected, b.Neg(denom));
   lgamma = b.Select(reflect, reflected, lgamma);
   ValueId inf = b.Constant(std::numeric_limits<double>::infinity(), x);
   ValueId is_inf = b.Compare(b.Abs(x), inf, kEQ);
@@ -507,7 +509,7 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
   }
 
   if (op.operands.empty()) return Unimplemented("CHLO op '" + std::string(name) + "' is not supported");
-  const ir::Type& in = b.TypeOf(op.operands[0]);
+  const ir::Type in = b.TypeOf(op.operands[0]);  // a copy: new values grow the type table
   if (!in.is_tensor()) return InvalidArgument(std::string(name) + " expects tensor operands");
   const DType dtype = in.dtype;
 
