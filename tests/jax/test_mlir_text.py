@@ -13,6 +13,7 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special
 import numpy as np
 import pytest
 from jax import lax
@@ -125,8 +126,143 @@ def test_malformed_and_chlo_text_are_clear_errors(inputs, tmp_path):
     result = run_cli("run", stablert.library_path(), str(tmp_path / "broken.mlir"), *args)
     assert result.returncode == 1
     assert "INVALID_ARGUMENT" in result.stderr and "use of undefined value '%missing_" in result.stderr, result.stderr
-    # CHLO ops (JAX emits them for erf_inv, lgamma, top_k, ...) are decomposed by portable
-    # artifact serialization; the text reader names them.
-    (tmp_path / "chlo.mlir").write_text(jax.jit(lambda x, w, b: lax.erf_inv(x * 0.1), keep_unused=True).lower(*values).as_text())
+    # CHLO ops without an expansion are named in the error.
+    (tmp_path / "chlo.mlir").write_text(
+        jax.jit(lambda x, w, b: jax.scipy.special.i1e(x), keep_unused=True).lower(*values).as_text())
     result = run_cli("run", stablert.library_path(), str(tmp_path / "chlo.mlir"), *args)
-    assert result.returncode == 1 and "chlo.erf_inv" in result.stderr, result.stderr
+    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "chlo.bessel_i1e" in result.stderr, result.stderr
+
+
+# --- CHLO ops: `as_text()` keeps them; the reader expands them into StableHLO ops the way
+# MLIR's chlo-legalize-to-stablehlo does for JAX's CPU backend.
+
+EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.5, 1e-7, -1e-7, 1e-38, 1e-30, -1e-30, 4.0, -4.0,
+         9.0, -9.0, 12.5, 20.0, -20.0, 88.0, 89.0, -89.0, 100.0, 1e10, -1e10, 1e20, 3e38, -3e38,
+         np.inf, -np.inf, np.nan]
+UNIT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.999, -0.999, 0.9999999, -0.9999999, 1e-7, -1e-7, 1e-30,
+              0.99, -0.25, 1.5, -1.5, 2.0, np.inf, -np.inf, np.nan]
+
+
+def chlo_inputs(kind: str) -> np.ndarray:
+    """Edge values followed by realistic random values (256 of them)."""
+    rng = np.random.default_rng(1)
+    if kind == "unit":
+        body = rng.uniform(-1.0, 1.0, 256)
+        edges = UNIT_EDGES
+    elif kind == "positive":
+        body = np.concatenate([rng.uniform(1.0, 10.0, 200), rng.exponential(100.0, 56)])
+        edges = EDGES
+    else:
+        body = np.concatenate([rng.standard_normal(200) * 3, rng.standard_normal(56) * 30])
+        edges = EDGES
+    return np.concatenate([np.array(edges), body]).astype(np.float32)
+
+
+# name -> (function, input kind). Each lowers to the CHLO op of its name.
+CHLO_CASES = {
+    "erf": (lax.erf, "real"),
+    "erfc": (lax.erfc, "real"),
+    "erf_inv": (lax.erf_inv, "unit"),
+    "lgamma": (lax.lgamma, "real"),
+    "digamma": (lax.digamma, "real"),
+    "sinh": (jnp.sinh, "real"),
+    "cosh": (jnp.cosh, "real"),
+    "asin": (jnp.arcsin, "unit"),
+    "acos": (jnp.arccos, "unit"),
+    "atan": (jnp.arctan, "real"),
+    "asinh": (jnp.arcsinh, "real"),
+    "acosh": (jnp.arccosh, "positive"),
+    "atanh": (jnp.arctanh, "unit"),
+    "square": (jnp.square, "real"),
+    "top_k": (lambda x: lax.top_k(x.reshape(10, -1)[:, :29], 5), "real"),
+    "top_k_ties": (lambda x: lax.top_k(jnp.round(x).reshape(-1, 10), 4), "real"),
+    "erf_f16": (lambda x: lax.erf(x.astype(jnp.float16)), "real"),
+    "erf_inv_bf16": (lambda x: lax.erf_inv(x.astype(jnp.bfloat16)).astype(jnp.float32), "unit"),
+    "lgamma_bf16": (lambda x: lax.lgamma(x.astype(jnp.bfloat16)).astype(jnp.float32), "real"),
+    "digamma_f16": (lambda x: lax.digamma(x.astype(jnp.float16)), "real"),
+    "composed": (lambda x: lax.erf_inv(jnp.clip(x * 0.1, -1, 1)) + lax.lgamma(jnp.abs(x) + 1) * jnp.sinh(x * 0.01),
+                 "real"),
+}
+
+
+def assert_matches(got, want, bf16=False):
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, want.dtype, got.shape, want.shape)
+    if np.issubdtype(want.dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+        return
+    rtol, atol = (1e-3, 1e-3) if want.dtype == np.float16 else (1e-2, 1e-2) if bf16 else (1e-5, 1e-6)
+    got64, want64 = got.astype(np.float64), want.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got64), np.isnan(want64))
+    np.testing.assert_array_equal(np.isposinf(got64), np.isposinf(want64))
+    np.testing.assert_array_equal(np.isneginf(got64), np.isneginf(want64))
+    finite = np.isfinite(want64)
+    np.testing.assert_allclose(got64[finite], want64[finite], rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("form", ["pretty", "generic"])
+@pytest.mark.parametrize("name", sorted(CHLO_CASES))
+def test_chlo_op_matches_jax_cpu(tmp_path, name, form, cpu_device):
+    fn, kind = CHLO_CASES[name]
+    x = chlo_inputs(kind)
+    lowered = jax.jit(fn).lower(x)
+    text = lowered.as_text() if form == "pretty" else lowered.compiler_ir("stablehlo").operation.get_asm(
+        print_generic_op_form=True)
+    op = "chlo." + name.split("_f16")[0].split("_bf16")[0].replace("_ties", "")
+    if name != "composed":
+        assert op in text, text
+    (tmp_path / "program.mlir").write_text(text)
+    np.save(tmp_path / "x.npy", x)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), "--in", str(tmp_path / "x.npy"),
+                     "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    expected = jax.jit(fn)(jax.device_put(x, cpu_device))
+    for i, want in enumerate(jax.tree_util.tree_leaves(expected)):
+        assert_matches(np.load(tmp_path / f"output{i}.npy"), np.asarray(want), bf16="bf16" in name)
+
+
+# CHLO ops JAX itself does not print (other producers do): hand-written text, checked
+# against numpy.
+HAND_WRITTEN = """module {
+  func.func @main(%x: tensor<4x3xf32>, %r: tensor<3xf32>, %c: tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>,
+      tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+    %0 = chlo.broadcast_add %x, %r : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    %1 = chlo.broadcast_multiply %x, %c {broadcast_dimensions = array<i64: 0>} : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
+    %2 = chlo.is_inf %x : tensor<4x3xf32> -> tensor<4x3xi1>
+    %3 = chlo.is_pos_inf %x : tensor<4x3xf32> -> tensor<4x3xi1>
+    %4 = "chlo.is_neg_inf"(%x) : (tensor<4x3xf32>) -> tensor<4x3xi1>
+    %5 = "chlo.constant_like"(%x) {value = 2.5 : f32} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+    %6 = chlo.conj %x : tensor<4x3xf32> -> tensor<4x3xf32>
+    %7 = chlo.broadcast_maximum %c, %x {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+  }
+}
+"""
+
+
+def test_hand_written_chlo_ops(tmp_path):
+    x = np.array([[1.0, -2.0, np.inf], [-np.inf, np.nan, 0.0], [3.0, 4.0, -5.0], [1e30, -1e-30, 7.0]], np.float32)
+    r = np.array([10.0, 20.0, 30.0], np.float32)
+    c = np.array([1.0, 2.0, -3.0, 0.5], np.float32)
+    args = []
+    for name, value in (("x", x), ("r", r), ("c", c)):
+        np.save(tmp_path / f"{name}.npy", value)
+        args += ["--in", str(tmp_path / f"{name}.npy")]
+    (tmp_path / "program.mlir").write_text(HAND_WRITTEN)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), *args, "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    want = [x + r, x * c[:, None], np.isinf(x), np.isposinf(x), np.isneginf(x), np.full_like(x, 2.5), x,
+            np.maximum(c[:, None], x)]
+    for i, w in enumerate(want):
+        got = np.load(tmp_path / f"output{i}.npy")
+        assert got.dtype == w.dtype, (i, got.dtype)
+        np.testing.assert_array_equal(got, w)
+
+
+def test_chlo_errors_name_the_op(tmp_path):
+    bad = HAND_WRITTEN.replace("%1 = chlo.broadcast_multiply %x, %c {broadcast_dimensions = array<i64: 0>}",
+                               "%1 = chlo.broadcast_multiply %x, %c {broadcast_dimensions = array<i64: 1>}")
+    (tmp_path / "bad.mlir").write_text(bad)
+    result = run_cli("dump", str(tmp_path / "bad.mlir"))
+    assert result.returncode != 0
+    assert "INVALID_ARGUMENT" in result.stderr and "chlo.broadcast_multiply" in result.stderr, result.stderr
+    assert "MLIR text 5:5" in result.stderr and "does not broadcast" in result.stderr, result.stderr
