@@ -131,6 +131,22 @@ class Builder {
     return p;
   }
 
+  // An integer constant of `type` holding `value` exactly (two's complement, truncated).
+  ValueId ConstantOfInt(int64_t value, const ir::Type& type) {
+    auto data = std::make_shared<ir::ElementsData>();
+    data->type = type;
+    const size_t size = static_cast<size_t>(DTypeByteSize(type.dtype));
+    int64_t n = 1;
+    for (int64_t d : type.dims) n *= d;
+    const uint64_t bits = static_cast<uint64_t>(value);
+    uint8_t element[8];
+    for (size_t i = 0; i < 8; ++i) element[i] = static_cast<uint8_t>(bits >> (8 * i));
+    data->splat = n * static_cast<int64_t>(size) > ir::ElementsData::kCompactSplatBytes;
+    for (int64_t i = 0; i < (data->splat ? 1 : n); ++i) data->bytes.insert(data->bytes.end(), element, element + size);
+    ir::Attribute::Elements elements = data;
+    return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
+  }
+
   ir::Module& module() { return module_; }
   ir::LocationId location() const { return location_; }
   Status status() const { return status_; }
@@ -353,6 +369,108 @@ ValueId Atanh(Builder& b, ValueId x) {
   ValueId outside = b.Compare(b.Abs(x), b.Constant(1.0, x), kGT);
   ValueId value = b.Mul(b.Sub(b.Log1p(x), b.Log1p(b.Neg(x))), b.Constant(0.5, x));
   return b.Select(outside, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), value);
+}
+
+//===--- zeta, polygamma, next_after ----------------------------------------------===//
+
+// Hurwitz zeta(x, q): a power sum of 10 terms plus the Euler-Maclaurin tail (12 terms).
+ValueId Zeta(Builder& b, ValueId x, ValueId q) {
+  static constexpr int kTerms = 12;
+  static constexpr int kIters = 9;
+  static constexpr double kCoefficients[kTerms] = {
+      -7.1661652561756670113e18, 1.8152105401943546773e17, -4.5979787224074726105e15, 1.1646782814350067249e14,
+      -2.950130727918164224e12,  7.47242496e10,            -1.8924375803183791606e9,  47900160.0,
+      -1209600.0,                30240.0,                  -720.0,                    12.0};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double smallest = b.TypeOf(x).dtype == DType::kF64 ? std::numeric_limits<double>::denorm_min()
+                                                            : std::numeric_limits<float>::denorm_min();
+  ValueId zero = b.Constant(0.0, q);
+  ValueId one = b.Constant(1.0, q);
+  ValueId acc = q;
+  ValueId neg_x = b.Neg(x);
+  ValueId power_sum = b.Bin(OpCode::kPower, q, neg_x);
+  for (int i = 0; i < kIters; ++i) {
+    acc = b.Add(acc, one);
+    power_sum = b.Add(power_sum, b.Bin(OpCode::kPower, acc, neg_x));
+  }
+  acc = b.Add(acc, one);
+  ValueId q_neg_power = b.Bin(OpCode::kPower, acc, neg_x);
+  ValueId correction = b.Div(b.Mul(q_neg_power, acc), b.Sub(x, one));
+  ValueId inv_acc2 = b.Div(one, b.Mul(acc, acc));
+  ValueId horner_sum = zero;
+  constexpr int kTwoTermsMinusOne = 2 * kTerms - 1;
+  for (int i = 0; i < kTerms - 1; ++i) {
+    ValueId lhs = b.Add(x, b.Constant(kTwoTermsMinusOne - 1 - 2 * i, x));
+    ValueId rhs = b.Add(x, b.Constant(kTwoTermsMinusOne - 2 - 2 * i, x));
+    ValueId product = b.Mul(lhs, rhs);
+    horner_sum = b.Mul(product, b.Mul(inv_acc2, b.Add(horner_sum, b.Constant(1.0 / kCoefficients[i], acc))));
+  }
+  ValueId tail = b.Mul(q_neg_power, b.Add(b.Constant(0.5, q), b.Mul(b.Div(x, acc), b.Add(b.Constant(1.0 / kCoefficients[kTerms - 1], acc), horner_sum))));
+  ValueId accurate = b.Add(b.Add(power_sum, correction), tail);
+  ValueId output = b.Select(b.Compare(b.Abs(q_neg_power), b.Mul(b.Abs(power_sum), b.Constant(smallest, acc)), kLT),
+                            power_sum, accurate);
+  ValueId nan_c = b.Constant(nan, x);
+  output = b.Select(b.Compare(x, one, kLT), nan_c, output);
+  ValueId q_le_zero = b.Compare(q, zero, kLE);
+  ValueId x_not_int = b.Compare(x, b.Floor(x), kNE);
+  output = b.Select(b.And(q_le_zero, x_not_int), nan_c, output);
+  ValueId inf = b.Constant(std::numeric_limits<double>::infinity(), x);
+  ValueId at_pole = b.And(q_le_zero, b.Compare(q, b.Floor(q), kEQ));
+  ValueId two = b.Constant(2.0, x);
+  ValueId x_even_int = b.And(b.Compare(x, b.Floor(x), kEQ), b.Compare(b.Bin(OpCode::kRemainder, x, two), zero, kEQ));
+  output = b.Select(at_pole, b.Select(x_even_int, inf, nan_c), output);
+  return b.Select(b.Compare(x, one, kEQ), inf, output);
+}
+
+// polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x); digamma for n = 0; NaN unless n is a
+// natural number.
+ValueId Polygamma(Builder& b, ValueId n, ValueId x) {
+  ValueId one = b.Constant(1.0, x);
+  ValueId two = b.Constant(2.0, x);
+  ValueId sign = b.Sub(b.Mul(two, b.Bin(OpCode::kRemainder, n, two)), one);
+  ValueId n1 = b.Add(n, one);
+  ValueId result = b.Mul(b.Mul(sign, b.Exp(Lgamma(b, n1))), Zeta(b, n1, x));
+  ValueId zero = b.Constant(0.0, x);
+  result = b.Select(b.Compare(n, zero, kEQ), Digamma(b, x), result);
+  ValueId non_natural = b.Bin(OpCode::kOr, b.Compare(n, b.Floor(n), kNE), b.Compare(n, zero, kLT));
+  return b.Select(non_natural, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), result);
+}
+
+// The next representable value after x towards y, on the bit patterns.
+ValueId NextAfter(Builder& b, ValueId x, ValueId y) {
+  const ir::Type type = b.TypeOf(x);
+  const int bits = DTypeBitWidth(type.dtype);
+  const DType int_type = bits == 64 ? DType::kS64 : bits == 32 ? DType::kS32 : DType::kS16;
+  const ir::Type it = ir::Type::Tensor(int_type, type.dims);
+  ValueId xi = b.Emit(OpCode::kBitcastConvert, {x}, it);
+  ValueId yi = b.Emit(OpCode::kBitcastConvert, {y}, it);
+  ValueId nan_input = b.Bin(OpCode::kOr, b.Compare(x, x, kNE), b.Compare(y, y, kNE));
+  // Quiet NaN patterns: f64, f32, f16, bf16.
+  const int64_t nan_bits = type.dtype == DType::kF64   ? 0x7FF8000000000000LL
+                           : type.dtype == DType::kF32 ? 0x7FC00000LL
+                           : type.dtype == DType::kF16 ? 0x7E00LL
+                                                       : 0x7FC0LL;
+  ValueId nan_int = b.ConstantOfInt(nan_bits, it);
+  const int64_t sign_bit = static_cast<int64_t>(uint64_t{1} << (bits - 1));
+  const int64_t sign_value = bits == 64 ? sign_bit : (sign_bit | ~((int64_t{1} << bits) - 1));  // sign-extended
+  ValueId sign_mask = b.ConstantOfInt(sign_value, it);
+  ValueId magnitude_mask = b.ConstantOfInt(~sign_value, it);
+  ValueId x_abs = b.And(xi, magnitude_mask);
+  ValueId y_abs = b.And(yi, magnitude_mask);
+  ValueId equal = b.Compare(x, y, kEQ);
+  ValueId zero = b.ConstantOfInt(0, it);
+  ValueId x_zero = b.Compare(x_abs, zero, kEQ);
+  ValueId y_zero = b.Compare(y_abs, zero, kEQ);
+  ValueId x_sign = b.And(xi, sign_mask);
+  ValueId y_sign = b.And(yi, sign_mask);
+  ValueId one = b.ConstantOfInt(1, it);
+  ValueId from_zero = b.Bin(OpCode::kOr, y_sign, one);
+  ValueId smaller = b.Bin(OpCode::kOr, b.Compare(x_abs, y_abs, kGT), b.Compare(x_sign, y_sign, kNE));
+  ValueId result = b.Add(xi, b.Select(smaller, b.ConstantOfInt(-1, it), one));
+  result = b.Select(x_zero, b.Select(y_zero, yi, from_zero), result);
+  result = b.Select(equal, yi, result);
+  result = b.Select(nan_input, nan_int, result);
+  return b.Emit(OpCode::kBitcastConvert, {result}, type);
 }
 
 //===--- dispatch -----------------------------------------------------------------===//
@@ -584,6 +702,23 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     ValueId values = b.Emit(OpCode::kSlice, {sorted[0]}, ir::Type::Tensor(dtype, out_dims), slice);
     ValueId indices = b.Emit(OpCode::kSlice, {sorted[1]}, ir::Type::Tensor(index, out_dims), slice);
     return std::vector<ValueId>{values, indices};
+  }
+  if (name == "chlo.next_after") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
+    if (dtype != DType::kF32 && dtype != DType::kF64 && !IsF16Like(dtype)) return Unsupported(op, in);
+    if (!(b.TypeOf(op.operands[1]) == in)) return InvalidArgument("chlo.next_after expects operands of one type");
+    return std::vector<ValueId>{NextAfter(b, op.operands[0], op.operands[1])};
+  }
+  if (name == "chlo.zeta" || name == "chlo.polygamma") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
+    if (!(b.TypeOf(op.operands[1]) == in)) return InvalidArgument(std::string(name) + " expects operands of one type");
+    auto f = name == "chlo.zeta" ? Zeta : Polygamma;
+    ValueId a = op.operands[0], c = op.operands[1];
+    if (dtype == DType::kF32 || dtype == DType::kF64) return std::vector<ValueId>{f(b, a, c)};
+    if (IsF16Like(dtype)) {
+      return std::vector<ValueId>{b.Convert(f(b, b.Convert(a, DType::kF32), b.Convert(c, DType::kF32)), dtype)};
+    }
+    return Unsupported(op, in);
   }
   for (const FloatUnary& u : kFloatUnary) {
     if (u.name != name) continue;
