@@ -371,6 +371,71 @@ ValueId Atanh(Builder& b, ValueId x) {
   return b.Select(outside, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), value);
 }
 
+//===--- bessel_i1e (Cephes, Chebyshev series) ------------------------------------===//
+
+// Clenshaw's recurrence for a Chebyshev series, highest coefficient first.
+template <typename T, size_t N>
+ValueId Chebyshev(Builder& b, ValueId x, const T (&coefficients)[N]) {
+  ValueId b0 = b.Constant(0.0, x), b1 = b0, b2 = b0;
+  for (T c : coefficients) {
+    b2 = b1;
+    b1 = b0;
+    b0 = b.Add(b.Sub(b.Mul(x, b1), b2), b.Constant(c, x));
+  }
+  return b.Mul(b.Sub(b0, b2), b.Constant(0.5, x));
+}
+
+// i1e(x) = sign(x) |x| A(|x|/2 - 2) for |x| <= 8, sign(x) B(32/|x| - 2) / sqrt|x| beyond.
+template <typename T, size_t NA, size_t NB>
+ValueId BesselI1e(Builder& b, ValueId x, const T (&a)[NA], const T (&bc)[NB]) {
+  ValueId z = b.Abs(x);
+  ValueId two = b.Constant(2.0, x);
+  ValueId small = b.Mul(z, Chebyshev(b, b.Sub(b.Mul(b.Constant(0.5, x), z), two), a));
+  ValueId large = b.Div(Chebyshev(b, b.Sub(b.Div(b.Constant(32.0, x), z), two), bc), b.Sqrt(z));
+  ValueId le8 = b.Compare(z, b.Constant(8.0, x), kLE);
+  return b.Mul(b.Un(OpCode::kSign, x), b.Select(le8, small, large));
+}
+
+ValueId BesselI1eF32(Builder& b, ValueId x) {
+  static constexpr float kA[] = {
+      9.38153738649577178388E-9f,  -4.44505912879632808065E-8f, 2.00329475355213526229E-7f,
+      -8.56872026469545474066E-7f, 3.47025130813767847674E-6f,  -1.32731636560394358279E-5f,
+      4.78156510755005422638E-5f,  -1.61760815825896745588E-4f, 5.12285956168575772895E-4f,
+      -1.51357245063125314899E-3f, 4.15642294431288815669E-3f,  -1.05640848946261981558E-2f,
+      2.47264490306265168283E-2f,  -5.29459812080949914269E-2f, 1.02643658689847095384E-1f,
+      -1.76416518357834055153E-1f, 2.52587186443633654823E-1f};
+  static constexpr float kB[] = {-3.83538038596423702205E-9f, -2.63146884688951950684E-8f,
+                                 -2.51223623787020892529E-7f, -3.88256480887769039346E-6f,
+                                 -1.10588938762623716291E-4f, -9.76109749136146840777E-3f,
+                                 7.78576235018280120474E-1f};
+  return BesselI1e(b, x, kA, kB);
+}
+
+ValueId BesselI1eF64(Builder& b, ValueId x) {
+  static constexpr double kA[] = {
+      2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+      -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
+      3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+      -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
+      9.38153738649577178388E-9,  -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+      -8.56872026469545474066E-7, 3.47025130813767847674E-6,  -1.32731636560394358279E-5,
+      4.78156510755005422638E-5,  -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+      -1.51357245063125314899E-3, 4.15642294431288815669E-3,  -1.05640848946261981558E-2,
+      2.47264490306265168283E-2,  -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+      -1.76416518357834055153E-1, 2.52587186443633654823E-1};
+  static constexpr double kB[] = {
+      7.51729631084210481353E-18,  4.41434832307170791151E-18,  -4.65030536848935832153E-17,
+      -3.20952592199342395980E-17, 2.96262899764595013876E-16,  3.30820231092092828324E-16,
+      -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+      4.27244001671195135429E-14,  -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+      -7.19855177624590851209E-13, 2.03562854414708950722E-12,  1.41258074366137813316E-11,
+      3.25260358301548823856E-11,  -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+      -3.83538038596423702205E-9,  -2.63146884688951950684E-8,  -2.51223623787020892529E-7,
+      -3.88256480887769039346E-6,  -1.10588938762623716291E-4,  -9.76109749136146840777E-3,
+      7.78576235018280120474E-1};
+  return BesselI1e(b, x, kA, kB);
+}
+
 //===--- zeta, polygamma, next_after ----------------------------------------------===//
 
 // Hurwitz zeta(x, q): a power sum of 10 terms plus the Euler-Maclaurin tail (12 terms).
@@ -718,6 +783,14 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     if (IsF16Like(dtype)) {
       return std::vector<ValueId>{b.Convert(f(b, b.Convert(a, DType::kF32), b.Convert(c, DType::kF32)), dtype)};
     }
+    return Unsupported(op, in);
+  }
+  if (name == "chlo.bessel_i1e") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    ValueId x = op.operands[0];
+    if (dtype == DType::kF64) return std::vector<ValueId>{BesselI1eF64(b, x)};
+    if (dtype == DType::kF32) return std::vector<ValueId>{BesselI1eF32(b, x)};
+    if (IsF16Like(dtype)) return std::vector<ValueId>{b.Convert(BesselI1eF32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
   }
   for (const FloatUnary& u : kFloatUnary) {

@@ -128,9 +128,9 @@ def test_malformed_and_chlo_text_are_clear_errors(inputs, tmp_path):
     assert "INVALID_ARGUMENT" in result.stderr and "use of undefined value '%missing_" in result.stderr, result.stderr
     # CHLO ops without an expansion are named in the error.
     (tmp_path / "chlo.mlir").write_text(
-        jax.jit(lambda x, w, b: jax.scipy.special.i1e(x), keep_unused=True).lower(*values).as_text())
+        jax.jit(lambda x, w, b: jnp.arcsin(x.astype(jnp.complex64)), keep_unused=True).lower(*values).as_text())
     result = run_cli("run", stablert.library_path(), str(tmp_path / "chlo.mlir"), *args)
-    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "chlo.bessel_i1e" in result.stderr, result.stderr
+    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "CHLO op 'chlo.asin' on tensor<32x64xcomplex<f32>>" in result.stderr, result.stderr
 
 
 # --- CHLO ops: `as_text()` keeps them; the reader expands them into StableHLO ops the way
@@ -189,6 +189,8 @@ CHLO_CASES = {
     "polygamma": (lambda x: jax.scipy.special.polygamma((jnp.round(jnp.abs(x)) % 4).astype(jnp.int32), x), "real"),
     "polygamma_bf16": (lambda x: jax.scipy.special.polygamma(jnp.ones(x.shape, jnp.int32), x.astype(jnp.bfloat16)).astype(jnp.float32),
                        "positive"),
+    "bessel_i1e": (jax.scipy.special.i1e, "real"),
+    "bessel_i1e_f16": (lambda x: jax.scipy.special.i1e(x.astype(jnp.float16)), "real"),
     "composed": (lambda x: lax.erf_inv(jnp.clip(x * 0.1, -1, 1)) + lax.lgamma(jnp.abs(x) + 1) * jnp.sinh(x * 0.01),
                  "real"),
 }
