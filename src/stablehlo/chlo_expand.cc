@@ -233,6 +233,101 @@ ValueId ErfInvF32(Builder& b, ValueId x) {
   return b.Select(at_one, b.Mul(x, b.Constant(std::numeric_limits<double>::infinity(), x)), result);
 }
 
+//===--- erf, erfc, erf_inv (f64) -------------------------------------------------===//
+
+// Cephes: erfc for |x| >= 1 as exp(-x^2) P(|x|)/Q(|x|) below 8, R(|x|)/S(|x|) beyond.
+ValueId ErfcLargeF64(Builder& b, ValueId x) {
+  static constexpr double kMaxLog = 7.09782712893383996843E2;
+  static constexpr double kP[] = {2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
+                                  4.86371970985681366614E1,   1.96520832956077098242E2,  5.26445194995477358631E2,
+                                  9.34528527171957607540E2,   1.02755188689515710272E3,  5.57535335369399327526E2};
+  static constexpr double kQ[] = {1.00000000000000000000E0, 1.32281951154744992508E1, 8.67072140885989742329E1,
+                                  3.54937778887819891062E2, 9.75708501743205489753E2, 1.82390916687909736289E3,
+                                  2.24633760818710981792E3, 1.65666309194161350182E3, 5.57535340817727675546E2};
+  static constexpr double kR[] = {5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
+                                  6.16021097993053585195E0,  7.40974269950448939160E0, 2.97886665372100240670E0};
+  static constexpr double kS[] = {1.00000000000000000000E0, 2.26052863220117276590E0, 9.39603524938001434673E0,
+                                  1.20489539808096656605E1, 1.70814450747565897222E1, 9.60896809063285878198E0,
+                                  3.36907645100081516050E0};
+  ValueId z = b.Neg(b.Mul(x, x));
+  ValueId exp_z = b.Exp(z);
+  ValueId ax = b.Abs(x);
+  ValueId below8 = b.Div(b.Mul(exp_z, b.Polynomial(ax, kP)), b.Polynomial(ax, kQ));
+  ValueId above8 = b.Div(b.Mul(exp_z, b.Polynomial(ax, kR)), b.Polynomial(ax, kS));
+  ValueId approx = b.Select(b.Compare(ax, b.Constant(8.0, x), kLT), below8, above8);
+  ValueId zero = b.Constant(0.0, x);
+  approx = b.Select(b.Compare(z, b.Constant(-kMaxLog, x), kLT), zero, approx);
+  return b.Select(b.Compare(x, zero, kLT), b.Sub(b.Constant(2.0, x), approx), approx);
+}
+
+// Cephes: erf(x) = x T(x^2) / U(x^2) for |x| <= 1.
+ValueId ErfSmallF64(Builder& b, ValueId x) {
+  static constexpr double kT[] = {9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
+                                  7.00332514112805075473E3, 5.55923013010394962768E4};
+  static constexpr double kU[] = {1.00000000000000000000E0, 3.35617141647503099647E1, 5.21357949780152679795E2,
+                                  4.59432382970980127987E3, 2.26290000613890934246E4, 4.92673942608635921086E4};
+  ValueId x2 = b.Mul(x, x);
+  return b.Div(b.Mul(x, b.Polynomial(x2, kT)), b.Polynomial(x2, kU));
+}
+
+ValueId ErfF64(Builder& b, ValueId x) {
+  ValueId one = b.Constant(1.0, x);
+  ValueId small = ErfSmallF64(b, x);
+  ValueId large = b.Sub(one, ErfcLargeF64(b, x));
+  return b.Select(b.Compare(b.Abs(x), one, kLT), small, large);
+}
+
+ValueId ErfcF64(Builder& b, ValueId x) {
+  ValueId one = b.Constant(1.0, x);
+  ValueId large = ErfcLargeF64(b, x);
+  ValueId small = b.Sub(one, ErfSmallF64(b, x));
+  return b.Select(b.Compare(b.Abs(x), one, kLT), small, large);
+}
+
+// Giles' double-precision erfinv: three polynomials in w = -log1p(-x^2) (w < 6.25, < 16,
+// beyond), evaluated as one Horner chain whose last steps apply only in the lower ranges.
+ValueId ErfInvF64(Builder& b, ValueId x) {
+  static constexpr double kLt625[] = {
+      -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18, 1.115787767802518096e-17,
+      -1.333171662854620906e-16,  2.0972767875968561637e-17, 6.6376381343583238325e-15, -4.0545662729752068639e-14,
+      -8.1519341976054721522e-14, 2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+      1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08, 4.2347877827932403518e-07,
+      -1.3654692000834678645e-06, -1.3882523362786468719e-05, 0.0001867342080340571352, -0.00074070253416626697512,
+      -0.0060336708714301490533, 0.24015818242558961693,     1.6536545626831027356};
+  static constexpr double kLt16[] = {
+      2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07, 1.8239629214389227755e-08,
+      1.5027403968909827627e-06, -4.013867526981545969e-06, 2.9234449089955446044e-06,  1.2475304481671778723e-05,
+      -4.7318229009055733981e-05, 6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+      0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,  -0.0037512085075692412107,
+      0.005370914553590063617,   1.0052589676941592334,     3.0838856104922207635};
+  static constexpr double kGe16[] = {
+      -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09, -3.7894654401267369937e-09,
+      7.6157012080783393804e-09,  -1.4960026627149240478e-08, 2.9147953450901080826e-08, -6.7711997758452339498e-08,
+      2.2900482228026654717e-07,  -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+      7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026, 1.0103004648645343977,
+      4.8499064014085844221};
+  ValueId w = b.Neg(b.Log1p(b.Mul(x, b.Neg(x))));
+  ValueId lt625 = b.Compare(w, b.Constant(6.25, x), kLT);
+  ValueId lt16 = b.Compare(w, b.Constant(16.0, x), kLT);
+  auto coefficient = [&](size_t i) {
+    ValueId c = b.Constant(kLt625[i], x);
+    if (i < std::size(kLt16)) c = b.Select(lt625, c, b.Constant(kLt16[i], x));
+    if (i < std::size(kGe16)) c = b.Select(lt16, c, b.Constant(kGe16[i], x));
+    return c;
+  };
+  ValueId shifted = b.Sub(b.Sqrt(w), b.Select(lt16, b.Constant(3.25, x), b.Constant(5.0, x)));
+  w = b.Select(lt625, b.Sub(w, b.Constant(3.125, x)), shifted);
+  ValueId p = coefficient(0);
+  for (size_t i = 1; i < std::size(kGe16); ++i) p = b.Add(coefficient(i), b.Mul(p, w));
+  for (size_t i = std::size(kGe16); i < std::size(kLt16); ++i) p = b.Select(lt16, b.Add(coefficient(i), b.Mul(p, w)), p);
+  for (size_t i = std::size(kLt16); i < std::size(kLt625); ++i) {
+    p = b.Select(lt625, b.Add(coefficient(i), b.Mul(p, w)), p);
+  }
+  ValueId result = b.Mul(p, x);
+  ValueId at_one = b.Compare(b.Abs(x), b.Constant(1.0, x), kEQ);
+  return b.Select(at_one, b.Mul(x, b.Constant(std::numeric_limits<double>::infinity(), x)), result);
+}
+
 //===--- lgamma, digamma (Lanczos, g = 7) -----------------------------------------===//
 
 constexpr double kLanczosGamma = 7;
@@ -541,18 +636,19 @@ ValueId NextAfter(Builder& b, ValueId x, ValueId y) {
 //===--- dispatch -----------------------------------------------------------------===//
 
 // Unary float ops computed in f32 at least (f16/bf16 converted up and back), as the
-// legalization's materializeWithUpcast does. `f64`: whether an f64 form exists here.
+// legalization's materializeWithUpcast does; f64 has its own expansion where the
+// legalization has one.
 struct FloatUnary {
   std::string_view name;
   Expansion f32;
-  bool f64;  // the same expansion serves f64
+  Expansion f64;
 };
 constexpr FloatUnary kFloatUnary[] = {
-    {"chlo.erf", ErfF32, false},     {"chlo.erfc", ErfcF32, false}, {"chlo.erf_inv", ErfInvF32, false},
-    {"chlo.lgamma", Lgamma, true},   {"chlo.digamma", Digamma, true}, {"chlo.sinh", Sinh, true},
-    {"chlo.cosh", Cosh, true},       {"chlo.tan", Tan, true},       {"chlo.atan", Atan, true},
-    {"chlo.asin", Asin, true},       {"chlo.acos", Acos, true},     {"chlo.asinh", Asinh, true},
-    {"chlo.acosh", Acosh, true},     {"chlo.atanh", Atanh, true},
+    {"chlo.erf", ErfF32, ErfF64},          {"chlo.erfc", ErfcF32, ErfcF64},   {"chlo.erf_inv", ErfInvF32, ErfInvF64},
+    {"chlo.lgamma", Lgamma, Lgamma},       {"chlo.digamma", Digamma, Digamma}, {"chlo.sinh", Sinh, Sinh},
+    {"chlo.cosh", Cosh, Cosh},             {"chlo.tan", Tan, Tan},             {"chlo.atan", Atan, Atan},
+    {"chlo.asin", Asin, Asin},             {"chlo.acos", Acos, Acos},          {"chlo.asinh", Asinh, Asinh},
+    {"chlo.acosh", Acosh, Acosh},          {"chlo.atanh", Atanh, Atanh},
 };
 
 // chlo.broadcast_<op> -> the elementwise op on operands broadcast to the result's shape.
@@ -797,7 +893,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     if (u.name != name) continue;
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
     ValueId x = op.operands[0];
-    if (dtype == DType::kF32 || (dtype == DType::kF64 && u.f64)) return std::vector<ValueId>{u.f32(b, x)};
+    if (dtype == DType::kF32) return std::vector<ValueId>{u.f32(b, x)};
+    if (dtype == DType::kF64) return std::vector<ValueId>{u.f64(b, x)};
     if (IsF16Like(dtype)) return std::vector<ValueId>{b.Convert(u.f32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
   }

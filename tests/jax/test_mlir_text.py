@@ -232,6 +232,50 @@ def test_chlo_op_matches_jax_cpu(tmp_path, name, form, cpu_device):
         assert_matches(np.load(tmp_path / f"output{i}.npy"), np.asarray(want), bf16="bf16" in name)
 
 
+F64_CASES = {
+    "erf": (lax.erf, "real"),
+    "erfc": (lax.erfc, "real"),
+    "erf_inv": (lax.erf_inv, "unit"),
+    "lgamma": (lax.lgamma, "real"),
+    "digamma": (lax.digamma, "real"),
+    "sinh": (jnp.sinh, "real"),
+    "asinh": (jnp.arcsinh, "real"),
+    "acosh": (jnp.arccosh, "positive"),
+    "bessel_i1e": (jax.scipy.special.i1e, "real"),
+    "next_after": (lambda x: lax.nextafter(x, jnp.roll(x, 1)), "real"),
+    "zeta": (lambda x: jax.scipy.special.zeta(jnp.abs(x) + 1.5, jnp.roll(x, 3)), "real"),
+    "top_k": (lambda x: lax.top_k(x.reshape(10, -1)[:, :29], 5), "real"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(F64_CASES))
+def test_chlo_op_f64_matches_jax_cpu(tmp_path, name, cpu_device):
+    fn, kind = F64_CASES[name]
+    x = chlo_inputs(kind).astype(np.float64)
+    # Edge values of f64's range as well.
+    x[:4] = [1e-300, -1e300, np.finfo(np.float64).max, np.finfo(np.float64).tiny]
+    with jax.enable_x64(True):
+        text = jax.jit(fn).lower(x).as_text()
+        assert "chlo." + name in text and "f64" in text, text
+        expected = jax.tree_util.tree_leaves(jax.jit(fn)(jax.device_put(x, cpu_device)))
+    (tmp_path / "program.mlir").write_text(text)
+    np.save(tmp_path / "x.npy", x)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), "--in", str(tmp_path / "x.npy"),
+                     "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for i, want in enumerate(expected):
+        want = np.asarray(want)
+        got = np.load(tmp_path / f"output{i}.npy")
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        if np.issubdtype(want.dtype, np.integer):
+            np.testing.assert_array_equal(got, want)
+            continue
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-14)
+
+
 # CHLO ops JAX itself does not print (other producers do): hand-written text, checked
 # against numpy.
 HAND_WRITTEN = """module {
