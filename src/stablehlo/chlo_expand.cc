@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <initializer_list>
 #include <numbers>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -692,6 +694,26 @@ Status CheckCounts(const ChloOp& op, size_t operands, size_t results) {
   return OkStatus();
 }
 
+// `#chlo<comparison_direction LT>` (kept as text by the reader) or an enum value -> its
+// number in `words` order; nullopt if neither.
+std::optional<int64_t> EnumWord(const ir::Attribute& attr, ir::EnumKind kind,
+                                std::initializer_list<std::string_view> words) {
+  if (const auto* e = attr.get<ir::EnumValue>(); e && e->kind == kind) return e->value;
+  const auto* opaque = attr.get<ir::OpaqueValue>();
+  if (!opaque) return std::nullopt;
+  std::string_view text = opaque->text;
+  const size_t close = text.rfind('>');
+  const size_t space = text.rfind(' ', close);
+  if (close == std::string_view::npos || space == std::string_view::npos) return std::nullopt;
+  std::string_view word = text.substr(space + 1, close - space - 1);
+  int64_t i = 0;
+  for (std::string_view w : words) {
+    if (w == word) return i;
+    ++i;
+  }
+  return std::nullopt;
+}
+
 bool IsF16Like(DType d) { return d == DType::kF16 || d == DType::kBF16; }
 
 // Broadcasts `v` to `dims` (its own dtype): same rank maps dimension i to i, a lower rank
@@ -737,6 +759,27 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     STABLERT_ASSIGN_OR_RETURN(ValueId lhs, BroadcastTo(b, op, op.operands[0], shape, dims));
     STABLERT_ASSIGN_OR_RETURN(ValueId rhs, BroadcastTo(b, op, op.operands[1], shape, dims));
     return std::vector<ValueId>{b.Emit(bb.code, {lhs, rhs}, op.result_types[0])};
+  }
+  if (name == "chlo.broadcast_compare") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
+    const ir::Attribute* direction = ir::FindAttr(op.attrs, "comparison_direction");
+    std::optional<int64_t> d = direction ? EnumWord(*direction, ir::EnumKind::kComparisonDirection,
+                                                    {"EQ", "NE", "GE", "GT", "LE", "LT"})
+                                         : std::nullopt;
+    if (!d) return InvalidArgument("chlo.broadcast_compare expects a comparison_direction (EQ, NE, GE, GT, LE, LT)");
+    int64_t type = 0;
+    if (const ir::Attribute* t = ir::FindAttr(op.attrs, "compare_type")) {
+      std::optional<int64_t> v =
+          EnumWord(*t, ir::EnumKind::kComparisonType, {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"});
+      if (!v) return InvalidArgument("chlo.broadcast_compare: compare_type is not a comparison type");
+      type = *v;
+    }
+    std::optional<std::vector<int64_t>> dims;
+    if (const ir::Attribute* a = ir::FindAttr(op.attrs, "broadcast_dimensions")) dims = a->AsIntArray();
+    const Dims& shape = op.result_types[0].dims;
+    STABLERT_ASSIGN_OR_RETURN(ValueId lhs, BroadcastTo(b, op, op.operands[0], shape, dims));
+    STABLERT_ASSIGN_OR_RETURN(ValueId rhs, BroadcastTo(b, op, op.operands[1], shape, dims));
+    return std::vector<ValueId>{b.Compare(lhs, rhs, static_cast<Direction>(*d), type)};
   }
   if (name == "chlo.broadcast_select") {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 3, 1));

@@ -280,7 +280,8 @@ def test_chlo_op_f64_matches_jax_cpu(tmp_path, name, cpu_device):
 # against numpy.
 HAND_WRITTEN = """module {
   func.func @main(%x: tensor<4x3xf32>, %r: tensor<3xf32>, %c: tensor<4xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>,
-      tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+      tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>,
+      tensor<4x3xi1>, tensor<4x3xf32>) {
     %0 = chlo.broadcast_add %x, %r : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
     %1 = chlo.broadcast_multiply %x, %c {broadcast_dimensions = array<i64: 0>} : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
     %2 = chlo.is_inf %x : tensor<4x3xf32> -> tensor<4x3xi1>
@@ -289,7 +290,9 @@ HAND_WRITTEN = """module {
     %5 = "chlo.constant_like"(%x) {value = 2.5 : f32} : (tensor<4x3xf32>) -> tensor<4x3xf32>
     %6 = chlo.conj %x : tensor<4x3xf32> -> tensor<4x3xf32>
     %7 = chlo.broadcast_maximum %c, %x {broadcast_dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
-    return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+    %8 = chlo.broadcast_compare %x, %r {comparison_direction = #chlo<comparison_direction LT>} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+    %9 = "chlo.broadcast_select"(%8, %x, %r) : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xi1>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xi1>, tensor<4x3xf32>
   }
 }
 """
@@ -307,7 +310,7 @@ def test_hand_written_chlo_ops(tmp_path):
     result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), *args, "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     want = [x + r, x * c[:, None], np.isinf(x), np.isposinf(x), np.isneginf(x), np.full_like(x, 2.5), x,
-            np.maximum(c[:, None], x)]
+            np.maximum(c[:, None], x), x < r, np.where(x < r, x, r)]
     for i, w in enumerate(want):
         got = np.load(tmp_path / f"output{i}.npy")
         assert got.dtype == w.dtype, (i, got.dtype)
