@@ -324,4 +324,4 @@ def test_chlo_errors_name_the_op(tmp_path):
     result = run_cli("dump", str(tmp_path / "bad.mlir"))
     assert result.returncode != 0
     assert "INVALID_ARGUMENT" in result.stderr and "chlo.broadcast_multiply" in result.stderr, result.stderr
-    assert "MLIR text 5:5" in result.stderr and "does not broadcast" in result.stderr, result.stderr
+    assert "MLIR text 6:5" in result.stderr and "does not broadcast" in result.stderr, result.stderr
