@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <initializer_list>
+#include <limits>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -33,8 +33,10 @@ class Builder {
 
   const ir::Type& TypeOf(ValueId v) const { return module_.type_of(v); }
 
-  std::vector<ValueId> EmitN(OpCode code, std::vector<ValueId> operands, const std::vector<ir::Type>& types,
-                             ir::Attribute::Dictionary attrs = {}, std::vector<ir::Region> regions = {}) {
+  std::vector<ValueId> EmitN(OpCode code, std::vector<ValueId> operands,
+                             const std::vector<ir::Type>& types,
+                             ir::Attribute::Dictionary attrs = {},
+                             std::vector<ir::Region> regions = {}) {
     ir::Operation op;
     op.code = code;
     op.operands = std::move(operands);
@@ -45,13 +47,15 @@ class Builder {
     Status s = NormalizeTextAttributes(op);
     if (!s.ok() && status_.ok()) status_ = s;
     for (size_t i = 1; i < op.attrs.size(); ++i) {
-      for (size_t j = i; j > 0 && op.attrs[j].first < op.attrs[j - 1].first; --j) std::swap(op.attrs[j], op.attrs[j - 1]);
+      for (size_t j = i; j > 0 && op.attrs[j].first < op.attrs[j - 1].first; --j)
+        std::swap(op.attrs[j], op.attrs[j - 1]);
     }
     std::vector<ValueId> results = op.results;
     ops_.push_back(std::move(op));
     return results;
   }
-  ValueId Emit(OpCode code, std::vector<ValueId> operands, ir::Type type, ir::Attribute::Dictionary attrs = {}) {
+  ValueId Emit(OpCode code, std::vector<ValueId> operands, ir::Type type,
+               ir::Attribute::Dictionary attrs = {}) {
     return EmitN(code, std::move(operands), {std::move(type)}, std::move(attrs))[0];
   }
 
@@ -70,14 +74,20 @@ class Builder {
   ValueId Sqrt(ValueId a) { return Un(OpCode::kSqrt, a); }
   ValueId Floor(ValueId a) { return Un(OpCode::kFloor, a); }
   ValueId And(ValueId a, ValueId b) { return Bin(OpCode::kAnd, a, b); }
-  ValueId Select(ValueId p, ValueId a, ValueId b) { return Emit(OpCode::kSelect, {p, a, b}, TypeOf(a)); }
-  ValueId Clamp(ValueId lo, ValueId x, ValueId hi) { return Emit(OpCode::kClamp, {lo, x, hi}, TypeOf(x)); }
+  ValueId Select(ValueId p, ValueId a, ValueId b) {
+    return Emit(OpCode::kSelect, {p, a, b}, TypeOf(a));
+  }
+  ValueId Clamp(ValueId lo, ValueId x, ValueId hi) {
+    return Emit(OpCode::kClamp, {lo, x, hi}, TypeOf(x));
+  }
   ValueId Compare(ValueId a, ValueId b, Direction d, int64_t type = 0) {
     ir::Type pred = TypeOf(a);
     pred.dtype = DType::kPred;
-    return Emit(OpCode::kCompare, {a, b}, pred,
-                {{"compare_type", ir::Attribute(ir::EnumValue{ir::EnumKind::kComparisonType, type})},
-                 {"comparison_direction", ir::Attribute(ir::EnumValue{ir::EnumKind::kComparisonDirection, d})}});
+    return Emit(
+        OpCode::kCompare, {a, b}, pred,
+        {{"compare_type", ir::Attribute(ir::EnumValue{ir::EnumKind::kComparisonType, type})},
+         {"comparison_direction",
+          ir::Attribute(ir::EnumValue{ir::EnumKind::kComparisonDirection, d})}});
   }
   ValueId Convert(ValueId x, DType dtype) {
     ir::Type t = TypeOf(x);
@@ -115,14 +125,15 @@ class Builder {
       data->bytes.assign(element, element + size);
     } else {
       data->bytes.reserve(static_cast<size_t>(n) * size);
-      for (int64_t i = 0; i < n; ++i) data->bytes.insert(data->bytes.end(), element, element + size);
+      for (int64_t i = 0; i < n; ++i)
+        data->bytes.insert(data->bytes.end(), element, element + size);
     }
     ir::Attribute::Elements elements = data;
     return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
   }
   double Largest(ValueId like) const {
     return TypeOf(like).dtype == DType::kF64 ? std::numeric_limits<double>::max()
-                                              : std::numeric_limits<float>::max();
+                                             : std::numeric_limits<float>::max();
   }
 
   // A polynomial in `x` by Horner's rule, highest coefficient first.
@@ -144,7 +155,8 @@ class Builder {
     uint8_t element[8];
     for (size_t i = 0; i < 8; ++i) element[i] = static_cast<uint8_t>(bits >> (8 * i));
     data->splat = n * static_cast<int64_t>(size) > ir::ElementsData::kCompactSplatBytes;
-    for (int64_t i = 0; i < (data->splat ? 1 : n); ++i) data->bytes.insert(data->bytes.end(), element, element + size);
+    for (int64_t i = 0; i < (data->splat ? 1 : n); ++i)
+      data->bytes.insert(data->bytes.end(), element, element + size);
     ir::Attribute::Elements elements = data;
     return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
   }
@@ -167,11 +179,13 @@ using Expansion = ValueId (*)(Builder&, ValueId);
 
 // Eigen's rational approximation on [-4, 4].
 ValueId ErfF32(Builder& b, ValueId x) {
-  static constexpr float kAlpha[] = {-2.72614225801306e-10f, 2.77068142495902e-08f,  -2.10102402082508e-06f,
-                                     -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+  static constexpr float kAlpha[] = {-2.72614225801306e-10f, 2.77068142495902e-08f,
+                                     -2.10102402082508e-06f, -5.69250639462346e-05f,
+                                     -7.34990630326855e-04f, -2.95459980854025e-03f,
                                      -1.60960333262415e-02f};
-  static constexpr float kBeta[] = {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
-                                    -7.37332916720468e-03f, -1.42647390514189e-02f};
+  static constexpr float kBeta[] = {-1.45660718464996e-05f, -2.13374055278905e-04f,
+                                    -1.68282697438203e-03f, -7.37332916720468e-03f,
+                                    -1.42647390514189e-02f};
   x = b.Clamp(b.Constant(-4.0, x), x, b.Constant(4.0, x));
   ValueId x2 = b.Mul(x, x);
   ValueId erf = b.Div(b.Mul(x, b.Polynomial(x2, kAlpha)), b.Polynomial(x2, kBeta));
@@ -180,8 +194,9 @@ ValueId ErfF32(Builder& b, ValueId x) {
 
 // Cephes: erf(x) = x T(x^2) for |x| <= 1.
 ValueId ErfSmallF32(Builder& b, ValueId x) {
-  static constexpr float kT[] = {+7.853861353153693E-5f, -8.010193625184903E-4f, +5.188327685732524E-3f,
-                                 -2.685381193529856E-2f, +1.128358514861418E-1f, -3.761262582423300E-1f,
+  static constexpr float kT[] = {+7.853861353153693E-5f, -8.010193625184903E-4f,
+                                 +5.188327685732524E-3f, -2.685381193529856E-2f,
+                                 +1.128358514861418E-1f, -3.761262582423300E-1f,
                                  +1.128379165726710E+0f};
   return b.Mul(x, b.Polynomial(b.Mul(x, x), kT));
 }
@@ -189,11 +204,13 @@ ValueId ErfSmallF32(Builder& b, ValueId x) {
 // Cephes: erfc(x) = exp(-x^2) / |x| P(1/x^2) on [1, 2), R(1/x^2) beyond; 2 - erfc(-x) below 0.
 ValueId ErfcLargeF32(Builder& b, ValueId x) {
   static constexpr double kMaxLog = 88.72283905206835;
-  static constexpr float kP[] = {+2.326819970068386E-2f, -1.387039388740657E-1f, +3.687424674597105E-1f,
-                                 -5.824733027278666E-1f, +6.210004621745983E-1f, -4.944515323274145E-1f,
-                                 +3.404879937665872E-1f, -2.741127028184656E-1f, +5.638259427386472E-1f};
-  static constexpr float kR[] = {-1.047766399936249E+1f, +1.297719955372516E+1f, -7.495518717768503E+0f,
-                                 +2.921019019210786E+0f, -1.015265279202700E+0f, +4.218463358204948E-1f,
+  static constexpr float kP[] = {
+      +2.326819970068386E-2f, -1.387039388740657E-1f, +3.687424674597105E-1f,
+      -5.824733027278666E-1f, +6.210004621745983E-1f, -4.944515323274145E-1f,
+      +3.404879937665872E-1f, -2.741127028184656E-1f, +5.638259427386472E-1f};
+  static constexpr float kR[] = {-1.047766399936249E+1f, +1.297719955372516E+1f,
+                                 -7.495518717768503E+0f, +2.921019019210786E+0f,
+                                 -1.015265279202700E+0f, +4.218463358204948E-1f,
                                  -2.820767439740514E-1f, +5.641895067754075E-1f};
   ValueId x2 = b.Mul(x, x);
   ValueId z = b.Neg(x2);
@@ -227,7 +244,9 @@ ValueId ErfInvF32(Builder& b, ValueId x) {
   ValueId w = b.Neg(b.Log1p(b.Mul(x, b.Neg(x))));
   ValueId lt = b.Compare(w, b.Constant(5.0, x), kLT);
   w = b.Select(lt, b.Sub(w, b.Constant(2.5, x)), b.Sub(b.Sqrt(w), b.Constant(3.0, x)));
-  auto coefficient = [&](size_t i) { return b.Select(lt, b.Constant(kLt5[i], x), b.Constant(kGe5[i], x)); };
+  auto coefficient = [&](size_t i) {
+    return b.Select(lt, b.Constant(kLt5[i], x), b.Constant(kGe5[i], x));
+  };
   ValueId p = coefficient(0);
   for (size_t i = 1; i < 9; ++i) p = b.Add(coefficient(i), b.Mul(p, w));
   ValueId result = b.Mul(p, x);
@@ -240,16 +259,20 @@ ValueId ErfInvF32(Builder& b, ValueId x) {
 // Cephes: erfc for |x| >= 1 as exp(-x^2) P(|x|)/Q(|x|) below 8, R(|x|)/S(|x|) beyond.
 ValueId ErfcLargeF64(Builder& b, ValueId x) {
   static constexpr double kMaxLog = 7.09782712893383996843E2;
-  static constexpr double kP[] = {2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
-                                  4.86371970985681366614E1,   1.96520832956077098242E2,  5.26445194995477358631E2,
-                                  9.34528527171957607540E2,   1.02755188689515710272E3,  5.57535335369399327526E2};
-  static constexpr double kQ[] = {1.00000000000000000000E0, 1.32281951154744992508E1, 8.67072140885989742329E1,
-                                  3.54937778887819891062E2, 9.75708501743205489753E2, 1.82390916687909736289E3,
-                                  2.24633760818710981792E3, 1.65666309194161350182E3, 5.57535340817727675546E2};
-  static constexpr double kR[] = {5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
-                                  6.16021097993053585195E0,  7.40974269950448939160E0, 2.97886665372100240670E0};
-  static constexpr double kS[] = {1.00000000000000000000E0, 2.26052863220117276590E0, 9.39603524938001434673E0,
-                                  1.20489539808096656605E1, 1.70814450747565897222E1, 9.60896809063285878198E0,
+  static constexpr double kP[] = {
+      2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
+      4.86371970985681366614E1,   1.96520832956077098242E2,  5.26445194995477358631E2,
+      9.34528527171957607540E2,   1.02755188689515710272E3,  5.57535335369399327526E2};
+  static constexpr double kQ[] = {
+      1.00000000000000000000E0, 1.32281951154744992508E1, 8.67072140885989742329E1,
+      3.54937778887819891062E2, 9.75708501743205489753E2, 1.82390916687909736289E3,
+      2.24633760818710981792E3, 1.65666309194161350182E3, 5.57535340817727675546E2};
+  static constexpr double kR[] = {5.64189583547755073984E-1, 1.27536670759978104416E0,
+                                  5.01905042251180477414E0,  6.16021097993053585195E0,
+                                  7.40974269950448939160E0,  2.97886665372100240670E0};
+  static constexpr double kS[] = {1.00000000000000000000E0, 2.26052863220117276590E0,
+                                  9.39603524938001434673E0, 1.20489539808096656605E1,
+                                  1.70814450747565897222E1, 9.60896809063285878198E0,
                                   3.36907645100081516050E0};
   ValueId z = b.Neg(b.Mul(x, x));
   ValueId exp_z = b.Exp(z);
@@ -264,10 +287,12 @@ ValueId ErfcLargeF64(Builder& b, ValueId x) {
 
 // Cephes: erf(x) = x T(x^2) / U(x^2) for |x| <= 1.
 ValueId ErfSmallF64(Builder& b, ValueId x) {
-  static constexpr double kT[] = {9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
-                                  7.00332514112805075473E3, 5.55923013010394962768E4};
-  static constexpr double kU[] = {1.00000000000000000000E0, 3.35617141647503099647E1, 5.21357949780152679795E2,
-                                  4.59432382970980127987E3, 2.26290000613890934246E4, 4.92673942608635921086E4};
+  static constexpr double kT[] = {9.60497373987051638749E0, 9.00260197203842689217E1,
+                                  2.23200534594684319226E3, 7.00332514112805075473E3,
+                                  5.55923013010394962768E4};
+  static constexpr double kU[] = {1.00000000000000000000E0, 3.35617141647503099647E1,
+                                  5.21357949780152679795E2, 4.59432382970980127987E3,
+                                  2.26290000613890934246E4, 4.92673942608635921086E4};
   ValueId x2 = b.Mul(x, x);
   return b.Div(b.Mul(x, b.Polynomial(x2, kT)), b.Polynomial(x2, kU));
 }
@@ -290,24 +315,29 @@ ValueId ErfcF64(Builder& b, ValueId x) {
 // beyond), evaluated as one Horner chain whose last steps apply only in the lower ranges.
 ValueId ErfInvF64(Builder& b, ValueId x) {
   static constexpr double kLt625[] = {
-      -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18, 1.115787767802518096e-17,
-      -1.333171662854620906e-16,  2.0972767875968561637e-17, 6.6376381343583238325e-15, -4.0545662729752068639e-14,
-      -8.1519341976054721522e-14, 2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
-      1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08, 4.2347877827932403518e-07,
-      -1.3654692000834678645e-06, -1.3882523362786468719e-05, 0.0001867342080340571352, -0.00074070253416626697512,
-      -0.0060336708714301490533, 0.24015818242558961693,     1.6536545626831027356};
+      -3.6444120640178196996e-21, -1.685059138182016589e-19,  1.2858480715256400167e-18,
+      1.115787767802518096e-17,   -1.333171662854620906e-16,  2.0972767875968561637e-17,
+      6.6376381343583238325e-15,  -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+      2.6335093153082322977e-12,  -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+      1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+      4.2347877827932403518e-07,  -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+      0.0001867342080340571352,   -0.00074070253416626697512, -0.0060336708714301490533,
+      0.24015818242558961693,     1.6536545626831027356};
   static constexpr double kLt16[] = {
-      2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07, 1.8239629214389227755e-08,
-      1.5027403968909827627e-06, -4.013867526981545969e-06, 2.9234449089955446044e-06,  1.2475304481671778723e-05,
-      -4.7318229009055733981e-05, 6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
-      0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,  -0.0037512085075692412107,
-      0.005370914553590063617,   1.0052589676941592334,     3.0838856104922207635};
+      2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+      1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+      2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+      6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+      0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+      -0.0037512085075692412107, 0.005370914553590063617,   1.0052589676941592334,
+      3.0838856104922207635};
   static constexpr double kGe16[] = {
-      -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09, -3.7894654401267369937e-09,
-      7.6157012080783393804e-09,  -1.4960026627149240478e-08, 2.9147953450901080826e-08, -6.7711997758452339498e-08,
-      2.2900482228026654717e-07,  -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
-      7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026, 1.0103004648645343977,
-      4.8499064014085844221};
+      -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+      -3.7894654401267369937e-09, 7.6157012080783393804e-09,  -1.4960026627149240478e-08,
+      2.9147953450901080826e-08,  -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+      -9.9298272942317002539e-07, 4.5260625972231537039e-06,  -1.9681778105531670567e-05,
+      7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026,
+      1.0103004648645343977,      4.8499064014085844221};
   ValueId w = b.Neg(b.Log1p(b.Mul(x, b.Neg(x))));
   ValueId lt625 = b.Compare(w, b.Constant(6.25, x), kLT);
   ValueId lt16 = b.Compare(w, b.Constant(16.0, x), kLT);
@@ -321,7 +351,8 @@ ValueId ErfInvF64(Builder& b, ValueId x) {
   w = b.Select(lt625, b.Sub(w, b.Constant(3.125, x)), shifted);
   ValueId p = coefficient(0);
   for (size_t i = 1; i < std::size(kGe16); ++i) p = b.Add(coefficient(i), b.Mul(p, w));
-  for (size_t i = std::size(kGe16); i < std::size(kLt16); ++i) p = b.Select(lt16, b.Add(coefficient(i), b.Mul(p, w)), p);
+  for (size_t i = std::size(kGe16); i < std::size(kLt16); ++i)
+    p = b.Select(lt16, b.Add(coefficient(i), b.Mul(p, w)), p);
   for (size_t i = std::size(kLt16); i < std::size(kLt625); ++i) {
     p = b.Select(lt625, b.Add(coefficient(i), b.Mul(p, w)), p);
   }
@@ -334,10 +365,11 @@ ValueId ErfInvF64(Builder& b, ValueId x) {
 
 constexpr double kLanczosGamma = 7;
 constexpr double kLanczosBase = 0.99999999999980993227684700473478;
-constexpr double kLanczos[] = {676.520368121885098567009190444019, -1259.13921672240287047156078755283,
-                               771.3234287776530788486528258894,   -176.61502916214059906584551354,
-                               12.507343278686904814458936853,     -0.13857109526572011689554707,
-                               9.984369578019570859563e-6,         1.50563273514931155834e-7};
+constexpr double kLanczos[] = {
+    676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+    771.3234287776530788486528258894,   -176.61502916214059906584551354,
+    12.507343278686904814458936853,     -0.13857109526572011689554707,
+    9.984369578019570859563e-6,         1.50563273514931155834e-7};
 
 ValueId Lgamma(Builder& b, ValueId x) {
   const double pi = std::numbers::pi;
@@ -347,7 +379,8 @@ ValueId Lgamma(Builder& b, ValueId x) {
   ValueId z = b.Select(reflect, b.Neg(x), b.Sub(x, one));
   ValueId a = b.Constant(kLanczosBase, x);
   for (size_t i = 0; i < std::size(kLanczos); ++i) {
-    a = b.Add(a, b.Div(b.Constant(kLanczos[i], x), b.Add(z, b.Constant(static_cast<double>(i + 1), x))));
+    a = b.Add(
+        a, b.Div(b.Constant(kLanczos[i], x), b.Add(z, b.Constant(static_cast<double>(i + 1), x))));
   }
   ValueId g_half = b.Constant(kLanczosGamma + 0.5, x);
   ValueId t = b.Add(g_half, z);
@@ -510,16 +543,16 @@ ValueId BesselI1eF32(Builder& b, ValueId x) {
 
 ValueId BesselI1eF64(Builder& b, ValueId x) {
   static constexpr double kA[] = {
-      2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
-      -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
-      3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
-      -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
-      9.38153738649577178388E-9,  -4.44505912879632808065E-8, 2.00329475355213526229E-7,
-      -8.56872026469545474066E-7, 3.47025130813767847674E-6,  -1.32731636560394358279E-5,
-      4.78156510755005422638E-5,  -1.61760815825896745588E-4, 5.12285956168575772895E-4,
-      -1.51357245063125314899E-3, 4.15642294431288815669E-3,  -1.05640848946261981558E-2,
-      2.47264490306265168283E-2,  -5.29459812080949914269E-2, 1.02643658689847095384E-1,
-      -1.76416518357834055153E-1, 2.52587186443633654823E-1};
+      2.77791411276104639959E-18,  -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+      -1.10559694773538630805E-15, 7.60068429473540693410E-15,  -5.04218550472791168711E-14,
+      3.22379336594557470981E-13,  -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+      -6.66348972350202774223E-11, 3.62559028155211703701E-10,  -1.88724975172282928790E-9,
+      9.38153738649577178388E-9,   -4.44505912879632808065E-8,  2.00329475355213526229E-7,
+      -8.56872026469545474066E-7,  3.47025130813767847674E-6,   -1.32731636560394358279E-5,
+      4.78156510755005422638E-5,   -1.61760815825896745588E-4,  5.12285956168575772895E-4,
+      -1.51357245063125314899E-3,  4.15642294431288815669E-3,   -1.05640848946261981558E-2,
+      2.47264490306265168283E-2,   -5.29459812080949914269E-2,  1.02643658689847095384E-1,
+      -1.76416518357834055153E-1,  2.52587186443633654823E-1};
   static constexpr double kB[] = {
       7.51729631084210481353E-18,  4.41434832307170791151E-18,  -4.65030536848935832153E-17,
       -3.20952592199342395980E-17, 2.96262899764595013876E-16,  3.30820231092092828324E-16,
@@ -539,13 +572,22 @@ ValueId BesselI1eF64(Builder& b, ValueId x) {
 ValueId Zeta(Builder& b, ValueId x, ValueId q) {
   static constexpr int kTerms = 12;
   static constexpr int kIters = 9;
-  static constexpr double kCoefficients[kTerms] = {
-      -7.1661652561756670113e18, 1.8152105401943546773e17, -4.5979787224074726105e15, 1.1646782814350067249e14,
-      -2.950130727918164224e12,  7.47242496e10,            -1.8924375803183791606e9,  47900160.0,
-      -1209600.0,                30240.0,                  -720.0,                    12.0};
+  static constexpr double kCoefficients[kTerms] = {-7.1661652561756670113e18,
+                                                   1.8152105401943546773e17,
+                                                   -4.5979787224074726105e15,
+                                                   1.1646782814350067249e14,
+                                                   -2.950130727918164224e12,
+                                                   7.47242496e10,
+                                                   -1.8924375803183791606e9,
+                                                   47900160.0,
+                                                   -1209600.0,
+                                                   30240.0,
+                                                   -720.0,
+                                                   12.0};
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const double smallest = b.TypeOf(x).dtype == DType::kF64 ? std::numeric_limits<double>::denorm_min()
-                                                            : std::numeric_limits<float>::denorm_min();
+  const double smallest = b.TypeOf(x).dtype == DType::kF64
+                              ? std::numeric_limits<double>::denorm_min()
+                              : std::numeric_limits<float>::denorm_min();
   ValueId zero = b.Constant(0.0, q);
   ValueId one = b.Constant(1.0, q);
   ValueId acc = q;
@@ -565,12 +607,18 @@ ValueId Zeta(Builder& b, ValueId x, ValueId q) {
     ValueId lhs = b.Add(x, b.Constant(kTwoTermsMinusOne - 1 - 2 * i, x));
     ValueId rhs = b.Add(x, b.Constant(kTwoTermsMinusOne - 2 - 2 * i, x));
     ValueId product = b.Mul(lhs, rhs);
-    horner_sum = b.Mul(product, b.Mul(inv_acc2, b.Add(horner_sum, b.Constant(1.0 / kCoefficients[i], acc))));
+    horner_sum =
+        b.Mul(product, b.Mul(inv_acc2, b.Add(horner_sum, b.Constant(1.0 / kCoefficients[i], acc))));
   }
-  ValueId tail = b.Mul(q_neg_power, b.Add(b.Constant(0.5, q), b.Mul(b.Div(x, acc), b.Add(b.Constant(1.0 / kCoefficients[kTerms - 1], acc), horner_sum))));
+  ValueId tail =
+      b.Mul(q_neg_power,
+            b.Add(b.Constant(0.5, q),
+                  b.Mul(b.Div(x, acc),
+                        b.Add(b.Constant(1.0 / kCoefficients[kTerms - 1], acc), horner_sum))));
   ValueId accurate = b.Add(b.Add(power_sum, correction), tail);
-  ValueId output = b.Select(b.Compare(b.Abs(q_neg_power), b.Mul(b.Abs(power_sum), b.Constant(smallest, acc)), kLT),
-                            power_sum, accurate);
+  ValueId output = b.Select(
+      b.Compare(b.Abs(q_neg_power), b.Mul(b.Abs(power_sum), b.Constant(smallest, acc)), kLT),
+      power_sum, accurate);
   ValueId nan_c = b.Constant(nan, x);
   output = b.Select(b.Compare(x, one, kLT), nan_c, output);
   ValueId q_le_zero = b.Compare(q, zero, kLE);
@@ -579,7 +627,8 @@ ValueId Zeta(Builder& b, ValueId x, ValueId q) {
   ValueId inf = b.Constant(std::numeric_limits<double>::infinity(), x);
   ValueId at_pole = b.And(q_le_zero, b.Compare(q, b.Floor(q), kEQ));
   ValueId two = b.Constant(2.0, x);
-  ValueId x_even_int = b.And(b.Compare(x, b.Floor(x), kEQ), b.Compare(b.Bin(OpCode::kRemainder, x, two), zero, kEQ));
+  ValueId x_even_int =
+      b.And(b.Compare(x, b.Floor(x), kEQ), b.Compare(b.Bin(OpCode::kRemainder, x, two), zero, kEQ));
   output = b.Select(at_pole, b.Select(x_even_int, inf, nan_c), output);
   return b.Select(b.Compare(x, one, kEQ), inf, output);
 }
@@ -614,7 +663,8 @@ ValueId NextAfter(Builder& b, ValueId x, ValueId y) {
                                                        : 0x7FC0LL;
   ValueId nan_int = b.ConstantOfInt(nan_bits, it);
   const int64_t sign_bit = static_cast<int64_t>(uint64_t{1} << (bits - 1));
-  const int64_t sign_value = bits == 64 ? sign_bit : (sign_bit | ~((int64_t{1} << bits) - 1));  // sign-extended
+  const int64_t sign_value =
+      bits == 64 ? sign_bit : (sign_bit | ~((int64_t{1} << bits) - 1));  // sign-extended
   ValueId sign_mask = b.ConstantOfInt(sign_value, it);
   ValueId magnitude_mask = b.ConstantOfInt(~sign_value, it);
   ValueId x_abs = b.And(xi, magnitude_mask);
@@ -627,7 +677,8 @@ ValueId NextAfter(Builder& b, ValueId x, ValueId y) {
   ValueId y_sign = b.And(yi, sign_mask);
   ValueId one = b.ConstantOfInt(1, it);
   ValueId from_zero = b.Bin(OpCode::kOr, y_sign, one);
-  ValueId smaller = b.Bin(OpCode::kOr, b.Compare(x_abs, y_abs, kGT), b.Compare(x_sign, y_sign, kNE));
+  ValueId smaller =
+      b.Bin(OpCode::kOr, b.Compare(x_abs, y_abs, kGT), b.Compare(x_sign, y_sign, kNE));
   ValueId result = b.Add(xi, b.Select(smaller, b.ConstantOfInt(-1, it), one));
   result = b.Select(x_zero, b.Select(y_zero, yi, from_zero), result);
   result = b.Select(equal, yi, result);
@@ -646,11 +697,20 @@ struct FloatUnary {
   Expansion f64;
 };
 constexpr FloatUnary kFloatUnary[] = {
-    {"chlo.erf", ErfF32, ErfF64},          {"chlo.erfc", ErfcF32, ErfcF64},   {"chlo.erf_inv", ErfInvF32, ErfInvF64},
-    {"chlo.lgamma", Lgamma, Lgamma},       {"chlo.digamma", Digamma, Digamma}, {"chlo.sinh", Sinh, Sinh},
-    {"chlo.cosh", Cosh, Cosh},             {"chlo.tan", Tan, Tan},             {"chlo.atan", Atan, Atan},
-    {"chlo.asin", Asin, Asin},             {"chlo.acos", Acos, Acos},          {"chlo.asinh", Asinh, Asinh},
-    {"chlo.acosh", Acosh, Acosh},          {"chlo.atanh", Atanh, Atanh},
+    {"chlo.erf", ErfF32, ErfF64},
+    {"chlo.erfc", ErfcF32, ErfcF64},
+    {"chlo.erf_inv", ErfInvF32, ErfInvF64},
+    {"chlo.lgamma", Lgamma, Lgamma},
+    {"chlo.digamma", Digamma, Digamma},
+    {"chlo.sinh", Sinh, Sinh},
+    {"chlo.cosh", Cosh, Cosh},
+    {"chlo.tan", Tan, Tan},
+    {"chlo.atan", Atan, Atan},
+    {"chlo.asin", Asin, Asin},
+    {"chlo.acos", Acos, Acos},
+    {"chlo.asinh", Asinh, Asinh},
+    {"chlo.acosh", Acosh, Acosh},
+    {"chlo.atanh", Atanh, Atanh},
 };
 
 // chlo.broadcast_<op> -> the elementwise op on operands broadcast to the result's shape.
@@ -684,9 +744,10 @@ Status Unsupported(const ChloOp& op, const ir::Type& type) {
 
 Status CheckCounts(const ChloOp& op, size_t operands, size_t results) {
   if (op.operands.size() != operands || op.result_types.size() != results) {
-    return InvalidArgument(std::string(op.name) + " expects " + std::to_string(operands) + " operand(s) and " +
-                           std::to_string(results) + " result(s), got " + std::to_string(op.operands.size()) +
-                           " and " + std::to_string(op.result_types.size()));
+    return InvalidArgument(std::string(op.name) + " expects " + std::to_string(operands) +
+                           " operand(s) and " + std::to_string(results) + " result(s), got " +
+                           std::to_string(op.operands.size()) + " and " +
+                           std::to_string(op.result_types.size()));
   }
   for (const ir::Type& t : op.result_types) {
     if (!t.is_tensor()) return InvalidArgument(std::string(op.name) + " expects tensor results");
@@ -727,7 +788,8 @@ StatusOr<ValueId> BroadcastTo(Builder& b, const ChloOp& op, ValueId v, const Dim
   std::vector<int64_t> map;
   if (t.rank() == rank) {
     for (int64_t i = 0; i < rank; ++i) map.push_back(i);
-  } else if (broadcast_dimensions && static_cast<int64_t>(broadcast_dimensions->size()) == t.rank()) {
+  } else if (broadcast_dimensions &&
+             static_cast<int64_t>(broadcast_dimensions->size()) == t.rank()) {
     map = *broadcast_dimensions;
   } else if (t.rank() < rank) {
     for (int64_t i = 0; i < t.rank(); ++i) map.push_back(rank - t.rank() + i);
@@ -736,7 +798,8 @@ StatusOr<ValueId> BroadcastTo(Builder& b, const ChloOp& op, ValueId v, const Dim
                            " has a higher rank than the result");
   }
   for (size_t i = 0; i < map.size(); ++i) {
-    if (map[i] < 0 || map[i] >= rank || (t.dims[i] != 1 && t.dims[i] != dims[static_cast<size_t>(map[i])])) {
+    if (map[i] < 0 || map[i] >= rank ||
+        (t.dims[i] != 1 && t.dims[i] != dims[static_cast<size_t>(map[i])])) {
       return InvalidArgument(std::string(op.name) + ": operand " + ir::TypeToString(t) +
                              " does not broadcast to the result shape");
     }
@@ -753,7 +816,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     std::optional<std::vector<int64_t>> dims;
     if (const ir::Attribute* a = ir::FindAttr(op.attrs, "broadcast_dimensions")) {
       dims = a->AsIntArray();
-      if (!dims) return InvalidArgument(std::string(name) + ": broadcast_dimensions is not an integer list");
+      if (!dims)
+        return InvalidArgument(std::string(name) + ": broadcast_dimensions is not an integer list");
     }
     const Dims& shape = op.result_types[0].dims;
     STABLERT_ASSIGN_OR_RETURN(ValueId lhs, BroadcastTo(b, op, op.operands[0], shape, dims));
@@ -766,16 +830,20 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     std::optional<int64_t> d = direction ? EnumWord(*direction, ir::EnumKind::kComparisonDirection,
                                                     {"EQ", "NE", "GE", "GT", "LE", "LT"})
                                          : std::nullopt;
-    if (!d) return InvalidArgument("chlo.broadcast_compare expects a comparison_direction (EQ, NE, GE, GT, LE, LT)");
+    if (!d)
+      return InvalidArgument(
+          "chlo.broadcast_compare expects a comparison_direction (EQ, NE, GE, GT, LE, LT)");
     int64_t type = 0;
     if (const ir::Attribute* t = ir::FindAttr(op.attrs, "compare_type")) {
-      std::optional<int64_t> v =
-          EnumWord(*t, ir::EnumKind::kComparisonType, {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"});
-      if (!v) return InvalidArgument("chlo.broadcast_compare: compare_type is not a comparison type");
+      std::optional<int64_t> v = EnumWord(*t, ir::EnumKind::kComparisonType,
+                                          {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"});
+      if (!v)
+        return InvalidArgument("chlo.broadcast_compare: compare_type is not a comparison type");
       type = *v;
     }
     std::optional<std::vector<int64_t>> dims;
-    if (const ir::Attribute* a = ir::FindAttr(op.attrs, "broadcast_dimensions")) dims = a->AsIntArray();
+    if (const ir::Attribute* a = ir::FindAttr(op.attrs, "broadcast_dimensions"))
+      dims = a->AsIntArray();
     const Dims& shape = op.result_types[0].dims;
     STABLERT_ASSIGN_OR_RETURN(ValueId lhs, BroadcastTo(b, op, op.operands[0], shape, dims));
     STABLERT_ASSIGN_OR_RETURN(ValueId rhs, BroadcastTo(b, op, op.operands[1], shape, dims));
@@ -798,15 +866,16 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     if (!value) return InvalidArgument(std::string(name) + " expects a 'value' attribute");
     const ir::Type& type = op.result_types[0];
     if (const auto* e = value->get<ir::Attribute::Elements>()) {
-      if (*e && (*e)->type == type) return std::vector<ValueId>{b.Emit(OpCode::kConstant, {}, type, {{"value", *value}})};
+      if (*e && (*e)->type == type)
+        return std::vector<ValueId>{b.Emit(OpCode::kConstant, {}, type, {{"value", *value}})};
     }
     double scalar = 0;
     if (const auto* f = value->get<ir::Attribute::Float>()) {
       scalar = f->value;
     } else if (const auto* i = value->get<ir::Attribute::Integer>()) {
       scalar = static_cast<double>(i->value);
-    } else if (const auto* e = value->get<ir::Attribute::Elements>(); e && *e && (*e)->NumElements() == 1 &&
-                                                                      (*e)->type.dtype == type.dtype) {
+    } else if (const auto* e = value->get<ir::Attribute::Elements>();
+               e && *e && (*e)->NumElements() == 1 && (*e)->type.dtype == type.dtype) {
       // A one-element literal of the result's element type: splat its bytes.
       auto data = std::make_shared<ir::ElementsData>();
       data->type = type;
@@ -815,11 +884,14 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
       int64_t n = 1;
       for (int64_t d : type.dims) n *= d;
       data->splat = n * size > ir::ElementsData::kCompactSplatBytes;
-      for (int64_t i = 0; i < (data->splat ? 1 : n); ++i) data->bytes.insert(data->bytes.end(), element, element + size);
+      for (int64_t i = 0; i < (data->splat ? 1 : n); ++i)
+        data->bytes.insert(data->bytes.end(), element, element + size);
       ir::Attribute::Elements elements = data;
-      return std::vector<ValueId>{b.Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}})};
+      return std::vector<ValueId>{
+          b.Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}})};
     } else {
-      return InvalidArgument(std::string(name) + ": 'value' is not a number or a literal of the result type");
+      return InvalidArgument(std::string(name) +
+                             ": 'value' is not a number or a literal of the result type");
     }
     // A number: a constant of the result's element type (f16/bf16 via f32).
     if (IsFloat(type.dtype) && type.dtype != DType::kF32 && type.dtype != DType::kF64) {
@@ -830,7 +902,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     return std::vector<ValueId>{b.ConstantOf(scalar, type)};
   }
 
-  if (op.operands.empty()) return Unimplemented("CHLO op '" + std::string(name) + "' is not supported");
+  if (op.operands.empty())
+    return Unimplemented("CHLO op '" + std::string(name) + "' is not supported");
   const ir::Type in = b.TypeOf(op.operands[0]);  // a copy: new values grow the type table
   if (!in.is_tensor()) return InvalidArgument(std::string(name) + " expects tensor operands");
   const DType dtype = in.dtype;
@@ -864,10 +937,13 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
     if (!IsFloat(dtype)) return Unsupported(op, in);
     ValueId x = op.operands[0];
-    if (dtype != DType::kF32 && dtype != DType::kF64) x = b.Convert(x, DType::kF32);  // exact for infinities
+    if (dtype != DType::kF32 && dtype != DType::kF64)
+      x = b.Convert(x, DType::kF32);  // exact for infinities
     const double inf = std::numeric_limits<double>::infinity();
-    if (name == "chlo.is_inf") return std::vector<ValueId>{b.Compare(b.Abs(x), b.Constant(inf, x), kEQ)};
-    return std::vector<ValueId>{b.Compare(x, b.Constant(name == "chlo.is_pos_inf" ? inf : -inf, x), kEQ)};
+    if (name == "chlo.is_inf")
+      return std::vector<ValueId>{b.Compare(b.Abs(x), b.Constant(inf, x), kEQ)};
+    return std::vector<ValueId>{
+        b.Compare(x, b.Constant(name == "chlo.is_pos_inf" ? inf : -inf, x), kEQ)};
   }
   if (name == "chlo.top_k") {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 2));
@@ -875,17 +951,20 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     std::optional<int64_t> k = k_attr ? k_attr->AsInt() : std::nullopt;
     if (!k) return InvalidArgument("chlo.top_k expects an integer 'k'");
     if (in.rank() < 1 || *k < 0 || *k > in.dims.back()) {
-      return InvalidArgument("chlo.top_k: k = " + std::to_string(*k) + " is out of range for " + ir::TypeToString(in));
+      return InvalidArgument("chlo.top_k: k = " + std::to_string(*k) + " is out of range for " +
+                             ir::TypeToString(in));
     }
     const DType index = op.result_types[1].dtype;
     const int64_t last = in.rank() - 1;
-    ValueId iota = b.Emit(OpCode::kIota, {}, ir::Type::Tensor(index, in.dims), {{"iota_dimension", I64(last)}});
+    ValueId iota = b.Emit(OpCode::kIota, {}, ir::Type::Tensor(index, in.dims),
+                          {{"iota_dimension", I64(last)}});
     // Comparator: a > b in total order on the values; the sort is stable, so ties keep
     // the lower index first (what portable serialization's chlo.top_k decomposition does).
     ir::Region region;
     region.blocks.emplace_back();
     ir::Block& body = region.blocks.back();
-    for (DType d : {dtype, dtype, index, index}) body.arguments.push_back(b.module().AddValue(ir::Type::Tensor(d, {})));
+    for (DType d : {dtype, dtype, index, index})
+      body.arguments.push_back(b.module().AddValue(ir::Type::Tensor(d, {})));
     Builder cb(b.module(), b.location());
     ValueId gt = cb.Compare(body.arguments[0], body.arguments[1], kGT, kTotalOrder);
     cb.EmitN(OpCode::kReturn, {gt}, {});
@@ -896,7 +975,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     std::vector<ValueId> sorted =
         b.EmitN(OpCode::kSort, {op.operands[0], iota}, {in, b.TypeOf(iota)},
                 {{"dimension", I64(last)}, {"is_stable", ir::Attribute(true)}}, std::move(regions));
-    std::vector<int64_t> starts(in.dims.size(), 0), limits(in.dims.begin(), in.dims.end()), strides(in.dims.size(), 1);
+    std::vector<int64_t> starts(in.dims.size(), 0), limits(in.dims.begin(), in.dims.end()),
+        strides(in.dims.size(), 1);
     limits.back() = *k;
     ir::Attribute::Dictionary slice = {{"limit_indices", I64Elements(limits)},
                                        {"start_indices", I64Elements(starts)},
@@ -909,18 +989,22 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
   }
   if (name == "chlo.next_after") {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
-    if (dtype != DType::kF32 && dtype != DType::kF64 && !IsF16Like(dtype)) return Unsupported(op, in);
-    if (!(b.TypeOf(op.operands[1]) == in)) return InvalidArgument("chlo.next_after expects operands of one type");
+    if (dtype != DType::kF32 && dtype != DType::kF64 && !IsF16Like(dtype))
+      return Unsupported(op, in);
+    if (!(b.TypeOf(op.operands[1]) == in))
+      return InvalidArgument("chlo.next_after expects operands of one type");
     return std::vector<ValueId>{NextAfter(b, op.operands[0], op.operands[1])};
   }
   if (name == "chlo.zeta" || name == "chlo.polygamma") {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
-    if (!(b.TypeOf(op.operands[1]) == in)) return InvalidArgument(std::string(name) + " expects operands of one type");
+    if (!(b.TypeOf(op.operands[1]) == in))
+      return InvalidArgument(std::string(name) + " expects operands of one type");
     auto f = name == "chlo.zeta" ? Zeta : Polygamma;
     ValueId a = op.operands[0], c = op.operands[1];
     if (dtype == DType::kF32 || dtype == DType::kF64) return std::vector<ValueId>{f(b, a, c)};
     if (IsF16Like(dtype)) {
-      return std::vector<ValueId>{b.Convert(f(b, b.Convert(a, DType::kF32), b.Convert(c, DType::kF32)), dtype)};
+      return std::vector<ValueId>{
+          b.Convert(f(b, b.Convert(a, DType::kF32), b.Convert(c, DType::kF32)), dtype)};
     }
     return Unsupported(op, in);
   }
@@ -929,7 +1013,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     ValueId x = op.operands[0];
     if (dtype == DType::kF64) return std::vector<ValueId>{BesselI1eF64(b, x)};
     if (dtype == DType::kF32) return std::vector<ValueId>{BesselI1eF32(b, x)};
-    if (IsF16Like(dtype)) return std::vector<ValueId>{b.Convert(BesselI1eF32(b, b.Convert(x, DType::kF32)), dtype)};
+    if (IsF16Like(dtype))
+      return std::vector<ValueId>{b.Convert(BesselI1eF32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
   }
   for (const FloatUnary& u : kFloatUnary) {
@@ -938,7 +1023,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     ValueId x = op.operands[0];
     if (dtype == DType::kF32) return std::vector<ValueId>{u.f32(b, x)};
     if (dtype == DType::kF64) return std::vector<ValueId>{u.f64(b, x)};
-    if (IsF16Like(dtype)) return std::vector<ValueId>{b.Convert(u.f32(b, b.Convert(x, DType::kF32)), dtype)};
+    if (IsF16Like(dtype))
+      return std::vector<ValueId>{b.Convert(u.f32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
   }
   return Unimplemented("CHLO op '" + std::string(name) + "' is not supported");
@@ -948,7 +1034,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
 
 bool IsChloName(std::string_view name) { return name.rfind("chlo.", 0) == 0; }
 
-StatusOr<std::vector<ir::ValueId>> ExpandChlo(const ChloOp& op, ir::Module& module, ir::Block& block) {
+StatusOr<std::vector<ir::ValueId>> ExpandChlo(const ChloOp& op, ir::Module& module,
+                                              ir::Block& block) {
   Builder b(module, op.location);
   STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> results, Expand(b, op));
   STABLERT_RETURN_IF_ERROR(b.status());

@@ -23,11 +23,11 @@ namespace stablert::stablehlo {
 
 // One CHLO op as the text spells it.
 struct ChloOp {
-  std::string_view name;                // "chlo.erf_inv"
-  std::vector<ir::ValueId> operands;    // values of `module`
-  std::vector<ir::Type> result_types;   // as the op's signature states
-  ir::Attribute::Dictionary attrs;      // `k` of top_k, broadcast_dimensions, value, ...
-  ir::LocationId location = 0;          // given to every op of the expansion
+  std::string_view name;               // "chlo.erf_inv"
+  std::vector<ir::ValueId> operands;   // values of `module`
+  std::vector<ir::Type> result_types;  // as the op's signature states
+  ir::Attribute::Dictionary attrs;     // `k` of top_k, broadcast_dimensions, value, ...
+  ir::LocationId location = 0;         // given to every op of the expansion
 };
 
 // True for names in the `chlo.` namespace.
@@ -36,6 +36,7 @@ bool IsChloName(std::string_view name);
 // Appends the expansion of `op` to `block` (new values are added to `module`) and returns
 // the values standing for the op's results, one per result type. The results of a
 // multi-result op are allocated consecutively (the text binds `%r:2` to a run of values).
-StatusOr<std::vector<ir::ValueId>> ExpandChlo(const ChloOp& op, ir::Module& module, ir::Block& block);
+StatusOr<std::vector<ir::ValueId>> ExpandChlo(const ChloOp& op, ir::Module& module,
+                                              ir::Block& block);
 
 }  // namespace stablert::stablehlo

@@ -29,7 +29,9 @@ StatusOr<std::string> Printed(const std::string& text, bool locations = false) {
 
 size_t Count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1))
+    ++n;
   return n;
 }
 
@@ -39,7 +41,8 @@ TEST(ChloExpand, TopKIsIotaStableSortAndSlicesBoundAsAGroup) {
       "    %r:2 = chlo.top_k(%x, k = 3) : tensor<4x10xf32> -> (tensor<4x3xf32>, tensor<4x3xi32>)\n"
       "    return %r#0, %r#1 : tensor<4x3xf32>, tensor<4x3xi32>"));
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
-  EXPECT_EQ(Count(*printed, "stablehlo.iota {iota_dimension = 1 : i64} : tensor<4x10xi32>"), 1u) << *printed;
+  EXPECT_EQ(Count(*printed, "stablehlo.iota {iota_dimension = 1 : i64} : tensor<4x10xi32>"), 1u)
+      << *printed;
   EXPECT_EQ(Count(*printed, "stablehlo.sort"), 1u);
   EXPECT_NE(printed->find("is_stable = true"), std::string::npos);
   EXPECT_NE(printed->find("comparison_type TOTALORDER"), std::string::npos);
@@ -49,27 +52,32 @@ TEST(ChloExpand, TopKIsIotaStableSortAndSlicesBoundAsAGroup) {
 }
 
 TEST(ChloExpand, GenericTopKReadsItsProperty) {
-  StatusOr<std::string> printed = Printed(Module(
-      "%x: tensor<10xf32>", "tensor<2xf32>, tensor<2xi32>",
-      "    %v, %i = \"chlo.top_k\"(%x) <{k = 2 : i64}> : (tensor<10xf32>) -> (tensor<2xf32>, tensor<2xi32>)\n"
-      "    return %v, %i : tensor<2xf32>, tensor<2xi32>"));
+  StatusOr<std::string> printed =
+      Printed(Module("%x: tensor<10xf32>", "tensor<2xf32>, tensor<2xi32>",
+                     "    %v, %i = \"chlo.top_k\"(%x) <{k = 2 : i64}> : (tensor<10xf32>) -> "
+                     "(tensor<2xf32>, tensor<2xi32>)\n"
+                     "    return %v, %i : tensor<2xf32>, tensor<2xi32>"));
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
   EXPECT_NE(printed->find("limit_indices = dense<[2]>"), std::string::npos) << *printed;
 }
 
 TEST(ChloExpand, BroadcastBinaryUsesBroadcastDimensionsOrTrailingAlignment) {
-  StatusOr<std::string> printed = Printed(Module(
-      "%x: tensor<4x3xf32>, %c: tensor<4xf32>, %r: tensor<1x3xf32>", "tensor<4x3xf32>, tensor<4x3xf32>",
-      "    %0 = chlo.broadcast_subtract %x, %c {broadcast_dimensions = array<i64: 0>} : "
-      "(tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>\n"
-      "    %1 = chlo.broadcast_power %r, %x : (tensor<1x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>\n"
-      "    return %0, %1 : tensor<4x3xf32>, tensor<4x3xf32>"));
+  StatusOr<std::string> printed = Printed(
+      Module("%x: tensor<4x3xf32>, %c: tensor<4xf32>, %r: tensor<1x3xf32>",
+             "tensor<4x3xf32>, tensor<4x3xf32>",
+             "    %0 = chlo.broadcast_subtract %x, %c {broadcast_dimensions = array<i64: 0>} : "
+             "(tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>\n"
+             "    %1 = chlo.broadcast_power %r, %x : (tensor<1x3xf32>, tensor<4x3xf32>) -> "
+             "tensor<4x3xf32>\n"
+             "    return %0, %1 : tensor<4x3xf32>, tensor<4x3xf32>"));
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
-  EXPECT_NE(printed->find("broadcast_dimensions = dense<[0]> : tensor<1xi64>} : (tensor<4xf32>) -> tensor<4x3xf32>"),
+  EXPECT_NE(printed->find("broadcast_dimensions = dense<[0]> : tensor<1xi64>} : (tensor<4xf32>) -> "
+                          "tensor<4x3xf32>"),
             std::string::npos)
       << *printed;
-  EXPECT_NE(printed->find("broadcast_dimensions = dense<[0, 1]> : tensor<2xi64>} : (tensor<1x3xf32>)"),
-            std::string::npos)
+  EXPECT_NE(
+      printed->find("broadcast_dimensions = dense<[0, 1]> : tensor<2xi64>} : (tensor<1x3xf32>)"),
+      std::string::npos)
       << *printed;
   EXPECT_EQ(Count(*printed, "stablehlo.broadcast_in_dim"), 2u);  // %x itself is not broadcast
   EXPECT_EQ(Count(*printed, "stablehlo.subtract"), 1u);
@@ -77,31 +85,34 @@ TEST(ChloExpand, BroadcastBinaryUsesBroadcastDimensionsOrTrailingAlignment) {
 }
 
 TEST(ChloExpand, HalfPrecisionMathRunsInF32) {
-  StatusOr<std::string> printed = Printed(Module(
-      "%x: tensor<8xbf16>", "tensor<8xbf16>",
-      "    %0 = chlo.lgamma %x : tensor<8xbf16> -> tensor<8xbf16>\n    return %0 : tensor<8xbf16>"));
+  StatusOr<std::string> printed = Printed(Module("%x: tensor<8xbf16>", "tensor<8xbf16>",
+                                                 "    %0 = chlo.lgamma %x : tensor<8xbf16> -> "
+                                                 "tensor<8xbf16>\n    return %0 : tensor<8xbf16>"));
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
   EXPECT_NE(printed->find("(tensor<8xbf16>) -> tensor<8xf32>"), std::string::npos) << *printed;
   EXPECT_NE(printed->find("(tensor<8xf32>) -> tensor<8xbf16>"), std::string::npos) << *printed;
 }
 
 TEST(ChloExpand, EveryUnaryMathOpVerifiesForEachFloatType) {
-  for (const char* op : {"erf", "erfc", "erf_inv", "lgamma", "digamma", "sinh", "cosh", "tan", "atan", "asin",
-                         "acos", "asinh", "acosh", "atanh", "square", "bessel_i1e", "conj"}) {
+  for (const char* op :
+       {"erf", "erfc", "erf_inv", "lgamma", "digamma", "sinh", "cosh", "tan", "atan", "asin",
+        "acos", "asinh", "acosh", "atanh", "square", "bessel_i1e", "conj"}) {
     for (const char* t : {"f16", "bf16", "f32", "f64"}) {
       const std::string type = std::string("tensor<3x") + t + ">";
       StatusOr<std::string> printed =
           Printed(Module("%x: " + type, type,
-                         "    %0 = chlo." + std::string(op) + " %x : " + type + " -> " + type + "\n    return %0 : " + type));
+                         "    %0 = chlo." + std::string(op) + " %x : " + type + " -> " + type +
+                             "\n    return %0 : " + type));
       EXPECT_TRUE(printed.ok()) << op << " " << t << ": " << printed.status().ToString();
     }
   }
   for (const char* op : {"next_after", "zeta", "polygamma"}) {
     for (const char* t : {"f16", "bf16", "f32", "f64"}) {
       const std::string type = std::string("tensor<3x") + t + ">";
-      StatusOr<std::string> printed = Printed(Module(
-          "%x: " + type + ", %y: " + type, type,
-          "    %0 = chlo." + std::string(op) + " %x, %y : " + type + ", " + type + " -> " + type + "\n    return %0 : " + type));
+      StatusOr<std::string> printed =
+          Printed(Module("%x: " + type + ", %y: " + type, type,
+                         "    %0 = chlo." + std::string(op) + " %x, %y : " + type + ", " + type +
+                             " -> " + type + "\n    return %0 : " + type));
       EXPECT_TRUE(printed.ok()) << op << " " << t << ": " << printed.status().ToString();
     }
   }
@@ -122,21 +133,30 @@ TEST(ChloExpand, ErrorsNameTheOpAndPosition) {
     std::string text, error;
   };
   const Case cases[] = {
-      {Module("%x: tensor<4xf32>", "tensor<5xf32>, tensor<5xi32>",
-              "    %v, %i = chlo.top_k(%x, k = 5) : tensor<4xf32> -> (tensor<5xf32>, tensor<5xi32>)"),
+      {Module(
+           "%x: tensor<4xf32>", "tensor<5xf32>, tensor<5xi32>",
+           "    %v, %i = chlo.top_k(%x, k = 5) : tensor<4xf32> -> (tensor<5xf32>, tensor<5xi32>)"),
        "INVALID_ARGUMENT: MLIR text 3:5: chlo.top_k: k = 5 is out of range for tensor<4xf32>"},
-      {Module("%x: tensor<4xi32>", "tensor<4xi32>", "    %0 = chlo.erf %x : tensor<4xi32> -> tensor<4xi32>"),
+      {Module("%x: tensor<4xi32>", "tensor<4xi32>",
+              "    %0 = chlo.erf %x : tensor<4xi32> -> tensor<4xi32>"),
        "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.erf' on tensor<4xi32> is not supported"},
-      {Module("%x: tensor<4xi32>", "tensor<4xi32>", "    %0 = chlo.mulhi %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>"),
+      {Module("%x: tensor<4xi32>", "tensor<4xi32>",
+              "    %0 = chlo.mulhi %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>"),
        "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.mulhi' is not supported"},
       {Module("%x: tensor<4xf32>", "tensor<4xi1>",
-              "    %0 = chlo.broadcast_compare %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>"),
-       "INVALID_ARGUMENT: MLIR text 3:5: chlo.broadcast_compare expects a comparison_direction (EQ, NE, GE, GT, LE, "
+              "    %0 = chlo.broadcast_compare %x, %x : (tensor<4xf32>, tensor<4xf32>) -> "
+              "tensor<4xi1>"),
+       "INVALID_ARGUMENT: MLIR text 3:5: chlo.broadcast_compare expects a comparison_direction "
+       "(EQ, NE, GE, GT, LE, "
        "LT)"},
-      {Module("%x: tensor<4xf32>", "tensor<4xf32>", "    %0 = chlo.erf %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>"),
-       "INVALID_ARGUMENT: MLIR text 3:5: chlo.erf expects 1 operand(s) and 1 result(s), got 2 and 1"},
-      {Module("%x: tensor<4xf32>", "tensor<4xf32>", "    %0 = chlo.erf %x : tensor<4xf32> -> tensor<4xf64>"),
-       "INVALID_ARGUMENT: MLIR text 3:5: chlo.erf: result 0 is tensor<4xf32> but the op states tensor<4xf64>"},
+      {Module("%x: tensor<4xf32>", "tensor<4xf32>",
+              "    %0 = chlo.erf %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>"),
+       "INVALID_ARGUMENT: MLIR text 3:5: chlo.erf expects 1 operand(s) and 1 result(s), got 2 and "
+       "1"},
+      {Module("%x: tensor<4xf32>", "tensor<4xf32>",
+              "    %0 = chlo.erf %x : tensor<4xf32> -> tensor<4xf64>"),
+       "INVALID_ARGUMENT: MLIR text 3:5: chlo.erf: result 0 is tensor<4xf32> but the op states "
+       "tensor<4xf64>"},
       {Module("%x: tensor<4xf32>", "tensor<4xf32>", "    %0 = chlo.erf %x : tensor<4xf32> ->"),
        "INVALID_ARGUMENT: MLIR text 4:3: expected a type"},
   };
