@@ -25,6 +25,17 @@ using ir::ValueId;
 enum Direction : int64_t { kEQ = 0, kNE = 1, kGE = 2, kGT = 3, kLE = 4, kLT = 5 };
 constexpr int64_t kTotalOrder = 2;
 
+// Elements of `dims`, saturated at 2^40 (a splat beyond any expanded size).
+int64_t ElementCount(const Dims& dims) {
+  constexpr int64_t kCap = int64_t{1} << 40;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > kCap / d) return kCap;
+    n *= d;
+  }
+  return n;
+}
+
 // Emits StableHLO ops into a scratch list; the caller moves them into the block once the
 // whole expansion succeeded.
 class Builder {
@@ -118,8 +129,7 @@ class Builder {
                                 : static_cast<uint64_t>(static_cast<int64_t>(value));
       for (size_t i = 0; i < size && i < 8; ++i) element[i] = static_cast<uint8_t>(bits >> (8 * i));
     }
-    int64_t n = 1;
-    for (int64_t d : type.dims) n *= d;
+    const int64_t n = ElementCount(type.dims);
     if (n * static_cast<int64_t>(size) > ir::ElementsData::kCompactSplatBytes) {
       data->splat = true;
       data->bytes.assign(element, element + size);
@@ -149,8 +159,7 @@ class Builder {
     auto data = std::make_shared<ir::ElementsData>();
     data->type = type;
     const size_t size = static_cast<size_t>(DTypeByteSize(type.dtype));
-    int64_t n = 1;
-    for (int64_t d : type.dims) n *= d;
+    const int64_t n = ElementCount(type.dims);
     const uint64_t bits = static_cast<uint64_t>(value);
     uint8_t element[8];
     for (size_t i = 0; i < 8; ++i) element[i] = static_cast<uint8_t>(bits >> (8 * i));
@@ -881,8 +890,7 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
       data->type = type;
       const int size = DTypeByteSize(type.dtype);
       const uint8_t* element = (*e)->Element(0);
-      int64_t n = 1;
-      for (int64_t d : type.dims) n *= d;
+      const int64_t n = ElementCount(type.dims);
       data->splat = n * size > ir::ElementsData::kCompactSplatBytes;
       for (int64_t i = 0; i < (data->splat ? 1 : n); ++i)
         data->bytes.insert(data->bytes.end(), element, element + size);
@@ -1039,6 +1047,10 @@ StatusOr<std::vector<ir::ValueId>> ExpandChlo(const ChloOp& op, ir::Module& modu
   Builder b(module, op.location);
   STABLERT_ASSIGN_OR_RETURN(std::vector<ValueId> results, Expand(b, op));
   STABLERT_RETURN_IF_ERROR(b.status());
+  if (results.size() != op.result_types.size()) {
+    return Internal(std::string(op.name) + ": the expansion has " + std::to_string(results.size()) +
+                    " results, the op " + std::to_string(op.result_types.size()));
+  }
   for (size_t i = 0; i < results.size(); ++i) {
     if (!(module.type_of(results[i]) == op.result_types[i])) {
       return InvalidArgument(std::string(op.name) + ": result " + std::to_string(i) + " is " +
