@@ -144,16 +144,16 @@ UNIT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.999, -0.999, 0.9999999, -0.9999
 
 
 def chlo_inputs(kind: str) -> np.ndarray:
-    """Edge values followed by realistic random values (256 of them)."""
+    """Edge values followed by realistic random values (16384 of them)."""
     rng = np.random.default_rng(1)
     if kind == "unit":
-        body = rng.uniform(-1.0, 1.0, 256)
+        body = rng.uniform(-1.0, 1.0, 16384)
         edges = UNIT_EDGES
     elif kind == "positive":
-        body = np.concatenate([rng.uniform(1.0, 10.0, 200), rng.exponential(100.0, 56)])
+        body = np.concatenate([rng.uniform(1.0, 10.0, 12800), rng.exponential(100.0, 3584)])
         edges = EDGES
     else:
-        body = np.concatenate([rng.standard_normal(200) * 3, rng.standard_normal(56) * 30])
+        body = np.concatenate([rng.standard_normal(12800) * 3, rng.standard_normal(3584) * 30])
         edges = EDGES
     return np.concatenate([np.array(edges), body]).astype(np.float32)
 
@@ -174,8 +174,8 @@ CHLO_CASES = {
     "acosh": (jnp.arccosh, "positive"),
     "atanh": (jnp.arctanh, "unit"),
     "square": (jnp.square, "real"),
-    "top_k": (lambda x: lax.top_k(x.reshape(10, -1)[:, :29], 5), "real"),
-    "top_k_ties": (lambda x: lax.top_k(jnp.round(x).reshape(-1, 10), 4), "real"),
+    "top_k": (lambda x: lax.top_k(x[:16384].reshape(128, -1), 5), "real"),
+    "top_k_ties": (lambda x: lax.top_k(jnp.round(x[:16380]).reshape(-1, 10), 4), "real"),
     "erf_f16": (lambda x: lax.erf(x.astype(jnp.float16)), "real"),
     "erf_inv_bf16": (lambda x: lax.erf_inv(x.astype(jnp.bfloat16)).astype(jnp.float32), "unit"),
     "lgamma_bf16": (lambda x: lax.lgamma(x.astype(jnp.bfloat16)).astype(jnp.float32), "real"),
@@ -196,12 +196,18 @@ CHLO_CASES = {
 }
 
 
-def assert_matches(got, want, bf16=False):
+# lgamma's zeros (x = 1, 2) come from cancelling terms of magnitude ~10: a 1-ulp difference
+# between StableRT's and XLA's log/log1p kernels shows as ~1e-6 absolute there.
+CHLO_ATOL = {"lgamma": 4e-6, "composed": 4e-6}
+
+
+def assert_matches(got, want, bf16=False, atol=None):
     assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, want.dtype, got.shape, want.shape)
     if np.issubdtype(want.dtype, np.integer):
         np.testing.assert_array_equal(got, want)
         return
-    rtol, atol = (1e-3, 1e-3) if want.dtype == np.float16 else (1e-2, 1e-2) if bf16 else (1e-5, 1e-6)
+    rtol, default_atol = (1e-3, 1e-3) if want.dtype == np.float16 else (1e-2, 1e-2) if bf16 else (1e-5, 1e-6)
+    atol = atol or default_atol
     got64, want64 = got.astype(np.float64), want.astype(np.float64)
     np.testing.assert_array_equal(np.isnan(got64), np.isnan(want64))
     np.testing.assert_array_equal(np.isposinf(got64), np.isposinf(want64))
@@ -229,7 +235,8 @@ def test_chlo_op_matches_jax_cpu(tmp_path, name, form, cpu_device):
     assert result.returncode == 0, result.stderr
     expected = jax.jit(fn)(jax.device_put(x, cpu_device))
     for i, want in enumerate(jax.tree_util.tree_leaves(expected)):
-        assert_matches(np.load(tmp_path / f"output{i}.npy"), np.asarray(want), bf16="bf16" in name)
+        assert_matches(np.load(tmp_path / f"output{i}.npy"), np.asarray(want), bf16="bf16" in name,
+                       atol=CHLO_ATOL.get(name))
 
 
 F64_CASES = {
@@ -244,7 +251,7 @@ F64_CASES = {
     "bessel_i1e": (jax.scipy.special.i1e, "real"),
     "next_after": (lambda x: lax.nextafter(x, jnp.roll(x, 1)), "real"),
     "zeta": (lambda x: jax.scipy.special.zeta(jnp.abs(x) + 1.5, jnp.roll(x, 3)), "real"),
-    "top_k": (lambda x: lax.top_k(x.reshape(10, -1)[:, :29], 5), "real"),
+    "top_k": (lambda x: lax.top_k(x[:16384].reshape(128, -1), 5), "real"),
 }
 
 
