@@ -107,7 +107,14 @@ class Builder {
   }
 
   // A constant of `like`'s type (f32 or f64 elements) with every element `value`.
-  ValueId Constant(double value, ValueId like) { return ConstantOf(value, TypeOf(like)); }
+  // f16/bf16: an f32 constant converted (exact for the values the expansions use).
+  ValueId Constant(double value, ValueId like) {
+    const ir::Type type = TypeOf(like);
+    if (type.dtype == DType::kF16 || type.dtype == DType::kBF16) {
+      return Convert(ConstantOf(value, ir::Type::Tensor(DType::kF32, type.dims)), type.dtype);
+    }
+    return ConstantOf(value, type);
+  }
 
   // A constant of `type` (f32, f64, integer or i1 elements) with every element `value`.
   ValueId ConstantOf(double value, const ir::Type& type) {
@@ -142,8 +149,16 @@ class Builder {
     return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
   }
   double Largest(ValueId like) const {
-    return TypeOf(like).dtype == DType::kF64 ? std::numeric_limits<double>::max()
-                                             : std::numeric_limits<float>::max();
+    switch (TypeOf(like).dtype) {
+      case DType::kF64:
+        return std::numeric_limits<double>::max();
+      case DType::kF16:
+        return 65504.0;
+      case DType::kBF16:
+        return 3.3895313892515355e38;  // 0x7F7F
+      default:
+        return std::numeric_limits<float>::max();
+    }
   }
 
   // A polynomial in `x` by Horner's rule, highest coefficient first.
@@ -698,12 +713,14 @@ ValueId NextAfter(Builder& b, ValueId x, ValueId y) {
 //===--- dispatch -----------------------------------------------------------------===//
 
 // Unary float ops computed in f32 at least (f16/bf16 converted up and back), as the
-// legalization's materializeWithUpcast does; f64 has its own expansion where the
-// legalization has one.
+// legalization's materializeWithUpcast does, except the ops its patterns rewrite in the
+// operand's own type (tan, atan, asin, acos, asinh, acosh, atanh); f64 has its own
+// expansion where the legalization has one.
 struct FloatUnary {
   std::string_view name;
   Expansion f32;
   Expansion f64;
+  bool upcast = true;  // f16/bf16 computed in f32; else in their own type
 };
 constexpr FloatUnary kFloatUnary[] = {
     {"chlo.erf", ErfF32, ErfF64},
@@ -713,13 +730,13 @@ constexpr FloatUnary kFloatUnary[] = {
     {"chlo.digamma", Digamma, Digamma},
     {"chlo.sinh", Sinh, Sinh},
     {"chlo.cosh", Cosh, Cosh},
-    {"chlo.tan", Tan, Tan},
-    {"chlo.atan", Atan, Atan},
-    {"chlo.asin", Asin, Asin},
-    {"chlo.acos", Acos, Acos},
-    {"chlo.asinh", Asinh, Asinh},
-    {"chlo.acosh", Acosh, Acosh},
-    {"chlo.atanh", Atanh, Atanh},
+    {"chlo.tan", Tan, Tan, false},
+    {"chlo.atan", Atan, Atan, false},
+    {"chlo.asin", Asin, Asin, false},
+    {"chlo.acos", Acos, Acos, false},
+    {"chlo.asinh", Asinh, Asinh, false},
+    {"chlo.acosh", Acosh, Acosh, false},
+    {"chlo.atanh", Atanh, Atanh, false},
 };
 
 // chlo.broadcast_<op> -> the elementwise op on operands broadcast to the result's shape.
