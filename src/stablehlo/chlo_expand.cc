@@ -937,12 +937,16 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
     ValueId x = op.operands[0];
     if (IsComplex(dtype)) {
-      // (re^2 - im^2 computed as (re - im)(re + im), 2 re im).
+      // real: re^2 - im^2 as (re - im)(re + im); imag: 2 re im.
       DType part = dtype == DType::kC64 ? DType::kF32 : DType::kF64;
       ir::Type pt = ir::Type::Tensor(part, in.dims);
       ValueId re = b.Emit(OpCode::kReal, {x}, pt);
       ValueId im = b.Emit(OpCode::kImag, {x}, pt);
-      ValueId real = b.Mul(b.Sub(re, im), b.Add(re, im));
+      // 0 when |re| == |im| and re is finite (exact, no inf - inf), else (re - im)(re + im).
+      ir::Type pred = pt;
+      pred.dtype = DType::kPred;
+      ValueId same = b.And(b.Emit(OpCode::kIsFinite, {re}, pred), b.Compare(b.Abs(re), b.Abs(im), kEQ));
+      ValueId real = b.Select(same, b.Constant(0.0, re), b.Mul(b.Sub(re, im), b.Add(re, im)));
       ValueId imag = b.Mul(b.Constant(2.0, re), b.Mul(re, im));
       return std::vector<ValueId>{b.Emit(OpCode::kComplex, {real, imag}, in)};
     }

@@ -176,6 +176,7 @@ CHLO_CASES = {
     "square": (jnp.square, "real"),
     "top_k": (lambda x: lax.top_k(x[:16384].reshape(128, -1), 5), "real"),
     "top_k_ties": (lambda x: lax.top_k(jnp.round(x[:16380]).reshape(-1, 10), 4), "real"),
+    "square_c64": (lambda x: jnp.square(lax.complex(x, jnp.roll(x, 1))), "real"),
     "erf_f16": (lambda x: lax.erf(x.astype(jnp.float16)), "real"),
     "erf_inv_bf16": (lambda x: lax.erf_inv(x.astype(jnp.bfloat16)).astype(jnp.float32), "unit"),
     "lgamma_bf16": (lambda x: lax.lgamma(x.astype(jnp.bfloat16)).astype(jnp.float32), "real"),
@@ -210,6 +211,10 @@ def assert_matches(got, want, bf16=False, atol=None):
     if np.issubdtype(want.dtype, np.integer):
         np.testing.assert_array_equal(got, want)
         return
+    if np.issubdtype(want.dtype, np.complexfloating):
+        assert_matches(got.real, want.real, bf16, atol)
+        assert_matches(got.imag, want.imag, bf16, atol)
+        return
     rtol, default_atol = (1e-3, 1e-3) if want.dtype == np.float16 else (1e-2, 1e-2) if bf16 else (1e-5, 1e-6)
     atol = atol or default_atol
     got64, want64 = got.astype(np.float64), want.astype(np.float64)
@@ -228,7 +233,7 @@ def test_chlo_op_matches_jax_cpu(tmp_path, name, form, cpu_device):
     lowered = jax.jit(fn).lower(x)
     text = lowered.as_text() if form == "pretty" else lowered.compiler_ir("stablehlo").operation.get_asm(
         print_generic_op_form=True)
-    op = "chlo." + name.split("_f16")[0].split("_bf16")[0].replace("_ties", "").replace("_to_zero", "").replace(
+    op = "chlo." + name.split("_f16")[0].split("_bf16")[0].split("_c64")[0].replace("_ties", "").replace("_to_zero", "").replace(
         "_integers", "")
     if name != "composed":
         assert op in text, text
