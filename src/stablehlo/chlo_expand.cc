@@ -120,13 +120,18 @@ class Builder {
   ValueId ConstantOf(double value, const ir::Type& type) {
     auto data = std::make_shared<ir::ElementsData>();
     data->type = type;
-    uint8_t element[8] = {};
+    uint8_t element[16] = {};
     const size_t size = static_cast<size_t>(DTypeByteSize(type.dtype));
     if (type.dtype == DType::kF64) {
       std::memcpy(element, &value, 8);
     } else if (type.dtype == DType::kF32) {
       float f = static_cast<float>(value);
       std::memcpy(element, &f, 4);
+    } else if (type.dtype == DType::kC128) {
+      std::memcpy(element, &value, 8);  // (value, 0)
+    } else if (type.dtype == DType::kC64) {
+      float f = static_cast<float>(value);
+      std::memcpy(element, &f, 4);  // (value, 0)
     } else if (type.dtype == DType::kPred) {
       element[0] = value != 0;
     } else {
@@ -945,7 +950,8 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
       // 0 when |re| == |im| and re is finite (exact, no inf - inf), else (re - im)(re + im).
       ir::Type pred = pt;
       pred.dtype = DType::kPred;
-      ValueId same = b.And(b.Emit(OpCode::kIsFinite, {re}, pred), b.Compare(b.Abs(re), b.Abs(im), kEQ));
+      ValueId same =
+          b.And(b.Emit(OpCode::kIsFinite, {re}, pred), b.Compare(b.Abs(re), b.Abs(im), kEQ));
       ValueId real = b.Select(same, b.Constant(0.0, re), b.Mul(b.Sub(re, im), b.Add(re, im)));
       ValueId imag = b.Mul(b.Constant(2.0, re), b.Mul(re, im));
       return std::vector<ValueId>{b.Emit(OpCode::kComplex, {real, imag}, in)};
@@ -1045,6 +1051,12 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     if (IsF16Like(dtype))
       return std::vector<ValueId>{b.Convert(BesselI1eF32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
+  }
+  if (IsComplex(dtype) && (name == "chlo.sinh" || name == "chlo.cosh")) {
+    // Complex operands: the exp form throughout, in the operand's type.
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    ValueId x = op.operands[0];
+    return std::vector<ValueId>{name == "chlo.sinh" ? SinhLarge(b, x) : Cosh(b, x)};
   }
   for (const FloatUnary& u : kFloatUnary) {
     if (u.name != name) continue;
