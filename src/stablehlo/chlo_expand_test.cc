@@ -157,6 +157,8 @@ TEST(ChloExpand, ErrorsNameTheOpAndPosition) {
               "    %0 = chlo.erf %x : tensor<4xf32> -> tensor<4xf64>"),
        "INVALID_ARGUMENT: MLIR text 3:5: chlo.erf: result 0 is tensor<4xf32> but the op states "
        "tensor<4xf64>"},
+      {Module("%x: tensor<4xf32>", "tensor<4xf64>", "    %0 = chlo.erf %x : tensor<4xf64> -> tensor<4xf64>"),
+       "INVALID_ARGUMENT: MLIR text 3:5: chlo.erf: operand 0 is tensor<4xf32> but the op states tensor<4xf64>"},
       {Module("%x: tensor<4xf32>", "tensor<4xf32>", "    %0 = chlo.erf %x : tensor<4xf32> ->"),
        "INVALID_ARGUMENT: MLIR text 4:3: expected a type"},
   };

@@ -43,9 +43,18 @@ int64_t TotalResults(const std::vector<ResultGroup>& results) {
 }
 
 // Expands a parsed CHLO op into the block (chlo_expand.h) and binds the result names.
-Status FinishChloOp(Parser& p, stablehlo::ChloOp op, ir::Block& block, const std::vector<ResultGroup>& results,
-                    size_t start) {
+// `operand_types`: the types the text states for the operands (one per operand, or one for
+// all).
+Status FinishChloOp(Parser& p, stablehlo::ChloOp op, const std::vector<ir::Type>& operand_types, ir::Block& block,
+                    const std::vector<ResultGroup>& results, size_t start) {
   const std::string name(op.name);
+  for (size_t i = 0; i < op.operands.size() && !operand_types.empty(); ++i) {
+    const ir::Type& stated = operand_types[operand_types.size() == 1 ? 0 : i];
+    if (!(p.TypeOf(op.operands[i]) == stated)) {
+      return p.ErrorAt(start, name + ": operand " + std::to_string(i) + " is " + ir::TypeToString(p.TypeOf(op.operands[i])) +
+                                  " but the op states " + ir::TypeToString(stated));
+    }
+  }
   if (static_cast<int64_t>(op.result_types.size()) != TotalResults(results)) {
     return p.ErrorAt(start, name + " has " + std::to_string(op.result_types.size()) + " result types but " +
                                 std::to_string(TotalResults(results)) + " result names");
@@ -122,7 +131,7 @@ Status ParsePrettyChloOp(Parser& p, std::string_view name, ir::Block& block, con
                                 std::to_string(inputs.size()) + " operand types");
   }
   STABLERT_ASSIGN_OR_RETURN(op.location, p.ParseOptionalLocation());
-  return FinishChloOp(p, std::move(op), block, results, start);
+  return FinishChloOp(p, std::move(op), inputs, block, results, start);
 }
 
 }  // namespace
@@ -348,7 +357,7 @@ Status Parser::ParseGenericOp(ir::Block& block, std::vector<ResultGroup>& result
                                   std::to_string(inputs.size()) + " operand types");
       }
       STABLERT_ASSIGN_OR_RETURN(op.location, ParseOptionalLocation());
-      return FinishChloOp(*this, std::move(op), block, results, start);
+      return FinishChloOp(*this, std::move(op), inputs, block, results, start);
     }
     return UnimplementedAt(start, "operation '" + name + "' is not supported");
   }
