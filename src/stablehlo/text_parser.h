@@ -11,8 +11,9 @@
 //
 // Failure: never crashes; InvalidArgument "line:column: expected ..., found ..." for
 // malformed text, Unimplemented for valid programs StableRT cannot represent (CHLO ops
-// without an expansion in chlo_expand.h, dynamic shapes, quantized types). Nesting is bounded (kMaxTextNesting); time and memory
-// are linear in the input. Thread-safe: concurrent calls share no state.
+// without an expansion in chlo_expand.h, dynamic shapes, quantized types). Nesting is
+// bounded (kMaxTextNesting); time and memory are linear in the input. Thread-safe:
+// concurrent calls share no state.
 #pragma once
 
 #include <memory>
