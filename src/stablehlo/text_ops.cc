@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "stablehlo/attr_util.h"
+#include "stablehlo/chlo_expand.h"
 #include "stablehlo/sdy_text.h"
 #include "stablehlo/text_normalize.h"
 #include "stablehlo/text_parser.h"
@@ -39,6 +40,98 @@ int64_t TotalResults(const std::vector<ResultGroup>& results) {
   int64_t n = 0;
   for (const ResultGroup& g : results) n += g.count;
   return n;
+}
+
+// Expands a parsed CHLO op into the block (chlo_expand.h) and binds the result names.
+// `operand_types`: the types the text states for the operands (one per operand, or one for
+// all).
+Status FinishChloOp(Parser& p, stablehlo::ChloOp op, const std::vector<ir::Type>& operand_types, ir::Block& block,
+                    const std::vector<ResultGroup>& results, size_t start) {
+  const std::string name(op.name);
+  for (size_t i = 0; i < op.operands.size() && !operand_types.empty(); ++i) {
+    const ir::Type& stated = operand_types[operand_types.size() == 1 ? 0 : i];
+    if (!(p.TypeOf(op.operands[i]) == stated)) {
+      return p.ErrorAt(start, name + ": operand " + std::to_string(i) + " is " + ir::TypeToString(p.TypeOf(op.operands[i])) +
+                                  " but the op states " + ir::TypeToString(stated));
+    }
+  }
+  if (static_cast<int64_t>(op.result_types.size()) != TotalResults(results)) {
+    return p.ErrorAt(start, name + " has " + std::to_string(op.result_types.size()) + " result types but " +
+                                std::to_string(TotalResults(results)) + " result names");
+  }
+  StatusOr<std::vector<ir::ValueId>> values = stablehlo::ExpandChlo(op, *p.module_, block);
+  if (!values.ok()) {
+    const std::string message(values.status().message());
+    return values.status().code() == StatusCode::kUnimplemented ? p.UnimplementedAt(start, message)
+                                                                 : p.ErrorAt(start, message);
+  }
+  size_t next = 0;
+  for (const ResultGroup& g : results) {
+    for (int64_t i = 1; i < g.count; ++i) {
+      if ((*values)[next + static_cast<size_t>(i)] != (*values)[next] + static_cast<ir::ValueId>(i)) {
+        return p.UnimplementedAt(start, name + " results bound as one group '" + std::string(g.name) + "'");
+      }
+    }
+    p.Bind(g.name, (*values)[next], static_cast<uint32_t>(g.count));
+    next += static_cast<size_t>(g.count);
+  }
+  return OkStatus();
+}
+
+// The pretty form of CHLO ops: `chlo.op %a, %b {attrs} : T, T -> R`,
+// `chlo.top_k(%a, k = 2) : T -> (R, S)`, or with a functional type `: (T, T) -> R`.
+Status ParsePrettyChloOp(Parser& p, std::string_view name, ir::Block& block, const std::vector<ResultGroup>& results,
+                         size_t start) {
+  stablehlo::ChloOp op;
+  op.name = name;
+  const bool parenthesized = p.Consume(TokenKind::kLParen);
+  if (p.Is(TokenKind::kPercentId)) {
+    do {
+      if (parenthesized && p.Is(TokenKind::kBareId)) {
+        std::string key(p.tok_.text);
+        p.Advance();
+        STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'=' after '" + key + "'"));
+        STABLERT_ASSIGN_OR_RETURN(ir::Attribute value, p.ParseAttribute());
+        op.attrs.emplace_back(std::move(key), std::move(value));
+        continue;
+      }
+      STABLERT_ASSIGN_OR_RETURN(ir::ValueId v, p.ParseValueUse());
+      op.operands.push_back(v);
+    } while (p.Consume(TokenKind::kComma));
+  }
+  if (parenthesized) STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRParen, "')' after the operands"));
+  if (p.Is(TokenKind::kLBrace)) STABLERT_RETURN_IF_ERROR(p.ParseDictionary(&op.attrs));
+  STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kColon, "':' and the operation's type"));
+  std::vector<ir::Type> inputs;
+  if (p.Is(TokenKind::kLParen)) {
+    STABLERT_RETURN_IF_ERROR(p.ParseFunctionType(&inputs, &op.result_types));
+  } else {
+    do {
+      STABLERT_ASSIGN_OR_RETURN(ir::Type t, p.ParseValueType());
+      inputs.push_back(std::move(t));
+    } while (p.Consume(TokenKind::kComma));
+    if (p.Consume(TokenKind::kArrow)) {
+      if (p.Consume(TokenKind::kLParen)) {
+        do {
+          STABLERT_ASSIGN_OR_RETURN(ir::Type t, p.ParseValueType());
+          op.result_types.push_back(std::move(t));
+        } while (p.Consume(TokenKind::kComma));
+        STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRParen, "',' or ')' after the result types"));
+      } else {
+        STABLERT_ASSIGN_OR_RETURN(ir::Type t, p.ParseValueType());
+        op.result_types.push_back(std::move(t));
+      }
+    } else {
+      // `: T`: operands and results of one type.
+      op.result_types.assign(static_cast<size_t>(TotalResults(results)), inputs.back());
+    }
+  }
+  if (!op.operands.empty() && inputs.size() != op.operands.size() && inputs.size() != 1) {
+    return p.ErrorAt(start, std::string(name) + " has " + std::to_string(op.operands.size()) + " operands but " +
+                                std::to_string(inputs.size()) + " operand types");
+  }
+  STABLERT_ASSIGN_OR_RETURN(op.location, p.ParseOptionalLocation());
+  return FinishChloOp(p, std::move(op), inputs, block, results, start);
 }
 
 }  // namespace
@@ -245,10 +338,26 @@ Status Parser::ParseGenericOp(ir::Block& block, std::vector<ResultGroup>& result
   if (name == "func.func") return ParseGenericFunction(start, results);
   std::optional<ir::OpCode> code = OpCodeOf(name);
   if (!code) {
-    if (name.rfind("chlo.", 0) == 0) {
-      return UnimplementedAt(start, "CHLO op '" + name +
-                                        "' is not supported: serialize the program as a portable artifact, "
-                                        "which decomposes CHLO into StableHLO");
+    if (stablehlo::IsChloName(name)) {
+      stablehlo::ChloOp op;
+      op.name = name;
+      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' before the operands"));
+      STABLERT_RETURN_IF_ERROR(ParseValueUseList(&op.operands));
+      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "',' or ')' after the operands"));
+      if (Consume(TokenKind::kLess)) {
+        STABLERT_RETURN_IF_ERROR(ParseDictionary(&op.attrs));
+        STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kGreater, "'>' after the properties"));
+      }
+      if (Is(TokenKind::kLBrace)) STABLERT_RETURN_IF_ERROR(ParseDictionary(&op.attrs));
+      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':' and the operation's type"));
+      std::vector<ir::Type> inputs;
+      STABLERT_RETURN_IF_ERROR(ParseFunctionType(&inputs, &op.result_types));
+      if (inputs.size() != op.operands.size()) {
+        return ErrorAt(start, name + " has " + std::to_string(op.operands.size()) + " operands but " +
+                                  std::to_string(inputs.size()) + " operand types");
+      }
+      STABLERT_ASSIGN_OR_RETURN(op.location, ParseOptionalLocation());
+      return FinishChloOp(*this, std::move(op), inputs, block, results, start);
     }
     return UnimplementedAt(start, "operation '" + name + "' is not supported");
   }
@@ -409,11 +518,7 @@ Status ParseResultTypes(Parser& p, size_t result_count, std::vector<ir::Type>* o
 Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start) {
   std::string_view name = tok_.text;
   Advance();
-  if (name.rfind("chlo.", 0) == 0) {
-    return UnimplementedAt(start, "CHLO op '" + std::string(name) +
-                                      "' is not supported: serialize the program as a portable artifact, "
-                                      "which decomposes CHLO into StableHLO");
-  }
+  if (stablehlo::IsChloName(name)) return ParsePrettyChloOp(*this, name, block, results, start);
   std::optional<ir::OpCode> code = OpCodeOf(name);
   if (!code) return UnimplementedAt(start, "operation '" + std::string(name) + "' is not supported");
   ir::Operation op;

@@ -10,9 +10,10 @@
 // ir::Location. It is not yet verified: callers run ir::Verify next.
 //
 // Failure: never crashes; InvalidArgument "line:column: expected ..., found ..." for
-// malformed text, Unimplemented for valid programs StableRT cannot represent (CHLO ops,
-// dynamic shapes, quantized types). Nesting is bounded (kMaxTextNesting); time and memory
-// are linear in the input. Thread-safe: concurrent calls share no state.
+// malformed text, Unimplemented for valid programs StableRT cannot represent (CHLO ops
+// without an expansion in chlo_expand.h, dynamic shapes, quantized types). Nesting is
+// bounded (kMaxTextNesting); time and memory are linear in the input. Thread-safe:
+// concurrent calls share no state.
 #pragma once
 
 #include <memory>
