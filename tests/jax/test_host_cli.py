@@ -1,8 +1,9 @@
 """The `stablert` command-line tool on the host library, across plugins.
 
-A program exported from JAX (`jax.export`, StableHLO bytecode) is run by `stablert run` on
-StableRT and on XLA's own CPU plugin (xla-cpu-pjrt, PJRT 0.81, found by its name `cpu`), and
-by `stablert compare` on both; every output is checked against JAX's CPU backend in this
+A program exported from JAX (`jax.export`, StableHLO bytecode) and the same program as the MLIR
+text `jax.jit(f).lower(...).as_text()` prints are run by `stablert run` on StableRT and on
+XLA's own CPU plugin (xla-cpu-pjrt, PJRT 0.81, found by its name `cpu`), and by
+`stablert compare` on both; every output is checked against JAX's CPU backend in this
 process, with the tolerances JAX's tests use for f32 matrix products.
 """
 import os
@@ -49,6 +50,7 @@ def exported(tmp_path_factory):
     directory = tmp_path_factory.mktemp("program")
     program = directory / "f.mlirbc"
     program.write_bytes(jax.export.export(jax.jit(f), platforms=["cpu"])(x, w, b).mlir_module_serialized)
+    (directory / "f.mlir").write_text(jax.jit(f).lower(x, w, b).as_text())
     inputs = []
     for name, value in (("x", x), ("w", w), ("b", b)):
         np.save(directory / f"{name}.npy", value)
@@ -58,9 +60,12 @@ def exported(tmp_path_factory):
     return program, inputs, [np.asarray(e) for e in expected]
 
 
+@pytest.mark.parametrize("form", ["bytecode", "text"])
 @pytest.mark.parametrize("plugin", ["stablert", "cpu"])
-def test_run_on_each_plugin_matches_jax_cpu(exported, tmp_path, plugin):
+def test_run_on_each_plugin_matches_jax_cpu(exported, tmp_path, plugin, form):
     program, inputs, expected = exported
+    if form == "text":
+        program = program.with_suffix(".mlir")
     target = stablert.library_path() if plugin == "stablert" else plugin
     result = run_cli("run", target, str(program), *inputs, "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -70,8 +75,11 @@ def test_run_on_each_plugin_matches_jax_cpu(exported, tmp_path, plugin):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_compare_stablert_with_xla_cpu(exported):
+@pytest.mark.parametrize("form", ["bytecode", "text"])
+def test_compare_stablert_with_xla_cpu(exported, form):
     program, inputs, _ = exported
+    if form == "text":
+        program = program.with_suffix(".mlir")
     result = run_cli("compare", stablert.library_path(), "cpu", str(program), *inputs)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count(" agree: ") == 2 and result.stdout.endswith("outputs agree\n"), result.stdout

@@ -124,12 +124,14 @@ StatusOr<ProgramFile> LoadProgram(std::string bytes, const std::string& path) {
     file.exported = std::move(*exported);
     file.kind = "jax.export";
   } else if (file.program.code.compare(0, 4, kBytecodeMagic) != 0) {
-    file.kind = "text";  // passed to the plugin unchanged
-    return file;
+    file.kind = "text";  // sent to the plugin as written; read here only for its signature
   } else {
     file.kind = "bytecode";
   }
   StatusOr<std::unique_ptr<ir::Module>> module = stablehlo::ReadModule(file.program.code);
+  // Text StableRT's reader refuses may still be a program another plugin compiles: it goes
+  // to the plugin, which reports its own error, and its inputs must come from --in.
+  if (!module.ok() && file.kind == "text") return file;
   if (!module.ok()) return module.status().WithPrefix(path);
   const ir::Function* entry = (*module)->EntryFunction();
   if (!entry) return InvalidArgument(path + ": the program has no entry function (main)");

@@ -5,8 +5,8 @@
 // plugin unchanged, format "mlir"), or a `jax.export` artifact (jax_export.h: its module,
 // devices and shardings). The signature (argument and result types, replicas, partitions,
 // the shardings of the entry function's arguments and results) is read with StableRT's own
-// reader when the module is bytecode; text programs need their inputs given with --in and
-// run on one device. Inputs are global arrays: the given .npy files, or generated: zeros, or
+// reader, from bytecode and text alike; text that reader refuses still goes to the plugin,
+// and then needs its inputs given with --in and runs on one device. Inputs are global arrays: the given .npy files, or generated: zeros, or
 // pseudo-random values from a seed (the same on every run and machine, so two plugins see the
 // same inputs); a multi-device program gets each device's shard of them. Pure functions.
 #pragma once
