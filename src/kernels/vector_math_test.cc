@@ -353,6 +353,27 @@ TEST_F(VectorMathTest, TanhF32WithinOneAndAQuarterUlp) {
   }
 }
 
+// Where the correctly rounded f32 tanh is +-1 (from ln(2^26 - 1) / 2 = 9.0109133 on), every
+// target gives exactly +-1, not the float below it: programs test saturation with ==.
+TEST_F(VectorMathTest, TanhF32IsExactlyOneWhereItRoundsToOne) {
+  const float first = 9.010913848876953f;
+  std::vector<float> xs = {first, 9.5f, 10.0f, 20.0f, 88.0f, 1e30f, std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::infinity()};
+  for (uint32_t bits = std::bit_cast<uint32_t>(first); bits < std::bit_cast<uint32_t>(12.0f); bits += 13)
+    xs.push_back(std::bit_cast<float>(bits));
+  const size_t positive = xs.size();
+  for (size_t i = 0; i < positive; ++i) xs.push_back(-xs[i]);
+  std::vector<float> out(xs.size());
+  for (env::Isa level : kLevels) {
+    if (!simd::CpuHas(level)) continue;
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    simd::Unary(UnaryFn::kTanh, xs.data(), out.data(), xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_EQ(out[i], xs[i] > 0 ? 1.0f : -1.0f) << "tanh.f32 at " << simd::CurrentTarget() << ": x=" << xs[i];
+    }
+  }
+}
+
 TEST_F(VectorMathTest, UnaryOnTheScalarTarget) {
   ASSERT_TRUE(simd::SetIsa(env::Isa::kBest).ok());  // reads the CPU's own targets first
   hwy::SetSupportedTargetsForTest(HWY_SCALAR);

@@ -109,7 +109,9 @@ HWY_INLINE V TanhForF32(D d, V x) {
   const V limit = hn::Set(d, k::kTanhLimit);
   const V clamped = hn::Min(hn::Max(x, hn::Neg(limit)), limit);
   const V t = hn::Mul(clamped, clamped);
-  return hn::Div(hn::Mul(clamped, Poly(d, t, k::kTanhNumerator)), Poly(d, t, k::kTanhDenominator));
+  const V y = hn::Div(hn::Mul(clamped, Poly(d, t, k::kTanhNumerator)), Poly(d, t, k::kTanhDenominator));
+  const V saturated = hn::CopySignToAbs(hn::Set(d, 1.0), x);
+  return hn::IfThenElse(hn::Ge(hn::Abs(x), hn::Set(d, k::kTanhRoundsToOne)), saturated, y);
 }
 
 // Whether TanhF32 is used on this target: on vectors of 16 f32 lanes (AVX-512), where a
@@ -138,6 +140,7 @@ HWY_INLINE V TanhF32(D d, V x) {
   const V u = hn::NegMulAdd(hn::ConvertTo(d, index), hn::Set(d, k::kTanhPieceWidth), a);
   V y = TanhPiece(d, k::kTanhPieces[8], index);
   for (int c = 7; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
+  y = hn::IfThenElse(hn::Ge(a, hn::Set(d, k::kTanhRoundsToOne)), hn::Set(d, 1.0f), y);
   return hn::CopySignToAbs(y, x);
 }
 

@@ -60,6 +60,10 @@ inline constexpr double kTanhNumerator[] = {1.0,
 inline constexpr double kTanhDenominator[] = {1.0, 0.46414870723826235, 0.024484140003514322,
                                               0.00025419793075577774};
 inline constexpr double kTanhLimit = 9.1;
+// The smallest f32 whose tanh rounds to 1.0f: tanh(x) > 1 - 2^-25 from x = ln(2^26 - 1) / 2 =
+// 9.0109133 on. The fits above are accurate in relative terms, which still leaves 1 - 2^-24
+// (one ulp below 1) near and past it, so both tanh forms return +-1 from here.
+inline constexpr float kTanhRoundsToOne = 9.010913848876953f;
 
 // f32 tanh in f32 lanes, by pieces: |x| in [0, 9.2] cut into 16 intervals of width 9/16 (the
 // last reaching 9.2, past 9.02 where f32 tanh rounds to 1); on interval i,
