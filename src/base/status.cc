@@ -56,6 +56,7 @@ Status OutOfRange(std::string m) { return Status(StatusCode::kOutOfRange, std::m
 Status DeadlineExceeded(std::string m) { return Status(StatusCode::kDeadlineExceeded, std::move(m)); }
 Status ResourceExhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
 Status DataLoss(std::string m) { return Status(StatusCode::kDataLoss, std::move(m)); }
+Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
 Status Cancelled(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
 
 void CheckFailed(const char* file, int line, const char* condition) {

@@ -71,6 +71,7 @@ Status DeadlineExceeded(std::string message);
 Status ResourceExhausted(std::string message);
 Status DataLoss(std::string message);
 Status Cancelled(std::string message);
+Status Unavailable(std::string message);
 
 // Holds a T or a non-OK Status. Accessing value() of an error is a bug (aborts).
 template <typename T>

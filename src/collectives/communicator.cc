@@ -26,8 +26,6 @@ std::string DeviceList(const std::vector<int>& group, const std::vector<bool>& a
   return out;
 }
 
-Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
-
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte.
 bool Overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);

@@ -29,8 +29,6 @@ struct Hello {
   char token[kTokenLength];
 };
 
-Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
-
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 // Writes all of `bytes`, at most kChunkBytes per call, waiting for room in the socket until

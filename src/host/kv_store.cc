@@ -6,10 +6,20 @@ namespace stablert::host {
 
 StatusOr<std::string> InMemoryKeyValueStore::Get(const std::string& key, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!changed_.wait_for(lock, timeout, [&] { return values_.count(key) > 0; }))
+  if (!changed_.wait_for(lock, timeout, [&] { return closed_ || values_.count(key) > 0; }))
     return DeadlineExceeded("key-value store: no value for key '" + key + "' within " +
                             std::to_string(timeout.count()) + " ms");
-  return values_.at(key);
+  auto it = values_.find(key);
+  if (it == values_.end()) return Unavailable("key-value store: closed while waiting for key '" + key + "'");
+  return it->second;
+}
+
+void InMemoryKeyValueStore::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+  }
+  changed_.notify_all();
 }
 
 StatusOr<std::string> InMemoryKeyValueStore::TryGet(const std::string& key) {

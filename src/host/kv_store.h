@@ -33,16 +33,20 @@ class KeyValueStore {
   virtual Status Put(const std::string& key, const std::string& value) = 0;
 };
 
+// Thread-safe. Close() wakes every waiting Get: those whose key is still missing, and every
+// later one, fail with Unavailable ("closed") instead of waiting out their timeout.
 class InMemoryKeyValueStore : public KeyValueStore {
  public:
   StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) override;
   StatusOr<std::string> TryGet(const std::string& key) override;
   Status Put(const std::string& key, const std::string& value) override;
+  void Close();
 
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, std::string> values_;
+  bool closed_ = false;
 };
 
 // Fills the kv_* fields of `args` so that the plugin reaches `store` (which must outlive the

@@ -16,8 +16,6 @@ namespace {
 
 enum Op : uint8_t { kPut = 1, kGet = 2, kTryGet = 3 };
 
-Status Unavailable(std::string message) { return Status(StatusCode::kUnavailable, std::move(message)); }
-
 std::string Errno() { return std::strerror(errno); }
 
 void AppendU32(std::string& out, uint32_t v) {
@@ -128,10 +126,7 @@ StatusOr<std::shared_ptr<TcpKeyValueServer>> TcpKeyValueServer::Start(int port, 
 
 TcpKeyValueServer::~TcpKeyValueServer() {
   stopping_ = true;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    changed_.notify_all();
-  }
+  store_.Close();
   // Shutting the listening socket down wakes accept(); shutting connections down wakes reads.
   ::shutdown(listen_fd_, SHUT_RDWR);
   if (acceptor_.joinable()) acceptor_.join();
@@ -204,31 +199,12 @@ void TcpKeyValueServer::Serve(int fd) {
 }
 
 StatusOr<std::string> TcpKeyValueServer::Get(const std::string& key, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (!changed_.wait_for(lock, timeout, [&] { return stopping_ || values_.count(key) > 0; }))
-    return DeadlineExceeded("key-value store: no value for key '" + key + "' within " +
-                            std::to_string(timeout.count()) + " ms");
-  if (values_.count(key) == 0) return Unavailable("key-value store: the server is shutting down");
-  return values_.at(key);
+  return store_.Get(key, timeout);
 }
 
-StatusOr<std::string> TcpKeyValueServer::TryGet(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = values_.find(key);
-  if (it == values_.end()) return NotFound("key-value store: no value for key '" + key + "'");
-  return it->second;
-}
+StatusOr<std::string> TcpKeyValueServer::TryGet(const std::string& key) { return store_.TryGet(key); }
 
-Status TcpKeyValueServer::Put(const std::string& key, const std::string& value) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto [it, inserted] = values_.emplace(key, value);
-    if (!inserted && it->second != value)
-      return Status(StatusCode::kAlreadyExists, "key-value store: key '" + key + "' already has another value");
-  }
-  changed_.notify_all();
-  return OkStatus();
-}
+Status TcpKeyValueServer::Put(const std::string& key, const std::string& value) { return store_.Put(key, value); }
 
 // --- client --------------------------------------------------------------------------------
 

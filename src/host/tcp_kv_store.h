@@ -63,9 +63,8 @@ class TcpKeyValueServer : public KeyValueStore {
   bool loopback_only_ = true;
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
-  std::mutex mutex_;  // guards values_, connections_, threads_
-  std::condition_variable changed_;
-  std::map<std::string, std::string> values_;
+  InMemoryKeyValueStore store_;  // closed by the destructor, which wakes waiting requests
+  std::mutex mutex_;             // guards connections_, threads_
   std::vector<int> connections_;
   std::vector<std::thread> threads_;
 };
