@@ -1,5 +1,6 @@
 #include "host/buffer.h"
 
+#include <cstddef>
 #include <limits>
 
 #include "base/dtype.h"
@@ -42,15 +43,18 @@ StatusOr<int64_t> DenseBytes(PJRT_Buffer_Type type, const std::vector<int64_t>& 
 StatusOr<Buffer> Buffer::FromHost(const std::shared_ptr<Client>& client, const HostArray& array,
                                   const Device& device, const Memory* memory) {
   if (!client) return InvalidArgument("Buffer::FromHost: no client");
-  if (!array.data) return InvalidArgument("Buffer::FromHost: no host data");
   if (!array.byte_strides.empty() && array.byte_strides.size() != array.dims.size())
     return InvalidArgument("Buffer::FromHost: " + std::to_string(array.byte_strides.size()) +
                            " byte strides for " + std::to_string(array.dims.size()) + " dimensions");
-  STABLERT_RETURN_IF_ERROR(DenseBytes(array.type, array.dims).status());
+  STABLERT_ASSIGN_OR_RETURN(int64_t bytes, DenseBytes(array.type, array.dims));
+  // An array of no elements has no bytes to point at; plugins still expect a pointer.
+  static const std::max_align_t kNoElements{};
+  const void* data = bytes == 0 && !array.data ? &kNoElements : array.data;
+  if (!data) return InvalidArgument("Buffer::FromHost: no host data");
   const Plugin& plugin = *client->plugin();
   STABLERT_HOST_ARGS(PJRT_Client_BufferFromHostBuffer, args);
   args.client = client->handle();
-  args.data = array.data;
+  args.data = data;
   args.type = array.type;
   args.dims = array.dims.data();
   args.num_dims = array.dims.size();

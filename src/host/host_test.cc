@@ -175,6 +175,25 @@ TEST(HostExecutable, CompilesRunsAndReadsBackWithBuffersOutlivingTheirHandles) {
   EXPECT_FALSE(serialized->empty());
 }
 
+// An array of no elements needs no host data (an empty std::vector's data() is null), and
+// reads back as no bytes; an array with elements still needs its data.
+TEST(HostBuffer, ZeroElementArraysNeedNoHostData) {
+  std::shared_ptr<const Plugin> plugin = LoadOrDie();
+  ASSERT_NE(plugin, nullptr);
+  StatusOr<std::shared_ptr<Client>> client = Client::Create(plugin);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const Device& device = (*client)->addressable_devices()[0];
+  StatusOr<Buffer> empty = Buffer::FromHost(*client, {PJRT_Buffer_Type_F32, {0, 3}, {}, nullptr}, device);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  StatusOr<Literal> back = empty->ToLiteral();
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->bytes.empty());
+  EXPECT_EQ(back->dims, (std::vector<int64_t>{0, 3}));
+  StatusOr<Buffer> missing = Buffer::FromHost(*client, {PJRT_Buffer_Type_F32, {2}, {}, nullptr}, device);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no host data"), std::string::npos);
+}
+
 TEST(HostExecutable, MalformedProgramIsInvalidArgumentNamingCompile) {
   std::shared_ptr<const Plugin> plugin = LoadOrDie();
   ASSERT_NE(plugin, nullptr);
