@@ -111,6 +111,9 @@ def main():
             except Exception as e:  # a catalogue bug: report them all, then fail
                 errors.append(f"{category}/{program.name}: lowering failed: {e}")
                 continue
+            # What `jax.jit(f).lower(x).as_text()` prints (CHLO ops and all), before any
+            # serialization pass runs on the module.
+            as_jax_prints = ir.operation.get_asm(enable_debug_info=True)
             for target in versions:
                 try:
                     data = serialize(ir, target)
@@ -137,6 +140,9 @@ def main():
                     (out_dir / category / f"{program.name}.generic.mlir").write_text(
                         reference.operation.get_asm(enable_debug_info=True,
                                                     print_generic_op_form=True))
+                    # JAX's own text, which is another program than the artifact (CHLO not
+                    # yet decomposed, constants in place): it must read and verify.
+                    (out_dir / category / f"{program.name}.jax.mlir").write_text(as_jax_prints)
                 manifest.append((category, program.name, target, "ok", str(len(data))))
                 files += 1
     with open(out_dir / "manifest.tsv", "w") as f:
