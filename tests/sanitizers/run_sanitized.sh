@@ -60,6 +60,8 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsa
 # library of the process (LD_PRELOAD); libstdc++ is preloaded with it so that ASan's
 # __cxa_throw interceptor finds the real function (CPython itself does not link libstdc++).
 # Leak detection is off here: CPython and jaxlib keep objects alive until exit by design.
+# --capture=sys: pytest captures Python's streams only, so a sanitizer report written to file
+# descriptor 2 by a dying process reaches the log instead of pytest's capture file.
 preload="$($cxx -print-file-name=libasan.so) $($cxx -print-file-name=libstdc++.so)"
 run_ops() {  # run_ops ISA pytest-args...
   local isa="$1"
@@ -69,7 +71,7 @@ run_ops() {  # run_ops ISA pytest-args...
   ASAN_OPTIONS="$common:detect_leaks=0:suppressions=$supp/asan.supp" \
   STABLERT_ISA="$isa" STABLERT_LIBRARY_PATH="$root/$build/libstablert_pjrt.so" \
   PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
-    "$python" -m pytest -q -p no:cacheprovider "$@"
+    "$python" -m pytest -q --capture=sys -p no:cacheprovider "$@"
 }
 # Every test file (so every kernel family), at the best level the CPU has, for one dtype per
 # element size and storage kind: 1 byte (uint8, bool, float8_e4m3fn), sub-byte (int4), 2 bytes
