@@ -625,8 +625,12 @@ Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::s
     outputs.push_back(lowering.NewValue(std::move(type)));
     lowering.Bind(op.results[i], outputs.back());
   }
-  lowering.Emit(op, "call_error", std::move(inputs), std::move(outputs),
-                kernels::CallErrorParams{.message = std::string(status.message())});
+  // The execution prefixes a failing step's error with its op's origin: the message is
+  // stored without it.
+  std::string message(status.message());
+  const std::string origin = lowering.Origin(op) + ": ";
+  if (message.starts_with(origin)) message.erase(0, origin.size());
+  lowering.Emit(op, "call_error", std::move(inputs), std::move(outputs), kernels::CallErrorParams{.message = message});
   return OkStatus();
 }
 
