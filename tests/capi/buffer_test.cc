@@ -205,7 +205,8 @@ TEST_F(DeviceLayoutTest, EveryPermutationOfARank3ArrayFromStridedAndDenseHosts) 
     std::vector<int64_t> minor_to_major(m2m.rbegin(), m2m.rend());
     PJRT_Buffer_MemoryLayout layout = Tiled(minor_to_major);
     for (bool strided : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "major_to_minor " << m2m[0] << m2m[1] << m2m[2] << (strided ? " strided" : ""));
+      SCOPED_TRACE(::testing::Message() << "major_to_minor " << m2m[0] << m2m[1] << m2m[2]
+                                        << (strided ? " strided" : ""));
       Made made = strided ? FromHost(column_major.data(), dims, &layout, column_major_strides)
                           : FromHost(host.data(), dims, &layout);
       ASSERT_FALSE(made.error.failed) << made.error.message;
