@@ -335,7 +335,8 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
       strides.assign(args->byte_strides, args->byte_strides + args->num_byte_strides);
       STABLERT_CAPI_RETURN_IF_ERROR(CheckHostSourceStrides(kFn, dims, dtype, strides));
     }
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> device_layout,
+                                   DeviceLayoutOrder(kFn, args->device_layout, dims, dtype));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
                                    TargetMemory(kFn, args->client, args->memory, args->device));
     int64_t semantics = RawEnumValue(args->host_buffer_semantics);
@@ -345,7 +346,7 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Ar
         runtime::HostBufferResult result,
         NameFunction(kFn, args->client->client->BufferFromHostBuffer(
                               args->data, dtype, dims, strides, static_cast<runtime::HostBufferSemantics>(semantics),
-                              memory)));
+                              memory, device_layout)));
     args->done_with_host_buffer = NewEvent(result.done_with_host_buffer);
     args->buffer = NewBufferHandle(std::move(result.buffer), args->client);
     return nullptr;
@@ -403,7 +404,9 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceB
   STABLERT_CAPI_GUARD(PJRT_Client_CreateViewOfDeviceBuffer, {
     STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape, ToShape(kFn, RawEnumValue(args->element_type), args->dims, args->num_dims));
     const auto& [dtype, dims] = shape;
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
+    // A view in another dense dimension order keeps it (jaxlib's DLPack import of a
+    // column-major tensor asks for one).
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> layout, DeviceLayoutOrder(kFn, args->layout, dims, dtype));
     bool has_memory = args->struct_size >= PJRT_Client_CreateViewOfDeviceBuffer_Args_STRUCT_SIZE;
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
                                    TargetMemory(kFn, args->client, has_memory ? args->memory : nullptr, args->device));
@@ -417,7 +420,7 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(PJRT_Client_CreateViewOfDeviceB
       if (on_delete) on_delete(data, on_delete_arg);
     });
     auto buffer = std::make_unique<runtime::Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage),
-                                                    runtime::Event::Ready());
+                                                    runtime::Event::Ready(), layout);
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
     return nullptr;
   })

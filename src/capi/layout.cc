@@ -2,6 +2,8 @@
 
 #include "capi/error.h"
 
+#include <algorithm>
+#include <numeric>
 #include <string>
 
 namespace stablert::capi {
@@ -75,6 +77,37 @@ Status CheckDefaultLayout(const char* function, const PJRT_Buffer_MemoryLayout* 
   if (!strides.empty())
     return Unimplemented(std::string(function) + ": only the dense row-major (major-to-minor) device layout is supported");
   return OkStatus();
+}
+
+StatusOr<std::vector<int64_t>> DeviceLayoutOrder(const char* function, const PJRT_Buffer_MemoryLayout* layout,
+                                                 const Dims& dims, DType dtype) {
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> strides, HostByteStrides(function, layout, dims, dtype));
+  if (strides.empty()) return std::vector<int64_t>{};
+  std::vector<int64_t> order(dims.size());
+  if (RawEnumValue(layout->type) == PJRT_Buffer_MemoryLayout_Type_Tiled) {
+    // HostByteStrides checked that minor_to_major is a permutation of the dimensions.
+    order.assign(layout->tiled.minor_to_major, layout->tiled.minor_to_major + dims.size());
+    std::reverse(order.begin(), order.end());
+    return order;
+  }
+  // Dimensions of extent > 1 by decreasing stride (ties keep the dimension order), then the
+  // others, whose place does not move a byte.
+  std::vector<int64_t> spread, flat;
+  for (size_t d = 0; d < dims.size(); ++d) (dims[d] > 1 ? spread : flat).push_back(static_cast<int64_t>(d));
+  std::stable_sort(spread.begin(), spread.end(), [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+  order = spread;
+  order.insert(order.end(), flat.begin(), flat.end());
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return order;  // no bytes to place
+  int64_t expected = DTypeByteSize(dtype);
+  for (size_t q = spread.size(); q-- > 0;) {
+    if (strides[spread[q]] != expected)
+      return Unimplemented(std::string(function) +
+                           ": a device layout's byte strides must be those of a dense array in some dimension "
+                           "order (StableRT stores arrays without gaps or overlaps); got strides for shape " +
+                           DimsToString(dims));
+    expected *= dims[spread[q]];
+  }
+  return order;
 }
 
 StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_Buffer_MemoryLayout* layout,

@@ -17,6 +17,14 @@ namespace stablert::capi {
 Status CheckDefaultLayout(const char* function, const PJRT_Buffer_MemoryLayout* layout, const Dims& dims,
                           DType dtype);
 
+// The major_to_minor order of the bytes a device layout asks for (runtime/array_layout.h):
+// empty for null or dense row-major; the reversed minor_to_major of a tile-free Tiled
+// layout; for a Strides layout, the order of its strides when they are those of a dense
+// array in some dimension order. Unimplemented naming `function` for tiles and for strides
+// with gaps or overlaps (StableRT stores dense arrays); InvalidArgument for malformed input.
+StatusOr<std::vector<int64_t>> DeviceLayoutOrder(const char* function, const PJRT_Buffer_MemoryLayout* layout,
+                                                 const Dims& dims, DType dtype);
+
 // Byte strides for a host-side layout: empty for dense row-major; explicit strides from a
 // Strides layout or a tile-free Tiled (minor_to_major) layout. Unimplemented for tiles.
 // `dims` must be a valid shape (ArrayByteSize OK). The strides are not bounds-checked

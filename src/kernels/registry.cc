@@ -1,5 +1,6 @@
 #include "kernels/registry.h"
 
+#include "kernels/call_error_params.h"
 #include "kernels/families.h"
 #include "kernels/ffi_params.h"
 
@@ -116,6 +117,7 @@ Status RegisterCpuKernels(KernelRegistry& registry) {
   STABLERT_RETURN_IF_ERROR(RegisterFftKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterFusedKernels(registry));
   STABLERT_RETURN_IF_ERROR(RegisterFfiKernels(registry));
+  STABLERT_RETURN_IF_ERROR(RegisterCallErrorKernel(registry));
   return OkStatus();
 }
 

@@ -5,7 +5,8 @@
 // it (loop-carried values, the results of if/case). Kernel steps are pure, so a kernel step
 // none of whose outputs is read can go; its inputs may then become unread in turn, so the
 // pass repeats until nothing changes. Collective, host-transfer and control steps always stay,
-// and so do FFI calls ("ffi_call"): a user's handler may act beyond its results.
+// and so do FFI calls ("ffi_call"): a user's handler may act beyond its results, and calls
+// compiled to fail when run ("call_error", kernels/call_error_params.h).
 // Computed values that no step and no result refers to any more are then dropped from the
 // value table (the others renumbered), so buffer assignment never sees them.
 #include <vector>
@@ -30,7 +31,8 @@ bool Sweep(Sequence& sequence, const std::vector<ValueId>& alias_root, const std
   std::vector<Step> kept;
   kept.reserve(sequence.steps.size());
   for (Step& step : sequence.steps) {
-    bool dead = step.kind == StepKind::kKernel && !step.outputs.empty() && step.kernel != "ffi_call";
+    bool dead = step.kind == StepKind::kKernel && !step.outputs.empty() && step.kernel != "ffi_call" &&
+                step.kernel != "call_error";
     for (ValueId v : step.outputs) dead = dead && !read[alias_root[v]];
     if (dead) {
       removed = true;

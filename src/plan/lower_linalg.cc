@@ -9,11 +9,14 @@
 // generic targets); the lowering transposes each matrix into column-major order before the
 // kernel and each matrix result back after it, so kernels (kernels/linalg_custom_calls.cc)
 // see plain column-major data. Result types are checked against what the routine computes
-// from its operands; attributes are checked against the values LAPACK accepts.
+// from its operands; attributes are checked against the values LAPACK accepts. A `_ffi` call
+// whose operand or result list the routine cannot take compiles, as on XLA, to a step that
+// fails when run ("call_error"); other errors are compile-time errors.
 #include <climits>
 #include <optional>
 #include <string>
 
+#include "kernels/call_error_params.h"
 #include "kernels/data_movement_params.h"
 #include "kernels/linalg_params.h"
 #include "plan/lowering.h"
@@ -198,6 +201,8 @@ class CustomCallLowering {
   CustomCallLowering(Lowering& l, const ir::Operation& op, std::string_view target)
       : l_(l), op_(op), target_(target) {}
 
+  bool frame_error() const { return frame_error_; }
+
   Status Run(const CustomCall& call) {
     for (size_t i = 0; i < op_.operands.size(); ++i) {
       STABLERT_ASSIGN_OR_RETURN(ValueId value, l_.Operand(op_, i));
@@ -208,7 +213,7 @@ class CustomCallLowering {
       STABLERT_ASSIGN_OR_RETURN(TensorType type, l_.ResultType(op_, i));
       out_.push_back(std::move(type));
     }
-    if (in_.empty()) return Invalid("expected operands");
+    if (in_.empty()) return FrameError("expected operands");
     for (const auto* types : {&in_, &out_})
       for (const TensorType& type : *types)
         if (!FitsLapackInt(type))
@@ -241,6 +246,12 @@ class CustomCallLowering {
  private:
   Status Invalid(std::string_view what) const {
     return l_.Invalid(op_, "custom_call '" + target_ + "': " + std::string(what));
+  }
+  // An operand or result list the routine cannot take: what an FFI handler finds when it
+  // decodes its call frame, at run time on XLA (see LowerLinalgCustomCall).
+  Status FrameError(std::string_view what) const {
+    frame_error_ = true;
+    return Invalid(what);
   }
 
   bool IsMatrix(const TensorType& type) const {
@@ -316,21 +327,21 @@ class CustomCallLowering {
 
   Status ExpectOperands(const std::vector<TensorType>& expected) const {
     if (in_.size() != expected.size())
-      return Invalid("expected " + std::to_string(expected.size()) + " operands, got " +
+      return FrameError("expected " + std::to_string(expected.size()) + " operands, got " +
                      std::to_string(in_.size()));
     for (size_t i = 0; i < expected.size(); ++i)
       if (in_[i] != expected[i])
-        return Invalid("operand " + std::to_string(i) + " is " + TensorTypeToString(in_[i]) +
+        return FrameError("operand " + std::to_string(i) + " is " + TensorTypeToString(in_[i]) +
                        ", expected " + TensorTypeToString(expected[i]));
     return OkStatus();
   }
   Status ExpectResults(const std::vector<TensorType>& expected) const {
     if (out_.size() != expected.size())
-      return Invalid("expected " + std::to_string(expected.size()) + " results, got " +
+      return FrameError("expected " + std::to_string(expected.size()) + " results, got " +
                      std::to_string(out_.size()));
     for (size_t i = 0; i < expected.size(); ++i)
       if (out_[i] != expected[i])
-        return Invalid("result " + std::to_string(i) + " is " + TensorTypeToString(out_[i]) +
+        return FrameError("result " + std::to_string(i) + " is " + TensorTypeToString(out_[i]) +
                        ", expected " + TensorTypeToString(expected[i]));
     return OkStatus();
   }
@@ -367,7 +378,7 @@ class CustomCallLowering {
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
       *params = kernels::LapackPotrfParams{.lower = uplo == 'L'};
     } else if (routine == "trsm") {
-      if (in_.size() != 2) return Invalid("expected 2 operands");
+      if (in_.size() != 2) return FrameError("expected 2 operands");
       const TensorType& b = in_[1];
       STABLERT_ASSIGN_OR_RETURN(int64_t side, CharAttr("side", "LR"));
       STABLERT_ASSIGN_OR_RETURN(int64_t uplo, CharAttr("uplo", "LU"));
@@ -398,7 +409,7 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(ExpectResults({a, I32(B({n_})), T(B({k}))}));
     } else if (routine == "orgqr") {
       if (in_.size() != 2 || in_[1].dims.size() != batch_.size() + 1)
-        return Invalid("expected operands a [..., m, n] and tau [..., k]");
+        return FrameError("expected operands a [..., m, n] and tau [..., k]");
       const int64_t taus = in_[1].dims.back();
       STABLERT_RETURN_IF_ERROR(ExpectOperands({a, T(B({taus}))}));
       if (!(m_ >= n_ && n_ >= taus))
@@ -450,7 +461,7 @@ class CustomCallLowering {
     } else if (routine == "gtsv") {
       // Operand 0 is dl [..., n]; the right-hand sides b [..., n, nrhs] come last.
       if (in_.size() != 4 || in_[3].dims.size() < 2)
-        return Invalid("expected operands dl, d, du, b");
+        return FrameError("expected operands dl, d, du, b");
       const TensorType& b = in_[3];
       batch_.assign(b.dims.begin(), b.dims.end() - 2);
       const int64_t n = b.dims[b.dims.size() - 2];
@@ -459,7 +470,7 @@ class CustomCallLowering {
       STABLERT_RETURN_IF_ERROR(ExpectResults({diag, diag, diag, b, I32(batch_)}));
     } else if (routine == "gtsv_perturbed") {
       if (in_.size() != 4 || in_[3].dims.size() < 2)
-        return Invalid("expected operands dl, d, du, b");
+        return FrameError("expected operands dl, d, du, b");
       const TensorType& b = in_[3];
       batch_.assign(b.dims.begin(), b.dims.end() - 2);
       const TensorType diag = T(B({b.dims[b.dims.size() - 2]}));
@@ -570,6 +581,7 @@ class CustomCallLowering {
   Lowering& l_;
   const ir::Operation& op_;
   std::string target_;
+  mutable bool frame_error_ = false;  // the last error was a FrameError
   std::vector<ValueId> operands_;
   // Per matrix operand and result: its declared major_to_minor order (column-major default).
   std::vector<std::vector<int64_t>> in_order_, out_order_;
@@ -595,7 +607,31 @@ Status LowerLinalgCustomCall(Lowering& lowering, const ir::Operation& op, std::s
   if (!call)
     return lowering.Unsupported(
         op, "custom_call target '" + std::string(target) + "' is not supported yet");
-  return CustomCallLowering(lowering, op, target).Run(*call);
+  CustomCallLowering lowered(lowering, op, target);
+  Status status = lowered.Run(*call);
+  if (status.ok() || !call->typed_ffi || !lowered.frame_error()) return status;
+  // XLA compiles a call to a registered FFI target without reading its signature, and the
+  // handler fails when it decodes the call frame. A `lapack_*_ffi` call whose operands or
+  // results the routine cannot take does the same here: it becomes a step that fails each
+  // execution reaching it with the error found now (nothing was emitted for it yet). Layouts,
+  // attributes and element types StableRT cannot run stay compile-time errors.
+  std::vector<ValueId> inputs, outputs;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(ValueId value, lowering.Operand(op, i));
+    inputs.push_back(value);
+  }
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(TensorType type, lowering.ResultType(op, i));
+    outputs.push_back(lowering.NewValue(std::move(type)));
+    lowering.Bind(op.results[i], outputs.back());
+  }
+  // The execution prefixes a failing step's error with its op's origin: the message is
+  // stored without it.
+  std::string message(status.message());
+  const std::string origin = lowering.Origin(op) + ": ";
+  if (message.starts_with(origin)) message.erase(0, origin.size());
+  lowering.Emit(op, "call_error", std::move(inputs), std::move(outputs), kernels::CallErrorParams{.message = message});
+  return OkStatus();
 }
 
 }  // namespace stablert::plan

@@ -9,6 +9,7 @@
 #include "base/hash.h"
 #include "collectives/cross_process_communicator.h"
 #include "kernels/simd/dispatch.h"
+#include "runtime/array_layout.h"
 #include "runtime/dump.h"
 
 #include "runtime/version.h"
@@ -209,7 +210,8 @@ StatusOr<std::vector<std::vector<int64_t>>> Client::DefaultDeviceAssignment(int 
 
 StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType dtype, const Dims& dims,
                                                         const std::vector<int64_t>& byte_strides,
-                                                        HostBufferSemantics semantics, MemorySpace* memory) {
+                                                        HostBufferSemantics semantics, MemorySpace* memory,
+                                                        const std::vector<int64_t>& layout) {
   if (!memory || memory->devices().empty()) return InvalidArgument("BufferFromHostBuffer: no memory space given");
   int element_size = DTypeByteSize(dtype);
   if (element_size == 0)
@@ -220,16 +222,35 @@ StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType 
   if (!byte_strides.empty() && byte_strides.size() != dims.size())
     return InvalidArgument("BufferFromHostBuffer: " + std::to_string(byte_strides.size()) + " byte strides for " +
                            std::to_string(dims.size()) + " dimensions");
+  MajorToMinor order = NormalizeLayout(layout);
+  STABLERT_RETURN_IF_ERROR(CheckLayout(order, dims.size(), "BufferFromHostBuffer: device layout"));
   size_t bytes = static_cast<size_t>(checked_bytes);
   if (!byte_strides.empty()) STABLERT_RETURN_IF_ERROR(CheckedStridedSpan(dims, byte_strides, element_size).status());
   if (count > 0 && !data) return InvalidArgument("BufferFromHostBuffer: data is null for a non-empty array");
   Device* device = memory->devices().front();
 
-  bool dense = byte_strides.empty() || byte_strides == [&] {
-    std::vector<int64_t> strides = RowMajorStrides(dims);
+  auto dense_strides = [&](const Dims& of) {
+    std::vector<int64_t> strides = RowMajorStrides(of);
     for (int64_t& s : strides) s *= element_size;
     return strides;
-  }();
+  };
+  // The buffer's bytes are the row-major array of the physical dims; the host array read as
+  // that array has its strides permuted the same way.
+  Dims physical = PhysicalDims(dims, order);
+  std::vector<int64_t> strides = byte_strides;
+  if (!order.empty()) {
+    std::vector<int64_t> logical = byte_strides.empty() ? dense_strides(dims) : byte_strides;
+    strides.resize(dims.size());
+    for (size_t q = 0; q < order.size(); ++q) strides[q] = logical[static_cast<size_t>(order[q])];
+  }
+  auto is_dense = [&](const std::vector<int64_t>& s, const Dims& of) {
+    if (s.empty()) return true;
+    std::vector<int64_t> dense = dense_strides(of);
+    for (size_t d = 0; d < of.size(); ++d)
+      if (of[d] > 1 && s[d] != dense[d]) return false;
+    return true;
+  };
+  bool dense = is_dense(strides, physical);
   bool aligned = reinterpret_cast<uintptr_t>(data) % 64 == 0;
   bool zero_copy = (semantics == HostBufferSemantics::kImmutableZeroCopy ||
                     semantics == HostBufferSemantics::kMutableZeroCopy) &&
@@ -239,13 +260,18 @@ StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType 
     EventRef done = Event::Create();
     auto storage = BufferStorage::Borrow(const_cast<void*>(data), bytes, [done] { done->Set(OkStatus()).IgnoreError(); });
     result.done_with_host_buffer = done;
-    result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready());
+    result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready(), order);
     return result;
   }
   STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(bytes, device->memory_stats()));
-  if (count > 0) CopyStridedToDense(data, dims, byte_strides, element_size, storage->data());
+  if (count > 0) {
+    if (!order.empty() && !dense && is_dense(byte_strides, dims))
+      CopyRowMajorToLayout(data, dims, dtype, order, storage->data());  // the transpose kernel
+    else
+      CopyStridedToDense(data, physical, dense ? std::vector<int64_t>{} : strides, element_size, storage->data());
+  }
   result.done_with_host_buffer = Event::Ready();
-  result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready());
+  result.buffer = std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready(), order);
   return result;
 }
 

@@ -95,10 +95,14 @@ class Client {
   StatusOr<std::vector<std::vector<int64_t>>> DefaultDeviceAssignment(int num_replicas, int num_partitions) const;
 
   // Copies (or, where semantics and alignment allow, borrows) a host array into a buffer in
-  // `memory`. `byte_strides` empty means dense row-major.
+  // `memory`. `byte_strides` empty means dense row-major. `layout`: the major_to_minor order
+  // the buffer keeps its bytes in (runtime/array_layout.h; empty: row-major); the copy puts
+  // them in that order, and a host array whose strides already are that order is borrowed
+  // like a row-major one. InvalidArgument if `layout` is not a permutation of the dims.
   StatusOr<HostBufferResult> BufferFromHostBuffer(const void* data, DType dtype, const Dims& dims,
                                                   const std::vector<int64_t>& byte_strides,
-                                                  HostBufferSemantics semantics, MemorySpace* memory);
+                                                  HostBufferSemantics semantics, MemorySpace* memory,
+                                                  const std::vector<int64_t>& layout = {});
   // Copies `buffer` into `memory` (of any device); the new buffer is ready once the source is.
   StatusOr<std::unique_ptr<Buffer>> CopyBuffer(const Buffer& buffer, MemorySpace* memory);
   // A buffer whose ready event carries `error`.

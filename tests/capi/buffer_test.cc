@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "plugin_fixture.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 
 namespace stablert::capi_test {
 namespace {
@@ -96,6 +97,201 @@ TEST_F(BufferApiTest, ByteStridesAreHonouredBothWays) {
   AwaitAndDestroy(args.event);
   EXPECT_EQ(column_major, host);
   DestroyBuffer(buffer);
+}
+
+// A device layout other than row-major: the buffer keeps its bytes in that order (as the
+// Layouts extension reports), reads back row-major, and computes like any other buffer.
+class DeviceLayoutTest : public BufferApiTest {
+ protected:
+  struct Made {
+    PJRT_Buffer* buffer = nullptr;
+    ErrorInfo error;
+  };
+  Made FromHost(const void* data, std::vector<int64_t> dims, const PJRT_Buffer_MemoryLayout* device_layout,
+                std::vector<int64_t> byte_strides = {},
+                PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall) {
+    PJRT_Client_BufferFromHostBuffer_Args args{};
+    args.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
+    args.client = client_;
+    args.data = data;
+    args.type = PJRT_Buffer_Type_F32;
+    args.dims = dims.data();
+    args.num_dims = dims.size();
+    args.byte_strides = byte_strides.empty() ? nullptr : byte_strides.data();
+    args.num_byte_strides = byte_strides.size();
+    args.host_buffer_semantics = semantics;
+    args.memory = DefaultMemory(Devices(client_)[0]);
+    args.device_layout = const_cast<PJRT_Buffer_MemoryLayout*>(device_layout);
+    Made made;
+    made.error = TakeError(api_, api_->PJRT_Client_BufferFromHostBuffer(&args));
+    if (made.error.failed) return made;
+    PJRT_Event_Destroy_Args destroy{PJRT_Event_Destroy_Args_STRUCT_SIZE, nullptr, args.done_with_host_buffer};
+    EXPECT_PJRT_OK(api_, api_->PJRT_Event_Destroy(&destroy));
+    made.buffer = args.buffer;
+    return made;
+  }
+  static PJRT_Buffer_MemoryLayout Tiled(const std::vector<int64_t>& minor_to_major) {
+    PJRT_Buffer_MemoryLayout layout{};
+    layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+    layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+    layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+    layout.tiled.minor_to_major = minor_to_major.data();
+    layout.tiled.minor_to_major_size = minor_to_major.size();
+    return layout;
+  }
+  // The buffer's bytes as they lie on the device.
+  std::vector<float> DeviceBytes(PJRT_Buffer* buffer, size_t count) {
+    PJRT_Buffer_ReadyEvent_Args ready{};
+    ready.struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE;
+    ready.buffer = buffer;
+    EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_ReadyEvent(&ready));
+    AwaitAndDestroy(ready.event);
+    PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args pointer{};
+    pointer.struct_size = PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE;
+    pointer.buffer = buffer;
+    EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer));
+    const float* data = static_cast<const float*>(pointer.device_memory_ptr);
+    return std::vector<float>(data, data + count);
+  }
+  std::string LayoutText(PJRT_Buffer* buffer) {
+    const PJRT_Layouts_Extension* layouts = nullptr;
+    for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next)
+      if (e->type == PJRT_Extension_Type_Layouts) layouts = reinterpret_cast<const PJRT_Layouts_Extension*>(e);
+    if (!layouts) return "no Layouts extension";
+    PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args of_buffer{};
+    of_buffer.struct_size = PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args_STRUCT_SIZE;
+    of_buffer.buffer = buffer;
+    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&of_buffer));
+    PJRT_Layouts_MemoryLayout_Serialize_Args serialize{};
+    serialize.struct_size = PJRT_Layouts_MemoryLayout_Serialize_Args_STRUCT_SIZE;
+    serialize.layout = of_buffer.layout;
+    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Serialize(&serialize));
+    std::string text(serialize.serialized_bytes, serialize.serialized_bytes_size);
+    serialize.serialized_layout_deleter(serialize.serialized_layout);
+    PJRT_Layouts_MemoryLayout_Destroy_Args destroy{PJRT_Layouts_MemoryLayout_Destroy_Args_STRUCT_SIZE, nullptr,
+                                                   of_buffer.layout};
+    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Destroy(&destroy));
+    return text;
+  }
+};
+
+TEST_F(DeviceLayoutTest, ColumnMajorDeviceLayoutFromRowMajorHost) {
+  std::vector<float> host = Iota(12);  // row-major 3x4
+  std::vector<int64_t> m2m = {0, 1};
+  PJRT_Buffer_MemoryLayout layout = Tiled(m2m);
+  Made made = FromHost(host.data(), {3, 4}, &layout);
+  ASSERT_FALSE(made.error.failed) << made.error.message;
+  EXPECT_EQ(LayoutText(made.buffer), "{0,1}");
+  std::vector<float> device = DeviceBytes(made.buffer, 12);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(device[j * 3 + i], host[i * 4 + j]) << i << "," << j;
+  std::vector<char> back = ToHost(made.buffer);
+  ASSERT_EQ(back.size(), 48u);
+  EXPECT_EQ(std::memcmp(back.data(), host.data(), 48), 0) << "read back row-major";
+  DestroyBuffer(made.buffer);
+}
+
+TEST_F(DeviceLayoutTest, EveryPermutationOfARank3ArrayFromStridedAndDenseHosts) {
+  const std::vector<int64_t> dims = {2, 3, 5};
+  std::vector<float> host = Iota(30);  // row-major
+  // The same array held column-major on the host: element (i,j,k) at k*6 + j*2 + i.
+  std::vector<float> column_major(30);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 5; ++k) column_major[k * 6 + j * 2 + i] = host[i * 15 + j * 5 + k];
+  const std::vector<int64_t> column_major_strides = {4, 8, 24};
+  std::vector<std::vector<int64_t>> orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& m2m : orders) {
+    std::vector<int64_t> minor_to_major(m2m.rbegin(), m2m.rend());
+    PJRT_Buffer_MemoryLayout layout = Tiled(minor_to_major);
+    for (bool strided : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "major_to_minor " << m2m[0] << m2m[1] << m2m[2]
+                                        << (strided ? " strided" : ""));
+      Made made = strided ? FromHost(column_major.data(), dims, &layout, column_major_strides)
+                          : FromHost(host.data(), dims, &layout);
+      ASSERT_FALSE(made.error.failed) << made.error.message;
+      // Expected bytes: the row-major array of the physical dims.
+      std::vector<float> expected;
+      int64_t extent[3] = {dims[m2m[0]], dims[m2m[1]], dims[m2m[2]]};
+      for (int64_t a = 0; a < extent[0]; ++a)
+        for (int64_t b = 0; b < extent[1]; ++b)
+          for (int64_t c = 0; c < extent[2]; ++c) {
+            int64_t index[3];
+            index[m2m[0]] = a;
+            index[m2m[1]] = b;
+            index[m2m[2]] = c;
+            expected.push_back(host[index[0] * 15 + index[1] * 5 + index[2]]);
+          }
+      EXPECT_EQ(DeviceBytes(made.buffer, 30), expected);
+      std::vector<char> back = ToHost(made.buffer);
+      ASSERT_EQ(back.size(), 120u);
+      EXPECT_EQ(std::memcmp(back.data(), host.data(), 120), 0);
+      DestroyBuffer(made.buffer);
+    }
+  }
+}
+
+TEST_F(DeviceLayoutTest, StridesDeviceLayoutAndZeroCopyOfAHostInThatLayout) {
+  // Device layout given as dense column-major byte strides; the host array is column-major
+  // too and 64-byte aligned, so zero-copy semantics borrow it.
+  auto* host = static_cast<float*>(std::aligned_alloc(64, 64 * sizeof(float)));
+  for (int i = 0; i < 12; ++i) host[i] = static_cast<float>(100 + i);  // column-major 3x4
+  int64_t strides[2] = {4, 12};
+  PJRT_Buffer_MemoryLayout layout{};
+  layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+  layout.type = PJRT_Buffer_MemoryLayout_Type_Strides;
+  layout.strides.byte_strides = strides;
+  layout.strides.num_byte_strides = 2;
+  Made made = FromHost(host, {3, 4}, &layout, {4, 12}, PJRT_HostBufferSemantics_kImmutableZeroCopy);
+  ASSERT_FALSE(made.error.failed) << made.error.message;
+  EXPECT_EQ(LayoutText(made.buffer), "{0,1}");
+  PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args pointer{};
+  pointer.struct_size = PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE;
+  pointer.buffer = made.buffer;
+  ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer));
+  EXPECT_EQ(pointer.device_memory_ptr, host) << "a host array already in the device layout is borrowed";
+  std::vector<char> back = ToHost(made.buffer);
+  ASSERT_EQ(back.size(), 48u);
+  const float* row_major = reinterpret_cast<const float*>(back.data());
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(row_major[i * 4 + j], host[j * 3 + i]) << i << "," << j;
+  DestroyBuffer(made.buffer);
+  std::free(host);
+}
+
+#define EXPECT_LAYOUT_ERROR(info, expected_code, fragment)                                       \
+  do {                                                                                           \
+    EXPECT_TRUE((info).failed);                                                                 \
+    EXPECT_EQ((info).code, (expected_code)) << (info).message;                                  \
+    EXPECT_NE((info).message.find(fragment), std::string::npos) << (info).message;              \
+  } while (0)
+
+TEST_F(DeviceLayoutTest, LayoutsStableRtCannotHoldAreRefusedByName) {
+  std::vector<float> host = Iota(12);
+  int64_t gapped[2] = {32, 4};  // rows padded to 8 floats
+  PJRT_Buffer_MemoryLayout strides{};
+  strides.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+  strides.type = PJRT_Buffer_MemoryLayout_Type_Strides;
+  strides.strides.byte_strides = gapped;
+  strides.strides.num_byte_strides = 2;
+  Made made = FromHost(host.data(), {3, 4}, &strides);
+  EXPECT_LAYOUT_ERROR(made.error, PJRT_Error_Code_UNIMPLEMENTED,
+               "PJRT_Client_BufferFromHostBuffer: a device layout's byte strides must be those of a dense array");
+  std::vector<int64_t> repeated = {0, 0};
+  PJRT_Buffer_MemoryLayout not_a_permutation = Tiled(repeated);
+  made = FromHost(host.data(), {3, 4}, &not_a_permutation);
+  EXPECT_LAYOUT_ERROR(made.error, PJRT_Error_Code_INVALID_ARGUMENT,
+               "PJRT_Client_BufferFromHostBuffer: minor_to_major is not a permutation of the dimensions");
+  std::vector<int64_t> minor_to_major = {0, 1};
+  int64_t tile[2] = {8, 128};
+  size_t tile_size = 2;
+  PJRT_Buffer_MemoryLayout tiled = Tiled(minor_to_major);
+  tiled.tiled.tile_dims = tile;
+  tiled.tiled.tile_dim_sizes = &tile_size;
+  tiled.tiled.num_tiles = 1;
+  made = FromHost(host.data(), {3, 4}, &tiled);
+  EXPECT_LAYOUT_ERROR(made.error, PJRT_Error_Code_UNIMPLEMENTED,
+               "PJRT_Client_BufferFromHostBuffer: tiled memory layouts are not supported");
 }
 
 TEST_F(BufferApiTest, ZeroCopyAliasesAlignedHostMemoryUntilReleased) {

@@ -378,3 +378,28 @@ def test_buffer_callback_error_fails_the_call_with_its_message():
     x = jax.device_put(np.ones(4, np.float32), jax.devices("stablert")[0])
     with pytest.raises(Exception, match="refused on purpose"):
         np.asarray(jax.jit(_buffer_call(callback, jax.ShapeDtypeStruct((4,), np.float32)))(x))
+
+
+def test_lapack_call_whose_frame_the_routine_cannot_take_compiles_and_fails_when_run(cpu_device, stablert_device):
+    """XLA's CPU backend compiles a call to a registered FFI target without reading its
+    signature; the handler fails when it decodes the call frame (JAX's ffi_test
+    test_effects_hlo compiles `lapack_sgetrf_ffi` with no operands). StableRT, which lowers the
+    LAPACK targets to its own kernels, compiles such a call to a step that fails when run."""
+
+    def no_operands():
+        jax.ffi.ffi_call("lapack_sgetrf_ffi", (), has_side_effect=True)()
+
+    for device in (cpu_device, stablert_device):
+        with jax.default_device(device):
+            lowered = jax.jit(no_operands).lower()
+            assert "has_side_effect = true" in lowered.as_text()
+            assert "lapack_sgetrf_ffi" in lowered.compile().as_text()
+
+    # A result and no operands: run (without side effects, so no runtime token keeps the error).
+    call = jax.ffi.ffi_call("lapack_sgetrf_ffi", jax.ShapeDtypeStruct((2, 2), np.float32))
+    with jax.default_device(cpu_device), pytest.raises(Exception, match="INVALID_ARGUMENT"):
+        np.asarray(jax.jit(call)())
+    with jax.default_device(stablert_device), pytest.raises(
+            Exception, match=r"INVALID_ARGUMENT: stablehlo\.custom_call \(.*\): custom_call 'lapack_sgetrf_ffi': "
+            r"expected operands$"):
+        np.asarray(jax.jit(call)())

@@ -117,3 +117,47 @@ def test_lapack_custom_call_in_declared_layouts_matches_cpu(stablert_device, cpu
         got[name] = (np.asarray(a), np.asarray(tau))
     np.testing.assert_allclose(got["stablert"][0], got["cpu"][0], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(got["stablert"][1], got["cpu"][1], rtol=1e-4, atol=1e-5)
+
+
+def _dlpack_import(tensor, device):
+    """jaxlib's DLPack import of a host tensor onto `device` (what jax.dlpack.from_dlpack does
+    for the tensor's own backend): for a strided CPU tensor it asks PJRT for a view of the
+    memory in the tensor's dimension order (PJRT_Client_CreateViewOfDeviceBuffer with a
+    device layout)."""
+    from jax._src.lib import _jax, jaxlib_extension_version
+    from jax._src.typing import DLDeviceType
+
+    capsule = tensor.__dlpack__()
+    if jaxlib_extension_version >= 467:
+        return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, None, int(DLDeviceType.kDLCPU))
+    return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, None)
+
+
+def _in_order(array, m2m):
+    """A 64-byte aligned copy of `array` whose bytes lie in major_to_minor order `m2m`."""
+    physical_shape = tuple(array.shape[d] for d in m2m)
+    raw = np.empty(array.nbytes + 64, np.uint8)
+    offset = (-raw.ctypes.data) % 64
+    physical = raw[offset:offset + array.nbytes].view(array.dtype).reshape(physical_shape)
+    physical[...] = np.transpose(array, m2m)
+    return np.transpose(physical, np.argsort(m2m))
+
+
+@pytest.mark.parametrize("shape,m2m", [((3, 4), (1, 0)), ((256, 384), (1, 0)), ((4, 6, 10), (2, 0, 1)),
+                                       ((3, 5, 7), (1, 2, 0)), ((2, 3, 5), (0, 2, 1))])
+def test_dlpack_import_in_another_dimension_order_is_a_view_in_that_layout(stablert_device, cpu_device, shape,
+                                                                            m2m):
+    host = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    tensor = _in_order(host, m2m)
+    on_cpu = _dlpack_import(tensor, cpu_device)
+    x = _dlpack_import(tensor, stablert_device)
+    assert x.format.layout == on_cpu.format.layout
+    assert x.format.layout.major_to_minor == m2m
+    assert x.unsafe_buffer_pointer() == tensor.ctypes.data  # zero-copy
+    np.testing.assert_array_equal(np.asarray(x), host)
+
+    def fn(a):
+        return jnp.sin(a) * 2 + jnp.sum(a, axis=-1, keepdims=True)
+
+    np.testing.assert_allclose(np.asarray(jax.jit(fn)(x)), np.asarray(jax.jit(fn)(on_cpu)), rtol=1e-6, atol=1e-5)
+

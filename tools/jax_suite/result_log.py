@@ -12,13 +12,28 @@ import json
 import os
 
 
-def pytest_configure(config):
+import pytest
+
+_dut_set = False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_make_collect_report(collector):
+    """Sets jax_test_dut as the first test module is collected, inside pytest's output
+    capture: jax._src.test_util binds `sys.stdout` when it is imported (`jtu.capture_stdout`),
+    and importing it earlier (pytest_configure, or pytest_collectstart, which runs outside the
+    capture) bound the terminal's stream rather than the one tests print to, which failed
+    api_test's `test_print_environment_info1` on any backend. Returns None: the module is
+    collected as usual."""
+    global _dut_set
     dut = os.environ.get("STABLERT_SUITE_DUT")
-    if dut:
+    if dut and not _dut_set and isinstance(collector, pytest.Module):
+        _dut_set = True
         import jax
         from jax._src import test_util  # noqa: F401  (defines the jax_test_dut flag)
 
         jax.config.update("jax_test_dut", dut)
+    return None
 
 
 def _message(report) -> str:
