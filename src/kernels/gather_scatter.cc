@@ -5,6 +5,12 @@
 //     Start indices are clamped so each slice lies inside the operand.
 //     The index transform (gather_scatter_index.h): in its fill mode a third input, the
 //     fill value (a scalar of T).
+//   "scatter_add_gathered.<T>"  T in f32, f64; params: GatheredScatterParams
+//     in: operand [S, W], scatter_indices, source [R, W], source row indices   out: result
+//     A row gather folded into the row scatter-add reading it (segment_sum(table[ids])):
+//     each update row is read from the source where the gather would have copied it from,
+//     so the [N, W] gathered array is never written. Split across threads by column ranges
+//     of whole cache lines; every call reads every index and applies its updates in order.
 //   "scatter_<body>.<T>"  body in assign, add, mul, max, min, and, or
 //   "scatter_program"     (ScatterParams::body: the body program, (current, update) -> new)
 //     in: operand, scatter_indices (any integer type), updates   out: result
@@ -633,6 +639,107 @@ StatusOr<PreparedStep> PrepareScatter(const KernelArgs& args) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Scatter-add of gathered rows ("scatter_add_gathered.<T>").
+
+struct GatheredScatterState {
+  IndexTransform scatter, gather;
+  int64_t segments = 0, width = 0, positions = 0, source_rows = 0;
+};
+
+// Dims [N, 1] or [N] of a one-component index operand: N, or -1 for any other form.
+int64_t OneComponentPositions(const BufferView& indices) {
+  if (!IsInteger(indices.dtype)) return -1;
+  if (indices.dims.size() == 1) return indices.dims[0];
+  if (indices.dims.size() == 2 && indices.dims[1] == 1) return indices.dims[0];
+  return -1;
+}
+
+StatusOr<PreparedStep> PrepareGatheredScatter(const KernelArgs& args) {
+  const GatheredScatterParams& p = args.Params<GatheredScatterParams>();
+  if (args.inputs.size() != 4 || args.outputs.size() != 1)
+    return InvalidArgument("scatter_add_gathered expects operand, scatter indices, source and source row indices");
+  const BufferView &operand = args.inputs[0], &source = args.inputs[2], &out = args.outputs[0];
+  const int64_t n = OneComponentPositions(args.inputs[1]);
+  if (operand.dims.size() != 2 || source.dims.size() != 2 || !std::ranges::equal(out.dims, operand.dims) ||
+      source.dims[1] != operand.dims[1] || source.dtype != operand.dtype || out.dtype != operand.dtype || n < 0 ||
+      OneComponentPositions(args.inputs[3]) != n)
+    return InvalidArgument("scatter_add_gathered expects an operand [S, W], indices [N, 1], a source [R, W] of the "
+                           "operand's type and row indices [N, 1]");
+  if (source.dims[0] == 0 && n > 0) return InvalidArgument("scatter_add_gathered: rows gathered from an empty source");
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform scatter, MakeIndexTransform(p.scatter_transform, 1, "scatter_add_gathered"));
+  STABLERT_ASSIGN_OR_RETURN(IndexTransform gather, MakeIndexTransform(p.gather_transform, 1, "scatter_add_gathered"));
+  if (scatter.mode != IndexTransform::kNone || gather.mode != IndexTransform::kNone)
+    return InvalidArgument("scatter_add_gathered: only the wrap and narrowing index transforms are supported");
+  return PreparedStep(std::make_shared<const GatheredScatterState>(
+      GatheredScatterState{std::move(scatter), std::move(gather), operand.dims[0], operand.dims[1], n, source.dims[0]}));
+}
+
+template <DType D>
+Status GatheredScatterKernel(const KernelContext& context, const KernelArgs& args) {
+  using T = Storage<D>;
+  if (args.state == nullptr) return Internal("scatter_add_gathered ran without its prepared state");
+  const auto& s = *static_cast<const GatheredScatterState*>(args.state);
+  // Column ranges of whole 64-byte lines; small scatters on one thread (kMinBytesToSplitScatter).
+  constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));
+  int64_t c_begin = 0, c_end = s.width;
+  if (context.thread_count > 1) {
+    const int64_t work = (2 * s.positions + s.segments) * s.width * static_cast<int64_t>(sizeof(T));
+    if (work < kMinBytesToSplitScatter || s.width < 2 * kLine) {
+      if (context.thread_index != 0) return OkStatus();
+    } else {
+      const auto [b, e] = ShareOf(context, (s.width + kLine - 1) / kLine);
+      c_begin = b * kLine;
+      c_end = std::min(s.width, e * kLine);
+      if (c_begin >= c_end) return OkStatus();
+    }
+  }
+  const int64_t width = c_end - c_begin;
+  T* result = args.outputs[0].as<T>();
+  const T* operand = args.inputs[0].as<const T>();
+  if (result != operand) {
+    if (width == s.width) {
+      std::memcpy(result, operand, static_cast<size_t>(s.segments * s.width) * sizeof(T));
+    } else {
+      for (int64_t r = 0; r < s.segments; ++r)
+        std::memcpy(result + r * s.width + c_begin, operand + r * s.width + c_begin, static_cast<size_t>(width) * sizeof(T));
+    }
+  }
+  const BufferView &scatter_indices = args.inputs[1], &source_indices = args.inputs[3];
+  const T* source = args.inputs[2].as<const T>();
+  const uint64_t segments = static_cast<uint64_t>(s.segments);
+  const int64_t last = s.source_rows - 1;
+  constexpr int64_t kChunk = 512;
+  int64_t rows[kChunk], picked[kChunk];
+  auto run = [&](auto segment_of, auto source_row_of) {
+    for (int64_t p0 = 0; p0 < s.positions; p0 += kChunk) {
+      const int64_t n = std::min(kChunk, s.positions - p0);
+      int64_t count = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = segment_of(p0 + i);
+        rows[count] = row;
+        picked[count] = std::clamp<int64_t>(source_row_of(p0 + i), 0, last);
+        count += static_cast<uint64_t>(row) < segments;
+      }
+      simd::ScatterCombineRows(simd::BinaryFn::kAdd, result + c_begin, s.width, rows, source + c_begin, s.width,
+                               picked, count, width);
+    }
+  };
+  if (scatter_indices.dtype == DType::kS32 && source_indices.dtype == DType::kS32) {
+    // JAX's default index type: the transforms' arithmetic inline.
+    const int32_t* sx = scatter_indices.as<const int32_t>();
+    const int32_t* gx = source_indices.as<const int32_t>();
+    run([&](int64_t p) { return s.scatter.Apply(0, sx[p]); }, [&](int64_t p) { return s.gather.Apply(0, gx[p]); });
+  } else {
+    const auto* sb = static_cast<const uint8_t*>(scatter_indices.data);
+    const auto* gb = static_cast<const uint8_t*>(source_indices.data);
+    const int sw = DTypeByteSize(scatter_indices.dtype), gw = DTypeByteSize(source_indices.dtype);
+    run([&](int64_t p) { return s.scatter.Apply(0, LoadIndex(sb + p * sw, scatter_indices.dtype)); },
+        [&](int64_t p) { return s.gather.Apply(0, LoadIndex(gb + p * gw, source_indices.dtype)); });
+  }
+  return OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------
 // The generic walks.
 
 template <int kBytes>
@@ -883,6 +990,12 @@ Status RegisterGatherScatterKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::AndOp>(r, "scatter_and", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(RegisterScatter<ops::OrOp>(r, "scatter_or", IntAndPredDTypes{}));
   STABLERT_RETURN_IF_ERROR(r.Register<ScatterParams>("scatter_program", &ScatterProgramKernel, &PrepareScatterProgram));
+  STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<GatheredScatterParams>(
+      KernelKey("scatter_add_gathered", {DType::kF32}), &GatheredScatterKernel<DType::kF32>, &PrepareGatheredScatter));
+  STABLERT_RETURN_IF_ERROR(r.DeclareInPlace(KernelKey("scatter_add_gathered", {DType::kF32}), InPlace::kFirstInput));
+  STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<GatheredScatterParams>(
+      KernelKey("scatter_add_gathered", {DType::kF64}), &GatheredScatterKernel<DType::kF64>, &PrepareGatheredScatter));
+  STABLERT_RETURN_IF_ERROR(r.DeclareInPlace(KernelKey("scatter_add_gathered", {DType::kF64}), InPlace::kFirstInput));
   STABLERT_RETURN_IF_ERROR(r.DeclareInPlace("scatter_program", InPlace::kFirstInput));
   return OkStatus();
 }

@@ -1,6 +1,7 @@
 // The parameters of the gather and scatter kernels ("gather.<T>", "scatter_<body>.<T>",
-// "scatter_program"; kernels/gather_scatter.cc), built by plan/lower_gather_scatter.cc and
-// refined by plan/fold_gather_scatter.cc (the index transform).
+// "scatter_program", "scatter_add_gathered.<T>"; kernels/gather_scatter.cc), built by
+// plan/lower_gather_scatter.cc and refined by plan/fold_gather_scatter.cc (the index
+// transform; a row gather folded into the row scatter-add that is its only reader).
 #pragma once
 
 #include <cstdint>
@@ -74,6 +75,25 @@ struct ScatterParams {
     visit("index_vector_dim", index_vector_dim);
     visit("index_transform", index_transform);
     visit("body", body);
+  }
+};
+
+// "scatter_add_gathered.<T>": a row scatter-add whose update rows are rows of a source,
+// segment_sum(table[ids], segments) without the gathered [N, W] array. Inputs: operand
+// [S, W], scatter indices [N, 1] or [N], source [R, W], source row indices [N, 1] or [N];
+// output [S, W]. Computes what gather(source, ids) followed by scatter_add(operand,
+// segments, gathered) computes: for i in order, row segment(i) (after `scatter_transform`;
+// out of [0, S): skipped) gains row ids(i) of the source (after `gather_transform`, clamped
+// to [0, R)).
+struct GatheredScatterParams {
+  static constexpr std::string_view kFamily = "scatter_gathered";
+  IndexTransformParams scatter_transform;
+  IndexTransformParams gather_transform;
+
+  template <typename Visit>
+  void Fields(Visit&& visit) const {
+    visit("scatter_transform", scatter_transform);
+    visit("gather_transform", gather_transform);
   }
 };
 

@@ -528,6 +528,51 @@ TEST(RowFormTest, SmallScattersStayOnOneThread) {
   EXPECT_TRUE(second_call_writes(4096));    // 4 MB of updates
 }
 
+// scatter_add_gathered (a row gather folded into a row scatter-add) against the two steps it
+// replaces, bit for bit, split over 1 to 3 calls: negative ids wrapped, ids past the table
+// clamped, segments out of range skipped, duplicates, int32 and int64 indices; rows of 128
+// f32 (split by columns) and of 5 (one call).
+TEST(GatheredScatterTest, MatchesTheGatherThenTheScatterAdd) {
+  std::mt19937 rng(71);
+  struct Shape {
+    int64_t positions, table_rows, segments, width;
+  };
+  for (const Shape shape : {Shape{1 << 14, 500, 300, 128}, Shape{3000, 40, 17, 5}}) {
+    for (const DType index_type : {DType::kS32, DType::kS64}) {
+      Array table(DType::kF32, {shape.table_rows, shape.width}), ids(index_type, {shape.positions, 1}),
+          segments(index_type, {shape.positions, 1}), operand(DType::kF32, {shape.segments, shape.width});
+      for (int64_t i = 0; i < table.size(); ++i)
+        SetDouble(table, i, (static_cast<double>(rng() % 2000) - 1000) * std::ldexp(1.0, static_cast<int>(rng() % 30) - 15));
+      for (int64_t i = 0; i < operand.size(); ++i) SetDouble(operand, i, static_cast<double>(rng() % 7));
+      for (int64_t i = 0; i < shape.positions; ++i) {
+        SetInt(ids, i, static_cast<int64_t>(rng() % static_cast<uint32_t>(2 * shape.table_rows + 6)) - shape.table_rows - 3);
+        SetInt(segments, i, static_cast<int64_t>(rng() % static_cast<uint32_t>(shape.segments + 6)) - 3);
+      }
+      // The two steps: gather (ids wrapped by the table's rows), then scatter_add.
+      Array rows(DType::kF32, {shape.positions, shape.width}), expected(DType::kF32, operand.dims);
+      RunGS("gather.f32", {&table, &ids}, {&rows},
+            {{1}, {0}, {}, {}, {0}, {1}, {1, shape.width}, {0, 0, shape.table_rows}});
+      RunGS("scatter_add.f32", {&operand, &segments, &rows}, {&expected}, {{1}, {0}, {}, {}, {0}, {1}});
+      GatheredScatterParams params;
+      params.gather_transform.wrap = {shape.table_rows};
+      const KernelParams kernel_params = params;
+      const KernelRegistry::Entry* entry = CpuKernels().Lookup("scatter_add_gathered.f32");
+      ASSERT_NE(entry, nullptr);
+      for (int parts : {1, 2, 3}) {
+        Array out(DType::kF32, operand.dims);
+        std::vector<BufferView> in = {operand.View(), segments.View(), table.View(), ids.View()}, outs = {out.View()};
+        KernelArgs args{in, outs, kernel_params.get()};
+        auto prepared = entry->prepare(args);
+        ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+        args.state = prepared->state.get();
+        for (int part = 0; part < parts; ++part) ASSERT_TRUE(entry->fn(KernelContext{part, parts}, args).ok());
+        ASSERT_EQ(out.bytes, expected.bytes) << shape.positions << " rows of " << shape.width << ", "
+                                             << DTypeName(index_type) << ", " << parts << " parts";
+      }
+    }
+  }
+}
+
 // Float max/min rows (vector code) against the scalar combiner, with NaN, signed zeros,
 // denormals and duplicates.
 TEST(RowFormTest, FloatMaxMinRowsMatchTheScalarCombiner) {

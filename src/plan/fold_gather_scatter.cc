@@ -15,6 +15,10 @@
 //   - gather only, JAX's fill mode: select(all(lo <= idx <= hi), gather(x, idx), fill) with
 //     the mask reduced over the index vector dim and broadcast over the slice: the
 //     transform's fill mode with the fill value as a third input.
+// Then a row gather whose only reader is a row scatter-add (f32, f64; operand, source and
+// updates of rank 2, one index component: segment_sum(table[ids], segments)) is folded into
+// it: the scatter becomes "scatter_add_gathered" reading the gather's source and indices, so
+// the gathered [N, W] array is neither written nor read (kernels/gather_scatter_params.h).
 // A value is walked through only when nothing outside the pattern reads it, so the folded
 // producers become dead (DropDeadSteps removes them) and nothing is computed twice. Every
 // other form is left as it is. The folded step computes exactly what the steps did.
@@ -468,13 +472,59 @@ class Folder {
     }
   }
 
+  // Whether `params` is a one-component index form of a rank-2 row op over `indices`:
+  // indices [N, 1] with the vector dim last, or [N] with it implicit; returns N or -1.
+  int64_t RowIndexPositions(ValueId indices, int64_t index_vector_dim) const {
+    const Dims& dims = TypeOf(indices).dims;
+    if (dims.size() == 2 && dims[1] == 1 && index_vector_dim == 1) return dims[0];
+    if (dims.size() == 1 && index_vector_dim == 1) return dims[0];
+    return -1;
+  }
+
+  void FoldGatherIntoScatterAdd(Step& sc) {
+    const ScatterParams* sp = sc.params.As<ScatterParams>();
+    if (sc.inputs.size() != 3 || sc.outputs.size() != 1 || sp == nullptr || !sp->body.empty() ||
+        sp->update_window_dims != std::vector<int64_t>{1} || sp->inserted_window_dims != std::vector<int64_t>{0} ||
+        !sp->input_batching_dims.empty() || !sp->scatter_indices_batching_dims.empty() ||
+        sp->scatter_dims_to_operand_dims != std::vector<int64_t>{0} ||
+        sp->index_transform.mode != IndexTransformParams::Mode::kNone)
+      return;
+    const ValueId updates = sc.inputs[2];
+    Step* g = Producer(updates);
+    if (g == nullptr || g->kernel != "gather." + std::string(DTypeName(TypeOf(updates).dtype)) || g->inputs.size() != 2 ||
+        g->outputs.size() != 1 || !OnlyReadBy(updates, {&sc}))
+      return;
+    const GatherParams* gp = g->params.As<GatherParams>();
+    if (gp == nullptr || gp->offset_dims != std::vector<int64_t>{1} || gp->collapsed_slice_dims != std::vector<int64_t>{0} ||
+        !gp->operand_batching_dims.empty() || !gp->start_indices_batching_dims.empty() ||
+        gp->start_index_map != std::vector<int64_t>{0} || gp->index_transform.mode != IndexTransformParams::Mode::kNone)
+      return;
+    const Dims& operand = TypeOf(sc.inputs[0]).dims;
+    const Dims& source = TypeOf(g->inputs[0]).dims;
+    const Dims& rows = TypeOf(updates).dims;
+    if (operand.size() != 2 || source.size() != 2 || rows.size() != 2 || source[1] != operand[1] ||
+        rows[1] != operand[1] || gp->slice_sizes != std::vector<int64_t>{1, operand[1]} || source[0] == 0)
+      return;
+    const int64_t n = RowIndexPositions(sc.inputs[1], sp->index_vector_dim);
+    if (n < 0 || n != rows[0] || RowIndexPositions(g->inputs[1], gp->index_vector_dim) != n) return;
+    kernels::GatheredScatterParams folded{sp->index_transform, gp->index_transform};
+    sc.kernel = "scatter_add_gathered." + std::string(DTypeName(TypeOf(updates).dtype));
+    sc.inputs = {sc.inputs[0], sc.inputs[1], g->inputs[0], g->inputs[1]};
+    sc.params = std::move(folded);
+    // The gather is left unread (DropDeadSteps removes it); its readers' index stays valid
+    // for the other folds, which only walk index operands.
+  }
+
   void Fold(Sequence& sequence) {
     for (size_t i = 0; i < sequence.steps.size(); ++i) {
       Step& step = sequence.steps[i];
       for (Sequence& region : step.regions) Fold(region);
       if (step.kind != StepKind::kKernel) continue;
       if (step.kernel.rfind("gather.", 0) == 0) FoldGather(step);
-      else if (step.kernel.rfind("scatter_", 0) == 0) FoldScatter(step);
+      else if (step.kernel.rfind("scatter_", 0) == 0) {
+        FoldScatter(step);
+        if (step.kernel == "scatter_add.f32" || step.kernel == "scatter_add.f64") FoldGatherIntoScatterAdd(step);
+      }
     }
   }
 

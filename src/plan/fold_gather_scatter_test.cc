@@ -242,6 +242,79 @@ TEST(FoldGatherScatterTest, ScatterAddWrapsNegativeIndices) {
   EXPECT_EQ(TransformList(s), (std::vector<int64_t>{0, 0, 64}));
 }
 
+// jax.ops.segment_sum(table[ids], segments, num_segments=16) as JAX emits it: the row gather
+// (negative ids normalized), then a row scatter-add into zeros. Optionally the gathered rows
+// are also returned.
+ir::Module SegmentSumOfRows(bool also_return_rows) {
+  ModuleBuilder b;
+  const int64_t rows = 50, width = 8, count = 100, segments = 16;
+  auto table = b.Param(DType::kF32, {rows, width});
+  auto ids = b.Param(DType::kS32, {count});
+  auto seg = b.Param(DType::kS32, {count});
+  ir::ValueId normalized;
+  auto idx = NormalizedIndices(b, ids, count, static_cast<int32_t>(rows), &normalized);
+  auto gathered = b.Op(OpCode::kGather, {table, idx}, DType::kF32, {count, width},
+                       {{"offset_dims", ModuleBuilder::IntList({1})},
+                        {"collapsed_slice_dims", ModuleBuilder::IntList({0})},
+                        {"start_index_map", ModuleBuilder::IntList({0})},
+                        {"index_vector_dim", ModuleBuilder::Int(1)},
+                        {"slice_sizes", ModuleBuilder::IntList({1, width})}});
+  auto zero = b.Constant<float>(DType::kF32, {}, {0.0f});
+  auto zeros = b.Op(OpCode::kBroadcastInDim, {zero}, DType::kF32, {segments, width},
+                    {{"broadcast_dimensions", ModuleBuilder::IntList({})}});
+  auto seg_idx = b.Op(OpCode::kBroadcastInDim, {seg}, DType::kS32, {count, 1},
+                      {{"broadcast_dimensions", ModuleBuilder::IntList({0})}});
+  auto sums = b.Op(OpCode::kScatter, {zeros, seg_idx, gathered}, DType::kF32, {segments, width},
+                   {{"update_window_dims", ModuleBuilder::IntList({1})},
+                    {"inserted_window_dims", ModuleBuilder::IntList({0})},
+                    {"scatter_dims_to_operand_dims", ModuleBuilder::IntList({0})},
+                    {"index_vector_dim", ModuleBuilder::Int(1)}},
+                   {b.BinaryBody(OpCode::kAdd, DType::kF32)});
+  std::vector<ir::ValueId> results = {sums};
+  if (also_return_rows) results.push_back(gathered);
+  return b.Build(results);
+}
+
+// The gathered [N, W] rows are never materialized: one scatter_add_gathered step reads the
+// table and both index parameters, and the plan needs no arena for the rows.
+TEST(FoldGatherScatterTest, SegmentSumOfGatheredRowsWritesNoRows) {
+  ExecutionPlan plan = MustLower(SegmentSumOfRows(false));
+  int gathers = 0, folded = 0;
+  const Step* step = nullptr;
+  for (const Step& s : plan.body.steps) {
+    gathers += s.kernel.rfind("gather.", 0) == 0;
+    if (s.kernel == "scatter_add_gathered.f32") {
+      ++folded;
+      step = &s;
+    }
+  }
+  EXPECT_EQ(gathers, 0) << PrintPlan(plan);
+  ASSERT_EQ(folded, 1) << PrintPlan(plan);
+  ASSERT_EQ(step->inputs.size(), 4u);
+  EXPECT_EQ(plan.values[step->inputs[1]].storage, Storage::kParameter);
+  EXPECT_EQ(plan.values[step->inputs[2]].storage, Storage::kParameter);
+  EXPECT_EQ(plan.values[step->inputs[3]].storage, Storage::kParameter);
+  const auto* params = step->params.As<kernels::GatheredScatterParams>();
+  ASSERT_NE(params, nullptr);
+  EXPECT_EQ(params->gather_transform.wrap, (std::vector<int64_t>{50}));
+  EXPECT_TRUE(params->scatter_transform.wrap.empty());
+  EXPECT_EQ(plan.arena_size, 0) << PrintPlan(plan);  // no 100x8 f32 rows
+}
+
+// Rows read by something else than the scatter are computed once, by the gather, and the
+// scatter reads them.
+TEST(FoldGatherScatterTest, GatheredRowsReadElsewhereAreNotFolded) {
+  ExecutionPlan plan = MustLower(SegmentSumOfRows(true));
+  int gathers = 0, scatters = 0;
+  for (const Step& s : plan.body.steps) {
+    gathers += s.kernel == "gather.f32";
+    scatters += s.kernel == "scatter_add.f32";
+    EXPECT_NE(s.kernel, "scatter_add_gathered.f32") << PrintPlan(plan);
+  }
+  EXPECT_EQ(gathers, 1) << PrintPlan(plan);
+  EXPECT_EQ(scatters, 1) << PrintPlan(plan);
+}
+
 TEST(DeadStepsTest, UnreadStepsAndValuesAreDropped) {
   ModuleBuilder b;
   auto x = b.Param(DType::kF32, {4});

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,6 +85,41 @@ TEST(WorkQueue, RunsInlineOnlyWhenIdleAndKeepsTheOrder) {
   queue.Submit([&] { drained->Set(OkStatus()).IgnoreError(); });
   drained->Await().IgnoreError();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+}
+
+// The voluntary context switches of this process's thread named `name` (Linux), or -1.
+int64_t VoluntarySwitchesOf(const std::string& name) {
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (!std::getline(comm, line) || line != name) continue;
+    std::ifstream status(task.path() / "status");
+    while (std::getline(status, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) return std::stoll(line.substr(line.find(':') + 1));
+  }
+  return -1;
+}
+
+// An inline run leaves the waiting worker asleep (no wake-up per call of a small program);
+// a task submitted during an inline run still runs.
+TEST(WorkQueue, InlineRunsDoNotWakeTheWorker) {
+  WorkQueue queue("wq-inline-test");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the worker is waiting
+  const int64_t before = VoluntarySwitchesOf("wq-inline-test");
+  if (before < 0) GTEST_SKIP() << "no /proc/self/task/*/status to count the worker's context switches";
+  int runs = 0;
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_TRUE(queue.RunInlineIfIdle([&] { ++runs; }));
+    // Calls spaced as a program's calls are, so that a woken worker would wait again
+    // before the next one (one voluntary switch per wake-up: ~100 when it was woken).
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  EXPECT_EQ(runs, 100);
+  EXPECT_LE(VoluntarySwitchesOf("wq-inline-test") - before, 3);
+  EventRef ran = Event::Create();
+  EXPECT_TRUE(queue.RunInlineIfIdle([&] { queue.Submit([&] { ran->Set(OkStatus()).IgnoreError(); }); }));
+  EXPECT_TRUE(ran->Await().ok());
 }
 
 }  // namespace
