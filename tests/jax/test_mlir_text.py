@@ -6,10 +6,6 @@ generic form) is written to a file and run by `stablert run` on the plugin under
 host library passes the text unchanged to PJRT_Client_Compile. Every output is checked
 against JAX's CPU backend in this process, with JAX's tolerances for f32.
 """
-import os
-import pathlib
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -19,17 +15,7 @@ import pytest
 from jax import lax
 
 import stablert
-
-
-def cli() -> str:
-    library = pathlib.Path(stablert.library_path())
-    beside = library.parent / "stablert"
-    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else stablert.cli_path()
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
-    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=300, env=env)
+from cli_runner import run_cli
 
 
 def mlp(x, w, b):
