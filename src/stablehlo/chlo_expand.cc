@@ -1,6 +1,8 @@
 // CHLO -> StableHLO expansions (chlo_expand.h). The algorithms, coefficients and special
 // cases are those of MLIR's chlo-legalize-to-stablehlo (ChloLegalizeToStablehlo.cpp and
-// ChloDecompositionPatterns*.td in openxla/stablehlo), which JAX's CPU backend runs.
+// ChloDecompositionPatterns*.td in openxla/stablehlo), which JAX's CPU backend runs; the
+// complex inverse trigonometric and hyperbolic functions use Kahan's formulas instead (same
+// branch cuts and signed zeros, within a few ulps of them).
 #include "stablehlo/chlo_expand.h"
 
 #include <cmath>
@@ -152,6 +154,17 @@ class Builder {
     }
     ir::Attribute::Elements elements = data;
     return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
+  }
+  // The smallest positive normal value of `like`'s element type.
+  double Smallest(ValueId like) const {
+    switch (TypeOf(like).dtype) {
+      case DType::kF64:
+        return std::numeric_limits<double>::min();
+      case DType::kF16:
+        return 6.103515625e-05;
+      default:  // f32, bf16
+        return std::numeric_limits<float>::min();
+    }
   }
   double Largest(ValueId like) const {
     switch (TypeOf(like).dtype) {
@@ -528,6 +541,116 @@ ValueId Atanh(Builder& b, ValueId x) {
   ValueId outside = b.Compare(b.Abs(x), b.Constant(1.0, x), kGT);
   ValueId value = b.Mul(b.Sub(b.Log1p(x), b.Log1p(b.Neg(x))), b.Constant(0.5, x));
   return b.Select(outside, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), value);
+}
+
+//===--- complex asin, acos, asinh, acosh, atan, atanh ------------------------------===//
+
+// Kahan's formulas ("Branch cuts for complex elementary functions", 1987), on the real and
+// imaginary parts: exact signed zeros on the branch cuts (C99's conventions, as numpy and
+// XLA), no cancellation near 0, +-1 or the cuts, and no overflow before |z| nears the
+// largest finite value. The square roots are StableHLO's complex sqrt.
+struct Parts {
+  ValueId re, im;
+};
+
+ir::Type PartType(const ir::Type& complex) {
+  return ir::Type::Tensor(complex.dtype == DType::kC64 ? DType::kF32 : DType::kF64, complex.dims);
+}
+
+Parts Split(Builder& b, ValueId z) {
+  const ir::Type part = PartType(b.TypeOf(z));
+  return {b.Emit(OpCode::kReal, {z}, part), b.Emit(OpCode::kImag, {z}, part)};
+}
+
+ValueId Join(Builder& b, Parts z, const ir::Type& complex) { return b.Emit(OpCode::kComplex, {z.re, z.im}, complex); }
+
+Parts ComplexSqrt(Builder& b, Parts z, const ir::Type& complex) { return Split(b, b.Sqrt(Join(b, z, complex))); }
+
+// asin(z) = atan(x / Re(s1 s2)) + i asinh(Im(conj(s1) s2)), s1 = sqrt(1 - z), s2 = sqrt(1 + z).
+Parts ComplexAsin(Builder& b, Parts z, const ir::Type& complex) {
+  ValueId one = b.Constant(1.0, z.re);
+  Parts s1 = ComplexSqrt(b, {b.Sub(one, z.re), b.Neg(z.im)}, complex);
+  Parts s2 = ComplexSqrt(b, {b.Add(one, z.re), z.im}, complex);
+  ValueId re = b.Bin(OpCode::kAtan2, z.re, b.Sub(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im)));
+  return {re, Asinh(b, b.Sub(b.Mul(s1.re, s2.im), b.Mul(s1.im, s2.re)))};
+}
+
+// acos(z) = 2 atan(Re(s1) / Re(s2)) + i asinh(Im(conj(s2) s1)), s1, s2 as for asin.
+Parts ComplexAcos(Builder& b, Parts z, const ir::Type& complex) {
+  ValueId one = b.Constant(1.0, z.re);
+  Parts s1 = ComplexSqrt(b, {b.Sub(one, z.re), b.Neg(z.im)}, complex);
+  Parts s2 = ComplexSqrt(b, {b.Add(one, z.re), z.im}, complex);
+  ValueId half = b.Bin(OpCode::kAtan2, s1.re, s2.re);
+  return {b.Add(half, half), Asinh(b, b.Sub(b.Mul(s2.re, s1.im), b.Mul(s2.im, s1.re)))};
+}
+
+// acosh(z) = asinh(Re(conj(s1) s2)) + 2i atan(Im(s1) / Re(s2)), s1 = sqrt(z - 1), s2 = sqrt(z + 1).
+Parts ComplexAcosh(Builder& b, Parts z, const ir::Type& complex) {
+  ValueId one = b.Constant(1.0, z.re);
+  Parts s1 = ComplexSqrt(b, {b.Sub(z.re, one), z.im}, complex);
+  Parts s2 = ComplexSqrt(b, {b.Add(z.re, one), z.im}, complex);
+  ValueId half = b.Bin(OpCode::kAtan2, s1.im, s2.re);
+  return {Asinh(b, b.Add(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im))), b.Add(half, half)};
+}
+
+// atanh(z) = sign(x) log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4 + i atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2,
+// computed on |x| (no cancellation near x = -1). Beyond sqrt(max) / 4 the squares would overflow:
+// there Re = |x| / (x^2 + y^2) and Im = atan2(2y, 1 - x^2 - y^2) / 2 with both arguments
+// scaled by 1 / max(|x|, |y|).
+Parts ComplexAtanh(Builder& b, Parts z, const ir::Type& complex) {
+  ValueId x = z.re, y = z.im;
+  ValueId ax = b.Abs(x), ay = b.Abs(y);
+  ValueId one = b.Constant(1.0, x), two = b.Constant(2.0, x), quarter = b.Constant(0.25, x), half = b.Constant(0.5, x);
+  ValueId m = b.Bin(OpCode::kMaximum, ax, ay);
+  ValueId large = b.Compare(m, b.Mul(quarter, b.Sqrt(b.Constant(b.Largest(x), x))), kGT);
+  // Small and moderate |z|.
+  ValueId omx = b.Sub(one, ax);
+  ValueId y2 = b.Mul(y, y);
+  ValueId d = b.Add(b.Mul(omx, omx), y2);
+  ValueId re_small = b.Mul(quarter, b.Log1p(b.Div(b.Mul(b.Constant(4.0, x), ax), d)));
+  // Near +-1 the squares can underflow (d below the smallest normal): there
+  // Re = (log(1 + |x|) - log(hypot(1 - |x|, y))) / 2, the hypot scaled.
+  ValueId h_max = b.Bin(OpCode::kMaximum, b.Abs(omx), ay), h_min = b.Bin(OpCode::kMinimum, b.Abs(omx), ay);
+  ValueId ratio = b.Div(h_min, h_max);
+  ValueId hypot = b.Mul(h_max, b.Sqrt(b.Add(one, b.Mul(ratio, ratio))));
+  ValueId re_tiny = b.Mul(half, b.Sub(b.Log(b.Add(one, ax)), b.Log(hypot)));
+  ValueId underflow = b.And(b.Compare(d, b.Constant(b.Smallest(x), x), kLT), b.Compare(h_max, b.Constant(0.0, x), kGT));
+  re_small = b.Select(underflow, re_tiny, re_small);
+  ValueId im_small = b.Bin(OpCode::kAtan2, b.Mul(two, y), b.Sub(b.Mul(omx, b.Add(one, ax)), y2));
+  // Large |z| (m >= 1 here, so the scaled parts are at most 1).
+  ValueId sx = b.Div(ax, m), sy = b.Div(y, m);
+  ValueId n = b.Add(b.Mul(sx, sx), b.Mul(sy, sy));
+  ValueId re_large = b.Div(b.Div(sx, m), n);
+  ValueId im_large = b.Bin(OpCode::kAtan2, b.Mul(two, sy), b.Neg(b.Mul(m, n)));
+  ValueId re = b.Mul(b.Select(large, re_large, re_small), b.Un(OpCode::kSign, x));
+  return {re, b.Mul(half, b.Select(large, im_large, im_small))};
+}
+
+// The odd functions of iz: asinh(z) = -i asin(iz), atan(z) = -i atanh(iz).
+Parts TimesI(Builder& b, Parts z) { return {b.Neg(z.im), z.re}; }
+Parts TimesMinusI(Parts z, Builder& b) { return {z.im, b.Neg(z.re)}; }
+
+// The complex expansion of `name` (one of the six), or nullopt.
+std::optional<ValueId> ComplexInverseTrig(Builder& b, std::string_view name, ValueId operand) {
+  const ir::Type complex = b.TypeOf(operand);
+  Parts z = Split(b, operand);
+  Parts r;
+  if (name == "chlo.asin") {
+    r = ComplexAsin(b, z, complex);
+  } else if (name == "chlo.acos") {
+    r = ComplexAcos(b, z, complex);
+  } else if (name == "chlo.acosh") {
+    r = ComplexAcosh(b, z, complex);
+  } else if (name == "chlo.atanh") {
+    r = ComplexAtanh(b, z, complex);
+  } else if (name == "chlo.asinh") {
+    r = TimesMinusI(ComplexAsin(b, TimesI(b, z), complex), b);
+  } else if (name == "chlo.atan") {
+    r = TimesMinusI(ComplexAtanh(b, TimesI(b, z), complex), b);
+  } else {
+    return std::nullopt;
+  }
+  return Join(b, r, complex);
 }
 
 //===--- bessel_i1e (Cephes, Chebyshev series) ------------------------------------===//
@@ -1051,6 +1174,11 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     if (IsF16Like(dtype))
       return std::vector<ValueId>{b.Convert(BesselI1eF32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
+  }
+  if (IsComplex(dtype) && (name == "chlo.asin" || name == "chlo.acos" || name == "chlo.atan" ||
+                            name == "chlo.asinh" || name == "chlo.acosh" || name == "chlo.atanh")) {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    return std::vector<ValueId>{*ComplexInverseTrig(b, name, op.operands[0])};
   }
   if (IsComplex(dtype) && (name == "chlo.sinh" || name == "chlo.cosh")) {
     // Complex operands: the exp form throughout, in the operand's type.

@@ -128,6 +128,20 @@ TEST(ChloExpand, ExpansionCarriesTheOpLocation) {
   EXPECT_EQ(Count(*printed, "f.py"), 2u) << *printed;  // the constant and the compare
 }
 
+TEST(ChloExpand, ComplexInverseTrigonometricOpsVerify) {
+  for (const char* op : {"asin", "acos", "atan", "asinh", "acosh", "atanh", "sinh", "cosh"}) {
+    for (const char* t : {"complex<f32>", "complex<f64>"}) {
+      const std::string type = std::string("tensor<3x") + t + ">";
+      StatusOr<std::string> printed =
+          Printed(Module("%x: " + type, type,
+                         "    %0 = chlo." + std::string(op) + " %x : " + type + " -> " + type +
+                             "\n    return %0 : " + type));
+      ASSERT_TRUE(printed.ok()) << op << " " << t << ": " << printed.status().ToString();
+      EXPECT_EQ(printed->find("chlo."), std::string::npos) << *printed;
+    }
+  }
+}
+
 TEST(ChloExpand, ErrorsNameTheOpAndPosition) {
   struct Case {
     std::string text, error;
