@@ -546,9 +546,12 @@ ValueId Atanh(Builder& b, ValueId x) {
 //===--- complex asin, acos, asinh, acosh, atan, atanh ------------------------------===//
 
 // Kahan's formulas ("Branch cuts for complex elementary functions", 1987), on the real and
-// imaginary parts: exact signed zeros on the branch cuts (C99's conventions, as numpy and
-// XLA), no cancellation near 0, +-1 or the cuts, and no overflow before |z| nears the
-// largest finite value. The square roots are StableHLO's complex sqrt.
+// imaginary parts: no cancellation near 0, +-1 or the branch cuts, the branch cuts where
+// C99 and numpy put them, and zeros on the cuts read as XLA's CPU backend reads them. Where
+// the products would overflow, the asymptotic forms (exact to the last bit there) take over.
+// The square roots are StableHLO's complex sqrt. Within a few ulps of XLA's results over
+// the whole finite plane (tests/jax/test_mlir_text.py), except that near z = +-1 with a
+// tiny y, where XLA's squares underflow to an infinite atanh, these stay finite and exact.
 struct Parts {
   ValueId re, im;
 };
@@ -566,43 +569,79 @@ ValueId Join(Builder& b, Parts z, const ir::Type& complex) { return b.Emit(OpCod
 
 Parts ComplexSqrt(Builder& b, Parts z, const ir::Type& complex) { return Split(b, b.Sqrt(Join(b, z, complex))); }
 
+// XLA's CPU backend takes a zero imaginary part on the real axis's cuts (a zero real part on
+// the imaginary axis's) as +0 for asin, acos, asinh and acosh: x + 0 and y + 0 drop the sign.
+Parts DropZeroSigns(Builder& b, Parts z) {
+  ValueId zero = b.Constant(0.0, z.re);
+  return {b.Add(z.re, zero), b.Add(z.im, zero)};
+}
+
+// log 2 + log|z| (what asinh(|z|) tends to), with |z| scaled by max(|x|, |y|); and whether
+// max(|x|, |y|) is beyond sqrt(max), where Kahan's products would overflow and log(2|z|) is
+// exact to the last bit.
+std::pair<ValueId, ValueId> LogTwiceAbs(Builder& b, Parts z) {
+  ValueId ax = b.Abs(z.re), ay = b.Abs(z.im);
+  ValueId m = b.Bin(OpCode::kMaximum, ax, ay);
+  ValueId r = b.Div(b.Bin(OpCode::kMinimum, ax, ay), m);
+  ValueId log = b.Add(b.Add(b.Log(b.Constant(2.0, z.re)), b.Log(m)),
+                      b.Mul(b.Constant(0.5, z.re), b.Log1p(b.Mul(r, r))));
+  ValueId large = b.Compare(m, b.Sqrt(b.Constant(b.Largest(z.re), z.re)), kGT);
+  return {log, large};
+}
+
+// +-v with the sign of y (+ for y = 0).
+ValueId WithSignOf(Builder& b, ValueId y, ValueId v) {
+  return b.Select(b.Compare(y, b.Constant(0.0, y), kLT), b.Neg(v), v);
+}
+
 // asin(z) = atan(x / Re(s1 s2)) + i asinh(Im(conj(s1) s2)), s1 = sqrt(1 - z), s2 = sqrt(1 + z).
 Parts ComplexAsin(Builder& b, Parts z, const ir::Type& complex) {
+  z = DropZeroSigns(b, z);
   ValueId one = b.Constant(1.0, z.re);
   Parts s1 = ComplexSqrt(b, {b.Sub(one, z.re), b.Neg(z.im)}, complex);
   Parts s2 = ComplexSqrt(b, {b.Add(one, z.re), z.im}, complex);
   ValueId re = b.Bin(OpCode::kAtan2, z.re, b.Sub(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im)));
-  return {re, Asinh(b, b.Sub(b.Mul(s1.re, s2.im), b.Mul(s1.im, s2.re)))};
+  auto [log, large] = LogTwiceAbs(b, z);
+  ValueId im = Asinh(b, b.Sub(b.Mul(s1.re, s2.im), b.Mul(s1.im, s2.re)));
+  return {re, b.Select(large, WithSignOf(b, z.im, log), im)};
 }
 
 // acos(z) = 2 atan(Re(s1) / Re(s2)) + i asinh(Im(conj(s2) s1)), s1, s2 as for asin.
 Parts ComplexAcos(Builder& b, Parts z, const ir::Type& complex) {
+  z = DropZeroSigns(b, z);
   ValueId one = b.Constant(1.0, z.re);
   Parts s1 = ComplexSqrt(b, {b.Sub(one, z.re), b.Neg(z.im)}, complex);
   Parts s2 = ComplexSqrt(b, {b.Add(one, z.re), z.im}, complex);
   ValueId half = b.Bin(OpCode::kAtan2, s1.re, s2.re);
-  return {b.Add(half, half), Asinh(b, b.Sub(b.Mul(s2.re, s1.im), b.Mul(s2.im, s1.re)))};
+  auto [log, large] = LogTwiceAbs(b, z);
+  ValueId im = Asinh(b, b.Sub(b.Mul(s2.re, s1.im), b.Mul(s2.im, s1.re)));
+  return {b.Add(half, half), b.Select(large, b.Neg(WithSignOf(b, z.im, log)), im)};
 }
 
 // acosh(z) = asinh(Re(conj(s1) s2)) + 2i atan(Im(s1) / Re(s2)), s1 = sqrt(z - 1), s2 = sqrt(z + 1).
 Parts ComplexAcosh(Builder& b, Parts z, const ir::Type& complex) {
+  z = DropZeroSigns(b, z);
   ValueId one = b.Constant(1.0, z.re);
   Parts s1 = ComplexSqrt(b, {b.Sub(z.re, one), z.im}, complex);
   Parts s2 = ComplexSqrt(b, {b.Add(z.re, one), z.im}, complex);
   ValueId half = b.Bin(OpCode::kAtan2, s1.im, s2.re);
-  return {Asinh(b, b.Add(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im))), b.Add(half, half)};
+  auto [log, large] = LogTwiceAbs(b, z);
+  ValueId re = Asinh(b, b.Add(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im)));
+  return {b.Select(large, log, re), b.Add(half, half)};
 }
 
 // atanh(z) = sign(x) log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4 + i atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2,
-// computed on |x| (no cancellation near x = -1). Beyond sqrt(max) / 4 the squares would overflow:
-// there Re = |x| / (x^2 + y^2) and Im = atan2(2y, 1 - x^2 - y^2) / 2 with both arguments
-// scaled by 1 / max(|x|, |y|).
+// computed on |x| (no cancellation near x = -1), with the sign of a zero y kept (as XLA's CPU
+// backend does). Beyond 2^48 (f32) / 2^106 (f64), where XLA switches too and the next term
+// is below the last bit: Re = |x| / (x^2 + y^2) and Im = +-atan2(2|y|, 1 - x^2 - y^2) / 2
+// (+ for y = 0), both arguments scaled by 1 / max(|x|, |y|).
 Parts ComplexAtanh(Builder& b, Parts z, const ir::Type& complex) {
   ValueId x = z.re, y = z.im;
   ValueId ax = b.Abs(x), ay = b.Abs(y);
   ValueId one = b.Constant(1.0, x), two = b.Constant(2.0, x), quarter = b.Constant(0.25, x), half = b.Constant(0.5, x);
   ValueId m = b.Bin(OpCode::kMaximum, ax, ay);
-  ValueId large = b.Compare(m, b.Mul(quarter, b.Sqrt(b.Constant(b.Largest(x), x))), kGT);
+  const double threshold = b.TypeOf(x).dtype == DType::kF64 ? 0x1p106 : 0x1p48;
+  ValueId large = b.Compare(m, b.Constant(threshold, x), kGT);
   // Small and moderate |z|.
   ValueId omx = b.Sub(one, ax);
   ValueId y2 = b.Mul(y, y);
@@ -621,7 +660,7 @@ Parts ComplexAtanh(Builder& b, Parts z, const ir::Type& complex) {
   ValueId sx = b.Div(ax, m), sy = b.Div(y, m);
   ValueId n = b.Add(b.Mul(sx, sx), b.Mul(sy, sy));
   ValueId re_large = b.Div(b.Div(sx, m), n);
-  ValueId im_large = b.Bin(OpCode::kAtan2, b.Mul(two, sy), b.Neg(b.Mul(m, n)));
+  ValueId im_large = WithSignOf(b, y, b.Bin(OpCode::kAtan2, b.Mul(two, b.Div(ay, m)), b.Neg(b.Mul(m, n))));
   ValueId re = b.Mul(b.Select(large, re_large, re_small), b.Un(OpCode::kSign, x));
   return {re, b.Mul(half, b.Select(large, im_large, im_small))};
 }

@@ -128,7 +128,7 @@ TEST(ChloExpand, ExpansionCarriesTheOpLocation) {
   EXPECT_EQ(Count(*printed, "f.py"), 2u) << *printed;  // the constant and the compare
 }
 
-TEST(ChloExpand, ComplexInverseTrigonometricOpsVerify) {
+TEST(ChloExpand, ComplexInverseTrigonometricOpsExpandAndVerify) {
   for (const char* op : {"asin", "acos", "atan", "asinh", "acosh", "atanh", "sinh", "cosh"}) {
     for (const char* t : {"complex<f32>", "complex<f64>"}) {
       const std::string type = std::string("tensor<3x") + t + ">";
