@@ -692,6 +692,42 @@ std::optional<ValueId> ComplexInverseTrig(Builder& b, std::string_view name, Val
   return Join(b, r, complex);
 }
 
+//===--- mulhi ---------------------------------------------------------------------===//
+
+// The high half of the double-width product of two N-bit integers. Below 64 bits: widen,
+// multiply, shift right by N (arithmetic for signed types), narrow. 64 bits: the unsigned
+// product from four 32-bit partial products with their carries, then for signed types
+// hi(x y) = hi_unsigned(x, y) - (x < 0 ? y : 0) - (y < 0 ? x : 0).
+ValueId Mulhi(Builder& b, ValueId x, ValueId y) {
+  const ir::Type type = b.TypeOf(x);
+  const bool is_signed = DTypeKindOf(type.dtype) == DTypeKind::kSigned;
+  const int bits = DTypeByteSize(type.dtype) * 8;
+  auto constant = [&](int64_t value, ValueId like) { return b.ConstantOfInt(value, b.TypeOf(like)); };
+  if (bits < 64) {
+    static constexpr DType kSignedWide[] = {DType::kS16, DType::kS32, DType::kS64};
+    static constexpr DType kUnsignedWide[] = {DType::kU16, DType::kU32, DType::kU64};
+    const int index = bits == 8 ? 0 : bits == 16 ? 1 : 2;
+    const DType wide = is_signed ? kSignedWide[index] : kUnsignedWide[index];
+    ValueId product = b.Mul(b.Convert(x, wide), b.Convert(y, wide));
+    ValueId high = b.Bin(is_signed ? OpCode::kShiftRightArithmetic : OpCode::kShiftRightLogical, product,
+                         constant(bits, product));
+    return b.Convert(high, type.dtype);
+  }
+  ValueId ux = is_signed ? b.Convert(x, DType::kU64) : x, uy = is_signed ? b.Convert(y, DType::kU64) : y;
+  ValueId mask = constant(0xFFFFFFFF, ux), shift = constant(32, ux);
+  auto low = [&](ValueId v) { return b.And(v, mask); };
+  auto high = [&](ValueId v) { return b.Bin(OpCode::kShiftRightLogical, v, shift); };
+  ValueId x_lo = low(ux), x_hi = high(ux), y_lo = low(uy), y_hi = high(uy);
+  ValueId lo_lo = b.Mul(x_lo, y_lo), lo_hi = b.Mul(x_lo, y_hi), hi_lo = b.Mul(x_hi, y_lo), hi_hi = b.Mul(x_hi, y_hi);
+  ValueId cross = b.Add(b.Add(low(lo_hi), low(hi_lo)), high(lo_lo));
+  ValueId result = b.Add(hi_hi, b.Add(high(lo_hi), b.Add(high(hi_lo), high(cross))));
+  if (!is_signed) return result;
+  result = b.Convert(result, type.dtype);
+  ValueId x_sign = b.Bin(OpCode::kShiftRightArithmetic, x, constant(63, x));  // -1 or 0
+  ValueId y_sign = b.Bin(OpCode::kShiftRightArithmetic, y, constant(63, y));
+  return b.Add(result, b.Add(b.Mul(x_sign, y), b.Mul(y_sign, x)));
+}
+
 //===--- bessel_i1e (Cephes, Chebyshev series) ------------------------------------===//
 
 // Clenshaw's recurrence for a Chebyshev series, highest coefficient first.
@@ -1183,6 +1219,12 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     ValueId values = b.Emit(OpCode::kSlice, {sorted[0]}, ir::Type::Tensor(dtype, out_dims), slice);
     ValueId indices = b.Emit(OpCode::kSlice, {sorted[1]}, ir::Type::Tensor(index, out_dims), slice);
     return std::vector<ValueId>{values, indices};
+  }
+  if (name == "chlo.mulhi") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
+    if (!IsInteger(dtype)) return Unsupported(op, in);
+    if (!(b.TypeOf(op.operands[1]) == in)) return InvalidArgument("chlo.mulhi expects operands of one type");
+    return std::vector<ValueId>{Mulhi(b, op.operands[0], op.operands[1])};
   }
   if (name == "chlo.next_after") {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));

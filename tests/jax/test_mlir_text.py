@@ -344,6 +344,28 @@ def test_complex_inverse_trig_matches_jax_cpu(tmp_path, name, dtype, cpu_device)
         np.testing.assert_allclose(got[overflow], exact, rtol=rtol, atol=0)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_mulhi_matches_jax_cpu(tmp_path, dtype, cpu_device):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    edges = np.array([info.min, info.max, 0, 1, info.max // 2 + 1, info.min // 2 - 1 if info.min else 2], dtype)
+    x = np.concatenate([edges.repeat(len(edges)), rng.integers(info.min, info.max, 4096, dtype, endpoint=True)])
+    y = np.concatenate([np.tile(edges, len(edges)), rng.integers(info.min, info.max, 4096, dtype, endpoint=True)])
+    with jax.enable_x64(True):
+        text = jax.jit(lax.mulhi).lower(x, y).as_text()
+        assert "chlo.mulhi" in text, text
+        want = np.asarray(jax.jit(lax.mulhi)(jax.device_put(x, cpu_device), jax.device_put(y, cpu_device)))
+    (tmp_path / "program.mlir").write_text(text)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), "--in", str(tmp_path / "x.npy"),
+                     "--in", str(tmp_path / "y.npy"), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    got = np.load(tmp_path / "output0.npy")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 # CHLO ops JAX itself does not print (other producers do): hand-written text, checked
 # against numpy.
 HAND_WRITTEN = """module {
