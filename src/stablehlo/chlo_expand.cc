@@ -567,7 +567,12 @@ Parts Split(Builder& b, ValueId z) {
 
 ValueId Join(Builder& b, Parts z, const ir::Type& complex) { return b.Emit(OpCode::kComplex, {z.re, z.im}, complex); }
 
-Parts ComplexSqrt(Builder& b, Parts z, const ir::Type& complex) { return Split(b, b.Sqrt(Join(b, z, complex))); }
+// The principal square root: its real part is never negative (a polar-form sqrt can round it
+// below zero on the negative real axis, which would flip signs downstream).
+Parts ComplexSqrt(Builder& b, Parts z, const ir::Type& complex) {
+  Parts root = Split(b, b.Sqrt(Join(b, z, complex)));
+  return {b.Abs(root.re), root.im};
+}
 
 // XLA's CPU backend takes a zero imaginary part on the real axis's cuts (a zero real part on
 // the imaginary axis's) as +0 for asin, acos, asinh and acosh: x + 0 and y + 0 drop the sign.
