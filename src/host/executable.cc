@@ -1,7 +1,11 @@
 #include "host/executable.h"
 
+#include <algorithm>
+#include <cstddef>
+
 #include "base/proto_wire.h"
 #include "host/call.h"
+#include "xla/pjrt/c/pjrt_c_api_shardings_extension.h"
 
 namespace stablert::host {
 
@@ -183,6 +187,127 @@ StatusOr<std::string> LoadedExecutable::Serialize() const {
   STABLERT_RETURN_IF_ERROR(status);
   STABLERT_RETURN_IF_ERROR(destroyed);
   return bytes;
+}
+
+namespace {
+
+// The Shardings extension's output shardings, or nullopt when the plugin lacks the extension
+// (or this member of it) or does not answer for all `num_outputs` outputs.
+StatusOr<std::optional<std::vector<std::string>>> ShardingsFromExtension(const Plugin& plugin,
+                                                                         PJRT_Executable* executable,
+                                                                         size_t num_outputs) {
+  const auto* extension =
+      reinterpret_cast<const PJRT_Shardings_Extension*>(plugin.FindExtension(PJRT_Extension_Type_Shardings));
+  constexpr size_t kMemberEnd =
+      offsetof(PJRT_Shardings_Extension, PJRT_Shardings_PJRT_Executable_OutputShardings) + sizeof(void*);
+  if (!extension || extension->base.struct_size < kMemberEnd ||
+      !extension->PJRT_Shardings_PJRT_Executable_OutputShardings)
+    return std::optional<std::vector<std::string>>();
+  PJRT_Shardings_PJRT_Executable_OutputShardings_Args args{};
+  args.struct_size = PJRT_Shardings_PJRT_Executable_OutputShardings_Args_STRUCT_SIZE;
+  args.executable = executable;
+  STABLERT_RETURN_IF_ERROR(plugin.TakeError(extension->PJRT_Shardings_PJRT_Executable_OutputShardings(&args),
+                                            "PJRT_Shardings_PJRT_Executable_OutputShardings"));
+  if (!args.shardings || !args.sharding_sizes || args.num_outputs != num_outputs || num_outputs == 0)
+    return std::optional<std::vector<std::string>>();
+  std::vector<std::string> shardings;
+  for (size_t i = 0; i < args.num_outputs; ++i) {
+    if (!args.shardings[i] && args.sharding_sizes[i] != 0)
+      return Internal("PJRT_Shardings_PJRT_Executable_OutputShardings: output " + std::to_string(i) +
+                      " has a null sharding of " + std::to_string(args.sharding_sizes[i]) + " bytes");
+    shardings.emplace_back(args.shardings[i] ? args.shardings[i] : "", args.sharding_sizes[i]);
+  }
+  return std::optional<std::vector<std::string>>(std::move(shardings));
+}
+
+// The last occurrence of length-delimited field `number` in `message` (proto's rule for a
+// repeated singular field), or nullopt.
+StatusOr<std::optional<std::string_view>> LastBytesField(std::string_view message, uint32_t number) {
+  proto::WireReader reader(message);
+  std::optional<std::string_view> found;
+  while (!reader.done()) {
+    STABLERT_ASSIGN_OR_RETURN(proto::Field field, reader.Next());
+    if (field.number == number && field.wire_type == proto::WireType::kLengthDelimited) found = field.bytes;
+  }
+  return found;
+}
+
+// Splits an xla.OpSharding into one sharding per output: a TUPLE's tuple_shardings, or the
+// sharding itself for a single output.
+StatusOr<std::vector<std::string>> SplitOutputSharding(std::string_view sharding, size_t num_outputs) {
+  constexpr uint32_t kType = 1, kTupleShardings = 5;
+  constexpr uint64_t kTuple = 2;
+  proto::WireReader reader(sharding);
+  uint64_t type = 0;
+  std::vector<std::string> tuple;
+  while (!reader.done()) {
+    STABLERT_ASSIGN_OR_RETURN(proto::Field field, reader.Next());
+    if (field.number == kType && field.wire_type == proto::WireType::kVarint) type = field.varint;
+    if (field.number == kTupleShardings && field.wire_type == proto::WireType::kLengthDelimited)
+      tuple.emplace_back(field.bytes);
+  }
+  if (type != kTuple) {
+    if (num_outputs != 1)
+      return Internal("the optimized program's spmd_output_sharding is not a tuple, for " +
+                      std::to_string(num_outputs) + " outputs");
+    return std::vector<std::string>{std::string(sharding)};
+  }
+  if (tuple.size() != num_outputs)
+    return Internal("the optimized program's spmd_output_sharding has " + std::to_string(tuple.size()) +
+                    " entries, for " + std::to_string(num_outputs) + " outputs");
+  return tuple;
+}
+
+// The output shardings in PJRT_Executable_OptimizedProgram's HloModuleProto; nullopt when the
+// plugin lacks or refuses the slot, or the module states none.
+StatusOr<std::optional<std::vector<std::string>>> ShardingsFromOptimizedProgram(const Plugin& plugin,
+                                                                                PJRT_Executable* executable,
+                                                                                size_t num_outputs) {
+  if (!plugin.Has(&PJRT_Api::PJRT_Executable_OptimizedProgram)) return std::optional<std::vector<std::string>>();
+  PJRT_Program program{};
+  program.struct_size = PJRT_Program_STRUCT_SIZE;
+  STABLERT_HOST_ARGS(PJRT_Executable_OptimizedProgram, args);
+  args.executable = executable;
+  args.program = &program;
+  Status sized = STABLERT_HOST_CALL(plugin, PJRT_Executable_OptimizedProgram, &args);
+  if (sized.code() == StatusCode::kUnimplemented) return std::optional<std::vector<std::string>>();
+  STABLERT_RETURN_IF_ERROR(sized);
+  std::string code(program.code_size, '\0');
+  program.code = code.data();
+  STABLERT_RETURN_IF_ERROR(STABLERT_HOST_CALL(plugin, PJRT_Executable_OptimizedProgram, &args));
+  code.resize(std::min(code.size(), program.code_size));
+  std::string format = program.format ? std::string(program.format, program.format_size) : "";
+  std::string_view module = code;
+  constexpr uint32_t kHloModule = 1, kSpmdOutputSharding = 12;
+  if (format == "hlo_with_config") {  // xla.HloModuleProtoWithConfig: hlo_module = 1
+    STABLERT_ASSIGN_OR_RETURN(std::optional<std::string_view> inner, LastBytesField(module, kHloModule));
+    if (!inner) return std::optional<std::vector<std::string>>();
+    module = *inner;
+  } else if (format != "hlo") {
+    return std::optional<std::vector<std::string>>();  // a program form without shardings to read
+  }
+  StatusOr<std::optional<std::string_view>> sharding = LastBytesField(module, kSpmdOutputSharding);
+  if (!sharding.ok()) return sharding.status().WithPrefix("PJRT_Executable_OptimizedProgram: the HloModuleProto");
+  if (!*sharding) return std::optional<std::vector<std::string>>();
+  StatusOr<std::vector<std::string>> split = SplitOutputSharding(**sharding, num_outputs);
+  if (!split.ok()) return split.status().WithPrefix("PJRT_Executable_OptimizedProgram");
+  return std::optional<std::vector<std::string>>(std::move(*split));
+}
+
+}  // namespace
+
+StatusOr<std::optional<std::vector<std::string>>> LoadedExecutable::OutputShardings() const {
+  const Plugin& plugin = *client_->plugin();
+  STABLERT_HOST_ARGS(PJRT_LoadedExecutable_GetExecutable, get);
+  get.loaded_executable = executable_;
+  STABLERT_RETURN_IF_ERROR(STABLERT_HOST_CALL(plugin, PJRT_LoadedExecutable_GetExecutable, &get));
+  StatusOr<std::optional<std::vector<std::string>>> shardings = ShardingsFromExtension(plugin, get.executable, num_outputs_);
+  if (shardings.ok() && !*shardings) shardings = ShardingsFromOptimizedProgram(plugin, get.executable, num_outputs_);
+  STABLERT_HOST_ARGS(PJRT_Executable_Destroy, destroy);
+  destroy.executable = get.executable;
+  Status destroyed = STABLERT_HOST_CALL(plugin, PJRT_Executable_Destroy, &destroy);
+  if (shardings.ok() && !destroyed.ok()) return destroyed;
+  return shardings;
 }
 
 }  // namespace stablert::host

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,16 @@ class LoadedExecutable {
 
   // PJRT_Executable_Serialize's bytes.
   StatusOr<std::string> Serialize() const;
+
+  // How the compiled executable lays each output out over its partitions: one serialized
+  // xla.OpSharding per output, as the plugin's compiler decided (a host must not guess: a
+  // result the program leaves unannotated is placed by the compiler's own propagation).
+  // Read from the plugin's Shardings extension (PJRT 0.91 on) when it answers for every
+  // output, else from PJRT_Executable_OptimizedProgram's HloModuleProto
+  // (spmd_output_sharding: a TUPLE sharding with one entry per output, or the single
+  // output's). nullopt when the plugin offers neither or its program states no output
+  // sharding (an unpartitioned program); errors name the PJRT function or the malformed proto.
+  StatusOr<std::optional<std::vector<std::string>>> OutputShardings() const;
 
  private:
   LoadedExecutable(std::shared_ptr<Client> client, PJRT_LoadedExecutable* executable)

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/proto_wire.h"
 #include "host/buffer.h"
 #include "host/client.h"
 #include "host/executable.h"
@@ -177,6 +178,46 @@ TEST(HostExecutable, CompilesRunsAndReadsBackWithBuffersOutlivingTheirHandles) {
 
 // An array of no elements needs no host data (an empty std::vector's data() is null), and
 // reads back as no bytes; an array with elements still needs its data.
+TEST(HostExecutable, OutputShardingsAreTheCompilersForAnUnannotatedResult) {
+  std::shared_ptr<const Plugin> plugin = LoadOrDie();
+  ASSERT_NE(plugin, nullptr);
+  ClientOptions options;
+  options.create_options = {{"cpu_device_count", int64_t{2}}};
+  StatusOr<std::shared_ptr<Client>> client = Client::Create(plugin, options);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  // x split by rows over 2 partitions; the result carries no sharding of its own.
+  const std::string text =
+      "module @m attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {\n"
+      "  sdy.mesh @mesh = <[\"d\"=2]>\n"
+      "  func.func public @main(%x: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{\"d\"}, {}]>}) -> "
+      "tensor<4x2xf32> {\n"
+      "    %0 = stablehlo.add %x, %x : tensor<4x2xf32>\n"
+      "    return %0 : tensor<4x2xf32>\n  }\n}\n";
+  CompileOptions compile;
+  compile.num_partitions = 2;
+  compile.use_shardy_partitioner = true;
+  StatusOr<std::shared_ptr<LoadedExecutable>> executable = LoadedExecutable::Compile(*client, Program{text}, compile);
+  ASSERT_TRUE(executable.ok()) << executable.status().ToString();
+  StatusOr<std::optional<std::vector<std::string>>> shardings = (*executable)->OutputShardings();
+  ASSERT_TRUE(shardings.ok()) << shardings.status().ToString();
+  ASSERT_TRUE(shardings->has_value());
+  ASSERT_EQ((*shardings)->size(), 1u);
+  // xla.OpSharding: type OTHER (3), tiles [2, 1] (rows split in two).
+  proto::WireReader reader((**shardings)[0]);
+  uint64_t type = 0;
+  std::vector<int64_t> tiles;
+  while (!reader.done()) {
+    StatusOr<proto::Field> field = reader.Next();
+    ASSERT_TRUE(field.ok()) << field.status().ToString();
+    if (field->number == 1) type = field->varint;
+    if (field->number == 3) {
+      ASSERT_TRUE(proto::WireReader::AppendPackedVarints(*field, &tiles).ok());
+    }
+  }
+  EXPECT_EQ(type, 3u);
+  EXPECT_EQ(tiles, (std::vector<int64_t>{2, 1}));
+}
+
 TEST(HostBuffer, ZeroElementArraysNeedNoHostData) {
   std::shared_ptr<const Plugin> plugin = LoadOrDie();
   ASSERT_NE(plugin, nullptr);

@@ -12,6 +12,15 @@ std::string Location::ToString() const {
   return out;
 }
 
+void Location::FillFrom(const Location& other) {
+  if (name.empty()) name = other.name;
+  if (file.empty()) {
+    file = other.file;
+    line = other.line;
+    column = other.column;
+  }
+}
+
 const Function* Module::FindFunction(std::string_view name) const {
   for (const Function& f : functions)
     if (f.name == name) return &f;

@@ -30,6 +30,9 @@ struct Location {
   std::string name;
   // "name at file:line:column", or "unknown location".
   std::string ToString() const;
+  // Takes what this location lacks from `other` (a callee's caller, a fused location's
+  // later parts): the name, and the file position as a whole.
+  void FillFrom(const Location& other);
 };
 
 using LocationId = uint32_t;  // index into Module::locations; 0 = unknown

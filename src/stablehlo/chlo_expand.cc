@@ -1,6 +1,8 @@
 // CHLO -> StableHLO expansions (chlo_expand.h). The algorithms, coefficients and special
 // cases are those of MLIR's chlo-legalize-to-stablehlo (ChloLegalizeToStablehlo.cpp and
-// ChloDecompositionPatterns*.td in openxla/stablehlo), which JAX's CPU backend runs.
+// ChloDecompositionPatterns*.td in openxla/stablehlo), which JAX's CPU backend runs; the
+// complex inverse trigonometric and hyperbolic functions use Kahan's formulas instead (same
+// branch cuts and signed zeros, within a few ulps of them).
 #include "stablehlo/chlo_expand.h"
 
 #include <cmath>
@@ -152,6 +154,17 @@ class Builder {
     }
     ir::Attribute::Elements elements = data;
     return Emit(OpCode::kConstant, {}, type, {{"value", ir::Attribute(elements)}});
+  }
+  // The smallest positive normal value of `like`'s element type.
+  double Smallest(ValueId like) const {
+    switch (TypeOf(like).dtype) {
+      case DType::kF64:
+        return std::numeric_limits<double>::min();
+      case DType::kF16:
+        return 6.103515625e-05;
+      default:  // f32, bf16
+        return std::numeric_limits<float>::min();
+    }
   }
   double Largest(ValueId like) const {
     switch (TypeOf(like).dtype) {
@@ -528,6 +541,196 @@ ValueId Atanh(Builder& b, ValueId x) {
   ValueId outside = b.Compare(b.Abs(x), b.Constant(1.0, x), kGT);
   ValueId value = b.Mul(b.Sub(b.Log1p(x), b.Log1p(b.Neg(x))), b.Constant(0.5, x));
   return b.Select(outside, b.Constant(std::numeric_limits<double>::quiet_NaN(), x), value);
+}
+
+//===--- complex asin, acos, asinh, acosh, atan, atanh ------------------------------===//
+
+// Kahan's formulas ("Branch cuts for complex elementary functions", 1987), on the real and
+// imaginary parts: no cancellation near 0, +-1 or the branch cuts, the branch cuts where
+// C99 and numpy put them, and zeros on the cuts read as XLA's CPU backend reads them. Where
+// the products would overflow, the asymptotic forms (exact to the last bit there) take over.
+// The square roots are StableHLO's complex sqrt. Within a few ulps of XLA's results over
+// the whole finite plane (tests/jax/test_mlir_text.py), except that near z = +-1 with a
+// tiny y, where XLA's squares underflow to an infinite atanh, these stay finite and exact.
+struct Parts {
+  ValueId re, im;
+};
+
+ir::Type PartType(const ir::Type& complex) {
+  return ir::Type::Tensor(complex.dtype == DType::kC64 ? DType::kF32 : DType::kF64, complex.dims);
+}
+
+Parts Split(Builder& b, ValueId z) {
+  const ir::Type part = PartType(b.TypeOf(z));
+  return {b.Emit(OpCode::kReal, {z}, part), b.Emit(OpCode::kImag, {z}, part)};
+}
+
+ValueId Join(Builder& b, Parts z, const ir::Type& complex) { return b.Emit(OpCode::kComplex, {z.re, z.im}, complex); }
+
+// The principal square root: its real part is never negative (a polar-form sqrt can round it
+// below zero on the negative real axis, which would flip signs downstream).
+Parts ComplexSqrt(Builder& b, Parts z, const ir::Type& complex) {
+  Parts root = Split(b, b.Sqrt(Join(b, z, complex)));
+  return {b.Abs(root.re), root.im};
+}
+
+// XLA's CPU backend takes a zero imaginary part on the real axis's cuts (a zero real part on
+// the imaginary axis's) as +0 for asin, acos, asinh and acosh: x + 0 and y + 0 drop the sign.
+Parts DropZeroSigns(Builder& b, Parts z) {
+  ValueId zero = b.Constant(0.0, z.re);
+  return {b.Add(z.re, zero), b.Add(z.im, zero)};
+}
+
+// log 2 + log|z| (what asinh(|z|) tends to), with |z| scaled by max(|x|, |y|); and whether
+// max(|x|, |y|) is beyond sqrt(max), where Kahan's products would overflow and log(2|z|) is
+// exact to the last bit.
+std::pair<ValueId, ValueId> LogTwiceAbs(Builder& b, Parts z) {
+  ValueId ax = b.Abs(z.re), ay = b.Abs(z.im);
+  ValueId m = b.Bin(OpCode::kMaximum, ax, ay);
+  ValueId r = b.Div(b.Bin(OpCode::kMinimum, ax, ay), m);
+  ValueId log = b.Add(b.Add(b.Log(b.Constant(2.0, z.re)), b.Log(m)),
+                      b.Mul(b.Constant(0.5, z.re), b.Log1p(b.Mul(r, r))));
+  ValueId large = b.Compare(m, b.Sqrt(b.Constant(b.Largest(z.re), z.re)), kGT);
+  return {log, large};
+}
+
+// +-v with the sign of y (+ for y = 0).
+ValueId WithSignOf(Builder& b, ValueId y, ValueId v) {
+  return b.Select(b.Compare(y, b.Constant(0.0, y), kLT), b.Neg(v), v);
+}
+
+// asin(z) = atan(x / Re(s1 s2)) + i asinh(Im(conj(s1) s2)), s1 = sqrt(1 - z), s2 = sqrt(1 + z).
+Parts ComplexAsin(Builder& b, Parts z, const ir::Type& complex) {
+  z = DropZeroSigns(b, z);
+  ValueId one = b.Constant(1.0, z.re);
+  Parts s1 = ComplexSqrt(b, {b.Sub(one, z.re), b.Neg(z.im)}, complex);
+  Parts s2 = ComplexSqrt(b, {b.Add(one, z.re), z.im}, complex);
+  ValueId re = b.Bin(OpCode::kAtan2, z.re, b.Sub(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im)));
+  auto [log, large] = LogTwiceAbs(b, z);
+  ValueId im = Asinh(b, b.Sub(b.Mul(s1.re, s2.im), b.Mul(s1.im, s2.re)));
+  return {re, b.Select(large, WithSignOf(b, z.im, log), im)};
+}
+
+// acos(z) = 2 atan(Re(s1) / Re(s2)) + i asinh(Im(conj(s2) s1)), s1, s2 as for asin.
+Parts ComplexAcos(Builder& b, Parts z, const ir::Type& complex) {
+  z = DropZeroSigns(b, z);
+  ValueId one = b.Constant(1.0, z.re);
+  Parts s1 = ComplexSqrt(b, {b.Sub(one, z.re), b.Neg(z.im)}, complex);
+  Parts s2 = ComplexSqrt(b, {b.Add(one, z.re), z.im}, complex);
+  ValueId half = b.Bin(OpCode::kAtan2, s1.re, s2.re);
+  auto [log, large] = LogTwiceAbs(b, z);
+  ValueId im = Asinh(b, b.Sub(b.Mul(s2.re, s1.im), b.Mul(s2.im, s1.re)));
+  return {b.Add(half, half), b.Select(large, b.Neg(WithSignOf(b, z.im, log)), im)};
+}
+
+// acosh(z) = asinh(Re(conj(s1) s2)) + 2i atan(Im(s1) / Re(s2)), s1 = sqrt(z - 1), s2 = sqrt(z + 1).
+Parts ComplexAcosh(Builder& b, Parts z, const ir::Type& complex) {
+  z = DropZeroSigns(b, z);
+  ValueId one = b.Constant(1.0, z.re);
+  Parts s1 = ComplexSqrt(b, {b.Sub(z.re, one), z.im}, complex);
+  Parts s2 = ComplexSqrt(b, {b.Add(z.re, one), z.im}, complex);
+  ValueId half = b.Bin(OpCode::kAtan2, s1.im, s2.re);
+  auto [log, large] = LogTwiceAbs(b, z);
+  ValueId re = Asinh(b, b.Add(b.Mul(s1.re, s2.re), b.Mul(s1.im, s2.im)));
+  return {b.Select(large, log, re), b.Add(half, half)};
+}
+
+// atanh(z) = sign(x) log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4 + i atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2,
+// computed on |x| (no cancellation near x = -1), with the sign of a zero y kept (as XLA's CPU
+// backend does). Beyond 2^48 (f32) / 2^106 (f64), where XLA switches too and the next term
+// is below the last bit: Re = |x| / (x^2 + y^2) and Im = +-atan2(2|y|, 1 - x^2 - y^2) / 2
+// (+ for y = 0), both arguments scaled by 1 / max(|x|, |y|).
+Parts ComplexAtanh(Builder& b, Parts z, const ir::Type& complex) {
+  ValueId x = z.re, y = z.im;
+  ValueId ax = b.Abs(x), ay = b.Abs(y);
+  ValueId one = b.Constant(1.0, x), two = b.Constant(2.0, x), quarter = b.Constant(0.25, x), half = b.Constant(0.5, x);
+  ValueId m = b.Bin(OpCode::kMaximum, ax, ay);
+  const double threshold = b.TypeOf(x).dtype == DType::kF64 ? 0x1p106 : 0x1p48;
+  ValueId large = b.Compare(m, b.Constant(threshold, x), kGT);
+  // Small and moderate |z|.
+  ValueId omx = b.Sub(one, ax);
+  ValueId y2 = b.Mul(y, y);
+  ValueId d = b.Add(b.Mul(omx, omx), y2);
+  ValueId re_small = b.Mul(quarter, b.Log1p(b.Div(b.Mul(b.Constant(4.0, x), ax), d)));
+  // Near +-1 the squares can underflow (d below the smallest normal): there
+  // Re = (log(1 + |x|) - log(hypot(1 - |x|, y))) / 2, the hypot scaled.
+  ValueId h_max = b.Bin(OpCode::kMaximum, b.Abs(omx), ay), h_min = b.Bin(OpCode::kMinimum, b.Abs(omx), ay);
+  ValueId ratio = b.Div(h_min, h_max);
+  ValueId hypot = b.Mul(h_max, b.Sqrt(b.Add(one, b.Mul(ratio, ratio))));
+  ValueId re_tiny = b.Mul(half, b.Sub(b.Log(b.Add(one, ax)), b.Log(hypot)));
+  ValueId underflow = b.And(b.Compare(d, b.Constant(b.Smallest(x), x), kLT), b.Compare(h_max, b.Constant(0.0, x), kGT));
+  re_small = b.Select(underflow, re_tiny, re_small);
+  ValueId im_small = b.Bin(OpCode::kAtan2, b.Mul(two, y), b.Sub(b.Mul(omx, b.Add(one, ax)), y2));
+  // Large |z| (m >= 1 here, so the scaled parts are at most 1).
+  ValueId sx = b.Div(ax, m), sy = b.Div(y, m);
+  ValueId n = b.Add(b.Mul(sx, sx), b.Mul(sy, sy));
+  ValueId re_large = b.Div(b.Div(sx, m), n);
+  ValueId im_large = WithSignOf(b, y, b.Bin(OpCode::kAtan2, b.Mul(two, b.Div(ay, m)), b.Neg(b.Mul(m, n))));
+  ValueId re = b.Mul(b.Select(large, re_large, re_small), b.Un(OpCode::kSign, x));
+  return {re, b.Mul(half, b.Select(large, im_large, im_small))};
+}
+
+// The odd functions of iz: asinh(z) = -i asin(iz), atan(z) = -i atanh(iz).
+Parts TimesI(Builder& b, Parts z) { return {b.Neg(z.im), z.re}; }
+Parts TimesMinusI(Parts z, Builder& b) { return {z.im, b.Neg(z.re)}; }
+
+// The complex expansion of `name` (one of the six), or nullopt.
+std::optional<ValueId> ComplexInverseTrig(Builder& b, std::string_view name, ValueId operand) {
+  const ir::Type complex = b.TypeOf(operand);
+  Parts z = Split(b, operand);
+  Parts r;
+  if (name == "chlo.asin") {
+    r = ComplexAsin(b, z, complex);
+  } else if (name == "chlo.acos") {
+    r = ComplexAcos(b, z, complex);
+  } else if (name == "chlo.acosh") {
+    r = ComplexAcosh(b, z, complex);
+  } else if (name == "chlo.atanh") {
+    r = ComplexAtanh(b, z, complex);
+  } else if (name == "chlo.asinh") {
+    r = TimesMinusI(ComplexAsin(b, TimesI(b, z), complex), b);
+  } else if (name == "chlo.atan") {
+    r = TimesMinusI(ComplexAtanh(b, TimesI(b, z), complex), b);
+  } else {
+    return std::nullopt;
+  }
+  return Join(b, r, complex);
+}
+
+//===--- mulhi ---------------------------------------------------------------------===//
+
+// The high half of the double-width product of two N-bit integers. Below 64 bits: widen,
+// multiply, shift right by N (arithmetic for signed types), narrow. 64 bits: the unsigned
+// product from four 32-bit partial products with their carries, then for signed types
+// hi(x y) = hi_unsigned(x, y) - (x < 0 ? y : 0) - (y < 0 ? x : 0).
+ValueId Mulhi(Builder& b, ValueId x, ValueId y) {
+  const ir::Type type = b.TypeOf(x);
+  const bool is_signed = DTypeKindOf(type.dtype) == DTypeKind::kSigned;
+  const int bits = DTypeByteSize(type.dtype) * 8;
+  auto constant = [&](int64_t value, ValueId like) { return b.ConstantOfInt(value, b.TypeOf(like)); };
+  if (bits < 64) {
+    static constexpr DType kSignedWide[] = {DType::kS16, DType::kS32, DType::kS64};
+    static constexpr DType kUnsignedWide[] = {DType::kU16, DType::kU32, DType::kU64};
+    const int index = bits == 8 ? 0 : bits == 16 ? 1 : 2;
+    const DType wide = is_signed ? kSignedWide[index] : kUnsignedWide[index];
+    ValueId product = b.Mul(b.Convert(x, wide), b.Convert(y, wide));
+    ValueId high = b.Bin(is_signed ? OpCode::kShiftRightArithmetic : OpCode::kShiftRightLogical, product,
+                         constant(bits, product));
+    return b.Convert(high, type.dtype);
+  }
+  ValueId ux = is_signed ? b.Convert(x, DType::kU64) : x, uy = is_signed ? b.Convert(y, DType::kU64) : y;
+  ValueId mask = constant(0xFFFFFFFF, ux), shift = constant(32, ux);
+  auto low = [&](ValueId v) { return b.And(v, mask); };
+  auto high = [&](ValueId v) { return b.Bin(OpCode::kShiftRightLogical, v, shift); };
+  ValueId x_lo = low(ux), x_hi = high(ux), y_lo = low(uy), y_hi = high(uy);
+  ValueId lo_lo = b.Mul(x_lo, y_lo), lo_hi = b.Mul(x_lo, y_hi), hi_lo = b.Mul(x_hi, y_lo), hi_hi = b.Mul(x_hi, y_hi);
+  ValueId cross = b.Add(b.Add(low(lo_hi), low(hi_lo)), high(lo_lo));
+  ValueId result = b.Add(hi_hi, b.Add(high(lo_hi), b.Add(high(hi_lo), high(cross))));
+  if (!is_signed) return result;
+  result = b.Convert(result, type.dtype);
+  ValueId x_sign = b.Bin(OpCode::kShiftRightArithmetic, x, constant(63, x));  // -1 or 0
+  ValueId y_sign = b.Bin(OpCode::kShiftRightArithmetic, y, constant(63, y));
+  return b.Add(result, b.Add(b.Mul(x_sign, y), b.Mul(y_sign, x)));
 }
 
 //===--- bessel_i1e (Cephes, Chebyshev series) ------------------------------------===//
@@ -1022,6 +1225,12 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     ValueId indices = b.Emit(OpCode::kSlice, {sorted[1]}, ir::Type::Tensor(index, out_dims), slice);
     return std::vector<ValueId>{values, indices};
   }
+  if (name == "chlo.mulhi") {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
+    if (!IsInteger(dtype)) return Unsupported(op, in);
+    if (!(b.TypeOf(op.operands[1]) == in)) return InvalidArgument("chlo.mulhi expects operands of one type");
+    return std::vector<ValueId>{Mulhi(b, op.operands[0], op.operands[1])};
+  }
   if (name == "chlo.next_after") {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 2, 1));
     if (dtype != DType::kF32 && dtype != DType::kF64 && !IsF16Like(dtype))
@@ -1051,6 +1260,11 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     if (IsF16Like(dtype))
       return std::vector<ValueId>{b.Convert(BesselI1eF32(b, b.Convert(x, DType::kF32)), dtype)};
     return Unsupported(op, in);
+  }
+  if (IsComplex(dtype) && (name == "chlo.asin" || name == "chlo.acos" || name == "chlo.atan" ||
+                            name == "chlo.asinh" || name == "chlo.acosh" || name == "chlo.atanh")) {
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    return std::vector<ValueId>{*ComplexInverseTrig(b, name, op.operands[0])};
   }
   if (IsComplex(dtype) && (name == "chlo.sinh" || name == "chlo.cosh")) {
     // Complex operands: the exp form throughout, in the operand's type.

@@ -4,7 +4,9 @@
 // that portable serialization would decompose. The text reader expands each one, as it is
 // read, into the StableHLO ops MLIR's chlo-legalize-to-stablehlo produces for it (same
 // algorithms, coefficients and special cases), so a program gives the same numbers whether
-// it arrives as text or as a portable artifact. CHLO is not an IR dialect: ir/ops.def holds
+// it arrives as text or as a portable artifact. The complex asin, acos, atan, asinh,
+// acosh and atanh are Kahan's formulas (the same branch cuts and signed zeros; a few ulps from
+// MLIR's expansions). CHLO is not an IR dialect: ir/ops.def holds
 // no CHLO row.
 //
 // Failure: Unimplemented naming the op (and element type) for CHLO ops or element types

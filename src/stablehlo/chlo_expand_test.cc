@@ -128,6 +128,31 @@ TEST(ChloExpand, ExpansionCarriesTheOpLocation) {
   EXPECT_EQ(Count(*printed, "f.py"), 2u) << *printed;  // the constant and the compare
 }
 
+TEST(ChloExpand, ComplexInverseTrigonometricOpsExpandAndVerify) {
+  for (const char* op : {"asin", "acos", "atan", "asinh", "acosh", "atanh", "sinh", "cosh"}) {
+    for (const char* t : {"complex<f32>", "complex<f64>"}) {
+      const std::string type = std::string("tensor<3x") + t + ">";
+      StatusOr<std::string> printed =
+          Printed(Module("%x: " + type, type,
+                         "    %0 = chlo." + std::string(op) + " %x : " + type + " -> " + type +
+                             "\n    return %0 : " + type));
+      ASSERT_TRUE(printed.ok()) << op << " " << t << ": " << printed.status().ToString();
+      EXPECT_EQ(printed->find("chlo."), std::string::npos) << *printed;
+    }
+  }
+}
+
+TEST(ChloExpand, MulhiVerifiesForEachIntegerType) {
+  for (const char* t : {"i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"}) {
+    const std::string type = std::string("tensor<3x") + t + ">";
+    StatusOr<std::string> printed = Printed(Module("%x: " + type + ", %y: " + type, type,
+                                                   "    %0 = chlo.mulhi %x, %y : " + type + ", " + type + " -> " +
+                                                       type + "\n    return %0 : " + type));
+    ASSERT_TRUE(printed.ok()) << t << ": " << printed.status().ToString();
+    EXPECT_EQ(printed->find("chlo."), std::string::npos) << *printed;
+  }
+}
+
 TEST(ChloExpand, ErrorsNameTheOpAndPosition) {
   struct Case {
     std::string text, error;
@@ -140,9 +165,9 @@ TEST(ChloExpand, ErrorsNameTheOpAndPosition) {
       {Module("%x: tensor<4xi32>", "tensor<4xi32>",
               "    %0 = chlo.erf %x : tensor<4xi32> -> tensor<4xi32>"),
        "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.erf' on tensor<4xi32> is not supported"},
-      {Module("%x: tensor<4xi32>", "tensor<4xi32>",
-              "    %0 = chlo.mulhi %x, %x : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>"),
-       "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.mulhi' is not supported"},
+      {Module("%x: tensor<4xf32>", "tensor<4xf32>",
+              "    %0 = chlo.mulhi %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>"),
+       "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.mulhi' on tensor<4xf32> is not supported"},
       {Module("%x: tensor<4xf32>", "tensor<4xi1>",
               "    %0 = chlo.broadcast_compare %x, %x : (tensor<4xf32>, tensor<4xf32>) -> "
               "tensor<4xi1>"),

@@ -275,20 +275,6 @@ StatusOr<ir::Location> EntryDecoder::Location(uint32_t index) {
   return *loc;
 }
 
-namespace {
-
-// Fills what `out` lacks from `other`: the name, and the file position as a whole.
-void FillLocation(ir::Location* out, const ir::Location& other) {
-  if (out->name.empty()) out->name = other.name;
-  if (out->file.empty()) {
-    out->file = other.file;
-    out->line = other.line;
-    out->column = other.column;
-  }
-}
-
-}  // namespace
-
 StatusOr<const ir::Location*> EntryDecoder::DecodeLocation(uint32_t index) {
   if (index >= file_.attributes.size()) {
     return InvalidArgument("malformed bytecode: location attribute #" + std::to_string(index) +
@@ -342,7 +328,7 @@ StatusOr<ir::Location> EntryDecoder::DecodeLocationEntry(uint32_t index) {
       STABLERT_ASSIGN_OR_RETURN(const ir::Location* callee, DecodeLocation(a));
       out = *callee;
       STABLERT_ASSIGN_OR_RETURN(const ir::Location* caller, DecodeLocation(b));
-      FillLocation(&out, *caller);
+      out.FillFrom(*caller);
       break;
     }
     case kFileLineColLoc:
@@ -369,7 +355,7 @@ StatusOr<ir::Location> EntryDecoder::DecodeLocationEntry(uint32_t index) {
       for (uint64_t i = 0; i < count; ++i) {
         STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "fused location"));
         STABLERT_ASSIGN_OR_RETURN(const ir::Location* part, DecodeLocation(a));
-        FillLocation(&out, *part);
+        out.FillFrom(*part);
       }
       if (code == kFusedLocWithMetadata) {
         STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &a, "fused location metadata"));
@@ -381,7 +367,7 @@ StatusOr<ir::Location> EntryDecoder::DecodeLocationEntry(uint32_t index) {
       STABLERT_RETURN_IF_ERROR(ReadAttrIndex(c, &b, "name location child"));
       STABLERT_ASSIGN_OR_RETURN(out.name, String(a));
       STABLERT_ASSIGN_OR_RETURN(const ir::Location* child, DecodeLocation(b));
-      FillLocation(&out, *child);
+      out.FillFrom(*child);
       break;
     }
     case kUnknownLoc:

@@ -1114,19 +1114,6 @@ Status Parser::ParseDictionary(ir::Attribute::Dictionary* dict) {
 
 //===--- Locations --------------------------------------------------------------------===//
 
-namespace {
-
-void FillLocation(ir::Location* out, const ir::Location& other) {
-  if (out->name.empty()) out->name = other.name;
-  if (out->file.empty()) {
-    out->file = other.file;
-    out->line = other.line;
-    out->column = other.column;
-  }
-}
-
-}  // namespace
-
 // A location expression (without `loc(`): unknown, "name"(child), "file":l:c,
 // callsite(a at b), fused[...], #alias.
 static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
@@ -1185,7 +1172,7 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
     if (p.Consume(TokenKind::kLParen)) {
       STABLERT_ASSIGN_OR_RETURN(ir::Location child, ParseLocationExpr(p));
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRParen, "')' after the child location"));
-      FillLocation(&out, child);
+      out.FillFrom(child);
     }
     return out;
   }
@@ -1196,7 +1183,7 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
     STABLERT_ASSIGN_OR_RETURN(ir::Location caller, ParseLocationExpr(p));
     STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRParen, "')' to end the call site"));
     out = std::move(callee);
-    FillLocation(&out, caller);
+    out.FillFrom(caller);
     return out;
   }
   if (p.ConsumeKeyword("fused")) {
@@ -1210,7 +1197,7 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
     if (!p.Consume(TokenKind::kRSquare)) {
       do {
         STABLERT_ASSIGN_OR_RETURN(ir::Location part, ParseLocationExpr(p));
-        FillLocation(&out, part);
+        out.FillFrom(part);
       } while (p.Consume(TokenKind::kComma));
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRSquare, "',' or ']' in the fused location"));
     }

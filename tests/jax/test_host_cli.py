@@ -6,9 +6,7 @@ XLA's own CPU plugin (xla-cpu-pjrt, PJRT 0.81, found by its name `cpu`), and by
 `stablert compare` on both; every output is checked against JAX's CPU backend in this
 process, with the tolerances JAX's tests use for f32 matrix products.
 """
-import os
 import pathlib
-import subprocess
 import sys
 
 import jax
@@ -17,24 +15,13 @@ import numpy as np
 import pytest
 
 import stablert
+from cli_runner import run_cli
 
 XLA_PLUGIN_DIR = pathlib.Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "xla_plugins" / "xla_cpu_pjrt"
 
 pytestmark = pytest.mark.skipif(
     not XLA_PLUGIN_DIR.is_dir(), reason="XLA's CPU plugin (pip package xla-cpu-pjrt, installed by setup.sh) is absent"
 )
-
-
-def cli() -> str:
-    """The CLI beside the plugin library under test (build/ in a checkout, else the package's)."""
-    library = pathlib.Path(stablert.library_path())
-    beside = library.parent / "stablert"
-    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else stablert.cli_path()
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
-    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=300, env=env)
 
 
 def f(x, w, b):
@@ -178,3 +165,47 @@ def test_mlir_text_is_passed_to_the_plugin_unchanged(exported, tmp_path):
 def test_every_command_has_help(command):
     result = run_cli(command, "--help")
     assert result.returncode == 0 and result.stdout.startswith(f"usage: stablert {command}"), result.stdout
+
+
+def scan_with_carry(xs):
+    """The corpus program sharding/jit_sharded_scan: neither result is annotated, so where the
+    8 devices' shards of the carry and of ys lie is the compiler's choice."""
+    return jax.lax.scan(lambda c, x: (c + x, c), jnp.zeros(4, jnp.float32), xs)
+
+
+@pytest.fixture(scope="module")
+def sharded_scan(tmp_path_factory):
+    """jit_sharded_scan for a {a: 2, b: 4} mesh, xs split by columns over b: the artifact's
+    bytecode, and its module as MLIR text."""
+    xs = np.arange(1, 25, dtype=np.float32).reshape(6, 4) * np.float32(0.37)
+    mesh = jax.sharding.AbstractMesh((2, 4), ("a", "b"))
+    columns = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(None, "b"))
+    exported = jax.export.export(jax.jit(scan_with_carry, in_shardings=(columns,)), platforms=["cpu"])(
+        jax.ShapeDtypeStruct(xs.shape, xs.dtype))
+    directory = tmp_path_factory.mktemp("sharded_scan")
+    (directory / "scan.mlirbc").write_bytes(exported.mlir_module_serialized)
+    (directory / "scan.mlir").write_text(exported.mlir_module())
+    cpu = jax.devices("cpu")[0]
+    expected = [np.asarray(e) for e in jax.jit(scan_with_carry)(jax.device_put(xs, cpu))]
+    return directory, _write_inputs(directory, (xs,)), expected
+
+
+@pytest.mark.parametrize("form", ["bytecode", "text"])
+@pytest.mark.parametrize("plugin", ["stablert", "cpu"])
+def test_sharded_scan_outputs_are_placed_by_the_executables_shardings(sharded_scan, tmp_path, plugin, form):
+    directory, inputs, expected = sharded_scan
+    program = directory / ("scan.mlirbc" if form == "bytecode" else "scan.mlir")
+    target = stablert.library_path() if plugin == "stablert" else plugin
+    result = run_cli("run", target, str(program), *inputs, "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "output 0: f32[4]" in result.stdout and "output 1: f32[6,4]" in result.stdout, result.stdout
+    for i, want in enumerate(expected):
+        np.testing.assert_allclose(np.load(tmp_path / f"output{i}.npy"), want, rtol=1e-6, atol=1e-6)
+
+
+def test_compare_sharded_scan_across_plugins(sharded_scan):
+    directory, inputs, _ = sharded_scan
+    for name in ("scan.mlirbc", "scan.mlir"):
+        result = run_cli("compare", stablert.library_path(), "cpu", str(directory / name), *inputs)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.endswith("outputs agree\n"), result.stdout

@@ -6,10 +6,6 @@ generic form) is written to a file and run by `stablert run` on the plugin under
 host library passes the text unchanged to PJRT_Client_Compile. Every output is checked
 against JAX's CPU backend in this process, with JAX's tolerances for f32.
 """
-import os
-import pathlib
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -19,17 +15,7 @@ import pytest
 from jax import lax
 
 import stablert
-
-
-def cli() -> str:
-    library = pathlib.Path(stablert.library_path())
-    beside = library.parent / "stablert"
-    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else stablert.cli_path()
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
-    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=300, env=env)
+from cli_runner import run_cli
 
 
 def mlp(x, w, b):
@@ -126,11 +112,15 @@ def test_malformed_and_chlo_text_are_clear_errors(inputs, tmp_path):
     result = run_cli("run", stablert.library_path(), str(tmp_path / "broken.mlir"), *args)
     assert result.returncode == 1
     assert "INVALID_ARGUMENT" in result.stderr and "use of undefined value '%missing_" in result.stderr, result.stderr
-    # CHLO ops without an expansion are named in the error.
+    # CHLO ops without an expansion are named in the error (JAX prints every CHLO op it emits
+    # in a form the reader expands; complex chlo.tan comes from other producers only).
     (tmp_path / "chlo.mlir").write_text(
-        jax.jit(lambda x, w, b: jnp.arcsin(x.astype(jnp.complex64)), keep_unused=True).lower(*values).as_text())
-    result = run_cli("run", stablert.library_path(), str(tmp_path / "chlo.mlir"), *args)
-    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "CHLO op 'chlo.asin' on tensor<32x64xcomplex<f32>>" in result.stderr, result.stderr
+        "module {\n  func.func @main(%x: tensor<32x64xcomplex<f32>>) -> tensor<32x64xcomplex<f32>> {\n"
+        "    %0 = chlo.tan %x : tensor<32x64xcomplex<f32>> -> tensor<32x64xcomplex<f32>>\n"
+        "    return %0 : tensor<32x64xcomplex<f32>>\n  }\n}\n")
+    np.save(tmp_path / "z.npy", np.zeros((32, 64), np.complex64))
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "chlo.mlir"), "--in", str(tmp_path / "z.npy"))
+    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "CHLO op 'chlo.tan' on tensor<32x64xcomplex<f32>>" in result.stderr, result.stderr
 
 
 # --- CHLO ops: `as_text()` keeps them; the reader expands them into StableHLO ops the way
@@ -294,6 +284,90 @@ def test_chlo_op_f64_matches_jax_cpu(tmp_path, name, cpu_device):
         np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
         finite = np.isfinite(want)
         np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-14)
+
+
+def complex_inverse_trig_inputs(dtype):
+    """Points across the plane: random ones, both sides of every branch cut (tiny and signed
+    zero imaginary parts beyond +-1 on the real axis, tiny real parts beyond +-i), around +-1
+    and +-i, and magnitudes up to the largest finite value of the part type."""
+    part = np.float32 if dtype == np.complex64 else np.float64
+    finfo = np.finfo(part)
+    rng = np.random.default_rng(7)
+    points = list(rng.standard_normal(256) * 3 + 1j * rng.standard_normal(256) * 3)
+    beyond = [1.0 + 1e-6, 1.5, 2.0, 10.0, 1e3, 1e6]
+    for a in beyond:
+        for tiny in (0.0, -0.0, 1e-30, -1e-30, 1e-7, -1e-7):
+            for sign in (1.0, -1.0):
+                points.append(complex(sign * a, tiny))
+                points.append(complex(tiny, sign * a))
+    near = [0.0, 1e-20, 1e-8, 1e-3, 0.5, 0.999, 1.0, 1.001, 2.0]
+    large = [1e10, 1e18, 1e30, float(finfo.max) / 4, float(finfo.max)]
+    if part == np.float64:
+        large += [1e100, 1e200]
+    for a in near + large:
+        for b in near + large:
+            for sa in (1.0, -1.0):
+                for sb in (1.0, -1.0):
+                    points.append(complex(sa * a, sb * b))
+    x = np.empty(len(points), dtype)
+    x.real = [p.real for p in points]
+    x.imag = [p.imag for p in points]
+    return x
+
+
+COMPLEX_INVERSE_TRIG = {"asin": jnp.arcsin, "acos": jnp.arccos, "atan": jnp.arctan, "asinh": jnp.arcsinh,
+                        "acosh": jnp.arccosh, "atanh": jnp.arctanh}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=["c64", "c128"])
+@pytest.mark.parametrize("name", sorted(COMPLEX_INVERSE_TRIG))
+def test_complex_inverse_trig_matches_jax_cpu(tmp_path, name, dtype, cpu_device):
+    fn = COMPLEX_INVERSE_TRIG[name]
+    x = complex_inverse_trig_inputs(dtype)
+    with jax.enable_x64(True):
+        text = jax.jit(fn).lower(x).as_text()
+        assert "chlo." + name in text, text
+        want = np.asarray(jax.jit(fn)(jax.device_put(x, cpu_device)))
+    (tmp_path / "program.mlir").write_text(text)
+    np.save(tmp_path / "x.npy", x)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), "--in", str(tmp_path / "x.npy"),
+                     "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    got = np.load(tmp_path / "output0.npy")
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    # JAX's tolerances for complex results, on the complex difference.
+    rtol = 1e-6 if dtype == np.complex64 else 1e-14
+    finite = np.isfinite(want)
+    assert np.isfinite(got[finite]).all(), x[finite & ~np.isfinite(got)]
+    np.testing.assert_allclose(got[finite], want[finite], rtol=rtol, atol=0)
+    # Where XLA overflows (atanh near +-1 with a tiny imaginary part: its squares underflow),
+    # the expansion must be the exact value (numpy in complex128).
+    overflow = ~finite
+    if overflow.any():
+        exact = getattr(np, "arc" + name[1:])(x[overflow].astype(np.complex128))
+        np.testing.assert_allclose(got[overflow], exact, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_mulhi_matches_jax_cpu(tmp_path, dtype, cpu_device):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    edges = np.array([info.min, info.max, 0, 1, info.max // 2 + 1, info.min // 2 - 1 if info.min else 2], dtype)
+    x = np.concatenate([edges.repeat(len(edges)), rng.integers(info.min, info.max, 4096, dtype, endpoint=True)])
+    y = np.concatenate([np.tile(edges, len(edges)), rng.integers(info.min, info.max, 4096, dtype, endpoint=True)])
+    with jax.enable_x64(True):
+        text = jax.jit(lax.mulhi).lower(x, y).as_text()
+        assert "chlo.mulhi" in text, text
+        want = np.asarray(jax.jit(lax.mulhi)(jax.device_put(x, cpu_device), jax.device_put(y, cpu_device)))
+    (tmp_path / "program.mlir").write_text(text)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), "--in", str(tmp_path / "x.npy"),
+                     "--in", str(tmp_path / "y.npy"), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    got = np.load(tmp_path / "output0.npy")
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
 
 
 # CHLO ops JAX itself does not print (other producers do): hand-written text, checked

@@ -9,6 +9,28 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Where each partition's shard of every output lies: what the executable reports, else the
+// program's own shardings.
+Status ReadResultLayouts(const ProgramFile& file, ProgramRun& run) {
+  run.result_layouts = file.result_layouts;
+  if (file.num_partitions == 1) return OkStatus();
+  StatusOr<std::optional<std::vector<std::string>>> shardings = run.executable->OutputShardings();
+  if (!shardings.ok()) return shardings.status().WithPrefix("reading the executable's output shardings");
+  if (!*shardings) return OkStatus();
+  if ((*shardings)->size() != file.results.size())
+    return Internal("the executable reports " + std::to_string((*shardings)->size()) + " output shardings for " +
+                    std::to_string(file.results.size()) + " results");
+  run.result_layouts.clear();
+  for (size_t i = 0; i < file.results.size(); ++i) {
+    STABLERT_ASSIGN_OR_RETURN(passes::ShardLayout layout,
+                              passes::LayoutFromOpSharding((**shardings)[i], file.results[i].dims, file.num_partitions,
+                                                           "output " + std::to_string(i)));
+    run.result_layouts.push_back(std::move(layout));
+  }
+  run.result_layouts_from_executable = true;
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<ProgramRun> Prepare(const std::string& plugin_name, const ProgramFile& file,
@@ -47,6 +69,7 @@ StatusOr<ProgramRun> Prepare(const std::string& plugin_name, const ProgramFile& 
   if (run.executable->devices().size() != static_cast<size_t>(devices))
     return Internal("the executable runs on " + std::to_string(run.executable->devices().size()) + " devices; " +
                     std::to_string(devices) + " were asked for");
+  STABLERT_RETURN_IF_ERROR(ReadResultLayouts(file, run));
   for (int d = 0; d < devices; ++d) {
     const host::Device& device = run.executable->devices()[static_cast<size_t>(d)];
     int partition = d % file.num_partitions;
@@ -103,11 +126,11 @@ StatusOr<std::vector<NamedOutput>> ReadBack(const ProgramRun& run, const host::E
       NamedOutput out;
       out.label = "output " + std::to_string(i) + (file.num_replicas > 1 ? " (replica " + std::to_string(r) + ")" : "");
       STABLERT_ASSIGN_OR_RETURN(host::Literal first, own[i].ToLiteral());
-      bool sharded = file.num_partitions > 1 && i < file.results.size() && first.dims != file.results[i].dims;
+      bool sharded = file.num_partitions > 1 && i < run.result_layouts.size();
       if (!sharded) {
         out.value = std::move(first);
       } else {
-        const passes::ShardLayout& layout = file.result_layouts.at(i);
+        const passes::ShardLayout& layout = run.result_layouts[i];
         out.value = host::Literal{first.type, file.results[i].dims, {}};
         STABLERT_ASSIGN_OR_RETURN(int64_t bytes, host::DenseBytes(first.type, file.results[i].dims));
         out.value.bytes.assign(static_cast<size_t>(bytes), 0);
@@ -117,7 +140,7 @@ StatusOr<std::vector<NamedOutput>> ReadBack(const ProgramRun& run, const host::E
             return Unimplemented(out.label + ": an unreduced (partial-sum) result");
           host::Literal shard;
           if (p == 0) {
-            shard = first;
+            shard = std::move(first);
           } else {
             STABLERT_ASSIGN_OR_RETURN(shard, result.outputs.at(first_device + static_cast<size_t>(p)).at(i).ToLiteral());
           }

@@ -2,7 +2,8 @@
 // conformance suite's differential tier do: load the plugin, create a client with enough
 // devices, compile for the program's replicas x partitions (devices 0..N-1 of the client,
 // replica-major), transfer each device's inputs (its shard of every global input), execute,
-// read the outputs back and reassemble global arrays — each step timed. Errors name the
+// read the outputs back and reassemble global arrays by the output shardings the compiled
+// executable reports — each step timed. Errors name the
 // plugin and the step.
 #pragma once
 
@@ -22,6 +23,11 @@ struct ProgramRun {
   std::shared_ptr<host::Client> client;
   std::shared_ptr<host::LoadedExecutable> executable;
   std::vector<std::vector<host::Buffer>> arguments;  // per device of the executable
+  // With several partitions: where each partition's shard of every output lies, as the
+  // compiled executable reports it (host::LoadedExecutable::OutputShardings); from the
+  // program's own annotations (file->result_layouts) only when the plugin reports none.
+  std::vector<passes::ShardLayout> result_layouts;
+  bool result_layouts_from_executable = false;
   double compile_ms = 0;
 };
 

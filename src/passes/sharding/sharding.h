@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/shape.h"
@@ -98,5 +99,14 @@ StatusOr<ShardLayout> LayoutShards(const TensorSharding& sharding, const Dims& g
 // executable): REPLICATED when every partition holds the whole array, else a tile
 // assignment over partition ids, with replication on a last tile dimension if needed.
 std::string SerializeOpSharding(const ShardLayout& layout, const Dims& global_dims);
+
+// The inverse, for a sharding a compiled executable reports (op_sharding.cc): where each of
+// `num_partitions` partitions' shard of an array of `global_dims` lies under the serialized
+// xla.OpSharding `serialized` (REPLICATED, MAXIMAL, or OTHER with an explicit or iota tile
+// assignment over partition ids, optionally replicated or unreduced on last tile
+// dimensions). Uneven tiles, MANUAL and TUPLE shardings are Unimplemented, a malformed
+// proto InvalidArgument, each naming `what`.
+StatusOr<ShardLayout> LayoutFromOpSharding(std::string_view serialized, const Dims& global_dims, int64_t num_partitions,
+                                           const std::string& what);
 
 }  // namespace stablert::passes

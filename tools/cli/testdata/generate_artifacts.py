@@ -2,7 +2,9 @@
 """Writes the jax.export artifacts tools/cli/cli_test.cc reads (Exported.serialize() bytes):
 single.jaxexport, one device; sharded.jaxexport, 2 devices, x split by rows (P('d', None)),
 w and b replicated, results split by rows. f(x, w, b) = (tanh(x @ w + b), sum(x, axis=1)),
-x f32[16,32], w f32[32,8], b f32[8].
+x f32[16,32], w f32[32,8], b f32[8]. sharded_scan.jaxexport: the corpus program
+sharding/jit_sharded_scan (a scan over xs f32[6,4] split by columns on a {a: 2, b: 4} mesh;
+neither result annotated, so the compiler places them), 8 devices.
 
 usage: generate_artifacts.py   (writes next to this script; run with the JAX in /work/main/.venv)
 """
@@ -31,6 +33,15 @@ def main():
     sharded = jax.jit(f, in_shardings=(rows, replicated, replicated),
                       out_shardings=(rows, NamedSharding(mesh, P("d"))))
     (here / "sharded.jaxexport").write_bytes(jax.export.export(sharded, platforms=["cpu"])(*args).serialize())
+    write_sharded_scan(here)
+
+
+def write_sharded_scan(here):
+    mesh = jax.sharding.AbstractMesh((2, 4), ("a", "b"))
+    scan = jax.jit(lambda xs: jax.lax.scan(lambda c, x: (c + x, c), jnp.zeros(4, jnp.float32), xs),
+                   in_shardings=(NamedSharding(mesh, P(None, "b")),))
+    exported = jax.export.export(scan, platforms=["cpu"])(jax.ShapeDtypeStruct((6, 4), np.float32))
+    (here / "sharded_scan.jaxexport").write_bytes(exported.serialize())
 
 
 if __name__ == "__main__":
