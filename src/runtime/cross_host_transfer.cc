@@ -99,7 +99,7 @@ StatusOr<std::unique_ptr<Buffer>> CrossHostTransfers::Receive(const char* functi
     StatusOr<std::vector<char>> message =
         transport->Receive(source_process, tag, std::chrono::steady_clock::now() + timeout);
     if (!message.ok()) {
-      std::string why = message.status().message();
+      std::string why(message.status().message());
       if (message.status().code() == StatusCode::kDeadlineExceeded)
         why = "process " + std::to_string(source_process) + " sent nothing within " +
               std::to_string(timeout.count() / 1000) + " s (STABLERT_COLLECTIVE_TIMEOUT_SECONDS sets the timeout)";
