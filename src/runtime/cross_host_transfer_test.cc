@@ -6,6 +6,7 @@
 #include <future>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace stablert::runtime {
