@@ -51,19 +51,26 @@ StatusOr<EventRef> CrossHostTransfers::Send(const char* function, const Buffer& 
   if (destination_process < 0 || destination_process >= transport_->size() ||
       destination_process == transport_->rank())
     return InvalidArgument(what + ": the destination is not another process of the job");
+  const collectives::Tag tag = TagOf(key, buffer.device()->id(), destination_id);
+  collectives::TcpTransport* transport = transport_;
+  // A buffer that cannot be sent: the receiver gets an empty message, which it reports as
+  // the source's failure, rather than waiting for bytes that will never come.
+  auto refuse = [&](Status error) -> StatusOr<EventRef> {
+    senders_.Submit([=] { transport->Send(destination_process, tag, nullptr, 0).IgnoreError(); });
+    return error;
+  };
   if (!buffer.layout().empty())
-    return Unimplemented(what + ": the buffer's layout is not row-major; only row-major buffers are sent");
-  STABLERT_ASSIGN_OR_RETURN(std::shared_ptr<BufferStorage> storage, buffer.storage(function));
+    return refuse(Unimplemented(what + ": the buffer's layout is not row-major; only row-major buffers are sent"));
+  StatusOr<std::shared_ptr<BufferStorage>> source = buffer.storage(function);
+  if (!source.ok()) return refuse(source.status().WithPrefix(what));
+  std::shared_ptr<BufferStorage> storage = *source;
   EventRef sent = Event::Create();
   buffer.AddUsage(sent);  // a donation of the source waits until its bytes are written
   auto header = std::make_shared<std::vector<uint64_t>>(Header(buffer.dtype(), buffer.dims(), storage->size()));
-  const collectives::Tag tag = TagOf(key, buffer.device()->id(), destination_id);
-  collectives::TcpTransport* transport = transport_;
   WorkQueue* senders = &senders_;
   buffer.ready_event()->OnReady([=](const Status& ready) {
     if (!ready.ok()) {
-      // The receiver must not wait for bytes that will never come: it gets an empty message,
-      // which it reports as the source's failure.
+      // As for a buffer that cannot be sent (above).
       sent->Set(ready.WithPrefix(what + ": the buffer failed")).IgnoreError();
       senders->Submit([=] { transport->Send(destination_process, tag, nullptr, 0).IgnoreError(); });
       return;

@@ -46,7 +46,9 @@ class CrossHostTransfers {
   CrossHostTransfers& operator=(const CrossHostTransfers&) = delete;
 
   // Sends `buffer` (on a device of this process) to device `destination` of process
-  // `destination_process`. `function` names the caller in errors.
+  // `destination_process`. `function` names the caller in errors. A buffer that cannot be
+  // sent (deleted, a layout other than row-major) is an error here, and the receiver is told
+  // (its buffer fails at once instead of waiting for the timeout).
   StatusOr<EventRef> Send(const char* function, const Buffer& buffer, int destination_id, int destination_process,
                           int64_t key);
   // A buffer of `dtype`/`dims` on `device` (of this process) that receives the bytes device
