@@ -102,7 +102,7 @@ def test_process_without_stablert_makes_the_others_fail_at_once():
 
 CROSS_HOST_CHECKS = ["single_device_numpy", "single_device_uncommitted", "single_device_float32_4MiB",
                      "device_put_to_device", "named_numpy", "named_uncommitted", "named_replicated",
-                     "rotated_batched", "compute_and_back", "mixed_local_and_remote", "all"]
+                     "batched", "compute_and_back", "mixed_local_and_remote", "all"]
 
 
 @pytest.mark.parametrize("processes,devices", [(2, 2), (4, 2)])

@@ -5,6 +5,7 @@ the numpy array it was made from (the exact values: a transfer copies bytes). Pr
 import os
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
@@ -73,20 +74,20 @@ z = jax.device_put(jax.device_put(x, src_s), dst_s)
 check_shards(z, x, jax.devices()[half:])
 print("OK named_replicated", flush=True)
 
-# Every process sends and receives: the job's devices rotated by one process, a 2-D mesh
-# sharding of bfloat16, and a batch of arrays of different types and sizes at once.
-devices = jax.devices()
-rotated = devices[per_process:] + devices[:per_process]
-xs = [rng.standard_normal((2 * len(devices), 8)).astype(jnp.bfloat16),
-      np.arange(len(devices) * 3 * 5, dtype=np.int8).reshape(len(devices) * 3, 5),
-      rng.standard_normal((len(devices), 256, 64)).astype(np.float32)]
-src_s = NamedSharding(mesh_of(devices), P("x"))
-dst_s = NamedSharding(mesh_of(rotated), P("x"))
-ys = [jax.make_array_from_callback(x.shape, src_s, lambda index, x=x: x[index]) for x in xs]
+# A batch of bfloat16, int8 and float32 arrays in one device_put, sharded over process src's
+# devices -> process dst's.
+src_devices = jax.local_devices(process_index=src_pid)
+dst_devices = jax.local_devices(process_index=dst_pid)
+xs = [rng.standard_normal((2 * per_process, 8)).astype(jnp.bfloat16),
+      np.arange(per_process * 3 * 5, dtype=np.int8).reshape(per_process * 3, 5),
+      rng.standard_normal((per_process, 256, 64)).astype(np.float32)]
+src_s = NamedSharding(mesh_of(src_devices), P("x"))
+dst_s = NamedSharding(mesh_of(dst_devices), P("x"))
+ys = [jax.make_array_from_callback(x.shape, src_s, lambda index, x=x: x[index], dtype=x.dtype) for x in xs]
 zs = jax.device_put(ys, dst_s)
 for x, z in zip(xs, zs):
-    check_shards(z, x, rotated)
-print("OK rotated_batched", flush=True)
+    check_shards(z, x, dst_devices)
+print("OK batched", flush=True)
 
 # A received array is usable at once: a jitted program on the destination devices reads it
 # (it waits for the bytes), and the result goes back to the source processes.
