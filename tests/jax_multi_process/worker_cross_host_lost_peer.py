@@ -9,6 +9,7 @@ import time
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import SingleDeviceSharding
 
 jax.distributed.initialize()
@@ -20,6 +21,8 @@ dst = jax.local_devices(process_index=0)[0]
 z = jax.device_put(jax.device_put(x, SingleDeviceSharding(src)), SingleDeviceSharding(dst))
 if jax.process_index() == 0:
     np.testing.assert_array_equal(np.asarray(z.addressable_data(0)), x)
+# Process 1's send is asynchronous: it must not exit before process 0 has the bytes.
+multihost_utils.sync_global_devices("first transfer")
 print("OK first transfer", flush=True)
 if jax.process_index() == 1:
     if sys.argv[1] == "hang":
