@@ -1,10 +1,12 @@
 // PJRT extensions: Shardings (the partitioning of a compiled executable's parameters and
 // outputs, which JAX reads to know the shardings of results it did not fix itself), then
 // FFI (capi/ffi_extension.h), then Custom_Partitioner (capi/custom_partitioner_extension.h),
+// then CrossHostTransfers (capi/cross_host_transfers_extension.h),
 // then Profiler (capi/profiler_extension.h),
 // then Layouts (capi/layouts_extension.h).
 #include "capi/extensions.h"
 
+#include "capi/cross_host_transfers_extension.h"
 #include "capi/custom_partitioner_extension.h"
 #include "capi/error.h"
 #include "capi/ffi_extension.h"
@@ -39,7 +41,7 @@ PJRT_Error* OutputShardings(PJRT_Shardings_PJRT_Executable_OutputShardings_Args*
 }
 
 PJRT_Shardings_Extension kShardings = {
-    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, FfiExtension(CustomPartitionerExtension(ProfilerExtension(LayoutsExtension())))},
+    {PJRT_Shardings_Extension_STRUCT_SIZE, PJRT_Extension_Type_Shardings, FfiExtension(CustomPartitionerExtension(CrossHostTransfersExtension(ProfilerExtension(LayoutsExtension()))))},
     &ParameterShardings,
     &OutputShardings,
 };

@@ -127,6 +127,8 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options, c
       return InvalidArgument("PJRT_Client_Create: the job has " + std::to_string(total) + " devices; at most " +
                              std::to_string(kMaxDevices * 16) + " are supported");
     STABLERT_RETURN_IF_ERROR(client->transport_->Connect(addresses, tokens, timeout).WithPrefix("PJRT_Client_Create"));
+    STABLERT_ASSIGN_OR_RETURN(std::chrono::milliseconds transfer_timeout, env::CollectiveTimeout());
+    client->cross_host_ = std::make_unique<CrossHostTransfers>(client->transport_.get(), transfer_timeout);
   }
   const char* kinds[] = {kDeviceMemoryKind, kPinnedHostMemoryKind, kUnpinnedHostMemoryKind};
   int memory_id = 0;

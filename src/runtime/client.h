@@ -23,6 +23,7 @@
 #include "collectives/communicator.h"
 #include "collectives/tcp_transport.h"
 #include "runtime/buffer.h"
+#include "runtime/cross_host_transfer.h"
 #include "runtime/device.h"
 #include "runtime/executable.h"
 #include "runtime/process_info.h"
@@ -123,6 +124,10 @@ class Client {
   // cross-process with a run id that is the same on every process for the n-th execution of
   // `program_key` (the executable's fingerprint and device assignment): frameworks launch
   // the same programs in the same order on every process. Call in launch order.
+  // Copies between this process's devices and other processes' (runtime/cross_host_transfer.h);
+  // null in a single-process job.
+  CrossHostTransfers* cross_host_transfers() const { return cross_host_.get(); }
+
   StatusOr<std::unique_ptr<collectives::Communicator>> NewCommunicator(const std::string& program_key,
                                                                        const std::vector<int64_t>& partition_devices,
                                                                        std::chrono::milliseconds timeout);
@@ -140,6 +145,8 @@ class Client {
   // devices, so their queues drain before it closes), and how many executions of each
   // program key were launched.
   std::unique_ptr<collectives::TcpTransport> transport_;
+  // Over transport_ (declared after it: its queued transfers finish before it closes).
+  std::unique_ptr<CrossHostTransfers> cross_host_;
   std::mutex runs_mutex_;
   std::map<std::string, uint64_t> runs_;
   std::vector<std::unique_ptr<Device>> device_storage_;

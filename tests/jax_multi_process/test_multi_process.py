@@ -98,3 +98,37 @@ def test_process_without_stablert_makes_the_others_fail_at_once():
     assert seconds < 10, (seconds, message)
     assert "process 1 of the job does not create a StableRT client (its JAX_PLATFORMS is 'cpu')" in message, message
     assert "[1] OK cpu only" in result.stdout, output[-6000:]
+
+
+CROSS_HOST_CHECKS = ["single_device_numpy", "single_device_uncommitted", "single_device_float32_4MiB",
+                     "device_put_to_device", "named_numpy", "named_uncommitted", "named_replicated",
+                     "batched", "compute_and_back", "mixed_local_and_remote", "all"]
+
+
+@pytest.mark.parametrize("processes,devices", [(2, 2), (4, 2)])
+def test_device_put_onto_another_processs_devices(processes, devices):
+    result = launch("worker_cross_host.py", processes, devices)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    for rank in range(processes):
+        for check in CROSS_HOST_CHECKS:
+            assert f"[{rank}] OK {check}\n" in result.stdout, (rank, check, output[-6000:])
+
+
+@pytest.mark.parametrize("mode,code", [("die", "UNAVAILABLE"), ("hang", "DEADLINE_EXCEEDED")])
+def test_lost_sender_fails_the_receiving_device_put_within_the_timeout(mode, code):
+    timeout = 6
+    start = time.monotonic()
+    result = launch("worker_cross_host_lost_peer.py", 2, 2, grace=3 * timeout, args=(mode,),
+                    extra_env={"STABLERT_COLLECTIVE_TIMEOUT_SECONDS": str(timeout)})
+    output = result.stdout + result.stderr
+    assert "[1] OK first transfer" in result.stdout and "[0] OK first transfer" in result.stdout, output[-6000:]
+    match = re.search(r"\[0\] FAILED_AS_EXPECTED ([0-9.]+) (.*)", result.stdout)
+    assert match, output[-6000:]
+    seconds, message = float(match.group(1)), match.group(2)
+    assert seconds <= timeout + 5, (seconds, message)
+    assert code in message, message
+    assert "CrossHostReceiveBuffers" in message and "process 1" in message, message
+    if mode == "hang":
+        assert "STABLERT_COLLECTIVE_TIMEOUT_SECONDS" in message, message
+    assert time.monotonic() - start < 120
