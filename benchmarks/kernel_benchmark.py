@@ -39,14 +39,14 @@ def _limits(path, dram_mb):
     return json.loads(out.stdout)
 
 
-def _time(fn, args, repeats):
+def _time(fn, args, repeats, clock=time.perf_counter):
     for _ in range(2):
         _block(fn(*args))
     times = []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = clock()
         _block(fn(*args))
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return min(times), statistics.median(times)
 
 
@@ -81,8 +81,8 @@ def _workloads(jnp, lax, ml_dtypes):
     bf = ml_dtypes.bfloat16
     items = []
 
-    def add(group, name, fn, *args):
-        items.append((group, name, fn, args))
+    def add(group, name, fn, *args, flops=None):
+        items.append((group, name, fn, args, flops))
 
     add("elementwise", "add 4M f32", lambda a, b: a + b, v, w)
     add("elementwise", "mul 16M f32", lambda a, b: a * b, vb, vb)
@@ -151,6 +151,19 @@ def _workloads(jnp, lax, ml_dtypes):
     add("sort", "sort 1M f32 keys + i32 values", lambda k, x: lax.sort((k, x), num_keys=1),
         s1m, np.arange(s1m.size, dtype=np.int32))
     add("sort", "sort rows 1000x1000 f32", lambda a: jnp.sort(a, axis=-1), normal(1000, 1000))
+    # Products: GFLOP/s against the FMA peak (2 flops per multiply-add); matrix-vector
+    # products are memory-bound, so their % DRAM column is the one to read.
+    for size in (256, 512, 1024, 2048):
+        add("dot", f"matmul {size}^3 f32", jnp.matmul, normal(size, size), normal(size, size),
+            flops=2 * size ** 3)
+    add("dot", "batched 512x32x32 f32", jnp.matmul, normal(512, 32, 32), normal(512, 32, 32),
+        flops=2 * 512 * 32 ** 3)
+    add("dot", "batched 64x128x128 f32", jnp.matmul, normal(64, 128, 128), normal(64, 128, 128),
+        flops=2 * 64 * 128 ** 3)
+    add("dot", "matrix-vector 1x4096 @ 4096x4096 f32", jnp.matmul, normal(1, 4096), m16,
+        flops=2 * 4096 * 4096)
+    add("dot", "matrix-vector 4096x4096 @ 4096 f32", jnp.matmul, m16, normal(4096),
+        flops=2 * 4096 * 4096)
     return items
 
 
@@ -162,12 +175,22 @@ def main():
     parser.add_argument("--limits", default="", help="path of the machine_limits program")
     parser.add_argument("--dram-mb", type=int, default=256)
     parser.add_argument("--no-xla", action="store_true", help="time StableRT only")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time calls by the process's CPU time (all threads, spinning workers included) "
+                             "instead of the wall clock: readable when other processes share the cores")
     args = parser.parse_args()
 
     library = os.environ.get("STABLERT_LIBRARY_PATH", "build/libstablert_pjrt.so")
     limits_path = args.limits or os.path.join(os.path.dirname(os.path.abspath(library)), "benchmarks", "machine_limits")
     limits = _limits(limits_path, args.dram_mb)
     dram = max(limits["dram_copy_all_gbs"], limits["dram_triad_all_gbs"])
+    # Zen 4 runs zmm FMAs at the ymm rate, Zen 5 at twice it: the peak is the better of both.
+    # With --cpu-time, a call's CPU time is rated against one core's peak by CPU time (the
+    # work a core does while it runs, whichever of the cores runs it).
+    if args.cpu_time:
+        fma = max(limits.get("fma_zmm_1t_cpu_gflops", 0), limits.get("fma_ymm_1t_cpu_gflops", 0))
+    else:
+        fma = max(limits.get("fma_zmm_all_gflops", 0), limits.get("fma_ymm_all_gflops", 0))
 
     import jax
     jax.config.update("jax_enable_x64", True)  # f64 operands stay f64 (index results are then s64)
@@ -181,16 +204,17 @@ def main():
     print("# machine limits: " + ", ".join(
         f"{k} {v}" for k, v in limits.items() if k not in ("stablert_isa",)))
     print(f"# DRAM bandwidth used for %: {dram:.1f} GB/s (best of copy/triad, all threads, "
-          f"{limits['dram_mb']} MB arrays)")
+          f"{limits['dram_mb']} MB arrays); FMA peak used for %: {fma:.1f} GFLOP/s (best of zmm/ymm, "
+          + ("one thread by CPU time); times are process CPU time per call" if args.cpu_time else "all threads)"))
     backends = ["stablert"] + ([] if args.no_xla else ["cpu"])
     header = ["group", "op", "MB moved", "StableRT best ms", "median", "GB/s", "% DRAM", "XLA best ms", "median",
-              "GB/s", "StableRT/XLA"]
+              "GB/s", "StableRT/XLA", "StableRT GFLOP/s", "% FMA peak"]
     if args.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
     else:
         print(("{:<15}{:<40}{:>9}" + "{:>12}" * (len(header) - 3)).format(*header))
-    for group, name, fn, fargs in _workloads(jnp, lax, ml_dtypes):
+    for group, name, fn, fargs, flops in _workloads(jnp, lax, ml_dtypes):
         if args.only and args.only not in group and args.only not in name:
             continue
         results = {}
@@ -213,7 +237,8 @@ def main():
                 # An iota's operand only gives its shape: it is not read.
                 moved = (0 if group == "copy" and name.startswith("iota") else sum(_nbytes(a) for a in dargs))
                 moved += sum(_nbytes(o) for o in outs)
-            results[backend] = _time(jitted, dargs, args.repeats)
+            results[backend] = _time(jitted, dargs, args.repeats,
+                                     time.process_time if args.cpu_time else time.perf_counter)
         s, x = results.get("stablert"), results.get("cpu")
         cells = [group, name, f"{(moved or 0) / MB:.1f}"]
         for r in (s, x):
@@ -225,6 +250,11 @@ def main():
             if r is s:
                 cells.append(f"{100 * gbs / dram:.0f}%")
         cells.append(f"{s[0] / x[0]:.2f}" if s and x else "-")
+        if flops and s:
+            gflops = flops / s[0] / 1e9
+            cells += [f"{gflops:.1f}", f"{100 * gflops / fma:.0f}%"]
+        else:
+            cells += ["", ""]
         if args.markdown:
             print("| " + " | ".join(cells) + " |")
         else:
