@@ -32,11 +32,20 @@ level_files=(tests/jax/ops/test_elementwise.py tests/jax/ops/test_reduce.py test
 level_cases="not cumulative and not (test_shape and not transpose) and (dot_conv or fft or memory_bound"
 level_cases+=" or transpose or large_row_forms or float32 or float64 or float16 or bfloat16"
 level_cases+=" or (test_compare and (int32 or uint8)) or (test_convert and int32))"
+# The two levels run at once (tests/run_together.sh): each pytest process uses about one core.
+source tests/run_together.sh
+level_runs=()
 for level in sse4:sse4_2 avx2:avx2; do
   if grep -qw "${level#*:}" /proc/cpuinfo; then
-    STABLERT_ISA=${level%%:*} .venv/bin/python -m pytest -q -p no:cacheprovider "${level_files[@]}" -k "$level_cases"
+    level_runs+=("STABLERT_ISA=${level%%:*}" "STABLERT_ISA=${level%%:*} $(printf '%q ' .venv/bin/python -m pytest \
+      -q -p no:cacheprovider "${level_files[@]}" -k "$level_cases")")
   fi
 done
+if [ "${#level_runs[@]}" -eq 4 ]; then
+  run_together "${level_runs[@]}"
+elif [ "${#level_runs[@]}" -eq 2 ]; then
+  bash -c "${level_runs[1]}"
+fi
 # Multi-device tests run in their own session: device counts are fixed at backend creation.
 STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
 # Multi-process jobs (2x2 and 4x2 devices) started by `python -m stablert.launch`, a killed and a

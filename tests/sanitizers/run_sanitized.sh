@@ -63,27 +63,41 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsa
 # --capture=sys: pytest captures Python's streams only, so a sanitizer report written to file
 # descriptor 2 by a dying process reaches the log instead of pytest's capture file.
 preload="$($cxx -print-file-name=libasan.so) $($cxx -print-file-name=libstdc++.so)"
-run_ops() {  # run_ops ISA pytest-args...
+ops_command() {  # ops_command ISA [VAR=VALUE...] -- pytest-args...: one op-matrix run's command line
   local isa="$1"
   shift
-  phase "op matrix, STABLERT_ISA=$isa: $*"
-  LD_PRELOAD="$preload" \
-  ASAN_OPTIONS="$common:detect_leaks=0:suppressions=$supp/asan.supp" \
-  STABLERT_ISA="$isa" STABLERT_LIBRARY_PATH="$root/$build/libstablert_pjrt.so" \
-  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  local vars=()
+  while [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  printf '%q ' env LD_PRELOAD="$preload" ASAN_OPTIONS="$common:detect_leaks=0:suppressions=$supp/asan.supp" \
+    STABLERT_ISA="$isa" STABLERT_LIBRARY_PATH="$root/$build/libstablert_pjrt.so" \
+    PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "${vars[@]}" \
     "$python" -m pytest -q --capture=sys -p no:cacheprovider "$@"
 }
+# Each pytest process uses about one core (it compiles and compares one case at a time), so
+# two run at once (tests/run_together.sh): the best level's cases in two halves
+# (STABLERT_TEST_SHARD, tests/jax/conftest.py), then the two lower levels side by side.
+source "$root/tests/run_together.sh"
 # Every test file (so every kernel family), at the best level the CPU has, for one dtype per
 # element size and storage kind: 1 byte (uint8, bool, float8_e4m3fn), sub-byte (int4), 2 bytes
 # (bfloat16), 4 (float32, int32), 8 (float64), 16 (complex128), plus the large row forms. About
-# half of the matrix (874 of 1726 cases); the full matrix takes twice as long under ASan.
+# half of the matrix (1149 of 2174 cases); the full matrix takes twice as long under ASan.
 dtypes='float32 or float64 or -int32] or -uint8] or bool] or complex128 or bfloat16 or -int4] or e4m3fn] or large'
-run_ops best tests/jax/ops -k "$dtypes"
+phase "op matrix, STABLERT_ISA=best, two halves at once: tests/jax/ops -k $dtypes"
+run_together "best, first half" "$(ops_command best STABLERT_TEST_SHARD=0/2 -- tests/jax/ops -k "$dtypes")" \
+  "best, second half" "$(ops_command best STABLERT_TEST_SHARD=1/2 -- tests/jax/ops -k "$dtypes")"
 # The vector kernels (Highway: unary, binary, reductions, vqsort) at the lower levels.
+level_runs=()
 for level in avx2:avx2 sse4:sse4_2; do
   if grep -qw "${level#*:}" /proc/cpuinfo; then
-    run_ops "${level%%:*}" tests/jax/ops/test_elementwise.py tests/jax/ops/test_reduce.py \
-      tests/jax/ops/test_sort.py -k "float32 or float64"
+    level_runs+=("STABLERT_ISA=${level%%:*}" "$(ops_command "${level%%:*}" -- tests/jax/ops/test_elementwise.py \
+      tests/jax/ops/test_reduce.py tests/jax/ops/test_sort.py -k "float32 or float64")")
   fi
 done
+phase "op matrix at the lower levels, side by side: elementwise, reduce, sort (float32, float64)"
+if [ "${#level_runs[@]}" -eq 4 ]; then
+  run_together "${level_runs[@]}"
+elif [ "${#level_runs[@]}" -eq 2 ]; then
+  bash -c "${level_runs[1]}"
+fi
 phase "done"
