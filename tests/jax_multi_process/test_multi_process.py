@@ -26,18 +26,22 @@ def launch(script, processes, devices, timeout=240, grace=10, extra_env=None, ar
     return result
 
 
+def assert_every_rank_passed(result, processes, checks):
+    """The job exited 0 and every process printed '[rank] OK check' for every check."""
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    for rank in range(processes):
+        for check in checks:
+            assert f"[{rank}] OK {check}\n" in result.stdout, (rank, check, output[-6000:])
+
+
 CHECKS = ["devices", "psum", "all_gather", "ppermute", "psum_scatter", "all_to_all", "psum_4MiB", "pmax_pmin", "pmap_psum", "training_step",
           "process_allgather", "make_array_from_process_local_data", "program_on_other_processes_devices", "all"]
 
 
 @pytest.mark.parametrize("processes,devices", [(2, 2), (4, 2)])
 def test_collectives_training_and_multihost_utils(processes, devices):
-    result = launch("worker_collectives.py", processes, devices)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
-    for rank in range(processes):
-        for check in CHECKS:
-            assert f"[{rank}] OK {check}\n" in result.stdout, (rank, check, output[-6000:])
+    assert_every_rank_passed(launch("worker_collectives.py", processes, devices), processes, CHECKS)
 
 
 @pytest.mark.parametrize("mode,code", [("die", "UNAVAILABLE"), ("hang", "DEADLINE_EXCEEDED")])
@@ -107,12 +111,7 @@ CROSS_HOST_CHECKS = ["single_device_numpy", "single_device_uncommitted", "single
 
 @pytest.mark.parametrize("processes,devices", [(2, 2), (4, 2)])
 def test_device_put_onto_another_processs_devices(processes, devices):
-    result = launch("worker_cross_host.py", processes, devices)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
-    for rank in range(processes):
-        for check in CROSS_HOST_CHECKS:
-            assert f"[{rank}] OK {check}\n" in result.stdout, (rank, check, output[-6000:])
+    assert_every_rank_passed(launch("worker_cross_host.py", processes, devices), processes, CROSS_HOST_CHECKS)
 
 
 @pytest.mark.parametrize("mode,code", [("die", "UNAVAILABLE"), ("hang", "DEADLINE_EXCEEDED")])
