@@ -378,6 +378,25 @@ Status DotEpilogueKernel(const KernelContext& context, const KernelArgs& args) {
 
 }  // namespace
 
+namespace {
+
+// The workspace of "dot.f32" and "dot_epilogue.f32": the padded rhs copy of a product oneDNN
+// runs on its gemm:jit driver (onednn::PaddedRhsBytes), for the products PrepareDot gives
+// oneDNN; none for the others (matrix-vector, libxsmm's, the loops').
+int64_t DotWorkspace(const KernelArgs& args) {
+  const onednn::MatmulShape shape = onednn::DotShape(args);
+  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  if (shape.m <= 1 || shape.n <= 1 || macs < kMinOneDnnMacs || xsmm::IsSmallProduct(shape)) return 0;
+  return onednn::PaddedRhsBytes(shape);
+}
+int64_t DotEpilogueWorkspace(const KernelArgs& args) {
+  if (args.inputs.size() < 2) return 0;
+  return DotWorkspace(ProductArgs(args));
+}
+
+}  // namespace
+
 bool PreparedEpilogueByLibrary(const void* state) { return static_cast<const EpilogueState*>(state)->by_library; }
 
 DotPath PreparedDotPath(const void* state) {
@@ -396,6 +415,8 @@ Status RegisterDotKernels(KernelRegistry& r) {
       // read their operands.
       STABLERT_RETURN_IF_ERROR(r.Register<DotEpilogueParams>(KernelKey("dot_epilogue", {D}), &DotEpilogueKernel,
                                                              &PrepareDotEpilogue));
+      STABLERT_RETURN_IF_ERROR(r.DeclareWorkspace(KernelKey("dot", {D}), &DotWorkspace));
+      STABLERT_RETURN_IF_ERROR(r.DeclareWorkspace(KernelKey("dot_epilogue", {D}), &DotEpilogueWorkspace));
       return r.DeclareInPlace(KernelKey("dot", {D}), InPlace::kThirdInput);
     }
     if constexpr (D == DType::kBF16)

@@ -1,6 +1,8 @@
 #include "kernels/onednn_matmul.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -78,6 +80,8 @@ struct Tile {
 };
 
 struct MatmulState {
+  int64_t batch = 0, k = 0, n = 0;
+  int64_t rhs_row = 0;  // > 0: the primitives read a copy of rhs with rows this far apart
   std::vector<epilogue::Op> epilogue;
   size_t post_ops = 0;  // epilogue ops oneDNN applies (the rest: epilogue::Apply per tile)
   int64_t m = 0;
@@ -120,6 +124,31 @@ Split ChooseSplit(const MatmulShape& s, int threads) {
 
 }  // namespace
 
+bool F32OnGemmJit() {
+  static const bool on_gemm_jit = [] {
+    try {
+      OneDnnThreadScope single;
+      using dims = dnnl::memory::dims;
+      const auto f32 = dnnl::memory::data_type::f32;
+      const dnnl::memory::desc a(dims{1, 256, 512}, f32, dims{256 * 512, 512, 1});
+      const dnnl::memory::desc b(dims{1, 512, 512}, f32, dims{512 * 512, 512, 1});
+      const dnnl::memory::desc c(dims{1, 256, 512}, f32, dims{256 * 512, 512, 1});
+      dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(a, b, c), Engine());
+      return std::string(descriptor.impl_info_str()).rfind("gemm:jit", 0) == 0;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }();
+  return on_gemm_jit;
+}
+
+int64_t PaddedRhsBytes(const MatmulShape& shape) {
+  if (shape.dtype != DType::kF32 || shape.rhs_bnk || shape.n % kBadRhsRow != 0 || shape.n <= 0 || shape.k <= 0 ||
+      shape.batch <= 0 || !F32OnGemmJit())
+    return 0;
+  return shape.batch * shape.k * (shape.n + kRhsRowPad) * static_cast<int64_t>(sizeof(float));
+}
+
 MatmulShape DotShape(const KernelArgs& args) {
   MatmulShape shape;
   const BufferView& lhs = args.inputs[0];
@@ -152,9 +181,13 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
     state->post_ops = epilogue::LibraryPrefix(shape.epilogue);
     state->m = m;
     state->post_op_base = shape.accumulate ? 1 : 0;
-    // Strides of the whole buffers; logical dims are [B,M,K] x [B,K,N] -> [B,M,N].
+    state->batch = b, state->k = k, state->n = n;
+    if (PaddedRhsBytes(shape) > 0) state->rhs_row = n + kRhsRowPad;
+    // Strides of the whole buffers (rhs: of its padded copy, if any); logical dims are
+    // [B,M,K] x [B,K,N] -> [B,M,N].
+    const int64_t rhs_row = state->rhs_row > 0 ? state->rhs_row : n;
     const dims lhs_strides = shape.lhs_bkm ? dims{m * k, 1, m} : dims{m * k, k, 1};
-    const dims rhs_strides = shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * n, n, 1};
+    const dims rhs_strides = shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * rhs_row, rhs_row, 1};
     const dims out_strides = {m * n, n, 1};
     std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> by_size;
     for (int part = 0; part < split.parts; ++part) {
@@ -184,7 +217,7 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
           return strides;
         };
         p.lhs = dnnl::memory::desc(dims{bn, mn, k}, *type, single(lhs_strides, mn, k));
-        p.rhs = dnnl::memory::desc(dims{bn, k, nn}, *type, single(rhs_strides, k, nn));
+        p.rhs = dnnl::memory::desc(dims{bn, k, nn}, *type, single(rhs_strides, k, rhs_row));
         p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, single(out_strides, mn, nn));
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
@@ -237,6 +270,30 @@ Status RunMatmul(const void* state_ptr, const KernelArgs& args) {
   const auto& state = *static_cast<const MatmulState*>(state_ptr);
   auto* lhs_base = static_cast<char*>(args.inputs[0].data);
   auto* rhs_base = static_cast<char*>(args.inputs[1].data);
+  if (state.rhs_row > 0) {
+    // The padded copy of rhs the primitives read (PaddedRhsBytes).
+    const auto bytes = static_cast<size_t>(state.batch * state.k * state.rhs_row) * sizeof(float);
+    float* copy;
+    if (args.workspace.size() >= bytes) {
+      copy = reinterpret_cast<float*>(args.workspace.data());
+    } else {
+      struct Free {
+        void operator()(void* p) const { std::free(p); }
+      };
+      thread_local std::unique_ptr<void, Free> buffer;
+      thread_local size_t capacity = 0;
+      if (bytes > capacity) {
+        buffer.reset(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+        capacity = buffer == nullptr ? 0 : bytes;
+        if (buffer == nullptr) return ResourceExhausted("out of memory for a oneDNN matmul's rhs copy");
+      }
+      copy = static_cast<float*>(buffer.get());
+    }
+    const auto* rhs = reinterpret_cast<const float*>(rhs_base);
+    for (int64_t row = 0; row < state.batch * state.k; ++row)
+      std::memcpy(copy + row * state.rhs_row, rhs + row * state.n, static_cast<size_t>(state.n) * sizeof(float));
+    rhs_base = reinterpret_cast<char*>(copy);
+  }
   auto* out_base = static_cast<char*>(args.outputs[0].data);
   const auto run_tile = [&](size_t index) -> Status {
     const Tile& tile = state.tiles[index];

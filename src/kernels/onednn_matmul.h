@@ -37,6 +37,22 @@ MatmulShape DotShape(const KernelArgs& args);
 // split's hand-off to another thread costs more than it saves.
 inline constexpr double kMinSplitMacs = 1 << 20;
 
+// Whether oneDNN runs a plain f32 matrix product on its gemm:jit driver here (CPUs or
+// STABLERT_ISA caps below AVX-512; above, on its brgemm kernels). Probed once per process, at
+// the first call, which must come after the ISA cap (CapIsa; applied at client creation,
+// before any plan is built). Thread-safe.
+bool F32OnGemmJit();
+
+// oneDNN 2.6 runs f32 products below AVX-512 (a CPU without it, or STABLERT_ISA=avx2/sse4) on
+// its gemm:jit driver, which reads a plain rhs whose rows are a multiple of kBadRhsRow
+// elements apart at about half speed (512^3: 71 GFLOP/s on one core against 113 with rows
+// 16 elements longer; a 256x1024x1024 tile 52 against 111). Such a product reads a copy of
+// rhs with rows kRhsRowPad elements longer instead, made by each call in its workspace
+// (RunMatmul). Whether a product does; then the copy's bytes, else 0.
+inline constexpr int64_t kBadRhsRow = 512;
+inline constexpr int64_t kRhsRowPad = 16;
+int64_t PaddedRhsBytes(const MatmulShape& shape);
+
 // How many tiles PrepareMatmul cuts `shape` into when `threads` threads are available.
 int TileCount(const MatmulShape& shape, int threads);
 
@@ -49,6 +65,8 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads = 0);
 
 // Runs the product with the state PrepareMatmul returned, on the buffers of `args`, its
 // tiles spread over the shared pool. Thread-safe: calls may run concurrently on other buffers.
+// A product with a padded rhs copy (PaddedRhsBytes) makes it in args.workspace when that
+// is large enough (the plan declares it), else in a buffer of the calling thread.
 Status RunMatmul(const void* state, const KernelArgs& args);
 
 // The implementation oneDNN chose for a prepared product ("brg:avx512_core", ...).

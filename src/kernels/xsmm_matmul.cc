@@ -68,6 +68,10 @@ bool IsSmallProduct(const onednn::MatmulShape& shape) {
   if (largest <= kMaxSmallDim) return true;
   if (largest > kMaxMidDim) return false;
   if (Macs(shape) <= onednn::kMinSplitMacs) return true;
+  // Below AVX-512 libxsmm's kernels fall behind oneDNN's gemm:jit beyond that (one thread,
+  // STABLERT_ISA=avx2: 128^3 91 GFLOP/s against 104, 256^3 90 against 111, 64x512x512 69
+  // against 100; docs/decisions.md "Matrix products below AVX-512").
+  if (onednn::F32OnGemmJit()) return false;
   // Larger ones while every tile can keep the whole rhs in the core's L2 (libxsmm's kernel
   // streams it once per tile; it has no blocking of its own over k).
   return !shape.rhs_bnk && shape.k * shape.n <= kMaxMidRhsElements;

@@ -39,6 +39,8 @@ inline constexpr int64_t kMaxSmallDim = 64;
 // thread libxsmm's kernel beats oneDNN's primitive, most where one dim is small
 // (16x128x128: 2.2 us against 3.6; 96^3: 6.9 against 8.2); in row tiles on the pool it
 // also beats oneDNN's two tiles (docs/decisions.md, "Mid-size products on libxsmm tiles").
+// Those larger ones only where oneDNN runs on brgemm (AVX-512): its gemm:jit driver beats
+// libxsmm's AVX2 kernels there (onednn::F32OnGemmJit).
 inline constexpr int64_t kMaxMidDim = 512;
 inline constexpr int64_t kMaxMidRhsElements = 384 * 384;
 
