@@ -87,6 +87,30 @@ def test_mid_size_products_in_tiles():
     check_cases(None, mid_size_cases(), op="dot_general", dtype=np.dtype(np.float32), mode="exact")
 
 
+# f32 products whose rhs rows are a multiple of 512 elements apart: below AVX-512 (STABLERT_ISA=avx2,
+# sse4) oneDNN reads a padded copy of rhs made in the step's workspace; above it the same products
+# run unpadded. Row tiles, column tiles (N > M), a batch, the lhs read transposed, a bias and relu
+# after the product (oneDNN post-ops on the padded product) and an accumulator added in it. Integer
+# values: the comparison is exact.
+def padded_rhs_cases():
+    x = lambda shape, s: _ints(np.float32, shape, s)  # noqa: E731
+    return {
+        "square_512": Call(dg((1,), (0,)), x((512, 512), 60), x((512, 512), 61)),
+        "rows_1024": Call(dg((1,), (0,)), x((200, 1024), 62), x((1024, 1024), 63)),
+        "columns": Call(dg((1,), (0,)), x((64, 300), 64), x((300, 1536), 65)),
+        "batch": Call(dg((2,), (1,), (0,), (0,)), x((3, 96, 130), 66), x((3, 130, 512), 67)),
+        "lhs_transposed": Call(dg((0,), (0,)), x((256, 160), 68), x((256, 512), 69)),
+        "bias_relu": Call(lambda a, b, c: lax.max(lax.dot(a, b) + c, np.float32(0)), x((256, 192), 70),
+                          x((192, 512), 71), x((512,), 72)),
+        "accumulate": Call(lambda a, g, acc: acc + lax.dot_general(a, g, (((0,), (0,)), ((), ()))),
+                           x((128, 256), 73), x((128, 1024), 74), x((256, 1024), 75)),
+    }
+
+
+def test_products_with_rhs_rows_512_apart():
+    check_cases(None, padded_rhs_cases(), op="dot_general", dtype=np.dtype(np.float32), mode="exact")
+
+
 PREFERRED = [
     (np.int8, np.int32), (np.uint8, np.int32), (np.int16, np.int64), (np.int32, np.int64),
     (np.float16, np.float32), ("bfloat16", np.float32), (np.float32, np.float64), (np.int8, np.float32),
