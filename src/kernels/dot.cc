@@ -212,6 +212,81 @@ struct DotState {
   KernelState impl;  // xsmm's or onednn's state
 };
 
+// A bf16 product where oneDNN has only its reference bf16 matmul (CPUs without
+// AVX512_BF16, or STABLERT_ISA below avx512): the operands widened to f32 (exactly), the
+// product on oneDNN's f32 path (f32 accumulation, as the loops), then rounded once to bf16.
+// The f32 copies live in the step's workspace (WidenedBytes).
+struct Widened {
+  onednn::MatmulShape shape;  // the f32 product
+  KernelState impl;           // its oneDNN state
+  int64_t lhs = 0, rhs = 0, out = 0;  // elements
+};
+
+int64_t Rounded64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// Workspace bytes of a widened product of `shape` (bf16): the three f32 copies, then the
+// f32 product's own workspace (onednn::PaddedRhsBytes).
+int64_t WidenedBytes(const onednn::MatmulShape& shape) {
+  const int64_t lhs = shape.batch * shape.m * shape.k, rhs = shape.batch * shape.k * shape.n,
+                out = shape.batch * shape.m * shape.n;
+  onednn::MatmulShape f32 = shape;
+  f32.dtype = DType::kF32;
+  return Rounded64(lhs * 4) + Rounded64(rhs * 4) + Rounded64(out * 4) + onednn::PaddedRhsBytes(f32);
+}
+
+StatusOr<KernelState> PrepareWidened(const onednn::MatmulShape& shape) {
+  auto state = std::make_shared<Widened>();
+  state->shape = shape;
+  state->shape.dtype = DType::kF32;
+  STABLERT_ASSIGN_OR_RETURN(state->impl, onednn::PrepareMatmul(state->shape));
+  state->lhs = shape.batch * shape.m * shape.k;
+  state->rhs = shape.batch * shape.k * shape.n;
+  state->out = shape.batch * shape.m * shape.n;
+  return KernelState(std::move(state));
+}
+
+Status RunWidened(const Widened& w, const KernelArgs& args) {
+  const auto bytes = static_cast<size_t>(WidenedBytes(w.shape));
+  std::byte* base;
+  std::span<std::byte> rest;  // the f32 product's workspace
+  if (args.workspace.size() >= bytes) {
+    base = args.workspace.data();
+    rest = args.workspace.subspan(static_cast<size_t>(Rounded64(w.lhs * 4) + Rounded64(w.rhs * 4) + Rounded64(w.out * 4)));
+  } else {
+    // Called without the plan's workspace (tests, benchmarks): a buffer of this thread.
+    thread_local std::vector<float> buffer;
+    if (buffer.size() * sizeof(float) < bytes + 64) buffer.resize(bytes / sizeof(float) + 16);
+    base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) / 64 * 64);
+  }
+  auto* lhs = reinterpret_cast<float*>(base);
+  auto* rhs = reinterpret_cast<float*>(base + Rounded64(w.lhs * 4));
+  auto* out = reinterpret_cast<float*>(base + Rounded64(w.lhs * 4) + Rounded64(w.rhs * 4));
+  const auto widen = [](const BF16* from, float* to, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) to[i] = Load(from[i]);
+  };
+  widen(args.inputs[0].as<const BF16>(), lhs, w.lhs);
+  widen(args.inputs[1].as<const BF16>(), rhs, w.rhs);
+  BufferView views[3] = {args.inputs[0], args.inputs[1], args.outputs[0]};
+  views[0].data = lhs, views[1].data = rhs, views[2].data = out;
+  for (BufferView& view : views) view.dtype = DType::kF32;
+  KernelArgs f32 = args;
+  f32.inputs = {views, 2};
+  f32.outputs = {views + 2, 1};
+  f32.workspace = rest;
+  STABLERT_RETURN_IF_ERROR(onednn::RunMatmul(w.impl.get(), f32));
+  BF16* result = args.outputs[0].as<BF16>();
+  for (int64_t i = 0; i < w.out; ++i) result[i] = StoreAs<BF16>(out[i]);
+  return OkStatus();
+}
+
+// Whether PrepareDot gives a product of `shape` to oneDNN (beyond the matrix-vector and
+// libxsmm paths, which take f32 products first).
+bool OnOneDnn(const onednn::MatmulShape& shape) {
+  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  return shape.m > 1 && shape.n > 1 && macs >= kMinOneDnnMacs;
+}
+
 template <DType D>
 StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   onednn::MatmulShape shape = onednn::DotShape(args);
@@ -251,6 +326,12 @@ StatusOr<PreparedStep> PrepareDot(const KernelArgs& args) {
   if (macs < kMinOneDnnMacs || shape.m == 1 || shape.n == 1) return loops();
   STABLERT_ASSIGN_OR_RETURN(auto onednn, library(DotState::Path::kOneDnn, onednn::PrepareMatmul(shape)));
   if (onednn) return *std::move(onednn);
+  if constexpr (D == DType::kBF16) {
+    if (!onednn::Bf16MatmulNative()) {
+      STABLERT_ASSIGN_OR_RETURN(auto widened, library(DotState::Path::kWidened, PrepareWidened(shape)));
+      if (widened) return *std::move(widened);
+    }
+  }
   return loops();  // no fast library implementation (or an empty product): the loops
 }
 
@@ -303,6 +384,7 @@ Status DotKernel(const KernelContext& context, const KernelArgs& args) {
     case DotState::Path::kSmall: return xsmm::RunSmallMatmul(state.impl.get(), library_args);
     case DotState::Path::kOneDnn: return onednn::RunMatmul(state.impl.get(), library_args);
     case DotState::Path::kMatVec: return matvec::RunMatVec(state.impl.get(), library_args);
+    case DotState::Path::kWidened: return RunWidened(*static_cast<const Widened*>(state.impl.get()), args);
     case DotState::Path::kLoops: break;
   }
   return Internal("dot: unknown library path");
@@ -385,10 +467,15 @@ namespace {
 // oneDNN; none for the others (matrix-vector, libxsmm's, the loops').
 int64_t DotWorkspace(const KernelArgs& args) {
   const onednn::MatmulShape shape = onednn::DotShape(args);
-  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
-                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  if (shape.m <= 1 || shape.n <= 1 || macs < kMinOneDnnMacs || xsmm::IsSmallProduct(shape)) return 0;
+  if (!OnOneDnn(shape) || xsmm::IsSmallProduct(shape)) return 0;
   return onednn::PaddedRhsBytes(shape);
+}
+
+// "dot.bf16": the f32 copies of a widened product (and their product's workspace).
+int64_t DotBf16Workspace(const KernelArgs& args) {
+  const onednn::MatmulShape shape = onednn::DotShape(args);
+  if (!OnOneDnn(shape) || onednn::Bf16MatmulNative()) return 0;
+  return WidenedBytes(shape);
 }
 int64_t DotEpilogueWorkspace(const KernelArgs& args) {
   if (args.inputs.size() < 2) return 0;
@@ -419,8 +506,10 @@ Status RegisterDotKernels(KernelRegistry& r) {
       STABLERT_RETURN_IF_ERROR(r.DeclareWorkspace(KernelKey("dot_epilogue", {D}), &DotEpilogueWorkspace));
       return r.DeclareInPlace(KernelKey("dot", {D}), InPlace::kThirdInput);
     }
-    if constexpr (D == DType::kBF16)
-      return r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>);
+    if constexpr (D == DType::kBF16) {
+      STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotKernel<D>, &PrepareDot<D>));
+      return r.DeclareWorkspace(KernelKey("dot", {D}), &DotBf16Workspace);
+    }
     else
       return r.RegisterSplittable<DotParams>(KernelKey("dot", {D}), &DotLoops<D>);
   });

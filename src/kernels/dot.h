@@ -9,6 +9,7 @@ enum class DotPath {
   kSmall,   // libxsmm's generated kernel (xsmm_matmul.h)
   kOneDnn,  // oneDNN's matmul primitive, in tiles (onednn_matmul.h)
   kMatVec,  // f32 matrix-vector product (M or N is 1) on vector loops (dot_matvec.h)
+  kWidened,  // bf16 product widened to f32 for oneDNN's f32 path (no native bf16 matmul)
 };
 
 // The path of a step whose prepare function returned `state` (KernelArgs::state).

@@ -142,6 +142,22 @@ bool F32OnGemmJit() {
   return on_gemm_jit;
 }
 
+bool Bf16MatmulNative() {
+  static const bool native = [] {
+    try {
+      OneDnnThreadScope single;
+      using dims = dnnl::memory::dims;
+      const auto bf16 = dnnl::memory::data_type::bf16;
+      const dnnl::memory::desc a(dims{1, 256, 256}, bf16, dims{256 * 256, 256, 1});
+      dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(a, a, a), Engine());
+      return std::string(descriptor.impl_info_str()).find("ref") == std::string::npos;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }();
+  return native;
+}
+
 int64_t PaddedRhsBytes(const MatmulShape& shape) {
   if (shape.dtype != DType::kF32 || shape.rhs_bnk || shape.n % kBadRhsRow != 0 || shape.n <= 0 || shape.k <= 0 ||
       shape.batch <= 0 || !F32OnGemmJit())

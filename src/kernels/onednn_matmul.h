@@ -43,6 +43,10 @@ inline constexpr double kMinSplitMacs = 1 << 20;
 // before any plan is built). Thread-safe.
 bool F32OnGemmJit();
 
+// Whether oneDNN has a bf16 matmul other than its reference one here (AVX512_BF16 CPUs,
+// uncapped). Probed once per process like F32OnGemmJit. Thread-safe.
+bool Bf16MatmulNative();
+
 // oneDNN 2.6 runs f32 products below AVX-512 (a CPU without it, or STABLERT_ISA=avx2/sse4) on
 // its gemm:jit driver, which reads a plain rhs whose rows are a multiple of kBadRhsRow
 // elements apart at about half speed (512^3: 71 GFLOP/s on one core against 113 with rows
