@@ -111,6 +111,24 @@ def test_products_with_rhs_rows_512_apart():
     check_cases(None, padded_rhs_cases(), op="dot_general", dtype=np.dtype(np.float32), mode="exact")
 
 
+# bf16 products on oneDNN: natively where the CPU has AVX512_BF16, else (STABLERT_ISA=avx2, sse4)
+# widened to f32 in the step's workspace and rounded once. Integer values: every f32 sum is exact
+# and rounds to the same bf16 on both backends.
+def bf16_cases():
+    x = lambda shape, s: _ints(I.FLOAT[1], shape, s)  # noqa: E731
+    return {
+        "square_256": Call(dg((1,), (0,)), x((256, 256), 80), x((256, 256), 81)),
+        "rows_512": Call(dg((1,), (0,)), x((130, 200), 82), x((200, 512), 83)),
+        "batch": Call(dg((2,), (1,), (0,), (0,)), x((4, 64, 96), 84), x((4, 96, 80), 85)),
+        "lhs_transposed": Call(dg((0,), (0,)), x((128, 100), 86), x((128, 64), 87)),
+        "rhs_transposed": Call(dg((1,), (1,)), x((100, 128), 88), x((72, 128), 89)),
+    }
+
+
+def test_bf16_products_on_onednn():
+    check_cases(None, bf16_cases(), op="dot_general", dtype=np.dtype(I.FLOAT[1]), mode="exact")
+
+
 PREFERRED = [
     (np.int8, np.int32), (np.uint8, np.int32), (np.int16, np.int64), (np.int32, np.int64),
     (np.float16, np.float32), ("bfloat16", np.float32), (np.float32, np.float64), (np.int8, np.float32),
