@@ -189,6 +189,9 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
     bool rhs_bnk;
     DotPath path;
   };
+  // Products over 2^20 multiply-adds with a dim over 64 go to libxsmm only where oneDNN runs
+  // on brgemm (AVX-512); below it oneDNN's gemm:jit is faster (xsmm_matmul.h).
+  const DotPath mid = onednn::F32OnGemmJit() ? DotPath::kOneDnn : DotPath::kSmall;
   const Expectation expectations[] = {
       {{1, 8, 8, 8}, false, DotPath::kSmall},          {{1, 16, 16, 16}, false, DotPath::kSmall},
       {{1, 32, 32, 32}, false, DotPath::kSmall},       {{512, 32, 32, 32}, false, DotPath::kSmall},
@@ -196,15 +199,15 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
       // Up to 512 per dim, in tiles on the pool beyond 2^20 multiply-adds while the rhs fits
       // the L2 (at most 384 x 384 elements).
       {{1, 16, 128, 128}, false, DotPath::kSmall},     {{1, 128, 16, 512}, false, DotPath::kSmall},
-      {{1, 16, 128, 512}, false, DotPath::kSmall},     {{1, 128, 128, 128}, false, DotPath::kSmall},
-      {{1, 256, 256, 256}, false, DotPath::kSmall},    {{1, 384, 384, 384}, false, DotPath::kSmall},
-      {{1, 512, 256, 512}, false, DotPath::kSmall},    {{1, 512, 512, 512}, false, DotPath::kOneDnn},
+      {{1, 16, 128, 512}, false, DotPath::kSmall},     {{1, 128, 128, 128}, false, mid},
+      {{1, 256, 256, 256}, false, mid},    {{1, 384, 384, 384}, false, mid},
+      {{1, 512, 256, 512}, false, mid},    {{1, 512, 512, 512}, false, DotPath::kOneDnn},
       {{1, 256, 512, 384}, false, DotPath::kOneDnn},   {{1, 256, 256, 256}, true, DotPath::kOneDnn},
-      {{1, 16, 600, 16}, false, DotPath::kOneDnn},     {{2, 16, 128, 512}, false, DotPath::kSmall},
+      {{1, 16, 600, 16}, false, DotPath::kOneDnn},     {{2, 16, 128, 512}, false, mid},
       {{1, 16, 512, 128}, true, DotPath::kOneDnn},
       // libxsmm has no kernel for an rhs stored [N,K]: oneDNN from 16*16*32 multiply-adds.
       {{1, 8, 8, 8}, true, DotPath::kLoops},           {{1, 32, 32, 32}, true, DotPath::kOneDnn},
-      {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, DotPath::kSmall},
+      {{1, 1024, 1024, 1024}, false, DotPath::kOneDnn}, {{64, 128, 128, 128}, false, mid},
       // Matrix-vector products in every layout (libxsmm keeps those it takes); a dot of two
       // vectors stays on the loops.
       {{1, 1, 4096, 4096}, false, DotPath::kMatVec},    {{1, 1, 4096, 4096}, true, DotPath::kMatVec},
@@ -226,6 +229,24 @@ TEST(OneDnnMatmulTest, PrepareChoosesThePath) {
   // Other element types keep the loops (and the pool's splitting).
   for (DType dtype : {DType::kF64, DType::kF16, DType::kS32, DType::kC64, DType::kPred})
     EXPECT_EQ(CpuKernels().Lookup(testing::Key("dot", dtype))->prepare, nullptr) << DTypeName(dtype);
+}
+
+// Below AVX-512 an rhs stored [K,N] with N a multiple of 512 is read from a padded copy
+// (onednn_matmul.h); PaddedRhsBytes names that copy's size, and nothing elsewhere. The
+// products through the copy are checked against XLA at STABLERT_ISA=avx2 and sse4
+// (tests/jax/ops/test_dot_conv.py).
+TEST(OneDnnMatmulTest, PaddedRhsOnlyForGemmJitAndRowsOf512) {
+  const bool gemm_jit = onednn::F32OnGemmJit();
+  const auto shape = [](int64_t b, int64_t m, int64_t k, int64_t n, bool rhs_bnk, DType dtype = DType::kF32) {
+    onednn::MatmulShape s;
+    s.dtype = dtype, s.batch = b, s.m = m, s.k = k, s.n = n, s.rhs_bnk = rhs_bnk;
+    return s;
+  };
+  EXPECT_EQ(onednn::PaddedRhsBytes(shape(1, 256, 1024, 1024, false)), gemm_jit ? 1024 * (1024 + 16) * 4 : 0);
+  EXPECT_EQ(onednn::PaddedRhsBytes(shape(3, 64, 100, 512, false)), gemm_jit ? 3 * 100 * (512 + 16) * 4 : 0);
+  EXPECT_EQ(onednn::PaddedRhsBytes(shape(1, 256, 1024, 1000, false)), 0);
+  EXPECT_EQ(onednn::PaddedRhsBytes(shape(1, 256, 1024, 1024, true)), 0);
+  EXPECT_EQ(onednn::PaddedRhsBytes(shape(1, 256, 1024, 1024, false, DType::kBF16)), 0);
 }
 
 // Matrix-vector products in all four stored forms (x . A, x . A^T, A . x, A^T . x), batched
