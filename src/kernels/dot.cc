@@ -20,7 +20,8 @@
 // is called once (PreparedStep::single_call) and spreads its tiles over StableRT's pool
 // itself. bf16 products accumulate in f32 and round once, as the loops do; oneDNN 2.6 has
 // them natively on AVX512_BF16 CPUs (brg:avx512_core_bf16) and otherwise only a reference
-// implementation, which is left to the loops. oneDNN 2.6 has no f16 matmul on x86 CPUs
+// implementation: there the operands are widened to f32 in the step's workspace and the
+// product runs on oneDNN's f32 path, rounded once to bf16 (RunWidened). oneDNN 2.6 has no f16 matmul on x86 CPUs
 // without AVX512_FP16, and no f64 one. f32 products up to 512 per dim whose rhs fits the
 // L2 (and is not stored [N,K]) run on libxsmm's kernels instead (xsmm_matmul.h), the larger
 // ones in row tiles on the pool. f32 matrix-vector products (M or N is 1) run on
