@@ -17,6 +17,12 @@
 // A "fused_iota.<T>" sub-op (FusedIotaParams) fills its tile with the elements' indices along
 // one dimension, so an iota the fusion pass folded in never exists as an array.
 //
+// A float add/subtract/multiply/divide/maximum/minimum whose other operand holds one value per
+// tile (a row broadcast, for a tile within one row; a splat) runs simd::BinaryScalar on that
+// value, bit for bit what the tile function gives on the filled tile; a row broadcast that only
+// such sub-ops read is then never filled. Steps of kPrefetchFrom elements or more prefetch their
+// dense inputs' next tile into L2 while the current one computes.
+//
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
 // pairwise cascade; a row of at most one tile is init + PairwiseSum(row), bit for bit what
