@@ -17,6 +17,12 @@
 // A "fused_iota.<T>" sub-op (FusedIotaParams) fills its tile with the elements' indices along
 // one dimension, so an iota the fusion pass folded in never exists as an array.
 //
+// A float add/subtract/multiply/divide/maximum/minimum whose other operand holds one value per
+// tile (a row broadcast, for a tile within one row; a splat) runs simd::BinaryScalar on that
+// value, bit for bit what the tile function gives on the filled tile; a row broadcast that only
+// such sub-ops read is then never filled. Steps of kPrefetchFrom elements or more prefetch their
+// dense inputs' next tile into L2 while the current one computes.
+//
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
 // pairwise cascade; a row of at most one tile is init + PairwiseSum(row), bit for bit what
@@ -54,6 +60,7 @@
 #include "kernels/registry.h"
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/arx_simd.h"
+#include "kernels/simd/binary_simd.h"
 #include "kernels/simd/reduce_simd.h"
 
 namespace stablert::kernels {
@@ -62,6 +69,9 @@ namespace {
 constexpr int64_t kSlotBytes = 4096;       // tile bytes per slot
 constexpr int64_t kTileBudget = 32 * 1024;  // bytes of all live tile buffers
 constexpr int64_t kMinTile = 256;
+// Steps of at least this many elements prefetch their dense inputs a tile ahead (their
+// inputs are larger than the caches; smaller steps' inputs are usually cached already).
+constexpr int64_t kPrefetchFrom = 1 << 18;
 
 struct FusedState;
 using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& context, const KernelArgs& args);
@@ -93,6 +103,12 @@ struct FusedState {
     int arx = -1;  // >= 0: the add-rotate-xor chain arx[this] (fused_arx.h), not a kernel
     const FusedIotaParams* iota = nullptr;  // a folded iota (fused_params.h), not a kernel
     DType iota_dtype = DType::kInvalid;
+    // 0 or 1: a float add/subtract/multiply/divide/maximum/minimum whose operand `uniform`
+    // holds one value per tile (a row broadcast within one row, a splat): run by
+    // simd::BinaryScalar on that value, without the operand's tile.
+    int uniform = -1;
+    simd::BinaryFn binary = simd::BinaryFn::kAdd;
+    bool f64 = false;
   };
   std::vector<Op> ops;
   std::vector<ArxChainOp> arx;
@@ -116,6 +132,10 @@ struct FusedState {
   int reduce_slot = -1;
   int64_t rows = 1, length = 0, segments = 1;
   int64_t row_length = 0;       // length of the rows of kRowBroadcast inputs (tiles stay within one)
+  std::vector<int> prefetched;  // dense input slots whose next tile is prefetched (PrefetchTile)
+  // Per slot: a kRowBroadcast input only sub-ops with `uniform` read, so a tile within one
+  // row does not fill its buffer.
+  std::vector<bool> scalar_only;
 };
 
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
@@ -129,6 +149,7 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   if (params.output_slots.size() + (has_reduce ? 1 : 0) != num_outputs)
     return Malformed("its outputs do not match its parameters");
   state.num_inputs = static_cast<int>(num_inputs);
+  state.scalar_only.assign(slots, false);
   state.place.assign(slots, Place::kBuffer);
   state.index.assign(slots, -1);
   state.bytes.assign(slots, 0);
@@ -387,6 +408,7 @@ void PlaceSlots(const FusedState& state, const KernelArgs& args, int64_t first, 
         const int64_t row = first / in.dims[1];
         int64_t* have = filled + 2 * s;
         if (first % in.dims[1] + count <= in.dims[1]) {  // one row: one value, kept across tiles
+          if (state.scalar_only[s]) break;  // its readers take the row's value (ComputeTile)
           if (have[0] != row || have[1] < count) {
             FillRows(in.data, state.bytes[s], in.dims[1], first, count, buffer);
             have[0] = row, have[1] = count;
@@ -467,6 +489,28 @@ void RunArx(const ArxChainOp& chain, std::span<const simd::ArxStep> steps, void*
                  static_cast<uint32_t*>(data[chain.x1_out]), static_cast<size_t>(count));
 }
 
+// The value of a sub-op's uniform operand for the tile [first, first + count), or nullptr
+// when it is a row broadcast whose tile spans several rows.
+const void* UniformValue(const FusedState& state, const KernelArgs& args, int slot, int64_t first, int64_t count,
+                         void* const* data) {
+  const auto s = static_cast<size_t>(slot);
+  if (state.place[s] != Place::kRowBroadcast) return data[s];  // a splat's tile: its first element
+  const int64_t length = args.inputs[s].dims[1];
+  if (first % length + count > length) return nullptr;
+  return static_cast<const std::byte*>(args.inputs[s].data) + first / length * state.bytes[s];
+}
+
+// A binary sub-op with one uniform operand (FusedState::Op::uniform).
+void RunUniform(const FusedState::Op& op, const void* x, const void* value, void* out, int64_t count) {
+  const bool first = op.uniform == 0;
+  if (op.f64)
+    simd::BinaryScalar(op.binary, static_cast<const double*>(x), *static_cast<const double*>(value), first,
+                       static_cast<double*>(out), static_cast<size_t>(count));
+  else
+    simd::BinaryScalar(op.binary, static_cast<const float*>(x), *static_cast<const float*>(value), first,
+                       static_cast<float*>(out), static_cast<size_t>(count));
+}
+
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
 // sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
@@ -476,6 +520,13 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   if (state.direct) {
     const void* op_inputs[3];
     for (const FusedState::Op& op : state.ops) {
+      if (op.uniform >= 0) {
+        const int u = op.inputs[static_cast<size_t>(op.uniform)], x = op.inputs[static_cast<size_t>(1 - op.uniform)];
+        if (const void* value = UniformValue(state, args, u, first, count, data)) {
+          RunUniform(op, data[x], value, data[op.output], count);
+          continue;
+        }
+      }
       if (op.arx >= 0) {
         RunArx(state.arx[static_cast<size_t>(op.arx)], slots.arx_steps(op.arx), data, count);
         continue;
@@ -524,6 +575,20 @@ Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t firs
   return OkStatus();
 }
 
+// Asks for elements [first, first + count) of the dense inputs in `state.prefetched` to be
+// brought into L2 (the tile after the one about to be computed): their memory traffic then
+// overlaps the sub-ops of the current tile instead of stalling the next tile's first sub-op
+// (hardware prefetchers stop at page boundaries, and a tile spans about one page per input).
+void PrefetchTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count) {
+  for (const int s : state.prefetched) {
+    const auto* data = static_cast<const std::byte*>(args.inputs[static_cast<size_t>(s)].data);
+    const int64_t bytes = state.bytes[static_cast<size_t>(s)];
+    const std::byte* from = data + first * bytes;
+    const std::byte* to = data + (first + count) * bytes;
+    for (const std::byte* p = from; p < to; p += 64) __builtin_prefetch(p, 0, 2);
+  }
+}
+
 Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
   const auto& state = *static_cast<const FusedState*>(args.state);
   if (state.reduce != nullptr) return state.reduce(state, context, args);
@@ -535,6 +600,7 @@ Status FusedKernel(const KernelContext& context, const KernelArgs& args) {
     int64_t next = std::min(first + state.tile, end);
     // Tiles of long rows stay within one row (a row broadcast is then one value).
     if (row >= state.tile) next = std::min(next, (first / row + 1) * row);
+    if (!state.prefetched.empty() && next < end) PrefetchTile(state, args, next, std::min(state.tile, end - next));
     STABLERT_RETURN_IF_ERROR(ComputeTile(state, args, first, next - first, args.workspace.data(), slots));
     first = next;
   }
@@ -784,6 +850,54 @@ void FindChains(const FusedParams& params, FusedState& state) {
     if (used[s]) state.placed.push_back(static_cast<int>(s));
 }
 
+// The vector function of a float binary sub-op ("add.f32"), if it may take a uniform
+// operand (simd::BinaryScalar).
+bool UniformBinary(const std::string& kernel, simd::BinaryFn& fn, bool& f64) {
+  static constexpr std::pair<std::string_view, simd::BinaryFn> kOps[] = {
+      {"add", simd::BinaryFn::kAdd}, {"subtract", simd::BinaryFn::kSub}, {"multiply", simd::BinaryFn::kMul},
+      {"divide", simd::BinaryFn::kDiv}, {"maximum", simd::BinaryFn::kMax}, {"minimum", simd::BinaryFn::kMin}};
+  for (const auto& [name, op] : kOps) {
+    for (const DType dtype : {DType::kF32, DType::kF64}) {
+      if (kernel == KernelKey(name, {dtype})) {
+        fn = op;
+        f64 = dtype == DType::kF64;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Marks the float binary sub-ops with one uniform operand (a row broadcast or a splat) and
+// the row broadcasts only they read (FusedState::scalar_only). Direct steps without chains.
+void FindUniformOperands(const FusedParams& params, FusedState& state) {
+  if (!state.arx.empty()) return;  // chains read their slots outside `inputs`
+  const size_t slots = state.place.size();
+  auto uniform = [&](int s) {
+    const Place place = state.place[static_cast<size_t>(s)];
+    return place == Place::kRowBroadcast || place == Place::kSplat || place == Place::kConstantSplat;
+  };
+  std::vector<int> readers(slots, 0), scalar_readers(slots, 0);
+  for (const FusedState::Op& op : state.ops)
+    for (int s : op.inputs) ++readers[static_cast<size_t>(s)];
+  // Sub-ops keep their kernel keys in params.ops, in order, unless chains replaced some
+  // (FindChains): match them by output slot.
+  std::vector<const FusedOp*> by_output(slots, nullptr);
+  for (const FusedOp& op : params.ops) by_output[static_cast<size_t>(op.output)] = &op;
+  for (FusedState::Op& op : state.ops) {
+    if (op.arx >= 0 || op.iota != nullptr || op.inputs.size() != 2) continue;
+    const FusedOp* source = by_output[static_cast<size_t>(op.output)];
+    if (source == nullptr || !UniformBinary(source->kernel, op.binary, op.f64)) continue;
+    const bool u0 = uniform(op.inputs[0]), u1 = uniform(op.inputs[1]);
+    if (u0 == u1) continue;  // neither, or both (left to the tile function)
+    op.uniform = u0 ? 0 : 1;
+    ++scalar_readers[static_cast<size_t>(op.inputs[static_cast<size_t>(op.uniform)])];
+  }
+  state.scalar_only.assign(slots, false);
+  for (size_t s = 0; s < slots; ++s)
+    state.scalar_only[s] = state.place[s] == Place::kRowBroadcast && readers[s] > 0 && readers[s] == scalar_readers[s];
+}
+
 StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
   const auto& params = args.Params<FusedParams>();
   auto state = std::make_shared<FusedState>();
@@ -829,6 +943,10 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     state->index[k] = static_cast<int>(state->constant_tiles.size() - 1);
   }
   FindChains(params, *state);
+  if (state->direct) FindUniformOperands(params, *state);
+  if (params.num_elements >= kPrefetchFrom)
+    for (const int s : state->placed)
+      if (state->place[static_cast<size_t>(s)] == Place::kDenseInput) state->prefetched.push_back(s);
   if (!params.reduce.empty()) {
     const FusedReduce& r = params.reduce[0];
     state->reduce = FindReduce(r.kernel);

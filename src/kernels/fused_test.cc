@@ -119,6 +119,63 @@ TEST(FusedKernelTest, ChainEqualsSubOpsOneByOne) {
     CheckChain(dtype);
 }
 
+// A float binary sub-op whose operand is a row broadcast ([rows, length] with strides
+// [1, 0]) or a splat runs on that one value (simd::BinaryScalar) where a tile lies within
+// one row, and on the filled tile otherwise: both give the bytes of the kernel on the
+// materialized operand, either operand order, with NaN, signed zeros, infinities and
+// denormals among the values.
+TEST(FusedKernelTest, UniformOperandsEqualSubOpsOneByOne) {
+  const double specials[] = {std::numeric_limits<double>::quiet_NaN(), -0.0, 0.0,
+                             std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                             1e-40, -1e-310};
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    const std::string type(DTypeName(dtype));
+    const auto d = static_cast<int64_t>(dtype);
+    // Rows shorter than a tile (tiles span rows: filled), and longer (one value per tile).
+    for (int64_t length : {int64_t{37}, int64_t{1003}, int64_t{3000}}) {
+      const int64_t rows = 9, n = rows * length;
+      const Dims dims = {rows, length};
+      Array x = RandomArray(dtype, dims, 5), per_row = RandomArray(dtype, {rows}, 6), one = RandomArray(dtype, {1}, 7);
+      for (int64_t i = 0; i < 7; ++i) {
+        testing::SetDouble(x, i * 11 % n, specials[i]);
+        testing::SetDouble(per_row, i, specials[(i + 3) % 7]);
+      }
+      const std::vector<int64_t> row_strides = {1, 0}, splat_strides = {0, 0};
+      BufferView row_view = per_row.View(), splat_view = one.View();
+      row_view.dims = dims, row_view.num_elements = n, row_view.strides = row_strides;
+      splat_view.dims = dims, splat_view.num_elements = n, splat_view.strides = splat_strides;
+      for (const BufferView* uniform : {&row_view, &splat_view}) {
+        Array u(dtype, dims);
+        GatherViewElements(*uniform, 0, n, u.bytes.data());
+        for (const char* name : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+          for (bool uniform_first : {false, true}) {
+            SCOPED_TRACE(type + " " + name + " length " + std::to_string(length) +
+                         (uniform == &row_view ? " row" : " splat") + (uniform_first ? " first" : " second"));
+            const std::string kernel = std::string(name) + "." + type;
+            Array want(dtype, dims), then(dtype, dims);
+            if (uniform_first) RunKernel(kernel, {&u, &x}, {&want});
+            else RunKernel(kernel, {&x, &u}, {&want});
+            RunKernel("add." + type, {&want, &x}, {&then});
+            // slot 2 = op(x, u) (or op(u, x)), slot 3 = slot 2 + x: both outputs.
+            FusedParams params;
+            params.num_elements = n;
+            params.slot_dtypes = {d, d, d, d};
+            params.ops = {Op(kernel, uniform_first ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0, 1}, 2),
+                          Op("add." + type, {2, 0}, 3)};
+            params.output_slots = {2, 3};
+            for (int threads : {1, 3}) {
+              Array got(dtype, dims), got_then(dtype, dims);
+              RunFused(params, {x.View(), *uniform}, {&got, &got_then}, threads);
+              EXPECT_EQ(got.bytes, want.bytes) << "threads " << threads;
+              EXPECT_EQ(got_then.bytes, then.bytes) << "threads " << threads;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Rank-0 operands (clamp's bounds) take the kernels' own view path, sub-ops given by tile
 // functions the direct one; both equal the sub-ops one by one.
 TEST(FusedKernelTest, RankZeroOperandsEqualSubOpsOneByOne) {

@@ -41,6 +41,47 @@ HWY_INLINE void VectorZip(const T* a, const T* b, T* out, size_t n, Fn f) {
   for (; i < n; ++i) out[i] = ScalarOp::Apply(a[i], b[i]);
 }
 
+// out[i] = f(a[i], s) (kFirst: f(s, a[i])): VectorZip with b filled with s.
+template <class ScalarOp, bool kFirst, typename T, class Fn>
+HWY_INLINE void VectorZipScalar(const T* a, T s, T* out, size_t n, Fn f) {
+  const hn::ScalableTag<T> d;
+  const size_t lanes = hn::Lanes(d);
+  const auto vs = hn::Set(d, s);
+  const auto g = [&](auto x) { return kFirst ? f(d, vs, x) : f(d, x, vs); };
+  size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto y0 = g(hn::LoadU(d, a + i));
+    const auto y1 = g(hn::LoadU(d, a + i + lanes));
+    hn::StoreU(y0, d, out + i);
+    hn::StoreU(y1, d, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes) hn::StoreU(g(hn::LoadU(d, a + i)), d, out + i);
+  for (; i < n; ++i) out[i] = kFirst ? ScalarOp::Apply(s, a[i]) : ScalarOp::Apply(a[i], s);
+}
+
+template <bool kFirst, typename T>
+void BinaryScalarImpl(BinaryFn fn, const T* a, T s, T* out, size_t n) {
+  switch (fn) {
+    case BinaryFn::kAdd:
+      return VectorZipScalar<ops::AddOp, kFirst>(a, s, out, n, [](auto, auto x, auto y) { return hn::Add(x, y); });
+    case BinaryFn::kSub:
+      return VectorZipScalar<ops::SubtractOp, kFirst>(a, s, out, n, [](auto, auto x, auto y) { return hn::Sub(x, y); });
+    case BinaryFn::kMul:
+      return VectorZipScalar<ops::MultiplyOp, kFirst>(a, s, out, n, [](auto, auto x, auto y) { return hn::Mul(x, y); });
+    case BinaryFn::kDiv:
+      return VectorZipScalar<ops::DivideOp, kFirst>(a, s, out, n, [](auto, auto x, auto y) { return hn::Div(x, y); });
+    case BinaryFn::kMax:
+      return VectorZipScalar<ops::MaxOp, kFirst>(a, s, out, n,
+                                                 [](auto d, auto x, auto y) { return MaxMin<true>(d, x, y); });
+    case BinaryFn::kMin:
+      return VectorZipScalar<ops::MinOp, kFirst>(a, s, out, n,
+                                                 [](auto d, auto x, auto y) { return MaxMin<false>(d, x, y); });
+    case BinaryFn::kPow:
+    case BinaryFn::kAtan2:
+      return;  // not offered (binary_simd.h)
+  }
+}
+
 // out[i] = f(a[i], b[i]) where that is not NaN, else ScalarOp::Apply(a[i], b[i]): f returns
 // NaN for every lane it leaves to the scalar op.
 template <class ScalarOp, typename T, class Fn>
@@ -312,6 +353,14 @@ void BinaryF64(BinaryFn fn, const double* a, const double* b, double* out, size_
 void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
   BinaryHalfImpl<true>(fn, a, b, out, n);
 }
+void BinaryScalarF32(BinaryFn fn, const float* a, float s, bool scalar_first, float* out, size_t n) {
+  if (scalar_first) BinaryScalarImpl<true>(fn, a, s, out, n);
+  else BinaryScalarImpl<false>(fn, a, s, out, n);
+}
+void BinaryScalarF64(BinaryFn fn, const double* a, double s, bool scalar_first, double* out, size_t n) {
+  if (scalar_first) BinaryScalarImpl<true>(fn, a, s, out, n);
+  else BinaryScalarImpl<false>(fn, a, s, out, n);
+}
 void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
   BinaryHalfImpl<false>(fn, a, b, out, n);
 }
@@ -324,6 +373,8 @@ namespace stablert::kernels::simd {
 HWY_EXPORT(BinaryF32);
 HWY_EXPORT(BinaryF64);
 HWY_EXPORT(BinaryBF16);
+HWY_EXPORT(BinaryScalarF32);
+HWY_EXPORT(BinaryScalarF64);
 HWY_EXPORT(BinaryF16);
 HWY_EXPORT(IntBinaryS8);
 HWY_EXPORT(IntBinaryS16);
@@ -342,6 +393,12 @@ void Binary(BinaryFn fn, const double* a, const double* b, double* out, size_t n
 }
 void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryBF16)(fn, a, b, out, n);
+}
+void BinaryScalar(BinaryFn fn, const float* a, float s, bool scalar_first, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryScalarF32)(fn, a, s, scalar_first, out, n);
+}
+void BinaryScalar(BinaryFn fn, const double* a, double s, bool scalar_first, double* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryScalarF64)(fn, a, s, scalar_first, out, n);
 }
 void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryF16)(fn, a, b, out, n);

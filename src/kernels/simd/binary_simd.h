@@ -22,6 +22,12 @@ void Binary(BinaryFn fn, const double* a, const double* b, double* out, size_t n
 // them. out may alias a or b.
 void BinaryBF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
 void BinaryF16(BinaryFn fn, const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n);
+// out[i] = fn(a[i], s), or fn(s, a[i]) with `scalar_first`: bit for bit what Binary computes
+// with the other operand filled with s (the same vector ops, lane by lane). Only the IEEE
+// ops kAdd, kSub, kMul, kDiv, kMax, kMin (fused steps call it for a per-row or splat operand,
+// kernels/fused.cc). out may alias a.
+void BinaryScalar(BinaryFn fn, const float* a, float s, bool scalar_first, float* out, size_t n);
+void BinaryScalar(BinaryFn fn, const double* a, double s, bool scalar_first, double* out, size_t n);
 
 // Integer ops with ops::*Op's semantics: add/subtract wrap; max/min by T's signedness;
 // shifts read the amount as unsigned, and amounts of T's width or more (negative ones

@@ -343,3 +343,39 @@ def test_boolean_row_reductions_in_row_blocks():
         "all_rows": Call(lambda x: jnp.where(jnp.all(x > -3.0, axis=-1, keepdims=True), x * 3.0, x) - 1.0, x),
     }
     check_cases(None, cases, op="boolean_row_reductions", dtype=np.dtype(np.float32))
+
+
+def test_norm_chain_plans_into_one_row_step(stablert_device, tmp_path):
+    """The benchmark's layer norm + GELU + softmax (benchmarks/workloads.py) plans into one
+    fused_rows step of 8 sub-steps (mean, 1/n, centred sum of squares, 1/stddev, the GELU chain
+    with its row max, the max's init, exp with its sum, the divide), whose row values reach the
+    chains as [1, 0] broadcasts (read per row by the fused kernel, not materialized): x read
+    once, the result written once. A count, not a time: a split or an extra step here means
+    extra passes over memory."""
+    def norm_chain(v, g, b):
+        mean = jnp.mean(v, axis=-1, keepdims=True)
+        var = jnp.var(v, axis=-1, keepdims=True)
+        h = jax.nn.gelu((v - mean) * lax.rsqrt(var + 1e-5) * g + b)
+        return jax.nn.softmax(h, axis=-1)
+
+    args = jax.device_put((np.ones((2048, 1024), np.float32), np.ones(1024, np.float32),
+                           np.ones(1024, np.float32)), stablert_device)
+    jax.jit(norm_chain).lower(*args).compile(compiler_options={"xla_dump_to": str(tmp_path)})
+    (plan,) = tmp_path.glob("stablert.*.plan.txt")
+    text = plan.read_text()
+    steps = [line.strip() for line in text[text.index("\nsteps:\n") + 8:].splitlines()
+             if line.startswith("  ") and not line.startswith("    ")]
+    assert len(steps) == 1 and steps[0].startswith("fused_rows "), steps
+    sub_steps = steps[0][steps[0].index("steps=[") + 7:]
+    depth, count = 0, 0
+    for i, ch in enumerate(sub_steps):  # top-level {...} entries of steps=[...]
+        if ch == "{":
+            count += depth == 0
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "]" and depth == 0:
+            break
+    assert count == 8, sub_steps
+    arena = int(text.split("\narena: ")[1].split(" bytes")[0])
+    assert arena < 2048 * 1024 * 4, f"{arena} bytes of arena: a full-size intermediate"
