@@ -13,12 +13,28 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/reduce_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/simd/max_min-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// The pairwise sum asks for its input kPrefetchBytes ahead of the loads, one request per
+// cache line: its loads alone left the memory idle between bursts (a 16M-element f32 sum
+// ran at ~11 GB/s on one core with AVX2/AVX-512, 16-20 GB/s with the requests;
+// docs/benchmarks.md, "Memory-bound kernels: matrix-vector rows, prefetched sums"). The
+// max/min pass gained nothing from them. No request goes past the end of the input.
+constexpr int64_t kPrefetchBytes = 4096;
+
+// Requests the lines of [p + kPrefetchBytes, p + kPrefetchBytes + bytes) that lie before `end`.
+template <typename T>
+HWY_INLINE void PrefetchAhead(const T* p, int64_t bytes, const T* end) {
+  const char* from = reinterpret_cast<const char*>(p) + kPrefetchBytes;
+  const char* stop = reinterpret_cast<const char*>(end);
+  for (int64_t b = 0; b < bytes && from + b < stop; b += 64) hwy::Prefetch(from + b);
+}
 
 // The lanes of v summed as a tree, p[j] += p[j + h] for h = lanes / 2, ..., 1: returns p[0].
 template <class D>
@@ -98,6 +114,7 @@ R PairwiseSumImpl(const S* x, int64_t count) {
   // level 3 on.
   constexpr int kGroup = 8;
   for (; i + kGroup * kBlockSize <= count; i += kGroup * kBlockSize) {
+    PrefetchAhead(x + i, kGroup * kBlockSize * static_cast<int64_t>(sizeof(S)), x + count);
     for (int c = 0; c < kLanes; c += lanes) {
       const S* block = x + i + c;
       hn::Vec<decltype(d)> v[kGroup];
