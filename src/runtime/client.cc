@@ -301,12 +301,15 @@ std::unique_ptr<Buffer> Client::CreateErrorBuffer(Status error, DType dtype, con
   return std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready(std::move(error)));
 }
 
-StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory) {
+StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory,
+                                                                    const std::vector<int64_t>& layout) {
   if (!memory || memory->devices().empty()) return InvalidArgument("CreateUninitializedBuffer: no memory space");
+  STABLERT_RETURN_IF_ERROR(CheckLayout(layout, dims.size(), "CreateUninitializedBuffer: layout"));
   STABLERT_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(dims, DTypeByteSize(dtype)));
   STABLERT_ASSIGN_OR_RETURN(auto storage,
                             BufferStorage::Allocate(static_cast<size_t>(bytes), memory->devices().front()->memory_stats()));
-  return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready());
+  return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready(),
+                                  layout);
 }
 
 }  // namespace stablert::runtime
