@@ -283,13 +283,22 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyBuffer(const Buffer& buffer, Memor
   Device* device = memory->devices().front();
   STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(buffer.size_in_bytes(), device->memory_stats()));
   EventRef ready = Event::Create();
-  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready, buffer.layout());
+  // Between memory kinds the copy is row-major (XLA's CPU client gives such copies the
+  // default layout); within one kind it keeps the bytes and their layout.
+  const bool to_row_major = !buffer.layout().empty() && buffer.memory() && buffer.memory()->kind() != memory->kind();
+  MajorToMinor relayout = to_row_major ? buffer.layout() : MajorToMinor{};
+  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready,
+                                       to_row_major ? MajorToMinor{} : buffer.layout());
   EventRef source_ready = buffer.ready_event();
   // Read on the destination's queue: a later donation of the source waits for the copy.
   buffer.AddUsage(ready);
-  device->queue().Submit([source, storage, ready, source_ready] {
+  device->queue().Submit([source, storage, ready, source_ready, relayout, dims = buffer.dims(),
+                          dtype = buffer.dtype()] {
     Status status = source_ready->Await();
-    if (status.ok() && source->size() > 0) std::memcpy(storage->data(), source->data(), source->size());
+    if (status.ok() && source->size() > 0) {
+      if (relayout.empty()) std::memcpy(storage->data(), source->data(), source->size());
+      else CopyLayoutToRowMajor(source->data(), dims, dtype, relayout, storage->data());
+    }
     ready->Set(status).IgnoreError();
   });
   return copy;

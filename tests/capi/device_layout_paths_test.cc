@@ -367,7 +367,7 @@ TEST_F(DeviceLayoutPathsTest, BitcastReadsTheBytesInTheLayoutGiven) {
   DestroyBuffer(source);
 }
 
-TEST_F(DeviceLayoutPathsTest, CopiesToOtherDevicesAndMemoriesKeepTheLayout) {
+TEST_F(DeviceLayoutPathsTest, CopiesKeepTheLayoutWithinAMemoryKindAndAreRowMajorAcrossKinds) {
   PJRT_Client* two = CreateClient({Int64Option("device_count", 2)});
   ASSERT_NE(two, nullptr);
   std::swap(two, client_);
@@ -381,7 +381,9 @@ TEST_F(DeviceLayoutPathsTest, CopiesToOtherDevicesAndMemoriesKeepTheLayout) {
   to_device.buffer = source;
   to_device.dst_device = devices[1];
   ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_CopyToDevice(&to_device));
-  std::vector<PJRT_Buffer*> copies = {to_device.dst_buffer};
+  // Each copy with whether it keeps the layout: a copy into memory of the source's kind
+  // does; a copy into a host memory kind is row-major, as XLA's CPU client gives it.
+  std::vector<std::pair<PJRT_Buffer*, bool>> copies = {{to_device.dst_buffer, true}};
 
   PJRT_Device_AddressableMemories_Args memories{};
   memories.struct_size = PJRT_Device_AddressableMemories_Args_STRUCT_SIZE;
@@ -393,15 +395,29 @@ TEST_F(DeviceLayoutPathsTest, CopiesToOtherDevicesAndMemoriesKeepTheLayout) {
     to_memory.buffer = source;
     to_memory.dst_memory = memories.memories[m];
     ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_CopyToMemory(&to_memory));
-    copies.push_back(to_memory.dst_buffer);
+    PJRT_Memory_Kind_Args kind{};
+    kind.struct_size = PJRT_Memory_Kind_Args_STRUCT_SIZE;
+    kind.memory = memories.memories[m];
+    ASSERT_PJRT_OK(api_, api_->PJRT_Memory_Kind(&kind));
+    copies.push_back({to_memory.dst_buffer, std::string(kind.kind, kind.kind_size) == "device"});
   }
   EXPECT_GE(copies.size(), 3u) << "a device memory and at least one host memory";
-  for (PJRT_Buffer* copy : copies) {
-    EXPECT_EQ(LayoutText(copy), "{0,1}");
-    EXPECT_EQ(DeviceBytes(copy, 12), ColumnMajor(host));
+  // Back from a host memory into the device memory: row-major as well.
+  PJRT_Buffer_CopyToMemory_Args back{};
+  back.struct_size = PJRT_Buffer_CopyToMemory_Args_STRUCT_SIZE;
+  back.buffer = copies.back().first;
+  back.dst_memory = DefaultMemory(devices[0]);
+  ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_CopyToMemory(&back));
+  copies.push_back({back.dst_buffer, false});
+  int kept = 0;
+  for (auto [copy, keeps_layout] : copies) {
+    EXPECT_EQ(LayoutText(copy), keeps_layout ? "{0,1}" : "{1,0}");
+    EXPECT_EQ(DeviceBytes(copy, 12), keeps_layout ? ColumnMajor(host) : host);
     EXPECT_EQ(Floats(ToHost(copy)), host);
+    kept += keeps_layout;
     DestroyBuffer(copy);
   }
+  EXPECT_EQ(kept, 2) << "the copy to device 1 and the one into device 0's own memory";
   DestroyBuffer(source);
   std::swap(two, client_);
   DestroyClient(two);
