@@ -9,9 +9,12 @@
 // it returns. The caller owns the manager (freed with _Destroy) and every buffer and event
 // it returns; a manager must not outlive its client, as buffers must not.
 //
-// Layouts: buffers are dense row-major like every StableRT buffer; a device layout other
-// than that is UNIMPLEMENTED naming the function and the layout's index. TransferLiteral
-// reads host literals in any tile-free layout (minor_to_major order or byte strides).
+// Layouts: a device layout that is a dense dimension order (a tile-free minor_to_major, or
+// strides of a dense array in some order) gives the buffer that layout: TransferData's
+// chunks are its on-device bytes in that order (as BufferSize counts them), TransferLiteral
+// reads a host literal in any tile-free layout (minor_to_major order or byte strides) and
+// stores it in the buffer's. Tiled layouts and strides with gaps are UNIMPLEMENTED naming the
+// function and the layout's index.
 // AddMetadata accepts the metadata and ignores it (XLA uses it for debugging only).
 #include <cstdint>
 #include <mutex>
@@ -93,8 +96,8 @@ StatusOr<runtime::AsyncHostTransfer::Spec> ReadSpec(const char* function, const 
   STABLERT_ASSIGN_OR_RETURN(Dims dims, ToDims(where.c_str(), spec.dims, spec.num_dims));
   STABLERT_RETURN_IF_ERROR(ArrayByteSize(where.c_str(), dims, dtype).status());
   const std::string layout_where = std::string(function) + ": device_layouts[" + std::to_string(index) + "]";
-  STABLERT_RETURN_IF_ERROR(CheckDefaultLayout(layout_where.c_str(), layout, dims, dtype));
-  return runtime::AsyncHostTransfer::Spec{dtype, std::move(dims)};
+  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> order, DeviceLayoutOrder(layout_where.c_str(), layout, dims, dtype));
+  return runtime::AsyncHostTransfer::Spec{dtype, std::move(dims), std::move(order)};
 }
 
 }  // namespace

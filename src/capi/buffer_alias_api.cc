@@ -11,6 +11,7 @@
 #include "capi/handles.h"
 #include "capi/layout.h"
 #include "capi/live_handles.h"
+#include "runtime/array_layout.h"
 
 namespace stablert::capi {
 namespace {
@@ -40,15 +41,16 @@ PJRT_Error* PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
     STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->element_type)));
     STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
     STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(kFn, dims, dtype));
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->device_layout, dims, dtype));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> layout, DeviceLayoutOrder(kFn, args->device_layout, dims, dtype));
     if (static_cast<size_t>(bytes) != source.size_in_bytes())
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": the new shape holds " + std::to_string(bytes) +
                                          " bytes, the buffer " + std::to_string(source.size_in_bytes()) +
                                          "; a bitcast keeps the size"));
     STABLERT_CAPI_ASSIGN_OR_RETURN(std::shared_ptr<runtime::BufferStorage> storage, source.storage(kFn));
     storage->MarkShared();
+    // The bytes stay where they are; `layout` says in which dimension order the new shape reads them.
     auto bitcast = std::make_unique<runtime::Buffer>(dtype, std::move(dims), source.device(), source.memory(),
-                                                     std::move(storage), source.ready_event());
+                                                     std::move(storage), source.ready_event(), std::move(layout));
     args->out_buffer = NewBufferHandle(std::move(bitcast), args->buffer->client);
     return nullptr;
   })
@@ -89,7 +91,7 @@ PJRT_Error* PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* ar
     STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->shape_element_type)));
     STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->shape_dims, args->shape_num_dims));
     STABLERT_CAPI_ASSIGN_OR_RETURN(int64_t bytes, ArrayByteSize(kFn, dims, dtype));
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> layout, DeviceLayoutOrder(kFn, args->shape_layout, dims, dtype));
     runtime::MemorySpace* memory = AsMemoryHandle(args->memory)->memory;
     if (memory->devices().empty())
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": memory has no device"));
@@ -99,8 +101,9 @@ PJRT_Error* PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* ar
     promise->ready = runtime::Event::Create();
     promise->dtype = dtype;
     promise->dims = dims;
+    promise->layout = runtime::NormalizeLayout(layout);
     auto alias = std::make_unique<runtime::Buffer>(dtype, std::move(dims), memory->devices().front(), memory,
-                                                   promise->storage, promise->ready);
+                                                   promise->storage, promise->ready, std::move(layout));
     args->alias_buffer = NewBufferHandle(std::move(alias), args->client);
     LiveHandles<PJRT_FulfillAliasBufferCallback>::Of().Add(promise.get());
     args->fulfill_alias_buffer_cb = promise.release();
@@ -136,6 +139,12 @@ PJRT_Error* PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* 
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": buffer is " + std::string(DTypeName(target.dtype())) +
                                          DimsToString(target.dims()) + ", the alias " +
                                          std::string(DTypeName(promise->dtype)) + DimsToString(promise->dims)));
+    if (target.layout() != promise->layout)
+      return ToPjrtError(InvalidArgument(
+          std::string(kFn) + ": buffer has layout " +
+          runtime::LayoutToString(target.layout(), target.dims().size()) + ", the alias " +
+          runtime::LayoutToString(promise->layout, promise->dims.size()) +
+          " (minor_to_major); the alias takes the buffer's bytes as they are, so the layouts must match"));
     STABLERT_CAPI_ASSIGN_OR_RETURN(std::shared_ptr<runtime::BufferStorage> storage, target.storage(kFn));
     storage->MarkShared();
     promise->storage->Bind(std::move(storage));

@@ -152,6 +152,10 @@ PJRT_Error* PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
   STABLERT_CAPI_REQUIRE_BUFFER(PJRT_Buffer_ToHostBuffer, args->src);
   STABLERT_CAPI_GUARD(PJRT_Buffer_ToHostBuffer, {
     const runtime::Buffer& buffer = *args->src->buffer;
+    if (buffer.dtype() == DType::kToken)
+      return ToPjrtError(InvalidArgument(std::string(kFn) +
+                                         ": the buffer is a token (an ordering of effects, not an array); it has no "
+                                         "value to copy to the host"));
     STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
                                    HostByteStrides(kFn, args->host_layout, buffer.dims(), buffer.dtype()));
     // Every element lands inside [dst, dst + needed): strides are non-negative and their

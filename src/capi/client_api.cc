@@ -368,11 +368,11 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(PJRT_Client_CreateUninitialize
     STABLERT_CAPI_ASSIGN_OR_RETURN(auto shape,
                                    ToShape(kFn, RawEnumValue(args->shape_element_type), args->shape_dims, args->shape_num_dims));
     const auto& [dtype, dims] = shape;
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->shape_layout, dims, dtype));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> layout, DeviceLayoutOrder(kFn, args->shape_layout, dims, dtype));
     STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * memory,
                                    TargetMemory(kFn, args->client, args->memory, args->device));
-    STABLERT_CAPI_ASSIGN_OR_RETURN(auto buffer,
-                                   NameFunction(kFn, args->client->client->CreateUninitializedBuffer(dtype, dims, memory)));
+    STABLERT_CAPI_ASSIGN_OR_RETURN(
+        auto buffer, NameFunction(kFn, args->client->client->CreateUninitializedBuffer(dtype, dims, memory, layout)));
     args->buffer = NewBufferHandle(std::move(buffer), args->client);
     return nullptr;
   })

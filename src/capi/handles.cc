@@ -136,10 +136,16 @@ bool IsLiveBuffer(const PJRT_Buffer* buffer) { return LiveHandles<PJRT_Buffer>::
 
 std::unique_ptr<PJRT_Executable> NewExecutableHandle(std::shared_ptr<const runtime::Executable> executable) {
   auto handle = std::make_unique<PJRT_Executable>();
-  for (const plan::TensorType& type : executable->local_result_types()) {
-    handle->output_types.push_back(static_cast<PJRT_Buffer_Type>(type.dtype));
-    handle->output_dim_sizes.push_back(type.dims.size());
-    handle->output_dims.insert(handle->output_dims.end(), type.dims.begin(), type.dims.end());
+  const auto& result_types = executable->local_result_types();
+  for (size_t o = 0; o < result_types.size(); ++o) {
+    if (executable->result_is_token(o)) {  // a token: type TOKEN, rank 0, as XLA reports it
+      handle->output_types.push_back(PJRT_Buffer_Type_TOKEN);
+      handle->output_dim_sizes.push_back(0);
+      continue;
+    }
+    handle->output_types.push_back(static_cast<PJRT_Buffer_Type>(result_types[o].dtype));
+    handle->output_dim_sizes.push_back(result_types[o].dims.size());
+    handle->output_dims.insert(handle->output_dims.end(), result_types[o].dims.begin(), result_types[o].dims.end());
   }
   for (const std::string& kind : executable->output_memory_kinds()) {
     handle->output_kinds.push_back(kind.c_str());

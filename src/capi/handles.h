@@ -127,6 +127,7 @@ struct PJRT_FulfillAliasBufferCallback {
   stablert::runtime::EventRef ready;                           // the alias's ready event
   stablert::DType dtype;
   stablert::Dims dims;
+  std::vector<int64_t> layout;  // major_to_minor order of the alias's bytes (normalized; empty: row-major)
 };
 
 // PJRT_Device_CreateAsyncTrackingEvent: a named marker a framework keeps while it waits on

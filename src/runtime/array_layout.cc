@@ -246,6 +246,7 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module, const ir::Func
     (void)mode;  // "auto" parameters take the row-major layout
     if (body && i < body->arguments.size()) parameter_layouts[body->arguments[i]] = m2m;
     layouts.parameters.push_back(std::move(m2m));
+    layouts.token_parameters.push_back(entry.argument_types[i].kind == ir::Type::Kind::kToken);
   }
   std::map<ir::ValueId, const ir::Operation*> definer;
   const ir::Operation* terminator = nullptr;
@@ -262,6 +263,7 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module, const ir::Func
     if (mode == Mode::kAuto && terminator && i < terminator->operands.size() && entry.result_types[i].dims.size() == rank)
       m2m = ChosenLayout(module, definer, parameter_layouts, terminator->operands[i]);
     layouts.results.push_back(std::move(m2m));
+    layouts.token_results.push_back(entry.result_types[i].kind == ir::Type::Kind::kToken);
   }
   return layouts;
 }

@@ -53,9 +53,13 @@ void CopyLayoutToRowMajor(const void* src, const Dims& dims, DType dtype, const 
 // from when it is a transpose (of a parameter in its layout, or of a row-major value), or the
 // layout a `LayoutConstraint` custom call producing it names; else row-major.
 // InvalidArgument naming the argument or result for a malformed layout.
+// `token_parameters`/`token_results`: which parameters and results are `!stablehlo.token`
+// (the plan holds them as pred[0]; at the executable's boundary they are token buffers).
 struct EntryLayouts {
   std::vector<MajorToMinor> parameters;
   std::vector<MajorToMinor> results;
+  std::vector<bool> token_parameters;
+  std::vector<bool> token_results;
 };
 StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module, const ir::Function& entry);
 

@@ -1,6 +1,9 @@
 #include "runtime/async_host_transfer.h"
 
+#include "runtime/array_layout.h"
+
 #include <cstring>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -22,13 +25,16 @@ StatusOr<std::unique_ptr<AsyncHostTransfer>> AsyncHostTransfer::Create(const std
     Slot& slot = transfer->slots_[i];
     slot.dtype = specs[i].dtype;
     slot.dims = specs[i].dims;
+    slot.layout = NormalizeLayout(specs[i].layout);
+    STABLERT_RETURN_IF_ERROR(CheckLayout(slot.layout, slot.dims.size(), "buffer " + std::to_string(i) + "'s layout"));
     auto bytes = CheckedByteSize(slot.dims, DTypeByteSize(slot.dtype));
     if (!bytes.ok()) return bytes.status().WithPrefix("buffer " + std::to_string(i));
     auto storage = BufferStorage::Allocate(static_cast<size_t>(*bytes), device->memory_stats());
     if (!storage.ok()) return storage.status().WithPrefix("buffer " + std::to_string(i));
     slot.storage = *std::move(storage);
     slot.ready = Event::Create();
-    slot.buffer = std::make_unique<Buffer>(slot.dtype, slot.dims, device, memory, slot.storage, slot.ready);
+    slot.buffer =
+        std::make_unique<Buffer>(slot.dtype, slot.dims, device, memory, slot.storage, slot.ready, slot.layout);
   }
   return transfer;
 }
@@ -131,8 +137,18 @@ Status AsyncHostTransfer::TransferLiteral(int64_t index, const void* data, DType
     std::lock_guard<std::mutex> lock(mutex_);
     STABLERT_RETURN_IF_ERROR(BeginCopyLocked(index, /*closes=*/true));
   }
-  if (slot.storage->size() > 0)
-    CopyStridedToDense(data, dims, byte_strides, DTypeByteSize(dtype), slot.storage->data());
+  if (slot.storage->size() > 0) {
+    if (slot.layout.empty()) {
+      CopyStridedToDense(data, dims, byte_strides, DTypeByteSize(dtype), slot.storage->data());
+    } else if (byte_strides.empty()) {
+      CopyRowMajorToLayout(data, dims, dtype, slot.layout, slot.storage->data());
+    } else {
+      // Host strides to row-major, then into the buffer's dimension order.
+      std::vector<unsigned char> row_major(slot.storage->size());
+      CopyStridedToDense(data, dims, byte_strides, DTypeByteSize(dtype), row_major.data());
+      CopyRowMajorToLayout(row_major.data(), dims, dtype, slot.layout, slot.storage->data());
+    }
+  }
   FinishCopy(index);
   return OkStatus();
 }

@@ -1,10 +1,11 @@
 // AsyncHostTransfer: a set of buffers on one memory space whose bytes arrive from the host
 // later, piece by piece (what PJRT_Client_CreateBuffersForAsyncHostToDevice returns).
 //
-// Each buffer's storage is allocated at creation (dense row-major, like every Buffer) and
-// its ready event is unset. The host fills a buffer with raw chunks at byte offsets
-// (TransferData, in any order, possibly from several threads), or all at once from a host
-// literal (TransferLiteral). The chunk marked last, the literal, or SetBufferError closes
+// Each buffer's storage is allocated at creation (dense, in the spec's layout: row-major
+// unless the spec names another major_to_minor order, runtime/array_layout.h) and its ready
+// event is unset. The host fills a buffer with raw chunks of its on-device bytes at byte
+// offsets (TransferData, in any order, possibly from several threads), or all at once from a
+// host literal (TransferLiteral, which puts the literal's elements into the buffer's layout). The chunk marked last, the literal, or SetBufferError closes
 // the buffer: no transfer or error may follow. A closed buffer's ready event fires once
 // every copy into it has finished — OK after the last transfer, with the given error after
 // SetBufferError. Bytes no transfer wrote are unspecified (not zeroed).
@@ -44,10 +45,12 @@ class AsyncHostTransfer {
   struct Spec {
     DType dtype;
     Dims dims;
+    std::vector<int64_t> layout = {};  // major_to_minor order of the bytes; empty: row-major
   };
 
   // Allocates one buffer per spec in `memory` (counted in its first device's memory stats).
-  // ResourceExhausted if an allocation fails; InvalidArgument for sizes beyond int64.
+  // ResourceExhausted if an allocation fails; InvalidArgument for sizes beyond int64 and for
+  // a layout that is not a permutation of the spec's dimensions.
   static StatusOr<std::unique_ptr<AsyncHostTransfer>> Create(const std::vector<Spec>& specs, MemorySpace* memory);
   ~AsyncHostTransfer();
   AsyncHostTransfer(const AsyncHostTransfer&) = delete;
@@ -64,7 +67,8 @@ class AsyncHostTransfer {
   // Copies `size` bytes from `data` to byte `offset` of buffer `index`; `is_last` closes it.
   Status TransferData(int64_t index, const void* data, int64_t offset, int64_t size, bool is_last);
   // Copies a whole host array of `dtype` and `dims` (which must be the buffer's), laid out
-  // with `byte_strides` (empty: dense row-major), into buffer `index` and closes it.
+  // with `byte_strides` (empty: dense row-major), into buffer `index` in the buffer's layout
+  // and closes it.
   Status TransferLiteral(int64_t index, const void* data, DType dtype, const Dims& dims,
                          const std::vector<int64_t>& byte_strides);
   // Closes buffer `index` with `error` (not OK): its ready event fails with it.
@@ -74,6 +78,7 @@ class AsyncHostTransfer {
   struct Slot {
     DType dtype;
     Dims dims;
+    std::vector<int64_t> layout;  // normalized: empty for row-major
     std::shared_ptr<BufferStorage> storage;
     EventRef ready;
     std::unique_ptr<Buffer> buffer;  // null once retrieved

@@ -283,13 +283,22 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyBuffer(const Buffer& buffer, Memor
   Device* device = memory->devices().front();
   STABLERT_ASSIGN_OR_RETURN(auto storage, BufferStorage::Allocate(buffer.size_in_bytes(), device->memory_stats()));
   EventRef ready = Event::Create();
-  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready, buffer.layout());
+  // Between memory kinds the copy is row-major (XLA's CPU client gives such copies the
+  // default layout); within one kind it keeps the bytes and their layout.
+  const bool to_row_major = !buffer.layout().empty() && buffer.memory() && buffer.memory()->kind() != memory->kind();
+  MajorToMinor relayout = to_row_major ? buffer.layout() : MajorToMinor{};
+  auto copy = std::make_unique<Buffer>(buffer.dtype(), buffer.dims(), device, memory, storage, ready,
+                                       to_row_major ? MajorToMinor{} : buffer.layout());
   EventRef source_ready = buffer.ready_event();
   // Read on the destination's queue: a later donation of the source waits for the copy.
   buffer.AddUsage(ready);
-  device->queue().Submit([source, storage, ready, source_ready] {
+  device->queue().Submit([source, storage, ready, source_ready, relayout, dims = buffer.dims(),
+                          dtype = buffer.dtype()] {
     Status status = source_ready->Await();
-    if (status.ok() && source->size() > 0) std::memcpy(storage->data(), source->data(), source->size());
+    if (status.ok() && source->size() > 0) {
+      if (relayout.empty()) std::memcpy(storage->data(), source->data(), source->size());
+      else CopyLayoutToRowMajor(source->data(), dims, dtype, relayout, storage->data());
+    }
     ready->Set(status).IgnoreError();
   });
   return copy;
@@ -301,12 +310,15 @@ std::unique_ptr<Buffer> Client::CreateErrorBuffer(Status error, DType dtype, con
   return std::make_unique<Buffer>(dtype, dims, device, memory, std::move(storage), Event::Ready(std::move(error)));
 }
 
-StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory) {
+StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory,
+                                                                    const std::vector<int64_t>& layout) {
   if (!memory || memory->devices().empty()) return InvalidArgument("CreateUninitializedBuffer: no memory space");
+  STABLERT_RETURN_IF_ERROR(CheckLayout(layout, dims.size(), "CreateUninitializedBuffer: layout"));
   STABLERT_ASSIGN_OR_RETURN(int64_t bytes, CheckedByteSize(dims, DTypeByteSize(dtype)));
   STABLERT_ASSIGN_OR_RETURN(auto storage,
                             BufferStorage::Allocate(static_cast<size_t>(bytes), memory->devices().front()->memory_stats()));
-  return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready());
+  return std::make_unique<Buffer>(dtype, dims, memory->devices().front(), memory, std::move(storage), Event::Ready(),
+                                  layout);
 }
 
 }  // namespace stablert::runtime

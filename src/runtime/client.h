@@ -105,11 +105,16 @@ class Client {
                                                   HostBufferSemantics semantics, MemorySpace* memory,
                                                   const std::vector<int64_t>& layout = {});
   // Copies `buffer` into `memory` (of any device); the new buffer is ready once the source is.
+  // A copy into memory of the same kind keeps the buffer's layout (its bytes as they are); a
+  // copy into another kind (device to host memory or back) is row-major, as XLA's CPU client
+  // gives it, converted with the transpose kernel.
   StatusOr<std::unique_ptr<Buffer>> CopyBuffer(const Buffer& buffer, MemorySpace* memory);
   // A buffer whose ready event carries `error`.
   std::unique_ptr<Buffer> CreateErrorBuffer(Status error, DType dtype, const Dims& dims, MemorySpace* memory);
-  // A buffer with uninitialized contents, ready at once.
-  StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory);
+  // A buffer with uninitialized contents, ready at once, its bytes in major_to_minor order
+  // `layout` (empty: row-major). InvalidArgument if `layout` is not a permutation of the dims.
+  StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(DType dtype, const Dims& dims, MemorySpace* memory,
+                                                              const std::vector<int64_t>& layout = {});
 
   // Compiles `program` ("mlir" format: a StableHLO portable artifact in MLIR bytecode).
   // Reads the compile-time settings (STABLERT_PARTITIONER, STABLERT_DEBUG_PARTITIONER, the

@@ -513,7 +513,9 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       const Buffer* buffer = args[i];
       const plan::TensorType& expected = parameter_types[i];
       if (!buffer) return InvalidArgument("PJRT_LoadedExecutable_Execute: argument " + std::to_string(i) + " is null");
-      if (buffer->dtype() != expected.dtype || buffer->dims() != expected.dims)
+      const bool token_argument = executable_->parameter_is_token(i) && buffer->dtype() == DType::kToken &&
+                                  buffer->dims().empty();
+      if (!token_argument && (buffer->dtype() != expected.dtype || buffer->dims() != expected.dims))
         return InvalidArgument("PJRT_LoadedExecutable_Execute: argument " + std::to_string(i) + " of " +
                                executable_->name() + " is " + std::string(DTypeName(buffer->dtype())) +
                                DimsToString(buffer->dims()) + ", expected " + plan::TensorTypeToString(expected));
@@ -565,8 +567,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
       } else {
         STABLERT_ASSIGN_OR_RETURN(storage, BufferStorage::Allocate(bytes, run.device->memory_stats()));
       }
-      outputs.push_back(std::make_unique<Buffer>(type.dtype, type.dims, run.device, memory, storage, run.done,
-                                                 executable_->result_layouts()[o]));
+      if (executable_->result_is_token(o))
+        outputs.push_back(std::make_unique<Buffer>(DType::kToken, Dims{}, run.device, memory, storage, run.done));
+      else
+        outputs.push_back(std::make_unique<Buffer>(type.dtype, type.dims, run.device, memory, storage, run.done,
+                                                   executable_->result_layouts()[o]));
       run.outputs.push_back(std::move(storage));
     }
     donated_by_run.push_back(std::move(donated_here));

@@ -84,6 +84,13 @@ class Executable {
   // row-major are read through a row-major copy) and give each result in its layout.
   const std::vector<MajorToMinor>& parameter_layouts() const { return layouts_.parameters; }
   const std::vector<MajorToMinor>& result_layouts() const { return layouts_.results; }
+  // Whether parameter i / result o is a `!stablehlo.token`: results are then buffers of
+  // type token and rank 0 holding no bytes (as XLA's are), and a token parameter takes such
+  // a buffer or the pred[0] array JAX passes for tokens of ordered effects.
+  bool parameter_is_token(size_t i) const {
+    return i < layouts_.token_parameters.size() && layouts_.token_parameters[i];
+  }
+  bool result_is_token(size_t o) const { return o < layouts_.token_results.size() && layouts_.token_results[o]; }
   // For every result, the donatable parameter whose storage an execution hands to it when
   // that parameter is donated, or plan::kNoDonor (plan/donation.h; per-device shards).
   const std::vector<int64_t>& result_donors() const { return result_donors_; }

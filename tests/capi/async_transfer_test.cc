@@ -531,9 +531,10 @@ TEST_F(AsyncTransferTest, CreateChecksItsArguments) {
   expect(Create({{PJRT_Buffer_Type_F64, {INT64_MAX / 4, 4}}}, &manager), PJRT_Error_Code_INVALID_ARGUMENT,
          kFn + "shape_specs[0]");
 
-  // Device layouts: dense row-major (or none) is accepted, anything else is UNIMPLEMENTED.
+  // Device layouts: any dense dimension order (or none) is accepted (values and bytes in
+  // tests/capi/device_layout_paths_test.cc); tiles and strides with gaps are UNIMPLEMENTED.
   int64_t row_major[2] = {1, 0}, column_major[2] = {0, 1};
-  PJRT_Buffer_MemoryLayout dense{}, transposed{}, tiled{};
+  PJRT_Buffer_MemoryLayout dense{}, transposed{}, tiled{}, gapped{};
   for (auto* layout : {&dense, &transposed, &tiled}) {
     layout->struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
     layout->type = PJRT_Buffer_MemoryLayout_Type_Tiled;
@@ -553,8 +554,16 @@ TEST_F(AsyncTransferTest, CreateChecksItsArguments) {
   ErrorInfo accepted = Create(two, &ok, nullptr, {&dense, nullptr});
   ASSERT_FALSE(accepted.failed) << accepted.message;
   EXPECT_FALSE(DestroyManager(ok).failed);
-  expect(Create(two, &manager, nullptr, {nullptr, &transposed}), PJRT_Error_Code_UNIMPLEMENTED,
-         kFn + "device_layouts[1]: only the dense row-major (major-to-minor) device layout is supported");
+  accepted = Create(two, &ok, nullptr, {nullptr, &transposed});
+  ASSERT_FALSE(accepted.failed) << accepted.message;
+  EXPECT_FALSE(DestroyManager(ok).failed);
+  int64_t gapped_strides[2] = {32, 4};  // f32[3,2] rows 32 bytes apart: 24 bytes of gaps
+  gapped.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+  gapped.type = PJRT_Buffer_MemoryLayout_Type_Strides;
+  gapped.strides.byte_strides = gapped_strides;
+  gapped.strides.num_byte_strides = 2;
+  expect(Create(two, &manager, nullptr, {nullptr, &gapped}), PJRT_Error_Code_UNIMPLEMENTED,
+         kFn + "device_layouts[1]: a device layout's byte strides must be those of a dense array");
   expect(Create(two, &manager, nullptr, {&tiled, nullptr}), PJRT_Error_Code_UNIMPLEMENTED,
          kFn + "device_layouts[0]: tiled memory layouts are not supported");
   expect(Create(two, &manager, nullptr, {&dense}), PJRT_Error_Code_INVALID_ARGUMENT,

@@ -161,3 +161,51 @@ def test_dlpack_import_in_another_dimension_order_is_a_view_in_that_layout(stabl
 
     np.testing.assert_allclose(np.asarray(jax.jit(fn)(x)), np.asarray(jax.jit(fn)(on_cpu)), rtol=1e-6, atol=1e-5)
 
+
+
+@pytest.mark.parametrize("shape,src,dst", [((8, 128), (1, 0), (0, 1)), ((4, 6, 10), (2, 0, 1), (1, 2, 0)),
+                                           ((300, 200), (0, 1), (1, 0))])
+def test_device_array_put_into_another_layout_matches_cpu(stablert_device, cpu_device, shape, src, dst):
+    # An array already on the device, put into another layout: JAX relayouts it with an
+    # executable whose entry takes one layout and returns the other.
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    got = {}
+    for name, device in (("stablert", stablert_device), ("cpu", cpu_device)):
+        arr = jax.device_put(x, _fmt(device, src))
+        out = jax.device_put(arr, _fmt(device, dst))
+        got[name] = (arr.format.layout.major_to_minor, out.format.layout.major_to_minor, np.asarray(out))
+    assert got["stablert"][:2] == got["cpu"][:2] == (src, dst)
+    np.testing.assert_array_equal(got["stablert"][2], x)
+    np.testing.assert_array_equal(got["stablert"][2], got["cpu"][2])
+
+
+@pytest.mark.parametrize("memory_kind", ["pinned_host", "unpinned_host"])
+def test_array_in_a_layout_copied_to_host_memory_matches_cpu(stablert_device, cpu_device, memory_kind):
+    # A copy to another memory kind of the device (PJRT_Buffer_CopyToMemory) and back: as on
+    # XLA's CPU backend, a copy between memory kinds is row-major.
+    x = np.arange(6 * 8 * 10, dtype=np.float32).reshape(6, 8, 10)
+    m2m = (2, 0, 1)
+    got = {}
+    for name, device in (("stablert", stablert_device), ("cpu", cpu_device)):
+        if memory_kind not in {m.kind for m in device.addressable_memories()}:
+            got[name] = None
+            continue
+        arr = jax.device_put(x, _fmt(device, m2m))
+        host = jax.device_put(arr, arr.sharding.with_memory_kind(memory_kind))
+        back = jax.device_put(host, arr.sharding)
+        # Put into the host memory in a layout, then onto the device.
+        host_fmt = jax.device_put(x, Format(Layout(major_to_minor=m2m), arr.sharding.with_memory_kind(memory_kind)))
+        host_back = jax.device_put(host_fmt, arr.sharding)
+        got[name] = (host.sharding.memory_kind, host.format.layout.major_to_minor,
+                     back.format.layout.major_to_minor, host_fmt.format.layout.major_to_minor,
+                     host_back.format.layout.major_to_minor,
+                     np.asarray(host), np.asarray(back), np.asarray(host_fmt), np.asarray(host_back))
+    assert got["stablert"] is not None, f"stablert has no {memory_kind} memory"
+    for i in (5, 6, 7, 8):
+        np.testing.assert_array_equal(got["stablert"][i], x)
+    if got["cpu"] is None:
+        return
+    assert got["stablert"][:5] == got["cpu"][:5]
+    for i in (5, 6, 7, 8):
+        np.testing.assert_array_equal(got["stablert"][i], x)
+        np.testing.assert_array_equal(got["stablert"][i], got["cpu"][i])
