@@ -127,14 +127,16 @@ StatusOr<std::shared_ptr<TcpKeyValueServer>> TcpKeyValueServer::Start(int port, 
 TcpKeyValueServer::~TcpKeyValueServer() {
   stopping_ = true;
   store_.Close();
-  // Shutting the listening socket down wakes accept(); shutting connections down wakes reads.
+  // Shutting the listening socket down wakes accept(); shutting the connections' read side
+  // down wakes reads waiting for a next request, while a request already read still sends
+  // its answer (a Put that this process was waiting for is acknowledged before it exits).
   ::shutdown(listen_fd_, SHUT_RDWR);
   if (acceptor_.joinable()) acceptor_.join();
   ::close(listen_fd_);
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (int fd : connections_) ::shutdown(fd, SHUT_RDWR);
+    for (int fd : connections_) ::shutdown(fd, SHUT_RD);
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();

@@ -16,7 +16,8 @@
 // the address and the system's reason; a Get whose key does not appear in time is
 // DeadlineExceeded naming the key; a server that dies or stops answering mid-request is
 // Unavailable ("connection closed" / "no answer within N ms"). Destroying the server wakes
-// waiting Gets (they answer Unavailable), closes every connection and joins its threads.
+// waiting Gets (they answer Unavailable), lets every request it has read send its answer,
+// then closes every connection and joins its threads.
 // Thread-safety: both classes are thread-safe; a client opens one connection per concurrent
 // request (idle connections are reused).
 #pragma once
