@@ -253,7 +253,7 @@ StatusOr<HostBufferResult> Client::BufferFromHostBuffer(const void* data, DType 
     return true;
   };
   bool dense = is_dense(strides, physical);
-  bool aligned = reinterpret_cast<uintptr_t>(data) % 64 == 0;
+  bool aligned = reinterpret_cast<uintptr_t>(data) % kZeroCopyAlignment == 0;
   bool zero_copy = (semantics == HostBufferSemantics::kImmutableZeroCopy ||
                     semantics == HostBufferSemantics::kMutableZeroCopy) &&
                    dense && aligned && count > 0;

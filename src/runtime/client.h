@@ -95,6 +95,12 @@ class Client {
   // assignment[replica][partition], filled with distinct devices in order.
   StatusOr<std::vector<std::vector<int64_t>>> DefaultDeviceAssignment(int num_replicas, int num_partitions) const;
 
+  // Host arrays at least this aligned are borrowed under zero-copy semantics: malloc's (and
+  // so NumPy's) alignment, and the largest element size. Kernels load their operands with
+  // unaligned vector loads, so nothing needs more; asking for 64 made a NumPy array's
+  // borrowing depend on where its allocator happened to put it (docs/decisions.md).
+  static constexpr uintptr_t kZeroCopyAlignment = 16;
+
   // Copies (or, where semantics and alignment allow, borrows) a host array into a buffer in
   // `memory`. `byte_strides` empty means dense row-major. `layout`: the major_to_minor order
   // the buffer keeps its bytes in (runtime/array_layout.h; empty: row-major); the copy puts

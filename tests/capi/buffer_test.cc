@@ -324,6 +324,44 @@ TEST_F(BufferApiTest, ZeroCopyAliasesAlignedHostMemoryUntilReleased) {
   std::free(host);
 }
 
+// Whether a host array is borrowed depends on its address modulo 16 only: malloc (and so
+// NumPy) gives 16-byte alignment, and a 64-byte rule made borrowing depend on where the
+// allocator happened to put an array (1 in 4 heap blocks). At 16 mod 64 the array is
+// borrowed and reads back intact; at 8 mod 16 it is copied.
+TEST_F(BufferApiTest, ZeroCopyBorrowsSixteenByteAlignedHostMemoryAndCopiesLessAligned) {
+  constexpr int kCount = 1 << 16;
+  auto* block = static_cast<char*>(std::aligned_alloc(64, kCount * sizeof(float) + 64));
+  for (const size_t offset : {size_t{16}, size_t{32}, size_t{48}, size_t{8}}) {
+    auto* host = reinterpret_cast<float*>(block + offset);
+    for (int i = 0; i < kCount; ++i) host[i] = static_cast<float>(i) * 0.5f;
+    PJRT_Client_BufferFromHostBuffer_Args args{};
+    args.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
+    args.client = client_;
+    args.data = host;
+    args.type = PJRT_Buffer_Type_F32;
+    int64_t dims[1] = {kCount};
+    args.dims = dims;
+    args.num_dims = 1;
+    args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableZeroCopy;
+    args.memory = DefaultMemory(Devices(client_)[0]);
+    ASSERT_PJRT_OK(api_, api_->PJRT_Client_BufferFromHostBuffer(&args));
+    PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args pointer{};
+    pointer.struct_size = PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE;
+    pointer.buffer = args.buffer;
+    ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer));
+    if (offset % 16 == 0)
+      EXPECT_EQ(pointer.device_memory_ptr, host) << "offset " << offset << " mod 64 is borrowed";
+    else
+      EXPECT_NE(pointer.device_memory_ptr, host) << "offset " << offset << " mod 64 is copied";
+    std::vector<char> back = ToHost(args.buffer);
+    ASSERT_EQ(back.size(), kCount * sizeof(float));
+    EXPECT_EQ(std::memcmp(back.data(), host, back.size()), 0) << "offset " << offset;
+    DestroyBuffer(args.buffer);
+    AwaitAndDestroy(args.done_with_host_buffer);
+  }
+  std::free(block);
+}
+
 TEST_F(BufferApiTest, ExternalReferencesAndDeletion) {
   float host[4] = {41, 42, 43, 44};
   PJRT_Buffer* buffer = ToDevice(host, PJRT_Buffer_Type_F32, {4}, Devices(client_)[0]);
