@@ -163,7 +163,8 @@ def workloads(jax, jnp, lax):
 
     return [
         ("add scalar (dispatch latency)", lambda x: x + 1, (f32(1),), None),
-        ("elementwise a*b+c, tanh, 4M f32", lambda a, b, c: jnp.tanh(a * b + c), (normal(1 << 22),) * 3,
+        ("elementwise a*b+c, tanh, 4M f32", lambda a, b, c: jnp.tanh(a * b + c),
+         tuple(normal(1 << 22) for _ in range(3)),
          (4 * 4 * (1 << 22), "GB/s")),
         ("broadcast chain (bcast(x, 4096^2)*2+1).sum()", lambda x: (jnp.broadcast_to(x, (4096, 4096)) * 2 + 1).sum(),
          (normal(4096),), None),
