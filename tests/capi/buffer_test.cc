@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "plugin_fixture.h"
-#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
+#include "layout_helpers.h"
 
 namespace stablert::capi_test {
 namespace {
@@ -130,59 +130,16 @@ class DeviceLayoutTest : public BufferApiTest {
     made.buffer = args.buffer;
     return made;
   }
-  static PJRT_Buffer_MemoryLayout Tiled(const std::vector<int64_t>& minor_to_major) {
-    PJRT_Buffer_MemoryLayout layout{};
-    layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
-    layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
-    layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
-    layout.tiled.minor_to_major = minor_to_major.data();
-    layout.tiled.minor_to_major_size = minor_to_major.size();
-    return layout;
-  }
-  // The buffer's bytes as they lie on the device.
-  std::vector<float> DeviceBytes(PJRT_Buffer* buffer, size_t count) {
-    PJRT_Buffer_ReadyEvent_Args ready{};
-    ready.struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE;
-    ready.buffer = buffer;
-    EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_ReadyEvent(&ready));
-    AwaitAndDestroy(ready.event);
-    PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args pointer{};
-    pointer.struct_size = PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE;
-    pointer.buffer = buffer;
-    EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer));
-    const float* data = static_cast<const float*>(pointer.device_memory_ptr);
-    return std::vector<float>(data, data + count);
-  }
-  std::string LayoutText(PJRT_Buffer* buffer) {
-    const PJRT_Layouts_Extension* layouts = nullptr;
-    for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next)
-      if (e->type == PJRT_Extension_Type_Layouts) layouts = reinterpret_cast<const PJRT_Layouts_Extension*>(e);
-    if (!layouts) return "no Layouts extension";
-    PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args of_buffer{};
-    of_buffer.struct_size = PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args_STRUCT_SIZE;
-    of_buffer.buffer = buffer;
-    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&of_buffer));
-    PJRT_Layouts_MemoryLayout_Serialize_Args serialize{};
-    serialize.struct_size = PJRT_Layouts_MemoryLayout_Serialize_Args_STRUCT_SIZE;
-    serialize.layout = of_buffer.layout;
-    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Serialize(&serialize));
-    std::string text(serialize.serialized_bytes, serialize.serialized_bytes_size);
-    serialize.serialized_layout_deleter(serialize.serialized_layout);
-    PJRT_Layouts_MemoryLayout_Destroy_Args destroy{PJRT_Layouts_MemoryLayout_Destroy_Args_STRUCT_SIZE, nullptr,
-                                                   of_buffer.layout};
-    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Destroy(&destroy));
-    return text;
-  }
 };
 
 TEST_F(DeviceLayoutTest, ColumnMajorDeviceLayoutFromRowMajorHost) {
   std::vector<float> host = Iota(12);  // row-major 3x4
   std::vector<int64_t> m2m = {0, 1};
-  PJRT_Buffer_MemoryLayout layout = Tiled(m2m);
+  PJRT_Buffer_MemoryLayout layout = TiledLayout(m2m);
   Made made = FromHost(host.data(), {3, 4}, &layout);
   ASSERT_FALSE(made.error.failed) << made.error.message;
-  EXPECT_EQ(LayoutText(made.buffer), "{0,1}");
-  std::vector<float> device = DeviceBytes(made.buffer, 12);
+  EXPECT_EQ(BufferLayoutText(api_, made.buffer), "{0,1}");
+  std::vector<float> device = DeviceFloats(api_, made.buffer, 12);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) EXPECT_EQ(device[j * 3 + i], host[i * 4 + j]) << i << "," << j;
   std::vector<char> back = ToHost(made.buffer);
@@ -203,7 +160,7 @@ TEST_F(DeviceLayoutTest, EveryPermutationOfARank3ArrayFromStridedAndDenseHosts) 
   std::vector<std::vector<int64_t>> orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
   for (const auto& m2m : orders) {
     std::vector<int64_t> minor_to_major(m2m.rbegin(), m2m.rend());
-    PJRT_Buffer_MemoryLayout layout = Tiled(minor_to_major);
+    PJRT_Buffer_MemoryLayout layout = TiledLayout(minor_to_major);
     for (bool strided : {false, true}) {
       SCOPED_TRACE(::testing::Message() << "major_to_minor " << m2m[0] << m2m[1] << m2m[2]
                                         << (strided ? " strided" : ""));
@@ -222,7 +179,7 @@ TEST_F(DeviceLayoutTest, EveryPermutationOfARank3ArrayFromStridedAndDenseHosts) 
             index[m2m[2]] = c;
             expected.push_back(host[index[0] * 15 + index[1] * 5 + index[2]]);
           }
-      EXPECT_EQ(DeviceBytes(made.buffer, 30), expected);
+      EXPECT_EQ(DeviceFloats(api_, made.buffer, 30), expected);
       std::vector<char> back = ToHost(made.buffer);
       ASSERT_EQ(back.size(), 120u);
       EXPECT_EQ(std::memcmp(back.data(), host.data(), 120), 0);
@@ -244,7 +201,7 @@ TEST_F(DeviceLayoutTest, StridesDeviceLayoutAndZeroCopyOfAHostInThatLayout) {
   layout.strides.num_byte_strides = 2;
   Made made = FromHost(host, {3, 4}, &layout, {4, 12}, PJRT_HostBufferSemantics_kImmutableZeroCopy);
   ASSERT_FALSE(made.error.failed) << made.error.message;
-  EXPECT_EQ(LayoutText(made.buffer), "{0,1}");
+  EXPECT_EQ(BufferLayoutText(api_, made.buffer), "{0,1}");
   PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args pointer{};
   pointer.struct_size = PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE;
   pointer.buffer = made.buffer;
@@ -278,14 +235,14 @@ TEST_F(DeviceLayoutTest, LayoutsStableRtCannotHoldAreRefusedByName) {
   EXPECT_LAYOUT_ERROR(made.error, PJRT_Error_Code_UNIMPLEMENTED,
                "PJRT_Client_BufferFromHostBuffer: a device layout's byte strides must be those of a dense array");
   std::vector<int64_t> repeated = {0, 0};
-  PJRT_Buffer_MemoryLayout not_a_permutation = Tiled(repeated);
+  PJRT_Buffer_MemoryLayout not_a_permutation = TiledLayout(repeated);
   made = FromHost(host.data(), {3, 4}, &not_a_permutation);
   EXPECT_LAYOUT_ERROR(made.error, PJRT_Error_Code_INVALID_ARGUMENT,
                "PJRT_Client_BufferFromHostBuffer: minor_to_major is not a permutation of the dimensions");
   std::vector<int64_t> minor_to_major = {0, 1};
   int64_t tile[2] = {8, 128};
   size_t tile_size = 2;
-  PJRT_Buffer_MemoryLayout tiled = Tiled(minor_to_major);
+  PJRT_Buffer_MemoryLayout tiled = TiledLayout(minor_to_major);
   tiled.tiled.tile_dims = tile;
   tiled.tiled.tile_dim_sizes = &tile_size;
   tiled.tiled.num_tiles = 1;

@@ -10,7 +10,7 @@
 
 #include "compile_options.h"
 #include "program_fixture.h"
-#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
+#include "layout_helpers.h"
 
 namespace stablert::capi_test {
 namespace {
@@ -37,61 +37,6 @@ std::vector<float> Floats(const std::vector<char>& bytes) {
 
 class DeviceLayoutPathsTest : public ProgramTest {
  protected:
-  static PJRT_Buffer_MemoryLayout Tiled(const std::vector<int64_t>& minor_to_major) {
-    PJRT_Buffer_MemoryLayout layout{};
-    layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
-    layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
-    layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
-    layout.tiled.minor_to_major = minor_to_major.data();
-    layout.tiled.minor_to_major_size = minor_to_major.size();
-    return layout;
-  }
-
-  const PJRT_Layouts_Extension* Layouts() {
-    for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr; e = e->next)
-      if (e->type == PJRT_Extension_Type_Layouts) return reinterpret_cast<const PJRT_Layouts_Extension*>(e);
-    return nullptr;
-  }
-
-  std::string LayoutText(PJRT_Buffer* buffer) {
-    const PJRT_Layouts_Extension* layouts = Layouts();
-    if (!layouts) return "no Layouts extension";
-    PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args of_buffer{};
-    of_buffer.struct_size = PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args_STRUCT_SIZE;
-    of_buffer.buffer = buffer;
-    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&of_buffer));
-    return Serialize(layouts, of_buffer.layout, /*destroy=*/true);
-  }
-
-  std::string Serialize(const PJRT_Layouts_Extension* layouts, PJRT_Layouts_MemoryLayout* layout, bool destroy) {
-    PJRT_Layouts_MemoryLayout_Serialize_Args serialize{};
-    serialize.struct_size = PJRT_Layouts_MemoryLayout_Serialize_Args_STRUCT_SIZE;
-    serialize.layout = layout;
-    EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Serialize(&serialize));
-    std::string text(serialize.serialized_bytes, serialize.serialized_bytes_size);
-    serialize.serialized_layout_deleter(serialize.serialized_layout);
-    if (destroy) {
-      PJRT_Layouts_MemoryLayout_Destroy_Args args{PJRT_Layouts_MemoryLayout_Destroy_Args_STRUCT_SIZE, nullptr, layout};
-      EXPECT_PJRT_OK(api_, layouts->PJRT_Layouts_MemoryLayout_Destroy(&args));
-    }
-    return text;
-  }
-
-  // The buffer's bytes as they lie on the device, once it is ready.
-  std::vector<float> DeviceBytes(PJRT_Buffer* buffer, size_t count) {
-    PJRT_Buffer_ReadyEvent_Args ready{};
-    ready.struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE;
-    ready.buffer = buffer;
-    EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_ReadyEvent(&ready));
-    AwaitAndDestroy(ready.event);
-    PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args pointer{};
-    pointer.struct_size = PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE;
-    pointer.buffer = buffer;
-    EXPECT_PJRT_OK(api_, api_->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&pointer));
-    const float* data = static_cast<const float*>(pointer.device_memory_ptr);
-    return std::vector<float>(data, data + count);
-  }
-
   size_t OnDeviceSize(PJRT_Buffer* buffer) {
     PJRT_Buffer_OnDeviceSizeInBytes_Args args{};
     args.struct_size = PJRT_Buffer_OnDeviceSizeInBytes_Args_STRUCT_SIZE;
@@ -103,7 +48,7 @@ class DeviceLayoutPathsTest : public ProgramTest {
   // A 3x4 f32 buffer held column-major, from the row-major `host`.
   PJRT_Buffer* ColumnMajorBuffer(const std::vector<float>& host, PJRT_Device* device) {
     std::vector<int64_t> m2m = {0, 1};
-    PJRT_Buffer_MemoryLayout layout = Tiled(m2m);
+    PJRT_Buffer_MemoryLayout layout = TiledLayout(m2m);
     std::vector<int64_t> dims = {3, 4};
     PJRT_Client_BufferFromHostBuffer_Args args{};
     args.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
@@ -131,7 +76,7 @@ TEST_F(DeviceLayoutPathsTest, AsyncTransferKeepsTheDeviceLayout) {
     spec.element_type = PJRT_Buffer_Type_F32;
   }
   std::vector<int64_t> m2m = {0, 1};
-  PJRT_Buffer_MemoryLayout column = Tiled(m2m);
+  PJRT_Buffer_MemoryLayout column = TiledLayout(m2m);
   PJRT_Buffer_MemoryLayout* layouts[2] = {&column, &column};
   PJRT_Client_CreateBuffersForAsyncHostToDevice_Args create{};
   create.struct_size = PJRT_Client_CreateBuffersForAsyncHostToDevice_Args_STRUCT_SIZE;
@@ -184,8 +129,8 @@ TEST_F(DeviceLayoutPathsTest, AsyncTransferKeepsTheDeviceLayout) {
     retrieve.buffer_index = index;
     ASSERT_PJRT_OK(api_, api_->PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(&retrieve));
     PJRT_Buffer* buffer = retrieve.buffer_out;
-    EXPECT_EQ(LayoutText(buffer), "{0,1}") << index;
-    EXPECT_EQ(DeviceBytes(buffer, 12), device_order) << index;
+    EXPECT_EQ(BufferLayoutText(api_, buffer), "{0,1}") << index;
+    EXPECT_EQ(DeviceFloats(api_, buffer, 12), device_order) << index;
     EXPECT_EQ(Floats(ToHost(buffer)), host) << "read back row-major, buffer " << index;
     DestroyBuffer(buffer);
   }
@@ -204,7 +149,7 @@ TEST_F(DeviceLayoutPathsTest, AsyncTransferLiteralFromAStridedHostIntoARank3Layo
   spec.num_dims = 3;
   spec.element_type = PJRT_Buffer_Type_F32;
   std::vector<int64_t> device_m2m = {1, 0, 2};
-  PJRT_Buffer_MemoryLayout device_layout = Tiled(device_m2m);
+  PJRT_Buffer_MemoryLayout device_layout = TiledLayout(device_m2m);
   PJRT_Buffer_MemoryLayout* layouts[1] = {&device_layout};
   PJRT_Client_CreateBuffersForAsyncHostToDevice_Args create{};
   create.struct_size = PJRT_Client_CreateBuffersForAsyncHostToDevice_Args_STRUCT_SIZE;
@@ -222,7 +167,7 @@ TEST_F(DeviceLayoutPathsTest, AsyncTransferLiteralFromAStridedHostIntoARank3Layo
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 5; ++k) column_major[k * 6 + j * 2 + i] = host[i * 15 + j * 5 + k];
   std::vector<int64_t> host_m2m = {0, 1, 2};
-  PJRT_Buffer_MemoryLayout host_layout = Tiled(host_m2m);
+  PJRT_Buffer_MemoryLayout host_layout = TiledLayout(host_m2m);
   PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args literal{};
   literal.struct_size = PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args_STRUCT_SIZE;
   literal.transfer_manager = create.transfer_manager;
@@ -238,9 +183,9 @@ TEST_F(DeviceLayoutPathsTest, AsyncTransferLiteralFromAStridedHostIntoARank3Layo
   retrieve.struct_size = PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args_STRUCT_SIZE;
   retrieve.transfer_manager = create.transfer_manager;
   ASSERT_PJRT_OK(api_, api_->PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(&retrieve));
-  EXPECT_EQ(LayoutText(retrieve.buffer_out), "{1,0,2}");
+  EXPECT_EQ(BufferLayoutText(api_, retrieve.buffer_out), "{1,0,2}");
   // major_to_minor {2, 0, 1}: element (i, j, k) at k*6 + i*3 + j.
-  std::vector<float> device = DeviceBytes(retrieve.buffer_out, 30);
+  std::vector<float> device = DeviceFloats(api_, retrieve.buffer_out, 30);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 5; ++k) EXPECT_EQ(device[k * 6 + i * 3 + j], host[i * 15 + j * 5 + k]) << i << j << k;
@@ -254,7 +199,7 @@ TEST_F(DeviceLayoutPathsTest, AsyncTransferLiteralFromAStridedHostIntoARank3Layo
 TEST_F(DeviceLayoutPathsTest, UninitializedBufferTakesTheLayoutAndRefusesTiles) {
   std::vector<int64_t> dims = {3, 4};
   std::vector<int64_t> m2m = {0, 1};
-  PJRT_Buffer_MemoryLayout column = Tiled(m2m);
+  PJRT_Buffer_MemoryLayout column = TiledLayout(m2m);
   PJRT_Client_CreateUninitializedBuffer_Args args{};
   args.struct_size = PJRT_Client_CreateUninitializedBuffer_Args_STRUCT_SIZE;
   args.client = client_;
@@ -264,7 +209,7 @@ TEST_F(DeviceLayoutPathsTest, UninitializedBufferTakesTheLayoutAndRefusesTiles) 
   args.shape_layout = &column;
   args.memory = DefaultMemory(Devices(client_)[0]);
   ASSERT_PJRT_OK(api_, api_->PJRT_Client_CreateUninitializedBuffer(&args));
-  EXPECT_EQ(LayoutText(args.buffer), "{0,1}");
+  EXPECT_EQ(BufferLayoutText(api_, args.buffer), "{0,1}");
   EXPECT_EQ(OnDeviceSize(args.buffer), 48u);
   // Written through its device pointer in its own layout, it reads back row-major.
   const std::vector<float> host = Iota(12);
@@ -279,7 +224,7 @@ TEST_F(DeviceLayoutPathsTest, UninitializedBufferTakesTheLayoutAndRefusesTiles) 
 
   // Tiles and a malformed permutation fail, naming the function.
   std::vector<int64_t> row = {1, 0};
-  PJRT_Buffer_MemoryLayout tiled = Tiled(row);
+  PJRT_Buffer_MemoryLayout tiled = TiledLayout(row);
   int64_t tile_dims[2] = {8, 128};
   size_t tile_sizes[1] = {2};
   tiled.tiled.tile_dims = tile_dims;
@@ -292,7 +237,7 @@ TEST_F(DeviceLayoutPathsTest, UninitializedBufferTakesTheLayoutAndRefusesTiles) 
             std::string::npos)
       << error.message;
   std::vector<int64_t> repeated = {0, 0};
-  PJRT_Buffer_MemoryLayout bad = Tiled(repeated);
+  PJRT_Buffer_MemoryLayout bad = TiledLayout(repeated);
   args.shape_layout = &bad;
   error = TakeError(api_, api_->PJRT_Client_CreateUninitializedBuffer(&args));
   EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT) << error.message;
@@ -305,7 +250,7 @@ TEST_F(DeviceLayoutPathsTest, AliasBufferInALayoutTakesABufferInTheSameLayout) {
   PJRT_Device* device = Devices(client_)[0];
   std::vector<int64_t> dims = {3, 4};
   std::vector<int64_t> m2m = {0, 1};
-  PJRT_Buffer_MemoryLayout column = Tiled(m2m);
+  PJRT_Buffer_MemoryLayout column = TiledLayout(m2m);
   PJRT_Client_CreateAliasBuffer_Args create{};
   create.struct_size = PJRT_Client_CreateAliasBuffer_Args_STRUCT_SIZE;
   create.client = client_;
@@ -315,7 +260,7 @@ TEST_F(DeviceLayoutPathsTest, AliasBufferInALayoutTakesABufferInTheSameLayout) {
   create.shape_element_type = PJRT_Buffer_Type_F32;
   create.shape_layout = &column;
   ASSERT_PJRT_OK(api_, api_->PJRT_Client_CreateAliasBuffer(&create));
-  EXPECT_EQ(LayoutText(create.alias_buffer), "{0,1}");
+  EXPECT_EQ(BufferLayoutText(api_, create.alias_buffer), "{0,1}");
 
   const std::vector<float> host = Iota(12);
   auto fulfil = [&](PJRT_Buffer* buffer) {
@@ -337,7 +282,7 @@ TEST_F(DeviceLayoutPathsTest, AliasBufferInALayoutTakesABufferInTheSameLayout) {
   PJRT_Buffer* column_major = ColumnMajorBuffer(host, device);
   ErrorInfo fulfilled = fulfil(column_major);
   ASSERT_FALSE(fulfilled.failed) << fulfilled.message;
-  EXPECT_EQ(DeviceBytes(create.alias_buffer, 12), ColumnMajor(host));
+  EXPECT_EQ(DeviceFloats(api_, create.alias_buffer, 12), ColumnMajor(host));
   EXPECT_EQ(Floats(ToHost(create.alias_buffer)), host);
   for (PJRT_Buffer* buffer : {create.alias_buffer, row_major, column_major}) DestroyBuffer(buffer);
 }
@@ -349,7 +294,7 @@ TEST_F(DeviceLayoutPathsTest, BitcastReadsTheBytesInTheLayoutGiven) {
   // The same bytes as a 4x3 array held column-major are the transpose of the source.
   std::vector<int64_t> dims = {4, 3};
   std::vector<int64_t> m2m = {0, 1};
-  PJRT_Buffer_MemoryLayout column = Tiled(m2m);
+  PJRT_Buffer_MemoryLayout column = TiledLayout(m2m);
   PJRT_Buffer_Bitcast_Args args{};
   args.struct_size = PJRT_Buffer_Bitcast_Args_STRUCT_SIZE;
   args.buffer = source;
@@ -358,7 +303,7 @@ TEST_F(DeviceLayoutPathsTest, BitcastReadsTheBytesInTheLayoutGiven) {
   args.num_dims = 2;
   args.device_layout = &column;
   ASSERT_PJRT_OK(api_, api_->PJRT_Buffer_Bitcast(&args));
-  EXPECT_EQ(LayoutText(args.out_buffer), "{0,1}");
+  EXPECT_EQ(BufferLayoutText(api_, args.out_buffer), "{0,1}");
   std::vector<float> transposed = Floats(ToHost(args.out_buffer));
   ASSERT_EQ(transposed.size(), 12u);
   for (int i = 0; i < 4; ++i)
@@ -411,8 +356,8 @@ TEST_F(DeviceLayoutPathsTest, CopiesKeepTheLayoutWithinAMemoryKindAndAreRowMajor
   copies.push_back({back.dst_buffer, false});
   int kept = 0;
   for (auto [copy, keeps_layout] : copies) {
-    EXPECT_EQ(LayoutText(copy), keeps_layout ? "{0,1}" : "{1,0}");
-    EXPECT_EQ(DeviceBytes(copy, 12), keeps_layout ? ColumnMajor(host) : host);
+    EXPECT_EQ(BufferLayoutText(api_, copy), keeps_layout ? "{0,1}" : "{1,0}");
+    EXPECT_EQ(DeviceFloats(api_, copy, 12), keeps_layout ? ColumnMajor(host) : host);
     EXPECT_EQ(Floats(ToHost(copy)), host);
     kept += keeps_layout;
     DestroyBuffer(copy);
@@ -428,7 +373,7 @@ TEST_F(DeviceLayoutPathsTest, ToHostBufferInAHostLayoutFromABufferInAnother) {
   std::vector<int64_t> dims = {2, 3, 5};
   const std::vector<float> host = Iota(30);
   std::vector<int64_t> device_m2m = {1, 0, 2};
-  PJRT_Buffer_MemoryLayout device_layout = Tiled(device_m2m);
+  PJRT_Buffer_MemoryLayout device_layout = TiledLayout(device_m2m);
   PJRT_Client_BufferFromHostBuffer_Args put{};
   put.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
   put.client = client_;
@@ -444,7 +389,7 @@ TEST_F(DeviceLayoutPathsTest, ToHostBufferInAHostLayoutFromABufferInAnother) {
 
   const std::vector<std::vector<int64_t>> host_layouts = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
   for (const std::vector<int64_t>& minor_to_major : host_layouts) {
-    PJRT_Buffer_MemoryLayout host_layout = Tiled(minor_to_major);
+    PJRT_Buffer_MemoryLayout host_layout = TiledLayout(minor_to_major);
     PJRT_Buffer_ToHostBuffer_Args args{};
     args.struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE;
     args.src = put.buffer;
@@ -488,7 +433,7 @@ TEST_F(DeviceLayoutPathsTest, ExecutableInputAndOutputLayouts) {
   PJRT_LoadedExecutable* loaded = nullptr;
   ErrorInfo compiled = Compile(kColumnMajorAdd, SingleDeviceOptions(), &loaded);
   ASSERT_FALSE(compiled.failed) << compiled.message;
-  const PJRT_Layouts_Extension* layouts = Layouts();
+  const PJRT_Layouts_Extension* layouts = FindLayoutsExtension(api_);
   ASSERT_NE(layouts, nullptr);
   PJRT_LoadedExecutable_GetExecutable_Args get{};
   get.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
@@ -499,14 +444,14 @@ TEST_F(DeviceLayoutPathsTest, ExecutableInputAndOutputLayouts) {
   parameters.executable = get.executable;
   ASSERT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Executable_GetParameterLayouts(&parameters));
   ASSERT_EQ(parameters.num_parameters, 2u);
-  EXPECT_EQ(Serialize(layouts, parameters.layouts[0], false), "{0,1}");
-  EXPECT_EQ(Serialize(layouts, parameters.layouts[1], false), "{1,0}");
+  EXPECT_EQ(SerializeLayout(api_, layouts, parameters.layouts[0], false), "{0,1}");
+  EXPECT_EQ(SerializeLayout(api_, layouts, parameters.layouts[1], false), "{1,0}");
   PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args outputs{};
   outputs.struct_size = PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args_STRUCT_SIZE;
   outputs.executable = get.executable;
   ASSERT_PJRT_OK(api_, layouts->PJRT_Layouts_PJRT_Executable_GetOutputLayouts(&outputs));
   ASSERT_EQ(outputs.num_outputs, 1u);
-  EXPECT_EQ(Serialize(layouts, outputs.layouts[0], false), "{0,1}");
+  EXPECT_EQ(SerializeLayout(api_, layouts, outputs.layouts[0], false), "{0,1}");
   PJRT_Executable_Destroy_Args destroy_executable{PJRT_Executable_Destroy_Args_STRUCT_SIZE, nullptr, get.executable};
   ASSERT_PJRT_OK(api_, api_->PJRT_Executable_Destroy(&destroy_executable));
 
@@ -524,8 +469,8 @@ TEST_F(DeviceLayoutPathsTest, ExecutableInputAndOutputLayouts) {
   for (auto [x, y] : {std::pair{a_column, b_row}, std::pair{a_row, b_column}, std::pair{a_row, b_row}}) {
     std::vector<PJRT_Buffer*> out = Execute(loaded, {x, y}, 1);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(LayoutText(out[0]), "{0,1}");
-    EXPECT_EQ(DeviceBytes(out[0], 12), ColumnMajor(sum));
+    EXPECT_EQ(BufferLayoutText(api_, out[0]), "{0,1}");
+    EXPECT_EQ(DeviceFloats(api_, out[0], 12), ColumnMajor(sum));
     EXPECT_EQ(Floats(ToHost(out[0])), sum);
     DestroyBuffer(out[0]);
   }
