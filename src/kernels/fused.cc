@@ -6,8 +6,10 @@
 // gathered into tile buffers (GatherViewElements), dense inputs are read in place, each
 // sub-op's dense kernel runs on the tile, outputs are written straight into their buffers
 // and internal slots live in tile buffers only. Tile buffers are reused once a slot is
-// last read, so a tile's live slots stay in L1 (48 KiB on the target): a tile is 4 KiB per
-// slot, smaller when many slots are live at once (down to 256 elements).
+// last read, so a tile's live slots stay in L1 (32 KiB per core on Zen 4): a tile is 4 KiB per
+// slot, smaller when many slots are live at once (down to 256 elements), and 1 KiB per slot
+// in steps of kPrefetchFrom elements or more without a reduction (their inputs stream from
+// DRAM, and the next tile's prefetched inputs must fit beside the current tile).
 //
 // Add-rotate-xor chains (kernels/fused_arx.h: the rounds and key injections of Threefry-2x32
 // as JAX lowers them) found when the step is prepared run as one sub-op: simd::ArxChain
@@ -72,6 +74,11 @@ constexpr int64_t kMinTile = 256;
 // Steps of at least this many elements prefetch their dense inputs a tile ahead (their
 // inputs are larger than the caches; smaller steps' inputs are usually cached already).
 constexpr int64_t kPrefetchFrom = 1 << 18;
+// Tile bytes per slot of such a step without a reduction: its inputs come from DRAM, and a
+// tile's input runs, internal buffers and output run, plus the next tile's prefetched inputs,
+// must all stay in L1 (32 KiB per core on Zen 4); with 4 KiB slots tanh(a * b + c) over
+// three 16 MiB inputs touches 36 KiB per tile and ran 1.4x slower (docs/benchmarks.md).
+constexpr int64_t kLargeSlotBytes = 1024;
 
 struct FusedState;
 using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& context, const KernelArgs& args);
@@ -238,7 +245,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
         --live;
       }
   }
-  const int64_t per_slot = std::min<int64_t>(kSlotBytes, kTileBudget / (max_live + 1));
+  const int64_t slot_bytes = params.num_elements >= kPrefetchFrom && !has_reduce ? kLargeSlotBytes : kSlotBytes;
+  const int64_t per_slot = std::min<int64_t>(slot_bytes, kTileBudget / (max_live + 1));
   int64_t tile = per_slot / widest;
   tile = std::max(kMinTile, tile / 64 * 64);
   state.tile = tile;

@@ -268,8 +268,14 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
                 return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::TanhForF32(dd, v); });
               else return hn::Tanh(d, x);
             }();
-            const auto y = hn::IfThenElse(hn::Gt(hn::Abs(x), hn::Set(d, T(20))), one, tanh);
-            return hn::IfThenElse(IsTiny(d, x), x, y);
+            using Full = hn::ScalableTag<T>;
+            if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
+              (void)one;  // TanhF32 is already +-1 from kTanhRoundsToOne (< 20) on
+              return hn::IfThenElse(IsTiny(d, x), x, tanh);
+            } else {
+              const auto y = hn::IfThenElse(hn::Gt(hn::Abs(x), hn::Set(d, T(20))), one, tanh);
+              return hn::IfThenElse(IsTiny(d, x), x, y);
+            }
           });
     case UnaryFn::kLogistic:
       return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {

@@ -35,6 +35,22 @@ def test_long_float_chains(dtype):
     check_cases(chain, {"chain": (x, y, row)}, op="fused chain", dtype=dt)
 
 
+def test_large_chain_three_distinct_inputs():
+    # The benchmark row "elementwise a*b+c, tanh, 4M f32" (1 KiB tile slots in steps this
+    # large), an odd count so the last tile and the thread shares end mid-tile, and a value
+    # that is both an output and read by later sub-ops.
+    f32 = np.dtype(np.float32)
+    n = (1 << 22) + 37
+    a, b, c = (I.random(f32, (n,), seed, scale=2.0) for seed in (21, 22, 23))
+    check_cases(lambda a, b, c: jnp.tanh(a * b + c), {"tanh_fma": (a, b, c)}, op="fused chain", dtype=f32)
+
+    def two_outputs(a, b, c):
+        t = a * b + c
+        return t, jnp.exp(jnp.tanh(t)) * c  # products only: no cancellation amplifies ulps
+
+    check_cases(two_outputs, {"two_outputs": (a, b, c)}, op="fused chain", dtype=f32)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int8, np.uint8, np.int64],
                          ids=lambda d: np.dtype(d).name)
 def test_long_integer_chains(dtype):
