@@ -19,6 +19,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 void AxpyRowsF32(float* dst, const float* x, const float* rows, int64_t stride, int64_t count, int64_t width) {
   const hn::ScalableTag<float> d;
+  const hn::CappedTag<float, 1> d1;  // the tails, one lane at a time
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t r = 0;
   for (; r + 4 <= count; r += 4) {
@@ -36,13 +37,13 @@ void AxpyRowsF32(float* dst, const float* x, const float* rows, int64_t stride, 
       s = hn::MulAdd(a3, hn::LoadU(d, r3 + i), s);
       hn::StoreU(s, d, dst + i);
     }
-    for (; i < width; ++i) {
-      float s = dst[i];
-      s += x[r] * r0[i];
-      s += x[r + 1] * r1[i];
-      s += x[r + 2] * r2[i];
-      s += x[r + 3] * r3[i];
-      dst[i] = s;
+    for (; i < width; ++i) {  // one lane: the vector body's MulAdd, so the same roundings
+      auto s = hn::LoadU(d1, dst + i);
+      s = hn::MulAdd(hn::Set(d1, x[r]), hn::LoadU(d1, r0 + i), s);
+      s = hn::MulAdd(hn::Set(d1, x[r + 1]), hn::LoadU(d1, r1 + i), s);
+      s = hn::MulAdd(hn::Set(d1, x[r + 2]), hn::LoadU(d1, r2 + i), s);
+      s = hn::MulAdd(hn::Set(d1, x[r + 3]), hn::LoadU(d1, r3 + i), s);
+      hn::StoreU(s, d1, dst + i);
     }
   }
   for (; r < count; ++r) {
@@ -50,7 +51,7 @@ void AxpyRowsF32(float* dst, const float* x, const float* rows, int64_t stride, 
     const auto a = hn::Set(d, x[r]);
     int64_t i = 0;
     for (; i + lanes <= width; i += lanes) hn::StoreU(hn::MulAdd(a, hn::LoadU(d, row + i), hn::LoadU(d, dst + i)), d, dst + i);
-    for (; i < width; ++i) dst[i] += x[r] * row[i];
+    for (; i < width; ++i) hn::StoreU(hn::MulAdd(hn::Set(d1, x[r]), hn::LoadU(d1, row + i), hn::LoadU(d1, dst + i)), d1, dst + i);
   }
 }
 
