@@ -41,6 +41,11 @@ namespace stablert {
 // CPUs this process may run on (its affinity mask; at least 1).
 int CoreBudget();
 
+// Moves the calling thread off CPU `cpu` onto another CPU of its affinity mask, and leaves the
+// mask as it was (the thread may later be moved anywhere the mask allows, as before). Returns
+// the CPU it moved to, or -1 when there is no other CPU in the mask or the system refuses.
+int MoveToAnotherCpu(int cpu);
+
 class ThreadPool {
  public:
   static constexpr int kSpinMicroseconds = 100;
@@ -80,6 +85,7 @@ class ThreadPool {
     const std::function<void(int)>* fn;
     int n;
     uint64_t fp_control = 0;  // the caller's floating-point control register
+    int caller_cpu = -1;      // the CPU the caller ran on when it queued the batch
     std::atomic<uint64_t> claimed{0};  // n <= kMaxPreferredParts: bit i set once part i is taken
     std::atomic<int> next{0};          // larger n: the next part to take
     std::atomic<int> done{0};

@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -153,6 +154,31 @@ TEST(ThreadPool, ChunksRunOnceEachWithOnePartPerThreadAtATime) {
 TEST(ThreadPool, TheSharedPoolHasOneThreadPerCoreOfTheBudget) {
   EXPECT_GE(CoreBudget(), 1);
   EXPECT_EQ(ThreadPool::Shared().parallelism(), CoreBudget());
+}
+
+TEST(ThreadPool, MoveToAnotherCpuLeavesTheCpuAndKeepsTheAffinityMask) {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  EXPECT_EQ(MoveToAnotherCpu(-1), -1);
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "this process may run on one CPU only: there is no other to move to";
+  // Run where the scheduler puts us; then move off that CPU.
+  const int here = sched_getcpu();
+  ASSERT_GE(here, 0);
+  const int moved_to = MoveToAnotherCpu(here);
+  EXPECT_NE(moved_to, here);
+  EXPECT_GE(moved_to, 0);
+  EXPECT_TRUE(CPU_ISSET(moved_to, &before));
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the thread must not stay pinned";
+  // A CPU outside the mask: nothing to leave.
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &before)) continue;
+    EXPECT_EQ(MoveToAnotherCpu(cpu), -1);
+    break;
+  }
 }
 
 }  // namespace
