@@ -46,6 +46,17 @@ struct DeviceRun {
   std::vector<std::vector<int64_t>> input_layouts;
 };
 
+// Drops a finished run's references to its arrays. Runs call it before they signal completion:
+// a caller that frees the results and runs again then finds their memory released, instead of
+// two generations of outputs alive at once for as long as this thread takes to destroy the
+// finished task (peak memory would depend on that race).
+void ReleaseArrays(DeviceRun& run) {
+  run.inputs.clear();
+  run.input_events.clear();
+  run.outputs.clear();
+  run.usages.clear();
+}
+
 // Whether the run reads or writes an array in a layout other than row-major.
 bool NeedsRelayout(const Executable& executable, const DeviceRun& run) {
   if (!run.input_layouts.empty()) return true;
@@ -263,9 +274,10 @@ class PerPartitionRun {
         remaining_(local_runs),
         done_(std::move(done)) {}
 
-  void Run(const Executable& executable, const DeviceRun& run, const HostTransfers& host) {
+  void Run(const Executable& executable, DeviceRun& run, const HostTransfers& host) {
     const PartitionContext partition{static_cast<int>(run.partition), communicator_.get()};
     Status status = RunOnDevice(executable, run, host, &partition);
+    ReleaseArrays(run);
     std::lock_guard<std::mutex> lock(mutex_);
     statuses_[static_cast<size_t>(run.partition)] = status;
     if (--remaining_ > 0) return;
@@ -611,15 +623,17 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
                                                      static_cast<int>(runs.size()), shared_done);
       for (DeviceRun& run : runs) {
         WorkQueue& queue = run.device->queue();
-        Dispatch(queue, [executable, state, run = std::move(run), host_transfers, shared_host] {
+        Dispatch(queue, [executable, state, run = std::move(run), host_transfers, shared_host]() mutable {
           state->Run(*executable, run, *shared_host);
         }, /*may_run_inline=*/false);
       }
       return result;
     }
     Device* first = runs.front().device;
-    Dispatch(first->queue(), [executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)] {
-      shared_done->Set(RunPartitioned(*executable, runs, host)).IgnoreError();
+    Dispatch(first->queue(), [executable, runs = std::move(runs), shared_done, host_transfers, host = std::move(host)]() mutable {
+      Status status = RunPartitioned(*executable, runs, host);
+      for (DeviceRun& run : runs) ReleaseArrays(run);
+      shared_done->Set(status).IgnoreError();
     }, /*may_run_inline=*/false);
     return result;
   }
@@ -631,9 +645,11 @@ StatusOr<ExecuteResult> LoadedExecutable::Execute(const std::vector<std::vector<
     HostTransfers host{host_transfers.get(), {}, static_cast<int>(d)};
     std::shared_ptr<PendingLaunches::Launch> launch = run.device->pending_launches().Add(launch_id);
     std::function<void()> task = [executable, run = std::move(run), host_transfers, host = std::move(host),
-                                  launch = std::move(launch)] {
+                                  launch = std::move(launch)]() mutable {
       Status poison = run.device->pending_launches().Start(launch);
-      run.done->Set(poison.ok() ? RunOnDevice(*executable, run, host, nullptr) : poison).IgnoreError();
+      Status status = poison.ok() ? RunOnDevice(*executable, run, host, nullptr) : poison;
+      ReleaseArrays(run);
+      run.done->Set(status).IgnoreError();
     };
     Dispatch(queue, std::move(task), executable->runs_inline_when_idle() && inputs_ready);
   }
