@@ -474,7 +474,8 @@ void Partitioner::EliminateDeadOps() {
   std::vector<bool> live(body_.ops.size(), false);
   for (size_t i = body_.ops.size(); i-- > 0;) {
     const ir::Operation& op = body_.ops[i];
-    bool needed = op.code == OpCode::kReturn || op.results.empty() ||
+    // Host transfers stay whether or not their tokens are used: their effect is the callback.
+    bool needed = op.code == OpCode::kReturn || op.results.empty() || ContainsHostTransfer(op) ||
                   std::any_of(op.results.begin(), op.results.end(), [&](ValueId v) { return used.count(v) > 0; });
     if (!needed) continue;
     live[i] = true;

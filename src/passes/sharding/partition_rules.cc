@@ -467,7 +467,6 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
       return OkStatus();
     }
     if (ContainsManualRegion(inner)) return NotCovered("a manual region inside a manual region");
-    if (ContainsHostTransfer(inner)) return NotCovered("host transfers in a manual region");
     block_->ops.push_back(Clone(inner, map));
   }
   return NotCovered("a manual region without a return");
