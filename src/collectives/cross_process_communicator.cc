@@ -1,6 +1,7 @@
 #include "collectives/cross_process_communicator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -242,9 +243,15 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
   auto receiver = [&](int64_t j) { return local_members[static_cast<size_t>(j) % local_members.size()]; };
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   auto tag = [&](uint64_t part) { return Tag{run_id_, kSegmentedCall | serial, part}; };
-  // This member's own segment and the remote segments it receives, at their places in the array
-  // (pages of the rest are never touched).
-  std::unique_ptr<char[]> held(new char[static_cast<size_t>(count * element_size)]);
+  // This member's own segment and the remote segments it receives, at their places in the
+  // array: straight in `out` unless `out` overlaps the input (which local members read until the
+  // first exchange ends); else in a private array whose other pages are never touched.
+  const int64_t total = count * element_size;
+  const auto in_address = reinterpret_cast<uintptr_t>(in), out_address = reinterpret_cast<uintptr_t>(out);
+  const bool in_place = in_address < out_address + static_cast<uintptr_t>(total) &&
+                        out_address < in_address + static_cast<uintptr_t>(total);
+  std::unique_ptr<char[]> scratch(in_place ? new char[static_cast<size_t>(total)] : nullptr);
+  char* const held = in_place ? scratch.get() : static_cast<char*>(out);
   auto at = [&](const void* base, int64_t element) { return static_cast<const char*>(base) + element * element_size; };
 
   Status reduced = Exchange(rank, group, in, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
@@ -265,7 +272,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
       // ... then piece k of the own segment, reduced over all members in group order.
       if (k >= pieces(position)) continue;
       const int64_t first = own_begin + k * piece, length = std::min(piece, own_end - first);
-      char* target = held.get() + first * element_size;
+      char* target = held + first * element_size;
       for (int64_t i = 0; i < n; ++i) {
         const int member = group[static_cast<size_t>(i)];
         const void* source;
@@ -313,14 +320,15 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
                                   std::to_string(length * element_size) +
                                   " were expected; the processes run different programs");
       } else {
-        std::memcpy(held.get() + first * element_size, received->data(), received->size());
+        std::memcpy(held + first * element_size, received->data(), received->size());
       }
     }
   }
-  // Every local member copies every segment from the member holding it. This exchange happens
-  // even after a failure, so that the others fail at once (a null input) instead of waiting.
-  const void* published = reduced.ok() ? held.get() : nullptr;
-  Status copied = Exchange(rank, group, published, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
+  // Every local member copies every segment from the member holding it (its own ones are in
+  // place already unless it worked in scratch). This exchange happens even after a failure, so
+  // that the others fail at once (a null input) instead of waiting.
+  const void* published = reduced.ok() ? held : nullptr;
+  Status copied = Exchange(rank, group, published, total, op, [&](const std::vector<const void*>& inputs) -> Status {
     for (int64_t j = 0; j < n; ++j) {
       const int owner = group[static_cast<size_t>(j)];
       const int holder = process(owner) == own ? owner : receiver(j);
@@ -329,6 +337,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
       if (source == nullptr)
         return Status(StatusCode::kUnavailable, op + ": partition " + std::to_string(holder) + " of process " +
                                                     std::to_string(own) + " failed its part of this all-reduce");
+      if (holder == rank && !in_place) continue;
       if (begin(j + 1) > begin(j))
         std::memcpy(static_cast<char*>(out) + begin(j) * element_size, at(source, begin(j)),
                     static_cast<size_t>((begin(j + 1) - begin(j)) * element_size));
