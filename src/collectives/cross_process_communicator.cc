@@ -19,7 +19,7 @@ struct CrossProcessCommunicator::Call {
   bool transferred = false;
   std::string abandoned;  // set when a local rank gave up waiting for the others
   Status transfer_status;
-  std::vector<std::vector<char>> received;  // keeps remote inputs alive
+  std::vector<Payload> received;  // keeps remote inputs alive
 };
 
 namespace {
@@ -95,7 +95,7 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
   std::set<int> sources;
   for (int r : call.remote_reads) sources.insert(process_of_rank_[static_cast<size_t>(r)]);
   for (int peer : sources) {
-    StatusOr<std::vector<char>> payload = transport_->Receive(peer, tag, deadline);
+    StatusOr<Payload> payload = transport_->Receive(peer, tag, deadline);
     if (!payload.ok()) return failed(peer, payload.status());
     auto mismatch = [&](const std::string& what) {
       return InvalidArgument(op + ": process " + std::to_string(peer) + " sent process " + std::to_string(own) + " " +
@@ -258,7 +258,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
     int64_t most = 0;
     for (int64_t j = 0; j < n; ++j) most = std::max(most, pieces(j));
     const int64_t own_begin = begin(position), own_end = begin(position + 1);
-    std::vector<char> message;
+    Payload message;
     for (int64_t k = 0; k < most; ++k) {
       // Piece k of this member's input to every remote segment owner ...
       for (int64_t j = 0; j < n; ++j) {
@@ -279,7 +279,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
         if (process(member) == own) {
           source = at(inputs[static_cast<size_t>(i)], first);
         } else {
-          StatusOr<std::vector<char>> received =
+          StatusOr<Payload> received =
               transport_->Receive(process(member), tag(InputPiecePart(member, position, k)), deadline);
           if (!received.ok()) return PeerError(op, own, process(member), received.status(), timeout_);
           if (static_cast<int64_t>(received->size()) != length * element_size)
@@ -311,7 +311,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
     if (process(owner) == own || receiver(j) != rank) continue;
     for (int64_t k = 0; reduced.ok() && k < pieces(j); ++k) {
       const int64_t first = begin(j) + k * piece, length = std::min(piece, begin(j + 1) - first);
-      StatusOr<std::vector<char>> received = transport_->Receive(process(owner), tag(ReducedPiecePart(owner, k)), deadline);
+      StatusOr<Payload> received = transport_->Receive(process(owner), tag(ReducedPiecePart(owner, k)), deadline);
       if (!received.ok()) {
         reduced = PeerError(op, own, process(owner), received.status(), timeout_);
       } else if (static_cast<int64_t>(received->size()) != length * element_size) {
