@@ -258,7 +258,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
     int64_t most = 0;
     for (int64_t j = 0; j < n; ++j) most = std::max(most, pieces(j));
     const int64_t own_begin = begin(position), own_end = begin(position + 1);
-    Payload message;
+    Payload message, first_message;
     for (int64_t k = 0; k < most; ++k) {
       // Piece k of this member's input to every remote segment owner ...
       for (int64_t j = 0; j < n; ++j) {
@@ -273,6 +273,8 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
       if (k >= pieces(position)) continue;
       const int64_t first = own_begin + k * piece, length = std::min(piece, own_end - first);
       char* target = held + first * element_size;
+      // The first two members' pieces combine straight into the target (no copy of the first).
+      const void* first_source = nullptr;
       for (int64_t i = 0; i < n; ++i) {
         const int member = group[static_cast<size_t>(i)];
         const void* source;
@@ -288,13 +290,14 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
                                    std::to_string(member) + "'s input where " +
                                    std::to_string(length * element_size) +
                                    " were expected; the processes run different programs");
-          message = std::move(*received);
-          source = message.data();
+          (i == 0 ? first_message : message) = std::move(*received);
+          source = (i == 0 ? first_message : message).data();
         }
         if (i == 0) {
-          std::memcpy(target, source, static_cast<size_t>(length * element_size));
+          first_source = source;
+          if (n == 1) std::memcpy(target, source, static_cast<size_t>(length * element_size));
         } else {
-          STABLERT_RETURN_IF_ERROR(combine(target, source, target, length));
+          STABLERT_RETURN_IF_ERROR(combine(i == 1 ? first_source : target, source, target, length));
         }
       }
       for (int peer : remote_processes) {
