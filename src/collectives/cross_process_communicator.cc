@@ -1,6 +1,7 @@
 #include "collectives/cross_process_communicator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -18,7 +19,7 @@ struct CrossProcessCommunicator::Call {
   bool transferred = false;
   std::string abandoned;  // set when a local rank gave up waiting for the others
   Status transfer_status;
-  std::vector<std::vector<char>> received;  // keeps remote inputs alive
+  std::vector<Payload> received;  // keeps remote inputs alive
 };
 
 namespace {
@@ -94,7 +95,7 @@ Status CrossProcessCommunicator::Transfer(Call& call, uint64_t index, const std:
   std::set<int> sources;
   for (int r : call.remote_reads) sources.insert(process_of_rank_[static_cast<size_t>(r)]);
   for (int peer : sources) {
-    StatusOr<std::vector<char>> payload = transport_->Receive(peer, tag, deadline);
+    StatusOr<Payload> payload = transport_->Receive(peer, tag, deadline);
     if (!payload.ok()) return failed(peer, payload.status());
     auto mismatch = [&](const std::string& what) {
       return InvalidArgument(op + ": process " + std::to_string(peer) + " sent process " + std::to_string(own) + " " +
@@ -242,16 +243,22 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
   auto receiver = [&](int64_t j) { return local_members[static_cast<size_t>(j) % local_members.size()]; };
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   auto tag = [&](uint64_t part) { return Tag{run_id_, kSegmentedCall | serial, part}; };
-  // This member's own segment and the remote segments it receives, at their places in the array
-  // (pages of the rest are never touched).
-  std::unique_ptr<char[]> held(new char[static_cast<size_t>(count * element_size)]);
+  // This member's own segment and the remote segments it receives, at their places in the
+  // array: straight in `out` unless `out` overlaps the input (which local members read until the
+  // first exchange ends); else in a private array whose other pages are never touched.
+  const int64_t total = count * element_size;
+  const auto in_address = reinterpret_cast<uintptr_t>(in), out_address = reinterpret_cast<uintptr_t>(out);
+  const bool in_place = in_address < out_address + static_cast<uintptr_t>(total) &&
+                        out_address < in_address + static_cast<uintptr_t>(total);
+  std::unique_ptr<char[]> scratch(in_place ? new char[static_cast<size_t>(total)] : nullptr);
+  char* const held = in_place ? scratch.get() : static_cast<char*>(out);
   auto at = [&](const void* base, int64_t element) { return static_cast<const char*>(base) + element * element_size; };
 
   Status reduced = Exchange(rank, group, in, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
     int64_t most = 0;
     for (int64_t j = 0; j < n; ++j) most = std::max(most, pieces(j));
     const int64_t own_begin = begin(position), own_end = begin(position + 1);
-    std::vector<char> message;
+    Payload message, first_message;
     for (int64_t k = 0; k < most; ++k) {
       // Piece k of this member's input to every remote segment owner ...
       for (int64_t j = 0; j < n; ++j) {
@@ -265,14 +272,16 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
       // ... then piece k of the own segment, reduced over all members in group order.
       if (k >= pieces(position)) continue;
       const int64_t first = own_begin + k * piece, length = std::min(piece, own_end - first);
-      char* target = held.get() + first * element_size;
+      char* target = held + first * element_size;
+      // The first two members' pieces combine straight into the target (no copy of the first).
+      const void* first_source = nullptr;
       for (int64_t i = 0; i < n; ++i) {
         const int member = group[static_cast<size_t>(i)];
         const void* source;
         if (process(member) == own) {
           source = at(inputs[static_cast<size_t>(i)], first);
         } else {
-          StatusOr<std::vector<char>> received =
+          StatusOr<Payload> received =
               transport_->Receive(process(member), tag(InputPiecePart(member, position, k)), deadline);
           if (!received.ok()) return PeerError(op, own, process(member), received.status(), timeout_);
           if (static_cast<int64_t>(received->size()) != length * element_size)
@@ -281,13 +290,14 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
                                    std::to_string(member) + "'s input where " +
                                    std::to_string(length * element_size) +
                                    " were expected; the processes run different programs");
-          message = std::move(*received);
-          source = message.data();
+          (i == 0 ? first_message : message) = std::move(*received);
+          source = (i == 0 ? first_message : message).data();
         }
         if (i == 0) {
-          std::memcpy(target, source, static_cast<size_t>(length * element_size));
+          first_source = source;
+          if (n == 1) std::memcpy(target, source, static_cast<size_t>(length * element_size));
         } else {
-          STABLERT_RETURN_IF_ERROR(combine(target, source, target, length));
+          STABLERT_RETURN_IF_ERROR(combine(i == 1 ? first_source : target, source, target, length));
         }
       }
       for (int peer : remote_processes) {
@@ -304,7 +314,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
     if (process(owner) == own || receiver(j) != rank) continue;
     for (int64_t k = 0; reduced.ok() && k < pieces(j); ++k) {
       const int64_t first = begin(j) + k * piece, length = std::min(piece, begin(j + 1) - first);
-      StatusOr<std::vector<char>> received = transport_->Receive(process(owner), tag(ReducedPiecePart(owner, k)), deadline);
+      StatusOr<Payload> received = transport_->Receive(process(owner), tag(ReducedPiecePart(owner, k)), deadline);
       if (!received.ok()) {
         reduced = PeerError(op, own, process(owner), received.status(), timeout_);
       } else if (static_cast<int64_t>(received->size()) != length * element_size) {
@@ -313,14 +323,15 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
                                   std::to_string(length * element_size) +
                                   " were expected; the processes run different programs");
       } else {
-        std::memcpy(held.get() + first * element_size, received->data(), received->size());
+        std::memcpy(held + first * element_size, received->data(), received->size());
       }
     }
   }
-  // Every local member copies every segment from the member holding it. This exchange happens
-  // even after a failure, so that the others fail at once (a null input) instead of waiting.
-  const void* published = reduced.ok() ? held.get() : nullptr;
-  Status copied = Exchange(rank, group, published, count * element_size, op, [&](const std::vector<const void*>& inputs) -> Status {
+  // Every local member copies every segment from the member holding it (its own ones are in
+  // place already unless it worked in scratch). This exchange happens even after a failure, so
+  // that the others fail at once (a null input) instead of waiting.
+  const void* published = reduced.ok() ? held : nullptr;
+  Status copied = Exchange(rank, group, published, total, op, [&](const std::vector<const void*>& inputs) -> Status {
     for (int64_t j = 0; j < n; ++j) {
       const int owner = group[static_cast<size_t>(j)];
       const int holder = process(owner) == own ? owner : receiver(j);
@@ -329,6 +340,7 @@ Status CrossProcessCommunicator::SegmentedAllReduce(int rank, const std::vector<
       if (source == nullptr)
         return Status(StatusCode::kUnavailable, op + ": partition " + std::to_string(holder) + " of process " +
                                                     std::to_string(own) + " failed its part of this all-reduce");
+      if (holder == rank && !in_place) continue;
       if (begin(j + 1) > begin(j))
         std::memcpy(static_cast<char*>(out) + begin(j) * element_size, at(source, begin(j)),
                     static_cast<size_t>((begin(j + 1) - begin(j)) * element_size));

@@ -70,7 +70,8 @@ StatusOr<std::vector<float>> Program(Communicator& comm, int rank, int64_t n) {
   return all;
 }
 
-// All-reduces only: over all ranks, over groups that span both processes, over groups inside one.
+// All-reduces only: over all ranks, over groups that span both processes, over groups inside
+// one; each into a separate output and in place (output = input).
 StatusOr<std::vector<float>> AllReduces(Communicator& comm, int rank, int64_t n) {
   std::vector<float> in(static_cast<size_t>(n)), out(static_cast<size_t>(n)), all;
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(rank + 1) + static_cast<float>(i % 97) / 7.f;
@@ -78,6 +79,10 @@ StatusOr<std::vector<float>> AllReduces(Communicator& comm, int rank, int64_t n)
                                       ReplicaGroups{{3, 1, 0, 2}}}) {
     STABLERT_RETURN_IF_ERROR(comm.AllReduce(rank, groups, in.data(), out.data(), n, 4, AddFloat(), "all_reduce"));
     all.insert(all.end(), out.begin(), out.end());
+    std::vector<float> in_place = in;
+    STABLERT_RETURN_IF_ERROR(
+        comm.AllReduce(rank, groups, in_place.data(), in_place.data(), n, 4, AddFloat(), "all_reduce_in_place"));
+    all.insert(all.end(), in_place.begin(), in_place.end());
   }
   return all;
 }

@@ -263,7 +263,7 @@ void TcpTransport::ReadLoop(int peer, int fd) {
   while (true) {
     uint64_t header[4];  // run, call, part, bytes
     if (!ReadAll(fd, header, sizeof header)) break;
-    std::vector<char> payload(static_cast<size_t>(header[3]));
+    Payload payload(static_cast<size_t>(header[3]), PayloadAllocator<char>(buffers_));
     if (!payload.empty() && !ReadAll(fd, payload.data(), payload.size())) break;
     std::lock_guard<std::mutex> lock(mutex_);
     mailbox_[static_cast<size_t>(peer)][Tag{header[0], header[1], header[2]}] = std::move(payload);
@@ -278,6 +278,41 @@ void TcpTransport::FailPeer(int peer, const std::string& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (failure_[static_cast<size_t>(peer)].empty()) failure_[static_cast<size_t>(peer)] = why;
   changed_.notify_all();
+}
+
+MessageBuffers::~MessageBuffers() {
+  for (auto& [bytes, data] : free_) ::operator delete(data);
+}
+
+void* MessageBuffers::Take(size_t bytes) {
+  if (bytes >= kMinPooledBytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(bytes);
+    if (it != free_.end()) {
+      void* data = it->second;
+      free_.erase(it);
+      kept_ -= bytes;
+      return data;
+    }
+  }
+  return ::operator new(bytes);
+}
+
+void MessageBuffers::Give(void* data, size_t bytes) {
+  if (bytes >= kMinPooledBytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kept_ + bytes <= kMaxKeptBytes) {
+      free_.emplace(bytes, data);
+      kept_ += bytes;
+      return;
+    }
+  }
+  ::operator delete(data);
+}
+
+size_t MessageBuffers::kept_bytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept_;
 }
 
 int TcpTransport::rejected_connections() {
@@ -377,7 +412,7 @@ Status TcpTransport::SendParts(int peer, Tag tag, const std::vector<std::pair<co
   return OkStatus();
 }
 
-StatusOr<std::vector<char>> TcpTransport::Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline) {
+StatusOr<Payload> TcpTransport::Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline) {
   if (peer < 0 || peer >= size_ || peer == rank_)
     return InvalidArgument("collective transport: cannot receive from process " + std::to_string(peer));
   std::unique_lock<std::mutex> lock(mutex_);
@@ -385,7 +420,7 @@ StatusOr<std::vector<char>> TcpTransport::Receive(int peer, Tag tag, std::chrono
   while (true) {
     auto it = box.find(tag);
     if (it != box.end()) {
-      std::vector<char> payload = std::move(it->second);
+      Payload payload = std::move(it->second);
       box.erase(it);
       return payload;
     }

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,69 @@ struct Tag {
     return call != other.call ? call < other.call : part < other.part;
   }
 };
+
+// Storage for the payloads of received messages. Buffers of at least kMinPooledBytes that
+// payloads release are kept (up to kMaxKeptBytes in all) and handed to later messages of the
+// same size: their pages stay mapped, so a stream of large messages (a segmented all-reduce's
+// pieces) costs no page faults or zero-filling of fresh memory per message.
+// Thread-safety: Take and Give may be called from any thread.
+class MessageBuffers {
+ public:
+  static constexpr size_t kMinPooledBytes = size_t{64} << 10;
+  static constexpr size_t kMaxKeptBytes = size_t{32} << 20;
+  MessageBuffers() = default;
+  ~MessageBuffers();
+  MessageBuffers(const MessageBuffers&) = delete;
+  MessageBuffers& operator=(const MessageBuffers&) = delete;
+  void* Take(size_t bytes);
+  void Give(void* data, size_t bytes);
+  // The bytes of the buffers kept now.
+  size_t kept_bytes();
+
+ private:
+  std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  size_t kept_ = 0;
+};
+
+// The allocator of Payload: from a transport's MessageBuffers (plain operator new without
+// one), and elements default-initialized (a payload is read from the socket, not zeroed first).
+template <class T>
+struct PayloadAllocator {
+  using value_type = T;
+  using propagate_on_container_move_assignment = std::true_type;
+  using is_always_equal = std::false_type;
+  std::shared_ptr<MessageBuffers> buffers;
+
+  PayloadAllocator() = default;
+  explicit PayloadAllocator(std::shared_ptr<MessageBuffers> pool) : buffers(std::move(pool)) {}
+  template <class U>
+  PayloadAllocator(const PayloadAllocator<U>& other) : buffers(other.buffers) {}  // NOLINT: allocator rebinding
+  T* allocate(size_t n) {
+    return static_cast<T*>(buffers ? buffers->Take(n * sizeof(T)) : ::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (buffers)
+      buffers->Give(p, n * sizeof(T));
+    else
+      ::operator delete(p);
+  }
+  template <class U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  bool operator==(const PayloadAllocator<U>& other) const {
+    return buffers == other.buffers;
+  }
+};
+
+// The bytes of a received message.
+using Payload = std::vector<char, PayloadAllocator<char>>;
 
 class TcpTransport {
  public:
@@ -87,7 +151,7 @@ class TcpTransport {
   Status SendParts(int peer, Tag tag, const std::vector<std::pair<const void*, size_t>>& parts,
                    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
   // Takes the message tagged `tag` from `peer`, waiting until `deadline`.
-  StatusOr<std::vector<char>> Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline);
+  StatusOr<Payload> Receive(int peer, Tag tag, std::chrono::steady_clock::time_point deadline);
   // Why `peer` failed, empty while it is healthy.
   std::string PeerFailure(int peer);
 
@@ -112,7 +176,8 @@ class TcpTransport {
   std::vector<std::thread> readers_;
   std::vector<std::unique_ptr<std::mutex>> send_mutex_;  // per peer
   std::vector<std::string> failure_;             // per peer
-  std::vector<std::map<Tag, std::vector<char>>> mailbox_;  // per peer
+  std::vector<std::map<Tag, Payload>> mailbox_;  // per peer
+  std::shared_ptr<MessageBuffers> buffers_ = std::make_shared<MessageBuffers>();
 };
 
 }  // namespace stablert::collectives

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <future>
 #include <numeric>
@@ -47,7 +48,7 @@ TEST(TcpTransport, DeliversTaggedMessagesInAnyOrderAndLargePayloadsWhole) {
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   auto first = mesh[1]->Receive(0, Tag{5, 0}, deadline);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(*first, big);
+  EXPECT_EQ(std::vector<char>(first->begin(), first->end()), big);
   auto second = mesh[1]->Receive(0, Tag{5, 1}, deadline);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(std::string(second->begin(), second->end()), "second");
@@ -188,6 +189,56 @@ TEST(TcpTransport, ConnectionsWithoutTheTokenAreClosedUnread) {
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(std::string(got->begin(), got->end()), "ok");
   EXPECT_FALSE(TcpTransport::Listen(0, 2, "not-an-address").ok());
+}
+
+}  // namespace
+}  // namespace stablert::collectives
+
+namespace stablert::collectives {
+namespace {
+
+TEST(MessageBuffers, LargeBuffersAreReusedUpToTheCap) {
+  MessageBuffers buffers;
+  const size_t piece = size_t{1} << 20;
+  void* a = buffers.Take(piece);
+  buffers.Give(a, piece);
+  EXPECT_EQ(buffers.Take(piece), a);  // the same storage again: its pages stay mapped
+  void* other = buffers.Take(piece);  // none kept now: a new one
+  EXPECT_NE(other, a);
+  buffers.Give(other, piece);
+  void* bigger = buffers.Take(2 * piece);  // only buffers of the same size are reused
+  EXPECT_NE(bigger, other);
+  buffers.Give(bigger, 2 * piece);
+  buffers.Give(a, piece);
+  EXPECT_EQ(buffers.kept_bytes(), 4 * piece);
+  // Beyond kMaxKeptBytes buffers are freed, not kept.
+  std::vector<void*> many;
+  for (size_t i = 0; i < MessageBuffers::kMaxKeptBytes / piece + 4; ++i) many.push_back(buffers.Take(piece));
+  EXPECT_EQ(buffers.kept_bytes(), 2 * piece);  // the two 1 MiB ones were taken again
+  for (void* data : many) buffers.Give(data, piece);
+  EXPECT_EQ(buffers.kept_bytes(), MessageBuffers::kMaxKeptBytes);
+  for (void*& data : many) data = buffers.Take(piece);
+  EXPECT_EQ(buffers.kept_bytes(), 2 * piece);  // the 2 MiB one stays
+  for (void* data : many) buffers.Give(data, piece);
+  // Small buffers are plain allocations.
+  void* small = buffers.Take(100);
+  buffers.Give(small, 100);
+}
+
+TEST(MessageBuffers, PayloadsReuseReleasedStorageAndOutliveTheirPool) {
+  auto buffers = std::make_shared<MessageBuffers>();
+  const size_t piece = size_t{1} << 20;
+  Payload first(piece, PayloadAllocator<char>(buffers));
+  std::memset(first.data(), 0x5a, piece);
+  const char* storage = first.data();
+  first = Payload();  // releases the storage to the pool
+  Payload second(piece, PayloadAllocator<char>(buffers));
+  EXPECT_EQ(second.data(), storage);
+  second[0] = 1;
+  buffers.reset();  // the payload keeps the pool alive
+  second.resize(2 * piece, 2);
+  EXPECT_EQ(second[0], 1);
+  EXPECT_EQ(second[2 * piece - 1], 2);
 }
 
 }  // namespace

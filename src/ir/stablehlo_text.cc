@@ -400,10 +400,18 @@ class TextPrinter {
       if (name == "channel_id") {
         auto id = value.AsInt();
         if (!id) return Unimplemented(std::string(OpName(op.code)) + ": channel_id is not an integer");
+        // Send and recv keep their channel's type (2: device to host, 3: host to device);
+        // other ops' channels are device to device (1).
+        int64_t type = 1;
+        if (const Attribute* channel_type = FindAttr(op.attrs, "channel_type")) {
+          if (auto t = channel_type->AsInt()) type = *t;
+          else if (const auto* e = channel_type->get<EnumValue>()) type = e->value;
+        }
         if (*id > 0) out.push_back("channel_handle = #stablehlo.channel_handle<handle = " + std::to_string(*id) +
-                                   ", type = 1>");
+                                   ", type = " + std::to_string(type) + ">");
         continue;
       }
+      if (name == "channel_type") continue;  // part of channel_handle
       if (name == "result_accuracy") {
         STABLERT_ASSIGN_OR_RETURN(std::string text, ResultAccuracyText(value));
         if (!text.empty()) out.push_back(name + " = " + text);

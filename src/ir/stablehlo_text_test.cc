@@ -82,6 +82,36 @@ TEST(StablehloTextTest, ChannelIdsBecomeHandlesAndGroupsStayTensors) {
       << *text;
 }
 
+TEST(StablehloTextTest, HostTransfersKeepTheirChannelTypes) {
+  // A host callback's send (device to host, 2) and recv (host to device, 3), as the reader
+  // gives them: channel_id and channel_type. The text form has them in the channel handle.
+  Module module = TransposeModule();
+  Block& block = module.functions[0].body.blocks[0];
+  Operation token{OpCode::kCreateToken, {}, {module.AddValue(Type::Token())}, {}, {}, 0};
+  Operation send{OpCode::kSend,
+                 {block.ops[1].results[0], token.results[0]},
+                 {module.AddValue(Type::Token())},
+                 {{"channel_id", Attribute(Attribute::Integer{4, DType::kS64})},
+                  {"channel_type", Attribute(Attribute::Integer{2, DType::kS64})},
+                  {"is_host_transfer", Attribute(true)}},
+                 {},
+                 0};
+  Operation recv{OpCode::kRecv,
+                 {send.results[0]},
+                 {module.AddValue(Type::Tensor(DType::kF32, {3, 2})), module.AddValue(Type::Token())},
+                 {{"channel_id", Attribute(Attribute::Integer{5, DType::kS64})},
+                  {"channel_type", Attribute(Attribute::Integer{3, DType::kS64})},
+                  {"is_host_transfer", Attribute(true)}},
+                 {},
+                 0};
+  block.ops.insert(block.ops.end() - 1, {token, send, recv});
+  auto text = PrintStablehloText(module);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_NE(text->find("channel_handle = #stablehlo.channel_handle<handle = 4, type = 2>"), std::string::npos) << *text;
+  EXPECT_NE(text->find("channel_handle = #stablehlo.channel_handle<handle = 5, type = 3>"), std::string::npos) << *text;
+  EXPECT_EQ(text->find("channel_type"), std::string::npos) << *text;
+}
+
 TEST(StablehloTextTest, ShardyOpsAreRefusedByName) {
   Module module = TransposeModule();
   Block& block = module.functions[0].body.blocks[0];

@@ -198,10 +198,24 @@ void CountWork(std::string_view program, const ir::Module& module, const plan::E
   timer.SetCounter("arena_bytes", plan.arena_size);  // grows with the data, unlike the others
 }
 
+// The types of the entry's parameters or results as executions see them: tokens are pred[0]
+// arrays, as the plan takes and returns them.
 std::vector<plan::TensorType> GlobalTypes(const std::vector<ir::Type>& types) {
   std::vector<plan::TensorType> out;
-  for (const ir::Type& type : types) out.push_back(plan::TensorType{type.dtype, type.dims});
+  for (const ir::Type& type : types)
+    out.push_back(type.kind == ir::Type::Kind::kToken ? plan::TensorType{DType::kPred, {0}}
+                                                      : plan::TensorType{type.dtype, type.dims});
   return out;
+}
+
+// The sharding a partitioned program's parameter or result has for its layout: a token (a
+// pred[0] array every partition holds) is replicated.
+passes::TensorSharding LayoutSharding(const passes::TensorSharding& sharding, const ir::Type& type) {
+  if (type.kind != ir::Type::Kind::kToken) return sharding;
+  passes::TensorSharding replicated;
+  replicated.mesh = sharding.mesh;
+  replicated.dims.resize(1);
+  return replicated;
 }
 
 }  // namespace
@@ -317,13 +331,15 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
         std::vector<passes::ShardLayout> parameter_shards, result_shards;
         for (size_t i = 0; i < global.parameters.size(); ++i) {
           STABLERT_ASSIGN_OR_RETURN(
-              auto layout, passes::LayoutShards(partitioned->parameter_shardings[i], global.parameters[i].dims,
+              auto layout, passes::LayoutShards(LayoutSharding(partitioned->parameter_shardings[i], entry->argument_types[i]),
+                                                global.parameters[i].dims,
                                               options.num_partitions, "PJRT_Client_Compile: parameter " + std::to_string(i)));
           parameter_shards.push_back(std::move(layout));
         }
         for (size_t i = 0; i < global.results.size(); ++i) {
           STABLERT_ASSIGN_OR_RETURN(
-              auto layout, passes::LayoutShards(partitioned->result_shardings[i], global.results[i].dims,
+              auto layout, passes::LayoutShards(LayoutSharding(partitioned->result_shardings[i], entry->result_types[i]),
+                                                global.results[i].dims,
                                               options.num_partitions, "PJRT_Client_Compile: result " + std::to_string(i)));
           result_shards.push_back(std::move(layout));
         }

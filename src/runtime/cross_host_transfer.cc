@@ -103,7 +103,7 @@ StatusOr<std::unique_ptr<Buffer>> CrossHostTransfers::Receive(const char* functi
   collectives::TcpTransport* transport = transport_;
   const std::chrono::milliseconds timeout = timeout_;
   receivers_.Submit([=] {
-    StatusOr<std::vector<char>> message =
+    StatusOr<collectives::Payload> message =
         transport->Receive(source_process, tag, std::chrono::steady_clock::now() + timeout);
     if (!message.ok()) {
       std::string why(message.status().message());

@@ -2,16 +2,21 @@
 // thread per partition, collectives, and a mismatched collective timing out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "passes/sharding/partition.h"
 #include "plan/lower.h"
 #include "ir/test_module_builder.h"
 #include "runtime/executor.h"
+#include "runtime/host_transfer.h"
 
 namespace stablert::runtime {
 namespace {
@@ -231,6 +236,100 @@ TEST(ManualRegionTest, MismatchedCollectiveTimesOutNamingOpAndMissingDevices) {
   EXPECT_NE(message.find("model.py:12"), std::string::npos) << message;
   EXPECT_NE(message.find("1, 2, 3"), std::string::npos) << message;
   EXPECT_LT(seconds, 10.0);
+}
+
+// A host that records what each device sends and answers a recv on channel c for device d
+// with d * 100 + c in every element.
+class RecordingHost : public HostTransferHandler {
+ public:
+  Status Send(int device, int64_t channel, const void* data, size_t size) const override {
+    std::vector<float> values(size / sizeof(float));
+    std::memcpy(values.data(), data, values.size() * sizeof(float));
+    std::lock_guard<std::mutex> lock(mutex_);
+    sent_.emplace_back(device, channel, std::move(values));
+    return OkStatus();
+  }
+  Status Recv(int device, int64_t channel, void* data, size_t size) const override {
+    std::vector<float> values(size / sizeof(float), static_cast<float>(device * 100 + channel));
+    std::memcpy(data, values.data(), values.size() * sizeof(float));
+    return OkStatus();
+  }
+  std::vector<std::tuple<int, int64_t, std::vector<float>>> Sent() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto sent = sent_;
+    std::sort(sent.begin(), sent.end());
+    return sent;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::vector<std::tuple<int, int64_t, std::vector<float>>> sent_;
+};
+
+TEST(ManualRegionTest, HostCallbacksRunPerPartitionInThePartitionedProgram) {
+  // A shard_map body calling back to the host (JAX's send/recv host transfers): each
+  // partition sends its block on channel 2, adds what it receives on channel 3 and sends
+  // its block again on channel 4 (a callback without results). The SPMD
+  // partitioner keeps the body (and its unused tokens) in the per-partition program; each
+  // partition's run calls the host for its own device, as the global view does.
+  const int partitions = 4;
+  ir::Module module = ManualModule(partitions, 2, {2}, true, [](ModuleBuilder& b, ir::ValueId arg) {
+    auto host_transfer = [](int64_t channel, int64_t type) {
+      return Attribute::Dictionary{{"channel_id", ModuleBuilder::Int(channel)},
+                                   {"channel_type", ModuleBuilder::Int(type)},
+                                   {"is_host_transfer", Attribute(Attribute::Value(true))}};
+    };
+    ir::ValueId token = b.OpN(OpCode::kCreateToken, {}, {ir::Type::Token()})[0];
+    ir::ValueId sent = b.OpN(OpCode::kSend, {arg, token}, {ir::Type::Token()}, host_transfer(2, 2))[0];
+    std::vector<ir::ValueId> received =
+        b.OpN(OpCode::kRecv, {sent}, {ir::Type::Tensor(DType::kF32, {2}), ir::Type::Token()}, host_transfer(3, 3));
+    // A callback without results (jax.debug.print): its send's token is not used.
+    b.OpN(OpCode::kSend, {arg, received[1]}, {ir::Type::Token()}, host_transfer(4, 2));
+    return std::vector<ir::ValueId>{b.Op(OpCode::kAdd, {arg, received[0]}, DType::kF32, {2})};
+  });
+  module.functions[0].argument_attrs[0] = {{"sdy.sharding", Sharding(Mesh({{"i", partitions}}), {{"i"}})}};
+  const std::vector<float> x = Iota(2 * partitions);
+  std::vector<float> want;
+  for (int p = 0; p < partitions; ++p)
+    for (int k = 0; k < 2; ++k) want.push_back(x[static_cast<size_t>(2 * p + k)] + static_cast<float>(p * 100 + 3));
+
+  // The global view: one plan, its manual step running the partitions on threads.
+  RecordingHost global_host;
+  HostTransfers global{&global_host, {0, 1, 2, 3}, 0};
+  auto global_plan = plan::LowerToPlan(module);
+  ASSERT_TRUE(global_plan.ok()) << global_plan.status().ToString();
+  std::vector<float> global_out(x.size());
+  std::vector<const void*> args = {x.data()};
+  std::vector<void*> results = {global_out.data()};
+  ASSERT_TRUE(ExecutePlan(*global_plan, args, results, &global).ok());
+  EXPECT_EQ(global_out, want);
+
+  // Partitioned: each partition runs the per-partition program on its block.
+  auto partitioned = passes::PartitionProgram(module, partitions);
+  ASSERT_TRUE(partitioned.ok()) << partitioned.status().ToString();
+  auto local_plan = plan::LowerToPlan(partitioned->module, partitions);
+  ASSERT_TRUE(local_plan.ok()) << local_plan.status().ToString();
+  RecordingHost local_host;
+  HostTransfers local{&local_host, {0, 1, 2, 3}, 0};
+  std::vector<float> local_out;
+  for (int p = 0; p < partitions; ++p) {
+    std::vector<float> block(x.begin() + 2 * p, x.begin() + 2 * p + 2), out(2);
+    std::vector<const void*> block_args = {block.data()};
+    std::vector<void*> block_results = {out.data()};
+    const PartitionContext partition{p, nullptr};
+    Status status = ExecutePlan(*local_plan, block_args, block_results, &local, &partition);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    local_out.insert(local_out.end(), out.begin(), out.end());
+  }
+  EXPECT_EQ(local_out, want);
+  const auto sent = local_host.Sent();
+  ASSERT_EQ(sent.size(), static_cast<size_t>(2 * partitions));
+  for (int p = 0; p < partitions; ++p) {
+    const std::vector<float> block{x[static_cast<size_t>(2 * p)], x[static_cast<size_t>(2 * p + 1)]};
+    EXPECT_EQ(sent[static_cast<size_t>(2 * p)], std::make_tuple(p, int64_t{2}, block));
+    EXPECT_EQ(sent[static_cast<size_t>(2 * p + 1)], std::make_tuple(p, int64_t{4}, block));
+  }
+  EXPECT_EQ(sent, global_host.Sent());
 }
 
 }  // namespace

@@ -146,3 +146,78 @@ def test_inspect_array_sharding_in_jit_reports_the_sharding_cpu_reports(device_c
     got = shardings("stablert")
     assert got == shardings("cpu")
     assert len(got) == 8
+
+
+def shard_map_callback_programs(n):
+    """Programs whose shard_map bodies call back to the host, each with what its callbacks saw
+    (a list the callbacks append to) and its result."""
+    def unordered_print(mesh, seen):
+        def body(x):
+            jax.debug.callback(lambda v: seen.append(("first", np.asarray(v).tolist())), x[0])
+            return x * 2
+
+        f = shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+        return f, [np.arange(2 * n, dtype=np.int32)]
+
+    def pure_callback_then_psum(mesh, seen):
+        def host(b):
+            seen.append(("block", np.asarray(b).tolist()))
+            return np.sin(b).astype(np.float32)
+
+        def body(x):
+            y = jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+            return jax.lax.psum(y * 3, "x")
+
+        f = shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False)
+        return f, [np.arange(4 * n, dtype=np.float32).reshape(2 * n, 2) / 7]
+
+    def ordered_io_callback(mesh, seen):
+        def body(x):
+            io_callback(lambda v: seen.append(("a", np.asarray(v).tolist())), None, x, ordered=True)
+            io_callback(lambda v: seen.append(("b", np.asarray(v).tolist())), None, x + 1, ordered=True)
+            return x - 1
+
+        f = shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+        return f, [np.arange(3 * n, dtype=np.int32)]
+
+    return {"unordered_print": unordered_print, "pure_callback_then_psum": pure_callback_then_psum,
+            "ordered_io_callback": ordered_io_callback}
+
+
+@pytest.mark.parametrize("name", ["unordered_print", "pure_callback_then_psum", "ordered_io_callback"])
+def test_callbacks_in_shard_map_run_per_device_in_the_partitioned_program(device_count, name, monkeypatch):
+    """Host callbacks inside a shard_map no longer keep the program in the global view: each
+    device's partition calls back with its own block (as XLA does, and as the global view did);
+    the calls and results equal JAX's CPU backend's and the global view's."""
+    runs = {}
+    for mode, platform in (("partitioned", "stablert"), ("global", "stablert"), ("xla", "cpu")):
+        if mode == "global":
+            monkeypatch.setenv("STABLERT_PARTITIONER", "0")  # read at every compilation
+        else:
+            monkeypatch.delenv("STABLERT_PARTITIONER", raising=False)
+        mesh = meshes(platform, (device_count,), ("x",))
+        seen = []
+        f, inputs = shard_map_callback_programs(device_count)[name](mesh, seen)
+        jitted = jax.jit(f)
+        args = [jax.device_put(a, NamedSharding(mesh, P("x"))) for a in inputs]
+        out = np.asarray(jitted(*args))
+        jax.effects_barrier()
+        if mode == "partitioned":
+            # Partitioned: the compiled program's parameters are the blocks.
+            block = args[0].addressable_shards[0].data
+            local = {"float32": "f32", "int32": "s32"}[str(block.dtype)] + str(list(block.shape)).replace(" ", "")
+            text = jitted.lower(*args).compile().as_text() or ""  # no text: the global view
+            header = text.splitlines()[0] if text else ""
+            assert local in header, header
+        runs[mode] = (out, seen)
+    calls = len(runs["xla"][1])
+    assert calls in (device_count, 2 * device_count), runs["xla"][1]
+    for mode in ("partitioned", "global"):
+        out, seen = runs[mode]
+        np.testing.assert_allclose(out, runs["xla"][0], rtol=1e-6)
+        assert sorted(map(repr, seen)) == sorted(map(repr, runs["xla"][1])), (mode, seen)
+        if name == "ordered_io_callback":
+            # Per device, "a" before "b": the block's "b" call sees the block plus one.
+            for i, (tag, values) in enumerate(seen):
+                if tag == "b":
+                    assert ("a", [v - 1 for v in values]) in seen[:i], seen

@@ -131,3 +131,11 @@ def test_lost_sender_fails_the_receiving_device_put_within_the_timeout(mode, cod
     if mode == "hang":
         assert "STABLERT_COLLECTIVE_TIMEOUT_SECONDS" in message, message
     assert time.monotonic() - start < 120
+
+
+HOST_CALLBACK_CHECKS = ["debug_print", "pure_callback_psum", "ordered_io_callback", "all"]
+
+
+@pytest.mark.parametrize("processes,devices", [(2, 2), (2, 1)])
+def test_host_callbacks_in_shard_map_run_on_each_devices_process(processes, devices):
+    assert_every_rank_passed(launch("worker_host_callbacks.py", processes, devices), processes, HOST_CALLBACK_CHECKS)

@@ -125,6 +125,11 @@ TensorSharding Partitioner::ToSharding(const Spec& spec) const {
 Status Partitioner::Seed() {
   for (size_t i = 0; i < params_.size(); ++i) {
     const ir::Type type = out_.type_of(params_[i]);
+    if (type.kind == ir::Type::Kind::kToken) {
+      // A token (ordered effects) is a zero-byte value every partition holds.
+      param_specs_.push_back(Replicated(0));
+      continue;
+    }
     if (!type.is_tensor()) return NotCovered("a parameter that is not a tensor");
     STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSpec(i < entry_->argument_attrs.size() ? entry_->argument_attrs[i]
                                                                                      : ir::Attribute::Dictionary{},
@@ -133,6 +138,10 @@ Status Partitioner::Seed() {
   }
   for (size_t i = 0; i < returned_.size(); ++i) {
     const ir::Type type = out_.type_of(returned_[i]);
+    if (type.kind == ir::Type::Kind::kToken) {
+      wanted_results_.push_back(Replicated(0));
+      continue;
+    }
     if (!type.is_tensor()) return NotCovered("a result that is not a tensor");
     const ir::Attribute::Dictionary& attrs = entry_->result_attrs[i];
     const ir::Attribute* sdy = ir::FindAttr(attrs, "sdy.sharding");
@@ -474,7 +483,8 @@ void Partitioner::EliminateDeadOps() {
   std::vector<bool> live(body_.ops.size(), false);
   for (size_t i = body_.ops.size(); i-- > 0;) {
     const ir::Operation& op = body_.ops[i];
-    bool needed = op.code == OpCode::kReturn || op.results.empty() ||
+    // Host transfers stay whether or not their tokens are used: their effect is the callback.
+    bool needed = op.code == OpCode::kReturn || op.results.empty() || ContainsHostTransfer(op) ||
                   std::any_of(op.results.begin(), op.results.end(), [&](ValueId v) { return used.count(v) > 0; });
     if (!needed) continue;
     live[i] = true;

@@ -17,15 +17,17 @@
 //     partition's offset (a table indexed by partition_id) for newly sharded ones;
 //   - ops without a partitioning rule run on whole (replicated) operands, if small;
 //   - fully manual regions (shard_map over every mesh axis) are inlined: their bodies
-//     already compute on blocks.
+//     already compute on blocks; host transfers in them (host callbacks) stay, so each
+//     partition calls back with its own block, and tokens (ordered effects) are values
+//     every partition holds.
 // The result runs once per partition (the plan lowered with LowerToPlan(module,
 // partitions)), with real collectives between the partitions.
 //
 // Programs it does not cover are left to the global view (compile.cc): PartitionProgram
 // then returns an Unimplemented status naming the reason (partially manual regions,
-// control flow, host transfers, custom calls, collectives outside manual regions, sub-axes,
-// uneven splits, large replicated computations, programs with nothing sharded). Pure
-// function of its input; thread-safe.
+// control flow, host transfers, custom calls and collectives outside manual regions,
+// sub-axes, uneven splits, large replicated computations, programs with nothing sharded).
+// Pure function of its input; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -444,7 +444,13 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
   std::unordered_map<ValueId, ValueId> map;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const ir::Type type = out_.type_of(op.operands[i]);
-    if (!type.is_tensor()) return NotCovered("a manual region over tokens");
+    if (type.kind == ir::Type::Kind::kToken && out_.type_of(block.arguments[i]).kind == ir::Type::Kind::kToken) {
+      // Ordered effects thread a token through the region: each partition has its own.
+      STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[i]));
+      map[block.arguments[i]] = local.value;
+      continue;
+    }
+    if (!type.is_tensor()) return NotCovered("a manual region over values that are neither tensors nor tokens");
     STABLERT_ASSIGN_OR_RETURN(Spec spec, ParseSdySpec((*ins)[i], type.rank(), "a manual region's operand"));
     STABLERT_ASSIGN_OR_RETURN(Local local, Get(op.operands[i]));
     STABLERT_ASSIGN_OR_RETURN(local, Reshard(local, spec, type.dims));
@@ -467,7 +473,6 @@ Status Partitioner::RewriteManual(const ir::Operation& op) {
       return OkStatus();
     }
     if (ContainsManualRegion(inner)) return NotCovered("a manual region inside a manual region");
-    if (ContainsHostTransfer(inner)) return NotCovered("host transfers in a manual region");
     block_->ops.push_back(Clone(inner, map));
   }
   return NotCovered("a manual region without a return");
