@@ -232,8 +232,8 @@ TEST(TextParser, ErrorsNameLineColumnAndExpectation) {
       {"module {\n  func.func @main(%a: tensor<?xf32>) {\n  }\n}",
        "UNIMPLEMENTED: MLIR text 2:23: dynamic shapes ('?' dimensions) are not supported"},
       {"module {\n  func.func @main(%a: tensor<complex<f32>>) -> tensor<complex<f32>> {\n"
-       "    %0 = chlo.tan %a : tensor<complex<f32>> -> tensor<complex<f32>>\n  }\n}",
-       "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.tan' on tensor<complex<f32>> is not supported"},
+       "    %0 = chlo.erf %a : tensor<complex<f32>> -> tensor<complex<f32>>\n  }\n}",
+       "UNIMPLEMENTED: MLIR text 3:5: CHLO op 'chlo.erf' on tensor<complex<f32>> is not supported"},
       {"module {\n  func.func @main(%a: tensor<f32>) -> tensor<f32> {\n    %0 = stablehlo.compare  XX, %a, %a : "
        "(tensor<f32>, tensor<f32>) -> tensor<i1>\n  }\n}",
        "INVALID_ARGUMENT: MLIR text 3:29: expected a comparison direction, found 'XX'"},
