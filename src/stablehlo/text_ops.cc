@@ -288,7 +288,8 @@ Status Parser::ParseOperation(ir::Block& block) {
   DepthGuard guard(this);
   if (guard.exceeded()) return ErrorAt(tok_.offset, "operations nested too deeply");
   size_t start = tok_.offset;
-  std::vector<ResultGroup> results;
+  std::vector<ResultGroup>& results = Scratch().results;
+  results.clear();
   if (Is(TokenKind::kPercentId)) {
     do {
       if (!Is(TokenKind::kPercentId)) return ErrorExpected("a result name");
@@ -492,19 +493,20 @@ namespace {
 // Result types from a pretty op's `: ...` signature.
 Status ParseResultTypes(Parser& p, size_t result_count, std::vector<ir::Type>* out) {
   STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kColon, "':' and the operation's type"));
-  if (p.Is(TokenKind::kLParen)) {
-    std::vector<ir::Type> inputs;
-    return p.ParseFunctionType(&inputs, out);
+  if (p.Is(TokenKind::kLParen)) return p.ParseFunctionType(/*inputs=*/nullptr, out);
+  // `: T` (one type for operands and results) or `: T, U, ...` (the last result_count).
+  STABLERT_ASSIGN_OR_RETURN(const ir::Type* first, p.ParseValueTypeRef());
+  if (!p.Is(TokenKind::kComma)) {
+    out->assign(result_count, *first);
+    return OkStatus();
   }
-  std::vector<ir::Type> types;
-  do {
-    STABLERT_ASSIGN_OR_RETURN(ir::Type t, p.ParseValueType());
-    types.push_back(std::move(t));
-  } while (p.Consume(TokenKind::kComma));
+  std::vector<ir::Type> types = {*first};
+  while (p.Consume(TokenKind::kComma)) {
+    STABLERT_ASSIGN_OR_RETURN(const ir::Type* t, p.ParseValueTypeRef());
+    types.push_back(*t);
+  }
   if (types.size() == result_count) {
     *out = std::move(types);
-  } else if (types.size() == 1) {
-    out->assign(result_count, types[0]);
   } else if (types.size() > result_count) {
     out->assign(types.end() - static_cast<std::ptrdiff_t>(result_count), types.end());
   } else {
@@ -524,8 +526,10 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
   ir::Operation op;
   op.code = *code;
   const size_t result_count = static_cast<size_t>(TotalResults(results));
+  op.results.reserve(result_count);
   for (size_t i = 0; i < result_count; ++i) op.results.push_back(NewValue());
-  std::vector<ir::Type> result_types;
+  std::vector<ir::Type>& result_types = Scratch().result_types;
+  result_types.clear();
   using ir::OpCode;
 
   switch (op.code) {

@@ -79,6 +79,24 @@ std::optional<DType> ElementTypeByName(std::string_view name) {
   return std::nullopt;
 }
 
+// The characters of a plain tensor type's body: `4x?x3xf32`, `i1`, `f8E4M3FN`.
+bool IsPlainTypeChar(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '?' ||
+         c == '_' || c == '.';
+}
+
+// N of a location alias named `locN` (no leading zeros, N < 2^22); npos otherwise.
+size_t LocationAliasNumber(std::string_view name) {
+  if (name.size() < 4 || name.size() > 10 || name.substr(0, 3) != "loc") return std::string_view::npos;
+  if (name[3] == '0' && name.size() > 4) return std::string_view::npos;
+  size_t n = 0;
+  for (size_t i = 3; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::string_view::npos;
+    n = n * 10 + static_cast<size_t>(name[i] - '0');
+  }
+  return n < (size_t{1} << 22) ? n : std::string_view::npos;
+}
+
 std::optional<DType> ComplexOf(DType element) {
   if (element == DType::kF32) return DType::kC64;
   if (element == DType::kF64) return DType::kC128;
@@ -372,6 +390,40 @@ StatusOr<ParsedType> Parser::ParseType() {
 }
 
 StatusOr<ir::Type> Parser::ParseValueType() {
+  STABLERT_ASSIGN_OR_RETURN(const ir::Type* type, ParseValueTypeRef());
+  return *type;
+}
+
+StatusOr<const ir::Type*> Parser::ParseValueTypeRef() {
+  if (tok_.kind == TokenKind::kBareId && tok_.text == "tensor") {
+    // `tensor<` then only sizes, 'x', '?' and an element type name up to the first '>':
+    // the text is the key. Anything else (nested '<', '!', spaces, comments) is parsed
+    // without the cache.
+    const std::string_view buffer = lex_.buffer();
+    size_t i = lex_.position();
+    if (i < buffer.size() && buffer[i] == '<') {
+      ++i;
+      while (i < buffer.size() && IsPlainTypeChar(buffer[i])) ++i;
+      if (i < buffer.size() && buffer[i] == '>') {
+        const size_t end = i + 1;
+        const std::string_view key = buffer.substr(tok_.offset, end - tok_.offset);
+        auto known = type_cache_.find(key);
+        if (known != type_cache_.end()) {
+          lex_.Reset(end);
+          Advance();
+          return &known->second;
+        }
+        STABLERT_ASSIGN_OR_RETURN(ir::Type type, ParseValueTypeUncached());
+        if (tok_.offset < end) return ErrorAt(tok_.offset, "expected '>' to end the tensor type");
+        return &type_cache_.emplace(key, std::move(type)).first->second;
+      }
+    }
+  }
+  STABLERT_ASSIGN_OR_RETURN(type_buffer_, ParseValueTypeUncached());
+  return &type_buffer_;
+}
+
+StatusOr<ir::Type> Parser::ParseValueTypeUncached() {
   size_t at = tok_.offset;
   STABLERT_ASSIGN_OR_RETURN(ParsedType t, ParseType());
   if (t.kind == ParsedType::Kind::kElement) return ir::Type::Tensor(t.element, {});
@@ -383,8 +435,8 @@ Status Parser::ParseFunctionType(std::vector<ir::Type>* inputs, std::vector<ir::
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('"));
   if (!Consume(TokenKind::kRParen)) {
     do {
-      STABLERT_ASSIGN_OR_RETURN(ir::Type t, ParseValueType());
-      inputs->push_back(std::move(t));
+      STABLERT_ASSIGN_OR_RETURN(const ir::Type* t, ParseValueTypeRef());
+      if (inputs) inputs->push_back(*t);
     } while (Consume(TokenKind::kComma));
     STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "',' or ')' in the type list"));
   }
@@ -1212,8 +1264,16 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' after 'loc'"));
   // `loc(#alias)`, the common case, by alias.
   std::string_view alias;
+  size_t number = std::string_view::npos;
   if (Is(TokenKind::kHashId)) {
     alias = lex_.buffer().substr(tok_.offset, tok_.text.size() + 1);
+    number = LocationAliasNumber(tok_.text);
+    if (number < numbered_location_ids_.size() && numbered_location_ids_[number] != 0) {
+      const ir::LocationId id = numbered_location_ids_[number] - 1;
+      Advance();
+      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
+      return id;
+    }
     auto known = alias_location_ids_.find(alias);
     if (known != alias_location_ids_.end()) {
       Advance();
@@ -1225,7 +1285,14 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   if (!Is(TokenKind::kRParen)) alias = {};
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
   STABLERT_ASSIGN_OR_RETURN(ir::LocationId id, AddLocation(std::move(loc)));
-  if (!alias.empty()) alias_location_ids_.emplace(alias, id);
+  if (!alias.empty()) {
+    if (number != std::string_view::npos) {
+      if (number >= numbered_location_ids_.size()) numbered_location_ids_.resize(number + 1, 0);
+      numbered_location_ids_[number] = id + 1;
+    } else {
+      alias_location_ids_.emplace(alias, id);
+    }
+  }
   return id;
 }
 
@@ -1246,7 +1313,8 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
   // Alias definitions start a line with '#' or '!' at the top level; they may follow
   // their uses (MLIR prints location aliases at the end).
   std::string_view buffer = lex_.buffer();
-  for (size_t i = 0; i < buffer.size();) {
+  size_t lines = 0;
+  for (size_t i = 0; i < buffer.size(); ++lines) {
     if (buffer[i] == '#' || buffer[i] == '!') {
       Lexer scan(buffer);
       scan.Reset(i);
@@ -1265,6 +1333,8 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
   }
   Advance();
   names_.reserve(1 << 12);
+  // About one value per line in printed programs.
+  module_->value_types.reserve(lines + lines / 4);
   PushScope();
   bool saw_module = false;
   while (!Is(TokenKind::kEof)) {

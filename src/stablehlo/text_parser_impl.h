@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,7 +64,13 @@ class Parser {
   //===--- Types and attributes (text_parser.cc) ------------------------------------===//
   StatusOr<ParsedType> ParseType();
   StatusOr<ir::Type> ParseValueType();
-  // `(T, ...) -> R` or `(T, ...) -> (R, ...)`.
+  // As ParseValueType, without a copy: a plain `tensor<DxDx...xT>` (sizes and an element
+  // type name) is parsed once per distinct spelling and the pointer is into that cache
+  // (valid for the parser's life); any other type is parsed into a buffer the next call
+  // overwrites.
+  StatusOr<const ir::Type*> ParseValueTypeRef();
+  // `(T, ...) -> R` or `(T, ...) -> (R, ...)`. `inputs` may be null: the input types are
+  // checked and dropped.
   Status ParseFunctionType(std::vector<ir::Type>* inputs, std::vector<ir::Type>* outputs);
   StatusOr<ir::Attribute> ParseAttribute();
   // `{name = value, name, ...}`; the current token is '{'.
@@ -106,6 +113,21 @@ class Parser {
   Lexer lex_;
   Token tok_;
   std::vector<int64_t> dims_buffer_;  // reused by ParseType
+  // Per-op buffers reused from op to op, one set per nesting depth (an op's stay in use
+  // while its regions parse their own ops).
+  struct OpScratch {
+    std::vector<ResultGroup> results;
+    std::vector<ir::Type> result_types;
+  };
+  std::deque<OpScratch> op_scratch_;
+  OpScratch& Scratch() {
+    while (op_scratch_.size() <= static_cast<size_t>(depth_)) op_scratch_.emplace_back();
+    return op_scratch_[static_cast<size_t>(depth_)];
+  }
+  // ParseValueTypeRef's cache (keys view into the text) and its buffer for other types.
+  std::unordered_map<std::string_view, ir::Type> type_cache_;
+  ir::Type type_buffer_;
+  StatusOr<ir::Type> ParseValueTypeUncached();
   std::unique_ptr<ir::Module> module_;
   int depth_ = 0;
 
@@ -134,6 +156,8 @@ class Parser {
   // Locations by content, so equal locations share one LocationId; `loc(#alias)` by alias.
   std::unordered_map<std::string, ir::LocationId> location_ids_;
   std::unordered_map<std::string_view, ir::LocationId> alias_location_ids_;
+  // `loc(#locN)` (how MLIR names location aliases) by N: the id + 1, 0 if not yet seen.
+  std::vector<ir::LocationId> numbered_location_ids_;
 };
 
 // RAII nesting guard.
