@@ -521,7 +521,11 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
   std::string_view name = tok_.text;
   Advance();
   if (stablehlo::IsChloName(name)) return ParsePrettyChloOp(*this, name, block, results, start);
-  std::optional<ir::OpCode> code = OpCodeOf(name);
+  OpNameEntry& entry =
+      op_names_[(name.size() * 7 + static_cast<unsigned char>(name.back()) * 3 +
+                 static_cast<unsigned char>(name[name.size() / 2])) % op_names_.size()];
+  if (entry.name != name) entry = OpNameEntry{name, OpCodeOf(name)};
+  const std::optional<ir::OpCode> code = entry.code;
   if (!code) return UnimplementedAt(start, "operation '" + std::string(name) + "' is not supported");
   ir::Operation op;
   op.code = *code;
@@ -612,8 +616,8 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
       STABLERT_RETURN_IF_ERROR(ExpectKeyword("across"));
       STABLERT_RETURN_IF_ERROR(ExpectKeyword("dimensions"));
       STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
-      STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ParseIntList());
-      op.attrs.emplace_back("dimensions", I64Elements(dims));
+      STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
+      op.attrs.emplace_back("dimensions", I64Elements(int_buffer_));
       if (Is(TokenKind::kLBrace)) STABLERT_RETURN_IF_ERROR(ParseDictionary(&op.attrs));
       STABLERT_RETURN_IF_ERROR(ParseResultTypes(*this, result_count, &result_types));
       op.regions.resize(1);
@@ -792,7 +796,7 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
         op.attrs.emplace_back(std::string(keyword), std::move(v));
         continue;
       }
-      std::string attr(k->attribute);
+      const std::string_view attr = k->attribute;
       size_t at = tok_.offset;
       if (attr == "precision_config") {
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'[' (precisions)"));
@@ -807,12 +811,12 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
           } while (Consume(TokenKind::kComma));
         }
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "',' or ']' in the precisions"));
-        op.attrs.emplace_back(attr, ir::Attribute(std::move(list)));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(std::move(list)));
       } else if (attr == "dimension_numbers") {
         ir::Attribute::Dictionary fields;
         STABLERT_RETURN_IF_ERROR(ParseConvDimensionsBody(*this, &fields));
         fields.emplace_back("#struct", ir::Attribute(std::string("conv")));
-        op.attrs.emplace_back(attr, ir::Attribute(std::move(fields)));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(std::move(fields)));
       } else if (attr == "window") {
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{' (the convolution window)"));
         if (!Is(TokenKind::kRBrace)) {
@@ -882,21 +886,21 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
                                                          : ir::EnumKind::kRngAlgorithm;
         std::optional<ir::EnumValue> v;
         if (Is(TokenKind::kBareId)) v = EnumByName(kind, tok_.text);
-        if (!v) return ErrorExpected("a value of " + attr);
+        if (!v) return ErrorExpected("a value of " + std::string(attr));
         Advance();
-        op.attrs.emplace_back(attr, ir::Attribute(*v));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(*v));
       } else if (attr == "algorithm") {
         // `algorithm = <lhs_precision_type = tf32, ...>`.
         return UnimplementedAt(at, "dot_general algorithms in the pretty form are not supported");
       } else if (Is(TokenKind::kLSquare)) {
-        STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList());
-        op.attrs.emplace_back(attr, I64Elements(v));
+        STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
+        op.attrs.emplace_back(std::string(attr), I64Elements(int_buffer_));
       } else if (IsKeyword("true") || IsKeyword("false")) {
-        op.attrs.emplace_back(attr, ir::Attribute(IsKeyword("true")));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(IsKeyword("true")));
         Advance();
       } else {
         STABLERT_ASSIGN_OR_RETURN(int64_t v, ParseInteger());
-        op.attrs.emplace_back(attr, I64(v));
+        op.attrs.emplace_back(std::string(attr), I64(v));
       }
     } else if (Is(TokenKind::kLess) &&
                (op.code == OpCode::kSdyShardingConstraint || op.code == OpCode::kSdyReshard)) {

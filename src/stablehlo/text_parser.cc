@@ -259,15 +259,23 @@ StatusOr<int64_t> Parser::ParseInteger() {
 }
 
 StatusOr<std::vector<int64_t>> Parser::ParseIntList() {
-  STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
   std::vector<int64_t> out;
-  if (Consume(TokenKind::kRSquare)) return out;
-  do {
-    STABLERT_ASSIGN_OR_RETURN(int64_t v, ParseInteger());
-    out.push_back(v);
-  } while (Consume(TokenKind::kComma));
-  STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "',' or ']'"));
+  STABLERT_RETURN_IF_ERROR(ParseIntList(&out));
   return out;
+}
+
+Status Parser::ParseIntList(std::vector<int64_t>* out) {
+  out->clear();
+  STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
+  if (Consume(TokenKind::kRSquare)) return OkStatus();
+  do {
+    if (!Is(TokenKind::kInteger)) return ErrorExpected("an integer");
+    int64_t v;
+    if (!ParseInt64(tok_.text, &v)) return ErrorAt(tok_.offset, "integer out of range");
+    Advance();
+    out->push_back(v);
+  } while (Consume(TokenKind::kComma));
+  return Expect(TokenKind::kRSquare, "',' or ']'");
 }
 
 //===--- Types ------------------------------------------------------------------------===//

@@ -3,9 +3,11 @@
 // Not thread-safe; one Parser per call.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -79,6 +81,8 @@ class Parser {
   StatusOr<int64_t> ParseInteger();
   // `[1, 2]` -> 1-D i64 Elements.
   StatusOr<std::vector<int64_t>> ParseIntList();
+  // The same into `out` (cleared first): no allocation once `out` has grown.
+  Status ParseIntList(std::vector<int64_t>* out);
   // An optional `loc(...)`; 0 if absent or unknown.
   StatusOr<ir::LocationId> ParseOptionalLocation();
   StatusOr<ir::LocationId> AddLocation(ir::Location loc);
@@ -113,6 +117,7 @@ class Parser {
   Lexer lex_;
   Token tok_;
   std::vector<int64_t> dims_buffer_;  // reused by ParseType
+  std::vector<int64_t> int_buffer_;   // reused for `[1, 2]` lists of the pretty op forms
   // Per-op buffers reused from op to op, one set per nesting depth (an op's stay in use
   // while its regions parse their own ops).
   struct OpScratch {
@@ -124,6 +129,13 @@ class Parser {
     while (op_scratch_.size() <= static_cast<size_t>(depth_)) op_scratch_.emplace_back();
     return op_scratch_[static_cast<size_t>(depth_)];
   }
+  // Op names -> op codes (ir::OpCodeFromName is a binary search over every name),
+  // memoized in a small direct-mapped table; keys view into the text.
+  struct OpNameEntry {
+    std::string_view name;
+    std::optional<ir::OpCode> code;
+  };
+  std::array<OpNameEntry, 64> op_names_{};
   // ParseValueTypeRef's cache (keys view into the text) and its buffer for other types.
   std::unordered_map<std::string_view, ir::Type> type_cache_;
   ir::Type type_buffer_;
