@@ -232,11 +232,6 @@ Status Parser::ErrorExpected(std::string_view what) const {
   return ErrorAt(tok_.offset, "expected " + std::string(what) + ", found " + Describe(tok_));
 }
 
-Status Parser::Expect(TokenKind kind, std::string_view what) {
-  if (!Consume(kind)) return ErrorExpected(what);
-  return OkStatus();
-}
-
 Status Parser::ExpectKeyword(std::string_view word) {
   if (!ConsumeKeyword(word)) return ErrorExpected("'" + std::string(word) + "'");
   return OkStatus();
@@ -415,15 +410,15 @@ StatusOr<const ir::Type*> Parser::ParseValueTypeRef() {
       if (i < buffer.size() && buffer[i] == '>') {
         const size_t end = i + 1;
         const std::string_view key = buffer.substr(tok_.offset, end - tok_.offset);
-        auto known = type_cache_.find(key);
-        if (known != type_cache_.end()) {
+        const uint64_t hash = TypeTable::Hash(key);
+        if (const ir::Type* known = type_cache_.Find(key, hash)) {
           lex_.Reset(end);
           Advance();
-          return &known->second;
+          return known;
         }
         STABLERT_ASSIGN_OR_RETURN(ir::Type type, ParseValueTypeUncached());
         if (tok_.offset < end) return ErrorAt(tok_.offset, "expected '>' to end the tensor type");
-        return &type_cache_.emplace(key, std::move(type)).first->second;
+        return type_cache_.Insert(key, hash, std::move(type));
       }
     }
   }
@@ -1268,6 +1263,24 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
 
 StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   if (!IsKeyword("loc")) return ir::LocationId{0};
+  {
+    // `loc(#locN)` of an alias already resolved: read straight from the text.
+    const std::string_view buffer = lex_.buffer();
+    size_t i = lex_.position();
+    if (buffer.substr(i, 5) == "(#loc") {
+      i += 5;
+      const size_t digits = i;
+      size_t n = 0;
+      while (i < buffer.size() && i - digits < 7 && buffer[i] >= '0' && buffer[i] <= '9')
+        n = n * 10 + static_cast<size_t>(buffer[i++] - '0');
+      if (i > digits && i < buffer.size() && buffer[i] == ')' && (buffer[digits] != '0' || i == digits + 1) &&
+          n < numbered_location_ids_.size() && numbered_location_ids_[n] != 0) {
+        lex_.Reset(i + 1);
+        Advance();
+        return numbered_location_ids_[n] - 1;
+      }
+    }
+  }
   Advance();
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' after 'loc'"));
   // `loc(#alias)`, the common case, by alias.

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -34,6 +35,61 @@ struct ResultGroup {
   int64_t count = 1;
 };
 
+// Value types by their spelling: open addressing over a power-of-two table, the types in
+// a deque (pointers stay valid as it grows). Keys view into the text and are at least 8
+// bytes (`tensor<` ... `>`).
+class TypeTable {
+ public:
+  static uint64_t Hash(std::string_view key) {
+    auto load = [&](size_t at) {
+      uint64_t v;
+      std::memcpy(&v, key.data() + at, sizeof v);
+      return v;
+    };
+    const size_t n = key.size();
+    uint64_t h = (load(0) ^ n) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ load(n / 2 - 4) ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ load(n - 8) ^ (h >> 32)) * 0x94D049BB133111EBull;
+    return h ^ (h >> 31);
+  }
+  const ir::Type* Find(std::string_view key, uint64_t hash) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.type == nullptr) return nullptr;
+      if (s.hash == hash && s.key == key) return s.type;
+    }
+  }
+  const ir::Type* Insert(std::string_view key, uint64_t hash, ir::Type type) {
+    if ((types_.size() + 1) * 2 > slots_.size()) Grow();
+    types_.push_back(std::move(type));
+    Place(Slot{hash, key, &types_.back()});
+    return &types_.back();
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    std::string_view key;
+    const ir::Type* type = nullptr;
+  };
+  void Place(const Slot& slot) {
+    size_t i = slot.hash & mask_;
+    while (slots_[i].type != nullptr) i = (i + 1) & mask_;
+    slots_[i] = slot;
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old)
+      if (s.type != nullptr) Place(s);
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  std::deque<ir::Type> types_;
+};
+
 class Parser {
  public:
   explicit Parser(std::string_view text);
@@ -55,7 +111,11 @@ class Parser {
     Advance();
     return true;
   }
-  Status Expect(TokenKind kind, std::string_view what);
+  Status Expect(TokenKind kind, std::string_view what) {
+    if (tok_.kind != kind) return ErrorExpected(what);
+    Advance();
+    return OkStatus();
+  }
   Status ExpectKeyword(std::string_view word);
   // InvalidArgument "line:column: expected <what>, found <token>".
   Status ErrorExpected(std::string_view what) const;
@@ -137,7 +197,7 @@ class Parser {
   };
   std::array<OpNameEntry, 64> op_names_{};
   // ParseValueTypeRef's cache (keys view into the text) and its buffer for other types.
-  std::unordered_map<std::string_view, ir::Type> type_cache_;
+  TypeTable type_cache_;
   ir::Type type_buffer_;
   StatusOr<ir::Type> ParseValueTypeUncached();
   std::unique_ptr<ir::Module> module_;
