@@ -157,9 +157,9 @@ Parser::Binding* Parser::Slot(std::string_view name, bool create) {
       return b->count == 0 && !create ? nullptr : b;
     }
   }
-  if (create) return &names_[name];
-  auto it = names_.find(name);
-  return it == names_.end() || it->second.count == 0 ? nullptr : &it->second;
+  if (create) return &names_.Get(name);
+  Binding* b = names_.Find(name);
+  return b == nullptr || b->count == 0 ? nullptr : b;
 }
 
 void Parser::Bind(std::string_view name, ir::ValueId first, uint32_t count) {

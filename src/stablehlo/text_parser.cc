@@ -1319,7 +1319,12 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
 
 StatusOr<ir::LocationId> Parser::AddLocation(ir::Location loc) {
   if (loc.file.empty() && loc.name.empty()) return ir::LocationId{0};
-  std::string key = loc.file + '\0' + std::to_string(loc.line) + ':' + std::to_string(loc.column) + '\0' + loc.name;
+  std::string key;
+  key.reserve(loc.file.size() + loc.name.size() + 24);
+  key.append(loc.file).push_back('\0');
+  key.append(std::to_string(loc.line)).push_back(':');
+  key.append(std::to_string(loc.column)).push_back('\0');
+  key.append(loc.name);
   auto [it, inserted] = location_ids_.emplace(std::move(key), 0);
   if (inserted) {
     it->second = static_cast<ir::LocationId>(module_->locations.size());
@@ -1353,7 +1358,6 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
     i = newline + 1;
   }
   Advance();
-  names_.reserve(1 << 12);
   // About one value per line in printed programs.
   module_->value_types.reserve(lines + lines / 4);
   PushScope();

@@ -219,7 +219,55 @@ class Parser {
   };
   // Names `%N` (most of them) are indexed by N; others are hashed.
   std::vector<Binding> numbered_names_;
-  std::unordered_map<std::string_view, Binding> names_;
+  // Other names (`%cst_3`, `%arg12`): open addressing, never shrinks (an unbound name keeps
+  // its slot with count 0). Pointers into it are valid until the next insertion.
+  class NameTable {
+   public:
+    Binding* Find(std::string_view name) {
+      if (slots_.empty()) return nullptr;
+      const uint64_t h = Hash(name);
+      for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+        if (slots_[i].name.empty()) return nullptr;
+        if (slots_[i].hash == h && slots_[i].name == name) return &slots_[i].binding;
+      }
+    }
+    Binding& Get(std::string_view name) {
+      if ((size_ + 1) * 2 > slots_.size()) Grow();
+      const uint64_t h = Hash(name);
+      size_t i = h & mask_;
+      for (; !slots_[i].name.empty(); i = (i + 1) & mask_)
+        if (slots_[i].hash == h && slots_[i].name == name) return slots_[i].binding;
+      ++size_;
+      slots_[i] = Entry{h, name, Binding{}};
+      return slots_[i].binding;
+    }
+
+   private:
+    struct Entry {
+      uint64_t hash = 0;
+      std::string_view name;  // empty: a free slot (names have their '%')
+      Binding binding;
+    };
+    static uint64_t Hash(std::string_view name) {
+      uint64_t h = 0xCBF29CE484222325ull;
+      for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+      return h ^ (h >> 29);
+    }
+    void Grow() {
+      std::vector<Entry> old = std::move(slots_);
+      slots_.assign(old.empty() ? 256 : old.size() * 2, Entry{});
+      mask_ = slots_.size() - 1;
+      for (const Entry& e : old) {
+        if (e.name.empty()) continue;
+        size_t i = e.hash & mask_;
+        while (!slots_[i].name.empty()) i = (i + 1) & mask_;
+        slots_[i] = e;
+      }
+    }
+    std::vector<Entry> slots_;
+    size_t mask_ = 0, size_ = 0;
+  };
+  NameTable names_;
   std::vector<std::pair<std::string_view, Binding>> undo_;
   // The slot of `name` (with its '%'); nullptr if unbound. `create` makes it.
   Binding* Slot(std::string_view name, bool create);
