@@ -248,6 +248,10 @@ Status Parser::ParseRegion(ir::Region& region, const Arguments* arguments) {
     return OkStatus();
   }
   region.blocks.emplace_back();
+  if (ops_hint_ != 0) {
+    region.blocks.back().ops.reserve(ops_hint_);
+    ops_hint_ = 0;
+  }
   if (arguments) bind_arguments(region.blocks.back(), *arguments);
   bool first = true;
   while (status.ok() && !Consume(TokenKind::kRBrace)) {
@@ -1070,7 +1074,15 @@ Status Parser::ParseFunction(size_t start) {
     for (const auto& [name, type] : args) {
       if (name.empty()) return ErrorAt(start, "function @" + f.name + " has a body but unnamed arguments");
     }
+    // Reserve the body's ops from the function's line count (an upper bound for printed
+    // programs, up to the ops of nested regions): a large body grows without moving.
+    auto line = std::lower_bound(function_lines_.begin(), function_lines_.end(), std::make_pair(start, size_t{0}));
+    if (line != function_lines_.end() && line->first == start) {
+      const size_t end = line + 1 != function_lines_.end() ? (line + 1)->second : line_count_;
+      ops_hint_ = std::min<size_t>(end - line->second, size_t{1} << 22);
+    }
     Status status = ParseRegion(f.body, &args);
+    ops_hint_ = 0;
     if (!status.ok()) return status;
   }
   STABLERT_ASSIGN_OR_RETURN(f.location, ParseOptionalLocation());

@@ -1353,10 +1353,14 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
         }
       }
     }
+    size_t first = i;
+    while (first < buffer.size() && first - i < 16 && buffer[first] == ' ') ++first;
+    if (buffer.substr(first, 10) == "func.func ") function_lines_.emplace_back(first, lines);
     size_t newline = buffer.find('\n', i);
     if (newline == std::string_view::npos) break;
     i = newline + 1;
   }
+  line_count_ = lines + 1;
   Advance();
   // About one value per line in printed programs.
   module_->value_types.reserve(lines + lines / 4);

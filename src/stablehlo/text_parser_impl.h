@@ -178,6 +178,11 @@ class Parser {
   Token tok_;
   std::vector<int64_t> dims_buffer_;  // reused by ParseType
   std::vector<int64_t> int_buffer_;   // reused for `[1, 2]` lists of the pretty op forms
+  // Lines that start with `func.func` (after indentation): the token's offset and the
+  // line's index, from the alias scan; a function's line count bounds its op count.
+  std::vector<std::pair<size_t, size_t>> function_lines_;
+  size_t line_count_ = 0;
+  size_t ops_hint_ = 0;  // ops to reserve in the next region's first block (0: none)
   // Per-op buffers reused from op to op, one set per nesting depth (an op's stay in use
   // while its regions parse their own ops).
   struct OpScratch {
