@@ -313,7 +313,7 @@ Status Parser::ParseOperation(ir::Block& block) {
   return ErrorExpected("an operation");
 }
 
-Status Parser::FinishOp(ir::Operation op, ir::Block& block, const std::vector<ResultGroup>& results,
+Status Parser::FinishOp(ir::Operation&& op, ir::Block& block, const std::vector<ResultGroup>& results,
                         std::vector<ir::Type>& result_types, size_t start) {
   const std::string_view name = ir::OpName(op.code);
   if (op.results.size() != result_types.size()) {

@@ -169,7 +169,7 @@ class Parser {
   Status ParseGenericFunction(size_t start, std::vector<ResultGroup>& results);
   Status ParseGenericOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start);
   Status ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results, size_t start);
-  Status FinishOp(ir::Operation op, ir::Block& block, const std::vector<ResultGroup>& results,
+  Status FinishOp(ir::Operation&& op, ir::Block& block, const std::vector<ResultGroup>& results,
                   std::vector<ir::Type>& result_types, size_t start);
   Status ParseSdyMesh(size_t start);
   Status ParseModuleBody();
