@@ -1266,6 +1266,12 @@ StatusOr<std::vector<ValueId>> Expand(Builder& b, const ChloOp& op) {
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
     return std::vector<ValueId>{*ComplexInverseTrig(b, name, op.operands[0])};
   }
+  if (IsComplex(dtype) && name == "chlo.tan") {
+    // StableHLO's tan takes complex operands (tan z = -i tanh(i z), the kernel's formula
+    // for large imaginary parts, infinities and NaNs): what chlo-legalize-to-stablehlo emits.
+    STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));
+    return std::vector<ValueId>{Tan(b, op.operands[0])};
+  }
   if (IsComplex(dtype) && (name == "chlo.sinh" || name == "chlo.cosh")) {
     // Complex operands: the exp form throughout, in the operand's type.
     STABLERT_RETURN_IF_ERROR(CheckCounts(op, 1, 1));

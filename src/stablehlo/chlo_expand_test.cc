@@ -142,6 +142,17 @@ TEST(ChloExpand, ComplexInverseTrigonometricOpsExpandAndVerify) {
   }
 }
 
+TEST(ChloExpand, ComplexTanIsStablehloTan) {
+  for (const char* t : {"complex<f32>", "complex<f64>"}) {
+    const std::string type = std::string("tensor<3x") + t + ">";
+    StatusOr<std::string> printed = Printed(Module(
+        "%x: " + type, type, "    %0 = chlo.tan %x : " + type + " -> " + type + "\n    return %0 : " + type));
+    ASSERT_TRUE(printed.ok()) << t << ": " << printed.status().ToString();
+    EXPECT_EQ(printed->find("chlo."), std::string::npos) << *printed;
+    EXPECT_EQ(Count(*printed, "stablehlo.tan"), 1u) << *printed;
+  }
+}
+
 TEST(ChloExpand, MulhiVerifiesForEachIntegerType) {
   for (const char* t : {"i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64"}) {
     const std::string type = std::string("tensor<3x") + t + ">";

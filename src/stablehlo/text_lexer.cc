@@ -1,17 +1,28 @@
 #include "stablehlo/text_lexer.h"
 
+#include <array>
 
 namespace stablert::stablehlo {
 namespace {
 
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsDigitChar(char c) { return c >= '0' && c <= '9'; }
-bool IsIdStart(char c) { return IsAlpha(c) || c == '_'; }
-bool IsIdChar(char c) {
-  return IsAlpha(c) || IsDigitChar(c) || c == '_' || c == '$' || c == '.' || c == '-';
-}
-bool IsBareIdChar(char c) { return IsAlpha(c) || IsDigitChar(c) || c == '_' || c == '$' || c == '.'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+// ASCII character classes as one table lookup each (the lexer's inner loops).
+enum : uint8_t { kAlpha = 1, kDigit = 2, kIdPunct = 4, kDash = 8, kSpace = 16 };
+constexpr std::array<uint8_t, 256> kClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] |= kAlpha;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] |= kAlpha;
+  for (int c = '0'; c <= '9'; ++c) t[c] |= kDigit;
+  for (char c : {'_', '$', '.'}) t[static_cast<unsigned char>(c)] |= kIdPunct;
+  t['-'] |= kDash;
+  for (char c : {' ', '\t', '\n', '\r'}) t[static_cast<unsigned char>(c)] |= kSpace;
+  return t;
+}();
+uint8_t ClassOf(char c) { return kClass[static_cast<unsigned char>(c)]; }
+
+bool IsIdStart(char c) { return (ClassOf(c) & kAlpha) != 0 || c == '_'; }
+bool IsIdChar(char c) { return (ClassOf(c) & (kAlpha | kDigit | kIdPunct | kDash)) != 0; }
+bool IsBareIdChar(char c) { return (ClassOf(c) & (kAlpha | kDigit | kIdPunct)) != 0; }
+bool IsDigit(char c) { return (ClassOf(c) & kDigit) != 0; }
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -24,7 +35,7 @@ int HexValue(char c) {
 void Lexer::SkipSpaceAndComments() {
   while (pos_ < buffer_.size()) {
     char c = buffer_[pos_];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+    if (ClassOf(c) & kSpace) {
       ++pos_;
     } else if (c == '/' && pos_ + 1 < buffer_.size() && buffer_[pos_ + 1] == '/') {
       while (pos_ < buffer_.size() && buffer_[pos_] != '\n') ++pos_;

@@ -157,9 +157,9 @@ Parser::Binding* Parser::Slot(std::string_view name, bool create) {
       return b->count == 0 && !create ? nullptr : b;
     }
   }
-  if (create) return &names_[name];
-  auto it = names_.find(name);
-  return it == names_.end() || it->second.count == 0 ? nullptr : &it->second;
+  if (create) return &names_.Get(name);
+  Binding* b = names_.Find(name);
+  return b == nullptr || b->count == 0 ? nullptr : b;
 }
 
 void Parser::Bind(std::string_view name, ir::ValueId first, uint32_t count) {
@@ -248,6 +248,10 @@ Status Parser::ParseRegion(ir::Region& region, const Arguments* arguments) {
     return OkStatus();
   }
   region.blocks.emplace_back();
+  if (ops_hint_ != 0) {
+    region.blocks.back().ops.reserve(ops_hint_);
+    ops_hint_ = 0;
+  }
   if (arguments) bind_arguments(region.blocks.back(), *arguments);
   bool first = true;
   while (status.ok() && !Consume(TokenKind::kRBrace)) {
@@ -288,7 +292,8 @@ Status Parser::ParseOperation(ir::Block& block) {
   DepthGuard guard(this);
   if (guard.exceeded()) return ErrorAt(tok_.offset, "operations nested too deeply");
   size_t start = tok_.offset;
-  std::vector<ResultGroup> results;
+  std::vector<ResultGroup>& results = Scratch().results;
+  results.clear();
   if (Is(TokenKind::kPercentId)) {
     do {
       if (!Is(TokenKind::kPercentId)) return ErrorExpected("a result name");
@@ -308,7 +313,7 @@ Status Parser::ParseOperation(ir::Block& block) {
   return ErrorExpected("an operation");
 }
 
-Status Parser::FinishOp(ir::Operation op, ir::Block& block, const std::vector<ResultGroup>& results,
+Status Parser::FinishOp(ir::Operation&& op, ir::Block& block, const std::vector<ResultGroup>& results,
                         std::vector<ir::Type>& result_types, size_t start) {
   const std::string_view name = ir::OpName(op.code);
   if (op.results.size() != result_types.size()) {
@@ -492,19 +497,20 @@ namespace {
 // Result types from a pretty op's `: ...` signature.
 Status ParseResultTypes(Parser& p, size_t result_count, std::vector<ir::Type>* out) {
   STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kColon, "':' and the operation's type"));
-  if (p.Is(TokenKind::kLParen)) {
-    std::vector<ir::Type> inputs;
-    return p.ParseFunctionType(&inputs, out);
+  if (p.Is(TokenKind::kLParen)) return p.ParseFunctionType(/*inputs=*/nullptr, out);
+  // `: T` (one type for operands and results) or `: T, U, ...` (the last result_count).
+  STABLERT_ASSIGN_OR_RETURN(const ir::Type* first, p.ParseValueTypeRef());
+  if (!p.Is(TokenKind::kComma)) {
+    out->assign(result_count, *first);
+    return OkStatus();
   }
-  std::vector<ir::Type> types;
-  do {
-    STABLERT_ASSIGN_OR_RETURN(ir::Type t, p.ParseValueType());
-    types.push_back(std::move(t));
-  } while (p.Consume(TokenKind::kComma));
+  std::vector<ir::Type> types = {*first};
+  while (p.Consume(TokenKind::kComma)) {
+    STABLERT_ASSIGN_OR_RETURN(const ir::Type* t, p.ParseValueTypeRef());
+    types.push_back(*t);
+  }
   if (types.size() == result_count) {
     *out = std::move(types);
-  } else if (types.size() == 1) {
-    out->assign(result_count, types[0]);
   } else if (types.size() > result_count) {
     out->assign(types.end() - static_cast<std::ptrdiff_t>(result_count), types.end());
   } else {
@@ -519,13 +525,19 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
   std::string_view name = tok_.text;
   Advance();
   if (stablehlo::IsChloName(name)) return ParsePrettyChloOp(*this, name, block, results, start);
-  std::optional<ir::OpCode> code = OpCodeOf(name);
+  OpNameEntry& entry =
+      op_names_[(name.size() * 7 + static_cast<unsigned char>(name.back()) * 3 +
+                 static_cast<unsigned char>(name[name.size() / 2])) % op_names_.size()];
+  if (entry.name != name) entry = OpNameEntry{name, OpCodeOf(name)};
+  const std::optional<ir::OpCode> code = entry.code;
   if (!code) return UnimplementedAt(start, "operation '" + std::string(name) + "' is not supported");
   ir::Operation op;
   op.code = *code;
   const size_t result_count = static_cast<size_t>(TotalResults(results));
+  op.results.reserve(result_count);
   for (size_t i = 0; i < result_count; ++i) op.results.push_back(NewValue());
-  std::vector<ir::Type> result_types;
+  std::vector<ir::Type>& result_types = Scratch().result_types;
+  result_types.clear();
   using ir::OpCode;
 
   switch (op.code) {
@@ -608,8 +620,8 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
       STABLERT_RETURN_IF_ERROR(ExpectKeyword("across"));
       STABLERT_RETURN_IF_ERROR(ExpectKeyword("dimensions"));
       STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
-      STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ParseIntList());
-      op.attrs.emplace_back("dimensions", I64Elements(dims));
+      STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
+      op.attrs.emplace_back("dimensions", I64Elements(int_buffer_));
       if (Is(TokenKind::kLBrace)) STABLERT_RETURN_IF_ERROR(ParseDictionary(&op.attrs));
       STABLERT_RETURN_IF_ERROR(ParseResultTypes(*this, result_count, &result_types));
       op.regions.resize(1);
@@ -788,7 +800,7 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
         op.attrs.emplace_back(std::string(keyword), std::move(v));
         continue;
       }
-      std::string attr(k->attribute);
+      const std::string_view attr = k->attribute;
       size_t at = tok_.offset;
       if (attr == "precision_config") {
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'[' (precisions)"));
@@ -803,12 +815,12 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
           } while (Consume(TokenKind::kComma));
         }
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "',' or ']' in the precisions"));
-        op.attrs.emplace_back(attr, ir::Attribute(std::move(list)));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(std::move(list)));
       } else if (attr == "dimension_numbers") {
         ir::Attribute::Dictionary fields;
         STABLERT_RETURN_IF_ERROR(ParseConvDimensionsBody(*this, &fields));
         fields.emplace_back("#struct", ir::Attribute(std::string("conv")));
-        op.attrs.emplace_back(attr, ir::Attribute(std::move(fields)));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(std::move(fields)));
       } else if (attr == "window") {
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{' (the convolution window)"));
         if (!Is(TokenKind::kRBrace)) {
@@ -878,21 +890,21 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
                                                          : ir::EnumKind::kRngAlgorithm;
         std::optional<ir::EnumValue> v;
         if (Is(TokenKind::kBareId)) v = EnumByName(kind, tok_.text);
-        if (!v) return ErrorExpected("a value of " + attr);
+        if (!v) return ErrorExpected("a value of " + std::string(attr));
         Advance();
-        op.attrs.emplace_back(attr, ir::Attribute(*v));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(*v));
       } else if (attr == "algorithm") {
         // `algorithm = <lhs_precision_type = tf32, ...>`.
         return UnimplementedAt(at, "dot_general algorithms in the pretty form are not supported");
       } else if (Is(TokenKind::kLSquare)) {
-        STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList());
-        op.attrs.emplace_back(attr, I64Elements(v));
+        STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
+        op.attrs.emplace_back(std::string(attr), I64Elements(int_buffer_));
       } else if (IsKeyword("true") || IsKeyword("false")) {
-        op.attrs.emplace_back(attr, ir::Attribute(IsKeyword("true")));
+        op.attrs.emplace_back(std::string(attr), ir::Attribute(IsKeyword("true")));
         Advance();
       } else {
         STABLERT_ASSIGN_OR_RETURN(int64_t v, ParseInteger());
-        op.attrs.emplace_back(attr, I64(v));
+        op.attrs.emplace_back(std::string(attr), I64(v));
       }
     } else if (Is(TokenKind::kLess) &&
                (op.code == OpCode::kSdyShardingConstraint || op.code == OpCode::kSdyReshard)) {
@@ -1062,7 +1074,15 @@ Status Parser::ParseFunction(size_t start) {
     for (const auto& [name, type] : args) {
       if (name.empty()) return ErrorAt(start, "function @" + f.name + " has a body but unnamed arguments");
     }
+    // Reserve the body's ops from the function's line count (an upper bound for printed
+    // programs, up to the ops of nested regions): a large body grows without moving.
+    auto line = std::lower_bound(function_lines_.begin(), function_lines_.end(), std::make_pair(start, size_t{0}));
+    if (line != function_lines_.end() && line->first == start) {
+      const size_t end = line + 1 != function_lines_.end() ? (line + 1)->second : line_count_;
+      ops_hint_ = std::min<size_t>(end - line->second, size_t{1} << 22);
+    }
     Status status = ParseRegion(f.body, &args);
+    ops_hint_ = 0;
     if (!status.ok()) return status;
   }
   STABLERT_ASSIGN_OR_RETURN(f.location, ParseOptionalLocation());

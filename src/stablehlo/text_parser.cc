@@ -79,6 +79,24 @@ std::optional<DType> ElementTypeByName(std::string_view name) {
   return std::nullopt;
 }
 
+// The characters of a plain tensor type's body: `4x?x3xf32`, `i1`, `f8E4M3FN`.
+bool IsPlainTypeChar(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '?' ||
+         c == '_' || c == '.';
+}
+
+// N of a location alias named `locN` (no leading zeros, N < 2^22); npos otherwise.
+size_t LocationAliasNumber(std::string_view name) {
+  if (name.size() < 4 || name.size() > 10 || name.substr(0, 3) != "loc") return std::string_view::npos;
+  if (name[3] == '0' && name.size() > 4) return std::string_view::npos;
+  size_t n = 0;
+  for (size_t i = 3; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::string_view::npos;
+    n = n * 10 + static_cast<size_t>(name[i] - '0');
+  }
+  return n < (size_t{1} << 22) ? n : std::string_view::npos;
+}
+
 std::optional<DType> ComplexOf(DType element) {
   if (element == DType::kF32) return DType::kC64;
   if (element == DType::kF64) return DType::kC128;
@@ -214,11 +232,6 @@ Status Parser::ErrorExpected(std::string_view what) const {
   return ErrorAt(tok_.offset, "expected " + std::string(what) + ", found " + Describe(tok_));
 }
 
-Status Parser::Expect(TokenKind kind, std::string_view what) {
-  if (!Consume(kind)) return ErrorExpected(what);
-  return OkStatus();
-}
-
 Status Parser::ExpectKeyword(std::string_view word) {
   if (!ConsumeKeyword(word)) return ErrorExpected("'" + std::string(word) + "'");
   return OkStatus();
@@ -241,15 +254,23 @@ StatusOr<int64_t> Parser::ParseInteger() {
 }
 
 StatusOr<std::vector<int64_t>> Parser::ParseIntList() {
-  STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
   std::vector<int64_t> out;
-  if (Consume(TokenKind::kRSquare)) return out;
-  do {
-    STABLERT_ASSIGN_OR_RETURN(int64_t v, ParseInteger());
-    out.push_back(v);
-  } while (Consume(TokenKind::kComma));
-  STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "',' or ']'"));
+  STABLERT_RETURN_IF_ERROR(ParseIntList(&out));
   return out;
+}
+
+Status Parser::ParseIntList(std::vector<int64_t>* out) {
+  out->clear();
+  STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLSquare, "'['"));
+  if (Consume(TokenKind::kRSquare)) return OkStatus();
+  do {
+    if (!Is(TokenKind::kInteger)) return ErrorExpected("an integer");
+    int64_t v;
+    if (!ParseInt64(tok_.text, &v)) return ErrorAt(tok_.offset, "integer out of range");
+    Advance();
+    out->push_back(v);
+  } while (Consume(TokenKind::kComma));
+  return Expect(TokenKind::kRSquare, "',' or ']'");
 }
 
 //===--- Types ------------------------------------------------------------------------===//
@@ -372,6 +393,40 @@ StatusOr<ParsedType> Parser::ParseType() {
 }
 
 StatusOr<ir::Type> Parser::ParseValueType() {
+  STABLERT_ASSIGN_OR_RETURN(const ir::Type* type, ParseValueTypeRef());
+  return *type;
+}
+
+StatusOr<const ir::Type*> Parser::ParseValueTypeRef() {
+  if (tok_.kind == TokenKind::kBareId && tok_.text == "tensor") {
+    // `tensor<` then only sizes, 'x', '?' and an element type name up to the first '>':
+    // the text is the key. Anything else (nested '<', '!', spaces, comments) is parsed
+    // without the cache.
+    const std::string_view buffer = lex_.buffer();
+    size_t i = lex_.position();
+    if (i < buffer.size() && buffer[i] == '<') {
+      ++i;
+      while (i < buffer.size() && IsPlainTypeChar(buffer[i])) ++i;
+      if (i < buffer.size() && buffer[i] == '>') {
+        const size_t end = i + 1;
+        const std::string_view key = buffer.substr(tok_.offset, end - tok_.offset);
+        const uint64_t hash = TypeTable::Hash(key);
+        if (const ir::Type* known = type_cache_.Find(key, hash)) {
+          lex_.Reset(end);
+          Advance();
+          return known;
+        }
+        STABLERT_ASSIGN_OR_RETURN(ir::Type type, ParseValueTypeUncached());
+        if (tok_.offset < end) return ErrorAt(tok_.offset, "expected '>' to end the tensor type");
+        return type_cache_.Insert(key, hash, std::move(type));
+      }
+    }
+  }
+  STABLERT_ASSIGN_OR_RETURN(type_buffer_, ParseValueTypeUncached());
+  return &type_buffer_;
+}
+
+StatusOr<ir::Type> Parser::ParseValueTypeUncached() {
   size_t at = tok_.offset;
   STABLERT_ASSIGN_OR_RETURN(ParsedType t, ParseType());
   if (t.kind == ParsedType::Kind::kElement) return ir::Type::Tensor(t.element, {});
@@ -383,8 +438,8 @@ Status Parser::ParseFunctionType(std::vector<ir::Type>* inputs, std::vector<ir::
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('"));
   if (!Consume(TokenKind::kRParen)) {
     do {
-      STABLERT_ASSIGN_OR_RETURN(ir::Type t, ParseValueType());
-      inputs->push_back(std::move(t));
+      STABLERT_ASSIGN_OR_RETURN(const ir::Type* t, ParseValueTypeRef());
+      if (inputs) inputs->push_back(*t);
     } while (Consume(TokenKind::kComma));
     STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "',' or ')' in the type list"));
   }
@@ -1208,12 +1263,38 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
 
 StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   if (!IsKeyword("loc")) return ir::LocationId{0};
+  {
+    // `loc(#locN)` of an alias already resolved: read straight from the text.
+    const std::string_view buffer = lex_.buffer();
+    size_t i = lex_.position();
+    if (buffer.substr(i, 5) == "(#loc") {
+      i += 5;
+      const size_t digits = i;
+      size_t n = 0;
+      while (i < buffer.size() && i - digits < 7 && buffer[i] >= '0' && buffer[i] <= '9')
+        n = n * 10 + static_cast<size_t>(buffer[i++] - '0');
+      if (i > digits && i < buffer.size() && buffer[i] == ')' && (buffer[digits] != '0' || i == digits + 1) &&
+          n < numbered_location_ids_.size() && numbered_location_ids_[n] != 0) {
+        lex_.Reset(i + 1);
+        Advance();
+        return numbered_location_ids_[n] - 1;
+      }
+    }
+  }
   Advance();
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' after 'loc'"));
   // `loc(#alias)`, the common case, by alias.
   std::string_view alias;
+  size_t number = std::string_view::npos;
   if (Is(TokenKind::kHashId)) {
     alias = lex_.buffer().substr(tok_.offset, tok_.text.size() + 1);
+    number = LocationAliasNumber(tok_.text);
+    if (number < numbered_location_ids_.size() && numbered_location_ids_[number] != 0) {
+      const ir::LocationId id = numbered_location_ids_[number] - 1;
+      Advance();
+      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
+      return id;
+    }
     auto known = alias_location_ids_.find(alias);
     if (known != alias_location_ids_.end()) {
       Advance();
@@ -1225,13 +1306,25 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   if (!Is(TokenKind::kRParen)) alias = {};
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
   STABLERT_ASSIGN_OR_RETURN(ir::LocationId id, AddLocation(std::move(loc)));
-  if (!alias.empty()) alias_location_ids_.emplace(alias, id);
+  if (!alias.empty()) {
+    if (number != std::string_view::npos) {
+      if (number >= numbered_location_ids_.size()) numbered_location_ids_.resize(number + 1, 0);
+      numbered_location_ids_[number] = id + 1;
+    } else {
+      alias_location_ids_.emplace(alias, id);
+    }
+  }
   return id;
 }
 
 StatusOr<ir::LocationId> Parser::AddLocation(ir::Location loc) {
   if (loc.file.empty() && loc.name.empty()) return ir::LocationId{0};
-  std::string key = loc.file + '\0' + std::to_string(loc.line) + ':' + std::to_string(loc.column) + '\0' + loc.name;
+  std::string key;
+  key.reserve(loc.file.size() + loc.name.size() + 24);
+  key.append(loc.file).push_back('\0');
+  key.append(std::to_string(loc.line)).push_back(':');
+  key.append(std::to_string(loc.column)).push_back('\0');
+  key.append(loc.name);
   auto [it, inserted] = location_ids_.emplace(std::move(key), 0);
   if (inserted) {
     it->second = static_cast<ir::LocationId>(module_->locations.size());
@@ -1246,7 +1339,8 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
   // Alias definitions start a line with '#' or '!' at the top level; they may follow
   // their uses (MLIR prints location aliases at the end).
   std::string_view buffer = lex_.buffer();
-  for (size_t i = 0; i < buffer.size();) {
+  size_t lines = 0;
+  for (size_t i = 0; i < buffer.size(); ++lines) {
     if (buffer[i] == '#' || buffer[i] == '!') {
       Lexer scan(buffer);
       scan.Reset(i);
@@ -1259,12 +1353,17 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
         }
       }
     }
+    size_t first = i;
+    while (first < buffer.size() && first - i < 16 && buffer[first] == ' ') ++first;
+    if (buffer.substr(first, 10) == "func.func ") function_lines_.emplace_back(first, lines);
     size_t newline = buffer.find('\n', i);
     if (newline == std::string_view::npos) break;
     i = newline + 1;
   }
+  line_count_ = lines + 1;
   Advance();
-  names_.reserve(1 << 12);
+  // About one value per line in printed programs.
+  module_->value_types.reserve(lines + lines / 4);
   PushScope();
   bool saw_module = false;
   while (!Is(TokenKind::kEof)) {

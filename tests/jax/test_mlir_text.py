@@ -113,14 +113,14 @@ def test_malformed_and_chlo_text_are_clear_errors(inputs, tmp_path):
     assert result.returncode == 1
     assert "INVALID_ARGUMENT" in result.stderr and "use of undefined value '%missing_" in result.stderr, result.stderr
     # CHLO ops without an expansion are named in the error (JAX prints every CHLO op it emits
-    # in a form the reader expands; complex chlo.tan comes from other producers only).
+    # in a form the reader expands; complex chlo.erf comes from other producers only).
     (tmp_path / "chlo.mlir").write_text(
         "module {\n  func.func @main(%x: tensor<32x64xcomplex<f32>>) -> tensor<32x64xcomplex<f32>> {\n"
-        "    %0 = chlo.tan %x : tensor<32x64xcomplex<f32>> -> tensor<32x64xcomplex<f32>>\n"
+        "    %0 = chlo.erf %x : tensor<32x64xcomplex<f32>> -> tensor<32x64xcomplex<f32>>\n"
         "    return %0 : tensor<32x64xcomplex<f32>>\n  }\n}\n")
     np.save(tmp_path / "z.npy", np.zeros((32, 64), np.complex64))
     result = run_cli("run", stablert.library_path(), str(tmp_path / "chlo.mlir"), "--in", str(tmp_path / "z.npy"))
-    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "CHLO op 'chlo.tan' on tensor<32x64xcomplex<f32>>" in result.stderr, result.stderr
+    assert result.returncode == 1 and "UNIMPLEMENTED" in result.stderr and "CHLO op 'chlo.erf' on tensor<32x64xcomplex<f32>>" in result.stderr, result.stderr
 
 
 # --- CHLO ops: `as_text()` keeps them; the reader expands them into StableHLO ops the way
@@ -313,6 +313,69 @@ def complex_inverse_trig_inputs(dtype):
     x.real = [p.real for p in points]
     x.imag = [p.imag for p in points]
     return x
+
+
+def complex_tan_inputs(dtype):
+    """Random points, real parts across many periods and near the poles of the real tangent,
+    imaginary parts from tiny to beyond where tanh saturates (and exp overflows), signed
+    zeros, infinities and NaNs in either part."""
+    part = np.float32 if dtype == np.complex64 else np.float64
+    finfo = np.finfo(part)
+    rng = np.random.default_rng(11)
+    points = list(rng.standard_normal(512) * 4 + 1j * rng.standard_normal(512) * 4)
+    reals = [0.0, -0.0, 1e-30, 0.5, -0.5, 1.0, np.pi / 2, -np.pi / 2, 1.5707963, 3.0, np.pi, 10.0, -100.0, 1e4,
+             1e10, float(finfo.max), np.inf, -np.inf, np.nan]
+    imags = [0.0, -0.0, 1e-30, 1e-7, 0.5, -1.0, 5.0, 9.0, -10.0, 20.0, 40.0, -44.0, 89.0, 100.0, 400.0, 710.0,
+             1e10, -1e30, float(finfo.max), np.inf, -np.inf, np.nan]
+    for a in reals:
+        for b in imags:
+            points.append(complex(a, b))
+    x = np.empty(len(points), dtype)
+    x.real = [p.real for p in points]
+    x.imag = [p.imag for p in points]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=["c64", "c128"])
+def test_complex_chlo_tan_matches_jax_cpu(tmp_path, dtype, cpu_device):
+    """chlo.tan on complex operands (other producers emit it; JAX lowers jnp.tan to
+    stablehlo.tan) against jnp.tan on XLA's CPU backend."""
+    x = complex_tan_inputs(dtype)
+    t = f"tensor<{x.size}xcomplex<{'f32' if dtype == np.complex64 else 'f64'}>>"
+    (tmp_path / "program.mlir").write_text(
+        f"module {{\n  func.func @main(%x: {t}) -> {t} {{\n    %0 = chlo.tan %x : {t} -> {t}\n"
+        f"    return %0 : {t}\n  }}\n}}\n")
+    with jax.enable_x64(True):
+        want = np.asarray(jax.jit(jnp.tan)(jax.device_put(x, cpu_device)))
+    np.save(tmp_path / "x.npy", x)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "program.mlir"), "--in", str(tmp_path / "x.npy"),
+                     "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    got = np.load(tmp_path / "output0.npy")
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    # NaNs and infinities where XLA has them, part by part; JAX's complex tolerances elsewhere.
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=str(x[np.isnan(g) != np.isnan(w)]))
+        np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
+    finite = np.isfinite(want)
+    rtol = 1e-6 if dtype == np.complex64 else 1e-14
+    # Every point against XLA, except where the result is ill-conditioned: near the real
+    # tangent's poles with a tiny imaginary part (condition number |z tan'(z) / tan(z)| ~ 1e7)
+    # one ulp of expm1 changes it by tens of percent, and XLA's f32 expm1 rounds differently
+    # from the kernel's (both are as far from the exact value there). Such points may differ
+    # from XLA only if one input ulp moves the result by > 0.1% and the value is within the
+    # error the conditioning allows of the exact one.
+    eps = np.finfo(np.float32 if dtype == np.complex64 else np.float64).eps
+    with np.errstate(all="ignore"):
+        z = x.astype(np.complex128)
+        exact = np.tan(z)
+        kappa = np.abs(z * (1 + exact * exact) / exact)
+    off = finite & ~np.isclose(got, want, rtol=rtol, atol=0)
+    assert off.sum() <= 4, x[off]
+    for i in np.nonzero(off)[0]:
+        assert kappa[i] * eps > 1e-3, (x[i], got[i], want[i], kappa[i])
+        assert abs(got[i] - exact[i]) <= 4 * kappa[i] * eps * abs(exact[i]), (x[i], got[i], exact[i], kappa[i])
+    np.testing.assert_allclose(got[finite & ~off], want[finite & ~off], rtol=rtol, atol=0)
 
 
 COMPLEX_INVERSE_TRIG = {"asin": jnp.arcsin, "acos": jnp.arccos, "atan": jnp.arctan, "asinh": jnp.arcsinh,
