@@ -63,6 +63,7 @@
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/arx_simd.h"
 #include "kernels/simd/binary_simd.h"
+#include "kernels/simd/chain_simd.h"
 #include "kernels/simd/reduce_simd.h"
 
 namespace stablert::kernels {
@@ -143,6 +144,10 @@ struct FusedState {
   // Per slot: a kRowBroadcast input only sub-ops with `uniform` read, so a tile within one
   // row does not fill its buffer.
   std::vector<bool> scalar_only;
+  // Non-empty: every sub-op is an f32 op of the chain evaluator (simd/chain_simd.h), and a
+  // tile runs them all as this one program (operand k is slot k) instead of one pass each.
+  std::vector<simd::ChainInstr> chain;
+  std::vector<simd::ChainOperand> chain_kinds;  // per slot; row broadcasts are set per tile
 };
 
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
@@ -519,12 +524,37 @@ void RunUniform(const FusedState::Op& op, const void* x, const void* value, void
                        static_cast<float*>(out), static_cast<size_t>(count));
 }
 
+// The tile [first, first + count) of a step whose sub-ops form one chain program
+// (FusedState::chain): a row broadcast within one row is the row's value (its buffer is not
+// filled, FusedState::scalar_only), one spanning rows its filled tile.
+void RunChainTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, void** data) {
+  const size_t slots = state.chain_kinds.size();
+  simd::ChainOperand kinds[simd::kMaxChainOperands];
+  std::copy(state.chain_kinds.begin(), state.chain_kinds.end(), kinds);
+  for (size_t s = 0; s < slots; ++s) {
+    if (state.place[s] != Place::kRowBroadcast) continue;
+    const BufferView& in = args.inputs[s];
+    const int64_t length = in.dims[1];
+    if (first % length + count <= length) {
+      kinds[s] = simd::ChainOperand::kUniform;
+      data[s] = static_cast<std::byte*>(in.data) + first / length * state.bytes[s];
+    } else {
+      kinds[s] = simd::ChainOperand::kStream;
+    }
+  }
+  simd::RunChainF32(state.chain.data(), state.chain.size(), kinds, data, slots, static_cast<size_t>(count));
+}
+
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
 // sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
                    SlotViews& slots) {
   void** data = slots.data();
   PlaceSlots(state, args, first, count, buffers, slots.filled(), data);
+  if (!state.chain.empty()) {
+    RunChainTile(state, args, first, count, data);
+    return OkStatus();
+  }
   if (state.direct) {
     const void* op_inputs[3];
     for (const FusedState::Op& op : state.ops) {
@@ -858,6 +888,59 @@ void FindChains(const FusedParams& params, FusedState& state) {
     if (used[s]) state.placed.push_back(static_cast<int>(s));
 }
 
+// The chain evaluator's instruction code of an f32 sub-op ("tanh.f32"), if it has one.
+bool ChainCodeOf(const std::string& kernel, size_t inputs, simd::ChainCode& code) {
+  using C = simd::ChainCode;
+  static constexpr std::pair<std::string_view, C> kBinary[] = {
+      {"add", C::kAdd}, {"subtract", C::kSub}, {"multiply", C::kMul},
+      {"divide", C::kDiv}, {"maximum", C::kMax}, {"minimum", C::kMin}};
+  static constexpr std::pair<std::string_view, C> kUnary[] = {
+      {"negate", C::kNeg}, {"abs", C::kAbs}, {"exponential", C::kExp}, {"exponential_minus_one", C::kExpm1},
+      {"log", C::kLog}, {"log_plus_one", C::kLog1p}, {"tanh", C::kTanh}, {"logistic", C::kLogistic},
+      {"sqrt", C::kSqrt}, {"rsqrt", C::kRsqrt}, {"erf", C::kErf}};
+  const size_t dot = kernel.find('.');
+  if (dot == std::string::npos || std::string_view(kernel).substr(dot) != ".f32") return false;
+  const std::string_view name = std::string_view(kernel).substr(0, dot);
+  auto find = [&](const auto& table) {
+    for (const auto& [op, c] : table) {
+      if (op != name) continue;
+      code = c;
+      return true;
+    }
+    return false;
+  };
+  return inputs == 2 ? find(kBinary) : inputs == 1 && find(kUnary);
+}
+
+// Makes the step's sub-ops one chain program (FusedState::chain) when the evaluator covers
+// every one of them and every slot is f32; internal slots then never touch a tile buffer.
+// Steps of one sub-op keep the tile function (the same single pass).
+void BuildChain(const FusedParams& params, FusedState& state) {
+  const size_t slots = state.place.size();
+  if (!state.arx.empty() || state.has_iota || params.ops.size() < 2 || slots > simd::kMaxChainOperands) return;
+  for (int64_t dtype : params.slot_dtypes)
+    if (static_cast<DType>(dtype) != DType::kF32) return;
+  std::vector<simd::ChainInstr> chain;
+  for (const FusedOp& op : params.ops) {
+    simd::ChainInstr ins{};
+    if (!ChainCodeOf(op.kernel, op.inputs.size(), ins.code)) return;
+    ins.a = static_cast<uint8_t>(op.inputs[0]);
+    ins.b = static_cast<uint8_t>(op.inputs.size() == 2 ? op.inputs[1] : op.inputs[0]);
+    ins.dst = static_cast<uint8_t>(op.output);
+    chain.push_back(ins);
+  }
+  state.chain_kinds.assign(slots, simd::ChainOperand::kStream);
+  for (size_t s = 0; s < slots; ++s) {
+    const Place place = state.place[s];
+    if (place == Place::kScalar || place == Place::kSplat || place == Place::kConstantSplat)
+      state.chain_kinds[s] = simd::ChainOperand::kUniform;
+    else if (place == Place::kBuffer && static_cast<int>(s) != state.reduce_slot)
+      state.chain_kinds[s] = simd::ChainOperand::kInternal;
+    state.scalar_only[s] = place == Place::kRowBroadcast;  // RunChainTile reads the row's value
+  }
+  state.chain = std::move(chain);
+}
+
 // The vector function of a float binary sub-op ("add.f32"), if it may take a uniform
 // operand (simd::BinaryScalar).
 bool UniformBinary(const std::string& kernel, simd::BinaryFn& fn, bool& f64) {
@@ -951,7 +1034,8 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     state->index[k] = static_cast<int>(state->constant_tiles.size() - 1);
   }
   FindChains(params, *state);
-  if (state->direct) FindUniformOperands(params, *state);
+  BuildChain(params, *state);
+  if (state->direct && state->chain.empty()) FindUniformOperands(params, *state);
   if (params.num_elements >= kPrefetchFrom)
     for (const int s : state->placed)
       if (state->place[static_cast<size_t>(s)] == Place::kDenseInput) state->prefetched.push_back(s);
