@@ -929,10 +929,12 @@ void BuildChain(const FusedParams& params, FusedState& state) {
     ins.dst = static_cast<uint8_t>(op.output);
     chain.push_back(ins);
   }
+  // Rank-0 inputs are broadcast by their sub-op's kernel (its own rule): left to the tile path.
+  if (std::find(state.place.begin(), state.place.end(), Place::kScalar) != state.place.end()) return;
   state.chain_kinds.assign(slots, simd::ChainOperand::kStream);
   for (size_t s = 0; s < slots; ++s) {
     const Place place = state.place[s];
-    if (place == Place::kScalar || place == Place::kSplat || place == Place::kConstantSplat)
+    if (place == Place::kSplat || place == Place::kConstantSplat)
       state.chain_kinds[s] = simd::ChainOperand::kUniform;
     else if (place == Place::kBuffer && static_cast<int>(s) != state.reduce_slot)
       state.chain_kinds[s] = simd::ChainOperand::kInternal;
