@@ -80,6 +80,13 @@ constexpr int64_t kPrefetchFrom = 1 << 18;
 // must all stay in L1 (32 KiB per core on Zen 4); with 4 KiB slots tanh(a * b + c) over
 // three 16 MiB inputs touches 36 KiB per tile and ran 1.4x slower (docs/benchmarks.md).
 constexpr int64_t kLargeSlotBytes = 1024;
+// The same for a step run as one chain program (FusedState::chained): a tile touches only its
+// inputs and outputs, and each call pays the evaluator's setup once.
+constexpr int64_t kChainLargeSlotBytes = 1024;
+// Vectors per block of the chain evaluator (simd::RunChainF32): 8 in such steps (1 KiB tiles
+// streaming from DRAM), 16 elsewhere (tiles in cache; more independent vectors per
+// instruction hide the latency through scratch). Measured in docs/benchmarks.md.
+constexpr size_t kChainCachedBlockVectors = 16, kChainStreamingBlockVectors = 8;
 
 struct FusedState;
 using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& context, const KernelArgs& args);
@@ -146,11 +153,51 @@ struct FusedState {
   std::vector<bool> scalar_only;
   // Non-empty: every sub-op is an f32 op of the chain evaluator (simd/chain_simd.h), and a
   // tile runs them all as this one program (operand k is slot k) instead of one pass each.
+  bool chained = false;  // ChainCovers: internal slots have no tile buffers (index -1)
   std::vector<simd::ChainInstr> chain;
   std::vector<simd::ChainOperand> chain_kinds;  // per slot; row broadcasts are set per tile
+  size_t chain_block_vectors = kChainCachedBlockVectors;
 };
 
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
+
+// The chain evaluator's instruction code of an f32 sub-op ("tanh.f32"), if it has one.
+bool ChainCodeOf(const std::string& kernel, size_t inputs, simd::ChainCode& code) {
+  using C = simd::ChainCode;
+  static constexpr std::pair<std::string_view, C> kBinary[] = {
+      {"add", C::kAdd}, {"subtract", C::kSub}, {"multiply", C::kMul},
+      {"divide", C::kDiv}, {"maximum", C::kMax}, {"minimum", C::kMin}};
+  static constexpr std::pair<std::string_view, C> kUnary[] = {
+      {"negate", C::kNeg}, {"abs", C::kAbs}, {"exponential", C::kExp}, {"exponential_minus_one", C::kExpm1},
+      {"log", C::kLog}, {"log_plus_one", C::kLog1p}, {"tanh", C::kTanh}, {"logistic", C::kLogistic},
+      {"sqrt", C::kSqrt}, {"rsqrt", C::kRsqrt}, {"erf", C::kErf}};
+  const size_t dot = kernel.find('.');
+  if (dot == std::string::npos || std::string_view(kernel).substr(dot) != ".f32") return false;
+  const std::string_view name = std::string_view(kernel).substr(0, dot);
+  auto find = [&](const auto& table) {
+    for (const auto& [op, c] : table) {
+      if (op != name) continue;
+      code = c;
+      return true;
+    }
+    return false;
+  };
+  return inputs == 2 ? find(kBinary) : inputs == 1 && find(kUnary);
+}
+
+// Whether the chain evaluator covers the step (FusedState::chained): two or more sub-ops, each
+// with a chain code, every slot f32, no rank-0 input (their sub-ops broadcast them by their
+// own rules) and at most kMaxChainOperands slots.
+bool ChainCovers(const FusedParams& params, const FusedState& state) {
+  if (params.ops.size() < 2 || state.place.size() > simd::kMaxChainOperands) return false;
+  for (int64_t dtype : params.slot_dtypes)
+    if (static_cast<DType>(dtype) != DType::kF32) return false;
+  if (std::find(state.place.begin(), state.place.end(), Place::kScalar) != state.place.end()) return false;
+  simd::ChainCode code;
+  for (const FusedOp& op : params.ops)
+    if (!ChainCodeOf(op.kernel, op.inputs.size(), code)) return false;
+  return true;
+}
 
 // Slot places, buffer reuse and tile size (everything but the kernel functions).
 Status Layout(const FusedParams& params, std::span<const BufferView> inputs, size_t num_outputs, FusedState& state) {
@@ -218,8 +265,10 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
     state.length = r.length;
     state.segments = r.segments;
   }
+  state.chained = ChainCovers(params, state);
   // Buffers: gathered inputs for the whole tile, internal slots from their sub-op to their
-  // last reader (never the buffer of an input of the same sub-op).
+  // last reader (never the buffer of an input of the same sub-op); a chain's internal slots
+  // live in the evaluator's registers and scratch only.
   std::vector<int> free_list;
   int live = 0, max_live = 0;
   auto take = [&] {
@@ -241,8 +290,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   for (size_t i = 0; i < params.ops.size(); ++i) {
     const auto out = static_cast<size_t>(params.ops[i].output);
     if (state.place[out] == Place::kBuffer) {
-      state.index[out] = take();
       if (last_use[out] < 0) return Malformed("internal slot nobody reads");
+      if (!state.chained || static_cast<int>(out) == state.reduce_slot) state.index[out] = take();
     }
     for (size_t s = num_inputs; s < slots; ++s)  // release what this sub-op read last
       if (state.place[s] == Place::kBuffer && state.index[s] >= 0 && last_use[s] == static_cast<int>(i)) {
@@ -250,14 +299,16 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
         --live;
       }
   }
-  const int64_t slot_bytes = params.num_elements >= kPrefetchFrom && !has_reduce ? kLargeSlotBytes : kSlotBytes;
+  const int64_t large_slot_bytes = state.chained ? kChainLargeSlotBytes : kLargeSlotBytes;
+  const int64_t slot_bytes = params.num_elements >= kPrefetchFrom && !has_reduce ? large_slot_bytes : kSlotBytes;
   const int64_t per_slot = std::min<int64_t>(slot_bytes, kTileBudget / (max_live + 1));
   int64_t tile = per_slot / widest;
   tile = std::max(kMinTile, tile / 64 * 64);
   state.tile = tile;
   state.buffer_bytes = (tile * widest + 63) / 64 * 64;
-  state.placed.resize(slots);
-  for (size_t s = 0; s < slots; ++s) state.placed[s] = static_cast<int>(s);
+  state.placed.clear();
+  for (size_t s = 0; s < slots; ++s)
+    if (state.place[s] != Place::kBuffer || state.index[s] >= 0) state.placed.push_back(static_cast<int>(s));
   return OkStatus();
 }
 
@@ -542,7 +593,8 @@ void RunChainTile(const FusedState& state, const KernelArgs& args, int64_t first
       kinds[s] = simd::ChainOperand::kStream;
     }
   }
-  simd::RunChainF32(state.chain.data(), state.chain.size(), kinds, data, slots, static_cast<size_t>(count));
+  simd::RunChainF32(state.chain.data(), state.chain.size(), kinds, data, slots, static_cast<size_t>(count),
+                    state.chain_block_vectors);
 }
 
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
@@ -675,10 +727,70 @@ void RunBoundTiles(const void* storage) {
   }
 }
 
+// A chain step of one tile, its operands resolved once: splat inputs are read through the
+// executor's operand views on every run (their storage may be refilled).
+struct BoundChain {
+  static constexpr size_t kMaxSlots = 24;
+  const simd::ChainInstr* code = nullptr;
+  uint32_t num_code = 0, num_slots = 0;
+  int64_t n = 0;
+  const BufferView* views[kMaxSlots];  // splat inputs' views, else nullptr
+  void* data[kMaxSlots];
+  simd::ChainOperand kinds[kMaxSlots];
+};
+static_assert(sizeof(BoundChain) <= BoundCall::kStorage && alignof(BoundChain) <= 16);
+
+void RunBoundChain(const void* storage) {
+  const auto& bound = *static_cast<const BoundChain*>(storage);
+  void* data[BoundChain::kMaxSlots];
+  for (uint32_t s = 0; s < bound.num_slots; ++s) data[s] = bound.views[s] != nullptr ? bound.views[s]->data : bound.data[s];
+  simd::RunChainF32(bound.code, bound.num_code, bound.kinds, data, bound.num_slots, static_cast<size_t>(bound.n));
+}
+
+// Binds a chain step whose elements fit one tile and whose inputs are dense arrays or splats.
+bool BindChain(const KernelArgs& args, BoundCall& call) {
+  const auto& state = *static_cast<const FusedState*>(args.state);
+  const int64_t n = args.Params<FusedParams>().num_elements;
+  const size_t slots = state.place.size();
+  if (state.reduce != nullptr || n > state.tile || slots > BoundChain::kMaxSlots) return false;
+  auto* bound = std::construct_at(reinterpret_cast<BoundChain*>(call.storage));
+  bound->code = state.chain.data();
+  bound->num_code = static_cast<uint32_t>(state.chain.size());
+  bound->num_slots = static_cast<uint32_t>(slots);
+  bound->n = n;
+  for (size_t s = 0; s < slots; ++s) {
+    bound->views[s] = nullptr;
+    bound->data[s] = nullptr;
+    bound->kinds[s] = state.chain_kinds[s];
+    switch (state.place[s]) {
+      case Place::kDenseInput:
+        bound->data[s] = args.inputs[s].data;
+        break;
+      case Place::kSplat:
+        bound->views[s] = &args.inputs[s];
+        break;
+      case Place::kConstantSplat:
+        bound->data[s] = const_cast<uint64_t*>(state.constant_tiles[static_cast<size_t>(state.index[s])].data());
+        break;
+      case Place::kOutput:
+        bound->data[s] = args.outputs[static_cast<size_t>(state.index[s])].data;
+        break;
+      case Place::kBuffer:
+        if (state.index[s] >= 0) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  call.run = &RunBoundChain;
+  return true;
+}
+
 // Binds a direct step whose elements fit one tile, whose inputs are dense arrays, constant
 // splats or at most two views repeating one element (refilled on every run).
 bool BindFused(const KernelArgs& args, BoundCall& call) {
   const auto& state = *static_cast<const FusedState*>(args.state);
+  if (state.chained) return !state.chain.empty() && BindChain(args, call);
   const int64_t n = args.Params<FusedParams>().num_elements;
   const size_t slots = state.place.size();
   constexpr size_t kMaxSlots = 24;
@@ -888,59 +1000,31 @@ void FindChains(const FusedParams& params, FusedState& state) {
     if (used[s]) state.placed.push_back(static_cast<int>(s));
 }
 
-// The chain evaluator's instruction code of an f32 sub-op ("tanh.f32"), if it has one.
-bool ChainCodeOf(const std::string& kernel, size_t inputs, simd::ChainCode& code) {
-  using C = simd::ChainCode;
-  static constexpr std::pair<std::string_view, C> kBinary[] = {
-      {"add", C::kAdd}, {"subtract", C::kSub}, {"multiply", C::kMul},
-      {"divide", C::kDiv}, {"maximum", C::kMax}, {"minimum", C::kMin}};
-  static constexpr std::pair<std::string_view, C> kUnary[] = {
-      {"negate", C::kNeg}, {"abs", C::kAbs}, {"exponential", C::kExp}, {"exponential_minus_one", C::kExpm1},
-      {"log", C::kLog}, {"log_plus_one", C::kLog1p}, {"tanh", C::kTanh}, {"logistic", C::kLogistic},
-      {"sqrt", C::kSqrt}, {"rsqrt", C::kRsqrt}, {"erf", C::kErf}};
-  const size_t dot = kernel.find('.');
-  if (dot == std::string::npos || std::string_view(kernel).substr(dot) != ".f32") return false;
-  const std::string_view name = std::string_view(kernel).substr(0, dot);
-  auto find = [&](const auto& table) {
-    for (const auto& [op, c] : table) {
-      if (op != name) continue;
-      code = c;
-      return true;
-    }
-    return false;
-  };
-  return inputs == 2 ? find(kBinary) : inputs == 1 && find(kUnary);
-}
-
-// Makes the step's sub-ops one chain program (FusedState::chain) when the evaluator covers
-// every one of them and every slot is f32; internal slots then never touch a tile buffer.
-// Steps of one sub-op keep the tile function (the same single pass).
+// The chain program of a step the evaluator covers (FusedState::chained, ChainCovers).
 void BuildChain(const FusedParams& params, FusedState& state) {
+  if (!state.chained) return;
   const size_t slots = state.place.size();
-  if (!state.arx.empty() || state.has_iota || params.ops.size() < 2 || slots > simd::kMaxChainOperands) return;
-  for (int64_t dtype : params.slot_dtypes)
-    if (static_cast<DType>(dtype) != DType::kF32) return;
   std::vector<simd::ChainInstr> chain;
   for (const FusedOp& op : params.ops) {
     simd::ChainInstr ins{};
-    if (!ChainCodeOf(op.kernel, op.inputs.size(), ins.code)) return;
+    ChainCodeOf(op.kernel, op.inputs.size(), ins.code);
     ins.a = static_cast<uint8_t>(op.inputs[0]);
     ins.b = static_cast<uint8_t>(op.inputs.size() == 2 ? op.inputs[1] : op.inputs[0]);
     ins.dst = static_cast<uint8_t>(op.output);
     chain.push_back(ins);
   }
-  // Rank-0 inputs are broadcast by their sub-op's kernel (its own rule): left to the tile path.
-  if (std::find(state.place.begin(), state.place.end(), Place::kScalar) != state.place.end()) return;
   state.chain_kinds.assign(slots, simd::ChainOperand::kStream);
   for (size_t s = 0; s < slots; ++s) {
     const Place place = state.place[s];
     if (place == Place::kSplat || place == Place::kConstantSplat)
       state.chain_kinds[s] = simd::ChainOperand::kUniform;
-    else if (place == Place::kBuffer && static_cast<int>(s) != state.reduce_slot)
+    else if (place == Place::kBuffer && state.index[s] < 0)
       state.chain_kinds[s] = simd::ChainOperand::kInternal;
     state.scalar_only[s] = place == Place::kRowBroadcast;  // RunChainTile reads the row's value
   }
   state.chain = std::move(chain);
+  state.chain_block_vectors = params.num_elements >= kPrefetchFrom && params.reduce.empty()
+                                  ? kChainStreamingBlockVectors : kChainCachedBlockVectors;
 }
 
 // The vector function of a float binary sub-op ("add.f32"), if it may take a uniform

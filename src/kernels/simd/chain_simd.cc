@@ -1,7 +1,8 @@
 // The fused chains' evaluator (chain_simd.h), compiled once per Highway target (dispatch.h).
-// A block is kChainBlockVectors vectors; each operand has a block of scratch: internal
-// values live there, uniform values are broadcast into it once per call, and the last
-// partial block's streams are copied through it (so no access leaves [0, n)).
+// A block is `block_vectors` vectors (the whole vectors left make one more block); each
+// operand has kChainBlockVectors vectors of scratch: internal values live there, uniform
+// values are broadcast into it once per call, and the last partial vector's streams are
+// copied through it (so no access leaves [0, n)).
 #include "kernels/simd/chain_simd.h"
 
 #include <algorithm>
@@ -21,43 +22,54 @@ HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-static_assert(kChainBlockVectors == 4, "the block loops below are written for 4 vectors");
+static_assert(kChainBlockVectors % 4 == 0, "the block loops below go 4 vectors at a time");
 constexpr size_t kMaxBlock = kChainBlockVectors * HWY_MAX_BYTES / sizeof(float);
 
-// o[v] = f(a[v], b[v]) for the block's 4 vectors: all loads, then the operations, then the
-// stores (o never overlaps a or b).
+// o[v] = f(a[v], b[v]) for the block's `nv` vectors, 4 at a time: loads, then the
+// operations, then the stores (o never overlaps a or b).
 template <class F>
-HWY_INLINE void ZipBlock(const float* a, const float* b, float* o, F f) {
+HWY_INLINE void ZipBlock(const float* a, const float* b, float* o, size_t nv, F f) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  const auto a0 = hn::LoadU(d, a), a1 = hn::LoadU(d, a + N), a2 = hn::LoadU(d, a + 2 * N), a3 = hn::LoadU(d, a + 3 * N);
-  const auto b0 = hn::LoadU(d, b), b1 = hn::LoadU(d, b + N), b2 = hn::LoadU(d, b + 2 * N), b3 = hn::LoadU(d, b + 3 * N);
-  hn::StoreU(f(d, a0, b0), d, o);
-  hn::StoreU(f(d, a1, b1), d, o + N);
-  hn::StoreU(f(d, a2, b2), d, o + 2 * N);
-  hn::StoreU(f(d, a3, b3), d, o + 3 * N);
+  size_t i = 0;
+  for (; i + 4 * N <= nv * N; i += 4 * N) {
+    const auto a0 = hn::LoadU(d, a + i), a1 = hn::LoadU(d, a + i + N), a2 = hn::LoadU(d, a + i + 2 * N),
+               a3 = hn::LoadU(d, a + i + 3 * N);
+    const auto b0 = hn::LoadU(d, b + i), b1 = hn::LoadU(d, b + i + N), b2 = hn::LoadU(d, b + i + 2 * N),
+               b3 = hn::LoadU(d, b + i + 3 * N);
+    hn::StoreU(f(d, a0, b0), d, o + i);
+    hn::StoreU(f(d, a1, b1), d, o + i + N);
+    hn::StoreU(f(d, a2, b2), d, o + i + 2 * N);
+    hn::StoreU(f(d, a3, b3), d, o + i + 3 * N);
+  }
+  for (; i < nv * N; i += N) hn::StoreU(f(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, o + i);
 }
 
 template <class F>
-HWY_INLINE void MapBlock(const float* a, float* o, F f) {
+HWY_INLINE void MapBlock(const float* a, float* o, size_t nv, F f) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  const auto a0 = hn::LoadU(d, a), a1 = hn::LoadU(d, a + N), a2 = hn::LoadU(d, a + 2 * N), a3 = hn::LoadU(d, a + 3 * N);
-  hn::StoreU(f(d, a0), d, o);
-  hn::StoreU(f(d, a1), d, o + N);
-  hn::StoreU(f(d, a2), d, o + 2 * N);
-  hn::StoreU(f(d, a3), d, o + 3 * N);
+  size_t i = 0;
+  for (; i + 4 * N <= nv * N; i += 4 * N) {
+    const auto a0 = hn::LoadU(d, a + i), a1 = hn::LoadU(d, a + i + N), a2 = hn::LoadU(d, a + i + 2 * N),
+               a3 = hn::LoadU(d, a + i + 3 * N);
+    hn::StoreU(f(d, a0), d, o + i);
+    hn::StoreU(f(d, a1), d, o + i + N);
+    hn::StoreU(f(d, a2), d, o + i + 2 * N);
+    hn::StoreU(f(d, a3), d, o + i + 3 * N);
+  }
+  for (; i < nv * N; i += N) hn::StoreU(f(d, hn::LoadU(d, a + i)), d, o + i);
 }
 
-// A unary function of unary_lanes-inl.h over the block, a vector at a time as unary_simd.cc's
-// VectorMap does: a vector with a lane outside the domain (or, with kNaNToScalar, a NaN
-// result) is finished lane by lane, the scalar op taking those lanes.
+// A unary function of unary_lanes-inl.h over the block's `nv` vectors, a vector at a time as
+// unary_simd.cc's VectorMap does: a vector with a lane outside the domain (or, with
+// kNaNToScalar, a NaN result) is finished lane by lane, the scalar op taking those lanes.
 template <UnaryFn kFn>
-HWY_INLINE void MathBlock(const float* a, float* o) {
+HWY_INLINE void MathBlock(const float* a, float* o, size_t nv) {
   using L = UnaryLanes<kFn, float>;
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  for (size_t v = 0; v < kChainBlockVectors; ++v) {
+  for (size_t v = 0; v < nv; ++v) {
     const auto x = hn::LoadU(d, a + v * N);
     const auto y = L::Apply(d, x);
     auto ok = L::Domain(d, x);
@@ -80,39 +92,41 @@ HWY_INLINE void MathBlock(const float* a, float* o) {
   }
 }
 
-// One block: every instruction over the operands' current blocks `cur`.
-HWY_INLINE void RunBlock(const ChainInstr* code, size_t num_code, float* const* cur) {
+// One block of `nv` vectors: every instruction over the operands' current blocks `cur`.
+HWY_INLINE void RunBlock(const ChainInstr* code, size_t num_code, float* const* cur, size_t nv) {
   for (size_t i = 0; i < num_code; ++i) {
     const ChainInstr& ins = code[i];
     const float* a = cur[ins.a];
     const float* b = cur[ins.b];
     float* o = cur[ins.dst];
     switch (ins.code) {
-      case ChainCode::kAdd: ZipBlock(a, b, o, [](auto, auto x, auto y) { return hn::Add(x, y); }); break;
-      case ChainCode::kSub: ZipBlock(a, b, o, [](auto, auto x, auto y) { return hn::Sub(x, y); }); break;
-      case ChainCode::kMul: ZipBlock(a, b, o, [](auto, auto x, auto y) { return hn::Mul(x, y); }); break;
-      case ChainCode::kDiv: ZipBlock(a, b, o, [](auto, auto x, auto y) { return hn::Div(x, y); }); break;
-      case ChainCode::kMax: ZipBlock(a, b, o, [](auto dd, auto x, auto y) { return MaxMin<true>(dd, x, y); }); break;
-      case ChainCode::kMin: ZipBlock(a, b, o, [](auto dd, auto x, auto y) { return MaxMin<false>(dd, x, y); }); break;
-      case ChainCode::kNeg: MapBlock(a, o, [](auto, auto x) { return hn::Neg(x); }); break;
-      case ChainCode::kAbs: MapBlock(a, o, [](auto, auto x) { return hn::Abs(x); }); break;
-      case ChainCode::kExp: MathBlock<UnaryFn::kExp>(a, o); break;
-      case ChainCode::kExpm1: MathBlock<UnaryFn::kExpm1>(a, o); break;
-      case ChainCode::kLog: MathBlock<UnaryFn::kLog>(a, o); break;
-      case ChainCode::kLog1p: MathBlock<UnaryFn::kLog1p>(a, o); break;
-      case ChainCode::kTanh: MathBlock<UnaryFn::kTanh>(a, o); break;
-      case ChainCode::kLogistic: MathBlock<UnaryFn::kLogistic>(a, o); break;
-      case ChainCode::kSqrt: MathBlock<UnaryFn::kSqrt>(a, o); break;
-      case ChainCode::kRsqrt: MathBlock<UnaryFn::kRsqrt>(a, o); break;
-      case ChainCode::kErf: MathBlock<UnaryFn::kErf>(a, o); break;
+      case ChainCode::kAdd: ZipBlock(a, b, o, nv, [](auto, auto x, auto y) { return hn::Add(x, y); }); break;
+      case ChainCode::kSub: ZipBlock(a, b, o, nv, [](auto, auto x, auto y) { return hn::Sub(x, y); }); break;
+      case ChainCode::kMul: ZipBlock(a, b, o, nv, [](auto, auto x, auto y) { return hn::Mul(x, y); }); break;
+      case ChainCode::kDiv: ZipBlock(a, b, o, nv, [](auto, auto x, auto y) { return hn::Div(x, y); }); break;
+      case ChainCode::kMax: ZipBlock(a, b, o, nv, [](auto dd, auto x, auto y) { return MaxMin<true>(dd, x, y); }); break;
+      case ChainCode::kMin: ZipBlock(a, b, o, nv, [](auto dd, auto x, auto y) { return MaxMin<false>(dd, x, y); }); break;
+      case ChainCode::kNeg: MapBlock(a, o, nv, [](auto, auto x) { return hn::Neg(x); }); break;
+      case ChainCode::kAbs: MapBlock(a, o, nv, [](auto, auto x) { return hn::Abs(x); }); break;
+      case ChainCode::kExp: MathBlock<UnaryFn::kExp>(a, o, nv); break;
+      case ChainCode::kExpm1: MathBlock<UnaryFn::kExpm1>(a, o, nv); break;
+      case ChainCode::kLog: MathBlock<UnaryFn::kLog>(a, o, nv); break;
+      case ChainCode::kLog1p: MathBlock<UnaryFn::kLog1p>(a, o, nv); break;
+      case ChainCode::kTanh: MathBlock<UnaryFn::kTanh>(a, o, nv); break;
+      case ChainCode::kLogistic: MathBlock<UnaryFn::kLogistic>(a, o, nv); break;
+      case ChainCode::kSqrt: MathBlock<UnaryFn::kSqrt>(a, o, nv); break;
+      case ChainCode::kRsqrt: MathBlock<UnaryFn::kRsqrt>(a, o, nv); break;
+      case ChainCode::kErf: MathBlock<UnaryFn::kErf>(a, o, nv); break;
     }
   }
 }
 
 void RunChainF32Impl(const ChainInstr* code, size_t num_code, const ChainOperand* kinds, void* const* data,
-                     size_t operands, size_t n) {
+                     size_t operands, size_t n, size_t block_vectors) {
   const hn::ScalableTag<float> d;
-  const size_t block = kChainBlockVectors * hn::Lanes(d);
+  block_vectors = std::clamp<size_t>(block_vectors, 1, kChainBlockVectors);
+  const size_t block = block_vectors * hn::Lanes(d);
+  const size_t fill = std::min(block, (n + hn::Lanes(d) - 1) / hn::Lanes(d) * hn::Lanes(d));  // uniforms' lanes read
   HWY_ALIGN float scratch[kMaxChainOperands * kMaxBlock];
   float* cur[kMaxChainOperands];
   uint8_t streams[kMaxChainOperands];
@@ -127,16 +141,20 @@ void RunChainF32Impl(const ChainInstr* code, size_t num_code, const ChainOperand
       streams[num_streams++] = static_cast<uint8_t>(k);
     } else if (kinds[k] == ChainOperand::kUniform) {
       const auto value = hn::Set(d, *static_cast<const float*>(data[k]));
-      for (size_t j = 0; j < block; j += hn::Lanes(d)) hn::Store(value, d, region + j);
+      for (size_t j = 0; j < fill; j += hn::Lanes(d)) hn::Store(value, d, region + j);
     }
   }
+  const size_t N = hn::Lanes(d);
   size_t i = 0;
-  for (; i + block <= n; i += block) {
+  auto run_in_place = [&](size_t nv) {
     for (size_t s = 0; s < num_streams; ++s) cur[streams[s]] = static_cast<float*>(data[streams[s]]) + i;
-    RunBlock(code, num_code, cur);
-  }
+    RunBlock(code, num_code, cur, nv);
+    i += nv * N;
+  };
+  while (i + block <= n) run_in_place(block_vectors);
+  if (i + N <= n) run_in_place((n - i) / N);  // the whole vectors left
   if (i == n) return;
-  // The last partial block, on copies: read streams zero-padded, written ones copied out.
+  // The last partial vector, on copies: read streams zero-padded, written ones copied out.
   const size_t rest = n - i;
   for (size_t s = 0; s < num_streams; ++s) {
     const size_t k = streams[s];
@@ -144,10 +162,10 @@ void RunChainF32Impl(const ChainInstr* code, size_t num_code, const ChainOperand
     cur[k] = region;
     if (!written[k]) {
       std::memcpy(region, static_cast<const float*>(data[k]) + i, rest * sizeof(float));
-      std::fill(region + rest, region + block, 0.0f);
+      std::fill(region + rest, region + N, 0.0f);
     }
   }
-  RunBlock(code, num_code, cur);
+  RunBlock(code, num_code, cur, 1);
   for (size_t s = 0; s < num_streams; ++s) {
     const size_t k = streams[s];
     if (written[k]) std::memcpy(static_cast<float*>(data[k]) + i, scratch + k * kMaxBlock, rest * sizeof(float));
@@ -162,8 +180,8 @@ namespace stablert::kernels::simd {
 HWY_EXPORT(RunChainF32Impl);
 
 void RunChainF32(const ChainInstr* code, size_t num_code, const ChainOperand* kinds, void* const* data,
-                 size_t operands, size_t n) {
-  HWY_DYNAMIC_DISPATCH(RunChainF32Impl)(code, num_code, kinds, data, operands, n);
+                 size_t operands, size_t n, size_t block_vectors) {
+  HWY_DYNAMIC_DISPATCH(RunChainF32Impl)(code, num_code, kinds, data, operands, n, block_vectors);
 }
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE

@@ -1,6 +1,6 @@
 // Per-vector evaluation of fused elementwise chains of f32 values (the host's ISA,
 // dispatch.h): a small program of vector instructions, built once when a fused step is
-// prepared (kernels/fused.cc), interpreted over blocks of kChainBlockVectors vectors. Every
+// prepared (kernels/fused.cc), interpreted over blocks of a few vectors (4 to 16). Every
 // instruction runs on the whole block before the next one starts, so the interpretation
 // cost is paid once per block while the block's values stay in registers and a few hundred
 // bytes of L1 scratch; internal values are never written to tile buffers, only the chain's
@@ -48,13 +48,15 @@ enum class ChainOperand : uint8_t {
 
 // The most operands a program may have (fused.cc uses the tile path beyond).
 inline constexpr size_t kMaxChainOperands = 48;
-// Vectors per block.
-inline constexpr size_t kChainBlockVectors = 4;
+// The most vectors per block (a multiple of 4).
+inline constexpr size_t kChainBlockVectors = 16;
 
-// Runs `code` over elements [0, n) of the operands: kinds[k] and data[k] for k < operands.
-// Every dst is a kStream or kInternal operand written by exactly one instruction, before any
-// instruction reads it; no stream written may overlap another operand.
+// Runs `code` over elements [0, n) of the operands: kinds[k] and data[k] for k < operands,
+// `block_vectors` (1 .. kChainBlockVectors) vectors per block. Every dst is a kStream or
+// kInternal operand written by exactly one instruction, before any instruction reads it; no
+// stream written may overlap another operand. The block size changes the speed, never the
+// bits.
 void RunChainF32(const ChainInstr* code, size_t num_code, const ChainOperand* kinds, void* const* data,
-                 size_t operands, size_t n);
+                 size_t operands, size_t n, size_t block_vectors = kChainBlockVectors);
 
 }  // namespace stablert::kernels::simd
