@@ -25,6 +25,15 @@
 // such sub-ops read is then never filled. Steps of kPrefetchFrom elements or more prefetch their
 // dense inputs' next tile into L2 while the current one computes.
 //
+// A step whose sub-ops are all f32 ops of the chain evaluator (simd/chain_simd.h: add,
+// subtract, multiply, divide, maximum, minimum, negate, abs, exp, expm1, log, log1p, tanh,
+// logistic, sqrt, rsqrt, erf), at least two of them, without rank-0 inputs, runs each tile as
+// one chain program (FusedState::chained): blocks of 8 or 16 vectors go through every sub-op
+// before the next block, its internal slots get no tile buffers, and only outputs and the
+// reduced slot are stored; bit for bit what the sub-ops' tile functions give. Everything
+// else (other types, compare/select, converts, other functions, iotas, add-rotate-xor
+// chains) stays on the per-op tile path below. One-tile chain steps bind as BoundChain.
+//
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
 // pairwise cascade; a row of at most one tile is init + PairwiseSum(row), bit for bit what
