@@ -303,12 +303,21 @@ bool RunningImpl(bool reverse, const T* x, T* y, int64_t n, T init) {
   constexpr int64_t kBlock = 2048;
   auto block = [&](int64_t b0, int64_t b1) -> bool {
     if constexpr (kFloat) {
+      // In the direction of the walk (descending for reverse scans): the hardware
+      // prefetchers then see one stream in one direction.
       auto nan = hn::FirstN(d, 0);
-      int64_t i = b0;
-      for (; i + lanes <= b1; i += lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+      if (!reverse) {
+        int64_t i = b0;
+        for (; i + lanes <= b1; i += lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+        for (; i < b1; ++i)
+          if (std::isnan(x[i])) return false;
+      } else {
+        int64_t i = b1;
+        for (; i - lanes >= b0; i -= lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i - lanes)));
+        for (; i > b0; --i)
+          if (std::isnan(x[i - 1])) return false;
+      }
       if (!hn::AllFalse(d, nan)) return false;
-      for (; i < b1; ++i)
-        if (std::isnan(x[i])) return false;
     }
     auto carry = hn::Set(di, acc);
     if (!reverse) {
