@@ -6,6 +6,7 @@
 // --repeats calls, with GB/s (bytes read + written) at the best wall time.
 //
 //   build/benchmarks/scan_kernel_benchmark [--threads 2] [--repeats 30] [--isa avx2] [--only cumsum]
+//                                          [--offset 4 (elements past a 64-byte boundary)] [--in-offset 0]
 #include <time.h>
 
 #include <algorithm>
@@ -43,7 +44,7 @@ double ThreadCpuMs() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
-void Run(const Case& c, int threads, int repeats) {
+void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(KernelKey(c.op, {DType::kF32}));
   if (entry == nullptr) {
     std::printf("%s: no kernel\n", c.name);
@@ -52,8 +53,11 @@ void Run(const Case& c, int threads, int repeats) {
   int64_t count = 1;
   for (int64_t d : c.dims) count *= d;
   const size_t size = static_cast<size_t>(count) * sizeof(float);
-  auto* in = static_cast<float*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
-  auto* out = static_cast<float*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
+  // `offset` elements past a 64-byte boundary (buffers of other alignments).
+  auto* in_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
+  auto* out_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
+  float* in = in_block + in_offset;
+  float* out = out_block + offset;
   uint32_t state = 12345;
   for (int64_t i = 0; i < count; ++i) {
     state = state * 1664525u + 1013904223u;
@@ -104,20 +108,22 @@ void Run(const Case& c, int threads, int repeats) {
   std::sort(cpu.begin(), cpu.end());
   std::printf("%-34s best %7.3f ms  median %7.3f ms  cpu best %7.3f ms  %6.1f GB/s\n", c.name, wall[0],
               wall[wall.size() / 2], cpu[0], 2.0 * static_cast<double>(size) / wall[0] / 1e6);
-  std::free(in);
-  std::free(out);
+  std::free(in_block);
+  std::free(out_block);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 1, repeats = 30;
+  int threads = 1, repeats = 30, offset = 0, in_offset = -1;
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--threads") threads = std::stoi(argv[i + 1]);
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--only") only = argv[i + 1];
+    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
+    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
     if (flag == "--isa") {
       auto isa = stablert::env::ParseIsa("--isa", argv[i + 1]);
       if (!isa.ok() || !simd::SetIsa(*isa).ok()) {
@@ -139,6 +145,6 @@ int main(int argc, char** argv) {
   };
   std::printf("# %s, %d thread(s)\n", simd::CurrentTarget().c_str(), threads);
   for (const Case& c : cases)
-    if (only.empty() || std::string(c.name).find(only) != std::string::npos) Run(c, threads, repeats);
+    if (only.empty() || std::string(c.name).find(only) != std::string::npos) Run(c, threads, repeats, offset, in_offset < 0 ? offset : in_offset);
   return 0;
 }

@@ -15,6 +15,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/scan_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/simd/max_min-inl.h"
 
@@ -493,6 +494,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {
   // elements from y).
   const bool aligned_stream = stream && reinterpret_cast<uintptr_t>(y) % (kN * sizeof(T)) == 0;
   const V vinit = Prepare<kBody>(d, init);
+  constexpr int64_t kPrefetchTiles = 4096 / static_cast<int64_t>(kRows * sizeof(T));
   HWY_ALIGN T totals[kN], carries[kN];
   // slide[i]: lane j takes lane j + i (clamped; those lanes are masked off).
   using K = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
@@ -503,6 +505,11 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {
   auto lanes = [&](int64_t t0) {
     const T* xs = x + t0 * kTile;
     T* ys = y + t0 * kTile;
+    if (reverse && t0 >= kPrefetchTiles) {
+      // The descending walk: request the input kPrefetchTiles tiles ahead, a line at a time.
+      const char* ahead = reinterpret_cast<const char*>(xs - kPrefetchTiles * kTile);
+      for (size_t b = 0; b < kN * kRows * sizeof(T); b += 64) hwy::Prefetch(ahead + b);
+    }
     V c[kRows];
 #pragma GCC unroll 16
     for (size_t b = 0; b < kB; ++b) {
