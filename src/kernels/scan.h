@@ -307,9 +307,10 @@ void ScanLines(const ScanForm& form, const V* in, V* out, const Steps& steps, in
       if (!(x < y + n && y < x + n) && steps.Running(reverse, x, y, n)) continue;
     }
     // Vector steps: whole lines of at least one level-1 group in registers (simd::ScanLine).
-    if constexpr (requires { steps.Line(reverse, x, y, n, stream); }) {
+    // A reverse line may request input ahead down to the first line of this call's share.
+    if constexpr (requires { steps.Line(reverse, x, y, n, stream, x); }) {
       if (n >= kTile * kTile) {
-        steps.Line(reverse, x, y, n, stream);
+        steps.Line(reverse, x, y, n, stream, in + first * n);
         continue;
       }
     }

@@ -205,8 +205,8 @@ struct VectorScanSteps {
   bool Running(bool reverse, const T* x, T* y, int64_t n) const {
     return (kBody == simd::ScanBody::kMax || kBody == simd::ScanBody::kMin) && simd::ScanRunning(kBody, reverse, x, y, n, init);
   }
-  void Line(bool reverse, const T* x, T* y, int64_t n, bool stream) const {
-    simd::ScanLine(kBody, reverse, x, y, n, init, stream);
+  void Line(bool reverse, const T* x, T* y, int64_t n, bool stream, const T* floor) const {
+    simd::ScanLine(kBody, reverse, x, y, n, init, stream, floor);
   }
 };
 

@@ -455,7 +455,7 @@ struct ScalarSteps {
 };
 
 template <ScanBody kBody, typename T>
-void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {
+void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) {
 #if HWY_TARGET == HWY_SCALAR
   constexpr size_t kN = 1;
 #else
@@ -505,8 +505,9 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {
   auto lanes = [&](int64_t t0) {
     const T* xs = x + t0 * kTile;
     T* ys = y + t0 * kTile;
-    if (reverse && t0 >= kPrefetchTiles) {
-      // The descending walk: request the input kPrefetchTiles tiles ahead, a line at a time.
+    if (reverse && xs - floor >= kPrefetchTiles * kTile) {
+      // The descending walk: request the input kPrefetchTiles tiles ahead, a line at a time
+      // (into the line before this one where the caller allows it).
       const char* ahead = reinterpret_cast<const char*>(xs - kPrefetchTiles * kTile);
       for (size_t b = 0; b < kN * kRows * sizeof(T); b += 64) hwy::Prefetch(ahead + b);
     }
@@ -614,14 +615,14 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {
 }
 
 template <typename T>
-void Line(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {
+void Line(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) {
   switch (body) {
-    case ScanBody::kAdd: return LineImpl<ScanBody::kAdd>(reverse, x, y, n, init, stream);
+    case ScanBody::kAdd: return LineImpl<ScanBody::kAdd>(reverse, x, y, n, init, stream, floor);
     case ScanBody::kMul:
       if constexpr (sizeof(T) == 8 && !std::is_floating_point_v<T>) return;  // not offered (scan_simd.h)
-      else return LineImpl<ScanBody::kMul>(reverse, x, y, n, init, stream);
-    case ScanBody::kMax: return LineImpl<ScanBody::kMax>(reverse, x, y, n, init, stream);
-    case ScanBody::kMin: return LineImpl<ScanBody::kMin>(reverse, x, y, n, init, stream);
+      else return LineImpl<ScanBody::kMul>(reverse, x, y, n, init, stream, floor);
+    case ScanBody::kMax: return LineImpl<ScanBody::kMax>(reverse, x, y, n, init, stream, floor);
+    case ScanBody::kMin: return LineImpl<ScanBody::kMin>(reverse, x, y, n, init, stream, floor);
   }
 }
 
@@ -636,8 +637,9 @@ void Line(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool
   bool ScanRunning##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {                   \
     return Running(body, reverse, x, y, n, init);                                                               \
   }                                                                                                             \
-  void ScanLine##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {          \
-    Line(body, reverse, x, y, n, init, stream);                                                                 \
+  void ScanLine##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream,          \
+                      const T* floor) {                                                                        \
+    Line(body, reverse, x, y, n, init, stream, floor);                                                          \
   }
 STABLERT_SCAN_TYPE(F32, float)
 STABLERT_SCAN_TYPE(F64, double)
@@ -666,8 +668,8 @@ namespace stablert::kernels::simd {
   bool ScanRunning(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {                         \
     return HWY_DYNAMIC_DISPATCH(ScanRunning##Name)(body, reverse, x, y, n, init);                              \
   }                                                                                                             \
-  void ScanLine(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream) {               \
-    HWY_DYNAMIC_DISPATCH(ScanLine##Name)(body, reverse, x, y, n, init, stream);                                \
+  void ScanLine(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) { \
+    HWY_DYNAMIC_DISPATCH(ScanLine##Name)(body, reverse, x, y, n, init, stream, floor == nullptr ? x : floor);   \
   }
 STABLERT_SCAN_EXPORT(F32, float)
 STABLERT_SCAN_EXPORT(F64, double)
