@@ -21,7 +21,9 @@
 // (level 1) are scanned together as lanes too, so only levels 2 and up go through
 // TotalsScan one value at a time. Contiguous max/min lines whose values make the body
 // associative (integers; floats without NaNs) take one running fold instead (Steps::Running,
-// simd::ScanRunning), which gives the same bits. Units of work (a line, or a chunk of lanes) are
+// simd::ScanRunning), which gives the same bits; contiguous lines of at least one level-1
+// group with vector steps (Steps::Line, simd::ScanLine) fold lanes of tiles in registers
+// instead of through the [16][tiles] block. Units of work (a line, or a chunk of lanes) are
 // independent and split across the calls of a step.
 //
 // ReferenceScans is the definition written directly (lines as lanes of an [n][w] array);
