@@ -21,7 +21,9 @@
 // (level 1) are scanned together as lanes too, so only levels 2 and up go through
 // TotalsScan one value at a time. Contiguous max/min lines whose values make the body
 // associative (integers; floats without NaNs) take one running fold instead (Steps::Running,
-// simd::ScanRunning), which gives the same bits. Units of work (a line, or a chunk of lanes) are
+// simd::ScanRunning), which gives the same bits; contiguous lines of at least one level-1
+// group with vector steps (Steps::Line, simd::ScanLine) fold lanes of tiles in registers
+// instead of through the [16][tiles] block. Units of work (a line, or a chunk of lanes) are
 // independent and split across the calls of a step.
 //
 // ReferenceScans is the definition written directly (lines as lanes of an [n][w] array);
@@ -294,7 +296,10 @@ void ScanLines(const ScanForm& form, const V* in, V* out, const Steps& steps, in
   std::vector<V> block(static_cast<size_t>(kTile * kTileChunk)), level1(static_cast<size_t>(kTile * kGroups));
   std::vector<V> tot(kTileChunk), s1(kTileChunk), e0(kTileChunk), gtot(kGroups), e1(kGroups);
   V* const t1 = level1.data();  // [16][kGroups]
-  for (int64_t o = first; o < last; ++o) {
+  // Reverse scans walk each line from its end, so lines are taken last first: the whole
+  // call then reads and writes descending addresses, one stream the prefetchers follow.
+  for (int64_t step = first; step < last; ++step) {
+    const int64_t o = reverse ? first + last - 1 - step : step;
     const V* x = in + o * n;
     V* y = out + o * out_n + shift;
     if (form.exclusive) out[o * out_n + (reverse ? n : 0)] = steps.init;
@@ -302,6 +307,14 @@ void ScanLines(const ScanForm& form, const V* in, V* out, const Steps& steps, in
     // without NaNs: Steps::Running says), one running fold gives the grouped result.
     if constexpr (requires { steps.Running(reverse, x, y, n); }) {
       if (!(x < y + n && y < x + n) && steps.Running(reverse, x, y, n)) continue;
+    }
+    // Vector steps: whole lines of at least one level-1 group in registers (simd::ScanLine).
+    // A reverse line may request input ahead down to the first line of this call's share.
+    if constexpr (requires { steps.Line(reverse, x, y, n, stream, x); }) {
+      if (n >= kTile * kTile) {
+        steps.Line(reverse, x, y, n, stream, in + first * n);
+        continue;
+      }
     }
     if (!level1_top) totals.Reset(n1, 1);  // the levels from 2 up
     V carry = steps.init, carry1 = steps.init;

@@ -18,6 +18,7 @@
 #include "kernels/scalar_ops.h"
 #include "kernels/scan.h"
 #include "kernels/simd/dispatch.h"
+#include "kernels/simd/scan_simd.h"
 #include "kernels/window_params.h"
 
 namespace stablert::kernels {
@@ -130,14 +131,35 @@ TEST_F(ScanTest, LongF32LinesAtEveryLevel) {
 
 TEST_F(ScanTest, ExclusiveAndShortAndExactTileLengths) {
   // Lengths around the tile (16), group (256) and chunk (2048 = 128 tiles) boundaries.
-  for (int64_t n : {17, 31, 255, 256, 257, 272, 273, 2047, 2048, 2053, 2064, 4096, 4097, 4111, 4352 + 7,
-                    65536 + 16 * 5 + 3, 65536 + 2048, 65536 + 4096 + 16 + 1}) {
-    const Array in = RandomF32({n}, static_cast<uint32_t>(n));
-    for (bool reverse : {false, true})
-      for (bool exclusive : {false, true}) {
-        CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, reverse, exclusive, in, 0.0f, "n");
-        CheckScan<DType::kF32, ops::MultiplyOp>("reduce_window_mul", {n}, 0, reverse, exclusive, in, 1.0f, "n");
-      }
+  // 65536 + 255: fifteen whole tiles and a partial one after the last whole group.
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (int64_t n : {17, 31, 255, 256, 257, 272, 273, 2047, 2048, 2053, 2064, 4096, 4097, 4111, 4352 + 7,
+                      65536 + 16 * 5 + 3, 65536 + 255, 65536 + 2048, 65536 + 4096 + 16 + 1}) {
+      const Array in = RandomF32({n}, static_cast<uint32_t>(n));
+      for (bool reverse : {false, true})
+        for (bool exclusive : {false, true}) {
+          CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, reverse, exclusive, in, 0.0f, "n");
+          CheckScan<DType::kF32, ops::MultiplyOp>("reduce_window_mul", {n}, 0, reverse, exclusive, in, 1.0f, "n");
+        }
+    }
+  }
+}
+
+// simd::ScanLine with y == x gives the bits it gives into a separate output.
+TEST_F(ScanTest, LineInPlace) {
+  const int64_t n = 65536 + 16 * 7 + 5;
+  const Array in = RandomF32({n}, 5);
+  const float* x = reinterpret_cast<const float*>(in.bytes.data());
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (bool reverse : {false, true}) {
+      std::vector<float> separate(static_cast<size_t>(n)), same(x, x + n);
+      simd::ScanLine(simd::ScanBody::kAdd, reverse, x, separate.data(), n, 0.0f, false);
+      simd::ScanLine(simd::ScanBody::kAdd, reverse, same.data(), same.data(), n, 0.0f, false);
+      ASSERT_EQ(std::memcmp(separate.data(), same.data(), separate.size() * sizeof(float)), 0)
+          << (reverse ? "reverse" : "forward") << " on " << simd::CurrentTarget();
+    }
   }
 }
 
@@ -246,7 +268,7 @@ TEST_F(ScanTest, RunningMaxMinMatchesTheGroupingWithAndWithoutNaN) {
   const float nanf = std::numeric_limits<float>::quiet_NaN();
   for (env::Isa level : Levels()) {
     ASSERT_TRUE(simd::SetIsa(level).ok());
-    for (int64_t nan_at : {int64_t{-1}, int64_t{5}, n - 3}) {
+    for (int64_t nan_at : {int64_t{-1}, int64_t{2}, int64_t{5}, n - 3}) {
       const Array f32 = line(DType::kF32, nan_at, 21), f64 = line(DType::kF64, nan_at, 22);
       const std::string what = "NaN at " + std::to_string(nan_at);
       for (bool reverse : {false, true})

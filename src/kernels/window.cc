@@ -205,6 +205,9 @@ struct VectorScanSteps {
   bool Running(bool reverse, const T* x, T* y, int64_t n) const {
     return (kBody == simd::ScanBody::kMax || kBody == simd::ScanBody::kMin) && simd::ScanRunning(kBody, reverse, x, y, n, init);
   }
+  void Line(bool reverse, const T* x, T* y, int64_t n, bool stream, const T* floor) const {
+    simd::ScanLine(kBody, reverse, x, y, n, init, stream, floor);
+  }
 };
 
 // XLA's CPU backend turns a reduce_window whose windows each cover whole dimensions (no

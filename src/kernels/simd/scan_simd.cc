@@ -10,10 +10,12 @@
 #include <type_traits>
 
 #include "kernels/scalar_ops.h"
+#include "kernels/scan.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/scan_simd.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/simd/max_min-inl.h"
 
@@ -303,12 +305,21 @@ bool RunningImpl(bool reverse, const T* x, T* y, int64_t n, T init) {
   constexpr int64_t kBlock = 2048;
   auto block = [&](int64_t b0, int64_t b1) -> bool {
     if constexpr (kFloat) {
+      // In the direction of the walk (descending for reverse scans): the hardware
+      // prefetchers then see one stream in one direction.
       auto nan = hn::FirstN(d, 0);
-      int64_t i = b0;
-      for (; i + lanes <= b1; i += lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+      if (!reverse) {
+        int64_t i = b0;
+        for (; i + lanes <= b1; i += lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+        for (; i < b1; ++i)
+          if (std::isnan(x[i])) return false;
+      } else {
+        int64_t i = b1;
+        for (; i - lanes >= b0; i -= lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i - lanes)));
+        for (; i > b0; --i)
+          if (std::isnan(x[i - 1])) return false;
+      }
       if (!hn::AllFalse(d, nan)) return false;
-      for (; i < b1; ++i)
-        if (std::isnan(x[i])) return false;
     }
     auto carry = hn::Set(di, acc);
     if (!reverse) {
@@ -361,6 +372,260 @@ bool Running(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {
   }
 }
 
+// ------------------------------ Whole contiguous lines, kN tiles at a time in registers
+// The grouped scan of scan.h for one contiguous line (ScanLine in scan_simd.h): kN
+// consecutive tiles (kN = lanes, at most 16) are loaded as 16 / kN vectors each, transposed
+// in registers so that vector r holds element r of every tile, folded (the tile prefixes, or
+// every suffix folded anew), carried and transposed back; the tile totals go through the
+// level-1 step one value at a time (Level1), and the levels from 2 up through
+// scan::TotalsScan. Every output is the same operations in the same order as ScanLines'
+// chunks: the same bits. The elements after the last whole group of 16 tiles run the same
+// steps one value at a time.
+
+#if HWY_TARGET != HWY_SCALAR
+// Interleaves lane pairs of a and b at the lane width of `dw` (within 128-bit blocks).
+template <class DW, class D, class V>
+HWY_INLINE void ZipLanes(DW dw, D d, V a, V b, V& lower, V& upper) {
+  lower = hn::BitCast(d, hn::InterleaveLower(dw, hn::BitCast(dw, a), hn::BitCast(dw, b)));
+  upper = hn::BitCast(d, hn::InterleaveUpper(dw, hn::BitCast(dw, a), hn::BitCast(dw, b)));
+}
+#endif
+
+// r[k] lane j becomes r[j] lane k (kN x kN; the steps of transpose_simd.cc's blocks).
+template <typename T, size_t kN>
+HWY_INLINE void TransposeRegs(hn::Vec<hn::FixedTag<T, kN>>* r) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)r;  // kN == 1
+#else
+  if constexpr (kN > 1) {
+    const hn::FixedTag<T, kN> d;
+    using V = hn::Vec<decltype(d)>;
+    constexpr size_t kL = std::min<size_t>(kN, 16 / sizeof(T));  // lanes per 128-bit block
+    constexpr size_t kK = kN / kL;                                 // 128-bit blocks per vector
+    V t[kN];
+    if constexpr (sizeof(T) == 8) {
+#pragma GCC unroll 16
+      for (size_t g = 0; g < kN / 2; ++g) ZipLanes(d, d, r[2 * g], r[2 * g + 1], t[2 * g], t[2 * g + 1]);
+    } else {
+      static_assert(sizeof(T) == 4 && kN >= 4);
+      const hn::Repartition<uint64_t, decltype(d)> d64;
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN / 2; ++k) ZipLanes(d, d, r[2 * k], r[2 * k + 1], t[2 * k], t[2 * k + 1]);
+#pragma GCC unroll 16
+      for (size_t g = 0; g < kN / 4; ++g) {
+        ZipLanes(d64, d, t[4 * g], t[4 * g + 2], r[4 * g], r[4 * g + 1]);
+        ZipLanes(d64, d, t[4 * g + 1], t[4 * g + 3], r[4 * g + 2], r[4 * g + 3]);
+      }
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) t[k] = r[k];
+    }
+    if constexpr (kK == 1) {
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) r[k] = t[k];
+    } else if constexpr (kK == 2) {
+#pragma GCC unroll 16
+      for (size_t c = 0; c < kL; ++c) {
+        r[c] = hn::ConcatLowerLower(d, t[kL + c], t[c]);
+        r[kL + c] = hn::ConcatUpperUpper(d, t[kL + c], t[c]);
+      }
+    } else {
+      static_assert(kK == 4);
+#pragma GCC unroll 16
+      for (size_t c = 0; c < kL; ++c) {
+        const V a = t[c], b = t[kL + c], e = t[2 * kL + c], f = t[3 * kL + c];
+        const V p = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(b), a);  // a0 b0 a2 b2
+        const V q = hn::OddEvenBlocks(b, hn::SwapAdjacentBlocks(a));  // a1 b1 a3 b3
+        const V u = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(f), e);  // e0 f0 e2 f2
+        const V w = hn::OddEvenBlocks(f, hn::SwapAdjacentBlocks(e));  // e1 f1 e3 f3
+        r[c] = hn::ConcatLowerLower(d, u, p);
+        r[kL + c] = hn::ConcatLowerLower(d, w, q);
+        r[2 * kL + c] = hn::ConcatUpperUpper(d, u, p);
+        r[3 * kL + c] = hn::ConcatUpperUpper(d, w, q);
+      }
+    }
+  }
+#endif
+}
+
+// One body step on scalars, as scan.h's Steps::One (for TotalsScan).
+template <ScanBody kBody, typename T>
+struct ScalarSteps {
+  T init;
+  T One(T a, T b) const { return StepOne<kBody>(a, b); }
+};
+
+template <ScanBody kBody, typename T>
+void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) {
+#if HWY_TARGET == HWY_SCALAR
+  constexpr size_t kN = 1;
+#else
+  constexpr size_t kN = std::min<size_t>(16, HWY_MAX_BYTES / sizeof(T));
+#endif
+  constexpr int64_t kTile = scan::kTile;
+  constexpr size_t kRows = static_cast<size_t>(kTile);
+  constexpr size_t kB = kRows / kN;  // vectors per tile
+  const hn::FixedTag<T, kN> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  // Level 1 (the tile totals, groups of 16) one tile at a time in processing order, as
+  // ScanLines' chunks do; returns the tile's E (its carry).
+  const bool top = tiles <= kTile;
+  const ScalarSteps<kBody, T> steps{init};
+  scan::TotalsScan<T, ScalarSteps<kBody, T>> levels(steps, reverse);
+  if (!top) levels.Reset(tiles, 1);
+  T carry = init, e1 = init, run1 = init;
+  T buffer[kRows];  // reverse: the group's totals from the current tile on
+  auto level1 = [&](int64_t t, T total) -> T {
+    const int64_t pos = t % kTile, group = t / kTile;
+    if (!reverse) {
+      run1 = StepOne<kBody>(pos == 0 ? init : run1, total);
+    } else {
+      const int64_t end = std::min(kTile, tiles - group * kTile);
+      buffer[pos] = total;
+      run1 = StepOne<kBody>(init, buffer[pos]);
+      for (int64_t q = pos + 1; q < end; ++q) run1 = StepOne<kBody>(run1, buffer[q]);
+    }
+    const T e0 = carry;
+    carry = top ? run1 : StepOne<kBody>(run1, e1);
+    if (!top && (reverse ? pos == 0 && group > 0 : pos == kTile - 1 && t + 1 < tiles)) levels.Push(&run1, &e1);
+    return e0;
+  };
+  // Non-temporal stores need whole aligned vectors (each store is a multiple of kN
+  // elements from y).
+  const bool aligned_stream = stream && reinterpret_cast<uintptr_t>(y) % (kN * sizeof(T)) == 0;
+  const V vinit = Prepare<kBody>(d, init);
+  constexpr int64_t kPrefetchTiles = 4096 / static_cast<int64_t>(kRows * sizeof(T));
+  HWY_ALIGN T totals[kN], carries[kN];
+  // slide[i]: lane j takes lane j + i (clamped; those lanes are masked off).
+  using K = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  [[maybe_unused]] HWY_ALIGN K slide[kN][kN];
+  for (size_t i = 0; i < kN; ++i)
+    for (size_t j = 0; j < kN; ++j) slide[i][j] = static_cast<K>(std::min(j + i, kN - 1));
+  // kN whole tiles from tile t0.
+  auto lanes = [&](int64_t t0) {
+    const T* xs = x + t0 * kTile;
+    T* ys = y + t0 * kTile;
+    if (reverse && xs - floor >= kPrefetchTiles * kTile) {
+      // The descending walk: request the input kPrefetchTiles tiles ahead, a line at a time
+      // (into the line before this one where the caller allows it).
+      const char* ahead = reinterpret_cast<const char*>(xs - kPrefetchTiles * kTile);
+      for (size_t b = 0; b < kN * kRows * sizeof(T); b += 64) hwy::Prefetch(ahead + b);
+    }
+    V c[kRows];
+#pragma GCC unroll 16
+    for (size_t b = 0; b < kB; ++b) {
+      V v[kN];
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
+      TransposeRegs<T, kN>(v);
+#pragma GCC unroll 16
+      for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
+    }
+    if (!reverse) {
+      c[0] = Step<kBody>(d, vinit, c[0]);
+#pragma GCC unroll 16
+      for (size_t r = 1; r < kRows; ++r) c[r] = Step<kBody>(d, c[r - 1], c[r]);
+      hn::Store(c[kRows - 1], d, totals);
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) carries[k] = level1(t0 + static_cast<int64_t>(k), totals[k]);
+    } else {
+      // Every suffix folded anew in ascending order; row r is replaced once no later
+      // suffix reads it.
+#pragma GCC unroll 16
+      for (size_t r = 0; r < kRows; ++r) {
+        V acc = Step<kBody>(d, vinit, c[r]);
+#pragma GCC unroll 16
+        for (size_t i = r + 1; i < kRows; ++i) acc = Step<kBody>(d, acc, c[i]);
+        c[r] = acc;
+      }
+      // Level 1 for the kN tiles at once: lane j's suffix folded from init over the totals
+      // of tiles j, j + 1, ... to the group's end (the later ones stored in `buffer`).
+      const V tv = c[0];
+      V acc = Step<kBody>(d, vinit, tv);
+#if HWY_TARGET != HWY_SCALAR
+#pragma GCC unroll 16
+      for (size_t i = 1; i < kN; ++i) {
+        const auto next = hn::TableLookupLanes(tv, hn::SetTableIndices(d, slide[i]));
+        acc = hn::IfThenElse(hn::FirstN(d, kN - i), Step<kBody>(d, acc, next), acc);
+      }
+#endif
+      const int64_t pos0 = t0 % kTile, group = t0 / kTile;
+      for (int64_t q = pos0 + static_cast<int64_t>(kN); q < kTile; ++q) acc = Step<kBody>(d, acc, hn::Set(d, buffer[q]));
+      hn::StoreU(tv, d, buffer + pos0);
+      const V s1 = top ? acc : Step<kBody>(d, acc, hn::Set(d, e1));
+      hn::Store(s1, d, totals);
+      // Tile j's E is the level-1 output of tile j + 1; the last lane's, of the tile after
+      // these (processed before them).
+#pragma GCC unroll 16
+      for (size_t k = 0; k + 1 < kN; ++k) carries[k] = totals[k + 1];
+      carries[kN - 1] = carry;
+      carry = totals[0];
+      if (!top && pos0 == 0 && group > 0) {
+        T group_total = hn::GetLane(acc);
+        levels.Push(&group_total, &e1);
+      }
+    }
+    const V e = hn::Load(d, carries);
+#pragma GCC unroll 16
+    for (size_t r = 0; r < kRows; ++r) c[r] = Step<kBody>(d, c[r], e);
+#pragma GCC unroll 16
+    for (size_t b = 0; b < kB; ++b) {
+      V v[kN];
+#pragma GCC unroll 16
+      for (size_t j = 0; j < kN; ++j) v[j] = c[b * kN + j];
+      TransposeRegs<T, kN>(v);
+      if (aligned_stream) {
+#pragma GCC unroll 16
+        for (size_t k = 0; k < kN; ++k) hn::Stream(v[k], d, ys + k * kRows + b * kN);
+      } else {
+#pragma GCC unroll 16
+        for (size_t k = 0; k < kN; ++k) hn::StoreU(v[k], d, ys + k * kRows + b * kN);
+      }
+    }
+  };
+  // One tile of `rows` elements, one value at a time.
+  auto single = [&](int64_t t) {
+    const int64_t b = t * kTile, rows = std::min(kTile, n - b);
+    T total;
+    if (!reverse) {
+      T p = StepOne<kBody>(init, x[b]);
+      y[b] = p;
+      for (int64_t r = 1; r < rows; ++r) y[b + r] = p = StepOne<kBody>(p, x[b + r]);
+      total = p;
+    } else {
+      for (int64_t r = 0; r < rows; ++r) {
+        T acc = StepOne<kBody>(init, x[b + r]);
+        for (int64_t i = r + 1; i < rows; ++i) acc = StepOne<kBody>(acc, x[b + i]);
+        y[b + r] = acc;  // x[b + r] is not read again (y may be x)
+      }
+      total = y[b];
+    }
+    const T e0 = level1(t, total);
+    for (int64_t r = 0; r < rows; ++r) y[b + r] = StepOne<kBody>(y[b + r], e0);
+  };
+  // Whole groups of 16 tiles in lanes of kN tiles; the tiles after them one at a time.
+  const int64_t lane_tiles = n / (kTile * kTile) * kTile;
+  if (!reverse) {
+    for (int64_t t0 = 0; t0 < lane_tiles; t0 += static_cast<int64_t>(kN)) lanes(t0);
+    for (int64_t t = lane_tiles; t < tiles; ++t) single(t);
+  } else {
+    for (int64_t t = tiles - 1; t >= lane_tiles; --t) single(t);
+    for (int64_t t0 = lane_tiles - static_cast<int64_t>(kN); t0 >= 0; t0 -= static_cast<int64_t>(kN)) lanes(t0);
+  }
+}
+
+template <typename T>
+void Line(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) {
+  switch (body) {
+    case ScanBody::kAdd: return LineImpl<ScanBody::kAdd>(reverse, x, y, n, init, stream, floor);
+    case ScanBody::kMul:
+      if constexpr (sizeof(T) == 8 && !std::is_floating_point_v<T>) return;  // not offered (scan_simd.h)
+      else return LineImpl<ScanBody::kMul>(reverse, x, y, n, init, stream, floor);
+    case ScanBody::kMax: return LineImpl<ScanBody::kMax>(reverse, x, y, n, init, stream, floor);
+    case ScanBody::kMin: return LineImpl<ScanBody::kMin>(reverse, x, y, n, init, stream, floor);
+  }
+}
+
 #define STABLERT_SCAN_TYPE(Name, T)                                                                             \
   void ScanTile##Name(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows,     \
                       int64_t w, T init, const T* e, T* total) {                                               \
@@ -371,6 +636,10 @@ bool Running(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {
   }                                                                                                             \
   bool ScanRunning##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {                   \
     return Running(body, reverse, x, y, n, init);                                                               \
+  }                                                                                                             \
+  void ScanLine##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream,          \
+                      const T* floor) {                                                                        \
+    Line(body, reverse, x, y, n, init, stream, floor);                                                          \
   }
 STABLERT_SCAN_TYPE(F32, float)
 STABLERT_SCAN_TYPE(F64, double)
@@ -388,6 +657,7 @@ namespace stablert::kernels::simd {
   HWY_EXPORT(ScanTile##Name);                                                                                  \
   HWY_EXPORT(ScanCarry##Name);                                                                                 \
   HWY_EXPORT(ScanRunning##Name);                                                                               \
+  HWY_EXPORT(ScanLine##Name);                                                                                  \
   void ScanTile(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, \
                 T init, const T* e, T* total) {                                                                \
     HWY_DYNAMIC_DISPATCH(ScanTile##Name)(body, reverse, x, xs, y, ys, rows, w, init, e, total);                 \
@@ -397,6 +667,9 @@ namespace stablert::kernels::simd {
   }                                                                                                             \
   bool ScanRunning(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {                         \
     return HWY_DYNAMIC_DISPATCH(ScanRunning##Name)(body, reverse, x, y, n, init);                              \
+  }                                                                                                             \
+  void ScanLine(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) { \
+    HWY_DYNAMIC_DISPATCH(ScanLine##Name)(body, reverse, x, y, n, init, stream, floor == nullptr ? x : floor);   \
   }
 STABLERT_SCAN_EXPORT(F32, float)
 STABLERT_SCAN_EXPORT(F64, double)

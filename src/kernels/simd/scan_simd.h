@@ -44,4 +44,19 @@ bool ScanRunning(ScanBody body, bool reverse, const double* x, double* y, int64_
 bool ScanRunning(ScanBody body, bool reverse, const int32_t* x, int32_t* y, int64_t n, int32_t init);
 bool ScanRunning(ScanBody body, bool reverse, const int64_t* x, int64_t* y, int64_t n, int64_t init);
 
+// The grouped scan of one contiguous line of n elements (scan.h: tiles of 16, the totals
+// scanned the same way), y_i as ScanLines computes it (forward; reverse: suffixes): the
+// same bits. `stream`: outputs written with non-temporal stores where aligned (the caller
+// fences with TransposeStreamFence). y may be x. Not for s64 mul (nothing is written).
+// `floor` (nullptr: x): the lowest address of the input that a reverse scan may request
+// ahead of its walk (prefetch only; the line before x when lines are walked last first).
+void ScanLine(ScanBody body, bool reverse, const float* x, float* y, int64_t n, float init, bool stream,
+              const float* floor = nullptr);
+void ScanLine(ScanBody body, bool reverse, const double* x, double* y, int64_t n, double init, bool stream,
+              const double* floor = nullptr);
+void ScanLine(ScanBody body, bool reverse, const int32_t* x, int32_t* y, int64_t n, int32_t init, bool stream,
+              const int32_t* floor = nullptr);
+void ScanLine(ScanBody body, bool reverse, const int64_t* x, int64_t* y, int64_t n, int64_t init, bool stream,
+              const int64_t* floor = nullptr);
+
 }  // namespace stablert::kernels::simd

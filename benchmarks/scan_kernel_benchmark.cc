@@ -1,0 +1,150 @@
+// The long-scan kernels (kernels/scan.h through the reduce_window kernels) on their own:
+// cumsum/cummax/cummin of one 4M f32 line forward and reverse, rows and columns of 2048x2048,
+// outputs allocated and touched once before timing. Each call is split across `--threads`
+// threads as the executor splits a step. Prints the best and median wall ms and the best
+// CPU ms (all threads' CPU time: readable when other processes share the cores) of
+// --repeats calls, with GB/s (bytes read + written) at the best wall time.
+//
+//   build/benchmarks/scan_kernel_benchmark [--threads 2] [--repeats 30] [--isa avx2] [--only cumsum]
+//                                          [--offset 4 (elements past a 64-byte boundary)] [--in-offset 0]
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/env.h"
+#include "kernels/kernel.h"
+#include "kernels/registry.h"
+#include "kernels/simd/dispatch.h"
+#include "kernels/window_params.h"
+
+namespace {
+
+using stablert::DType;
+using namespace stablert::kernels;  // NOLINT
+
+struct Case {
+  const char* name;
+  const char* op;
+  std::vector<int64_t> dims;
+  size_t axis;
+  bool reverse;
+};
+
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(KernelKey(c.op, {DType::kF32}));
+  if (entry == nullptr) {
+    std::printf("%s: no kernel\n", c.name);
+    return;
+  }
+  int64_t count = 1;
+  for (int64_t d : c.dims) count *= d;
+  const size_t size = static_cast<size_t>(count) * sizeof(float);
+  // `offset` elements past a 64-byte boundary (buffers of other alignments).
+  auto* in_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
+  auto* out_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
+  float* in = in_block + in_offset;
+  float* out = out_block + offset;
+  uint32_t state = 12345;
+  for (int64_t i = 0; i < count; ++i) {
+    state = state * 1664525u + 1013904223u;
+    in[i] = static_cast<float>(state >> 8) * (1.0f / 16777216.0f) - 0.5f;
+  }
+  std::memset(out, 0, size);
+  float init = std::string(c.op) == "reduce_window_add" ? 0.0f
+                     : std::string(c.op) == "reduce_window_max" ? -__builtin_inff()
+                                                                 : __builtin_inff();
+  WindowParams params;
+  const size_t rank = c.dims.size();
+  params.window_dimensions.assign(rank, 1);
+  params.window_strides.assign(rank, 1);
+  params.base_dilations.assign(rank, 1);
+  params.window_dilations.assign(rank, 1);
+  params.padding_low.assign(rank, 0);
+  params.padding_high.assign(rank, 0);
+  const int64_t n = c.dims[c.axis];
+  params.window_dimensions[c.axis] = n;
+  (c.reverse ? params.padding_high : params.padding_low)[c.axis] = n - 1;
+  BufferView views[3] = {{in, DType::kF32, c.dims, count}, {&init, DType::kF32, {}, 1}, {out, DType::kF32, c.dims, count}};
+  KernelArgs args;
+  args.inputs = {&views[0], 2};
+  args.outputs = {&views[2], 1};
+  args.params = &params;
+  std::vector<double> wall, cpu;
+  std::vector<double> thread_cpu(static_cast<size_t>(threads));
+  for (int r = 0; r < repeats + 2; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    auto call = [&](int t) {
+      const double c0 = ThreadCpuMs();
+      (void)entry->fn(KernelContext{t, threads}, args);
+      thread_cpu[static_cast<size_t>(t)] = ThreadCpuMs() - c0;
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(call, t);
+    call(0);
+    for (auto& th : pool) th.join();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r >= 2) {
+      wall.push_back(ms);
+      double total = 0;
+      for (double t : thread_cpu) total += t;
+      cpu.push_back(total);
+    }
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  std::printf("%-34s best %7.3f ms  median %7.3f ms  cpu best %7.3f ms  %6.1f GB/s\n", c.name, wall[0],
+              wall[wall.size() / 2], cpu[0], 2.0 * static_cast<double>(size) / wall[0] / 1e6);
+  std::free(in_block);
+  std::free(out_block);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 1, repeats = 30, offset = 0, in_offset = -1;
+  std::string only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--threads") threads = std::stoi(argv[i + 1]);
+    if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
+    if (flag == "--only") only = argv[i + 1];
+    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
+    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
+    if (flag == "--isa") {
+      auto isa = stablert::env::ParseIsa("--isa", argv[i + 1]);
+      if (!isa.ok() || !simd::SetIsa(*isa).ok()) {
+        std::fprintf(stderr, "--isa %s: not available\n", argv[i + 1]);
+        return 1;
+      }
+    }
+  }
+  constexpr int64_t kN = int64_t{4} << 20;
+  const Case cases[] = {
+      {"cumsum 4M f32", "reduce_window_add", {kN}, 0, false},
+      {"cumsum 4M f32 reverse", "reduce_window_add", {kN}, 0, true},
+      {"cummax 4M f32", "reduce_window_max", {kN}, 0, false},
+      {"cummax 4M f32 reverse", "reduce_window_max", {kN}, 0, true},
+      {"cummin 4M f32 reverse", "reduce_window_min", {kN}, 0, true},
+      {"cumsum rows 2048x2048 f32", "reduce_window_add", {2048, 2048}, 1, false},
+      {"cumsum rows 2048x2048 f32 reverse", "reduce_window_add", {2048, 2048}, 1, true},
+      {"cumsum columns 2048x2048 f32", "reduce_window_add", {2048, 2048}, 0, false},
+  };
+  std::printf("# %s, %d thread(s)\n", simd::CurrentTarget().c_str(), threads);
+  for (const Case& c : cases)
+    if (only.empty() || std::string(c.name).find(only) != std::string::npos) Run(c, threads, repeats, offset, in_offset < 0 ? offset : in_offset);
+  return 0;
+}
