@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/compare_params.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/reduce_precision_params.h"
 #include "plan/lowering.h"
 
@@ -38,7 +39,7 @@ uint8_t AllowedKinds(OpCode code) {
     case OpCode::kNegate:
       return kNumeric | kComplex;
     case OpCode::kReal: case OpCode::kImag:
-      return kComplex;
+      return kFloat | kComplex;
     case OpCode::kComplex:
       return kFloat;
     case OpCode::kNot:
@@ -81,7 +82,7 @@ DType ResultDType(OpCode code, DType operand) {
   switch (code) {
     case OpCode::kIsFinite: return DType::kPred;
     case OpCode::kAbs: return complex ? part : operand;
-    case OpCode::kReal: case OpCode::kImag: return part;
+    case OpCode::kReal: case OpCode::kImag: return complex ? part : operand;
     case OpCode::kComplex:
       return operand == DType::kF32 ? DType::kC64 : operand == DType::kF64 ? DType::kC128 : DType::kInvalid;
     default: return operand;
@@ -120,6 +121,20 @@ Status LowerUnaryOrBinary(Lowering& l, const ir::Operation& op) {
   if (result.dims != operand.dims || result.dtype != expected_result)
     return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match operand type " +
                              TensorTypeToString(operand));
+  if ((op.code == OpCode::kReal || op.code == OpCode::kImag) && !IsComplex(operand.dtype)) {
+    // The specification's real and imag of a floating-point operand: the operand itself,
+    // and zeros of its type (as XLA computes them).
+    if (op.code == OpCode::kReal) {
+      l.Bind(op.results[0], inputs[0]);
+      return OkStatus();
+    }
+    const ValueId zero = l.NewConstant(TensorType{operand.dtype, {}},
+                                       std::vector<uint8_t>(static_cast<size_t>(DTypeByteSize(operand.dtype)), 0));
+    ValueId out = l.NewValue(result);
+    l.Emit(op, KeyFor("broadcast_in_dim", operand.dtype), {zero}, {out}, kernels::BroadcastInDimParams{});
+    l.Bind(op.results[0], out);
+    return OkStatus();
+  }
   ValueId out = l.NewValue(result);
   l.Emit(op, KeyFor(ShortName(op.code), operand.dtype), std::move(inputs), {out});
   l.Bind(op.results[0], out);
