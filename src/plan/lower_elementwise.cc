@@ -56,7 +56,7 @@ uint8_t AllowedKinds(OpCode code) {
     case OpCode::kAdd: case OpCode::kMultiply:
       return kAny | kComplex;
     case OpCode::kMaximum: case OpCode::kMinimum:
-      return kAny;
+      return kAny | kComplex;  // complex: by the real parts, as XLA's (complex_ops.h)
     case OpCode::kSubtract: case OpCode::kDivide: case OpCode::kPower:
       return kNumeric | kComplex;
     case OpCode::kRemainder:
@@ -167,10 +167,8 @@ Status LowerCompare(Lowering& l, const ir::Operation& op) {
     type = value->value;
   }
   if (IsComplex(operand.dtype)) {
-    // XLA defines only EQ and NE on complex values (compare_type FLOAT or none).
-    if (direction->value > 1)
-      return l.Unsupported(op, "comparison direction " + std::to_string(direction->value) +
-                                   " is not defined on complex values (only EQ and NE)");
+    // EQ and NE compare both parts; GE, GT, LE and LT are the specification's lexicographic
+    // order of (real, imag), as XLA computes them (compare_type FLOAT or none).
     if (type != kNoType && type != kFloatCompare)
       return l.Invalid(op, "compare_type " + std::to_string(type) + " does not fit a complex element type");
     ValueId out = l.NewValue(result);
@@ -223,7 +221,25 @@ Status LowerClamp(Lowering& l, const ir::Operation& op) {
     if (type.dtype != result.dtype || (!type.dims.empty() && type.dims != result.dims))
       return l.Invalid(op, "min and max must be scalars or shaped like the operand, of its element type");
   }
-  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, result.dtype, kNumeric));
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, result.dtype, kAny | kComplex));
+  if (result.dtype == DType::kPred) {
+    // On booleans: maximum is OR and minimum AND, so clamp = (x | min) & max.
+    const ValueId at_least = l.NewValue(result);
+    ValueId lo = min, hi = max;
+    auto shaped = [&](ValueId bound) {
+      if (l.TypeOf(bound).dims == result.dims) return bound;
+      const ValueId full = l.NewValue(result);
+      l.Emit(op, KeyFor("broadcast_in_dim", DType::kPred), {bound}, {full}, kernels::BroadcastInDimParams{});
+      return full;
+    };
+    lo = shaped(lo);
+    hi = shaped(hi);
+    l.Emit(op, KeyFor("or", DType::kPred), {operand, lo}, {at_least});
+    ValueId out = l.NewValue(result);
+    l.Emit(op, KeyFor("and", DType::kPred), {at_least, hi}, {out});
+    l.Bind(op.results[0], out);
+    return OkStatus();
+  }
   ValueId out = l.NewValue(result);
   l.Emit(op, KeyFor("clamp", result.dtype), {min, operand, max}, {out});
   l.Bind(op.results[0], out);
