@@ -617,3 +617,17 @@ def convert_all(src: ElementType, targets: list[ElementType]) -> Program:
     body.append("return " + ", ".join(f"%r{i}" for i in range(len(targets))) + " : "
                 + ", ".join(tensor(d, (n,)) for d in targets))
     return Program(module([tensor(src, (n,))], [tensor(d, (n,)) for d in targets], body), [x])
+
+
+def bitcast_all(src: ElementType, targets: list[ElementType]) -> Program:
+    """One program bitcasting one operand of the source type to each target type (the operand
+    shaped for the narrowest or widest target as each needs: one program per target width)."""
+    progs = [bitcast(src, d) for d in targets]
+    args, body, results = [], [], []
+    for i, (d, prog) in enumerate(zip(targets, progs)):
+        s_shape, d_shape = bitcast_shapes(src, d)
+        args.append(prog.args[0])
+        body.append(f"%r{i} = stablehlo.bitcast_convert %a{i} : ({tensor(src, s_shape)}) -> {tensor(d, d_shape)}")
+        results.append(tensor(d, d_shape))
+    body.append("return " + ", ".join(f"%r{i}" for i in range(len(targets))) + " : " + ", ".join(results))
+    return Program(module([tensor(src, bitcast_shapes(src, d)[0]) for d in targets], results, body), args)
