@@ -84,6 +84,8 @@ def _wrap(x, t: P.ElementType):
     span = 1 << ii.bits
     v = np.asarray(x, dtype=object)
     v = np.vectorize(lambda e: ((int(e) - ii.min) % span) + ii.min, otypes=[object])(v)
+    if t.mlir == "ui64":
+        return v.astype(np.uint64)
     return v.astype(np.int64).astype(t.dtype)
 
 
@@ -103,9 +105,11 @@ def _reference(op, t: P.ElementType, prog: P.Program):
         return [_wrap(out, t)]
     if op == "power_large":
         a, b = args
+        modulus = 1 << ml_dtypes.iinfo(t.dtype).bits
+
         def exact(x, y):
             if y >= 0:
-                return pow(x, y)
+                return pow(x, y, modulus)  # the power wrapped to the type's width (_wrap signs it)
             return 1 if x == 1 else (-1 if y % 2 else 1) if x == -1 else 0  # 1 / x^-y, truncated
         return [_wrap([exact(int(x), int(y)) for x, y in zip(a, b)], t)]
     if op.startswith("bitcast:"):
