@@ -191,6 +191,9 @@ def power_large(t: P.ElementType) -> P.Program:
 def _builder(op):
     if op == "power_large":
         return power_large
+    if op.startswith("convert:"):
+        src = P.BY_MLIR[op.split(":")[1].split("->")[0]]
+        return lambda t: P.convert_all(src, [d for d in P.SPEC_TYPES if d.mlir not in P.XLA_NO_BUFFERS])
     if op.startswith("bitcast:"):
         src_name, dst_name = op.split(":")[1].split("->")
         src = P.BY_MLIR[src_name]
@@ -210,7 +213,7 @@ def _refused(op, type_name) -> bool:
 
 
 # Ops whose results are compared bitwise (data movement, selection, conversion of bits).
-EXACT = ("data_movement", "constant", "gather", "sort", "sort_call", "select", "control_flow", "bitcast:*",
+EXACT = ("data_movement", "constant", "gather", "sort", "sort_call", "select", "control_flow", "bitcast:*", "convert:*",
          "compare_*", "iota")
 
 
@@ -235,6 +238,9 @@ def _params():
     for b in real:
         if b is not i1:
             out += [(f"bitcast:i1->{b.mlir}", "i1"), (f"bitcast:{b.mlir}->i1", b.mlir)]
+    # convert from every type to every type XLA has buffers for, one program per source.
+    for a in P.SPEC_TYPES:
+        out.append((f"convert:{a.mlir}->*", a.mlir))
     out.append(("bitcast:complex<f64>->complex<f32>", "complex<f64>"))
     out.append(("bitcast:complex<f32>->complex<f64>", "complex<f32>"))
     params = []
