@@ -4,7 +4,10 @@
 //          (complex result); abs, real, imag (result of the part type f32/f64)
 //   binary "<op>.complex<f32|f64>"  add, subtract, multiply, divide, power, atan2
 //   "complex.<f32|f64>"             in: real, imag (same shape)  out: complex
-//   "compare.complex<f32|f64>"      params: CompareParams (direction EQ or NE, type FLOAT)
+//   "compare.complex<f32|f64>"      params: CompareParams (any direction, type FLOAT;
+//                                   GE/GT/LE/LT lexicographic on (real, imag))
+//   binary "maximum"/"minimum" (by the real parts, as XLA's), "clamp.complex<f32|f64>" in: min, operand,
+//          max (min and max scalars or shaped like the operand)
 // Each has a scalar function of the same key for body programs. Unary and binary kernels
 // split over threads, and write over a dying input of the output's type (InPlace::kElementwise).
 #include <complex>
@@ -80,11 +83,8 @@ Status CompareKernel(const KernelContext&, const KernelArgs& args) {
   const T* b = args.inputs[1].as<const T>();
   uint8_t* out = args.outputs[0].as<uint8_t>();
   const int64_t n = args.outputs[0].num_elements;
-  if (args.Params<CompareParams>().direction == CompareDirection::kEq) {
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i].real() == b[i].real() && a[i].imag() == b[i].imag();
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = !(a[i].real() == b[i].real()) || !(a[i].imag() == b[i].imag());
-  }
+  const auto direction = static_cast<int64_t>(args.Params<CompareParams>().direction);
+  for (int64_t i = 0; i < n; ++i) out[i] = cx::CompareEqNe(a[i], b[i], direction);
   return OkStatus();
 }
 
@@ -92,6 +92,28 @@ template <DType D>
 void CompareScalar(ScalarSlot* r, const ScalarInstruction& i) {
   using T = Storage<D>;
   SetSlot(r[i.dst], cx::CompareEqNe(GetSlot<T>(r[i.a]), GetSlot<T>(r[i.b]), i.attr / 8));
+}
+
+// clamp(min, x, max) = minimum(maximum(x, min), max), as the specification defines it.
+template <DType D>
+Status ClampKernel(const KernelContext&, const KernelArgs& args) {
+  using T = Storage<D>;
+  const T* lo = args.inputs[0].as<const T>();
+  const T* x = args.inputs[1].as<const T>();
+  const T* hi = args.inputs[2].as<const T>();
+  T* out = args.outputs[0].as<T>();
+  const int64_t n = args.outputs[0].num_elements;
+  const bool lo_scalar = args.inputs[0].num_elements == 1 && n != 1;
+  const bool hi_scalar = args.inputs[2].num_elements == 1 && n != 1;
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = cx::MinOp::Apply(cx::MaxOp::Apply(x[i], lo[lo_scalar ? 0 : i]), hi[hi_scalar ? 0 : i]);
+  return OkStatus();
+}
+
+template <DType D>
+void ClampScalar(ScalarSlot* r, const ScalarInstruction& i) {
+  using T = Storage<D>;
+  SetSlot(r[i.dst], cx::MinOp::Apply(cx::MaxOp::Apply(GetSlot<T>(r[i.b]), GetSlot<T>(r[i.a])), GetSlot<T>(r[i.c])));
 }
 
 using ScalarFnPtr = KernelRegistry::ScalarFnPtr;
@@ -142,12 +164,16 @@ Status RegisterComplexKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(RegisterBinary<cx::DivideOp>(r, "divide"));
   STABLERT_RETURN_IF_ERROR(RegisterBinary<cx::PowerOp>(r, "power"));
   STABLERT_RETURN_IF_ERROR(RegisterBinary<cx::Atan2Op>(r, "atan2"));
+  STABLERT_RETURN_IF_ERROR(RegisterBinary<cx::MaxOp>(r, "maximum"));
+  STABLERT_RETURN_IF_ERROR(RegisterBinary<cx::MinOp>(r, "minimum"));
   return ForEachDType(ComplexDTypes{}, [&]<DType D>() {
     constexpr DType kPart = PartDType<D>();
     STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("complex", {kPart}), &MakeComplexKernel<kPart>));
     STABLERT_RETURN_IF_ERROR(
         r.RegisterScalar(KernelKey("complex", {kPart}), reinterpret_cast<ScalarFnPtr>(&MakeComplexScalar<kPart>)));
     STABLERT_RETURN_IF_ERROR(r.Register<CompareParams>(KernelKey("compare", {D}), &CompareKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.Register(KernelKey("clamp", {D}), &ClampKernel<D>));
+    STABLERT_RETURN_IF_ERROR(r.RegisterScalar(KernelKey("clamp", {D}), reinterpret_cast<ScalarFnPtr>(&ClampScalar<D>)));
     return r.RegisterScalar(KernelKey("compare", {D}), reinterpret_cast<ScalarFnPtr>(&CompareScalar<D>));
   });
 }

@@ -284,12 +284,33 @@ STABLERT_COMPLEX_BINARY(PowerOp, Power)
 STABLERT_COMPLEX_BINARY(Atan2Op, Atan2)
 #undef STABLERT_COMPLEX_BINARY
 
-// compare on complex values: only EQ (0) and NE (1) exist (VHLO numbering); EQ is ordered
-// on both parts, NE unordered on either, as XLA's.
+// compare on complex values (VHLO numbering: EQ 0, NE 1, GE 2, GT 3, LE 4, LT 5): EQ is
+// ordered on both parts, NE unordered on either, as XLA's; the orderings are the
+// specification's lexicographic comparison of (real, imag) with IEEE comparisons on each
+// part: a < b iff re a < re b, or re a == re b and im a < im b (a NaN part compares false).
 template <typename R>
 inline uint8_t CompareEqNe(Complex<R> a, Complex<R> b, int64_t direction) {
-  if (direction == 0) return a.real() == b.real() && a.imag() == b.imag();
-  return !(a.real() == b.real()) || !(a.imag() == b.imag());
+  const R ar = a.real(), br = b.real(), ai = a.imag(), bi = b.imag();
+  switch (direction) {
+    case 0: return ar == br && ai == bi;
+    case 1: return !(ar == br) || !(ai == bi);
+    case 2: return ar > br || (ar == br && ai >= bi);
+    case 3: return ar > br || (ar == br && ai > bi);
+    case 4: return ar < br || (ar == br && ai <= bi);
+    default: return ar < br || (ar == br && ai < bi);
+  }
 }
+
+// maximum/minimum of complex values as XLA's CPU backend computes them: by the real parts
+// alone, the first operand on a tie or when the comparison is true, else the second
+// (max: re a >= re b ? a : b; a NaN real part compares false). The specification asks for the
+// lexicographic order of (real, imag); XLA's differs from it only on equal real parts, where
+// it keeps the first operand (docs/decisions.md, "Complex maximum and minimum").
+struct MaxOp {
+  template <typename C> static C Apply(C a, C b) { return a.real() >= b.real() ? a : b; }
+};
+struct MinOp {
+  template <typename C> static C Apply(C a, C b) { return a.real() <= b.real() ? a : b; }
+};
 
 }  // namespace stablert::kernels::cx

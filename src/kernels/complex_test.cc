@@ -119,6 +119,20 @@ TEST(ComplexOps, SpecialValuesMatchXla) {
   EXPECT_EQ(cx::CompareEqNe(C128(nan, 0), C128(nan, 0), 0), 0);
   EXPECT_EQ(cx::CompareEqNe(C128(nan, 0), C128(nan, 0), 1), 1);
   EXPECT_EQ(cx::CompareEqNe(C128(-0.0, 1), C128(0.0, 1), 0), 1);
+  // GE/GT/LE/LT: lexicographic on (real, imag); a NaN part compares false.
+  EXPECT_EQ(cx::CompareEqNe(C128(0, 1), C128(0, 2), 5), 1);   // LT on the imaginary parts
+  EXPECT_EQ(cx::CompareEqNe(C128(0, 9), C128(1, 0), 5), 1);   // LT on the real parts
+  EXPECT_EQ(cx::CompareEqNe(C128(1, 0), C128(1, 0), 4), 1);   // LE on equal values
+  EXPECT_EQ(cx::CompareEqNe(C128(1, 0), C128(1, 0), 3), 0);   // GT on equal values
+  EXPECT_EQ(cx::CompareEqNe(C128(2, -5), C128(1, 5), 2), 1);  // GE
+  EXPECT_EQ(cx::CompareEqNe(C128(nan, 0), C128(0, 0), 5), 0);
+  EXPECT_EQ(cx::CompareEqNe(C128(0, nan), C128(0, 0), 2), 0);
+  // maximum/minimum as XLA's CPU backend: by the real parts, the first operand on ties.
+  EXPECT_EQ(cx::MaxOp::Apply(C128(0, 0), C128(0, 1)), C128(0, 0));
+  EXPECT_EQ(cx::MaxOp::Apply(C128(1, 5), C128(2, 0)), C128(2, 0));
+  EXPECT_EQ(cx::MinOp::Apply(C128(1, 5), C128(2, 0)), C128(1, 5));
+  EXPECT_EQ(cx::MaxOp::Apply(C128(0, 0), C128(nan, 0)).real() != 0.0, true);  // NaN real part: the second
+  EXPECT_EQ(cx::MinOp::Apply(C128(nan, 0), C128(0, 0)), C128(0, 0));
 }
 
 //===--- Kernels by key ---===//

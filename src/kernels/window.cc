@@ -375,7 +375,7 @@ Status ReduceWindowProgramKernel(const KernelContext&, const KernelArgs& args) {
   return OkStatus();
 }
 
-// select_and_scatter: "select_and_scatter.<T>"
+// select_and_scatter: "select_and_scatter.<T>" (every element type, complex too)
 //   in: operand, source, init (scalar)   out: operand-shaped result
 //   params: SelectAndScatterParams (windows, select program (a, b) -> i1, scatter program
 //           (a, b) -> T)
@@ -482,10 +482,13 @@ Status RegisterWindowKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(Register<cx::MultiplyOp>(r, "reduce_window_mul", ComplexDTypes{}));
   STABLERT_RETURN_IF_ERROR(r.Register<ReduceWindowProgramParams>("reduce_window_program", &ReduceWindowProgramKernel,
                                                                   &PrepareWindowProgram));
-  STABLERT_RETURN_IF_ERROR(ForEachDType(AllDTypes{}, [&]<DType D>() {
+  auto select_and_scatter = [&]<DType D>() {
     return r.Register<SelectAndScatterParams>(KernelKey("select_and_scatter", {D}), &SelectAndScatterKernel,
                                               &PrepareSelectAndScatter);
-  }));
+  };
+  STABLERT_RETURN_IF_ERROR(ForEachDType(AllDTypes{}, select_and_scatter));
+  // Complex values fit a scalar slot (16 bytes); the bodies compare and combine them.
+  STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, select_and_scatter));
   return OkStatus();
 }
 

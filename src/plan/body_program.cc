@@ -179,7 +179,10 @@ StatusOr<std::vector<int64_t>> CompileBodyProgram(const Lowering& l, const ir::O
     STABLERT_ASSIGN_OR_RETURN(int64_t dst, define(body_op.results[0]));
     const DType a = dtypes[static_cast<size_t>(operands[0])];
     int64_t attr = 0;
-    if (opcode < 70 && !ElementwiseAccepts(body_op.code, a))
+    // real/imag of a real operand have no scalar kernel (the elementwise lowering binds or
+    // splats them); in a body they are refused by name.
+    if (opcode < 70 && (!ElementwiseAccepts(body_op.code, a) ||
+                        ((body_op.code == OpCode::kReal || body_op.code == OpCode::kImag) && !IsComplex(a))))
       return l.Unsupported(op, what + " on " + std::string(DTypeName(a)) + " is not supported");
     // Operand and result types as the kernels' decoder expects them.
     const DType result = dtypes[static_cast<size_t>(dst)];

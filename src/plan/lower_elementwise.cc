@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/compare_params.h"
+#include "kernels/data_movement_params.h"
 #include "kernels/reduce_precision_params.h"
 #include "plan/lowering.h"
 
@@ -38,7 +39,7 @@ uint8_t AllowedKinds(OpCode code) {
     case OpCode::kNegate:
       return kNumeric | kComplex;
     case OpCode::kReal: case OpCode::kImag:
-      return kComplex;
+      return kFloat | kComplex;
     case OpCode::kComplex:
       return kFloat;
     case OpCode::kNot:
@@ -55,7 +56,7 @@ uint8_t AllowedKinds(OpCode code) {
     case OpCode::kAdd: case OpCode::kMultiply:
       return kAny | kComplex;
     case OpCode::kMaximum: case OpCode::kMinimum:
-      return kAny;
+      return kAny | kComplex;  // complex: by the real parts, as XLA's (complex_ops.h)
     case OpCode::kSubtract: case OpCode::kDivide: case OpCode::kPower:
       return kNumeric | kComplex;
     case OpCode::kRemainder:
@@ -81,7 +82,7 @@ DType ResultDType(OpCode code, DType operand) {
   switch (code) {
     case OpCode::kIsFinite: return DType::kPred;
     case OpCode::kAbs: return complex ? part : operand;
-    case OpCode::kReal: case OpCode::kImag: return part;
+    case OpCode::kReal: case OpCode::kImag: return complex ? part : operand;
     case OpCode::kComplex:
       return operand == DType::kF32 ? DType::kC64 : operand == DType::kF64 ? DType::kC128 : DType::kInvalid;
     default: return operand;
@@ -120,6 +121,20 @@ Status LowerUnaryOrBinary(Lowering& l, const ir::Operation& op) {
   if (result.dims != operand.dims || result.dtype != expected_result)
     return l.Invalid(op, "result type " + TensorTypeToString(result) + " does not match operand type " +
                              TensorTypeToString(operand));
+  if ((op.code == OpCode::kReal || op.code == OpCode::kImag) && !IsComplex(operand.dtype)) {
+    // The specification's real and imag of a floating-point operand: the operand itself,
+    // and zeros of its type (as XLA computes them).
+    if (op.code == OpCode::kReal) {
+      l.Bind(op.results[0], inputs[0]);
+      return OkStatus();
+    }
+    const ValueId zero = l.NewConstant(TensorType{operand.dtype, {}},
+                                       std::vector<uint8_t>(static_cast<size_t>(DTypeByteSize(operand.dtype)), 0));
+    ValueId out = l.NewValue(result);
+    l.Emit(op, KeyFor("broadcast_in_dim", operand.dtype), {zero}, {out}, kernels::BroadcastInDimParams{});
+    l.Bind(op.results[0], out);
+    return OkStatus();
+  }
   ValueId out = l.NewValue(result);
   l.Emit(op, KeyFor(ShortName(op.code), operand.dtype), std::move(inputs), {out});
   l.Bind(op.results[0], out);
@@ -152,10 +167,8 @@ Status LowerCompare(Lowering& l, const ir::Operation& op) {
     type = value->value;
   }
   if (IsComplex(operand.dtype)) {
-    // XLA defines only EQ and NE on complex values (compare_type FLOAT or none).
-    if (direction->value > 1)
-      return l.Unsupported(op, "comparison direction " + std::to_string(direction->value) +
-                                   " is not defined on complex values (only EQ and NE)");
+    // EQ and NE compare both parts; GE, GT, LE and LT are the specification's lexicographic
+    // order of (real, imag), as XLA computes them (compare_type FLOAT or none).
     if (type != kNoType && type != kFloatCompare)
       return l.Invalid(op, "compare_type " + std::to_string(type) + " does not fit a complex element type");
     ValueId out = l.NewValue(result);
@@ -208,7 +221,25 @@ Status LowerClamp(Lowering& l, const ir::Operation& op) {
     if (type.dtype != result.dtype || (!type.dims.empty() && type.dims != result.dims))
       return l.Invalid(op, "min and max must be scalars or shaped like the operand, of its element type");
   }
-  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, result.dtype, kNumeric));
+  STABLERT_RETURN_IF_ERROR(CheckKind(l, op, result.dtype, kAny | kComplex));
+  if (result.dtype == DType::kPred) {
+    // On booleans: maximum is OR and minimum AND, so clamp = (x | min) & max.
+    const ValueId at_least = l.NewValue(result);
+    ValueId lo = min, hi = max;
+    auto shaped = [&](ValueId bound) {
+      if (l.TypeOf(bound).dims == result.dims) return bound;
+      const ValueId full = l.NewValue(result);
+      l.Emit(op, KeyFor("broadcast_in_dim", DType::kPred), {bound}, {full}, kernels::BroadcastInDimParams{});
+      return full;
+    };
+    lo = shaped(lo);
+    hi = shaped(hi);
+    l.Emit(op, KeyFor("or", DType::kPred), {operand, lo}, {at_least});
+    ValueId out = l.NewValue(result);
+    l.Emit(op, KeyFor("and", DType::kPred), {at_least, hi}, {out});
+    l.Bind(op.results[0], out);
+    return OkStatus();
+  }
   ValueId out = l.NewValue(result);
   l.Emit(op, KeyFor("clamp", result.dtype), {min, operand, max}, {out});
   l.Bind(op.results[0], out);

@@ -8,9 +8,11 @@
 // round a narrow float to its type after every op, body_program.cc, as XLA's normalized
 // bodies do). Wrapping once at the end equals wrapping after every step for the ring
 // operations (add, multiply, ...), and comparisons, min/max, select and the bitwise ops are
-// exact in the carrier; popcnt counts the carrier's bits, as XLA's CPU backend does.
-// count_leading_zeros, shift_right_logical and (of unsigned types) shift_right_arithmetic
-// see only the narrow type's bits, as XLA computes them (LowerNarrowBitOp).
+// exact in the carrier; popcnt counts the carrier's bits, as XLA's CPU backend does, except
+// on i2, where XLA counts the two bits alone (popcnt(-2 : i2) = 1, of i4 it counts the
+// sign-extended byte: popcnt(-8 : i4) = 5). count_leading_zeros, shift_right_logical, (of
+// unsigned types) shift_right_arithmetic and popcnt of i2 see only the narrow type's bits,
+// as XLA computes them (LowerNarrowBitOp).
 #include <algorithm>
 #include <string>
 
@@ -75,7 +77,8 @@ Status Lowering::LowerInCarrier(const ir::Operation& op, bool* handled) {
   if (!narrow) return OkStatus();
   *handled = true;
   if (op.code == OpCode::kCountLeadingZeros || op.code == OpCode::kShiftRightLogical ||
-      (op.code == OpCode::kShiftRightArithmetic && DTypeKindOf(narrow_dtype) == DTypeKind::kUnsigned))
+      (op.code == OpCode::kShiftRightArithmetic && DTypeKindOf(narrow_dtype) == DTypeKind::kUnsigned) ||
+      (op.code == OpCode::kPopcnt && narrow_dtype == DType::kS2))
     return LowerNarrowBitOp(op, narrow_dtype);
 
   // Operands up into the carrier (each value once), remembering their own bindings.
@@ -168,7 +171,10 @@ Status Lowering::LowerNarrowBitOp(const ir::Operation& op, DType narrow) {
   // The narrow type's bits, zero-extended.
   const ValueId bits_only = binary("and", wide(x), splat((int64_t{1} << bits) - 1));
   ValueId result;
-  if (op.code == OpCode::kCountLeadingZeros) {
+  if (op.code == OpCode::kPopcnt) {
+    result = NewValue(TensorType{carrier, type.dims});
+    Emit(op, KeyFor("popcnt", carrier), {bits_only}, {result});
+  } else if (op.code == OpCode::kCountLeadingZeros) {
     const ValueId zeros = NewValue(TensorType{carrier, type.dims});
     Emit(op, KeyFor("count_leading_zeros", carrier), {bits_only}, {zeros});
     result = binary("subtract", zeros, splat(8 - bits));
