@@ -86,22 +86,7 @@ std::string FirstDifference(const Array& got, const Array& want, const Array* in
 
 void RunFused(const FusedParams& params, const std::vector<BufferView>& inputs, const std::vector<Array*>& outputs,
               int threads) {
-  const KernelRegistry::Entry* entry = CpuKernels().Lookup("fused");
-  ASSERT_NE(entry, nullptr);
-  std::vector<BufferView> out;
-  for (Array* a : outputs) out.push_back(a->View());
-  KernelArgs args{inputs, out, &params};
-  auto prepared = entry->prepare(args);
-  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
-  args.state = prepared->state.get();
-  const auto bytes = static_cast<size_t>(entry->workspace(args));
-  for (int t = 0; t < threads; ++t) {
-    std::vector<std::byte> workspace(bytes + 64);
-    KernelArgs call = args;
-    call.workspace = std::span<std::byte>(workspace.data(), bytes);
-    Status status = entry->fn(KernelContext{t, threads}, call);
-    ASSERT_TRUE(status.ok()) << status.ToString();
-  }
+  testing::RunKernelSplit("fused", &params, inputs, outputs, threads);
 }
 
 FusedOp Op(std::string kernel, std::vector<int64_t> in, int64_t out) {

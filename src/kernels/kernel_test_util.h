@@ -160,6 +160,33 @@ inline void RunKernel(const std::string& key, const std::vector<const Array*>& i
   ASSERT_TRUE(status.ok()) << key << ": " << status.ToString();
 }
 
+// Runs kernel `key` prepared once, then called `threads` times as the executor calls a step
+// split over `threads` threads (KernelContext{t, threads}, each call with its own workspace),
+// one call after another. `params` must outlive the call.
+inline void RunKernelSplit(const std::string& key, const void* params, const std::vector<BufferView>& inputs,
+                           const std::vector<Array*>& outputs, int threads) {
+  const KernelRegistry::Entry* entry = CpuKernels().Lookup(key);
+  ASSERT_NE(entry, nullptr) << "no kernel " << key;
+  std::vector<BufferView> out;
+  for (Array* a : outputs) out.push_back(a->View());
+  KernelArgs args{inputs, out, params};
+  KernelState state;
+  if (entry->prepare != nullptr) {
+    auto prepared = entry->prepare(args);
+    ASSERT_TRUE(prepared.ok()) << key << ": " << prepared.status().ToString();
+    state = std::move(prepared->state);
+    args.state = state.get();
+  }
+  const auto bytes = entry->workspace != nullptr ? static_cast<size_t>(entry->workspace(args)) : size_t{0};
+  for (int t = 0; t < threads; ++t) {
+    std::vector<std::byte> workspace(bytes + 64);
+    KernelArgs call = args;
+    call.workspace = std::span<std::byte>(workspace.data(), bytes);
+    Status status = entry->fn(KernelContext{t, threads}, call);
+    ASSERT_TRUE(status.ok()) << key << ": " << status.ToString();
+  }
+}
+
 // Arguments of a direct kernel call with the parameter struct `params` (which must outlive
 // the arguments).
 template <ParamStruct P>
