@@ -25,15 +25,6 @@
 // such sub-ops read is then never filled. Steps of kPrefetchFrom elements or more prefetch their
 // dense inputs' next tile into L2 while the current one computes.
 //
-// A step whose sub-ops are all f32 ops of the chain evaluator (simd/chain_simd.h: add,
-// subtract, multiply, divide, maximum, minimum, negate, abs, exp, expm1, log, log1p, tanh,
-// logistic, sqrt, rsqrt, erf), at least two of them, without rank-0 inputs, runs each tile as
-// one chain program (FusedState::chained): blocks of 8 or 16 vectors go through every sub-op
-// before the next block, its internal slots get no tile buffers, and only outputs and the
-// reduced slot are stored; bit for bit what the sub-ops' tile functions give. Everything
-// else (other types, compare/select, converts, other functions, iotas, add-rotate-xor
-// chains) stays on the per-op tile path below. One-tile chain steps bind as BoundChain.
-//
 // A fused reduction folds its slot tile by tile. Float sums keep reduce.cc's accuracy: a
 // tile is summed pairwise (simd::PairwiseSum) and a segment's tile sums are combined by a
 // pairwise cascade; a row of at most one tile is init + PairwiseSum(row), bit for bit what
@@ -72,7 +63,6 @@
 #include "kernels/scalar_ops.h"
 #include "kernels/simd/arx_simd.h"
 #include "kernels/simd/binary_simd.h"
-#include "kernels/simd/chain_simd.h"
 #include "kernels/simd/reduce_simd.h"
 
 namespace stablert::kernels {
@@ -89,13 +79,6 @@ constexpr int64_t kPrefetchFrom = 1 << 18;
 // must all stay in L1 (32 KiB per core on Zen 4); with 4 KiB slots tanh(a * b + c) over
 // three 16 MiB inputs touches 36 KiB per tile and ran 1.4x slower (docs/benchmarks.md).
 constexpr int64_t kLargeSlotBytes = 1024;
-// The same for a step run as one chain program (FusedState::chained): a tile touches only its
-// inputs and outputs, and each call pays the evaluator's setup once.
-constexpr int64_t kChainLargeSlotBytes = 1024;
-// Vectors per block of the chain evaluator (simd::RunChainF32): 8 in such steps (1 KiB tiles
-// streaming from DRAM), 16 elsewhere (tiles in cache; more independent vectors per
-// instruction hide the latency through scratch). Measured in docs/benchmarks.md.
-constexpr size_t kChainCachedBlockVectors = 16, kChainStreamingBlockVectors = 8;
 
 struct FusedState;
 using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& context, const KernelArgs& args);
@@ -160,53 +143,9 @@ struct FusedState {
   // Per slot: a kRowBroadcast input only sub-ops with `uniform` read, so a tile within one
   // row does not fill its buffer.
   std::vector<bool> scalar_only;
-  // Non-empty: every sub-op is an f32 op of the chain evaluator (simd/chain_simd.h), and a
-  // tile runs them all as this one program (operand k is slot k) instead of one pass each.
-  bool chained = false;  // ChainCovers: internal slots have no tile buffers (index -1)
-  std::vector<simd::ChainInstr> chain;
-  std::vector<simd::ChainOperand> chain_kinds;  // per slot; row broadcasts are set per tile
-  size_t chain_block_vectors = kChainCachedBlockVectors;
 };
 
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
-
-// The chain evaluator's instruction code of an f32 sub-op ("tanh.f32"), if it has one.
-bool ChainCodeOf(const std::string& kernel, size_t inputs, simd::ChainCode& code) {
-  using C = simd::ChainCode;
-  static constexpr std::pair<std::string_view, C> kBinary[] = {
-      {"add", C::kAdd}, {"subtract", C::kSub}, {"multiply", C::kMul},
-      {"divide", C::kDiv}, {"maximum", C::kMax}, {"minimum", C::kMin}};
-  static constexpr std::pair<std::string_view, C> kUnary[] = {
-      {"negate", C::kNeg}, {"abs", C::kAbs}, {"exponential", C::kExp}, {"exponential_minus_one", C::kExpm1},
-      {"log", C::kLog}, {"log_plus_one", C::kLog1p}, {"tanh", C::kTanh}, {"logistic", C::kLogistic},
-      {"sqrt", C::kSqrt}, {"rsqrt", C::kRsqrt}, {"erf", C::kErf}};
-  const size_t dot = kernel.find('.');
-  if (dot == std::string::npos || std::string_view(kernel).substr(dot) != ".f32") return false;
-  const std::string_view name = std::string_view(kernel).substr(0, dot);
-  auto find = [&](const auto& table) {
-    for (const auto& [op, c] : table) {
-      if (op != name) continue;
-      code = c;
-      return true;
-    }
-    return false;
-  };
-  return inputs == 2 ? find(kBinary) : inputs == 1 && find(kUnary);
-}
-
-// Whether the chain evaluator covers the step (FusedState::chained): two or more sub-ops, each
-// with a chain code, every slot f32, no rank-0 input (their sub-ops broadcast them by their
-// own rules) and at most kMaxChainOperands slots.
-bool ChainCovers(const FusedParams& params, const FusedState& state) {
-  if (params.ops.size() < 2 || state.place.size() > simd::kMaxChainOperands) return false;
-  for (int64_t dtype : params.slot_dtypes)
-    if (static_cast<DType>(dtype) != DType::kF32) return false;
-  if (std::find(state.place.begin(), state.place.end(), Place::kScalar) != state.place.end()) return false;
-  simd::ChainCode code;
-  for (const FusedOp& op : params.ops)
-    if (!ChainCodeOf(op.kernel, op.inputs.size(), code)) return false;
-  return true;
-}
 
 // Slot places, buffer reuse and tile size (everything but the kernel functions).
 Status Layout(const FusedParams& params, std::span<const BufferView> inputs, size_t num_outputs, FusedState& state) {
@@ -274,10 +213,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
     state.length = r.length;
     state.segments = r.segments;
   }
-  state.chained = ChainCovers(params, state);
   // Buffers: gathered inputs for the whole tile, internal slots from their sub-op to their
-  // last reader (never the buffer of an input of the same sub-op); a chain's internal slots
-  // live in the evaluator's registers and scratch only.
+  // last reader (never the buffer of an input of the same sub-op).
   std::vector<int> free_list;
   int live = 0, max_live = 0;
   auto take = [&] {
@@ -299,8 +236,8 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
   for (size_t i = 0; i < params.ops.size(); ++i) {
     const auto out = static_cast<size_t>(params.ops[i].output);
     if (state.place[out] == Place::kBuffer) {
+      state.index[out] = take();
       if (last_use[out] < 0) return Malformed("internal slot nobody reads");
-      if (!state.chained || static_cast<int>(out) == state.reduce_slot) state.index[out] = take();
     }
     for (size_t s = num_inputs; s < slots; ++s)  // release what this sub-op read last
       if (state.place[s] == Place::kBuffer && state.index[s] >= 0 && last_use[s] == static_cast<int>(i)) {
@@ -308,16 +245,14 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
         --live;
       }
   }
-  const int64_t large_slot_bytes = state.chained ? kChainLargeSlotBytes : kLargeSlotBytes;
-  const int64_t slot_bytes = params.num_elements >= kPrefetchFrom && !has_reduce ? large_slot_bytes : kSlotBytes;
+  const int64_t slot_bytes = params.num_elements >= kPrefetchFrom && !has_reduce ? kLargeSlotBytes : kSlotBytes;
   const int64_t per_slot = std::min<int64_t>(slot_bytes, kTileBudget / (max_live + 1));
   int64_t tile = per_slot / widest;
   tile = std::max(kMinTile, tile / 64 * 64);
   state.tile = tile;
   state.buffer_bytes = (tile * widest + 63) / 64 * 64;
-  state.placed.clear();
-  for (size_t s = 0; s < slots; ++s)
-    if (state.place[s] != Place::kBuffer || state.index[s] >= 0) state.placed.push_back(static_cast<int>(s));
+  state.placed.resize(slots);
+  for (size_t s = 0; s < slots; ++s) state.placed[s] = static_cast<int>(s);
   return OkStatus();
 }
 
@@ -584,38 +519,12 @@ void RunUniform(const FusedState::Op& op, const void* x, const void* value, void
                        static_cast<float*>(out), static_cast<size_t>(count));
 }
 
-// The tile [first, first + count) of a step whose sub-ops form one chain program
-// (FusedState::chain): a row broadcast within one row is the row's value (its buffer is not
-// filled, FusedState::scalar_only), one spanning rows its filled tile.
-void RunChainTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, void** data) {
-  const size_t slots = state.chain_kinds.size();
-  simd::ChainOperand kinds[simd::kMaxChainOperands];
-  std::copy(state.chain_kinds.begin(), state.chain_kinds.end(), kinds);
-  for (size_t s = 0; s < slots; ++s) {
-    if (state.place[s] != Place::kRowBroadcast) continue;
-    const BufferView& in = args.inputs[s];
-    const int64_t length = in.dims[1];
-    if (first % length + count <= length) {
-      kinds[s] = simd::ChainOperand::kUniform;
-      data[s] = static_cast<std::byte*>(in.data) + first / length * state.bytes[s];
-    } else {
-      kinds[s] = simd::ChainOperand::kStream;
-    }
-  }
-  simd::RunChainF32(state.chain.data(), state.chain.size(), kinds, data, slots, static_cast<size_t>(count),
-                    state.chain_block_vectors);
-}
-
 // Computes elements [first, first + count) of every computed slot (count <= tile), each
 // sub-op on the whole tile: by its tile function (direct) or its kernel on tile views.
 Status ComputeTile(const FusedState& state, const KernelArgs& args, int64_t first, int64_t count, std::byte* buffers,
                    SlotViews& slots) {
   void** data = slots.data();
   PlaceSlots(state, args, first, count, buffers, slots.filled(), data);
-  if (!state.chain.empty()) {
-    RunChainTile(state, args, first, count, data);
-    return OkStatus();
-  }
   if (state.direct) {
     const void* op_inputs[3];
     for (const FusedState::Op& op : state.ops) {
@@ -736,70 +645,10 @@ void RunBoundTiles(const void* storage) {
   }
 }
 
-// A chain step of one tile, its operands resolved once: splat inputs are read through the
-// executor's operand views on every run (their storage may be refilled).
-struct BoundChain {
-  static constexpr size_t kMaxSlots = 24;
-  const simd::ChainInstr* code = nullptr;
-  uint32_t num_code = 0, num_slots = 0;
-  int64_t n = 0;
-  const BufferView* views[kMaxSlots];  // splat inputs' views, else nullptr
-  void* data[kMaxSlots];
-  simd::ChainOperand kinds[kMaxSlots];
-};
-static_assert(sizeof(BoundChain) <= BoundCall::kStorage && alignof(BoundChain) <= 16);
-
-void RunBoundChain(const void* storage) {
-  const auto& bound = *static_cast<const BoundChain*>(storage);
-  void* data[BoundChain::kMaxSlots];
-  for (uint32_t s = 0; s < bound.num_slots; ++s) data[s] = bound.views[s] != nullptr ? bound.views[s]->data : bound.data[s];
-  simd::RunChainF32(bound.code, bound.num_code, bound.kinds, data, bound.num_slots, static_cast<size_t>(bound.n));
-}
-
-// Binds a chain step whose elements fit one tile and whose inputs are dense arrays or splats.
-bool BindChain(const KernelArgs& args, BoundCall& call) {
-  const auto& state = *static_cast<const FusedState*>(args.state);
-  const int64_t n = args.Params<FusedParams>().num_elements;
-  const size_t slots = state.place.size();
-  if (state.reduce != nullptr || n > state.tile || slots > BoundChain::kMaxSlots) return false;
-  auto* bound = std::construct_at(reinterpret_cast<BoundChain*>(call.storage));
-  bound->code = state.chain.data();
-  bound->num_code = static_cast<uint32_t>(state.chain.size());
-  bound->num_slots = static_cast<uint32_t>(slots);
-  bound->n = n;
-  for (size_t s = 0; s < slots; ++s) {
-    bound->views[s] = nullptr;
-    bound->data[s] = nullptr;
-    bound->kinds[s] = state.chain_kinds[s];
-    switch (state.place[s]) {
-      case Place::kDenseInput:
-        bound->data[s] = args.inputs[s].data;
-        break;
-      case Place::kSplat:
-        bound->views[s] = &args.inputs[s];
-        break;
-      case Place::kConstantSplat:
-        bound->data[s] = const_cast<uint64_t*>(state.constant_tiles[static_cast<size_t>(state.index[s])].data());
-        break;
-      case Place::kOutput:
-        bound->data[s] = args.outputs[static_cast<size_t>(state.index[s])].data;
-        break;
-      case Place::kBuffer:
-        if (state.index[s] >= 0) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  call.run = &RunBoundChain;
-  return true;
-}
-
 // Binds a direct step whose elements fit one tile, whose inputs are dense arrays, constant
 // splats or at most two views repeating one element (refilled on every run).
 bool BindFused(const KernelArgs& args, BoundCall& call) {
   const auto& state = *static_cast<const FusedState*>(args.state);
-  if (state.chained) return !state.chain.empty() && BindChain(args, call);
   const int64_t n = args.Params<FusedParams>().num_elements;
   const size_t slots = state.place.size();
   constexpr size_t kMaxSlots = 24;
@@ -1009,33 +858,6 @@ void FindChains(const FusedParams& params, FusedState& state) {
     if (used[s]) state.placed.push_back(static_cast<int>(s));
 }
 
-// The chain program of a step the evaluator covers (FusedState::chained, ChainCovers).
-void BuildChain(const FusedParams& params, FusedState& state) {
-  if (!state.chained) return;
-  const size_t slots = state.place.size();
-  std::vector<simd::ChainInstr> chain;
-  for (const FusedOp& op : params.ops) {
-    simd::ChainInstr ins{};
-    ChainCodeOf(op.kernel, op.inputs.size(), ins.code);
-    ins.a = static_cast<uint8_t>(op.inputs[0]);
-    ins.b = static_cast<uint8_t>(op.inputs.size() == 2 ? op.inputs[1] : op.inputs[0]);
-    ins.dst = static_cast<uint8_t>(op.output);
-    chain.push_back(ins);
-  }
-  state.chain_kinds.assign(slots, simd::ChainOperand::kStream);
-  for (size_t s = 0; s < slots; ++s) {
-    const Place place = state.place[s];
-    if (place == Place::kSplat || place == Place::kConstantSplat)
-      state.chain_kinds[s] = simd::ChainOperand::kUniform;
-    else if (place == Place::kBuffer && state.index[s] < 0)
-      state.chain_kinds[s] = simd::ChainOperand::kInternal;
-    state.scalar_only[s] = place == Place::kRowBroadcast;  // RunChainTile reads the row's value
-  }
-  state.chain = std::move(chain);
-  state.chain_block_vectors = params.num_elements >= kPrefetchFrom && params.reduce.empty()
-                                  ? kChainStreamingBlockVectors : kChainCachedBlockVectors;
-}
-
 // The vector function of a float binary sub-op ("add.f32"), if it may take a uniform
 // operand (simd::BinaryScalar).
 bool UniformBinary(const std::string& kernel, simd::BinaryFn& fn, bool& f64) {
@@ -1129,8 +951,7 @@ StatusOr<PreparedStep> PrepareFused(const KernelArgs& args) {
     state->index[k] = static_cast<int>(state->constant_tiles.size() - 1);
   }
   FindChains(params, *state);
-  BuildChain(params, *state);
-  if (state->direct && state->chain.empty()) FindUniformOperands(params, *state);
+  if (state->direct) FindUniformOperands(params, *state);
   if (params.num_elements >= kPrefetchFrom)
     for (const int s : state->placed)
       if (state->place[static_cast<size_t>(s)] == Place::kDenseInput) state->prefetched.push_back(s);

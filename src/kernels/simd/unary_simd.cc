@@ -15,9 +15,7 @@
 //   - for rsqrt and the approximations of special_math-inl.h, a lane whose vector result
 //     is NaN goes to the scalar op too (they signal results they cannot give so).
 // cbrt, tan, erf, erf_inv, lgamma and digamma are special_math-inl.h's on f32 and the
-// scalar op on f64. The domains and vector functions of exp, expm1, log, log1p, tanh,
-// logistic, sqrt, rsqrt and f32 erf are unary_lanes-inl.h's, shared with the fused chains'
-// evaluator (chain_simd.h), so both give the same bits.
+// scalar op on f64.
 #include "kernels/simd/unary_simd.h"
 
 #include <cstdint>
@@ -33,11 +31,55 @@
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "kernels/simd/special_math-inl.h"
-#include "kernels/simd/unary_lanes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// Limits of the vector domains, per type.
+template <typename T> struct Limits;
+template <> struct Limits<float> {
+  static constexpr float kExpLo = -87.3f, kExpHi = 88.7f;      // exp(x) normal and finite
+  static constexpr float kTrigMax = 39000.0f;                   // Highway's sin/cos range
+  static constexpr float kLog1pMax = 1e30f;
+  static constexpr float kCosOne = 0x1p-13f;
+};
+template <> struct Limits<double> {
+  static constexpr double kExpLo = -708.0, kExpHi = 706.0;
+  static constexpr double kTrigMax = 39000.0;
+  static constexpr double kLog1pMax = 1e300;
+  static constexpr double kCosOne = 0x1p-27;
+};
+
+// |x| as a signed integer of the same width: orders non-NaN magnitudes; NaN above +Inf.
+template <class D, class V>
+HWY_INLINE auto AbsBits(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  return hn::BitCast(di, hn::Abs(x));
+}
+template <class D, typename T>
+HWY_INLINE auto BitsOf(D d, T value) {
+  const hn::RebindToSigned<D> di;
+  using I = hn::TFromD<decltype(di)>;
+  I bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return hn::Set(di, bits);
+}
+// Zero or denormal (by its bits).
+template <class D, class V>
+HWY_INLINE auto IsTiny(D d, V x) {
+  using T = hn::TFromD<D>;
+  return hn::RebindMask(d, hn::Lt(AbsBits(d, x), BitsOf(d, std::numeric_limits<T>::min())));
+}
+// Finite and |x| <= limit.
+template <class D, class V, typename T>
+HWY_INLINE auto AbsAtMost(D d, V x, T limit) {
+  return hn::RebindMask(d, hn::Not(hn::Gt(AbsBits(d, x), BitsOf(d, limit))));
+}
+template <class D, class V>
+HWY_INLINE V SignedZero(D d, V x) {
+  return hn::And(x, hn::SignBit(d));
+}
 
 // One element (the scalar functions of kernels/unary.cc call this for each element they
 // compute): f on a one-lane vector. f's lanes are independent and each op rounds as it does
@@ -86,14 +128,6 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
     for (size_t j = 0; j < lanes; ++j) tail[j] = i + j < n ? in[i + j] : T(1);
     block(hn::Load(d, tail), out + i, n - i);
   }
-}
-
-// VectorMap of a function of unary_lanes-inl.h.
-template <UnaryFn kFn, typename T>
-HWY_INLINE void MapLanes(const T* in, T* out, size_t n) {
-  using L = UnaryLanes<kFn, T>;
-  VectorMap<typename L::ScalarOp, L::kNaNToScalar>(
-      in, out, n, [](auto d, auto x) { return L::Domain(d, x); }, [](auto d, auto x) { return L::Apply(d, x); });
 }
 
 // sin and cos: Highway's f32 polynomials are within 2.5 ulp, XLA's within 0.56, so f32 is
@@ -158,7 +192,10 @@ void SpecialF32(UnaryFn fn, const float* in, float* out, size_t n) {
     case UnaryFn::kTan:
       return VectorMap<ops::TanOp, true>(in, out, n, up_to(Limits<float>::kTrigMax), STABLERT_IN_F64(Tan));
     case UnaryFn::kErf:
-      return MapLanes<UnaryFn::kErf>(in, out, n);
+      // f32 lanes; zeros and denormals give zeros of their sign (the flushed input's erf).
+      return VectorMap<ops::ErfOp, true>(
+          in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x)); });
     case UnaryFn::kErfInv:
       return VectorMap<ops::ErfInvOp, true>(in, out, n, up_to(kBelowOne), STABLERT_IN_F64(ErfInv));
     case UnaryFn::kLgamma:
@@ -186,13 +223,65 @@ void SpecialF64(UnaryFn fn, const double* in, double* out, size_t n) {
 template <typename T>
 void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
   using L = Limits<T>;
+  auto always = [](auto d, auto) { return hn::FirstN(d, hn::Lanes(d)); };
+  auto in_range = [](T lo, T hi) {
+    return [lo, hi](auto d, auto x) { return hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))); };
+  };
   switch (fn) {
-    case UnaryFn::kExp: return MapLanes<UnaryFn::kExp>(in, out, n);
-    case UnaryFn::kExpm1: return MapLanes<UnaryFn::kExpm1>(in, out, n);
-    case UnaryFn::kLog: return MapLanes<UnaryFn::kLog>(in, out, n);
-    case UnaryFn::kLog1p: return MapLanes<UnaryFn::kLog1p>(in, out, n);
-    case UnaryFn::kTanh: return MapLanes<UnaryFn::kTanh>(in, out, n);
-    case UnaryFn::kLogistic: return MapLanes<UnaryFn::kLogistic>(in, out, n);
+    case UnaryFn::kExp:
+      return VectorMap<ops::ExpOp>(in, out, n, in_range(L::kExpLo, L::kExpHi),
+                                   [](auto d, auto x) { return hn::Exp(d, x); });
+    case UnaryFn::kExpm1:
+      return VectorMap<ops::Expm1Op>(in, out, n, in_range(L::kExpLo, L::kExpHi), [](auto d, auto x) {
+        return hn::IfThenElse(IsTiny(d, x), x, hn::Expm1(d, x));
+      });
+    case UnaryFn::kLog:
+      return VectorMap<ops::LogOp>(
+          in, out, n,
+          [](auto d, auto x) {
+            return hn::And(hn::Ge(x, hn::Set(d, std::numeric_limits<T>::min())),
+                           AbsAtMost(d, x, std::numeric_limits<T>::max()));
+          },
+          [](auto d, auto x) { return hn::Log(d, x); });
+    case UnaryFn::kLog1p:
+      return VectorMap<ops::Log1pOp>(
+          in, out, n,
+          [](auto d, auto x) { return hn::And(hn::Gt(x, hn::Set(d, T(-1))), hn::Le(x, hn::Set(d, L::kLog1pMax))); },
+          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), hn::Log1p(d, x)); });
+    case UnaryFn::kTanh:
+      return VectorMap<ops::TanhOp>(
+          in, out, n, [](auto d, auto x) { return AbsAtMost(d, x, std::numeric_limits<T>::max()); },
+          [](auto d, auto x) {
+            const auto one = hn::CopySign(hn::Set(d, T(1)), x);
+            const auto tanh = [&] {
+              using Full = hn::ScalableTag<T>;
+              if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
+                if constexpr (hn::MaxLanes(decltype(d)()) == 1) {
+                  // One element (MapOne): the same full-vector code, so it gets the bits
+                  // any lane of a full vector gives it.
+                  const Full df;
+                  return hn::Set(d, hn::GetLane(special::TanhF32(df, hn::Set(df, hn::GetLane(x)))));
+                } else {
+                  return special::TanhF32(d, x);
+                }
+              } else if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
+                return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::TanhForF32(dd, v); });
+              else return hn::Tanh(d, x);
+            }();
+            using Full = hn::ScalableTag<T>;
+            if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
+              (void)one;  // TanhF32 is already +-1 from kTanhRoundsToOne (< 20) on
+              return hn::IfThenElse(IsTiny(d, x), x, tanh);
+            } else {
+              const auto y = hn::IfThenElse(hn::Gt(hn::Abs(x), hn::Set(d, T(20))), one, tanh);
+              return hn::IfThenElse(IsTiny(d, x), x, y);
+            }
+          });
+    case UnaryFn::kLogistic:
+      return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {
+        const auto one = hn::Set(d, T(1));
+        return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
+      });
     case UnaryFn::kSin:
       return VectorMap<ops::SineOp>(
           in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
@@ -205,8 +294,26 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
             return hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(d, L::kCosOne)), hn::Set(d, T(1)),
                                   Trig<T, true>(d, x));
           });
-    case UnaryFn::kSqrt: return MapLanes<UnaryFn::kSqrt>(in, out, n);
-    case UnaryFn::kRsqrt: return MapLanes<UnaryFn::kRsqrt>(in, out, n);
+    case UnaryFn::kSqrt:
+      return VectorMap<ops::SqrtOp>(in, out, n, always, [](auto d, auto x) {
+        return hn::Sqrt(hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x));
+      });
+    case UnaryFn::kRsqrt:
+      return VectorMap<ops::RsqrtOp, true>(in, out, n, always, [](auto d, auto x) {
+        const auto xf = hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), x);
+        const auto y = hn::Div(hn::Set(d, T(1)), hn::Sqrt(xf));
+#if HWY_NATIVE_FMA
+        // One Newton step on the residual e = 1 - x y^2, with x y split exactly by an FMA
+        // (no underflow for any normal x): 1.48 ulp -> 0.5. Where y is 0 or Inf (x = Inf,
+        // 0) the step gives NaN and the lane goes to the scalar op.
+        const auto h = hn::Mul(xf, y);
+        const auto h_lo = hn::MulSub(xf, y, h);
+        const auto e = hn::Sub(hn::NegMulAdd(h, y, hn::Set(d, T(1))), hn::Mul(h_lo, y));
+        return hn::MulAdd(hn::Mul(hn::Set(d, T(0.5)), y), e, y);
+#else
+        return y;
+#endif
+      });
     case UnaryFn::kCbrt:
     case UnaryFn::kTan:
     case UnaryFn::kErf:
