@@ -318,6 +318,15 @@ bool ReduceLayout(const KernelContext& context, bool split, const BufferView& in
   if (n == 2 && flag[0] == 0) {
     const int64_t length = size[1];
     const auto [begin, end] = ShareOf(share_context, size[0]);
+    if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) {
+      // The row sums written to out first, then init added: the same bits as ReduceRow.
+      const void* src_end = src + size[0] * length;
+      if (static_cast<const void*>(out + end) <= src || src_end <= out) {
+        simd::PairwiseSumRows(src + begin * length, end - begin, length, out + begin);
+        for (int64_t r = begin; r < end; ++r) out[r] = init + out[r];
+        return true;
+      }
+    }
     for (int64_t r = begin; r < end; ++r) out[r] = ReduceRow<Body>(init, src + r * length, length);
     return true;
   }

@@ -156,6 +156,17 @@ void CheckVectorLoops(const std::string& target) {
       }
     }
   }
+  // Consecutive rows summed one after another (requests reaching into the next row):
+  // each row's bits are PairwiseSum's, for lengths around the 128/1024-element groups.
+  for (int64_t length : {1, 17, 128, 1000, 1024, 1031, 4096}) {
+    const int64_t rows = 7;
+    const std::vector<T> x = RandomValues<T>(rng, rows * length, false);
+    std::vector<T> sums(static_cast<size_t>(rows));
+    simd::PairwiseSumRows(x.data(), rows, length, sums.data());
+    for (int64_t r = 0; r < rows; ++r)
+      ASSERT_TRUE(SameBits(pairwise::Sum(x.data() + r * length, length), sums[static_cast<size_t>(r)]))
+          << target << " rows of " << length << ", row " << r;
+  }
   // Rows into a vector: 37 rows of width 300 (stride 320: whole strips of 8 vectors and a
   // tail at every level), NaNs, zeros and denormals included (in some strips only).
   const int64_t rows = 37, width = 300, stride = 320;

@@ -95,8 +95,12 @@ S NegativeZeroOf() {
 
 // R = float or double; S = R, or bf16/f16 for an f32 sum of their exactly widened values
 // (the same operations on the same f32 values as PairwiseSum of the widened array).
+// `prefetch_end`: how far ahead the input may be requested (the end of x by default; the
+// end of the last row when rows are summed one after another, so that the requests reach
+// into the next row: rows of one 4 KB page each otherwise start without any in flight).
 template <typename R, typename S = R>
-R PairwiseSumImpl(const S* x, int64_t count) {
+R PairwiseSumImpl(const S* x, int64_t count, const S* prefetch_end = nullptr) {
+  if (prefetch_end == nullptr) prefetch_end = x + count;
   constexpr int kLanes = static_cast<int>(64 / sizeof(R));
   constexpr int kPerLane = pairwise::kPerLane;
   constexpr int64_t kBlockSize = int64_t{kLanes} * kPerLane;
@@ -114,7 +118,7 @@ R PairwiseSumImpl(const S* x, int64_t count) {
   // level 3 on.
   constexpr int kGroup = 8;
   for (; i + kGroup * kBlockSize <= count; i += kGroup * kBlockSize) {
-    PrefetchAhead(x + i, kGroup * kBlockSize * static_cast<int64_t>(sizeof(S)), x + count);
+    PrefetchAhead(x + i, kGroup * kBlockSize * static_cast<int64_t>(sizeof(S)), prefetch_end);
     for (int c = 0; c < kLanes; c += lanes) {
       const S* block = x + i + c;
       hn::Vec<decltype(d)> v[kGroup];
@@ -478,6 +482,17 @@ STABLERT_INT_REDUCE(uint64_t, U64)
 
 float PairwiseSumF32(const float* x, int64_t n) { return PairwiseSumImpl<float>(x, n); }
 double PairwiseSumF64(const double* x, int64_t n) { return PairwiseSumImpl<double>(x, n); }
+template <typename T>
+void PairwiseSumRowsImpl(const T* x, int64_t rows, int64_t length, T* sums) {
+  const T* end = x + rows * length;
+  for (int64_t r = 0; r < rows; ++r) sums[r] = PairwiseSumImpl<T>(x + r * length, length, end);
+}
+void PairwiseSumRowsF32(const float* x, int64_t rows, int64_t length, float* sums) {
+  PairwiseSumRowsImpl(x, rows, length, sums);
+}
+void PairwiseSumRowsF64(const double* x, int64_t rows, int64_t length, double* sums) {
+  PairwiseSumRowsImpl(x, rows, length, sums);
+}
 float PairwiseSumBF16(const uint16_t* x, int64_t n) {
   return PairwiseSumImpl<float>(reinterpret_cast<const hwy::bfloat16_t*>(x), n);
 }
@@ -512,6 +527,8 @@ HWY_AFTER_NAMESPACE();
 namespace stablert::kernels::simd {
 HWY_EXPORT(PairwiseSumF32);
 HWY_EXPORT(PairwiseSumF64);
+HWY_EXPORT(PairwiseSumRowsF32);
+HWY_EXPORT(PairwiseSumRowsF64);
 HWY_EXPORT(PairwiseSumBF16);
 HWY_EXPORT(PairwiseSumF16);
 HWY_EXPORT(AddRowsF32);
@@ -540,6 +557,12 @@ STABLERT_INT_REDUCE(uint64_t, U64)
 
 float PairwiseSum(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF32)(x, n); }
 double PairwiseSum(const double* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(PairwiseSumF64)(x, n); }
+void PairwiseSumRows(const float* x, int64_t rows, int64_t length, float* sums) {
+  HWY_DYNAMIC_DISPATCH(PairwiseSumRowsF32)(x, rows, length, sums);
+}
+void PairwiseSumRows(const double* x, int64_t rows, int64_t length, double* sums) {
+  HWY_DYNAMIC_DISPATCH(PairwiseSumRowsF64)(x, rows, length, sums);
+}
 float PairwiseSumWidened(bool bf16, const uint16_t* x, int64_t n) {
   return bf16 ? HWY_DYNAMIC_DISPATCH(PairwiseSumBF16)(x, n) : HWY_DYNAMIC_DISPATCH(PairwiseSumF16)(x, n);
 }

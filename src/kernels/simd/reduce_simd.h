@@ -17,6 +17,10 @@ enum class ReduceOp : int { kMax, kMin, kAdd };  // kAdd: integer overloads only
 
 float PairwiseSum(const float* x, int64_t n);
 double PairwiseSum(const double* x, int64_t n);
+// sums[r] = PairwiseSum(x + r * length, length) for r < rows (contiguous rows), with the
+// input requested ahead across row boundaries.
+void PairwiseSumRows(const float* x, int64_t rows, int64_t length, float* sums);
+void PairwiseSumRows(const double* x, int64_t rows, int64_t length, double* sums);
 // PairwiseSum of x's bf16 (bf16 true) or f16 values widened exactly to f32, without
 // materializing them: the same bits as PairwiseSum of the widened array.
 float PairwiseSumWidened(bool bf16, const uint16_t* x, int64_t n);
