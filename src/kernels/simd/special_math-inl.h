@@ -114,30 +114,31 @@ HWY_INLINE V TanhForF32(D d, V x) {
   return hn::IfThenElse(hn::Ge(hn::Abs(x), hn::Set(d, k::kTanhRoundsToOne)), saturated, y);
 }
 
-// Whether TanhF32 is used on this target: on vectors of 16 f32 lanes (AVX-512), where a
-// coefficient row is one 16-entry table lookup. With 8 lanes (two lookups and a blend per
-// coefficient) it measured slower than TanhForF32 (260 against 239 us per 262144 on AVX2).
+// Whether TanhF32 is used on this target: x86 with 16 f32 lanes (AVX-512), where a
+// coefficient row of 32 entries is one two-register permute. With 8 lanes (several lookups
+// and blends per coefficient) pieces measured slower than TanhForF32 (260 against 239 us per
+// 262144 on AVX2).
 template <class D>
-inline constexpr bool kTanhByPieces = hn::MaxLanes(D()) == 16;
+inline constexpr bool kTanhByPieces = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && hn::MaxLanes(D()) == 16;
 
-// One coefficient row of kTanhPieces for each lane's interval (16-lane vectors; the lookup
-// reads the index's low 4 bits).
+// One coefficient row of kTanhPieces (32 entries, two vectors) for each lane's interval: a
+// two-table permute (vpermt2ps) that reads the index's low 5 bits.
 template <class D, class VI>
-HWY_INLINE hn::Vec<D> TanhPiece(D d, const float (&row)[16], VI index) {
-  return hn::TableLookupLanes(hn::LoadU(d, row), hn::IndicesFromVec(d, index));
+HWY_INLINE hn::Vec<D> TanhPiece(D d, const float (&row)[32], VI index) {
+  return hn::Vec<D>{_mm512_permutex2var_ps(hn::LoadU(d, row).raw, index.raw, hn::LoadU(d, row + 16).raw)};
 }
 
-// tanh of f32 lanes in f32 arithmetic (16-lane vectors, kTanhByPieces), for every input:
+// tanh of f32 lanes in f32 arithmetic (AVX-512, kTanhByPieces), for every input:
 // a = min(|x|, kTanhRoundsToOne); adding 1.5 2^23 to a / w rounds it to the nearest integer i
-// in the sum's low mantissa bits (no float-to-integer conversion, no clamp: i <= 15 for
-// a <= 15.5 w); u = a - i w is exact but for one rounding (FMA). The interval's degree-7
+// in the sum's low mantissa bits (no float-to-integer conversion, no clamp: i <= 31 for
+// a <= 31.5 w); u = a - i w is exact but for one rounding (FMA). The interval's degree-6
 // polynomial in u (kTanhPieces) by Horner, 1 from kTanhRoundsToOne on, the sign copied back.
-// 1.xx ulp at most over every f32 (XLA: 4.5); zeros and denormals come back unchanged
+// 1.002 ulp at most over every f32 (XLA: 4.5); zeros and denormals come back unchanged
 // (decided on the bits, whatever the DAZ mode). NaN stays NaN: Min(limit, NaN) is its second
 // operand on x86 (minps), so NaN flows through the polynomial. +-Inf gives +-1.
 template <class D, class V>
 HWY_INLINE V TanhF32(D d, V x) {
-  static_assert(hn::MaxLanes(D()) == 16, "TanhF32 needs 16-lane vectors (kTanhByPieces)");
+  static_assert(kTanhByPieces<D>, "TanhF32 needs AVX-512 (kTanhByPieces)");
   const hn::RebindToSigned<D> di;
   const V limit = hn::Set(d, k::kTanhRoundsToOne);
   const V a = hn::Min(limit, hn::Abs(x));  // NaN kept (second operand)
@@ -145,8 +146,8 @@ HWY_INLINE V TanhF32(D d, V x) {
   const V shifted = hn::MulAdd(a, hn::Set(d, 1.0f / k::kTanhPieceWidth), magic);
   const auto index = hn::And(hn::BitCast(di, shifted), hn::Set(di, k::kTanhPieceCount - 1));
   const V u = hn::NegMulAdd(hn::Sub(shifted, magic), hn::Set(d, k::kTanhPieceWidth), a);
-  V y = TanhPiece(d, k::kTanhPieces[7], index);
-  for (int c = 6; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
+  V y = TanhPiece(d, k::kTanhPieces[6], index);
+  for (int c = 5; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
   y = hn::IfThenElse(hn::Ge(a, limit), hn::Set(d, 1.0f), y);
   const auto tiny = hn::RebindMask(d, hn::Lt(hn::BitCast(di, a), hn::Set(di, 0x00800000)));
   return hn::IfThenElse(tiny, x, hn::CopySignToAbs(y, x));
