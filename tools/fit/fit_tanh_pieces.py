@@ -1,14 +1,14 @@
 """Fits the piecewise f32 tanh of src/kernels/simd/special_math_coefficients.h.
 
-|x| in [0, 9.0109] (f32 tanh rounds to 1 from 9.0109134 on) is cut into 32 intervals
-centred on i w, w = 0.28607 (31.5 w = 9.0112): interval i holds the |x| that round to i w at that spacing
+|x| in [0, 9.0109] (f32 tanh rounds to 1 from 9.0109134 on) is cut into 16 intervals
+centred on i w, w = 0.5815 (15.5 w = 9.013): interval i holds the |x| that round to i w at that spacing
 (|x| / w rounded to the nearest integer), so its argument u = |x| - i w lies in [-w/2, w/2]
 (the first interval only [0, w/2]). On interval i,
-tanh(i w + u) ~= c0 + c1 u + ... + c6 u^6. The first interval's polynomial is
+tanh(i w + u) ~= c0 + c1 u + ... + c7 u^7. The first interval's polynomial is
 u + c3 u^3 + ... (c0 = c2 = 0, c1 = 1), so its relative error stays small as u -> 0.
 
-Each fit minimises the maximum error in units of the result's f32 ulp against mpmath: weighted linear least squares
-on Chebyshev nodes with Lawson's reweighting. The coefficients are then rounded to f32 one at
+Each fit minimises the maximum error in units of the result's f32 ulp against mpmath:
+weighted linear least squares on Chebyshev nodes with Lawson's reweighting. The coefficients are then rounded to f32 one at
 a time, lowest power first, each rounding followed by a refit of the higher powers (which
 absorb most of the rounding). The interval is widened by 0.1% so that a |x| whose quotient
 |x| / w rounds to the neighbouring interval (within an ulp of the boundary) is still covered.
@@ -19,8 +19,8 @@ Run: .venv/bin/python tools/fit/fit_tanh_pieces.py
 import mpmath
 import numpy as np
 
-INTERVALS, DEGREE = 32, 6
-WIDTH = float(np.float32(0.28607))
+INTERVALS, DEGREE = 16, 7
+WIDTH = float(np.float32(0.5815))
 ROUNDS_TO_ONE = float(np.float32(9.010913848876953))
 MARGIN = 1.001
 

@@ -115,25 +115,26 @@ HWY_INLINE V TanhForF32(D d, V x) {
 }
 
 // Whether TanhF32 is used on this target: x86 with 16 f32 lanes (AVX-512), where a
-// coefficient row of 32 entries is one two-register permute. With 8 lanes (several lookups
+// coefficient row of 16 entries is one permute (x86: TanhF32 relies on minps keeping NaN). With 8 lanes (several lookups
 // and blends per coefficient) pieces measured slower than TanhForF32 (260 against 239 us per
 // 262144 on AVX2).
 template <class D>
 inline constexpr bool kTanhByPieces = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && hn::MaxLanes(D()) == 16;
 
-// One coefficient row of kTanhPieces (32 entries, two vectors) for each lane's interval: a
-// two-table permute (vpermt2ps) that reads the index's low 5 bits.
+// One coefficient row of kTanhPieces for each lane's interval (16-lane vectors: one vpermps,
+// which reads the index's low 4 bits).
 template <class D, class VI>
-HWY_INLINE hn::Vec<D> TanhPiece(D d, const float (&row)[32], VI index) {
-  return hn::Vec<D>{_mm512_permutex2var_ps(hn::LoadU(d, row).raw, index.raw, hn::LoadU(d, row + 16).raw)};
+HWY_INLINE hn::Vec<D> TanhPiece(D d, const float (&row)[16], VI index) {
+  return hn::TableLookupLanes(hn::LoadU(d, row), hn::IndicesFromVec(d, index));
 }
 
 // tanh of f32 lanes in f32 arithmetic (AVX-512, kTanhByPieces), for every input:
 // a = min(|x|, kTanhRoundsToOne); adding 1.5 2^23 to a / w rounds it to the nearest integer i
-// in the sum's low mantissa bits (no float-to-integer conversion, no clamp: i <= 31 for
-// a <= 31.5 w); u = a - i w is exact but for one rounding (FMA). The interval's degree-6
+// in the sum's low mantissa bits (no float-to-integer conversion, no clamp: i <= 15 for
+// a <= 15.5 w); u = a - i w is exact but for one rounding (FMA). The interval's degree-7
 // polynomial in u (kTanhPieces) by Horner, 1 from kTanhRoundsToOne on, the sign copied back.
-// 1.002 ulp at most over every f32 (XLA: 4.5); zeros and denormals come back unchanged
+// 1.30 ulp at most over every f32 (XLA: 4.5; 32 pieces of degree 6 reach 1.002 ulp but
+// measured 11% slower: docs/decisions.md); zeros and denormals come back unchanged
 // (decided on the bits, whatever the DAZ mode). NaN stays NaN: Min(limit, NaN) is its second
 // operand on x86 (minps), so NaN flows through the polynomial. +-Inf gives +-1.
 template <class D, class V>
@@ -146,8 +147,8 @@ HWY_INLINE V TanhF32(D d, V x) {
   const V shifted = hn::MulAdd(a, hn::Set(d, 1.0f / k::kTanhPieceWidth), magic);
   const auto index = hn::And(hn::BitCast(di, shifted), hn::Set(di, k::kTanhPieceCount - 1));
   const V u = hn::NegMulAdd(hn::Sub(shifted, magic), hn::Set(d, k::kTanhPieceWidth), a);
-  V y = TanhPiece(d, k::kTanhPieces[6], index);
-  for (int c = 5; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
+  V y = TanhPiece(d, k::kTanhPieces[7], index);
+  for (int c = 6; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
   y = hn::IfThenElse(hn::Ge(a, limit), hn::Set(d, 1.0f), y);
   const auto tiny = hn::RebindMask(d, hn::Lt(hn::BitCast(di, a), hn::Set(di, 0x00800000)));
   return hn::IfThenElse(tiny, x, hn::CopySignToAbs(y, x));
