@@ -77,6 +77,14 @@ def main():
     for k in range(DEGREE + 1):
         print("    {" + ", ".join(c_float(table[i][k]) for i in range(INTERVALS)) + "},  // c%d" % k)
     print("max error %.3f ulp (f32 coefficients, float64 evaluation)" % worst)
+    # The kernel clamps |x| to ROUNDS_TO_ONE and selects nothing after: the last polynomial,
+    # evaluated as the kernel does (f32 FMAs), must give exactly 1 there.
+    u = np.float32(ROUNDS_TO_ONE - (INTERVALS - 1) * WIDTH)
+    y = np.float32(table[-1][DEGREE])
+    for k in range(DEGREE - 1, -1, -1):
+        y = np.float32(float(y) * float(u) + table[-1][k])
+    print("at the limit: %r (must be 1.0)" % float(y))
+    assert y == np.float32(1.0)
 
 
 if __name__ == "__main__":
