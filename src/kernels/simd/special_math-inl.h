@@ -114,34 +114,45 @@ HWY_INLINE V TanhForF32(D d, V x) {
   return hn::IfThenElse(hn::Ge(hn::Abs(x), hn::Set(d, k::kTanhRoundsToOne)), saturated, y);
 }
 
-// Whether TanhF32 is used on this target: on vectors of 16 f32 lanes (AVX-512), where a
-// coefficient row is one 16-entry table lookup. With 8 lanes (two lookups and a blend per
-// coefficient) it measured slower than TanhForF32 (260 against 239 us per 262144 on AVX2).
+// Whether TanhF32 is used on this target: x86 with 16 f32 lanes (AVX-512), where a
+// coefficient row of 16 entries is one permute (x86: TanhF32 relies on minps keeping NaN). With 8 lanes (several lookups
+// and blends per coefficient) pieces measured slower than TanhForF32 (260 against 239 us per
+// 262144 on AVX2).
 template <class D>
-inline constexpr bool kTanhByPieces = hn::MaxLanes(D()) == 16;
+inline constexpr bool kTanhByPieces = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 && hn::MaxLanes(D()) == 16;
 
-// One coefficient row of kTanhPieces for each lane's interval (16-lane vectors).
+// One coefficient row of kTanhPieces for each lane's interval (16-lane vectors: one vpermps,
+// which reads the index's low 4 bits).
 template <class D, class VI>
 HWY_INLINE hn::Vec<D> TanhPiece(D d, const float (&row)[16], VI index) {
   return hn::TableLookupLanes(hn::LoadU(d, row), hn::IndicesFromVec(d, index));
 }
 
-// tanh of f32 lanes in f32 arithmetic (finite inputs; 16-lane vectors, kTanhByPieces): the
-// interval's polynomial (kTanhPieces) in u = |x| - i 9/16, which is exact, by Horner, the
-// sign copied back. The constant term dominates from the second interval on, so the
-// roundings cost little: 1.22 ulp at most over every f32 below 9.25 (XLA: 4.5). No
-// division and no f64 lanes: 1.3x the f64 rational's throughput on Zen 4.
+// tanh of f32 lanes in f32 arithmetic (AVX-512, kTanhByPieces), for every input:
+// a = min(|x|, kTanhRoundsToOne); adding 1.5 2^23 to a / w rounds it to the nearest integer i
+// in the sum's low mantissa bits (no float-to-integer conversion, no clamp: i <= 15 for
+// a <= 15.5 w); u = a - i w is exact but for one rounding (FMA). The interval's degree-7
+// polynomial in u (kTanhPieces) by Horner, the sign copied back. From kTanhRoundsToOne on,
+// a is that limit and the last polynomial gives exactly 1.0f there (checked by the fit tool
+// and TanhF32IsExactlyOneWhereItRoundsToOne), so no select is needed.
+// 1.30 ulp at most over every f32 (XLA: 4.5; 32 pieces of degree 6 reach 1.002 ulp but
+// measured 11% slower: docs/decisions.md); zeros and denormals come back unchanged
+// (decided on the bits, whatever the DAZ mode). NaN stays NaN: Min(limit, NaN) is its second
+// operand on x86 (minps), so NaN flows through the polynomial. +-Inf gives +-1.
 template <class D, class V>
 HWY_INLINE V TanhF32(D d, V x) {
+  static_assert(kTanhByPieces<D>, "TanhF32 needs AVX-512 (kTanhByPieces)");
   const hn::RebindToSigned<D> di;
-  const V a = hn::Min(hn::Abs(x), hn::Set(d, k::kTanhPiecesEnd));
-  auto index = hn::ConvertTo(di, hn::Mul(a, hn::Set(d, 1.0f / k::kTanhPieceWidth)));  // truncates
-  index = hn::Min(index, hn::Set(di, k::kTanhPieceCount - 1));
-  const V u = hn::NegMulAdd(hn::ConvertTo(d, index), hn::Set(d, k::kTanhPieceWidth), a);
-  V y = TanhPiece(d, k::kTanhPieces[8], index);
-  for (int c = 7; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
-  y = hn::IfThenElse(hn::Ge(a, hn::Set(d, k::kTanhRoundsToOne)), hn::Set(d, 1.0f), y);
-  return hn::CopySignToAbs(y, x);
+  const V limit = hn::Set(d, k::kTanhRoundsToOne);
+  const V a = hn::Min(limit, hn::Abs(x));  // NaN kept (second operand)
+  const V magic = hn::Set(d, 0x1.8p23f);
+  const V shifted = hn::MulAdd(a, hn::Set(d, 1.0f / k::kTanhPieceWidth), magic);
+  const auto index = hn::And(hn::BitCast(di, shifted), hn::Set(di, k::kTanhPieceCount - 1));
+  const V u = hn::NegMulAdd(hn::Sub(shifted, magic), hn::Set(d, k::kTanhPieceWidth), a);
+  V y = TanhPiece(d, k::kTanhPieces[7], index);
+  for (int c = 6; c >= 0; --c) y = hn::MulAdd(y, u, TanhPiece(d, k::kTanhPieces[c], index));
+  const auto tiny = hn::RebindMask(d, hn::Lt(hn::BitCast(di, a), hn::Set(di, 0x00800000)));
+  return hn::IfThenElse(tiny, x, hn::CopySignToAbs(y, x));
 }
 
 // f(dd, x) on f32 lanes evaluated in f64 lanes (both halves; a one-lane vector whole),

@@ -9,8 +9,9 @@
 //   - zero and denormal inputs are decided on the bits (independent of the DAZ mode): sin,
 //     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
 //   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64); f32 tanh is
-//     special_math-inl.h's: polynomials by pieces in f32 lanes on AVX-512 (TanhF32), the
-//     rational in f64 lanes (TanhForF32) on narrower vectors, not Highway's; cos is 1
+//     special_math-inl.h's: polynomials by pieces in f32 lanes on AVX-512 (TanhF32, which
+//     gives every lane's result itself: TanhF32Map), the rational in f64 lanes (TanhForF32)
+//     on narrower vectors, not Highway's; cos is 1
 //     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1;
 //   - for rsqrt and the approximations of special_math-inl.h, a lane whose vector result
 //     is NaN goes to the scalar op too (they signal results they cannot give so).
@@ -128,6 +129,34 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
     HWY_ALIGN T tail[HWY_MAX_BYTES / sizeof(T)] = {};
     for (size_t j = 0; j < lanes; ++j) tail[j] = i + j < n ? in[i + j] : T(1);
     block(hn::Load(d, tail), out + i, n - i);
+  }
+}
+
+// f32 tanh by pieces (special::TanhF32, 16-lane vectors): the vector code gives every
+// lane's result (NaN, +-Inf, zeros and denormals included), so no lane goes to the scalar
+// op and no vector is tested; two independent vectors per iteration (the Horner chains
+// overlap). The tail, and a single element, run the same code on a zero-padded copy, so an
+// element gets the same bits wherever it sits. in == out is allowed.
+HWY_INLINE void TanhF32Map(const float* in, float* out, size_t n) {
+  if constexpr (special::kTanhByPieces<hn::ScalableTag<float>>) {
+    const hn::ScalableTag<float> d;
+    constexpr size_t kLanes = hn::MaxLanes(decltype(d)());
+    size_t i = 0;
+    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+      const auto x0 = hn::LoadU(d, in + i);
+      const auto x1 = hn::LoadU(d, in + i + kLanes);
+      hn::StoreU(special::TanhF32(d, x0), d, out + i);
+      hn::StoreU(special::TanhF32(d, x1), d, out + i + kLanes);
+    }
+    for (; i + kLanes <= n; i += kLanes) hn::StoreU(special::TanhF32(d, hn::LoadU(d, in + i)), d, out + i);
+    if (i < n) {
+      HWY_ALIGN float tail[kLanes] = {};
+      std::memcpy(tail, in + i, (n - i) * sizeof(float));
+      hn::Store(special::TanhF32(d, hn::Load(d, tail)), d, tail);
+      std::memcpy(out + i, tail, (n - i) * sizeof(float));
+    }
+  } else {
+    (void)in, (void)out, (void)n;
   }
 }
 
@@ -257,34 +286,22 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
           [](auto d, auto x) { return hn::And(hn::Gt(x, hn::Set(d, T(-1))), hn::Le(x, hn::Set(d, L::kLog1pMax))); },
           [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), hn::Log1p(d, x)); });
     case UnaryFn::kTanh:
-      return VectorMap<ops::TanhOp>(
-          in, out, n, [](auto d, auto x) { return AbsAtMost(d, x, std::numeric_limits<T>::max()); },
-          [](auto d, auto x) {
-            const auto one = hn::CopySign(hn::Set(d, T(1)), x);
-            const auto tanh = [&] {
-              using Full = hn::ScalableTag<T>;
-              if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
-                if constexpr (hn::MaxLanes(decltype(d)()) == 1) {
-                  // One element (MapOne): the same full-vector code, so it gets the bits
-                  // any lane of a full vector gives it.
-                  const Full df;
-                  return hn::Set(d, hn::GetLane(special::TanhF32(df, hn::Set(df, hn::GetLane(x)))));
-                } else {
-                  return special::TanhF32(d, x);
-                }
-              } else if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
-                return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::TanhForF32(dd, v); });
-              else return hn::Tanh(d, x);
-            }();
-            using Full = hn::ScalableTag<T>;
-            if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<Full>) {
-              (void)one;  // TanhF32 is already +-1 from kTanhRoundsToOne (< 20) on
-              return hn::IfThenElse(IsTiny(d, x), x, tanh);
-            } else {
+      if constexpr (std::is_same_v<T, float> && special::kTanhByPieces<hn::ScalableTag<float>>) {
+        return TanhF32Map(in, out, n);
+      } else {
+        return VectorMap<ops::TanhOp>(
+            in, out, n, [](auto d, auto x) { return AbsAtMost(d, x, std::numeric_limits<T>::max()); },
+            [](auto d, auto x) {
+              const auto one = hn::CopySign(hn::Set(d, T(1)), x);
+              const auto tanh = [&] {
+                if constexpr (std::is_same_v<T, float> && special::kHasF64Lanes)
+                  return special::InF64Lanes(d, x, [](auto dd, auto v) { return special::TanhForF32(dd, v); });
+                else return hn::Tanh(d, x);
+              }();
               const auto y = hn::IfThenElse(hn::Gt(hn::Abs(x), hn::Set(d, T(20))), one, tanh);
               return hn::IfThenElse(IsTiny(d, x), x, y);
-            }
-          });
+            });
+      }
     case UnaryFn::kLogistic:
       return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {
         const auto one = hn::Set(d, T(1));
