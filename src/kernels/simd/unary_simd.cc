@@ -303,10 +303,17 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
             });
       }
     case UnaryFn::kLogistic:
-      return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {
-        const auto one = hn::Set(d, T(1));
-        return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
-      });
+      if constexpr (std::is_same_v<T, float> && HWY_NATIVE_FMA) {  // exp as in kExp
+        return VectorMap<ops::LogisticOp>(in, out, n, in_range(-exp_f32::kHi, -exp_f32::kLo), [](auto d, auto x) {
+          const auto one = hn::Set(d, T(1));
+          return hn::Div(one, hn::Add(one, exp_f32::Exp(d, hn::Neg(x))));
+        });
+      } else {
+        return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {
+          const auto one = hn::Set(d, T(1));
+          return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
+        });
+      }
     case UnaryFn::kSin:
       return VectorMap<ops::SineOp>(
           in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
