@@ -3,10 +3,13 @@
 // outputs allocated and touched once before timing. Each call is split across `--threads`
 // threads as the executor splits a step. Prints the best and median wall ms and the best
 // CPU ms (all threads' CPU time: readable when other processes share the cores) of
-// --repeats calls, with GB/s (bytes read + written) at the best wall time.
+// --repeats calls, with GB/s (bytes read + written) at the best wall time. With --offset B
+// (bytes, a multiple of 4 below 64) every case runs twice, on 64-byte aligned buffers and
+// with output and input B bytes past a 64-byte boundary (--in-offset: another input offset),
+// as borrowed host buffers (NumPy arrays passed without a copy) can be.
 //
 //   build/benchmarks/scan_kernel_benchmark [--threads 2] [--repeats 30] [--isa avx2] [--only cumsum]
-//                                          [--offset 4 (elements past a 64-byte boundary)] [--in-offset 0]
+//                                          [--offset 16] [--in-offset 0]
 #include <time.h>
 
 #include <algorithm>
@@ -45,6 +48,7 @@ double ThreadCpuMs() {
 }
 
 void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
+  // offset, in_offset: bytes past a 64-byte boundary (multiples of 4).
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(KernelKey(c.op, {DType::kF32}));
   if (entry == nullptr) {
     std::printf("%s: no kernel\n", c.name);
@@ -53,11 +57,10 @@ void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
   int64_t count = 1;
   for (int64_t d : c.dims) count *= d;
   const size_t size = static_cast<size_t>(count) * sizeof(float);
-  // `offset` elements past a 64-byte boundary (buffers of other alignments).
   auto* in_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
   auto* out_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
-  float* in = in_block + in_offset;
-  float* out = out_block + offset;
+  float* in = in_block + in_offset / 4;
+  float* out = out_block + offset / 4;
   uint32_t state = 12345;
   for (int64_t i = 0; i < count; ++i) {
     state = state * 1664525u + 1013904223u;
@@ -106,8 +109,10 @@ void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
   }
   std::sort(wall.begin(), wall.end());
   std::sort(cpu.begin(), cpu.end());
-  std::printf("%-34s best %7.3f ms  median %7.3f ms  cpu best %7.3f ms  %6.1f GB/s\n", c.name, wall[0],
-              wall[wall.size() / 2], cpu[0], 2.0 * static_cast<double>(size) / wall[0] / 1e6);
+  char alignment[32] = "aligned";
+  if (offset != 0 || in_offset != 0) std::snprintf(alignment, sizeof(alignment), "out +%d in +%d B", offset, in_offset);
+  std::printf("%-34s %-16s best %7.3f ms  median %7.3f ms  cpu best %7.3f ms  %6.1f GB/s\n", c.name, alignment,
+              wall[0], wall[wall.size() / 2], cpu[0], 2.0 * static_cast<double>(size) / wall[0] / 1e6);
   std::free(in_block);
   std::free(out_block);
 }
@@ -122,8 +127,8 @@ int main(int argc, char** argv) {
     if (flag == "--threads") threads = std::stoi(argv[i + 1]);
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--only") only = argv[i + 1];
-    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
-    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
+    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 60) / 4 * 4;
+    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 60) / 4 * 4;
     if (flag == "--isa") {
       auto isa = stablert::env::ParseIsa("--isa", argv[i + 1]);
       if (!isa.ok() || !simd::SetIsa(*isa).ok()) {
@@ -145,6 +150,10 @@ int main(int argc, char** argv) {
   };
   std::printf("# %s, %d thread(s)\n", simd::CurrentTarget().c_str(), threads);
   for (const Case& c : cases)
-    if (only.empty() || std::string(c.name).find(only) != std::string::npos) Run(c, threads, repeats, offset, in_offset < 0 ? offset : in_offset);
+    if (only.empty() || std::string(c.name).find(only) != std::string::npos) {
+      const int in = in_offset < 0 ? offset : in_offset;
+      if (offset != 0 || in != 0) Run(c, threads, repeats, 0, 0);
+      Run(c, threads, repeats, offset, in);
+    }
   return 0;
 }
