@@ -18,6 +18,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/simd/max_min-inl.h"
+#include "kernels/simd/transpose_regs-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -382,68 +383,14 @@ bool Running(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {
 // chunks: the same bits. The elements after the last whole group of 16 tiles run the same
 // steps one value at a time.
 
-#if HWY_TARGET != HWY_SCALAR
-// Interleaves lane pairs of a and b at the lane width of `dw` (within 128-bit blocks).
-template <class DW, class D, class V>
-HWY_INLINE void ZipLanes(DW dw, D d, V a, V b, V& lower, V& upper) {
-  lower = hn::BitCast(d, hn::InterleaveLower(dw, hn::BitCast(dw, a), hn::BitCast(dw, b)));
-  upper = hn::BitCast(d, hn::InterleaveUpper(dw, hn::BitCast(dw, a), hn::BitCast(dw, b)));
-}
-#endif
-
-// r[k] lane j becomes r[j] lane k (kN x kN; the steps of transpose_simd.cc's blocks).
+// r[k] lane j becomes r[j] lane k (kN x kN; transpose_regs-inl.h, shared with the
+// transpose kernel's blocks).
 template <typename T, size_t kN>
-HWY_INLINE void TransposeRegs(hn::Vec<hn::FixedTag<T, kN>>* r) {
+HWY_INLINE void TransposeTiles(hn::Vec<hn::FixedTag<T, kN>>* r) {
 #if HWY_TARGET == HWY_SCALAR
   (void)r;  // kN == 1
 #else
-  if constexpr (kN > 1) {
-    const hn::FixedTag<T, kN> d;
-    using V = hn::Vec<decltype(d)>;
-    constexpr size_t kL = std::min<size_t>(kN, 16 / sizeof(T));  // lanes per 128-bit block
-    constexpr size_t kK = kN / kL;                                 // 128-bit blocks per vector
-    V t[kN];
-    if constexpr (sizeof(T) == 8) {
-#pragma GCC unroll 16
-      for (size_t g = 0; g < kN / 2; ++g) ZipLanes(d, d, r[2 * g], r[2 * g + 1], t[2 * g], t[2 * g + 1]);
-    } else {
-      static_assert(sizeof(T) == 4 && kN >= 4);
-      const hn::Repartition<uint64_t, decltype(d)> d64;
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN / 2; ++k) ZipLanes(d, d, r[2 * k], r[2 * k + 1], t[2 * k], t[2 * k + 1]);
-#pragma GCC unroll 16
-      for (size_t g = 0; g < kN / 4; ++g) {
-        ZipLanes(d64, d, t[4 * g], t[4 * g + 2], r[4 * g], r[4 * g + 1]);
-        ZipLanes(d64, d, t[4 * g + 1], t[4 * g + 3], r[4 * g + 2], r[4 * g + 3]);
-      }
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN; ++k) t[k] = r[k];
-    }
-    if constexpr (kK == 1) {
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN; ++k) r[k] = t[k];
-    } else if constexpr (kK == 2) {
-#pragma GCC unroll 16
-      for (size_t c = 0; c < kL; ++c) {
-        r[c] = hn::ConcatLowerLower(d, t[kL + c], t[c]);
-        r[kL + c] = hn::ConcatUpperUpper(d, t[kL + c], t[c]);
-      }
-    } else {
-      static_assert(kK == 4);
-#pragma GCC unroll 16
-      for (size_t c = 0; c < kL; ++c) {
-        const V a = t[c], b = t[kL + c], e = t[2 * kL + c], f = t[3 * kL + c];
-        const V p = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(b), a);  // a0 b0 a2 b2
-        const V q = hn::OddEvenBlocks(b, hn::SwapAdjacentBlocks(a));  // a1 b1 a3 b3
-        const V u = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(f), e);  // e0 f0 e2 f2
-        const V w = hn::OddEvenBlocks(f, hn::SwapAdjacentBlocks(e));  // e1 f1 e3 f3
-        r[c] = hn::ConcatLowerLower(d, u, p);
-        r[kL + c] = hn::ConcatLowerLower(d, w, q);
-        r[2 * kL + c] = hn::ConcatUpperUpper(d, u, p);
-        r[3 * kL + c] = hn::ConcatUpperUpper(d, w, q);
-      }
-    }
-  }
+  if constexpr (kN > 1) TransposeRegs<T, kN>(r);
 #endif
 }
 
@@ -517,7 +464,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
       V v[kN];
 #pragma GCC unroll 16
       for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
-      TransposeRegs<T, kN>(v);
+      TransposeTiles<T, kN>(v);
 #pragma GCC unroll 16
       for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
     }
@@ -576,7 +523,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
       V v[kN];
 #pragma GCC unroll 16
       for (size_t j = 0; j < kN; ++j) v[j] = c[b * kN + j];
-      TransposeRegs<T, kN>(v);
+      TransposeTiles<T, kN>(v);
 #pragma GCC unroll 16
       for (size_t k = 0; k < kN; ++k) o[k * kB + b] = v[k];
     }
