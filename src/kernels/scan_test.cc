@@ -121,6 +121,8 @@ Array RandomF32(Dims dims, uint32_t seed, double scale = 1.0) {
 TEST_F(ScanTest, LongF32LinesAtEveryLevel) {
   const int64_t n = (int64_t{4} << 20) + 7;  // 4M + 7: a partial last tile at every level
   const Array in = RandomF32({n}, 1);
+  const int64_t kSplitMin = scan::kMinSplitLine;  // the shortest line split over two calls
+  const Array split_min = RandomF32({kSplitMin}, 2);
   for (env::Isa level : Levels()) {
     ASSERT_TRUE(simd::SetIsa(level).ok());
     for (bool reverse : {false, true}) {
@@ -128,6 +130,11 @@ TEST_F(ScanTest, LongF32LinesAtEveryLevel) {
       CheckScan<DType::kF32, ops::MaxOp>("reduce_window_max", {n}, 0, reverse, false, in,
                                          -std::numeric_limits<float>::infinity(), "cummax 4M+7");
     }
+    // One forward line split over two calls (scan::SplitLine), exclusive and a product too.
+    CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, false, true, in, 0.0f, "cumsum 4M+7", 2);
+    CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, false, false, in, 0.0f, "cumsum 4M+7", 2);
+    CheckScan<DType::kF32, ops::MultiplyOp>("reduce_window_mul", {n}, 0, false, false, in, 1.0f, "cumprod 4M+7", 2);
+    CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {kSplitMin}, 0, false, false, split_min, 0.0f, "1M", 2);
   }
 }
 

@@ -402,7 +402,8 @@ struct ScalarSteps {
 };
 
 template <ScanBody kBody, typename T>
-void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) {
+void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor, int64_t begin = 0,
+              int64_t end = -1) {
 #if HWY_TARGET == HWY_SCALAR
   constexpr size_t kN = 1;
 #else
@@ -545,6 +546,26 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
       }
     }
   };
+  // Forward parts: only the totals of kN whole tiles from t0 (the same steps as `lanes`),
+  // through level 1, so that the state after them is the one `lanes` leaves.
+  auto totals_only = [&](int64_t t0) {
+    const T* xs = x + t0 * kTile;
+    V c[kRows];
+#pragma GCC unroll 16
+    for (size_t b = 0; b < kB; ++b) {
+      V v[kN];
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
+      TransposeTiles<T, kN>(v);
+#pragma GCC unroll 16
+      for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
+    }
+    V p = Step<kBody>(d, vinit, c[0]);
+#pragma GCC unroll 16
+    for (size_t r = 1; r < kRows; ++r) p = Step<kBody>(d, p, c[r]);
+    hn::Store(p, d, totals);
+    for (size_t k = 0; k < kN; ++k) (void)level1(t0 + static_cast<int64_t>(k), totals[k]);
+  };
   // One tile of `rows` elements, one value at a time.
   auto single = [&](int64_t t) {
     const int64_t b = t * kTile, rows = std::min(kTile, n - b);
@@ -568,11 +589,26 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   // Whole groups of 16 tiles in lanes of kN tiles; the tiles after them one at a time.
   const int64_t lane_tiles = n / (kTile * kTile) * kTile;
   if (!reverse) {
-    for (int64_t t0 = 0; t0 < lane_tiles; t0 += static_cast<int64_t>(kN)) lanes(t0);
-    for (int64_t t = lane_tiles; t < tiles; ++t) single(t);
+    // A part [begin, end) (scan_simd.h: ScanLinePart): the tiles before it only folded.
+    const int64_t t_begin = begin / kTile, t_end = end < 0 || end >= n ? tiles : end / kTile;
+    for (int64_t t0 = 0; t0 < t_begin; t0 += static_cast<int64_t>(kN)) totals_only(t0);
+    for (int64_t t0 = t_begin; t0 < std::min(lane_tiles, t_end); t0 += static_cast<int64_t>(kN)) lanes(t0);
+    for (int64_t t = std::max(lane_tiles, t_begin); t < t_end; ++t) single(t);
   } else {
     for (int64_t t = tiles - 1; t >= lane_tiles; --t) single(t);
     for (int64_t t0 = lane_tiles - static_cast<int64_t>(kN); t0 >= 0; t0 -= static_cast<int64_t>(kN)) lanes(t0);
+  }
+}
+
+template <typename T>
+void LinePart(ScanBody body, const T* x, T* y, int64_t n, T init, bool stream, int64_t begin, int64_t end) {
+  switch (body) {
+    case ScanBody::kAdd: return LineImpl<ScanBody::kAdd>(false, x, y, n, init, stream, x, begin, end);
+    case ScanBody::kMul:
+      if constexpr (sizeof(T) == 8 && !std::is_floating_point_v<T>) return;  // not offered (scan_simd.h)
+      else return LineImpl<ScanBody::kMul>(false, x, y, n, init, stream, x, begin, end);
+    case ScanBody::kMax: return LineImpl<ScanBody::kMax>(false, x, y, n, init, stream, x, begin, end);
+    case ScanBody::kMin: return LineImpl<ScanBody::kMin>(false, x, y, n, init, stream, x, begin, end);
   }
 }
 
@@ -602,6 +638,10 @@ void Line(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool
   void ScanLine##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream,          \
                       const T* floor) {                                                                        \
     Line(body, reverse, x, y, n, init, stream, floor);                                                          \
+  }                                                                                                             \
+  void ScanLinePart##Name(ScanBody body, const T* x, T* y, int64_t n, T init, bool stream, int64_t begin,       \
+                          int64_t end) {                                                                        \
+    LinePart(body, x, y, n, init, stream, begin, end);                                                          \
   }
 STABLERT_SCAN_TYPE(F32, float)
 STABLERT_SCAN_TYPE(F64, double)
@@ -620,6 +660,11 @@ namespace stablert::kernels::simd {
   HWY_EXPORT(ScanCarry##Name);                                                                                 \
   HWY_EXPORT(ScanRunning##Name);                                                                               \
   HWY_EXPORT(ScanLine##Name);                                                                                  \
+  HWY_EXPORT(ScanLinePart##Name);                                                                              \
+  void ScanLinePart(ScanBody body, const T* x, T* y, int64_t n, T init, bool stream, int64_t begin,             \
+                    int64_t end) {                                                                              \
+    HWY_DYNAMIC_DISPATCH(ScanLinePart##Name)(body, x, y, n, init, stream, begin, end);                          \
+  }                                                                                                             \
   void ScanTile(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, \
                 T init, const T* e, T* total) {                                                                \
     HWY_DYNAMIC_DISPATCH(ScanTile##Name)(body, reverse, x, xs, y, ys, rows, w, init, e, total);                 \
