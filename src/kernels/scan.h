@@ -247,23 +247,8 @@ void Transpose(V* dst, int64_t ldd, const V* src, int64_t lds, int64_t rows, int
   }
 }
 
-// One long forward line (a 1-D cumsum) is two units where the steps offer LinePart (vector
-// sums and products): the call with unit 0 scans [0, s), the call with unit 1 folds the tile
-// totals of [0, s) (reading it) and scans [s, n) from that carry, both at once; the same
-// bits as one call. s is past the middle because the second call reads more. Not where
-// input and output overlap (then unit 0 scans the whole line).
-constexpr int64_t kMinSplitLine = int64_t{1} << 20;
-inline bool SplitLine(const ScanForm& form) {
-  return form.outer == 1 && form.inner == 1 && !form.reverse && form.n >= kMinSplitLine;
-}
-inline int64_t SplitPoint(int64_t n) {
-  constexpr int64_t kGroup = kTile * kTile;
-  return std::min(n / kGroup, n / kGroup * 9 / 16) * kGroup;
-}
-
 // The number of independent units ScanLines splits the scan into.
 inline int64_t ScanUnits(const ScanForm& form) {
-  if (SplitLine(form)) return 2;
   return form.inner == 1 ? form.outer : form.outer * ((form.inner + kLaneChunk - 1) / kLaneChunk);
 }
 
@@ -311,21 +296,6 @@ void ScanLines(const ScanForm& form, const V* in, V* out, const Steps& steps, in
   std::vector<V> block(static_cast<size_t>(kTile * kTileChunk)), level1(static_cast<size_t>(kTile * kGroups));
   std::vector<V> tot(kTileChunk), s1(kTileChunk), e0(kTileChunk), gtot(kGroups), e1(kGroups);
   V* const t1 = level1.data();  // [16][kGroups]
-  if (SplitLine(form)) {
-    if constexpr (requires { steps.LinePart(in, out, n, stream, 0, n); }) {
-      // Not in place: the second call reads [0, s) while the first writes it.
-      const bool overlap = in < out + out_n && out < in + n;
-      if (steps.LinePart(in, out, 0, false, 0, 0) && !overlap && !(first == 0 && last == 2)) {
-        if (form.exclusive && first == 0) out[0] = steps.init;
-        const int64_t s = SplitPoint(n);
-        steps.LinePart(in, out + shift, n, stream, first == 0 ? 0 : s, first == 0 ? s : n);
-        if (stream) simd::TransposeStreamFence();
-        return;
-      }
-    }
-    if (first > 0) return;  // the whole line on the call with unit 0
-    last = 1;
-  }
   // Reverse scans walk each line from its end, so lines are taken last first: the whole
   // call then reads and writes descending addresses, one stream the prefetchers follow.
   for (int64_t step = first; step < last; ++step) {

@@ -121,8 +121,6 @@ Array RandomF32(Dims dims, uint32_t seed, double scale = 1.0) {
 TEST_F(ScanTest, LongF32LinesAtEveryLevel) {
   const int64_t n = (int64_t{4} << 20) + 7;  // 4M + 7: a partial last tile at every level
   const Array in = RandomF32({n}, 1);
-  const int64_t kSplitMin = scan::kMinSplitLine;  // the shortest line split over two calls
-  const Array split_min = RandomF32({kSplitMin}, 2);
   for (env::Isa level : Levels()) {
     ASSERT_TRUE(simd::SetIsa(level).ok());
     for (bool reverse : {false, true}) {
@@ -130,11 +128,6 @@ TEST_F(ScanTest, LongF32LinesAtEveryLevel) {
       CheckScan<DType::kF32, ops::MaxOp>("reduce_window_max", {n}, 0, reverse, false, in,
                                          -std::numeric_limits<float>::infinity(), "cummax 4M+7");
     }
-    // One forward line split over two calls (scan::SplitLine), exclusive and a product too.
-    CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, false, true, in, 0.0f, "cumsum 4M+7", 2);
-    CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, false, false, in, 0.0f, "cumsum 4M+7", 2);
-    CheckScan<DType::kF32, ops::MultiplyOp>("reduce_window_mul", {n}, 0, false, false, in, 1.0f, "cumprod 4M+7", 2);
-    CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {kSplitMin}, 0, false, false, split_min, 0.0f, "1M", 2);
   }
 }
 
@@ -151,6 +144,29 @@ TEST_F(ScanTest, ExclusiveAndShortAndExactTileLengths) {
           CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, reverse, exclusive, in, 0.0f, "n");
           CheckScan<DType::kF32, ops::MultiplyOp>("reduce_window_mul", {n}, 0, reverse, exclusive, in, 1.0f, "n");
         }
+    }
+  }
+}
+
+// simd::ScanLinePart writes the bits of ScanLine over the whole line, part by part, where
+// the parts run in any order (the second part folds the first part's tile totals itself).
+TEST_F(ScanTest, LineParts) {
+  const int64_t n = (int64_t{1} << 20) + 16 * 5 + 3;
+  const Array in = RandomF32({n}, 6);
+  const float* x = reinterpret_cast<const float*>(in.bytes.data());
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (simd::ScanBody body : {simd::ScanBody::kAdd, simd::ScanBody::kMul}) {
+      const float init = body == simd::ScanBody::kAdd ? 0.0f : 1.0f;
+      std::vector<float> whole(static_cast<size_t>(n));
+      simd::ScanLine(body, false, x, whole.data(), n, init, false);
+      for (int64_t s : {int64_t{256}, n / 512 * 256, n / 256 * 256}) {
+        std::vector<float> parts(static_cast<size_t>(n), -1.0f);
+        simd::ScanLinePart(body, x, parts.data(), n, init, false, s, n);
+        simd::ScanLinePart(body, x, parts.data(), n, init, false, 0, s);
+        ASSERT_EQ(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)), 0)
+            << "split at " << s << " on " << simd::CurrentTarget();
+      }
     }
   }
 }

@@ -208,13 +208,6 @@ struct VectorScanSteps {
   void Line(bool reverse, const T* x, T* y, int64_t n, bool stream, const T* floor) const {
     simd::ScanLine(kBody, reverse, x, y, n, init, stream, floor);
   }
-  // Forward outputs [begin, end) of one line (scan::SplitLine); false, nothing written, for
-  // max/min (their running fold is one pass already). n == 0: only asks.
-  bool LinePart(const T* x, T* y, int64_t n, bool stream, int64_t begin, int64_t end) const {
-    if constexpr (kBody == simd::ScanBody::kMax || kBody == simd::ScanBody::kMin) return false;
-    if (n > 0) simd::ScanLinePart(kBody, x, y, n, init, stream, begin, end);
-    return true;
-  }
 };
 
 // XLA's CPU backend turns a reduce_window whose windows each cover whole dimensions (no
