@@ -3,13 +3,17 @@
 // outputs allocated and touched once before timing. Each call is split across `--threads`
 // threads as the executor splits a step. Prints the best and median wall ms and the best
 // CPU ms (all threads' CPU time: readable when other processes share the cores) of
-// --repeats calls, with GB/s (bytes read + written) at the best wall time.
+// --repeats calls, with GB/s (bytes read + written) at the best wall time. With --offset B
+// (bytes, a multiple of 4 below 64) every case runs twice, on 64-byte aligned buffers and
+// with output and input B bytes past a 64-byte boundary (--in-offset: another input offset),
+// as borrowed host buffers (NumPy arrays passed without a copy) can be.
 //
 //   build/benchmarks/scan_kernel_benchmark [--threads 2] [--repeats 30] [--isa avx2] [--only cumsum]
-//                                          [--offset 4 (elements past a 64-byte boundary)] [--in-offset 0]
+//                                          [--offset 16] [--in-offset 0]
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +27,8 @@
 #include "kernels/kernel.h"
 #include "kernels/registry.h"
 #include "kernels/simd/dispatch.h"
+#include "kernels/simd/scan_simd.h"
+#include "kernels/simd/transpose_simd.h"
 #include "kernels/window_params.h"
 
 namespace {
@@ -45,6 +51,7 @@ double ThreadCpuMs() {
 }
 
 void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
+  // offset, in_offset: bytes past a 64-byte boundary (multiples of 4).
   const KernelRegistry::Entry* entry = CpuKernels().Lookup(KernelKey(c.op, {DType::kF32}));
   if (entry == nullptr) {
     std::printf("%s: no kernel\n", c.name);
@@ -53,11 +60,10 @@ void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
   int64_t count = 1;
   for (int64_t d : c.dims) count *= d;
   const size_t size = static_cast<size_t>(count) * sizeof(float);
-  // `offset` elements past a 64-byte boundary (buffers of other alignments).
   auto* in_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
   auto* out_block = static_cast<float*>(std::aligned_alloc(64, (size + 127) / 64 * 64));
-  float* in = in_block + in_offset;
-  float* out = out_block + offset;
+  float* in = in_block + in_offset / 4;
+  float* out = out_block + offset / 4;
   uint32_t state = 12345;
   for (int64_t i = 0; i < count; ++i) {
     state = state * 1664525u + 1013904223u;
@@ -106,10 +112,75 @@ void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
   }
   std::sort(wall.begin(), wall.end());
   std::sort(cpu.begin(), cpu.end());
-  std::printf("%-34s best %7.3f ms  median %7.3f ms  cpu best %7.3f ms  %6.1f GB/s\n", c.name, wall[0],
-              wall[wall.size() / 2], cpu[0], 2.0 * static_cast<double>(size) / wall[0] / 1e6);
+  char alignment[32] = "aligned";
+  if (offset != 0 || in_offset != 0) std::snprintf(alignment, sizeof(alignment), "out +%d in +%d B", offset, in_offset);
+  std::printf("%-34s %-16s best %7.3f ms  median %7.3f ms  cpu best %7.3f ms  %6.1f GB/s\n", c.name, alignment,
+              wall[0], wall[wall.size() / 2], cpu[0], 2.0 * static_cast<double>(size) / wall[0] / 1e6);
   std::free(in_block);
   std::free(out_block);
+}
+
+
+// --split-probe F: a forward 4M f32 sum on two cores with XLA's grouping kept
+// (simd::ScanLinePart): one core scans [0, s) (s = F * n, whole groups of 256) while the
+// other folds the tile totals of [0, s) (a read) and then scans [s, n) from that carry;
+// against simd::ScanLine of the whole line on one core. The second thread is started once
+// and spins between repeats (as a woken pool worker would be), so its start costs nothing.
+void SplitProbe(int repeats, double fraction) {
+  using stablert::kernels::simd::ScanBody;
+  constexpr int64_t n = int64_t{4} << 20;
+  const int64_t s = static_cast<int64_t>(fraction * static_cast<double>(n)) / 256 * 256;
+  const size_t size = static_cast<size_t>(n) * sizeof(float);
+  auto* in = static_cast<float*>(std::aligned_alloc(64, size));
+  auto* out = static_cast<float*>(std::aligned_alloc(64, size));
+  for (int64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 1000) * 1e-3f;
+  std::memset(out, 0, size);
+  std::atomic<int> go{0}, done{0};
+  std::atomic<bool> quit{false};
+  std::thread worker([&] {
+    int seen = 0;
+    while (true) {
+      while (go.load(std::memory_order_acquire) == seen && !quit.load(std::memory_order_relaxed)) {
+      }
+      if (quit.load()) return;
+      seen = go.load();
+      simd::ScanLinePart(ScanBody::kAdd, in, out, n, 0.0f, true, s, n);
+      simd::TransposeStreamFence();
+      done.fetch_add(1, std::memory_order_release);
+    }
+  });
+  std::vector<double> one, two;
+  for (int r = 0; r < repeats + 2; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    simd::ScanLine(ScanBody::kAdd, false, in, out, n, 0.0f, true);
+    simd::TransposeStreamFence();
+    const double single = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const int before = done.load();
+    t0 = std::chrono::steady_clock::now();
+    go.fetch_add(1, std::memory_order_release);
+    simd::ScanLinePart(ScanBody::kAdd, in, out, n, 0.0f, true, 0, s);
+    simd::TransposeStreamFence();
+    while (done.load(std::memory_order_acquire) == before) {
+    }
+    const double pair = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r == 0) {
+      std::vector<float> whole(static_cast<size_t>(n));
+      simd::ScanLine(ScanBody::kAdd, false, in, whole.data(), n, 0.0f, false);
+      if (std::memcmp(whole.data(), out, size) != 0) std::printf("split probe: the parts differ from the whole line\n");
+    }
+    if (r >= 2) {
+      one.push_back(single);
+      two.push_back(pair);
+    }
+  }
+  quit = true;
+  worker.join();
+  std::sort(one.begin(), one.end());
+  std::sort(two.begin(), two.end());
+  std::printf("split probe cumsum 4M f32, s = %.2f n: one core best %.3f median %.3f ms; two cores best %.3f median %.3f ms\n",
+              static_cast<double>(s) / static_cast<double>(n), one[0], one[one.size() / 2], two[0], two[two.size() / 2]);
+  std::free(in);
+  std::free(out);
 }
 
 }  // namespace
@@ -117,13 +188,15 @@ void Run(const Case& c, int threads, int repeats, int offset, int in_offset) {
 int main(int argc, char** argv) {
   int threads = 1, repeats = 30, offset = 0, in_offset = -1;
   std::string only;
+  double split = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--threads") threads = std::stoi(argv[i + 1]);
     if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (flag == "--only") only = argv[i + 1];
-    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
-    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 15);
+    if (flag == "--split-probe") split = std::stod(argv[i + 1]);
+    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 60) / 4 * 4;
+    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 60) / 4 * 4;
     if (flag == "--isa") {
       auto isa = stablert::env::ParseIsa("--isa", argv[i + 1]);
       if (!isa.ok() || !simd::SetIsa(*isa).ok()) {
@@ -144,7 +217,15 @@ int main(int argc, char** argv) {
       {"cumsum columns 2048x2048 f32", "reduce_window_add", {2048, 2048}, 0, false},
   };
   std::printf("# %s, %d thread(s)\n", simd::CurrentTarget().c_str(), threads);
+  if (split > 0) {
+    SplitProbe(repeats, std::clamp(split, 0.05, 0.95));
+    return 0;
+  }
   for (const Case& c : cases)
-    if (only.empty() || std::string(c.name).find(only) != std::string::npos) Run(c, threads, repeats, offset, in_offset < 0 ? offset : in_offset);
+    if (only.empty() || std::string(c.name).find(only) != std::string::npos) {
+      const int in = in_offset < 0 ? offset : in_offset;
+      if (offset != 0 || in != 0) Run(c, threads, repeats, 0, 0);
+      Run(c, threads, repeats, offset, in);
+    }
   return 0;
 }

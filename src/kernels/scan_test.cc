@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
@@ -146,6 +148,29 @@ TEST_F(ScanTest, ExclusiveAndShortAndExactTileLengths) {
   }
 }
 
+// simd::ScanLinePart writes the bits of ScanLine over the whole line, part by part, where
+// the parts run in any order (the second part folds the first part's tile totals itself).
+TEST_F(ScanTest, LineParts) {
+  const int64_t n = (int64_t{1} << 20) + 16 * 5 + 3;
+  const Array in = RandomF32({n}, 6);
+  const float* x = reinterpret_cast<const float*>(in.bytes.data());
+  for (env::Isa level : Levels()) {
+    ASSERT_TRUE(simd::SetIsa(level).ok());
+    for (simd::ScanBody body : {simd::ScanBody::kAdd, simd::ScanBody::kMul}) {
+      const float init = body == simd::ScanBody::kAdd ? 0.0f : 1.0f;
+      std::vector<float> whole(static_cast<size_t>(n));
+      simd::ScanLine(body, false, x, whole.data(), n, init, false);
+      for (int64_t s : {int64_t{256}, n / 512 * 256, n / 256 * 256}) {
+        std::vector<float> parts(static_cast<size_t>(n), -1.0f);
+        simd::ScanLinePart(body, x, parts.data(), n, init, false, s, n);
+        simd::ScanLinePart(body, x, parts.data(), n, init, false, 0, s);
+        ASSERT_EQ(std::memcmp(whole.data(), parts.data(), whole.size() * sizeof(float)), 0)
+            << "split at " << s << " on " << simd::CurrentTarget();
+      }
+    }
+  }
+}
+
 // simd::ScanLine with y == x gives the bits it gives into a separate output.
 TEST_F(ScanTest, LineInPlace) {
   const int64_t n = 65536 + 16 * 7 + 5;
@@ -159,6 +184,79 @@ TEST_F(ScanTest, LineInPlace) {
       simd::ScanLine(simd::ScanBody::kAdd, reverse, same.data(), same.data(), n, 0.0f, false);
       ASSERT_EQ(std::memcmp(separate.data(), same.data(), separate.size() * sizeof(float)), 0)
           << (reverse ? "reverse" : "forward") << " on " << simd::CurrentTarget();
+    }
+  }
+}
+
+// `bytes` of storage starting `offset` bytes past a 64-byte boundary and ending where the
+// allocation ends (a sanitizer build catches any access past it).
+class OffsetBuffer {
+ public:
+  OffsetBuffer(size_t bytes, size_t offset)
+      : base_(static_cast<uint8_t*>(::operator new(bytes + offset, std::align_val_t{64}))), offset_(offset) {}
+  ~OffsetBuffer() { ::operator delete(base_, std::align_val_t{64}); }
+  OffsetBuffer(const OffsetBuffer&) = delete;
+  OffsetBuffer& operator=(const OffsetBuffer&) = delete;
+  float* f32() { return reinterpret_cast<float*>(base_ + offset_); }
+
+ private:
+  uint8_t* base_;
+  size_t offset_;
+};
+
+// Borrowed host buffers (a NumPy array passed without a copy) need not be 64-byte aligned:
+// every path gives the reference's bits with input and output at 4, 16, 32 and 60 bytes
+// past a cache line, the same bits as aligned buffers, the stream path (outputs of 16 MiB
+// and more) and the reverse walks included.
+TEST_F(ScanTest, BuffersOffTheCacheLine) {
+  struct Case {
+    const char* op;
+    Dims dims;
+    bool reverse;
+    int calls;
+  };
+  const int64_t n = (int64_t{4} << 20) + 7;
+  const Case cases[] = {{"reduce_window_add", {n}, false, 1},          {"reduce_window_add", {n}, true, 1},
+                        {"reduce_window_max", {n}, true, 1},           {"reduce_window_add", {61, 4111}, true, 2},
+                        {"reduce_window_add", {61, 4111}, false, 2}};
+  const Array in = RandomF32({n}, 31);
+  const float* source = reinterpret_cast<const float*>(in.bytes.data());
+  for (const Case& c : cases) {
+    const bool max = std::string(c.op) == "reduce_window_max";
+    const float init = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const int64_t line = c.dims.back(), count = ElementCount(c.dims);
+    const size_t bytes = static_cast<size_t>(count) * sizeof(float);
+    // The reference, line by line.
+    std::vector<float> want(static_cast<size_t>(count));
+    auto combine = [max](float acc, float v) { return max ? ops::MaxOp::Apply(acc, v) : ops::AddOp::Apply(acc, v); };
+    for (int64_t l = 0; l < count / line; ++l)
+      scan::ReferenceScans(source + l * line, line, 1, c.reverse, want.data() + l * line, init, combine);
+    const WindowParams params = ScanWindow(c.dims, c.dims.size() - 1, c.reverse, false);
+    const KernelRegistry::Entry* entry = CpuKernels().Lookup(Key(c.op, DType::kF32));
+    ASSERT_NE(entry, nullptr);
+    for (env::Isa level : Levels()) {
+      ASSERT_TRUE(simd::SetIsa(level).ok());
+      // (input, output) offsets in bytes: the output alone off the line, and both.
+      const std::pair<size_t, size_t> offsets[] = {{0, 0},  {0, 4},   {4, 4},   {0, 16}, {16, 16},
+                                                   {0, 32}, {32, 32}, {0, 60},  {60, 60}};
+      for (const auto& [in_offset, out_offset] : offsets) {
+        SCOPED_TRACE(std::string(c.op) + " " + std::to_string(count) + (c.reverse ? " reverse" : " forward") +
+                     ", input +" + std::to_string(in_offset) + " bytes, output +" + std::to_string(out_offset) +
+                     " bytes, on " + simd::CurrentTarget());
+        OffsetBuffer x(bytes, in_offset), y(bytes, out_offset);
+        std::memcpy(x.f32(), source, bytes);
+        std::memset(y.f32(), 0xff, bytes);
+        const BufferView inputs[] = {{x.f32(), DType::kF32, c.dims, count},
+                                     {const_cast<float*>(&init), DType::kF32, {}, 1}};
+        const BufferView outputs[] = {{y.f32(), DType::kF32, c.dims, count}};
+        const KernelArgs args = ArgsWith(inputs, outputs, params);
+        for (int t = 0; t < c.calls; ++t) ASSERT_TRUE(entry->fn(KernelContext{t, c.calls}, args).ok());
+        int64_t first = -1;
+        for (int64_t i = 0; i < count && first < 0; ++i)
+          if (std::memcmp(&y.f32()[i], &want[static_cast<size_t>(i)], sizeof(float)) != 0) first = i;
+        ASSERT_EQ(first, -1);
+        ASSERT_EQ(std::memcmp(x.f32(), source, bytes), 0) << "input changed";
+      }
     }
   }
 }

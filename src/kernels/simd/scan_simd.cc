@@ -18,6 +18,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/simd/max_min-inl.h"
+#include "kernels/simd/transpose_regs-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
@@ -382,68 +383,14 @@ bool Running(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init) {
 // chunks: the same bits. The elements after the last whole group of 16 tiles run the same
 // steps one value at a time.
 
-#if HWY_TARGET != HWY_SCALAR
-// Interleaves lane pairs of a and b at the lane width of `dw` (within 128-bit blocks).
-template <class DW, class D, class V>
-HWY_INLINE void ZipLanes(DW dw, D d, V a, V b, V& lower, V& upper) {
-  lower = hn::BitCast(d, hn::InterleaveLower(dw, hn::BitCast(dw, a), hn::BitCast(dw, b)));
-  upper = hn::BitCast(d, hn::InterleaveUpper(dw, hn::BitCast(dw, a), hn::BitCast(dw, b)));
-}
-#endif
-
-// r[k] lane j becomes r[j] lane k (kN x kN; the steps of transpose_simd.cc's blocks).
+// r[k] lane j becomes r[j] lane k (kN x kN; transpose_regs-inl.h, shared with the
+// transpose kernel's blocks).
 template <typename T, size_t kN>
-HWY_INLINE void TransposeRegs(hn::Vec<hn::FixedTag<T, kN>>* r) {
+HWY_INLINE void TransposeTiles(hn::Vec<hn::FixedTag<T, kN>>* r) {
 #if HWY_TARGET == HWY_SCALAR
   (void)r;  // kN == 1
 #else
-  if constexpr (kN > 1) {
-    const hn::FixedTag<T, kN> d;
-    using V = hn::Vec<decltype(d)>;
-    constexpr size_t kL = std::min<size_t>(kN, 16 / sizeof(T));  // lanes per 128-bit block
-    constexpr size_t kK = kN / kL;                                 // 128-bit blocks per vector
-    V t[kN];
-    if constexpr (sizeof(T) == 8) {
-#pragma GCC unroll 16
-      for (size_t g = 0; g < kN / 2; ++g) ZipLanes(d, d, r[2 * g], r[2 * g + 1], t[2 * g], t[2 * g + 1]);
-    } else {
-      static_assert(sizeof(T) == 4 && kN >= 4);
-      const hn::Repartition<uint64_t, decltype(d)> d64;
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN / 2; ++k) ZipLanes(d, d, r[2 * k], r[2 * k + 1], t[2 * k], t[2 * k + 1]);
-#pragma GCC unroll 16
-      for (size_t g = 0; g < kN / 4; ++g) {
-        ZipLanes(d64, d, t[4 * g], t[4 * g + 2], r[4 * g], r[4 * g + 1]);
-        ZipLanes(d64, d, t[4 * g + 1], t[4 * g + 3], r[4 * g + 2], r[4 * g + 3]);
-      }
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN; ++k) t[k] = r[k];
-    }
-    if constexpr (kK == 1) {
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN; ++k) r[k] = t[k];
-    } else if constexpr (kK == 2) {
-#pragma GCC unroll 16
-      for (size_t c = 0; c < kL; ++c) {
-        r[c] = hn::ConcatLowerLower(d, t[kL + c], t[c]);
-        r[kL + c] = hn::ConcatUpperUpper(d, t[kL + c], t[c]);
-      }
-    } else {
-      static_assert(kK == 4);
-#pragma GCC unroll 16
-      for (size_t c = 0; c < kL; ++c) {
-        const V a = t[c], b = t[kL + c], e = t[2 * kL + c], f = t[3 * kL + c];
-        const V p = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(b), a);  // a0 b0 a2 b2
-        const V q = hn::OddEvenBlocks(b, hn::SwapAdjacentBlocks(a));  // a1 b1 a3 b3
-        const V u = hn::OddEvenBlocks(hn::SwapAdjacentBlocks(f), e);  // e0 f0 e2 f2
-        const V w = hn::OddEvenBlocks(f, hn::SwapAdjacentBlocks(e));  // e1 f1 e3 f3
-        r[c] = hn::ConcatLowerLower(d, u, p);
-        r[kL + c] = hn::ConcatLowerLower(d, w, q);
-        r[2 * kL + c] = hn::ConcatUpperUpper(d, u, p);
-        r[3 * kL + c] = hn::ConcatUpperUpper(d, w, q);
-      }
-    }
-  }
+  if constexpr (kN > 1) TransposeRegs<T, kN>(r);
 #endif
 }
 
@@ -455,7 +402,8 @@ struct ScalarSteps {
 };
 
 template <ScanBody kBody, typename T>
-void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor) {
+void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, const T* floor, int64_t begin = 0,
+              int64_t end = -1) {
 #if HWY_TARGET == HWY_SCALAR
   constexpr size_t kN = 1;
 #else
@@ -517,7 +465,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
       V v[kN];
 #pragma GCC unroll 16
       for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
-      TransposeRegs<T, kN>(v);
+      TransposeTiles<T, kN>(v);
 #pragma GCC unroll 16
       for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
     }
@@ -568,20 +516,55 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
     const V e = hn::Load(d, carries);
 #pragma GCC unroll 16
     for (size_t r = 0; r < kRows; ++r) c[r] = Step<kBody>(d, c[r], e);
+    // o[i] holds elements [i * kN, (i + 1) * kN) of the kN tiles (vector k of block b goes
+    // to i = k * kB + b).
+    V o[kRows];
 #pragma GCC unroll 16
     for (size_t b = 0; b < kB; ++b) {
       V v[kN];
 #pragma GCC unroll 16
       for (size_t j = 0; j < kN; ++j) v[j] = c[b * kN + j];
-      TransposeRegs<T, kN>(v);
-      if (aligned_stream) {
+      TransposeTiles<T, kN>(v);
 #pragma GCC unroll 16
-        for (size_t k = 0; k < kN; ++k) hn::Stream(v[k], d, ys + k * kRows + b * kN);
-      } else {
+      for (size_t k = 0; k < kN; ++k) o[k * kB + b] = v[k];
+    }
+    // Stored in the direction of the walk: a reverse scan writes descending addresses
+    // within the kN tiles too. Cached stores that ascend inside blocks taken in descending
+    // order make every block's first store miss ahead of the prefetchers (2-3x slower where
+    // the output cannot be streamed, i.e. is not aligned to the vector).
+    if (aligned_stream) {
 #pragma GCC unroll 16
-        for (size_t k = 0; k < kN; ++k) hn::StoreU(v[k], d, ys + k * kRows + b * kN);
+      for (size_t i = 0; i < kRows; ++i) {
+        const size_t j = reverse ? kRows - 1 - i : i;
+        hn::Stream(o[j], d, ys + j * kN);
+      }
+    } else {
+#pragma GCC unroll 16
+      for (size_t i = 0; i < kRows; ++i) {
+        const size_t j = reverse ? kRows - 1 - i : i;
+        hn::StoreU(o[j], d, ys + j * kN);
       }
     }
+  };
+  // Forward parts: only the totals of kN whole tiles from t0 (the same steps as `lanes`),
+  // through level 1, so that the state after them is the one `lanes` leaves.
+  auto totals_only = [&](int64_t t0) {
+    const T* xs = x + t0 * kTile;
+    V c[kRows];
+#pragma GCC unroll 16
+    for (size_t b = 0; b < kB; ++b) {
+      V v[kN];
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
+      TransposeTiles<T, kN>(v);
+#pragma GCC unroll 16
+      for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
+    }
+    V p = Step<kBody>(d, vinit, c[0]);
+#pragma GCC unroll 16
+    for (size_t r = 1; r < kRows; ++r) p = Step<kBody>(d, p, c[r]);
+    hn::Store(p, d, totals);
+    for (size_t k = 0; k < kN; ++k) (void)level1(t0 + static_cast<int64_t>(k), totals[k]);
   };
   // One tile of `rows` elements, one value at a time.
   auto single = [&](int64_t t) {
@@ -606,11 +589,26 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   // Whole groups of 16 tiles in lanes of kN tiles; the tiles after them one at a time.
   const int64_t lane_tiles = n / (kTile * kTile) * kTile;
   if (!reverse) {
-    for (int64_t t0 = 0; t0 < lane_tiles; t0 += static_cast<int64_t>(kN)) lanes(t0);
-    for (int64_t t = lane_tiles; t < tiles; ++t) single(t);
+    // A part [begin, end) (scan_simd.h: ScanLinePart): the tiles before it only folded.
+    const int64_t t_begin = begin / kTile, t_end = end < 0 || end >= n ? tiles : end / kTile;
+    for (int64_t t0 = 0; t0 < t_begin; t0 += static_cast<int64_t>(kN)) totals_only(t0);
+    for (int64_t t0 = t_begin; t0 < std::min(lane_tiles, t_end); t0 += static_cast<int64_t>(kN)) lanes(t0);
+    for (int64_t t = std::max(lane_tiles, t_begin); t < t_end; ++t) single(t);
   } else {
     for (int64_t t = tiles - 1; t >= lane_tiles; --t) single(t);
     for (int64_t t0 = lane_tiles - static_cast<int64_t>(kN); t0 >= 0; t0 -= static_cast<int64_t>(kN)) lanes(t0);
+  }
+}
+
+template <typename T>
+void LinePart(ScanBody body, const T* x, T* y, int64_t n, T init, bool stream, int64_t begin, int64_t end) {
+  switch (body) {
+    case ScanBody::kAdd: return LineImpl<ScanBody::kAdd>(false, x, y, n, init, stream, x, begin, end);
+    case ScanBody::kMul:
+      if constexpr (sizeof(T) == 8 && !std::is_floating_point_v<T>) return;  // not offered (scan_simd.h)
+      else return LineImpl<ScanBody::kMul>(false, x, y, n, init, stream, x, begin, end);
+    case ScanBody::kMax: return LineImpl<ScanBody::kMax>(false, x, y, n, init, stream, x, begin, end);
+    case ScanBody::kMin: return LineImpl<ScanBody::kMin>(false, x, y, n, init, stream, x, begin, end);
   }
 }
 
@@ -640,6 +638,10 @@ void Line(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool
   void ScanLine##Name(ScanBody body, bool reverse, const T* x, T* y, int64_t n, T init, bool stream,          \
                       const T* floor) {                                                                        \
     Line(body, reverse, x, y, n, init, stream, floor);                                                          \
+  }                                                                                                             \
+  void ScanLinePart##Name(ScanBody body, const T* x, T* y, int64_t n, T init, bool stream, int64_t begin,       \
+                          int64_t end) {                                                                        \
+    LinePart(body, x, y, n, init, stream, begin, end);                                                          \
   }
 STABLERT_SCAN_TYPE(F32, float)
 STABLERT_SCAN_TYPE(F64, double)
@@ -658,6 +660,11 @@ namespace stablert::kernels::simd {
   HWY_EXPORT(ScanCarry##Name);                                                                                 \
   HWY_EXPORT(ScanRunning##Name);                                                                               \
   HWY_EXPORT(ScanLine##Name);                                                                                  \
+  HWY_EXPORT(ScanLinePart##Name);                                                                              \
+  void ScanLinePart(ScanBody body, const T* x, T* y, int64_t n, T init, bool stream, int64_t begin,             \
+                    int64_t end) {                                                                              \
+    HWY_DYNAMIC_DISPATCH(ScanLinePart##Name)(body, x, y, n, init, stream, begin, end);                          \
+  }                                                                                                             \
   void ScanTile(ScanBody body, bool reverse, const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t w, \
                 T init, const T* e, T* total) {                                                                \
     HWY_DYNAMIC_DISPATCH(ScanTile##Name)(body, reverse, x, xs, y, ys, rows, w, init, e, total);                 \
