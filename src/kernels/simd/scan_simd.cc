@@ -449,6 +449,19 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   [[maybe_unused]] HWY_ALIGN K slide[kN][kN];
   for (size_t i = 0; i < kN; ++i)
     for (size_t j = 0; j < kN; ++j) slide[i][j] = static_cast<K>(std::min(j + i, kN - 1));
+  // c[r]: lane k holds element r of tile k of the kN whole tiles at xs (transposed in
+  // registers, kN x kN at a time).
+  auto load_tiles = [&](const T* xs, V (&c)[kRows]) {
+#pragma GCC unroll 16
+    for (size_t b = 0; b < kB; ++b) {
+      V v[kN];
+#pragma GCC unroll 16
+      for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
+      TransposeTiles<T, kN>(v);
+#pragma GCC unroll 16
+      for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
+    }
+  };
   // kN whole tiles from tile t0.
   auto lanes = [&](int64_t t0) {
     const T* xs = x + t0 * kTile;
@@ -460,15 +473,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
       for (size_t b = 0; b < kN * kRows * sizeof(T); b += 64) hwy::Prefetch(ahead + b);
     }
     V c[kRows];
-#pragma GCC unroll 16
-    for (size_t b = 0; b < kB; ++b) {
-      V v[kN];
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
-      TransposeTiles<T, kN>(v);
-#pragma GCC unroll 16
-      for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
-    }
+    load_tiles(xs, c);
     if (!reverse) {
       c[0] = Step<kBody>(d, vinit, c[0]);
 #pragma GCC unroll 16
@@ -551,15 +556,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   auto totals_only = [&](int64_t t0) {
     const T* xs = x + t0 * kTile;
     V c[kRows];
-#pragma GCC unroll 16
-    for (size_t b = 0; b < kB; ++b) {
-      V v[kN];
-#pragma GCC unroll 16
-      for (size_t k = 0; k < kN; ++k) v[k] = hn::LoadU(d, xs + k * kRows + b * kN);
-      TransposeTiles<T, kN>(v);
-#pragma GCC unroll 16
-      for (size_t j = 0; j < kN; ++j) c[b * kN + j] = v[j];
-    }
+    load_tiles(xs, c);
     V p = Step<kBody>(d, vinit, c[0]);
 #pragma GCC unroll 16
     for (size_t r = 1; r < kRows; ++r) p = Step<kBody>(d, p, c[r]);
