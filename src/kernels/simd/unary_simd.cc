@@ -302,18 +302,16 @@ void UnaryImpl(UnaryFn fn, const T* in, T* out, size_t n) {
               return hn::IfThenElse(IsTiny(d, x), x, y);
             });
       }
-    case UnaryFn::kLogistic:
-      if constexpr (std::is_same_v<T, float> && HWY_NATIVE_FMA) {  // exp as in kExp
-        return VectorMap<ops::LogisticOp>(in, out, n, in_range(-exp_f32::kHi, -exp_f32::kLo), [](auto d, auto x) {
-          const auto one = hn::Set(d, T(1));
-          return hn::Div(one, hn::Add(one, exp_f32::Exp(d, hn::Neg(x))));
-        });
-      } else {
-        return VectorMap<ops::LogisticOp>(in, out, n, in_range(-L::kExpHi, -L::kExpLo), [](auto d, auto x) {
-          const auto one = hn::Set(d, T(1));
-          return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
-        });
-      }
+    case UnaryFn::kLogistic: {
+      // 1 / (1 + exp(-x)) with the exp of kExp: exp_f32's for f32 on FMA targets, else Highway's.
+      constexpr bool kOwnExp = std::is_same_v<T, float> && HWY_NATIVE_FMA;
+      const T lo = kOwnExp ? T(-exp_f32::kHi) : -L::kExpHi, hi = kOwnExp ? T(-exp_f32::kLo) : -L::kExpLo;
+      return VectorMap<ops::LogisticOp>(in, out, n, in_range(lo, hi), [](auto d, auto x) {
+        const auto one = hn::Set(d, T(1));
+        if constexpr (kOwnExp) return hn::Div(one, hn::Add(one, exp_f32::Exp(d, hn::Neg(x))));
+        else return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(x))));
+      });
+    }
     case UnaryFn::kSin:
       return VectorMap<ops::SineOp>(
           in, out, n, [](auto d, auto x) { return TrigDomain(d, x); },
