@@ -2,6 +2,8 @@
 
 #include "runtime/array_layout.h"
 
+#include "base/large_blocks.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -62,7 +64,7 @@ void* TakeCached(size_t rounded) {
 
 void Release(void* data, size_t rounded) {
   if (rounded < kMinCachedBytes || rounded > kMaxCachedBytes) {
-    std::free(data);
+    FreeLargeBlock(data);
     return;
   }
   std::vector<void*> evicted;
@@ -79,7 +81,7 @@ void Release(void* data, size_t rounded) {
     }
     cache.blocks.erase(cache.blocks.begin(), cache.blocks.begin() + static_cast<std::ptrdiff_t>(drop));
   }
-  for (void* p : evicted) std::free(p);
+  for (void* p : evicted) FreeLargeBlock(p);
 }
 
 }  // namespace
@@ -87,7 +89,7 @@ void Release(void* data, size_t rounded) {
 StatusOr<std::shared_ptr<BufferStorage>> BufferStorage::Allocate(size_t size, std::shared_ptr<MemoryStats> stats) {
   const size_t rounded = Rounded(size);
   void* data = TakeCached(rounded);
-  if (!data) data = std::aligned_alloc(kAlignment, rounded);
+  if (!data) data = AllocateLargeBlock(rounded);  // huge pages from 4 MiB (base/large_blocks.h)
   if (!data) return ResourceExhausted("failed to allocate " + std::to_string(size) + " bytes for a buffer");
   if (stats) stats->Allocated(static_cast<int64_t>(size));
   return std::shared_ptr<BufferStorage>(new BufferStorage(data, size, true, {}, std::move(stats)));

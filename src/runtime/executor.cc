@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/env.h"
+#include "base/large_blocks.h"
 #include "base/thread_pool.h"
 #include "collectives/communicator.h"
 #include "kernels/compare_params.h"
@@ -1216,7 +1217,7 @@ Status LoadedPlan::RunCollective(const ResolvedStep& step, const kernels::Kernel
                                      static_cast<int64_t>(element_size), combine, origin);
 }
 
-void LoadedPlan::FreeDeleter::operator()(void* p) const { std::free(p); }
+void LoadedPlan::FreeDeleter::operator()(void* p) const { FreeLargeBlock(p); }
 
 StatusOr<LoadedPlan::Arena> LoadedPlan::AcquireArena() const {
   if (plan_.arena_size == 0) return Arena();
@@ -1229,7 +1230,7 @@ StatusOr<LoadedPlan::Arena> LoadedPlan::AcquireArena() const {
     }
   }
   size_t bytes = (static_cast<size_t>(plan_.arena_size) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-  Arena arena(std::aligned_alloc(kArenaAlignment, bytes));
+  Arena arena(AllocateLargeBlock(bytes));  // huge pages from 4 MiB (base/large_blocks.h)
   if (arena == nullptr) return ResourceExhausted("cannot allocate a " + std::to_string(bytes) + "-byte arena");
   return arena;
 }
