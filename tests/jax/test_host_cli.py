@@ -140,6 +140,29 @@ def test_jax_export_artifact_runs_on_each_plugin(artifacts, tmp_path, plugin, wh
     assert bench.returncode == 0 and f"{1 if which == 'single' else 2} device(s)" in bench.stdout, bench.stdout
 
 
+@pytest.mark.parametrize("plugin", ["stablert", "cpu"])
+@pytest.mark.parametrize("which", ["single", "sharded"])
+def test_fortran_order_inputs_run_on_each_plugin(artifacts, tmp_path, plugin, which):
+    """x and w saved in Fortran order: one device gets them as column-major host arrays (the
+    plugin reorders them), two devices get row-major blocks cut on the host."""
+    single, sharded, inputs, expected = artifacts
+    paths = inputs[1::2]
+    fortran = []
+    for i, path in enumerate(paths):
+        value = np.load(path)
+        np.save(tmp_path / f"f{i}.npy", np.asfortranarray(value))
+        assert np.load(tmp_path / f"f{i}.npy").flags.c_contiguous == (value.ndim < 2)
+        fortran += ["--in", str(tmp_path / f"f{i}.npy")]
+    program = single if which == "single" else sharded
+    target = stablert.library_path() if plugin == "stablert" else plugin
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_cli("run", target, str(program), *fortran, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    for i, want in enumerate(expected):
+        np.testing.assert_allclose(np.load(out / f"output{i}.npy"), want, rtol=1e-5, atol=1e-5)
+
+
 def test_compare_jax_export_artifact_sharded_over_two_devices(artifacts):
     _, sharded, inputs, _ = artifacts
     result = run_cli("compare", stablert.library_path(), "cpu", str(sharded), *inputs)

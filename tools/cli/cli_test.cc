@@ -62,6 +62,34 @@ TEST(Npy, RoundTripsEveryRankAndRejectsWhatItCannotRead) {
       << truncated.status().ToString();
 }
 
+TEST(Npy, ReadsFortranOrderAsAColumnMajorHostArray) {
+  // np.asfortranarray([[0, 1, 2], [3, 4, 5]]) holds 0 3 1 4 2 5: written here as a C-order
+  // (3, 2) file of those bytes whose header is then changed to Fortran order, shape (2, 3).
+  std::string path = TempPath("fortran.npy");
+  ASSERT_TRUE(WriteNpy(path, F32({3, 2}, {0, 3, 1, 4, 2, 5})).ok());
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string c_order = "'fortran_order': False, 'shape': (3, 2), }";
+  size_t at = bytes.find(c_order);
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, c_order.size(), "'fortran_order': True, 'shape': (2, 3), } ");
+  std::ofstream(path, std::ios::binary) << bytes;
+  StatusOr<host::Literal> read = ReadNpy(path);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(read->byte_strides, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(read->bytes, F32({3, 2}, {0, 3, 1, 4, 2, 5}).bytes);
+  // Written back in C order.
+  ASSERT_TRUE(WriteNpy(path, *read).ok());
+  StatusOr<host::Literal> c = ReadNpy(path);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->byte_strides.empty());
+  EXPECT_EQ(c->bytes, F32({2, 3}, {0, 1, 2, 3, 4, 5}).bytes);
+}
+
 TEST(Compare, FloatsWithinToleranceIntegersExactNansAndShapes) {
   float nan = std::numeric_limits<float>::quiet_NaN();
   Comparison same = CompareLiterals(F32({3}, {1, nan, 3}), F32({3}, {1.000001f, nan, 3}), {});

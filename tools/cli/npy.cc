@@ -79,8 +79,9 @@ StatusOr<host::Literal> ReadNpy(const std::string& path) {
   if (!known)
     return InvalidArgument(path + ": dtype '" + descr +
                            "' is not supported (expected little-endian bool, integers, f16/f32/f64, complex)");
-  if (DictValue(header, "fortran_order") != "False")
-    return InvalidArgument(path + ": Fortran-order arrays are not supported (save with np.ascontiguousarray)");
+  std::string fortran_order = DictValue(header, "fortran_order");
+  if (fortran_order != "False" && fortran_order != "True")
+    return InvalidArgument(path + ": fortran_order is '" + fortran_order + "' (expected True or False)");
   std::string shape = DictValue(header, "shape");
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
     return InvalidArgument(path + ": malformed shape '" + shape + "'");
@@ -103,10 +104,22 @@ StatusOr<host::Literal> ReadNpy(const std::string& path) {
     return InvalidArgument(path + ": " + std::to_string(data.size() - body) + " bytes of data for shape " + shape +
                            " (expected " + std::to_string(bytes) + ")");
   literal.bytes.assign(data.begin() + static_cast<std::ptrdiff_t>(body), data.end());
+  // Fortran order: the bytes stay column-major, and the literal says so by its strides.
+  if (fortran_order == "True" && literal.dims.size() > 1) {
+    STABLERT_ASSIGN_OR_RETURN(int64_t element, host::DenseBytes(literal.type, {1}));
+    STABLERT_ASSIGN_OR_RETURN(literal.byte_strides,
+                              host::LayoutByteStrides(host::MemoryLayout::ColumnMajor(literal.dims.size()),
+                                                      literal.dims, element, path));
+  }
   return literal;
 }
 
-Status WriteNpy(const std::string& path, const host::Literal& literal) {
+Status WriteNpy(const std::string& path, const host::Literal& given) {
+  host::Literal dense;
+  if (!given.byte_strides.empty()) {
+    STABLERT_ASSIGN_OR_RETURN(dense, host::ToRowMajor(given.view()));
+  }
+  const host::Literal& literal = given.byte_strides.empty() ? given : dense;
   const char* descr = nullptr;
   for (const Descr& d : kDescrs)
     if (d.type == literal.type) descr = d.descr;

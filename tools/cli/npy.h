@@ -1,8 +1,10 @@
 // NumPy .npy files (format 1.0-3.0) to and from host Literals, for `stablert run --in/--out`.
 //
-// Reads little-endian C-order arrays of bool, signed/unsigned integers, f16/f32/f64 and
-// complex64/128; anything else (Fortran order, big-endian, objects, structured types) is
-// InvalidArgument naming the file and what it holds. Writes version 1.0. Pure functions.
+// Reads little-endian arrays of bool, signed/unsigned integers, f16/f32/f64 and
+// complex64/128, in C order (a dense row-major Literal) or Fortran order (a Literal holding
+// the column-major bytes as they are, with their byte_strides: the plugin receives a
+// column-major host array); anything else (big-endian, objects, structured types) is
+// InvalidArgument naming the file and what it holds. Writes version 1.0, C order. Pure functions.
 #pragma once
 
 #include <string>

@@ -226,7 +226,13 @@ void CopyBlock(uint8_t* global, const Dims& dims, uint8_t* block, const Dims& st
 
 }  // namespace
 
-StatusOr<host::Literal> ShardOf(const host::Literal& global, const passes::ShardLayout& layout, int partition) {
+StatusOr<host::Literal> ShardOf(const host::Literal& given, const passes::ShardLayout& layout, int partition) {
+  // Blocks are cut from row-major bytes (a Fortran-order input is reordered first).
+  host::Literal dense;
+  if (!given.byte_strides.empty()) {
+    STABLERT_ASSIGN_OR_RETURN(dense, host::ToRowMajor(given.view()));
+  }
+  const host::Literal& global = given.byte_strides.empty() ? given : dense;
   host::Literal shard{global.type, layout.local_dims, {}};
   STABLERT_ASSIGN_OR_RETURN(int64_t bytes, host::DenseBytes(shard.type, shard.dims));
   STABLERT_ASSIGN_OR_RETURN(int64_t element, host::DenseBytes(shard.type, {1}));
