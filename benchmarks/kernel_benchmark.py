@@ -14,6 +14,7 @@ In one run it
 
     PYTHONPATH=python STABLERT_LIBRARY_PATH=build/libstablert_pjrt.so \
       .venv/bin/python benchmarks/kernel_benchmark.py [--repeats 20] [--only transpose] [--markdown]
+          [--device-operands]
 
 The C++ program is separate because an FMA loop and a STREAM-like loop need the host's
 vector ISA and raw threads, which Python cannot express without adding its own overhead; it
@@ -183,6 +184,9 @@ def main():
     parser.add_argument("--cpu-time", action="store_true",
                         help="time calls by the process's CPU time (all threads, spinning workers included) "
                              "instead of the wall clock: readable when other processes share the cores")
+    parser.add_argument("--device-operands", action="store_true",
+                        help="give each op operands computed on the device (a jitted copy of the host array) "
+                             "instead of host arrays passed in place, as inside a program")
     args = parser.parse_args()
 
     library = os.environ.get("STABLERT_LIBRARY_PATH", "build/libstablert_pjrt.so")
@@ -227,6 +231,10 @@ def main():
         for backend in backends:
             device = jax.devices(backend)[0]
             dargs = [jax.device_put(a, device) for a in fargs]
+            if args.device_operands:
+                # Buffers the backend allocated itself (a NumPy array is otherwise used in place,
+                # on the pages NumPy's allocator gave it).
+                dargs = [jax.jit(lambda v: v + jnp.zeros((), v.dtype))(a) if a.ndim else a for a in dargs]
             # keep_unused: an iota whose operand only gives its shape still runs on that
             # operand's device (JAX would otherwise drop it and run on the default backend).
             jitted = jax.jit(fn, keep_unused=True)
