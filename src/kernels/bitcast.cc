@@ -1,11 +1,14 @@
-// "bitcast_convert.<From>.<To>" between a sub-byte type (i4, ui4, f4E2M1FN: 4 bits; i2, ui2:
-// 2 bits) and a type of another width (8, 16, 32 or 64 bits, or the other sub-byte width).
-// Bitcasts between byte-sized types are plain aliases in the plan and need no kernel.
+// "bitcast_convert.<From>.<To>" between a sub-byte type (i1: 1 bit, as the StableHLO
+// specification counts it; i4, ui4, f4E2M1FN: 4 bits; i2, ui2: 2 bits) and a type of another
+// width (8, 16, 32 or 64 bits, or another sub-byte width). Bitcasts between byte-sized types
+// are plain aliases in the plan and need no kernel.
 //
 // A sub-byte element takes one byte in StableRT buffers (its bits in the low bits, the others
-// zero; kernels/dtype_traits.h), so such a bitcast repacks: the narrow side's elements are
-// the wide element's bits from the lowest up, element 0 in the lowest bits, and the wide
-// element's bytes are little-endian, as XLA bitcasts them. Narrow -> wide:
+// zero; an i1 is 0 or 1; kernels/dtype_traits.h), so such a bitcast repacks: the narrow
+// side's elements are the wide element's bits from the lowest up, element 0 in the lowest
+// bits, and the wide element's bytes are little-endian, as XLA bitcasts its sub-byte types and
+// the StableHLO reference interpreter bitcasts every type, i1 included (docs/decisions.md,
+// "bitcast_convert of i1"). Narrow -> wide:
 //   in: x [..., r]  out: y [...]  (r = wide bits / narrow bits)
 // wide -> narrow:
 //   in: x [...]     out: y [..., r]
@@ -72,15 +75,16 @@ Status UnpackKernel(const KernelContext& context, const KernelArgs& args) {
   return OkStatus();
 }
 
-using SubByteDTypes = DTypeList<DType::kS4, DType::kU4, DType::kF4E2M1FN, DType::kS2, DType::kU2>;
-// Every non-complex type of 8 to 64 bits (i1 is not bitcast).
+using SubByteDTypes = DTypeList<DType::kPred, DType::kS4, DType::kU4, DType::kF4E2M1FN, DType::kS2, DType::kU2>;
+// Every non-complex type of 8 to 64 bits.
 using WideDTypes = DTypeList<DType::kS8, DType::kS16, DType::kS32, DType::kS64, DType::kU8, DType::kU16,
                              DType::kU32, DType::kU64, DType::kF16, DType::kBF16, DType::kF32, DType::kF64,
                              DType::kF8E5M2, DType::kF8E4M3FN, DType::kF8E4M3B11FNUZ, DType::kF8E5M2FNUZ,
                              DType::kF8E4M3FNUZ, DType::kF8E4M3, DType::kF8E3M4, DType::kF8E8M0FNU>;
 
 template <DType D>
-constexpr int kBitsOf = D == DType::kF4E2M1FN  ? 4
+constexpr int kBitsOf = D == DType::kPred       ? 1
+                        : D == DType::kF4E2M1FN ? 4
                         : kNarrowIntBits<D> > 0 ? kNarrowIntBits<D>
                                                 : static_cast<int>(sizeof(Storage<D>) * 8);
 
@@ -101,7 +105,8 @@ Status RegisterPair(KernelRegistry& r) {
 Status RegisterBitcastKernels(KernelRegistry& r) {
   return ForEachDType(SubByteDTypes{}, [&]<DType Narrow>() {
     STABLERT_RETURN_IF_ERROR(ForEachDType(WideDTypes{}, [&]<DType Other>() { return RegisterPair<Narrow, Other>(r); }));
-    // 2-bit <-> 4-bit: registered once, from the 2-bit side.
+    // Between two sub-byte widths (1 <-> 2, 1 <-> 4, 2 <-> 4): registered once, from the
+    // narrower side.
     return ForEachDType(SubByteDTypes{}, [&]<DType Other>() { return RegisterPair<Narrow, Other>(r); });
   });
 }

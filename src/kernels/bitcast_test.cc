@@ -1,5 +1,6 @@
-// Checks the sub-byte bitcast kernels against a bit-by-bit reference: the narrow elements are
-// the wide elements' bits from the lowest up, wide elements little-endian.
+// Checks the sub-byte bitcast kernels (i1 as 1 bit, 2- and 4-bit types) against a bit-by-bit
+// reference: the narrow elements are the wide elements' bits from the lowest up, wide elements
+// little-endian.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -52,6 +53,36 @@ TEST(BitcastKernels, SubByteToAndFromEveryWidth) {
       for (int64_t count : {1, 7, 1000}) CheckRoundTrip(n, nb, w, wb, count);
   CheckRoundTrip(DType::kU2, 2, DType::kS4, 4, 333);
   CheckRoundTrip(DType::kS2, 2, DType::kF4E2M1FN, 4, 5);
+}
+
+TEST(BitcastKernels, I1ToAndFromEveryWidth) {
+  const std::pair<DType, int> other[] = {
+      {DType::kU2, 2},       {DType::kS2, 2},   {DType::kS4, 4},   {DType::kU4, 4},
+      {DType::kF4E2M1FN, 4}, {DType::kU8, 8},   {DType::kS8, 8},   {DType::kF8E5M2, 8},
+      {DType::kF8E8M0FNU, 8}, {DType::kS16, 16}, {DType::kF16, 16}, {DType::kBF16, 16},
+      {DType::kU32, 32},     {DType::kF32, 32}, {DType::kU64, 64}, {DType::kF64, 64}};
+  for (auto [t, bits] : other)
+    for (int64_t count : {1, 7, 1000}) CheckRoundTrip(DType::kPred, 1, t, bits, count);
+}
+
+TEST(BitcastKernels, I1BitOrderIsTheSpecifications) {
+  // Element 0 is the lowest bit of the wide element, whose bytes are little-endian (the
+  // StableHLO reference interpreter's order; numpy's packbits(..., bitorder="little")).
+  Array bits = ArrayOf<uint8_t>(DType::kPred, {2, 8}, {1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1});
+  Array bytes(DType::kU8, {2});
+  RunKernel(Key(DType::kPred, DType::kU8), {&bits}, {&bytes});
+  EXPECT_EQ(ElementAt<uint8_t>(bytes, 0), 0x01);
+  EXPECT_EQ(ElementAt<uint8_t>(bytes, 1), 0x86);
+  // u16 0x0102: bit 1 (of the low byte 0x02) and bit 8 (the low bit of the high byte 0x01).
+  Array word = ArrayOf<uint16_t>(DType::kU16, {1}, {0x0102});
+  Array unpacked(DType::kPred, {1, 16});
+  RunKernel(Key(DType::kU16, DType::kPred), {&word}, {&unpacked});
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(unpacked.bytes[static_cast<size_t>(i)], i == 1 || i == 8 ? 1 : 0) << i;
+  // i1 -> i4: element 0 in the i4's lowest bit; the i4's byte keeps its high bits zero.
+  Array four = ArrayOf<uint8_t>(DType::kPred, {1, 4}, {0, 1, 1, 1});
+  Array nibble(DType::kS4, {1});
+  RunKernel(Key(DType::kPred, DType::kS4), {&four}, {&nibble});
+  EXPECT_EQ(nibble.bytes[0], 0xE);
 }
 
 TEST(BitcastKernels, XlaBitOrder) {

@@ -111,36 +111,54 @@ Status LowerReverse(Lowering& l, const ir::Operation& op) {
   return OkStatus();
 }
 
-// Same bits, other element type: between widths, the narrower side has one trailing dim
-// more, of size wide bits / narrow bits. Byte-sized types share the bytes (an alias);
-// sub-byte types take one byte per element, so to or from another width their bits are
-// repacked ("bitcast_convert.<From>.<To>", kernels/bitcast.cc).
-bool IsSubByte(DType dtype) { return DTypeBitWidth(dtype) < 8; }
+// Same bits, other element type (specification C1): between widths, the narrower side has
+// one trailing dim more, of size wide bits / narrow bits. Widths are the specification's, so
+// i1 is 1 bit (tensor<...x8xi1> <-> tensor<...xui8>). Byte-sized types share the bytes (an
+// alias); sub-byte types, i1 among them, take one byte per element, so to or from another
+// width their bits are repacked ("bitcast_convert.<From>.<To>", kernels/bitcast.cc).
+int SpecBits(DType dtype) { return dtype == DType::kPred ? 1 : DTypeBitWidth(dtype); }
+bool IsSubByte(DType dtype) { return SpecBits(dtype) < 8; }
+
+// Why `in` cannot be bitcast to `result` (what the shapes must be), or "" if it can.
+std::string BitcastShapeError(const TensorType& in, const TensorType& result) {
+  const int in_bits = SpecBits(in.dtype), out_bits = SpecBits(result.dtype);
+  auto width = [](DType dtype, int bits) {
+    return std::string(DTypeName(dtype)) + ": " + std::to_string(bits) + (bits == 1 ? " bit" : " bits");
+  };
+  const std::string widths = width(in.dtype, in_bits) + ", " + width(result.dtype, out_bits);
+  if (in_bits == out_bits)
+    return in.dims == result.dims ? "" : "expected the operand's shape " + DimsToString(in.dims) + " (" + widths + ")";
+  const int narrow = std::min(in_bits, out_bits), wide = std::max(in_bits, out_bits);
+  if (wide % narrow != 0) return "expected widths of which one divides the other (" + widths + ")";
+  const int64_t ratio = wide / narrow;
+  if (out_bits < in_bits) {
+    Dims expected = in.dims;
+    expected.push_back(ratio);
+    return result.dims == expected ? "" : "expected the result shape " + DimsToString(expected) + " (" + widths + ")";
+  }
+  if (in.dims.empty() || in.dims.back() != ratio)
+    return "expected an operand whose last dimension is " + std::to_string(ratio) + " (" + widths + ")";
+  const Dims expected(in.dims.begin(), in.dims.end() - 1);
+  return result.dims == expected ? "" : "expected the result shape " + DimsToString(expected) + " (" + widths + ")";
+}
 
 Status LowerBitcastConvert(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(ValueId operand, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
   const TensorType in = l.TypeOf(operand);
-  if (in.dtype == DType::kPred || result.dtype == DType::kPred)
-    return l.Unsupported(op, "bitcast_convert of i1 is not supported");
-  const int in_bits = DTypeBitWidth(in.dtype), out_bits = DTypeBitWidth(result.dtype);
-  const TensorType& narrow = in_bits < out_bits ? in : result;
-  const TensorType& wide = in_bits < out_bits ? result : in;
-  const int narrow_bits = std::min(in_bits, out_bits), wide_bits = std::max(in_bits, out_bits);
-  bool shapes_fit = in.dims == result.dims;
-  if (in_bits != out_bits) {
-    Dims expected = wide.dims;
-    expected.push_back(narrow_bits > 0 ? wide_bits / narrow_bits : 0);
-    shapes_fit = narrow_bits > 0 && wide_bits % narrow_bits == 0 && narrow.dims == expected;
-  }
-  if (!shapes_fit || in_bits == 0 || out_bits == 0)
+  const int in_bits = SpecBits(in.dtype), out_bits = SpecBits(result.dtype);
+  if (in_bits == 0 || out_bits == 0)
     return l.Invalid(op, "cannot bitcast " + TensorTypeToString(in) + " to " + TensorTypeToString(result));
+  if (std::string why = BitcastShapeError(in, result); !why.empty())
+    return l.Invalid(op, "cannot bitcast " + TensorTypeToString(in) + " to " + TensorTypeToString(result) + ": " + why);
   if (in_bits == out_bits || (!IsSubByte(in.dtype) && !IsSubByte(result.dtype))) {
     l.Bind(op.results[0], l.NewAlias(operand, result));
     return OkStatus();
   }
-  if (IsComplex(in.dtype) || IsComplex(result.dtype) || wide_bits > 64 ||
-      (narrow_bits != 2 && narrow_bits != 4))
+  // Kernels exist for 1-, 2- and 4-bit elements to and from every wider width up to 64 bits.
+  const int narrow = std::min(in_bits, out_bits), wide = std::max(in_bits, out_bits);
+  if (IsComplex(in.dtype) || IsComplex(result.dtype) || (narrow != 1 && narrow != 2 && narrow != 4) ||
+      wide > 64 || (wide & (wide - 1)) != 0)
     return l.Unsupported(op, "bitcast_convert between " + std::string(DTypeName(in.dtype)) + " and " +
                                  std::string(DTypeName(result.dtype)) + " is not supported");
   ValueId out = l.NewValue(result);

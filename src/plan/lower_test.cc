@@ -396,5 +396,48 @@ TEST(LowerTest, RandomDagsNeverOverlapLiveBuffers) {
   }
 }
 
+TEST(LowerTest, BitcastOfI1CountsOneBitPerElement) {
+  {
+    ModuleBuilder b;  // tensor<3x8xi1> -> tensor<3xui8> and back: two repacking steps
+    auto x = b.Param(DType::kPred, {3, 8});
+    auto y = b.Op(OpCode::kBitcastConvert, {x}, DType::kU8, {3});
+    auto z = b.Op(OpCode::kBitcastConvert, {y}, DType::kPred, {3, 8});
+    ExecutionPlan plan = MustLower(b.Build({y, z}));
+    EXPECT_NE(testing::FindStep(plan, "bitcast_convert.i1.ui8"), nullptr);
+    EXPECT_NE(testing::FindStep(plan, "bitcast_convert.ui8.i1"), nullptr);
+  }
+  {
+    ModuleBuilder b;  // i1 -> i1 shares the bytes
+    auto x = b.Param(DType::kPred, {4});
+    auto y = b.Op(OpCode::kBitcastConvert, {x}, DType::kPred, {4});
+    EXPECT_EQ(testing::CountSteps(MustLower(b.Build({y})).body, "bitcast_convert"), 0);
+  }
+  struct Bad {
+    DType from;
+    Dims from_dims;
+    DType to;
+    Dims to_dims;
+    const char* expected;
+  };
+  const Bad bad[] = {
+      // XLA's reading (i1 as 8 bits) is not the specification's.
+      {DType::kPred, {3}, DType::kS8, {3}, "expected an operand whose last dimension is 8 (i1: 1 bit, i8: 8 bits)"},
+      {DType::kF32, {2}, DType::kPred, {2}, "expected the result shape [2,32] (f32: 32 bits, i1: 1 bit)"},
+      {DType::kPred, {2, 16}, DType::kF16, {4}, "expected the result shape [2] (i1: 1 bit, f16: 16 bits)"},
+      {DType::kPred, {2}, DType::kPred, {3}, "expected the operand's shape [2] (i1: 1 bit, i1: 1 bit)"},
+  };
+  for (const Bad& c : bad) {
+    ModuleBuilder b;
+    auto x = b.Param(c.from, c.from_dims);
+    auto y = b.Op(OpCode::kBitcastConvert, {x}, c.to, c.to_dims);
+    auto plan = LowerToPlan(b.Build({y}));
+    ASSERT_FALSE(plan.ok()) << c.expected;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find("stablehlo.bitcast_convert"), std::string_view::npos)
+        << plan.status().message();
+    EXPECT_NE(plan.status().message().find(c.expected), std::string_view::npos) << plan.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace stablert::plan
