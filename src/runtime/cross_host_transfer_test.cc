@@ -52,6 +52,14 @@ std::unique_ptr<Buffer> FloatBuffer(TestDevice& on, const std::vector<float>& va
                                   std::move(layout));
 }
 
+// Process 0 with device 0 sends to process 1 with device 1.
+struct SenderAndReceiver {
+  std::vector<std::unique_ptr<TcpTransport>> mesh = Mesh(2);
+  TestDevice source{0, 0}, destination{1, 1};
+  CrossHostTransfers sender{mesh[0].get(), std::chrono::seconds(20)};
+  CrossHostTransfers receiver{mesh[1].get(), std::chrono::seconds(20)};
+};
+
 std::vector<float> Values(const Buffer& buffer) {
   auto storage = buffer.storage("test");
   EXPECT_TRUE(storage.ok());
@@ -61,10 +69,8 @@ std::vector<float> Values(const Buffer& buffer) {
 }
 
 TEST(CrossHostTransfers, SendsBytesThatArriveWhenTheSourceIsReady) {
-  auto mesh = Mesh(2);
-  TestDevice source(0, 0), destination(1, 1);
-  CrossHostTransfers sender(mesh[0].get(), std::chrono::seconds(20));
-  CrossHostTransfers receiver(mesh[1].get(), std::chrono::seconds(20));
+  SenderAndReceiver pair;
+  auto& [mesh, source, destination, sender, receiver] = pair;
   std::vector<float> values(3 << 20);  // 12 MiB: several transport pieces
   std::iota(values.begin(), values.end(), 0.5f);
   EventRef source_ready = Event::Create();
@@ -106,10 +112,8 @@ std::vector<float> InLayout(const Dims& dims, const MajorToMinor& m2m) {
 }
 
 TEST(CrossHostTransfers, ArraysArriveInTheLayoutAskedForWhateverTheSendersLayout) {
-  auto mesh = Mesh(2);
-  TestDevice source(0, 0), destination(1, 1);
-  CrossHostTransfers sender(mesh[0].get(), std::chrono::seconds(20));
-  CrossHostTransfers receiver(mesh[1].get(), std::chrono::seconds(20));
+  SenderAndReceiver pair;
+  auto& [mesh, source, destination, sender, receiver] = pair;
   // Rank 3 (with a dimension of extent 1) and a matrix big enough for the transpose kernel
   // to split over the pool.
   const std::vector<Dims> shapes = {{3, 1, 5}, {300, 257}};
@@ -172,10 +176,8 @@ TEST(CrossHostTransfers, KeysAndDevicesKeepTransfersApart) {
 }
 
 TEST(CrossHostTransfers, ShapeMismatchAndFailedSourceFailTheReceiver) {
-  auto mesh = Mesh(2);
-  TestDevice source(0, 0), destination(1, 1);
-  CrossHostTransfers sender(mesh[0].get(), std::chrono::seconds(20));
-  CrossHostTransfers receiver(mesh[1].get(), std::chrono::seconds(20));
+  SenderAndReceiver pair;
+  auto& [mesh, source, destination, sender, receiver] = pair;
   auto buffer = FloatBuffer(source, {1, 2, 3, 4}, Event::Ready(), {2, 2});
   ASSERT_TRUE(sender.Send("Send", *buffer, 1, 1, 1).ok());
   auto wrong = receiver.Receive("Receive", DType::kF32, {4}, {}, &destination.device, &destination.memory, 0, 0, 1);
