@@ -182,6 +182,7 @@ PJRT_Error* CrossHostReceiveBuffers(PJRT_Transfers_PJRT_Client_CrossHostReceiveB
     struct Shape {
       DType dtype;
       Dims dims;
+      std::vector<int64_t> layout;
       runtime::Device* source;
     };
     std::vector<Shape> shapes;
@@ -192,18 +193,22 @@ PJRT_Error* CrossHostReceiveBuffers(PJRT_Transfers_PJRT_Client_CrossHostReceiveB
         return ToPjrtError(InvalidArgument(fn + ": num_dims is null for a shape of rank " +
                                            std::to_string(args->shape_num_dims[i])));
       STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(fn.c_str(), args->num_dims[i], args->shape_num_dims[i]));
-      if (args->layouts && args->layouts[i])
-        STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(fn.c_str(), args->layouts[i], dims, dtype));
+      // The layout the buffer is to have (null: row-major): any dense dimension order.
+      std::vector<int64_t> layout;
+      if (args->layouts && args->layouts[i]) {
+        STABLERT_CAPI_ASSIGN_OR_RETURN(layout, DeviceLayoutOrder(fn.c_str(), args->layouts[i], dims, dtype));
+      }
       STABLERT_CAPI_ASSIGN_OR_RETURN(runtime::Device * source,
                                      RemoteDevice(kReceive, args->client, i, args->src_global_device_ids[i], "source"));
-      shapes.push_back(Shape{dtype, std::move(dims), source});
+      shapes.push_back(Shape{dtype, std::move(dims), std::move(layout), source});
     }
     std::vector<std::unique_ptr<runtime::Buffer>> buffers;
     for (size_t i = 0; i < shapes.size(); ++i) {
       STABLERT_CAPI_ASSIGN_OR_RETURN(
           std::unique_ptr<runtime::Buffer> buffer,
-          transfers->Receive(kReceive, shapes[i].dtype, shapes[i].dims, device, device->default_memory(),
-                             shapes[i].source->id(), shapes[i].source->process_index(), args->transfer_keys[i]));
+          transfers->Receive(kReceive, shapes[i].dtype, shapes[i].dims, shapes[i].layout, device,
+                             device->default_memory(), shapes[i].source->id(), shapes[i].source->process_index(),
+                             args->transfer_keys[i]));
       buffers.push_back(std::move(buffer));
     }
     for (size_t i = 0; i < buffers.size(); ++i) args->buffers[i] = NewBufferHandle(std::move(buffers[i]), args->client);

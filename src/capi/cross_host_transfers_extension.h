@@ -7,9 +7,13 @@
 //                                                       under transfer_keys[i]; send_events[i]
 //                                                       is set once its bytes are written
 //   PJRT_Transfers_PJRT_Client_CrossHostReceiveBuffers  the receiving process: buffers on
-//                                                       `device`, ready once the bytes from
-//                                                       src_global_device_ids[i] arrived
-// both over the job's collective transport (runtime/cross_host_transfer.h). The older
+//                                                       `device` in layouts[i] (null: row-major;
+//                                                       any dense dimension order), ready once
+//                                                       the bytes from src_global_device_ids[i]
+//                                                       arrived
+// both over the job's collective transport (runtime/cross_host_transfer.h). A buffer is sent
+// in whatever layout it has and converted on arrival into the layout asked for; tiled
+// layouts are UNIMPLEMENTED naming the function (StableRT stores dense arrays). The older
 // descriptor-based pair (MakeCrossHostReceiveBuffers, CopyToRemoteDevice) returns
 // UNIMPLEMENTED: jaxlib only falls back to it when the pair above is unimplemented.
 //

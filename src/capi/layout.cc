@@ -133,7 +133,11 @@ StatusOr<std::vector<int64_t>> HostByteStrides(const char* function, const PJRT_
     return InvalidArgument(std::string(function) + ": unknown memory layout type " + std::to_string(type));
   const auto& t = layout->tiled;
   if (t.num_tiles != 0)
-    return Unimplemented(std::string(function) + ": tiled memory layouts are not supported");
+    return Unimplemented(std::string(function) + ": tiled memory layouts are not supported (" +
+                         std::to_string(t.num_tiles) +
+                         " tiles given; StableRT stores dense arrays: expected a Tiled layout without tiles, "
+                         "that is a minor_to_major permutation of the dimensions, or the byte strides of a "
+                         "dense array)");
   if (t.minor_to_major_size != dims.size() || (dims.size() && !t.minor_to_major))
     return InvalidArgument(std::string(function) + ": minor_to_major has " + std::to_string(t.minor_to_major_size) +
                            " entries for rank " + std::to_string(dims.size()));

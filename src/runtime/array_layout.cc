@@ -104,24 +104,33 @@ void Transpose(const void* src, const Dims& src_dims, DType dtype, const std::ve
 
 }  // namespace
 
-void CopyRowMajorToLayout(const void* src, const Dims& dims, DType dtype, const MajorToMinor& m2m, void* dst) {
-  if (m2m.empty()) {
+void CopyBetweenLayouts(const void* src, const Dims& dims, DType dtype, const MajorToMinor& from,
+                        const MajorToMinor& to, void* dst) {
+  // Physical dim q of the destination is logical dim to[q], which lies at physical dim
+  // from^-1(to[q]) of the source (identities where a layout is empty).
+  const size_t rank = dims.size();
+  std::vector<int64_t> from_inverse(rank);
+  for (size_t q = 0; q < rank; ++q)
+    from_inverse[from.empty() ? q : static_cast<size_t>(from[q])] = static_cast<int64_t>(q);
+  std::vector<int64_t> perm(rank);
+  bool identity = true;
+  for (size_t q = 0; q < rank; ++q) {
+    perm[q] = from_inverse[to.empty() ? q : static_cast<size_t>(to[q])];
+    identity = identity && perm[q] == static_cast<int64_t>(q);
+  }
+  if (identity) {
     std::memcpy(dst, src, static_cast<size_t>(ElementCount(dims)) * DTypeByteSize(dtype));
     return;
   }
-  // Physical dim q is logical dim m2m[q].
-  Transpose(src, dims, dtype, m2m, dst);
+  Transpose(src, PhysicalDims(dims, from), dtype, perm, dst);
+}
+
+void CopyRowMajorToLayout(const void* src, const Dims& dims, DType dtype, const MajorToMinor& m2m, void* dst) {
+  CopyBetweenLayouts(src, dims, dtype, {}, m2m, dst);
 }
 
 void CopyLayoutToRowMajor(const void* src, const Dims& dims, DType dtype, const MajorToMinor& m2m, void* dst) {
-  if (m2m.empty()) {
-    std::memcpy(dst, src, static_cast<size_t>(ElementCount(dims)) * DTypeByteSize(dtype));
-    return;
-  }
-  // Logical dim j is the physical dim q with m2m[q] = j.
-  std::vector<int64_t> perm(m2m.size());
-  for (size_t q = 0; q < m2m.size(); ++q) perm[static_cast<size_t>(m2m[q])] = static_cast<int64_t>(q);
-  Transpose(src, PhysicalDims(dims, m2m), dtype, perm, dst);
+  CopyBetweenLayouts(src, dims, dtype, m2m, {}, dst);
 }
 
 namespace {

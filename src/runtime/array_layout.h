@@ -40,8 +40,12 @@ std::vector<int64_t> MinorToMajor(const MajorToMinor& m2m, size_t rank);
 // "{1,0}"-style text of a minor_to_major list, as XLA prints layouts.
 std::string LayoutToString(const MajorToMinor& m2m, size_t rank);
 
-// Copies the row-major array `src` of `dims` into `dst` in layout `m2m` (a plain copy when
-// empty), with the transpose kernel. `dst` and `src` must not overlap.
+// Copies `src`, an array of `dims` in layout `from`, into `dst` in layout `to`: one pass of
+// the transpose kernel, a plain copy when the two are the same order. `dst` and `src` must
+// not overlap; both layouts must be permutations of the rank (CheckLayout) or empty.
+void CopyBetweenLayouts(const void* src, const Dims& dims, DType dtype, const MajorToMinor& from,
+                        const MajorToMinor& to, void* dst);
+// The row-major array `src` of `dims` into `dst` in layout `m2m` (CopyBetweenLayouts).
 void CopyRowMajorToLayout(const void* src, const Dims& dims, DType dtype, const MajorToMinor& m2m, void* dst);
 // The reverse: `src` holds an array of `dims` in layout `m2m`; `dst` receives it row-major.
 void CopyLayoutToRowMajor(const void* src, const Dims& dims, DType dtype, const MajorToMinor& m2m, void* dst);

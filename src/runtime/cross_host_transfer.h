@@ -9,10 +9,12 @@
 // of a program and are never kRun.
 //
 // Send waits (off the caller's thread) for the source buffer to be ready, then writes a
-// header (element type, dimensions) and the bytes; its event is set once the bytes were
-// handed to the connection, with the error if the source failed or the peer is gone.
-// Receive returns at once a buffer on the destination device whose ready event is set when
-// the bytes have arrived — or with an error naming the function, the devices and the
+// header (element type, dimensions, the buffer's layout) and the bytes as they lie, in that
+// layout; its event is set once the bytes were handed to the connection, with the error if
+// the source failed or the peer is gone. Receive returns at once a buffer on the destination
+// device, in the layout it is asked for, whose ready event is set when the bytes have arrived
+// and were put in that layout (a copy when the sender's layout is the same, else one pass of
+// the transpose kernel) — or with an error naming the function, the devices and the
 // processes when the peer dies (at once), does not send within the collective timeout, or
 // sends another shape.
 //
@@ -29,6 +31,7 @@
 
 #include "base/status.h"
 #include "collectives/tcp_transport.h"
+#include "runtime/array_layout.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/event.h"
@@ -45,16 +48,19 @@ class CrossHostTransfers {
   CrossHostTransfers(const CrossHostTransfers&) = delete;
   CrossHostTransfers& operator=(const CrossHostTransfers&) = delete;
 
-  // Sends `buffer` (on a device of this process) to device `destination` of process
-  // `destination_process`. `function` names the caller in errors. A buffer that cannot be
-  // sent (deleted, a layout other than row-major) is an error here, and the receiver is told
-  // (its buffer fails at once instead of waiting for the timeout).
+  // Sends `buffer` (on a device of this process, in any layout) to device `destination` of
+  // process `destination_process`. `function` names the caller in errors. A buffer that
+  // cannot be sent (deleted) is an error here, and the receiver is told (its buffer fails at
+  // once instead of waiting for the timeout).
   StatusOr<EventRef> Send(const char* function, const Buffer& buffer, int destination_id, int destination_process,
                           int64_t key);
-  // A buffer of `dtype`/`dims` on `device` (of this process) that receives the bytes device
-  // `source_id` of process `source_process` sends under `key`.
-  StatusOr<std::unique_ptr<Buffer>> Receive(const char* function, DType dtype, const Dims& dims, Device* device,
-                                            MemorySpace* memory, int source_id, int source_process, int64_t key);
+  // A buffer of `dtype`/`dims` in `layout` (empty: row-major; else a permutation of the
+  // dims, InvalidArgument naming `function` otherwise) on `device` (of this process) that
+  // receives the array device `source_id` of process `source_process` sends under `key`,
+  // whatever layout the sender's buffer has.
+  StatusOr<std::unique_ptr<Buffer>> Receive(const char* function, DType dtype, const Dims& dims,
+                                            const MajorToMinor& layout, Device* device, MemorySpace* memory,
+                                            int source_id, int source_process, int64_t key);
 
  private:
   collectives::TcpTransport* transport_;

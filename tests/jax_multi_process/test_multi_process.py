@@ -114,6 +114,30 @@ def test_device_put_onto_another_processs_devices(processes, devices):
     assert_every_rank_passed(launch("worker_cross_host.py", processes, devices), processes, CROSS_HOST_CHECKS)
 
 
+CROSS_HOST_LAYOUT_CASES = ["rank3_f32_201", "rank3_bf16_120", "named_f32_10", "named_int8_10"]
+
+
+def test_device_put_of_non_row_major_arrays_onto_another_processs_devices():
+    """Arrays in other layouts (jax.experimental.layout) sent across processes: the layout JAX
+    reports for the received array and what a jitted program computes from it are those of JAX's
+    CPU backend (which sends through JAX's own socket transport). The values read back must be
+    the source array's on StableRT; on the CPU backend of jaxlib 0.10.2 they are not (the socket
+    transport puts the sender's bytes into row-major buffers and labels the array with the
+    sender's layout, so np.asarray reads them permuted), so they are checked against NumPy only."""
+    result = launch("worker_cross_host_layouts.py", 2, 2)
+    assert_every_rank_passed(result, 2, CROSS_HOST_LAYOUT_CASES + ["all"])
+    reference = launch("worker_cross_host_layouts.py", 2, 2,
+                       extra_env={"JAX_PLATFORMS": "cpu", "CROSS_HOST_REFERENCE": "cpu"})
+    assert_every_rank_passed(reference, 2, ["all"])
+
+    def reports(stdout):
+        return sorted(line for line in stdout.splitlines() if re.match(r"\[\d\] (FORMAT|JIT) ", line))
+
+    ours, cpu = reports(result.stdout), reports(reference.stdout)
+    assert len(ours) == 2 * 2 * len(CROSS_HOST_LAYOUT_CASES), ours
+    assert ours == cpu, (ours, cpu)
+
+
 @pytest.mark.parametrize("mode,code", [("die", "UNAVAILABLE"), ("hang", "DEADLINE_EXCEEDED")])
 def test_lost_sender_fails_the_receiving_device_put_within_the_timeout(mode, code):
     timeout = 6
