@@ -2,7 +2,7 @@
 // f32), complex<f32>, complex<f64> and every integer type (accumulating in T, wrapping
 // around as two's complement arithmetic does, as XLA's CPU backend computes it). Any
 // dimension layout, strides, padding, dilations, window reversal, feature and batch groups.
-// "convolution.pred" computes the or of the ands (true where any window product is true).
+// "convolution.i1" computes the or of the ands (true where any window product is true).
 // A plain loop nest; f32 convolutions are lowered to "convolution_dnnl.f32"
 // (convolution_dnnl.cc), which runs this kernel for the forms oneDNN cannot express. Operands of a narrower type than the
 // result (preferred_element_type) are widened by the plan before this kernel.
