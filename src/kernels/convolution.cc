@@ -2,6 +2,7 @@
 // f32), complex<f32>, complex<f64> and every integer type (accumulating in T, wrapping
 // around as two's complement arithmetic does, as XLA's CPU backend computes it). Any
 // dimension layout, strides, padding, dilations, window reversal, feature and batch groups.
+// "convolution.i1" computes the or of the ands (true where any window product is true).
 // A plain loop nest; f32 convolutions are lowered to "convolution_dnnl.f32"
 // (convolution_dnnl.cc), which runs this kernel for the forms oneDNN cannot express. Operands of a narrower type than the
 // result (preferred_element_type) are widened by the plan before this kernel.
@@ -21,9 +22,11 @@
 namespace stablert::kernels {
 namespace {
 
-template <typename A>
+template <DType D, typename A>
 inline A MultiplyAdd(A sum, A a, A b) {
-  if constexpr (kIsComplex<A>) {
+  if constexpr (D == DType::kPred) {
+    return static_cast<A>((sum | (a & b)) != 0);  // or of ands, as XLA computes a pred convolution
+  } else if constexpr (kIsComplex<A>) {
     return cx::Add(sum, cx::Multiply(a, b));
   } else if constexpr (std::is_integral_v<A>) {
     // Modulo 2^bits, without signed overflow.
@@ -110,7 +113,7 @@ Status ConvolutionKernel(const KernelContext& context, const KernelArgs& args) {
           }
           if (inside) {
             for (int64_t i = 0; i < in_features_per_group; ++i)
-              sum = MultiplyAdd(sum, static_cast<Acc>(Load(lhs_base[lhs_offset + i * lhs_feature_stride])),
+              sum = MultiplyAdd<D>(sum, static_cast<Acc>(Load(lhs_base[lhs_offset + i * lhs_feature_stride])),
                                 static_cast<Acc>(Load(rhs_base[rhs_offset + i * rhs_in_stride])));
           }
           for (size_t s = spatial; s-- > 0;) {
@@ -151,6 +154,8 @@ Status RegisterConvolutionKernels(KernelRegistry& r) {
   STABLERT_RETURN_IF_ERROR(ForEachDType(ComplexDTypes{}, [&]<DType D>() {
     return r.RegisterSplittable<ConvolutionParams>(KernelKey("convolution", {D}), &ConvolutionKernel<D>);
   }));
+  STABLERT_RETURN_IF_ERROR(r.RegisterSplittable<ConvolutionParams>(KernelKey("convolution", {DType::kPred}),
+                                                                   &ConvolutionKernel<DType::kPred>));
   return RegisterDnnlConvolutionKernels(r, &ConvolutionKernel<DType::kF32>);
 }
 

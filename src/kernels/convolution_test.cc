@@ -113,5 +113,21 @@ TEST(ConvolutionTest, RandomConfigurationsMatchNaiveLoop) {
   }
 }
 
+TEST(ConvolutionTest, PredIsTheOrOfTheAnds) {
+  // 1-D, one feature: lhs [1, 0, 0, 1, 1, 0], window [1, 1] -> each output is
+  // lhs[i] & 1 | lhs[i + 1] & 1, never a count (two true products give true, not 2 or 0).
+  Array lhs = ArrayOf<uint8_t>(DType::kPred, {1, 1, 6}, {1, 0, 0, 1, 1, 0});
+  Array rhs = ArrayOf<uint8_t>(DType::kPred, {1, 1, 2}, {1, 1});
+  Array out(DType::kPred, {1, 1, 5});
+  RunKernel("convolution.i1", {&lhs, &rhs}, {&out},
+            ConvolutionParams{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {1}, {0}, {0}, {1}, {1}, {0}, 1, 1});
+  EXPECT_EQ(out.bytes, (std::vector<uint8_t>{1, 0, 1, 1, 1}));
+  // A false window entry masks its product.
+  Array masked = ArrayOf<uint8_t>(DType::kPred, {1, 1, 2}, {0, 1});
+  RunKernel("convolution.i1", {&lhs, &masked}, {&out},
+            ConvolutionParams{{0, 1, 2}, {0, 1, 2}, {0, 1, 2}, {1}, {0}, {0}, {1}, {1}, {0}, 1, 1});
+  EXPECT_EQ(out.bytes, (std::vector<uint8_t>{0, 0, 1, 1, 0}));
+}
+
 }  // namespace
 }  // namespace stablert::kernels

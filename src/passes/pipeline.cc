@@ -5,6 +5,7 @@
 
 #include "passes/common_subexpressions.h"
 #include "passes/dead_code.h"
+#include "passes/expand_maps.h"
 #include "passes/fold_constants.h"
 #include "passes/shrink_broadcasts.h"
 #include "passes/simplify.h"
@@ -21,6 +22,8 @@ StatusOr<std::vector<PassRecord>> RunPipeline(ir::Module& module, const Pipeline
   };
   STABLERT_ASSIGN_OR_RETURN(int inlined, InlineCalls(module, options.inline_options));
   record("inline_calls", inlined);
+  STABLERT_ASSIGN_OR_RETURN(int maps, ExpandMaps(module));
+  record("expand_maps", maps);
   record("shrink_broadcasts", ShrinkBroadcasts(module));
   record("fold_constants", options.fold_constants ? FoldConstants(module) : 0);
   record("simplify", Simplify(module));

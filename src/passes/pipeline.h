@@ -1,8 +1,8 @@
 // The pass pipeline every compilation runs between verification and partitioning or
-// lowering: call inlining, computing on broadcasts' operands, constant folding, simplification,
+// lowering: call inlining, map expansion, computing on broadcasts' operands, constant folding, simplification,
 // common-subexpression elimination, dead-code removal (each pass's header says what it
 // does). Deterministic: the same module gives the same result.
-// Failure: what InlineCalls reports (the module must then be discarded). Not thread-safe.
+// Failure: what InlineCalls or ExpandMaps reports (the module must then be discarded). Not thread-safe.
 #pragma once
 
 #include <string>

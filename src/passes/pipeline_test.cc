@@ -32,19 +32,21 @@ TEST(PipelineTest, InlinesSimplifiesMergesAndRemovesInOrder) {
   ir::Module module = Program();
   auto records = RunPipeline(module);
   ASSERT_TRUE(records.ok()) << records.status().ToString();
-  ASSERT_EQ(records->size(), 6u);
+  ASSERT_EQ(records->size(), 7u);
   EXPECT_EQ((*records)[0].name, "inline_calls");
   EXPECT_EQ((*records)[0].changes, 2);
-  EXPECT_EQ((*records)[1].name, "shrink_broadcasts");
-  EXPECT_EQ((*records)[1].changes, 0);  // no broadcasts
-  EXPECT_EQ((*records)[2].name, "fold_constants");
-  EXPECT_EQ((*records)[2].changes, 0);  // no constants
-  EXPECT_EQ((*records)[3].name, "simplify");
-  EXPECT_EQ((*records)[3].changes, 2);  // the two converts
-  EXPECT_EQ((*records)[4].name, "common_subexpressions");
+  EXPECT_EQ((*records)[1].name, "expand_maps");
+  EXPECT_EQ((*records)[1].changes, 0);  // no maps
+  EXPECT_EQ((*records)[2].name, "shrink_broadcasts");
+  EXPECT_EQ((*records)[2].changes, 0);  // no broadcasts
+  EXPECT_EQ((*records)[3].name, "fold_constants");
+  EXPECT_EQ((*records)[3].changes, 0);  // no constants
+  EXPECT_EQ((*records)[4].name, "simplify");
+  EXPECT_EQ((*records)[4].changes, 2);  // the two converts
+  EXPECT_EQ((*records)[5].name, "common_subexpressions");
   // Into the first call's ops: its second exp, the other call's two exps, log, convert and add.
-  EXPECT_EQ((*records)[4].changes, 6);
-  EXPECT_EQ((*records)[5].name, "dead_code");
+  EXPECT_EQ((*records)[5].changes, 6);
+  EXPECT_EQ((*records)[6].name, "dead_code");
   EXPECT_EQ(ir::PrintModule(module), R"(module @test {
   func.func public @main(%0: tensor<8xf32>) -> (tensor<8xf32>) {
     %10 = stablehlo.exponential %0 : tensor<8xf32>
@@ -70,8 +72,8 @@ TEST(PipelineTest, FoldedConstantsFeedSimplification) {
   ir::Module module = b.Build({b.Op(OpCode::kMultiply, {x, one}, DType::kF32, {1000})});
   auto records = RunPipeline(module);
   ASSERT_TRUE(records.ok()) << records.status().ToString();
-  EXPECT_EQ((*records)[2].name, "fold_constants");
-  EXPECT_EQ((*records)[2].changes, 1);
+  EXPECT_EQ((*records)[3].name, "fold_constants");
+  EXPECT_EQ((*records)[3].changes, 1);
   EXPECT_EQ(ir::PrintModule(module), R"(module @test {
   func.func public @main(%0: tensor<1000xf32>) -> (tensor<1000xf32>) {
     stablehlo.return %0 : tensor<1000xf32>

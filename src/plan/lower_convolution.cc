@@ -24,7 +24,7 @@ Status LowerConvolution(Lowering& l, const ir::Operation& op) {
   STABLERT_ASSIGN_OR_RETURN(ValueId lhs, l.Operand(op, 0));
   STABLERT_ASSIGN_OR_RETURN(ValueId rhs, l.Operand(op, 1));
   STABLERT_ASSIGN_OR_RETURN(TensorType result, l.ResultType(op, 0));
-  if (!IsFloat(result.dtype) && !IsComplex(result.dtype) && !IsInteger(result.dtype))
+  if (!IsFloat(result.dtype) && !IsComplex(result.dtype) && !IsInteger(result.dtype) && result.dtype != DType::kPred)
     return l.Unsupported(op, "element type " + std::string(DTypeName(result.dtype)) + " is not supported yet");
   // Operands of a narrower type (preferred_element_type) are widened to the result type
   // first, as XLA does; narrowing is not supported.

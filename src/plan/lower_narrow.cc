@@ -1,13 +1,13 @@
 // Narrow element types in the plan: sub-byte integers (i4, ui4, i2, ui2) and narrow floats
 // (the f8 family, f4E2M1FN). Kernels store them one per byte and only move and convert
 // them; everything that computes on them runs in a carrier type (CarrierOf: i8/ui8, f16, or
-// f32 for f8E8M0FNU): its operands are converted up, the op is lowered with its results
-// and the values of its regions (reduction bodies, comparators) typed in the carrier, and
-// its results are converted back (integers wrap into their range, floats round). This is
-// XLA's CPU backend's own treatment (FloatNormalization for narrow floats; body programs
-// round a narrow float to its type after every op, body_program.cc, as XLA's normalized
-// bodies do). Wrapping once at the end equals wrapping after every step for the ring
-// operations (add, multiply, ...), and comparisons, min/max, select and the bitwise ops are
+// f32 for f8E8M0FNU, f64 for a few of its ops: CarrierFor): its operands are converted up,
+// the op is lowered with its results and the values of its regions (reduction bodies,
+// comparators) typed in the carrier, and its results are converted back (integers wrap into
+// their range, floats round). This is XLA's CPU backend's own treatment (FloatNormalization
+// for narrow floats; body programs round a narrow float to its type after every op,
+// body_program.cc, as XLA's normalized bodies do). Wrapping once at the end equals wrapping
+// after every step for the ring operations (add, multiply, ...), and comparisons, min/max, select and the bitwise ops are
 // exact in the carrier; popcnt counts the carrier's bits, as XLA's CPU backend does, except
 // on i2, where XLA counts the two bits alone (popcnt(-2 : i2) = 1, of i4 it counts the
 // sign-extended byte: popcnt(-8 : i4) = 5). count_leading_zeros, shift_right_logical, (of
@@ -41,6 +41,18 @@ bool Computes(const ir::Operation& op) {
     default:
       return false;
   }
+}
+
+// The type `op` computes a `dtype` value in: CarrierOf(dtype), except f8E8M0FNU through
+// ceil, sign and remainder, which compute in f64. In f32 the type's smallest value 2^-127
+// is a denormal the kernels flush to 0 (0 is NaN in f8E8M0FNU), while XLA's CPU backend
+// keeps it through these ops (ceil and sign: 1, remainder: 2^-127); in f64 it is a normal
+// number, and every other value, and each result, is the same as in f32.
+DType CarrierFor(const ir::Operation& op, DType dtype) {
+  if (dtype == DType::kF8E8M0FNU &&
+      (op.code == OpCode::kCeil || op.code == OpCode::kSign || op.code == OpCode::kRemainder))
+    return DType::kF64;
+  return CarrierOf(dtype);
 }
 
 // Every value defined in `op`'s regions (block arguments and op results), recursively.
@@ -88,8 +100,9 @@ Status Lowering::LowerInCarrier(const ir::Operation& op, bool* handled) {
     if (std::any_of(own.begin(), own.end(), [&](const auto& entry) { return entry.first == operand; })) continue;
     const TensorType type = TypeOf(value_map_[operand]);
     if (!IsNarrow(type.dtype)) continue;
-    const ValueId wide = NewValue(TensorType{CarrierOf(type.dtype), type.dims});
-    Emit(op, ConvertKeyFor(type.dtype, CarrierOf(type.dtype)), {value_map_[operand]}, {wide});
+    const DType carrier = CarrierFor(op, type.dtype);
+    const ValueId wide = NewValue(TensorType{carrier, type.dims});
+    Emit(op, ConvertKeyFor(type.dtype, carrier), {value_map_[operand]}, {wide});
     own.emplace_back(operand, value_map_[operand]);
     value_map_[operand] = wide;
   }
@@ -99,7 +112,7 @@ Status Lowering::LowerInCarrier(const ir::Operation& op, bool* handled) {
     const ir::Type& type = IrType(v);
     if (!IsNarrowTensor(type)) return;
     ir::Type wide = type;
-    wide.dtype = CarrierOf(type.dtype);
+    wide.dtype = CarrierFor(op, type.dtype);
     type_override_[v] = wide;
     retyped.push_back(v);
   };

@@ -439,5 +439,22 @@ TEST(LowerTest, BitcastOfI1CountsOneBitPerElement) {
   }
 }
 
+TEST(LowerTest, F8E8M0FnuCeilSignRemainderComputeInF64) {
+  // 2^-127 is an f32 denormal the f32 kernels flush; these three ops keep it, as XLA does,
+  // by computing in f64. Other ops keep the f32 carrier.
+  ModuleBuilder b;
+  auto x = b.Param(DType::kF8E8M0FNU, {4});
+  auto ceil = b.Op(OpCode::kCeil, {x}, DType::kF8E8M0FNU, {4});
+  auto sign = b.Op(OpCode::kSign, {x}, DType::kF8E8M0FNU, {4});
+  auto rem = b.Op(OpCode::kRemainder, {x, x}, DType::kF8E8M0FNU, {4});
+  auto floor = b.Op(OpCode::kFloor, {x}, DType::kF8E8M0FNU, {4});
+  ExecutionPlan plan = MustLower(b.Build({ceil, sign, rem, floor}));
+  EXPECT_EQ(testing::CountSteps(plan.body, "ceil.f64"), 1);
+  EXPECT_EQ(testing::CountSteps(plan.body, "sign.f64"), 1);
+  EXPECT_EQ(testing::CountSteps(plan.body, "remainder.f64"), 1);
+  EXPECT_EQ(testing::CountSteps(plan.body, "floor.f32"), 1);
+  EXPECT_EQ(testing::CountSteps(plan.body, "convert.f64.f8E8M0FNU"), 3);
+}
+
 }  // namespace
 }  // namespace stablert::plan

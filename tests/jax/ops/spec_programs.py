@@ -407,6 +407,42 @@ def map_op(t: ElementType) -> Program:
     return Program(module([T, T], [T], body), [a, b])
 
 
+def map_call(t: ElementType) -> Program:
+    """A map of three operands whose body calls a function and multiplies by a constant:
+    combine(combine(p, q), r * 1)."""
+    a, b, c = (values(t, (3, 2), seed, small=True) for seed in (27, 28, 29))
+    T, S = tensor(t, (3, 2)), tensor(t)
+    op = _combiner(t)
+    body = [f'%0 = "stablehlo.map"(%a0, %a1, %a2) <{{dimensions = array<i64: 0, 1>}}> ({{',
+            f"  ^bb0(%p: {S}, %q: {S}, %r: {S}):",
+            f"  %c = func.call @combine(%p, %q) : ({S}, {S}) -> {S}",
+            f"  %k = stablehlo.constant dense<{one_literal(t)}> : {S}",
+            f"  %m = stablehlo.multiply %r, %k : {S}",
+            f"  %d = stablehlo.{op} %c, %m : {S}",
+            f"  stablehlo.return %d : {S}",
+            f"}}) : ({T}, {T}, {T}) -> {T}", f"return %0 : {T}"]
+    return Program(module([T, T, T], [T], body, _body_func("combine", op, t)), [a, b, c])
+
+
+def map_loop(t: ElementType) -> Program:
+    """A map whose body holds control flow (a case on p == p), which runs once per element:
+    combine(p, q) where p equals itself, p where it is NaN."""
+    a, b = values(t, (2, 3), 30, small=True), values(t, (2, 3), 31, small=True)
+    T, S = tensor(t, (2, 3)), tensor(t)
+    op = _combiner(t)
+    kind = {"bool": "UNSIGNED", "uint": "UNSIGNED", "sint": "SIGNED", "float": "FLOAT", "complex": "FLOAT"}[t.kind]
+    body = [f'%0 = "stablehlo.map"(%a0, %a1) <{{dimensions = array<i64: 0, 1>}}> ({{',
+            f"  ^bb0(%p: {S}, %q: {S}):",
+            f"  %e = stablehlo.compare EQ, %p, %p, {kind} : ({S}, {S}) -> tensor<i1>",
+            "  %i = stablehlo.convert %e : (tensor<i1>) -> tensor<i32>",
+            f'  %r = "stablehlo.case"(%i) ({{', f"    stablehlo.return %p : {S}", "  }, {",
+            f"    %c = stablehlo.{op} %p, %q : {S}", f"    stablehlo.return %c : {S}",
+            f"  }}) : (tensor<i32>) -> {S}",
+            f"  stablehlo.return %r : {S}",
+            f"}}) : ({T}, {T}) -> {T}", f"return %0 : {T}"]
+    return Program(module([T, T], [T], body), [a, b])
+
+
 def control_flow(t: ElementType) -> Program:
     """while (a counter and a value of the type carried), if and case selecting values."""
     x = values(t, (2, 3), 22)
@@ -443,6 +479,8 @@ def dot_general(t: ElementType, *, acc: ElementType | None = None) -> Program:
 
 def convolution(t: ElementType, *, acc: ElementType | None = None) -> Program:
     x, w = values(t, (1, 5, 5, 2), 25, small=True), values(t, (3, 3, 2, 3), 26, small=True)
+    if t.kind == "bool":  # sparse, so that some outputs are false (the or of the ands is checked)
+        x, w = x & values(t, (1, 5, 5, 2), 32), w & values(t, (3, 3, 2, 3), 33) & values(t, (3, 3, 2, 3), 34)
     r = acc or t
     X, W, R = tensor(t, (1, 5, 5, 2)), tensor(t, (3, 3, 2, 3)), tensor(r, (1, 3, 3, 3))
     body = [f"%0 = stablehlo.convolution(%a0, %a1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
@@ -587,6 +625,8 @@ OPS: dict[str, tuple[tuple[str, ...], Callable[[ElementType], Program]]] = {
     "select_and_scatter": (ALL, select_and_scatter),
     "select_and_scatter_call": (ALL, _partial(select_and_scatter, call=True)),
     "map": (ALL, map_op),
+    "map_call": (ALL, map_call),
+    "map_loop": (ALL, map_loop),
     "control_flow": (ALL, control_flow),
     "dot_general": (ALL, dot_general),
     "convolution": (ALL, convolution),

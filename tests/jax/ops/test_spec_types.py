@@ -32,18 +32,10 @@ from .compare import NotImplementedOnStableRT, STATS, Unimplemented, _compare_le
 
 # (op glob, type glob, what): StableRT refuses these programs (UNIMPLEMENTED) while XLA runs them
 # (or gives no usable reference); strict: once the op lands the case passes and the entry goes.
-NOT_YET = [
-    ("map", "*", "stablehlo.map"),
-    ("convolution", "i1", "convolution of i1"),
-]
+NOT_YET: list[tuple[str, str, str]] = []
 
 # Known wrong results, each with its cause (docs/op_types.md); strict.
-KNOWN_WRONG = {
-    ("ceil", "f8E8M0FNU"): "2^-127, the smallest f8E8M0FNU, is a denormal in the f32 carrier and flushed; "
-                           "XLA keeps it (ceil gives 1, StableRT NaN)",
-    ("sign", "f8E8M0FNU"): "as ceil: sign(2^-127) is 1 on XLA, NaN (sign of a flushed 0) on StableRT",
-    ("remainder", "f8E8M0FNU"): "as ceil: remainder(2^-127, y) keeps 2^-127 on XLA, NaN on StableRT",
-}
+KNOWN_WRONG: dict[tuple[str, str], str] = {}
 
 # Element types XLA has no reference for (it refuses or aborts): StableRT must refuse by name.
 XLA_REFUSES = {("remainder", "complex<f32>"), ("remainder", "complex<f64>"),
@@ -297,3 +289,4 @@ def test_spec_type(op, type_name):
             problems.append(m.message)
     assert not problems, f"WRONG RESULT on stablert for {op} [{type_name}]:\n" + "\n".join(problems) + \
         "\nprogram:\n" + prog.text
+
