@@ -312,12 +312,7 @@ TEST_F(TopologyCompileTest, CanonicalShapeKeepsEveryDenseDimensionOrder) {
 
   // The byte strides of a dense column-major array are the layout {0,1,2}.
   const std::vector<int64_t> column_strides = {4, 8, 24};
-  PJRT_Buffer_MemoryLayout strides{};
-  strides.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
-  strides.type = PJRT_Buffer_MemoryLayout_Type_Strides;
-  strides.strides.struct_size = PJRT_Buffer_MemoryLayout_Strides_STRUCT_SIZE;
-  strides.strides.byte_strides = column_strides.data();
-  strides.strides.num_byte_strides = column_strides.size();
+  PJRT_Buffer_MemoryLayout strides = StridesLayout(column_strides);
   CanonicalShape shape;
   ASSERT_PJRT_OK(api_, MakeCanonicalShape(1, dims, PJRT_Buffer_Type_F32, &strides, &shape));
   EXPECT_EQ(shape.minor_to_major, (std::vector<int64_t>{0, 1, 2}));
@@ -326,14 +321,9 @@ TEST_F(TopologyCompileTest, CanonicalShapeKeepsEveryDenseDimensionOrder) {
 TEST_F(TopologyCompileTest, CanonicalShapeRefusesTilesAndMalformedLayoutsNamingTheFunction) {
   const std::vector<int64_t> dims = {16, 256};
   const std::vector<int64_t> row = {1, 0};
-  PJRT_Buffer_MemoryLayout tiled = TiledLayout(row);
-  int64_t tile_dims[2] = {8, 128};
-  size_t tile_sizes[1] = {2};
-  tiled.tiled.tile_dims = tile_dims;
-  tiled.tiled.tile_dim_sizes = tile_sizes;
-  tiled.tiled.num_tiles = 1;
+  OneTileLayout tiled(row);
   CanonicalShape shape;
-  ErrorInfo info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &tiled, &shape));
+  ErrorInfo info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &tiled.layout, &shape));
   EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << info.message;
   EXPECT_NE(info.message.find("PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace: tiled memory layouts are "
                               "not supported"),
@@ -357,12 +347,7 @@ TEST_F(TopologyCompileTest, CanonicalShapeRefusesTilesAndMalformedLayoutsNamingT
 
   // Strides with gaps are not a dense array in any order.
   const std::vector<int64_t> padded = {2048, 4};
-  PJRT_Buffer_MemoryLayout strides{};
-  strides.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
-  strides.type = PJRT_Buffer_MemoryLayout_Type_Strides;
-  strides.strides.struct_size = PJRT_Buffer_MemoryLayout_Strides_STRUCT_SIZE;
-  strides.strides.byte_strides = padded.data();
-  strides.strides.num_byte_strides = padded.size();
+  PJRT_Buffer_MemoryLayout strides = StridesLayout(padded);
   info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &strides, &shape));
   EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << info.message;
   EXPECT_NE(info.message.find("PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace"), std::string::npos)
