@@ -14,7 +14,10 @@ Where XLA cannot give a reference the test says why and what it checks instead:
   result is compared with numpy's exact value instead;
 - bitcast_convert to or from i1: the specification counts i1 as 1 bit (tensor<3x8xi1> <->
   tensor<3xui8>); XLA computes i1 as 8 bits and returns another shape than the program's
-  result type, so the result is compared with numpy's packbits/unpackbits (_i1_bitcast).
+  result type, so the result is compared with numpy's packbits/unpackbits (_i1_bitcast);
+- bitcast_convert between complex and non-complex types (specification C2 forbids them):
+  jaxlib's parser refuses them for every backend, so StableRT is given the text through the
+  `stablert` CLI and must refuse it by name (test_bitcast_between_complex_and_real_is_refused).
 The table of what the specification allows and what is covered where: docs/op_types.md.
 """
 from __future__ import annotations
