@@ -70,15 +70,6 @@ bool IsDescending(const int64_t* minor_to_major, size_t size) {
 
 }  // namespace
 
-Status CheckDefaultLayout(const char* function, const PJRT_Buffer_MemoryLayout* layout, const Dims& dims,
-                          DType dtype) {
-  if (!layout) return OkStatus();
-  STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> strides, HostByteStrides(function, layout, dims, dtype));
-  if (!strides.empty())
-    return Unimplemented(std::string(function) + ": only the dense row-major (major-to-minor) device layout is supported");
-  return OkStatus();
-}
-
 StatusOr<std::vector<int64_t>> DeviceLayoutOrder(const char* function, const PJRT_Buffer_MemoryLayout* layout,
                                                  const Dims& dims, DType dtype) {
   STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> strides, HostByteStrides(function, layout, dims, dtype));

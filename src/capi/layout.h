@@ -13,10 +13,6 @@
 
 namespace stablert::capi {
 
-// OK if `layout` is null or describes the dense row-major layout StableRT stores.
-Status CheckDefaultLayout(const char* function, const PJRT_Buffer_MemoryLayout* layout, const Dims& dims,
-                          DType dtype);
-
 // The major_to_minor order of the bytes a device layout asks for (runtime/array_layout.h):
 // empty for null or dense row-major; the reversed minor_to_major of a tile-free Tiled
 // layout; for a Strides layout, the order of its strides when they are those of a dense

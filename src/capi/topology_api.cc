@@ -2,6 +2,7 @@
 // one created with PJRT_TopologyDescription_Create/Deserialize is owned by the caller.
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "base/hash.h"
 #include "base/proto_wire.h"
@@ -186,15 +187,20 @@ PJRT_Error* PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
     STABLERT_CAPI_ASSIGN_OR_RETURN(DType dtype, ToDType(kFn, RawEnumValue(args->element_type)));
     STABLERT_CAPI_ASSIGN_OR_RETURN(Dims dims, ToDims(kFn, args->dims, args->num_dims));
     STABLERT_CAPI_RETURN_IF_ERROR(ArrayByteSize(kFn, dims, dtype).status());
-    STABLERT_CAPI_RETURN_IF_ERROR(CheckDefaultLayout(kFn, args->layout, dims, dtype));
+    // The layout a buffer of this shape takes in that memory: any dense dimension order
+    // (StableRT buffers in every memory kind carry one, docs/decisions.md "Array layouts");
+    // tiles and strides with gaps are refused naming the function, as by the buffer creators.
+    STABLERT_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> major_to_minor,
+                                   DeviceLayoutOrder(kFn, args->layout, dims, dtype));
     std::optional<int> primitive_type = XlaPrimitiveType(dtype);
     if (!primitive_type)
       return ToPjrtError(InvalidArgument(std::string(kFn) + ": element type " + std::string(DTypeName(dtype)) +
                                          " has no xla.PrimitiveType number known to StableRT"));
     // xla.ShapeProto: element_type 2, dimensions 3, layout 5 (xla.LayoutProto:
     // minor_to_major 1, memory_space 8), is_dynamic_dimension 6.
-    std::vector<int64_t> minor_to_major(dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) minor_to_major[i] = static_cast<int64_t>(dims.size() - 1 - i);
+    std::vector<int64_t> minor_to_major(major_to_minor.rbegin(), major_to_minor.rend());
+    if (minor_to_major.empty())  // row-major
+      for (size_t i = 0; i < dims.size(); ++i) minor_to_major.push_back(static_cast<int64_t>(dims.size() - 1 - i));
     proto::WireWriter layout;
     layout.PackedVarints(1, minor_to_major);
     if (kXlaMemorySpaceOfKind[kind] != 0) layout.Varint(8, static_cast<uint64_t>(kXlaMemorySpaceOfKind[kind]));

@@ -111,7 +111,7 @@ Status LowerReverse(Lowering& l, const ir::Operation& op) {
   return OkStatus();
 }
 
-// Same bits, other element type (specification C1): between widths, the narrower side has
+// Same bits, other element type (specification C1; C2: complex only with complex): between widths, the narrower side has
 // one trailing dim more, of size wide bits / narrow bits. Widths are the specification's, so
 // i1 is 1 bit (tensor<...x8xi1> <-> tensor<...xui8>). Byte-sized types share the bytes (an
 // alias); sub-byte types, i1 among them, take one byte per element, so to or from another
@@ -119,8 +119,12 @@ Status LowerReverse(Lowering& l, const ir::Operation& op) {
 int SpecBits(DType dtype) { return dtype == DType::kPred ? 1 : DTypeBitWidth(dtype); }
 bool IsSubByte(DType dtype) { return SpecBits(dtype) < 8; }
 
-// Why `in` cannot be bitcast to `result` (what the shapes must be), or "" if it can.
-std::string BitcastShapeError(const TensorType& in, const TensorType& result) {
+// Why `in` cannot be bitcast to `result` (what the element types or shapes must be), or "" if
+// it can. Specification C2: complex only to and from complex, whatever the widths.
+std::string BitcastTypeError(const TensorType& in, const TensorType& result) {
+  if (IsComplex(in.dtype) != IsComplex(result.dtype))
+    return "expected both element types complex or neither (specification C2: no bitcast between complex and "
+           "non-complex types)";
   const int in_bits = SpecBits(in.dtype), out_bits = SpecBits(result.dtype);
   auto width = [](DType dtype, int bits) {
     return std::string(DTypeName(dtype)) + ": " + std::to_string(bits) + (bits == 1 ? " bit" : " bits");
@@ -149,7 +153,7 @@ Status LowerBitcastConvert(Lowering& l, const ir::Operation& op) {
   const int in_bits = SpecBits(in.dtype), out_bits = SpecBits(result.dtype);
   if (in_bits == 0 || out_bits == 0)
     return l.Invalid(op, "cannot bitcast " + TensorTypeToString(in) + " to " + TensorTypeToString(result));
-  if (std::string why = BitcastShapeError(in, result); !why.empty())
+  if (std::string why = BitcastTypeError(in, result); !why.empty())
     return l.Invalid(op, "cannot bitcast " + TensorTypeToString(in) + " to " + TensorTypeToString(result) + ": " + why);
   if (in_bits == out_bits || (!IsSubByte(in.dtype) && !IsSubByte(result.dtype))) {
     l.Bind(op.results[0], l.NewAlias(operand, result));

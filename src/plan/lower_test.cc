@@ -396,7 +396,7 @@ TEST(LowerTest, RandomDagsNeverOverlapLiveBuffers) {
   }
 }
 
-TEST(LowerTest, BitcastOfI1CountsOneBitPerElement) {
+TEST(LowerTest, BitcastCountsI1AsOneBitAndKeepsComplexWithComplex) {
   {
     ModuleBuilder b;  // tensor<3x8xi1> -> tensor<3xui8> and back: two repacking steps
     auto x = b.Param(DType::kPred, {3, 8});
@@ -412,6 +412,13 @@ TEST(LowerTest, BitcastOfI1CountsOneBitPerElement) {
     auto y = b.Op(OpCode::kBitcastConvert, {x}, DType::kPred, {4});
     EXPECT_EQ(testing::CountSteps(MustLower(b.Build({y})).body, "bitcast_convert"), 0);
   }
+  {
+    ModuleBuilder b;  // complex to complex (C2): complex<f64>[2] <-> complex<f32>[2,2] share the bytes
+    auto x = b.Param(DType::kC128, {2});
+    auto y = b.Op(OpCode::kBitcastConvert, {x}, DType::kC64, {2, 2});
+    auto z = b.Op(OpCode::kBitcastConvert, {y}, DType::kC128, {2});
+    EXPECT_EQ(testing::CountSteps(MustLower(b.Build({y, z})).body, "bitcast_convert"), 0);
+  }
   struct Bad {
     DType from;
     Dims from_dims;
@@ -425,6 +432,12 @@ TEST(LowerTest, BitcastOfI1CountsOneBitPerElement) {
       {DType::kF32, {2}, DType::kPred, {2}, "expected the result shape [2,32] (f32: 32 bits, i1: 1 bit)"},
       {DType::kPred, {2, 16}, DType::kF16, {4}, "expected the result shape [2] (i1: 1 bit, f16: 16 bits)"},
       {DType::kPred, {2}, DType::kPred, {3}, "expected the operand's shape [2] (i1: 1 bit, i1: 1 bit)"},
+      // Specification C2: complex only to and from complex, even at equal widths.
+      {DType::kC64, {2}, DType::kF64, {2}, "expected both element types complex or neither (specification C2"},
+      {DType::kS64, {2}, DType::kC64, {2}, "expected both element types complex or neither (specification C2"},
+      {DType::kC128, {2}, DType::kF64, {2, 2}, "expected both element types complex or neither (specification C2"},
+      {DType::kF32, {2, 4}, DType::kC128, {2}, "expected both element types complex or neither (specification C2"},
+      {DType::kC64, {2}, DType::kPred, {2, 64}, "expected both element types complex or neither (specification C2"},
   };
   for (const Bad& c : bad) {
     ModuleBuilder b;

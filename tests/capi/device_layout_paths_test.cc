@@ -224,13 +224,8 @@ TEST_F(DeviceLayoutPathsTest, UninitializedBufferTakesTheLayoutAndRefusesTiles) 
 
   // Tiles and a malformed permutation fail, naming the function.
   std::vector<int64_t> row = {1, 0};
-  PJRT_Buffer_MemoryLayout tiled = TiledLayout(row);
-  int64_t tile_dims[2] = {8, 128};
-  size_t tile_sizes[1] = {2};
-  tiled.tiled.tile_dims = tile_dims;
-  tiled.tiled.tile_dim_sizes = tile_sizes;
-  tiled.tiled.num_tiles = 1;
-  args.shape_layout = &tiled;
+  OneTileLayout tiled(row);
+  args.shape_layout = &tiled.layout;
   ErrorInfo error = TakeError(api_, api_->PJRT_Client_CreateUninitializedBuffer(&args));
   EXPECT_EQ(error.code, PJRT_Error_Code_UNIMPLEMENTED) << error.message;
   EXPECT_NE(error.message.find("PJRT_Client_CreateUninitializedBuffer: tiled memory layouts are not supported"),

@@ -24,6 +24,33 @@ inline PJRT_Buffer_MemoryLayout TiledLayout(const std::vector<int64_t>& minor_to
   return layout;
 }
 
+// A Strides layout of `byte_strides`; it points into the caller's vector.
+inline PJRT_Buffer_MemoryLayout StridesLayout(const std::vector<int64_t>& byte_strides) {
+  PJRT_Buffer_MemoryLayout layout{};
+  layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+  layout.type = PJRT_Buffer_MemoryLayout_Type_Strides;
+  layout.strides.struct_size = PJRT_Buffer_MemoryLayout_Strides_STRUCT_SIZE;
+  layout.strides.byte_strides = byte_strides.data();
+  layout.strides.num_byte_strides = byte_strides.size();
+  return layout;
+}
+
+// A Tiled layout in `minor_to_major` order with one 8x128 tile (a layout StableRT cannot
+// hold). `layout` points into the caller's vector and into this object, which stays put.
+struct OneTileLayout {
+  explicit OneTileLayout(const std::vector<int64_t>& minor_to_major) : layout(TiledLayout(minor_to_major)) {
+    layout.tiled.tile_dims = tile_dims;
+    layout.tiled.tile_dim_sizes = tile_dim_sizes;
+    layout.tiled.num_tiles = 1;
+  }
+  OneTileLayout(const OneTileLayout&) = delete;
+  OneTileLayout& operator=(const OneTileLayout&) = delete;
+
+  int64_t tile_dims[2] = {8, 128};
+  size_t tile_dim_sizes[1] = {2};
+  PJRT_Buffer_MemoryLayout layout;
+};
+
 // The plugin's Layouts extension, or nullptr.
 inline const PJRT_Layouts_Extension* FindLayoutsExtension(const PJRT_Api* api) {
   for (const PJRT_Extension_Base* e = api->extension_start; e != nullptr; e = e->next)

@@ -1,11 +1,13 @@
 // Compiling against a topology (PJRT_Compile) and the topology's memory queries: an
-// executable compiled without a client loads on a client and computes; bad input fails
-// with errors naming the function.
+// executable compiled without a client loads on a client and computes; canonical shapes
+// keep every dense dimension order a buffer can have; bad input fails with errors naming
+// the function.
 #include <algorithm>
 #include <vector>
 
 #include "base/proto_wire.h"
 #include "compile_options.h"
+#include "layout_helpers.h"
 #include "program_fixture.h"
 
 namespace stablert::capi_test {
@@ -29,6 +31,72 @@ class TopologyCompileTest : public ProgramTest {
     args.client = client_;
     EXPECT_PJRT_OK(api_, api_->PJRT_Client_TopologyDescription(&args));
     return args.topology;
+  }
+
+  // An xla.ShapeProto's fields as MakeCanonicalShapeForMemorySpace writes them.
+  struct CanonicalShape {
+    int64_t element_type = -1, memory_space = -1;
+    std::vector<int64_t> dims, minor_to_major;
+  };
+
+  // Calls MakeCanonicalShapeForMemorySpace on the client's topology and parses its result
+  // into `out`; returns the call's error.
+  PJRT_Error* MakeCanonicalShape(int kind, const std::vector<int64_t>& dims, PJRT_Buffer_Type type,
+                                 const PJRT_Buffer_MemoryLayout* layout, CanonicalShape* out) {
+    PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args args{};
+    args.struct_size = PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args_STRUCT_SIZE;
+    args.topology = ClientTopology();
+    args.memory_space_kind_id = kind;
+    args.dims = dims.data();
+    args.num_dims = dims.size();
+    args.element_type = type;
+    args.layout = layout;
+    if (PJRT_Error* error = api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args)) return error;
+    EXPECT_NE(args.serialized_shape_deleter, nullptr);
+    std::string bytes(args.serialized_shape, args.serialized_shape_size);
+    args.serialized_shape_deleter(args.serialized_shape);
+    *out = CanonicalShape{.element_type = -1, .memory_space = 0};
+    proto::WireReader shape(bytes);
+    while (!shape.done()) {
+      auto field = shape.Next();
+      EXPECT_TRUE(field.ok());
+      if (!field.ok()) break;
+      if (field->number == 2) out->element_type = static_cast<int64_t>(field->varint);
+      if (field->number == 3) EXPECT_TRUE(proto::WireReader::AppendPackedVarints(*field, &out->dims).ok());
+      if (field->number != 5) continue;
+      proto::WireReader layout_fields(field->bytes);
+      while (!layout_fields.done()) {
+        auto inner = layout_fields.Next();
+        EXPECT_TRUE(inner.ok());
+        if (!inner.ok()) break;
+        if (inner->number == 1) EXPECT_TRUE(proto::WireReader::AppendPackedVarints(*inner, &out->minor_to_major).ok());
+        if (inner->number == 8) out->memory_space = static_cast<int64_t>(inner->varint);
+      }
+    }
+    return nullptr;
+  }
+
+  // The first memory of kind `kind` addressable by the client's first device.
+  PJRT_Memory* MemoryOfKind(int kind) {
+    PJRT_Device_AddressableMemories_Args memories{};
+    memories.struct_size = PJRT_Device_AddressableMemories_Args_STRUCT_SIZE;
+    memories.device = Devices(client_)[0];
+    EXPECT_PJRT_OK(api_, api_->PJRT_Device_AddressableMemories(&memories));
+    for (size_t i = 0; i < memories.num_memories; ++i) {
+      PJRT_Memory_Kind_Id_Args id{};
+      id.struct_size = PJRT_Memory_Kind_Id_Args_STRUCT_SIZE;
+      id.memory = memories.memories[i];
+      EXPECT_PJRT_OK(api_, api_->PJRT_Memory_Kind_Id(&id));
+      if (id.kind_id == kind) return memories.memories[i];
+    }
+    return nullptr;
+  }
+
+  // "{0,2,1}", as the Layouts extension serializes a minor_to_major order.
+  static std::string LayoutText(const std::vector<int64_t>& minor_to_major) {
+    std::string text = "{";
+    for (size_t i = 0; i < minor_to_major.size(); ++i) text += (i ? "," : "") + std::to_string(minor_to_major[i]);
+    return text + "}";
   }
 
   void DestroyTopology(PJRT_TopologyDescription* topology) {
@@ -193,53 +261,97 @@ TEST_F(TopologyCompileTest, MemoryKindIdsAreTheDevicesMemoryKinds) {
 
 TEST_F(TopologyCompileTest, CanonicalShapeIsDenseRowMajorInTheKindsMemorySpace) {
   const std::vector<int64_t> dims = {2, 3, 5};
-  PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args args{};
-  args.struct_size = PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args_STRUCT_SIZE;
-  args.topology = ClientTopology();
-  args.dims = dims.data();
-  args.num_dims = dims.size();
-  args.element_type = PJRT_Buffer_Type_BF16;
-  for (int kind : {0, 1}) {
-    args.memory_space_kind_id = kind;
-    ASSERT_PJRT_OK(api_, api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args));
-    ASSERT_NE(args.serialized_shape_deleter, nullptr);
-    std::string bytes(args.serialized_shape, args.serialized_shape_size);
-    args.serialized_shape_deleter(args.serialized_shape);
-    int64_t element_type = 0, memory_space = 0;
-    std::vector<int64_t> shape_dims, minor_to_major;
-    proto::WireReader shape(bytes);
-    while (!shape.done()) {
-      auto field = shape.Next();
-      ASSERT_TRUE(field.ok());
-      if (field->number == 2) element_type = static_cast<int64_t>(field->varint);
-      if (field->number == 3) ASSERT_TRUE(proto::WireReader::AppendPackedVarints(*field, &shape_dims).ok());
-      if (field->number == 5) {
-        proto::WireReader layout(field->bytes);
-        while (!layout.done()) {
-          auto inner = layout.Next();
-          ASSERT_TRUE(inner.ok());
-          if (inner->number == 1) ASSERT_TRUE(proto::WireReader::AppendPackedVarints(*inner, &minor_to_major).ok());
-          if (inner->number == 8) memory_space = static_cast<int64_t>(inner->varint);
-        }
-      }
-    }
-    EXPECT_EQ(element_type, 16);  // xla.PrimitiveType BF16
-    EXPECT_EQ(shape_dims, dims);
-    EXPECT_EQ(minor_to_major, (std::vector<int64_t>{2, 1, 0}));
-    EXPECT_EQ(memory_space, kind == 0 ? 0 : 5);
+  for (int kind : {0, 1, 2}) {
+    CanonicalShape shape;
+    ASSERT_PJRT_OK(api_, MakeCanonicalShape(kind, dims, PJRT_Buffer_Type_BF16, nullptr, &shape));
+    EXPECT_EQ(shape.element_type, 16);  // xla.PrimitiveType BF16
+    EXPECT_EQ(shape.dims, dims);
+    EXPECT_EQ(shape.minor_to_major, (std::vector<int64_t>{2, 1, 0}));
+    EXPECT_EQ(shape.memory_space, kind == 0 ? 0 : 5);
   }
 
-  args.memory_space_kind_id = 9;
-  ErrorInfo info = TakeError(api_, api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args));
+  CanonicalShape shape;
+  ErrorInfo info = TakeError(api_, MakeCanonicalShape(9, dims, PJRT_Buffer_Type_BF16, nullptr, &shape));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_NE(info.message.find("memory_space_kind_id"), std::string::npos) << info.message;
-  args.memory_space_kind_id = 0;
-  const std::vector<int64_t> negative = {2, -1};
-  args.dims = negative.data();
-  args.num_dims = negative.size();
-  info = TakeError(api_, api_->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args));
+  info = TakeError(api_, MakeCanonicalShape(0, {2, -1}, PJRT_Buffer_Type_BF16, nullptr, &shape));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT);
   EXPECT_NE(info.message.find("MakeCanonicalShapeForMemorySpace"), std::string::npos) << info.message;
+}
+
+// Every dense dimension order a StableRT buffer can have, in every memory kind, is the
+// canonical shape's layout, and a buffer made with that layout reports the same one.
+TEST_F(TopologyCompileTest, CanonicalShapeKeepsEveryDenseDimensionOrder) {
+  const std::vector<int64_t> dims = {2, 3, 5};
+  const std::vector<std::vector<int64_t>> orders = {{2, 1, 0}, {0, 1, 2}, {1, 0, 2}, {0, 2, 1}, {2, 0, 1}, {1, 2, 0}};
+  for (int kind : {0, 1, 2}) {
+    PJRT_Memory* memory = MemoryOfKind(kind);
+    ASSERT_NE(memory, nullptr) << kind;
+    for (const std::vector<int64_t>& minor_to_major : orders) {
+      PJRT_Buffer_MemoryLayout layout = TiledLayout(minor_to_major);
+      CanonicalShape shape;
+      ASSERT_PJRT_OK(api_, MakeCanonicalShape(kind, dims, PJRT_Buffer_Type_F32, &layout, &shape));
+      EXPECT_EQ(shape.element_type, 11);  // xla.PrimitiveType F32
+      EXPECT_EQ(shape.dims, dims);
+      EXPECT_EQ(shape.minor_to_major, minor_to_major);
+      EXPECT_EQ(shape.memory_space, kind == 0 ? 0 : 5);
+
+      PJRT_Client_CreateUninitializedBuffer_Args create{};
+      create.struct_size = PJRT_Client_CreateUninitializedBuffer_Args_STRUCT_SIZE;
+      create.client = client_;
+      create.shape_dims = dims.data();
+      create.shape_num_dims = dims.size();
+      create.shape_element_type = PJRT_Buffer_Type_F32;
+      create.shape_layout = &layout;
+      create.memory = memory;
+      ASSERT_PJRT_OK(api_, api_->PJRT_Client_CreateUninitializedBuffer(&create));
+      EXPECT_EQ(BufferLayoutText(api_, create.buffer), LayoutText(shape.minor_to_major));
+      DestroyBuffer(create.buffer);
+    }
+  }
+
+  // The byte strides of a dense column-major array are the layout {0,1,2}.
+  const std::vector<int64_t> column_strides = {4, 8, 24};
+  PJRT_Buffer_MemoryLayout strides = StridesLayout(column_strides);
+  CanonicalShape shape;
+  ASSERT_PJRT_OK(api_, MakeCanonicalShape(1, dims, PJRT_Buffer_Type_F32, &strides, &shape));
+  EXPECT_EQ(shape.minor_to_major, (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST_F(TopologyCompileTest, CanonicalShapeRefusesTilesAndMalformedLayoutsNamingTheFunction) {
+  const std::vector<int64_t> dims = {16, 256};
+  const std::vector<int64_t> row = {1, 0};
+  OneTileLayout tiled(row);
+  CanonicalShape shape;
+  ErrorInfo info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &tiled.layout, &shape));
+  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << info.message;
+  EXPECT_NE(info.message.find("PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace: tiled memory layouts are "
+                              "not supported"),
+            std::string::npos)
+      << info.message;
+  EXPECT_NE(info.message.find("expected a Tiled layout without tiles"), std::string::npos) << info.message;
+
+  const std::vector<int64_t> repeated = {0, 0};
+  PJRT_Buffer_MemoryLayout bad = TiledLayout(repeated);
+  info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &bad, &shape));
+  EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << info.message;
+  EXPECT_NE(info.message.find("PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace: minor_to_major is not a "
+                              "permutation"),
+            std::string::npos)
+      << info.message;
+  const std::vector<int64_t> short_order = {0};
+  PJRT_Buffer_MemoryLayout rank_one = TiledLayout(short_order);
+  info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &rank_one, &shape));
+  EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << info.message;
+  EXPECT_NE(info.message.find("minor_to_major has 1 entries for rank 2"), std::string::npos) << info.message;
+
+  // Strides with gaps are not a dense array in any order.
+  const std::vector<int64_t> padded = {2048, 4};
+  PJRT_Buffer_MemoryLayout strides = StridesLayout(padded);
+  info = TakeError(api_, MakeCanonicalShape(0, dims, PJRT_Buffer_Type_F32, &strides, &shape));
+  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << info.message;
+  EXPECT_NE(info.message.find("PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace"), std::string::npos)
+      << info.message;
 }
 
 }  // namespace

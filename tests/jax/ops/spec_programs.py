@@ -151,11 +151,17 @@ def specials(t: ElementType) -> np.ndarray:
 # Running
 
 
-def run_program(text: str, args, platform: str):
-    """Compiles MLIR text on `platform` through the client's compile path and runs it once."""
+def compile_program(text: str, platform: str):
+    """Compiles MLIR text on `platform` through the client's compile path (one device)."""
     backend = xla_bridge.get_backend(platform)
     device = jax.devices(platform)[0]
-    executable = backend.compile_and_load(text, xc.DeviceList((device,)), xc.CompileOptions())
+    return backend.compile_and_load(text, xc.DeviceList((device,)), xc.CompileOptions())
+
+
+def run_program(text: str, args, platform: str):
+    """Compiles MLIR text on `platform` through the client's compile path and runs it once."""
+    device = jax.devices(platform)[0]
+    executable = compile_program(text, platform)
     placed = [jax.device_put(a, device) for a in args]
     out = executable.execute(placed)
     return [np.asarray(o) for o in out]

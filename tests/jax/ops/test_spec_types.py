@@ -14,7 +14,10 @@ Where XLA cannot give a reference the test says why and what it checks instead:
   result is compared with numpy's exact value instead;
 - bitcast_convert to or from i1: the specification counts i1 as 1 bit (tensor<3x8xi1> <->
   tensor<3xui8>); XLA computes i1 as 8 bits and returns another shape than the program's
-  result type, so the result is compared with numpy's packbits/unpackbits (_i1_bitcast).
+  result type, so the result is compared with numpy's packbits/unpackbits (_i1_bitcast);
+- bitcast_convert between complex and non-complex types (specification C2 forbids them):
+  jaxlib's parser refuses them for every backend, so StableRT is given the text through the
+  `stablert` CLI and must refuse it by name (test_bitcast_between_complex_and_real_is_refused).
 The table of what the specification allows and what is covered where: docs/op_types.md.
 """
 from __future__ import annotations
@@ -290,3 +293,33 @@ def test_spec_type(op, type_name):
     assert not problems, f"WRONG RESULT on stablert for {op} [{type_name}]:\n" + "\n".join(problems) + \
         "\nprogram:\n" + prog.text
 
+
+
+# bitcast_convert between a complex and a non-complex type, at equal widths and across them:
+# the specification's C2 ("if is_complex(operand) or is_complex(result), then
+# is_complex(operand) and is_complex(result)") forbids them. Through JAX's client, jaxlib
+# parses MLIR text itself and refuses these programs for every backend ("cannot convert between
+# real and complex types", XLA's StableHLO verifier), so that is XLA's behaviour here; StableRT
+# must refuse them as well when a host hands it the text unchanged (the `stablert` CLI, as
+# test_mlir_text.py runs it): at compile time, INVALID_ARGUMENT naming the op and the rule.
+MIXED_COMPLEX_BITCASTS = [
+    ("complex<f32>", "f64"), ("f64", "complex<f32>"), ("complex<f32>", "i64"), ("ui64", "complex<f32>"),
+    ("complex<f64>", "f64"), ("f32", "complex<f64>"), ("complex<f32>", "f16"), ("complex<f64>", "i1"),
+]
+
+
+@pytest.mark.parametrize("src,dst", MIXED_COMPLEX_BITCASTS, ids=[f"{a}->{b}" for a, b in MIXED_COMPLEX_BITCASTS])
+def test_bitcast_between_complex_and_real_is_refused(src, dst, tmp_path):
+    import stablert
+    from cli_runner import run_cli
+
+    prog = P.bitcast(P.BY_MLIR[src], P.BY_MLIR[dst])
+    with pytest.raises(jax.errors.JaxRuntimeError) as xla:
+        P.compile_program(prog.text, "cpu")
+    assert "cannot convert between real and complex types" in str(xla.value), str(xla.value)
+    (tmp_path / "bitcast.mlir").write_text(prog.text)
+    result = run_cli("run", stablert.library_path(), str(tmp_path / "bitcast.mlir"), "--inputs", "zeros")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "INVALID_ARGUMENT" in result.stderr, result.stderr
+    assert "stablehlo.bitcast_convert" in result.stderr, result.stderr
+    assert "expected both element types complex or neither (specification C2" in result.stderr, result.stderr
