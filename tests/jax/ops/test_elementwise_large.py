@@ -1,7 +1,8 @@
 """Elementwise binary kernels at realistic sizes, bit for bit against XLA:CPU (NaN payloads
 excepted): the integer vector loops (shifts with every amount from 0 to the width + 3 and
 negative ones, add/sub/bitwise/max/min) over every integer type; bf16/f16 arithmetic over
-every bit pattern at 4M elements (widened and rounded in vector registers); clip, relu and
+every bit pattern at 4M elements (widened and rounded in vector registers; f16 x*y+x against
+the op-by-op rounding where XLA:CPU fuses it into one rounding, on CPUs with AVX512-FP16); clip, relu and
 max/min of f32/f64/bf16 with NaN, both zeros, infinities and denormals, with the bound
 shapes the clamp loop specializes on. Sizes are no multiple of any vector width, so tails
 and uneven thread shares are covered too."""
@@ -76,8 +77,46 @@ def test_half_binary_large(dtype):
     b = np.resize(I.rng(5).permutation(every), N4).view(dt)
     ops = {"add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "max": lax.max, "min": lax.min}
     cases = {name: Call(fn, a, b) for name, fn in ops.items()}
-    cases["fused_mul_add"] = Call(lambda x, y: x * y + x, a, b)
+    mul_add = lambda x, y: x * y + x  # noqa: E731
+    if dt == np.float16 and _xla_rounds_f16_mul_add_once(a, b):
+        _check_f16_mul_add_rounds_each_op(mul_add, a, b)
+    else:
+        cases["fused_mul_add"] = Call(mul_add, a, b)
     check_cases(lambda *args: None, cases, op="half binary", dtype=dt, mode="exact")
+
+
+def _f16_mul_add_references(a, b):
+    """x * y + x in f16 with each op rounded to f16 (StableHLO's definition: the product is an
+    f16 value), and with one rounding at the end (the f32 product of two f16 values is exact)."""
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    with np.errstate(all="ignore"):
+        each = ((a32 * b32).astype(np.float16).astype(np.float32) + a32).astype(np.float16)
+        once = (a32 * b32 + a32).astype(np.float16)
+    return each, once
+
+
+def _xla_rounds_f16_mul_add_once(a, b) -> bool:
+    """Whether XLA:CPU computes f16 x * y + x with one rounding on this CPU. Where the CPU has
+    AVX512-FP16 (Sapphire Rapids and later) XLA keeps f16 arithmetic in f16 and LLVM contracts
+    the multiply and the add into one fused multiply-add; elsewhere it widens each op to f32 and
+    rounds each result to f16, as StableHLO defines and as StableRT computes everywhere."""
+    n = 1 << 16
+    each, once = _f16_mul_add_references(a[:n], b[:n])
+    differ = (each != once) & ~np.isnan(each.astype(np.float32))
+    xla = np.asarray(jax.jit(lambda x, y: x * y + x)(jax.device_put(a[:n], jax.devices("cpu")[0]),
+                                                     jax.device_put(b[:n], jax.devices("cpu")[0])))
+    return bool(np.any(differ)) and bool(np.mean(xla[differ] == once[differ]) > 0.5)
+
+
+def _check_f16_mul_add_rounds_each_op(fn, a, b):
+    """StableRT's f16 x * y + x, bit for bit against the op-by-op rounding (NaN payloads excepted)."""
+    got = np.asarray(jax.jit(fn)(jax.device_put(a, jax.devices("stablert")[0]),
+                                 jax.device_put(b, jax.devices("stablert")[0])))
+    each, _ = _f16_mul_add_references(a, b)
+    got_nan, each_nan = np.isnan(got.astype(np.float32)), np.isnan(each.astype(np.float32))
+    wrong = (got_nan != each_nan) | (~each_nan & (got.view(np.uint16) != each.view(np.uint16)))
+    assert not wrong.any(), (f"f16 x*y+x: {int(wrong.sum())} of {got.size} elements differ from the op-by-op "
+                             f"rounding, first at {int(np.argmax(wrong))}")
 
 
 def _with_specials(x: np.ndarray, seed: int) -> np.ndarray:
