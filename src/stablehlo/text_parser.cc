@@ -273,6 +273,43 @@ Status Parser::ParseIntList(std::vector<int64_t>* out) {
   return Expect(TokenKind::kRSquare, "',' or ']'");
 }
 
+StatusOr<ir::Attribute> Parser::ParseSharedIntList() {
+  STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
+  return i64_lists_.Get(int_buffer_);
+}
+
+ir::Attribute I64ListTable::Get(const std::vector<int64_t>& values) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ values.size();
+  for (int64_t v : values) h = (h ^ static_cast<uint64_t>(v)) * 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 31;
+  if ((attrs_.size() + 1) * 2 > slots_.size()) Grow();
+  size_t i = h & mask_;
+  for (; slots_[i].index != 0; i = (i + 1) & mask_) {
+    const Slot& s = slots_[i];
+    if (s.hash == h && s.size == values.size() &&
+        std::equal(values.begin(), values.end(), keys_.begin() + s.offset)) {
+      return attrs_[s.index - 1];
+    }
+  }
+  slots_[i] = Slot{h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(values.size()),
+                   static_cast<uint32_t>(attrs_.size() + 1)};
+  keys_.insert(keys_.end(), values.begin(), values.end());
+  attrs_.push_back(I64Elements(values));
+  return attrs_.back();
+}
+
+void I64ListTable::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+  mask_ = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.index == 0) continue;
+    size_t i = s.hash & mask_;
+    while (slots_[i].index != 0) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+}
+
 //===--- Types ------------------------------------------------------------------------===//
 
 StatusOr<ParsedType> Parser::ParseType() {
@@ -788,8 +825,8 @@ static StatusOr<ir::Attribute> ParseStablehloStruct(Parser& p, std::string_view 
       p.Advance();
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'=' after the field name"));
       if (p.Is(TokenKind::kLSquare) && name != "dot_algorithm") {
-        STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> v, p.ParseIntList());
-        fields.emplace_back(key, I64Elements(v));
+        STABLERT_ASSIGN_OR_RETURN(ir::Attribute v, p.ParseSharedIntList());
+        fields.emplace_back(std::move(key), std::move(v));
       } else if (p.Is(TokenKind::kInteger)) {
         STABLERT_ASSIGN_OR_RETURN(int64_t v, p.ParseInteger());
         fields.emplace_back(key, I64(v));

@@ -90,6 +90,26 @@ class TypeTable {
   std::deque<ir::Type> types_;
 };
 
+// 1-D i64 Elements attributes by their values: equal lists (`dims = [0, 1]`, slice
+// bounds, dot dimensions) share one ElementsData, as the bytecode reader shares one
+// attribute entry among all its uses. Open addressing; the keys back to back in one buffer.
+class I64ListTable {
+ public:
+  ir::Attribute Get(const std::vector<int64_t>& values);
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t offset = 0, size = 0;
+    uint32_t index = 0;  // into attrs_, + 1; 0: a free slot
+  };
+  void Grow();
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  std::vector<int64_t> keys_;
+  std::vector<ir::Attribute> attrs_;
+};
+
 class Parser {
  public:
   explicit Parser(std::string_view text);
@@ -178,6 +198,11 @@ class Parser {
   Token tok_;
   std::vector<int64_t> dims_buffer_;  // reused by ParseType
   std::vector<int64_t> int_buffer_;   // reused for `[1, 2]` lists of the pretty op forms
+  std::vector<int64_t> int_buffer2_;  // the second list of `[..] x [..]` and slice bounds
+  std::vector<int64_t> int_buffer3_;
+  I64ListTable i64_lists_;
+  // `[1, 2]` into int_buffer_, then the list's shared attribute (I64ListTable).
+  StatusOr<ir::Attribute> ParseSharedIntList();
   // Lines that start with `func.func` (after indentation): the token's offset and the
   // line's index, from the alias scan; a function's line count bounds its op count.
   std::vector<std::pair<size_t, size_t>> function_lines_;
@@ -188,7 +213,10 @@ class Parser {
   struct OpScratch {
     std::vector<ResultGroup> results;
     std::vector<ir::Type> result_types;
+    std::vector<ir::ValueId> operands;  // the pretty forms' `%a, %b` operands
   };
+  // ParseValueUseList's list before it is copied out (one allocation of the final size).
+  std::vector<ir::ValueId> value_list_buffer_;
   std::deque<OpScratch> op_scratch_;
   OpScratch& Scratch() {
     while (op_scratch_.size() <= static_cast<size_t>(depth_)) op_scratch_.emplace_back();
