@@ -165,7 +165,8 @@ class Parser {
   Status ParseIntList(std::vector<int64_t>* out);
   // An optional `loc(...)`; 0 if absent or unknown.
   StatusOr<ir::LocationId> ParseOptionalLocation();
-  StatusOr<ir::LocationId> AddLocation(ir::Location loc);
+  // The id of `loc` in module_->locations, added (a copy) if no equal one is there.
+  ir::LocationId AddLocation(const ir::Location& loc);
   StatusOr<ir::Attribute> ParseSdyAttributeText(std::string_view prefix);
 
   //===--- Values and regions (text_ops.cc) -----------------------------------------===//
@@ -239,8 +240,20 @@ class Parser {
   // Top-level alias definitions (`#name = ...`, `!name = ...`), by name with the sigil:
   // the offset of their value. Resolved on use, memoized.
   std::unordered_map<std::string_view, size_t> alias_offsets_;
+  // `#locN = ...` (how MLIR names location aliases) by N instead: the offset + 1, 0 if none.
+  std::vector<size_t> numbered_alias_offsets_;
+  // The offset of alias `key`'s value (`number`: LocationAliasNumber of its name); npos if
+  // undefined.
+  size_t AliasOffset(std::string_view key, size_t number) const;
   std::unordered_map<std::string_view, ir::Attribute> attr_aliases_;
-  std::unordered_map<std::string_view, ir::Location> loc_aliases_;
+  // Resolved location aliases (pointers stay valid as it grows), by N for `#locN` (the
+  // index + 1, 0 if not yet resolved) and by name for others.
+  std::deque<ir::Location> loc_alias_store_;
+  std::vector<uint32_t> numbered_loc_aliases_;
+  std::unordered_map<std::string_view, const ir::Location*> loc_aliases_;
+  // The current token is `#name` of a location: its location (memoized, valid for the
+  // parser's life); advances past it.
+  StatusOr<const ir::Location*> ResolveLocationAlias();
   std::unordered_map<std::string_view, ParsedType> type_aliases_;
   std::vector<std::string_view> resolving_;
 
@@ -306,8 +319,14 @@ class Parser {
   Binding* Slot(std::string_view name, bool create);
   std::vector<size_t> scope_marks_;
 
-  // Locations by content, so equal locations share one LocationId; `loc(#alias)` by alias.
-  std::unordered_map<std::string, ir::LocationId> location_ids_;
+  // Locations by content, so equal locations share one LocationId (open addressing over
+  // module_->locations: each slot its hash and id + 1, 0 if free); `loc(#alias)` by alias.
+  struct LocationSlot {
+    uint64_t hash = 0;
+    ir::LocationId id_plus_one = 0;
+  };
+  std::vector<LocationSlot> location_slots_;
+  size_t location_count_ = 0;
   std::unordered_map<std::string_view, ir::LocationId> alias_location_ids_;
   // `loc(#locN)` (how MLIR names location aliases) by N: the id + 1, 0 if not yet seen.
   std::vector<ir::LocationId> numbered_location_ids_;
