@@ -138,24 +138,26 @@ Status ParsePrettyChloOp(Parser& p, std::string_view name, ir::Block& block, con
 
 //===--- Values -----------------------------------------------------------------------===//
 
+uint32_t Parser::NameNumber(std::string_view name) {
+  if (name.size() < 2 || name.size() > 8 || (name.size() > 2 && name[1] == '0')) return kHashedName;
+  uint32_t n = 0;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return kHashedName;
+    n = n * 10 + static_cast<uint32_t>(name[i] - '0');
+  }
+  // Bounded (8 MB of slots); larger numbers are hashed, decided by the name alone.
+  return n < (1u << 20) ? n : kHashedName;
+}
+
 Parser::Binding* Parser::Slot(std::string_view name, bool create) {
-  // `%N`: a vector slot.
-  if (name.size() >= 2 && name.size() <= 8) {
-    uint32_t n = 0;
-    bool digits = true;
-    for (size_t i = 1; i < name.size() && digits; ++i) {
-      digits = name[i] >= '0' && name[i] <= '9';
-      n = n * 10 + static_cast<uint32_t>(name[i] - '0');
+  const uint32_t n = NameNumber(name);
+  if (n != kHashedName) {
+    if (n >= numbered_names_.size()) {
+      if (!create) return nullptr;
+      numbered_names_.resize(std::max<size_t>(n + 1, numbered_names_.size() * 2));
     }
-    // Bounded (8 MB of slots); larger numbers are hashed, decided by the name alone.
-    if (digits && !(name.size() > 2 && name[1] == '0') && n < (1u << 20)) {
-      if (n >= numbered_names_.size()) {
-        if (!create) return nullptr;
-        numbered_names_.resize(std::max<size_t>(n + 1, numbered_names_.size() * 2));
-      }
-      Binding* b = &numbered_names_[n];
-      return b->count == 0 && !create ? nullptr : b;
-    }
+    Binding* b = &numbered_names_[n];
+    return b->count == 0 && !create ? nullptr : b;
   }
   if (create) return &names_.Get(name);
   Binding* b = names_.Find(name);
@@ -164,16 +166,17 @@ Parser::Binding* Parser::Slot(std::string_view name, bool create) {
 
 void Parser::Bind(std::string_view name, ir::ValueId first, uint32_t count) {
   Binding* slot = Slot(name, /*create=*/true);
-  undo_.emplace_back(name, *slot);
+  undo_.push_back(Undo{name, NameNumber(name), *slot});
   *slot = Binding{first, count};
 }
 
 void Parser::PopScope() {
   size_t mark = scope_marks_.back();
   scope_marks_.pop_back();
+  // `%N` by N: restoring a function's bindings reads none of its (long cold) text.
   while (undo_.size() > mark) {
-    const auto& [name, old] = undo_.back();
-    *Slot(name, /*create=*/true) = old;
+    const Undo& u = undo_.back();
+    (u.number != kHashedName ? numbered_names_[u.number] : names_.Get(u.name)) = u.old;
     undo_.pop_back();
   }
 }
@@ -634,6 +637,8 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
         region.blocks.emplace_back();
         ir::Block& body = region.blocks.back();
         const size_t n = inits.size();
+        body.arguments.reserve(2 * n);
+        body.ops.reserve(2);
         for (size_t k = 0; k < 2; ++k)
           for (size_t i = 0; i < n; ++i) body.arguments.push_back(module_->AddValue(TypeOf(inits[i])));
         if (n != 1) return ErrorAt(applies_at, "'applies' needs exactly one operand");

@@ -80,10 +80,15 @@ std::optional<DType> ElementTypeByName(std::string_view name) {
 }
 
 // The characters of a plain tensor type's body: `4x?x3xf32`, `i1`, `f8E4M3FN`.
-bool IsPlainTypeChar(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '?' ||
-         c == '_' || c == '.';
-}
+constexpr std::array<bool, 256> kPlainTypeChars = [] {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (char c : {'?', '_', '.'}) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+bool IsPlainTypeChar(char c) { return kPlainTypeChars[static_cast<unsigned char>(c)]; }
 
 // N of a location alias named `locN` (no leading zeros, N < 2^22); npos otherwise.
 size_t LocationAliasNumber(std::string_view name) {

@@ -314,7 +314,16 @@ class Parser {
     size_t mask_ = 0, size_ = 0;
   };
   NameTable names_;
-  std::vector<std::pair<std::string_view, Binding>> undo_;
+  struct Undo {
+    std::string_view name;
+    uint32_t number;  // NameNumber(name)
+    Binding old;
+  };
+  std::vector<Undo> undo_;
+  // N of a value name `%N` (no leading zeros, N < 2^20), whose binding is numbered_names_[N];
+  // kHashedName for the others.
+  static constexpr uint32_t kHashedName = UINT32_MAX;
+  static uint32_t NameNumber(std::string_view name);
   // The slot of `name` (with its '%'); nullptr if unbound. `create` makes it.
   Binding* Slot(std::string_view name, bool create);
   std::vector<size_t> scope_marks_;
