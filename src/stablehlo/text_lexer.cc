@@ -1,5 +1,6 @@
 #include "stablehlo/text_lexer.h"
 
+#include <algorithm>
 #include <array>
 
 namespace stablert::stablehlo {
@@ -251,11 +252,11 @@ bool UnescapeString(std::string_view body, std::string* out) {
   out->clear();
   out->reserve(body.size());
   for (size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
-    if (c != '\\') {
-      out->push_back(c);
-      continue;
-    }
+    // The run up to the next escape in one piece.
+    const size_t escape = std::min(body.find('\\', i), body.size());
+    out->append(body.data() + i, escape - i);
+    i = escape;
+    if (i == body.size()) break;
     if (++i >= body.size()) return false;
     char e = body[i];
     switch (e) {

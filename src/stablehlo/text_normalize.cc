@@ -27,8 +27,21 @@ void Erase(ir::Operation& op, std::string_view name) {
   }
 }
 
-void SetDefault(ir::Operation& op, std::string_view name, Attribute value) {
-  if (!Find(op, name)) op.attrs.emplace_back(std::string(name), std::move(value));
+void SetDefault(ir::Operation& op, std::string_view name, const Attribute& value) {
+  if (!Find(op, name)) op.attrs.emplace_back(std::string(name), value);
+}
+
+// As SetDefault, building the value only when the op lacks it.
+template <typename Make>
+void SetDefaultWith(ir::Operation& op, std::string_view name, Make make) {
+  if (!Find(op, name)) op.attrs.emplace_back(std::string(name), make());
+}
+
+// The empty 1-D i64 list, one ElementsData for every use (immutable, so shared as the
+// bytecode reader shares an attribute entry).
+const Attribute& EmptyI64List() {
+  static const Attribute empty = I64Elements({});
+  return empty;
 }
 
 Attribute Ones(size_t n) { return I64Elements(std::vector<int64_t>(n, 1)); }
@@ -69,7 +82,7 @@ Status Flatten(ir::Operation& op, std::string_view name, std::string_view expect
   Erase(op, name);
   for (std::string_view field : lists) {
     const Attribute* v = ir::FindAttr(fields, field);
-    op.attrs.emplace_back(std::string(field), v ? *v : I64Elements({}));
+    op.attrs.emplace_back(std::string(field), v ? *v : EmptyI64List());
   }
   for (std::string_view field : scalars) {
     const Attribute* v = ir::FindAttr(fields, field);
@@ -104,9 +117,9 @@ Status NormalizeTextAttributes(ir::Operation& op) {
                                        {}));
       for (std::string_view n : {"lhs_batching_dimensions", "rhs_batching_dimensions",
                                  "lhs_contracting_dimensions", "rhs_contracting_dimensions"}) {
-        SetDefault(op, n, I64Elements({}));
+        SetDefault(op, n, EmptyI64List());
       }
-      SetDefault(op, "precision_config", DefaultPrecisions());
+      SetDefaultWith(op, "precision_config", [&] { return DefaultPrecisions(); });
       if (Attribute* algorithm = Find(op, "algorithm")) {
         if (StructName(*algorithm) != "dot_algorithm") {
           return InvalidArgument("attribute 'algorithm' is not #stablehlo.dot_algorithm<...>");
@@ -120,7 +133,7 @@ Status NormalizeTextAttributes(ir::Operation& op) {
       break;
     }
     case OpCode::kDot:
-      SetDefault(op, "precision_config", DefaultPrecisions());
+      SetDefaultWith(op, "precision_config", [&] { return DefaultPrecisions(); });
       break;
     case OpCode::kGather:
     case OpCode::kDynamicGather:
@@ -146,26 +159,28 @@ Status NormalizeTextAttributes(ir::Operation& op) {
           {"input_batch_dimension", "input_feature_dimension", "kernel_input_feature_dimension",
            "kernel_output_feature_dimension", "output_batch_dimension", "output_feature_dimension"}));
       const size_t n = ListSize(op, "input_spatial_dimensions");
-      SetDefault(op, "window_strides", Ones(n));
-      if (op.code == OpCode::kConvolution) SetDefault(op, "padding", ZeroI64Elements({static_cast<int64_t>(n), 2}));
-      SetDefault(op, "lhs_dilation", Ones(n));
-      SetDefault(op, "rhs_dilation", Ones(n));
-      SetDefault(op, "window_reversal", FalseElements(n));
-      SetDefault(op, "precision_config", DefaultPrecisions());
+      SetDefaultWith(op, "window_strides", [&] { return Ones(n); });
+      if (op.code == OpCode::kConvolution) {
+        SetDefaultWith(op, "padding", [&] { return ZeroI64Elements({static_cast<int64_t>(n), 2}); });
+      }
+      SetDefaultWith(op, "lhs_dilation", [&] { return Ones(n); });
+      SetDefaultWith(op, "rhs_dilation", [&] { return Ones(n); });
+      SetDefaultWith(op, "window_reversal", [&] { return FalseElements(n); });
+      SetDefaultWith(op, "precision_config", [&] { return DefaultPrecisions(); });
       break;
     }
     case OpCode::kReduceWindow: {
       const size_t n = ListSize(op, "window_dimensions");
-      SetDefault(op, "window_strides", Ones(n));
-      SetDefault(op, "base_dilations", Ones(n));
-      SetDefault(op, "window_dilations", Ones(n));
-      SetDefault(op, "padding", ZeroI64Elements({static_cast<int64_t>(n), 2}));
+      SetDefaultWith(op, "window_strides", [&] { return Ones(n); });
+      SetDefaultWith(op, "base_dilations", [&] { return Ones(n); });
+      SetDefaultWith(op, "window_dilations", [&] { return Ones(n); });
+      SetDefaultWith(op, "padding", [&] { return ZeroI64Elements({static_cast<int64_t>(n), 2}); });
       break;
     }
     case OpCode::kSelectAndScatter: {
       const size_t n = ListSize(op, "window_dimensions");
-      SetDefault(op, "window_strides", Ones(n));
-      SetDefault(op, "padding", ZeroI64Elements({static_cast<int64_t>(n), 2}));
+      SetDefaultWith(op, "window_strides", [&] { return Ones(n); });
+      SetDefaultWith(op, "padding", [&] { return ZeroI64Elements({static_cast<int64_t>(n), 2}); });
       break;
     }
     case OpCode::kSort:
@@ -220,8 +235,8 @@ Status NormalizeTextAttributes(ir::Operation& op) {
       SetDefault(op, "is_host_transfer", Attribute(false));
       break;
     case OpCode::kDynamicBroadcastInDim:
-      SetDefault(op, "known_expanding_dimensions", I64Elements({}));
-      SetDefault(op, "known_nonexpanding_dimensions", I64Elements({}));
+      SetDefault(op, "known_expanding_dimensions", EmptyI64List());
+      SetDefault(op, "known_nonexpanding_dimensions", EmptyI64List());
       break;
     default:
       break;

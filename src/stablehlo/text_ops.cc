@@ -138,24 +138,26 @@ Status ParsePrettyChloOp(Parser& p, std::string_view name, ir::Block& block, con
 
 //===--- Values -----------------------------------------------------------------------===//
 
+uint32_t Parser::NameNumber(std::string_view name) {
+  if (name.size() < 2 || name.size() > 8 || (name.size() > 2 && name[1] == '0')) return kHashedName;
+  uint32_t n = 0;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return kHashedName;
+    n = n * 10 + static_cast<uint32_t>(name[i] - '0');
+  }
+  // Bounded (8 MB of slots); larger numbers are hashed, decided by the name alone.
+  return n < (1u << 20) ? n : kHashedName;
+}
+
 Parser::Binding* Parser::Slot(std::string_view name, bool create) {
-  // `%N`: a vector slot.
-  if (name.size() >= 2 && name.size() <= 8) {
-    uint32_t n = 0;
-    bool digits = true;
-    for (size_t i = 1; i < name.size() && digits; ++i) {
-      digits = name[i] >= '0' && name[i] <= '9';
-      n = n * 10 + static_cast<uint32_t>(name[i] - '0');
+  const uint32_t n = NameNumber(name);
+  if (n != kHashedName) {
+    if (n >= numbered_names_.size()) {
+      if (!create) return nullptr;
+      numbered_names_.resize(std::max<size_t>(n + 1, numbered_names_.size() * 2));
     }
-    // Bounded (8 MB of slots); larger numbers are hashed, decided by the name alone.
-    if (digits && !(name.size() > 2 && name[1] == '0') && n < (1u << 20)) {
-      if (n >= numbered_names_.size()) {
-        if (!create) return nullptr;
-        numbered_names_.resize(std::max<size_t>(n + 1, numbered_names_.size() * 2));
-      }
-      Binding* b = &numbered_names_[n];
-      return b->count == 0 && !create ? nullptr : b;
-    }
+    Binding* b = &numbered_names_[n];
+    return b->count == 0 && !create ? nullptr : b;
   }
   if (create) return &names_.Get(name);
   Binding* b = names_.Find(name);
@@ -164,16 +166,17 @@ Parser::Binding* Parser::Slot(std::string_view name, bool create) {
 
 void Parser::Bind(std::string_view name, ir::ValueId first, uint32_t count) {
   Binding* slot = Slot(name, /*create=*/true);
-  undo_.emplace_back(name, *slot);
+  undo_.push_back(Undo{name, NameNumber(name), *slot});
   *slot = Binding{first, count};
 }
 
 void Parser::PopScope() {
   size_t mark = scope_marks_.back();
   scope_marks_.pop_back();
+  // `%N` by N: restoring a function's bindings reads none of its (long cold) text.
   while (undo_.size() > mark) {
-    const auto& [name, old] = undo_.back();
-    *Slot(name, /*create=*/true) = old;
+    const Undo& u = undo_.back();
+    (u.number != kHashedName ? numbered_names_[u.number] : names_.Get(u.name)) = u.old;
     undo_.pop_back();
   }
 }
@@ -200,10 +203,13 @@ StatusOr<ir::ValueId> Parser::ParseValueUse() {
 
 Status Parser::ParseValueUseList(std::vector<ir::ValueId>* values) {
   if (!Is(TokenKind::kPercentId)) return OkStatus();
+  std::vector<ir::ValueId>& list = value_list_buffer_;
+  list.clear();
   do {
     STABLERT_ASSIGN_OR_RETURN(ir::ValueId v, ParseValueUse());
-    values->push_back(v);
+    list.push_back(v);
   } while (Consume(TokenKind::kComma));
+  values->insert(values->end(), list.begin(), list.end());
   return OkStatus();
 }
 
@@ -620,8 +626,8 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
       STABLERT_RETURN_IF_ERROR(ExpectKeyword("across"));
       STABLERT_RETURN_IF_ERROR(ExpectKeyword("dimensions"));
       STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='"));
-      STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
-      op.attrs.emplace_back("dimensions", I64Elements(int_buffer_));
+      STABLERT_ASSIGN_OR_RETURN(ir::Attribute dimensions, ParseSharedIntList());
+      op.attrs.emplace_back("dimensions", std::move(dimensions));
       if (Is(TokenKind::kLBrace)) STABLERT_RETURN_IF_ERROR(ParseDictionary(&op.attrs));
       STABLERT_RETURN_IF_ERROR(ParseResultTypes(*this, result_count, &result_types));
       op.regions.resize(1);
@@ -631,6 +637,8 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
         region.blocks.emplace_back();
         ir::Block& body = region.blocks.back();
         const size_t n = inits.size();
+        body.arguments.reserve(2 * n);
+        body.ops.reserve(2);
         for (size_t k = 0; k < 2; ++k)
           for (size_t i = 0; i < n; ++i) body.arguments.push_back(module_->AddValue(TypeOf(inits[i])));
         if (n != 1) return ErrorAt(applies_at, "'applies' needs exactly one operand");
@@ -726,11 +734,13 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
   }
   int enum_position = 0;
   bool expect_item = true;
+  std::vector<ir::ValueId>& operands = Scratch().operands;  // appended to op.operands below
+  operands.clear();
   while (true) {
     if (Is(TokenKind::kPercentId)) {
       if (!expect_item) return ErrorExpected("',' between operands");
       STABLERT_ASSIGN_OR_RETURN(ir::ValueId v, ParseValueUse());
-      op.operands.push_back(v);
+      operands.push_back(v);
       expect_item = false;
       if (Is(TokenKind::kLSquare) && op.code == OpCode::kGetTupleElement) {
         Advance();
@@ -739,7 +749,12 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
         op.attrs.emplace_back("index", ir::Attribute(ir::Attribute::Integer{index, DType::kS32}));
       } else if (Is(TokenKind::kLSquare) && op.code == OpCode::kSlice) {
         Advance();
-        std::vector<int64_t> starts, limits, strides;
+        std::vector<int64_t>& starts = int_buffer_;
+        std::vector<int64_t>& limits = int_buffer2_;
+        std::vector<int64_t>& strides = int_buffer3_;
+        starts.clear();
+        limits.clear();
+        strides.clear();
         if (!Is(TokenKind::kRSquare)) {
           do {
             STABLERT_ASSIGN_OR_RETURN(int64_t s, ParseInteger());
@@ -755,9 +770,9 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
           } while (Consume(TokenKind::kComma));
         }
         STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRSquare, "',' or ']' in the slice ranges"));
-        op.attrs.emplace_back("start_indices", I64Elements(starts));
-        op.attrs.emplace_back("limit_indices", I64Elements(limits));
-        op.attrs.emplace_back("strides", I64Elements(strides));
+        op.attrs.emplace_back("start_indices", i64_lists_.Get(starts));
+        op.attrs.emplace_back("limit_indices", i64_lists_.Get(limits));
+        op.attrs.emplace_back("strides", i64_lists_.Get(strides));
       }
     } else if (Is(TokenKind::kBareId) && !IsKeyword("loc")) {
       if (!expect_item) return ErrorExpected("',' or ':'");
@@ -785,12 +800,12 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
       }
       std::string_view keyword = word.text;
       if (op.code == OpCode::kDotGeneral && (keyword == "batching_dims" || keyword == "contracting_dims")) {
-        STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> lhs, ParseIntList());
+        STABLERT_ASSIGN_OR_RETURN(ir::Attribute lhs, ParseSharedIntList());
         if (!ConsumeKeyword("x")) return ErrorExpected("'x' between the lhs and rhs dimensions");
-        STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> rhs, ParseIntList());
-        std::string suffix = keyword == "batching_dims" ? "_batching_dimensions" : "_contracting_dimensions";
-        op.attrs.emplace_back("lhs" + suffix, I64Elements(lhs));
-        op.attrs.emplace_back("rhs" + suffix, I64Elements(rhs));
+        STABLERT_ASSIGN_OR_RETURN(ir::Attribute rhs, ParseSharedIntList());
+        const bool batching = keyword == "batching_dims";
+        op.attrs.emplace_back(batching ? "lhs_batching_dimensions" : "lhs_contracting_dimensions", std::move(lhs));
+        op.attrs.emplace_back(batching ? "rhs_batching_dimensions" : "rhs_contracting_dimensions", std::move(rhs));
         continue;
       }
       const Keyword* k = FindKeyword(op.code, keyword);
@@ -897,8 +912,8 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
         // `algorithm = <lhs_precision_type = tf32, ...>`.
         return UnimplementedAt(at, "dot_general algorithms in the pretty form are not supported");
       } else if (Is(TokenKind::kLSquare)) {
-        STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
-        op.attrs.emplace_back(std::string(attr), I64Elements(int_buffer_));
+        STABLERT_ASSIGN_OR_RETURN(ir::Attribute list, ParseSharedIntList());
+        op.attrs.emplace_back(std::string(attr), std::move(list));
       } else if (IsKeyword("true") || IsKeyword("false")) {
         op.attrs.emplace_back(std::string(attr), ir::Attribute(IsKeyword("true")));
         Advance();
@@ -919,6 +934,7 @@ Status Parser::ParsePrettyOp(ir::Block& block, std::vector<ResultGroup>& results
       break;
     }
   }
+  op.operands.insert(op.operands.end(), operands.begin(), operands.end());
   if (Is(TokenKind::kLBrace)) STABLERT_RETURN_IF_ERROR(ParseDictionary(&op.attrs));
   if (Is(TokenKind::kColon)) {
     STABLERT_RETURN_IF_ERROR(ParseResultTypes(*this, result_count, &result_types));

@@ -80,10 +80,15 @@ std::optional<DType> ElementTypeByName(std::string_view name) {
 }
 
 // The characters of a plain tensor type's body: `4x?x3xf32`, `i1`, `f8E4M3FN`.
-bool IsPlainTypeChar(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '?' ||
-         c == '_' || c == '.';
-}
+constexpr std::array<bool, 256> kPlainTypeChars = [] {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (char c : {'?', '_', '.'}) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+bool IsPlainTypeChar(char c) { return kPlainTypeChars[static_cast<unsigned char>(c)]; }
 
 // N of a location alias named `locN` (no leading zeros, N < 2^22); npos otherwise.
 size_t LocationAliasNumber(std::string_view name) {
@@ -271,6 +276,43 @@ Status Parser::ParseIntList(std::vector<int64_t>* out) {
     out->push_back(v);
   } while (Consume(TokenKind::kComma));
   return Expect(TokenKind::kRSquare, "',' or ']'");
+}
+
+StatusOr<ir::Attribute> Parser::ParseSharedIntList() {
+  STABLERT_RETURN_IF_ERROR(ParseIntList(&int_buffer_));
+  return i64_lists_.Get(int_buffer_);
+}
+
+ir::Attribute I64ListTable::Get(const std::vector<int64_t>& values) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ values.size();
+  for (int64_t v : values) h = (h ^ static_cast<uint64_t>(v)) * 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 31;
+  if ((attrs_.size() + 1) * 2 > slots_.size()) Grow();
+  size_t i = h & mask_;
+  for (; slots_[i].index != 0; i = (i + 1) & mask_) {
+    const Slot& s = slots_[i];
+    if (s.hash == h && s.size == values.size() &&
+        std::equal(values.begin(), values.end(), keys_.begin() + s.offset)) {
+      return attrs_[s.index - 1];
+    }
+  }
+  slots_[i] = Slot{h, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(values.size()),
+                   static_cast<uint32_t>(attrs_.size() + 1)};
+  keys_.insert(keys_.end(), values.begin(), values.end());
+  attrs_.push_back(I64Elements(values));
+  return attrs_.back();
+}
+
+void I64ListTable::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+  mask_ = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.index == 0) continue;
+    size_t i = s.hash & mask_;
+    while (slots_[i].index != 0) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
 }
 
 //===--- Types ------------------------------------------------------------------------===//
@@ -788,8 +830,8 @@ static StatusOr<ir::Attribute> ParseStablehloStruct(Parser& p, std::string_view 
       p.Advance();
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kEqual, "'=' after the field name"));
       if (p.Is(TokenKind::kLSquare) && name != "dot_algorithm") {
-        STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> v, p.ParseIntList());
-        fields.emplace_back(key, I64Elements(v));
+        STABLERT_ASSIGN_OR_RETURN(ir::Attribute v, p.ParseSharedIntList());
+        fields.emplace_back(std::move(key), std::move(v));
       } else if (p.Is(TokenKind::kInteger)) {
         STABLERT_ASSIGN_OR_RETURN(int64_t v, p.ParseInteger());
         fields.emplace_back(key, I64(v));
@@ -1072,8 +1114,8 @@ StatusOr<ir::Attribute> Parser::ParseAttribute() {
           Advance();
           return memo->second;
         }
-        auto alias = alias_offsets_.find(key);
-        if (alias == alias_offsets_.end()) {
+        const size_t offset = AliasOffset(key, LocationAliasNumber(key.substr(1)));
+        if (offset == std::string_view::npos) {
           return ErrorAt(at, "undefined attribute alias '" + std::string(key) + "'");
         }
         for (std::string_view r : resolving_)
@@ -1081,7 +1123,7 @@ StatusOr<ir::Attribute> Parser::ParseAttribute() {
         Token saved = tok_;
         size_t resume = lex_.position();
         resolving_.push_back(key);
-        lex_.Reset(alias->second);
+        lex_.Reset(offset);
         Advance();
         StatusOr<ir::Attribute> value = ParseAttribute();
         resolving_.pop_back();
@@ -1170,47 +1212,23 @@ Status Parser::ParseDictionary(ir::Attribute::Dictionary* dict) {
 //===--- Locations --------------------------------------------------------------------===//
 
 // A location expression (without `loc(`): unknown, "name"(child), "file":l:c,
-// callsite(a at b), fused[...], #alias.
-static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
+// callsite(a at b), fused[...], #alias. The result is `*scratch`, filled, or for an alias
+// its memoized location; nested parts are read by pointer, so a resolved alias is not
+// copied where a location only takes its fields.
+static StatusOr<const ir::Location*> ParseLocationExpr(Parser& p, ir::Location* scratch) {
   DepthGuard guard(&p);
   if (guard.exceeded()) return p.ErrorAt(p.tok_.offset, "locations nested too deeply");
-  ir::Location out;
-  size_t at = p.tok_.offset;
-  if (p.ConsumeKeyword("unknown")) return out;
-  if (p.Is(TokenKind::kHashId)) {
-    std::string_view key = p.lex_.buffer().substr(p.tok_.offset, p.tok_.text.size() + 1);
-    auto memo = p.loc_aliases_.find(key);
-    if (memo != p.loc_aliases_.end()) {
-      p.Advance();
-      return memo->second;
-    }
-    auto alias = p.alias_offsets_.find(key);
-    if (alias == p.alias_offsets_.end()) return p.ErrorAt(at, "undefined location alias '" + std::string(key) + "'");
-    for (std::string_view r : p.resolving_)
-      if (r == key) return p.ErrorAt(at, "location alias '" + std::string(key) + "' refers to itself");
-    Token saved = p.tok_;
-    size_t resume = p.lex_.position();
-    p.resolving_.push_back(key);
-    p.lex_.Reset(alias->second);
-    p.Advance();
-    Status status = p.ExpectKeyword("loc");
-    if (status.ok()) status = p.Expect(TokenKind::kLParen, "'(' after 'loc'");
-    StatusOr<ir::Location> loc = status.ok() ? ParseLocationExpr(p) : StatusOr<ir::Location>(status);
-    if (loc.ok()) {
-      Status close = p.Expect(TokenKind::kRParen, "')' to end the location");
-      if (!close.ok()) loc = close;
-    }
-    p.resolving_.pop_back();
-    if (!loc.ok()) return loc.status();
-    p.loc_aliases_[key] = *loc;
-    p.lex_.Reset(resume);
-    p.tok_ = saved;
-    p.Advance();
-    return loc;
-  }
+  ir::Location& out = *scratch;
+  if (p.ConsumeKeyword("unknown")) return scratch;
+  if (p.Is(TokenKind::kHashId)) return p.ResolveLocationAlias();
   if (p.Is(TokenKind::kString)) {
-    STABLERT_ASSIGN_OR_RETURN(std::string text, p.ParseString());
-    if (p.Consume(TokenKind::kColon)) {
+    const Token text = p.tok_;
+    p.Advance();
+    const bool file = p.Consume(TokenKind::kColon);
+    if (!UnescapeString(text.text, file ? &out.file : &out.name)) {
+      return p.ErrorAt(text.offset, "malformed escape in string");
+    }
+    if (file) {
       STABLERT_ASSIGN_OR_RETURN(int64_t line, p.ParseInteger());
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kColon, "':' and a column"));
       STABLERT_ASSIGN_OR_RETURN(int64_t column, p.ParseInteger());
@@ -1218,28 +1236,33 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
         if (p.Is(TokenKind::kInteger)) STABLERT_RETURN_IF_ERROR(p.ParseInteger().status());
         if (p.Consume(TokenKind::kColon)) STABLERT_RETURN_IF_ERROR(p.ParseInteger().status());
       }
-      out.file = std::move(text);
       out.line = static_cast<int32_t>(line);
       out.column = static_cast<int32_t>(column);
-      return out;
+      return scratch;
     }
-    out.name = std::move(text);
     if (p.Consume(TokenKind::kLParen)) {
-      STABLERT_ASSIGN_OR_RETURN(ir::Location child, ParseLocationExpr(p));
+      ir::Location child_scratch;
+      STABLERT_ASSIGN_OR_RETURN(const ir::Location* child, ParseLocationExpr(p, &child_scratch));
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRParen, "')' after the child location"));
-      out.FillFrom(child);
+      out.FillFrom(*child);
     }
-    return out;
+    return scratch;
   }
   if (p.ConsumeKeyword("callsite")) {
     STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kLParen, "'(' after 'callsite'"));
-    STABLERT_ASSIGN_OR_RETURN(ir::Location callee, ParseLocationExpr(p));
+    ir::Location callee_scratch;
+    STABLERT_ASSIGN_OR_RETURN(const ir::Location* callee, ParseLocationExpr(p, &callee_scratch));
     STABLERT_RETURN_IF_ERROR(p.ExpectKeyword("at"));
-    STABLERT_ASSIGN_OR_RETURN(ir::Location caller, ParseLocationExpr(p));
+    ir::Location caller_scratch;
+    STABLERT_ASSIGN_OR_RETURN(const ir::Location* caller, ParseLocationExpr(p, &caller_scratch));
     STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRParen, "')' to end the call site"));
-    out = std::move(callee);
-    out.FillFrom(caller);
-    return out;
+    if (callee == &callee_scratch) {
+      out = std::move(callee_scratch);
+    } else {
+      out = *callee;
+    }
+    out.FillFrom(*caller);
+    return scratch;
   }
   if (p.ConsumeKeyword("fused")) {
     if (p.Is(TokenKind::kLess)) {
@@ -1251,14 +1274,75 @@ static StatusOr<ir::Location> ParseLocationExpr(Parser& p) {
     STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kLSquare, "'[' after 'fused'"));
     if (!p.Consume(TokenKind::kRSquare)) {
       do {
-        STABLERT_ASSIGN_OR_RETURN(ir::Location part, ParseLocationExpr(p));
-        out.FillFrom(part);
+        ir::Location part_scratch;
+        STABLERT_ASSIGN_OR_RETURN(const ir::Location* part, ParseLocationExpr(p, &part_scratch));
+        out.FillFrom(*part);
       } while (p.Consume(TokenKind::kComma));
       STABLERT_RETURN_IF_ERROR(p.Expect(TokenKind::kRSquare, "',' or ']' in the fused location"));
     }
-    return out;
+    return scratch;
   }
   return p.ErrorExpected("a location");
+}
+
+size_t Parser::AliasOffset(std::string_view key, size_t number) const {
+  if (number != std::string_view::npos) {
+    return number < numbered_alias_offsets_.size() && numbered_alias_offsets_[number] != 0
+               ? numbered_alias_offsets_[number] - 1
+               : std::string_view::npos;
+  }
+  auto alias = alias_offsets_.find(key);
+  return alias == alias_offsets_.end() ? std::string_view::npos : alias->second;
+}
+
+StatusOr<const ir::Location*> Parser::ResolveLocationAlias() {
+  const size_t at = tok_.offset;
+  const std::string_view key = lex_.buffer().substr(at, tok_.text.size() + 1);
+  const size_t number = LocationAliasNumber(tok_.text);
+  if (number != std::string_view::npos) {
+    if (number < numbered_loc_aliases_.size() && numbered_loc_aliases_[number] != 0) {
+      Advance();
+      return &loc_alias_store_[numbered_loc_aliases_[number] - 1];
+    }
+  } else if (auto memo = loc_aliases_.find(key); memo != loc_aliases_.end()) {
+    Advance();
+    return memo->second;
+  }
+  const size_t offset = AliasOffset(key, number);
+  if (offset == std::string_view::npos) return ErrorAt(at, "undefined location alias '" + std::string(key) + "'");
+  for (std::string_view r : resolving_)
+    if (r == key) return ErrorAt(at, "location alias '" + std::string(key) + "' refers to itself");
+  Token saved = tok_;
+  size_t resume = lex_.position();
+  resolving_.push_back(key);
+  lex_.Reset(offset);
+  Advance();
+  ir::Location scratch;
+  Status status = ExpectKeyword("loc");
+  if (status.ok()) status = Expect(TokenKind::kLParen, "'(' after 'loc'");
+  StatusOr<const ir::Location*> loc = status.ok() ? ParseLocationExpr(*this, &scratch) : StatusOr<const ir::Location*>(status);
+  if (loc.ok()) {
+    Status close = Expect(TokenKind::kRParen, "')' to end the location");
+    if (!close.ok()) loc = close;
+  }
+  resolving_.pop_back();
+  if (!loc.ok()) return loc.status();
+  if (*loc == &scratch) {
+    loc_alias_store_.push_back(std::move(scratch));
+  } else {
+    loc_alias_store_.push_back(**loc);
+  }
+  const ir::Location* stored = &loc_alias_store_.back();
+  if (number != std::string_view::npos) {
+    if (number >= numbered_loc_aliases_.size()) numbered_loc_aliases_.resize(number + 1, 0);
+    numbered_loc_aliases_[number] = static_cast<uint32_t>(loc_alias_store_.size());
+  } else {
+    loc_aliases_.emplace(key, stored);
+  }
+  lex_.Reset(resume);
+  tok_ = saved;
+  Advance();
+  return stored;
 }
 
 StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
@@ -1295,17 +1379,20 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
       STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
       return id;
     }
-    auto known = alias_location_ids_.find(alias);
-    if (known != alias_location_ids_.end()) {
-      Advance();
-      STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
-      return known->second;
+    if (number == std::string_view::npos) {
+      auto known = alias_location_ids_.find(alias);
+      if (known != alias_location_ids_.end()) {
+        Advance();
+        STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
+        return known->second;
+      }
     }
   }
-  STABLERT_ASSIGN_OR_RETURN(ir::Location loc, ParseLocationExpr(*this));
+  ir::Location scratch;
+  STABLERT_ASSIGN_OR_RETURN(const ir::Location* loc, ParseLocationExpr(*this, &scratch));
   if (!Is(TokenKind::kRParen)) alias = {};
   STABLERT_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' to end the location"));
-  STABLERT_ASSIGN_OR_RETURN(ir::LocationId id, AddLocation(std::move(loc)));
+  const ir::LocationId id = AddLocation(*loc);
   if (!alias.empty()) {
     if (number != std::string_view::npos) {
       if (number >= numbered_location_ids_.size()) numbered_location_ids_.resize(number + 1, 0);
@@ -1317,20 +1404,40 @@ StatusOr<ir::LocationId> Parser::ParseOptionalLocation() {
   return id;
 }
 
-StatusOr<ir::LocationId> Parser::AddLocation(ir::Location loc) {
+ir::LocationId Parser::AddLocation(const ir::Location& loc) {
   if (loc.file.empty() && loc.name.empty()) return ir::LocationId{0};
-  std::string key;
-  key.reserve(loc.file.size() + loc.name.size() + 24);
-  key.append(loc.file).push_back('\0');
-  key.append(std::to_string(loc.line)).push_back(':');
-  key.append(std::to_string(loc.column)).push_back('\0');
-  key.append(loc.name);
-  auto [it, inserted] = location_ids_.emplace(std::move(key), 0);
-  if (inserted) {
-    it->second = static_cast<ir::LocationId>(module_->locations.size());
-    module_->locations.push_back(std::move(loc));
+  const std::hash<std::string_view> hash_text;
+  uint64_t h = hash_text(loc.file) * 0x9E3779B97F4A7C15ull;
+  h = (h ^ hash_text(loc.name)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (static_cast<uint64_t>(static_cast<uint32_t>(loc.line)) << 32 | static_cast<uint32_t>(loc.column))) *
+      0x94D049BB133111EBull;
+  h ^= h >> 31;
+  if ((location_count_ + 1) * 2 > location_slots_.size()) {
+    std::vector<LocationSlot> old = std::move(location_slots_);
+    location_slots_.assign(old.empty() ? 256 : old.size() * 2, LocationSlot{});
+    const size_t mask = location_slots_.size() - 1;
+    for (const LocationSlot& s : old) {
+      if (s.id_plus_one == 0) continue;
+      size_t i = s.hash & mask;
+      while (location_slots_[i].id_plus_one != 0) i = (i + 1) & mask;
+      location_slots_[i] = s;
+    }
   }
-  return it->second;
+  const size_t mask = location_slots_.size() - 1;
+  size_t i = h & mask;
+  for (; location_slots_[i].id_plus_one != 0; i = (i + 1) & mask) {
+    if (location_slots_[i].hash != h) continue;
+    const ir::LocationId id = location_slots_[i].id_plus_one - 1;
+    const ir::Location& known = module_->locations[id];
+    if (known.line == loc.line && known.column == loc.column && known.file == loc.file && known.name == loc.name) {
+      return id;
+    }
+  }
+  const auto id = static_cast<ir::LocationId>(module_->locations.size());
+  module_->locations.push_back(loc);
+  location_slots_[i] = LocationSlot{h, id + 1};
+  ++location_count_;
+  return id;
 }
 
 //===--- Module -----------------------------------------------------------------------===//
@@ -1348,9 +1455,19 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::Run() {
       Token eq = scan.Next();
       if ((name.kind == TokenKind::kHashId || name.kind == TokenKind::kBangId) && eq.kind == TokenKind::kEqual) {
         std::string_view key = buffer.substr(name.offset, name.text.size() + 1);
-        if (!alias_offsets_.emplace(key, scan.position()).second) {
-          return ErrorAt(name.offset, "alias '" + std::string(key) + "' is defined twice");
+        const size_t number =
+            name.kind == TokenKind::kHashId ? LocationAliasNumber(name.text) : std::string_view::npos;
+        bool fresh;
+        if (number != std::string_view::npos) {
+          if (number >= numbered_alias_offsets_.size()) {
+            numbered_alias_offsets_.resize(std::max(number + 1, numbered_alias_offsets_.size() * 2), 0);
+          }
+          fresh = numbered_alias_offsets_[number] == 0;
+          numbered_alias_offsets_[number] = scan.position() + 1;
+        } else {
+          fresh = alias_offsets_.emplace(key, scan.position()).second;
         }
+        if (!fresh) return ErrorAt(name.offset, "alias '" + std::string(key) + "' is defined twice");
       }
     }
     size_t first = i;

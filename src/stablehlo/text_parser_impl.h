@@ -90,6 +90,26 @@ class TypeTable {
   std::deque<ir::Type> types_;
 };
 
+// 1-D i64 Elements attributes by their values: equal lists (`dims = [0, 1]`, slice
+// bounds, dot dimensions) share one ElementsData, as the bytecode reader shares one
+// attribute entry among all its uses. Open addressing; the keys back to back in one buffer.
+class I64ListTable {
+ public:
+  ir::Attribute Get(const std::vector<int64_t>& values);
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t offset = 0, size = 0;
+    uint32_t index = 0;  // into attrs_, + 1; 0: a free slot
+  };
+  void Grow();
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  std::vector<int64_t> keys_;
+  std::vector<ir::Attribute> attrs_;
+};
+
 class Parser {
  public:
   explicit Parser(std::string_view text);
@@ -145,7 +165,8 @@ class Parser {
   Status ParseIntList(std::vector<int64_t>* out);
   // An optional `loc(...)`; 0 if absent or unknown.
   StatusOr<ir::LocationId> ParseOptionalLocation();
-  StatusOr<ir::LocationId> AddLocation(ir::Location loc);
+  // The id of `loc` in module_->locations, added (a copy) if no equal one is there.
+  ir::LocationId AddLocation(const ir::Location& loc);
   StatusOr<ir::Attribute> ParseSdyAttributeText(std::string_view prefix);
 
   //===--- Values and regions (text_ops.cc) -----------------------------------------===//
@@ -178,6 +199,11 @@ class Parser {
   Token tok_;
   std::vector<int64_t> dims_buffer_;  // reused by ParseType
   std::vector<int64_t> int_buffer_;   // reused for `[1, 2]` lists of the pretty op forms
+  std::vector<int64_t> int_buffer2_;  // the second list of `[..] x [..]` and slice bounds
+  std::vector<int64_t> int_buffer3_;
+  I64ListTable i64_lists_;
+  // `[1, 2]` into int_buffer_, then the list's shared attribute (I64ListTable).
+  StatusOr<ir::Attribute> ParseSharedIntList();
   // Lines that start with `func.func` (after indentation): the token's offset and the
   // line's index, from the alias scan; a function's line count bounds its op count.
   std::vector<std::pair<size_t, size_t>> function_lines_;
@@ -188,7 +214,10 @@ class Parser {
   struct OpScratch {
     std::vector<ResultGroup> results;
     std::vector<ir::Type> result_types;
+    std::vector<ir::ValueId> operands;  // the pretty forms' `%a, %b` operands
   };
+  // ParseValueUseList's list before it is copied out (one allocation of the final size).
+  std::vector<ir::ValueId> value_list_buffer_;
   std::deque<OpScratch> op_scratch_;
   OpScratch& Scratch() {
     while (op_scratch_.size() <= static_cast<size_t>(depth_)) op_scratch_.emplace_back();
@@ -211,8 +240,20 @@ class Parser {
   // Top-level alias definitions (`#name = ...`, `!name = ...`), by name with the sigil:
   // the offset of their value. Resolved on use, memoized.
   std::unordered_map<std::string_view, size_t> alias_offsets_;
+  // `#locN = ...` (how MLIR names location aliases) by N instead: the offset + 1, 0 if none.
+  std::vector<size_t> numbered_alias_offsets_;
+  // The offset of alias `key`'s value (`number`: LocationAliasNumber of its name); npos if
+  // undefined.
+  size_t AliasOffset(std::string_view key, size_t number) const;
   std::unordered_map<std::string_view, ir::Attribute> attr_aliases_;
-  std::unordered_map<std::string_view, ir::Location> loc_aliases_;
+  // Resolved location aliases (pointers stay valid as it grows), by N for `#locN` (the
+  // index + 1, 0 if not yet resolved) and by name for others.
+  std::deque<ir::Location> loc_alias_store_;
+  std::vector<uint32_t> numbered_loc_aliases_;
+  std::unordered_map<std::string_view, const ir::Location*> loc_aliases_;
+  // The current token is `#name` of a location: its location (memoized, valid for the
+  // parser's life); advances past it.
+  StatusOr<const ir::Location*> ResolveLocationAlias();
   std::unordered_map<std::string_view, ParsedType> type_aliases_;
   std::vector<std::string_view> resolving_;
 
@@ -273,13 +314,28 @@ class Parser {
     size_t mask_ = 0, size_ = 0;
   };
   NameTable names_;
-  std::vector<std::pair<std::string_view, Binding>> undo_;
+  struct Undo {
+    std::string_view name;
+    uint32_t number;  // NameNumber(name)
+    Binding old;
+  };
+  std::vector<Undo> undo_;
+  // N of a value name `%N` (no leading zeros, N < 2^20), whose binding is numbered_names_[N];
+  // kHashedName for the others.
+  static constexpr uint32_t kHashedName = UINT32_MAX;
+  static uint32_t NameNumber(std::string_view name);
   // The slot of `name` (with its '%'); nullptr if unbound. `create` makes it.
   Binding* Slot(std::string_view name, bool create);
   std::vector<size_t> scope_marks_;
 
-  // Locations by content, so equal locations share one LocationId; `loc(#alias)` by alias.
-  std::unordered_map<std::string, ir::LocationId> location_ids_;
+  // Locations by content, so equal locations share one LocationId (open addressing over
+  // module_->locations: each slot its hash and id + 1, 0 if free); `loc(#alias)` by alias.
+  struct LocationSlot {
+    uint64_t hash = 0;
+    ir::LocationId id_plus_one = 0;
+  };
+  std::vector<LocationSlot> location_slots_;
+  size_t location_count_ = 0;
   std::unordered_map<std::string_view, ir::LocationId> alias_location_ids_;
   // `loc(#locN)` (how MLIR names location aliases) by N: the id + 1, 0 if not yet seen.
   std::vector<ir::LocationId> numbered_location_ids_;

@@ -211,6 +211,63 @@ module @m {
   EXPECT_NE(printed.find("%12 = stablehlo.reduce %4, %11"), std::string::npos) << printed;
 }
 
+// Location aliases used before their definition, nested in other aliases (callsite, name,
+// fused, an alias of an alias, a name that is not `locN`), and inline: equal locations share
+// one id, and aliases used only inside others add no location of their own.
+TEST(TextParser, LocationAliasesResolveOnceAndEqualLocationsShareAnId) {
+  std::string text = R"(module {
+  func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
+    %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x2xf32>) -> tensor<2x2xf32> loc(#loc5)
+    %1 = stablehlo.transpose %0, dims = [0, 1] : (tensor<2x2xf32>) -> tensor<2x2xf32> loc(#loc2)
+    %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<2x2xf32>) -> tensor<2x2xf32> loc("g"("f.py":3:4))
+    %3 = stablehlo.add %2, %2 : tensor<2x2xf32> loc(#named)
+    %4 = stablehlo.add %3, %3 : tensor<2x2xf32> loc(#loc6)
+    return %4 : tensor<2x2xf32>
+  }
+}
+#loc1 = loc("f.py":3:4)
+#loc2 = loc("g"(#loc1))
+#loc3 = loc("h\"q")
+#loc5 = loc(callsite(#loc2 at #loc3))
+#named = loc(fused[#loc3, #loc1])
+#loc6 = loc(#loc2)
+)";
+  StatusOr<std::unique_ptr<ir::Module>> module = ParseModuleText(text);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const ir::Module& m = **module;
+  const auto& ops = m.functions[0].body.blocks[0].ops;
+  ASSERT_EQ(ops.size(), 6u);
+  ASSERT_NE(ops[0].location, 0u);
+  EXPECT_EQ(ops[1].location, ops[0].location);
+  EXPECT_EQ(ops[2].location, ops[0].location);
+  EXPECT_EQ(ops[4].location, ops[0].location);
+  const ir::Location& g = m.locations[ops[0].location];
+  EXPECT_EQ(g.name, "g");
+  EXPECT_EQ(g.file, "f.py");
+  EXPECT_EQ(g.line, 3);
+  EXPECT_EQ(g.column, 4);
+  const ir::Location& fused = m.locations[ops[3].location];
+  EXPECT_EQ(fused.name, "h\"q");
+  EXPECT_EQ(fused.file, "f.py");
+  EXPECT_EQ(fused.line, 3);
+  EXPECT_EQ(m.locations.size(), 3u);  // unknown, g, h"q
+  // Equal integer lists read equal, different ones apart.
+  EXPECT_EQ(ops[0].attr("permutation")->AsIntArray(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(ops[1].attr("permutation")->AsIntArray(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(ops[2].attr("permutation")->AsIntArray(), (std::vector<int64_t>{1, 0}));
+
+  StatusOr<std::unique_ptr<ir::Module>> undefined = ParseModuleText(R"(module {
+  func.func @main(%a: tensor<f32>) -> tensor<f32> {
+    return %a : tensor<f32> loc(#loc9)
+  }
+}
+#loc1 = loc("a"(#loc7))
+)");
+  ASSERT_FALSE(undefined.ok());
+  EXPECT_NE(undefined.status().message().find("3:33: undefined location alias '#loc9'"), std::string::npos)
+      << undefined.status().ToString();
+}
+
 TEST(TextParser, PrettyOpForms) {
   std::string text = R"(module {
   func.func @main(%a: tensor<4x4xf32>, %i: tensor<2x1xi32>) -> (tensor<4x4xf32>) {
