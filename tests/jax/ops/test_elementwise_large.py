@@ -17,6 +17,7 @@ from jax import lax
 
 from . import inputs as I
 from .compare import Call, check_cases
+from .xla_f16 import f16_mul_add_references, xla_rounds_f16_mul_add_once
 
 N = 1_000_003
 N4 = 4 * 1024 * 1024 + 5
@@ -78,41 +79,18 @@ def test_half_binary_large(dtype):
     ops = {"add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "max": lax.max, "min": lax.min}
     cases = {name: Call(fn, a, b) for name, fn in ops.items()}
     mul_add = lambda x, y: x * y + x  # noqa: E731
-    if dt == np.float16 and _xla_rounds_f16_mul_add_once(a, b):
+    if dt == np.float16 and xla_rounds_f16_mul_add_once():
         _check_f16_mul_add_rounds_each_op(mul_add, a, b)
     else:
         cases["fused_mul_add"] = Call(mul_add, a, b)
     check_cases(lambda *args: None, cases, op="half binary", dtype=dt, mode="exact")
 
 
-def _f16_mul_add_references(a, b):
-    """x * y + x in f16 with each op rounded to f16 (StableHLO's definition: the product is an
-    f16 value), and with one rounding at the end (the f32 product of two f16 values is exact)."""
-    a32, b32 = a.astype(np.float32), b.astype(np.float32)
-    with np.errstate(all="ignore"):
-        each = ((a32 * b32).astype(np.float16).astype(np.float32) + a32).astype(np.float16)
-        once = (a32 * b32 + a32).astype(np.float16)
-    return each, once
-
-
-def _xla_rounds_f16_mul_add_once(a, b) -> bool:
-    """Whether XLA:CPU computes f16 x * y + x with one rounding on this CPU. Where the CPU has
-    AVX512-FP16 (Sapphire Rapids and later) XLA keeps f16 arithmetic in f16 and LLVM contracts
-    the multiply and the add into one fused multiply-add; elsewhere it widens each op to f32 and
-    rounds each result to f16, as StableHLO defines and as StableRT computes everywhere."""
-    n = 1 << 16
-    each, once = _f16_mul_add_references(a[:n], b[:n])
-    differ = (each != once) & ~np.isnan(each.astype(np.float32))
-    xla = np.asarray(jax.jit(lambda x, y: x * y + x)(jax.device_put(a[:n], jax.devices("cpu")[0]),
-                                                     jax.device_put(b[:n], jax.devices("cpu")[0])))
-    return bool(np.any(differ)) and bool(np.mean(xla[differ] == once[differ]) > 0.5)
-
-
 def _check_f16_mul_add_rounds_each_op(fn, a, b):
     """StableRT's f16 x * y + x, bit for bit against the op-by-op rounding (NaN payloads excepted)."""
     got = np.asarray(jax.jit(fn)(jax.device_put(a, jax.devices("stablert")[0]),
                                  jax.device_put(b, jax.devices("stablert")[0])))
-    each, _ = _f16_mul_add_references(a, b)
+    each, _ = f16_mul_add_references(a, b)
     got_nan, each_nan = np.isnan(got.astype(np.float32)), np.isnan(each.astype(np.float32))
     wrong = (got_nan != each_nan) | (~each_nan & (got.view(np.uint16) != each.view(np.uint16)))
     assert not wrong.any(), (f"f16 x*y+x: {int(wrong.sum())} of {got.size} elements differ from the op-by-op "
