@@ -62,14 +62,18 @@ class TopologyCompileTest : public ProgramTest {
       EXPECT_TRUE(field.ok());
       if (!field.ok()) break;
       if (field->number == 2) out->element_type = static_cast<int64_t>(field->varint);
-      if (field->number == 3) EXPECT_TRUE(proto::WireReader::AppendPackedVarints(*field, &out->dims).ok());
+      if (field->number == 3) {
+        EXPECT_TRUE(proto::WireReader::AppendPackedVarints(*field, &out->dims).ok());
+      }
       if (field->number != 5) continue;
       proto::WireReader layout_fields(field->bytes);
       while (!layout_fields.done()) {
         auto inner = layout_fields.Next();
         EXPECT_TRUE(inner.ok());
         if (!inner.ok()) break;
-        if (inner->number == 1) EXPECT_TRUE(proto::WireReader::AppendPackedVarints(*inner, &out->minor_to_major).ok());
+        if (inner->number == 1) {
+          EXPECT_TRUE(proto::WireReader::AppendPackedVarints(*inner, &out->minor_to_major).ok());
+        }
         if (inner->number == 8) out->memory_space = static_cast<int64_t>(inner->varint);
       }
     }
