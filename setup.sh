@@ -38,11 +38,14 @@ echo "== Python environment (.venv) with jax==${JAX_VERSION}"
 .venv/bin/pip install -q xla-cpu-pjrt==0.0.1
 
 echo "== C++ build (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null
+# With the wheel's options (pyproject.toml: libstdc++ linked into the plugin and the CLI), so the
+# package below is packed from this tree: one compile for the tests, the package and the wheel.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTABLERT_STATIC_CXX_RUNTIME=ON \
+  -DPython3_EXECUTABLE="$(command -v python3)" >/dev/null
 cmake --build build
 
-echo "== Python package (pip install .)"
-.venv/bin/pip install -q --no-build-isolation .
+echo "== Python package (pip install . from build/)"
+STABLERT_PIP_USES_BUILD=1 .venv/bin/pip install -q --no-build-isolation .
 
 echo "== A JAX program on stablert"
 JAX_PLATFORMS=stablert .venv/bin/python examples/hello.py

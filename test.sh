@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 cmake --build build
 (cd build && ctest --output-on-failure -j2 --timeout 600)
-.venv/bin/pip install -q --no-build-isolation .
+# The package from the binaries just built and tested (build/, pyproject.toml's override).
+STABLERT_PIP_USES_BUILD=1 .venv/bin/pip install -q --no-build-isolation .
 .venv/bin/python -m pytest -q tests/jax
-# The user's wheel (tools/wheel/build_wheel.sh, reusing build/pip from the install above):
+# The user's wheel (tools/wheel/build_wheel.sh, packing build/ as the install above does):
 # manylinux tag, a fresh venv with the system's copies of the bundled libraries hidden, the
 # sdist (tests/wheel/test_wheel.sh; 0.5-1.5 min, mostly pip installing JAX into the venv).
 bash tests/wheel/test_wheel.sh

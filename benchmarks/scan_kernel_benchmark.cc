@@ -189,21 +189,37 @@ int main(int argc, char** argv) {
   int threads = 1, repeats = 30, offset = 0, in_offset = -1;
   std::string only;
   double split = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  auto number = [&](int i) {  // the value after flag i, or exit with a message
+    char* end = nullptr;
+    const double value = i + 1 < argc ? std::strtod(argv[i + 1], &end) : 0;
+    if (end == nullptr || end == argv[i + 1] || *end != '\0') {
+      std::fprintf(stderr, "%s: expected a number after it, got '%s'\n", argv[i], i + 1 < argc ? argv[i + 1] : "");
+      std::exit(2);
+    }
+    return value;
+  };
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--threads") threads = std::stoi(argv[i + 1]);
-    if (flag == "--repeats") repeats = std::stoi(argv[i + 1]);
-    if (flag == "--only") only = argv[i + 1];
-    if (flag == "--split-probe") split = std::stod(argv[i + 1]);
-    if (flag == "--offset") offset = std::clamp(std::stoi(argv[i + 1]), 0, 60) / 4 * 4;
-    if (flag == "--in-offset") in_offset = std::clamp(std::stoi(argv[i + 1]), 0, 60) / 4 * 4;
-    if (flag == "--isa") {
+    if (flag == "--threads") threads = static_cast<int>(number(i));
+    else if (flag == "--repeats") repeats = static_cast<int>(number(i));
+    else if (flag == "--only" && i + 1 < argc) only = argv[i + 1];
+    else if (flag == "--split-probe") split = number(i);
+    else if (flag == "--offset") offset = std::clamp(static_cast<int>(number(i)), 0, 60) / 4 * 4;
+    else if (flag == "--in-offset") in_offset = std::clamp(static_cast<int>(number(i)), 0, 60) / 4 * 4;
+    else if (flag == "--isa" && i + 1 < argc) {
       auto isa = stablert::env::ParseIsa("--isa", argv[i + 1]);
       if (!isa.ok() || !simd::SetIsa(*isa).ok()) {
         std::fprintf(stderr, "--isa %s: not available\n", argv[i + 1]);
         return 1;
       }
+    } else {
+      std::fprintf(stderr, "unknown flag or missing value: %s\n", flag.c_str());
+      return 2;
     }
+  }
+  if (threads < 1 || repeats < 1) {
+    std::fprintf(stderr, "--threads and --repeats must be at least 1\n");
+    return 2;
   }
   constexpr int64_t kN = int64_t{4} << 20;
   const Case cases[] = {

@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
 build="${STABLERT_ASAN_BUILD_DIR:-build/asan}"
+[[ "$build" = /* ]] || build="$root/$build"  # absolute: the op-matrix runs load the plugin from it
 jobs="${STABLERT_ASAN_JOBS:-2}"
 python="${STABLERT_PYTHON:-.venv/bin/python}"
 python="$(cd "$(dirname "$python")" && pwd)/$(basename "$python")"
@@ -70,7 +71,7 @@ ops_command() {  # ops_command ISA [VAR=VALUE...] -- pytest-args...: one op-matr
   while [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
   printf '%q ' env LD_PRELOAD="$preload" ASAN_OPTIONS="$common:detect_leaks=0:suppressions=$supp/asan.supp" \
-    STABLERT_ISA="$isa" STABLERT_LIBRARY_PATH="$root/$build/libstablert_pjrt.so" \
+    STABLERT_ISA="$isa" STABLERT_LIBRARY_PATH="$build/libstablert_pjrt.so" \
     PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "${vars[@]}" \
     "$python" -m pytest -q --capture=sys -p no:cacheprovider "$@"
 }

