@@ -24,8 +24,7 @@
 // simd::ScanRunning), which gives the same bits; contiguous lines of at least one level-1
 // group with vector steps (Steps::Line, simd::ScanLine) fold lanes of tiles in registers
 // instead of through the [16][tiles] block. Units of work (a line, or a chunk of lanes) are
-// independent and split across the calls of a step; one long forward line is split into
-// parts instead (SplitLine: each call folds the tiles before its part to their totals).
+// independent and split across the calls of a step.
 //
 // ReferenceScans is the definition written directly (lines as lanes of an [n][w] array);
 // the variadic window kernel uses it (its body is a program on 16-byte slots) and the
@@ -251,59 +250,6 @@ void Transpose(V* dst, int64_t ldd, const V* src, int64_t lds, int64_t rows, int
 // The number of independent units ScanLines splits the scan into.
 inline int64_t ScanUnits(const ScanForm& form) {
   return form.inner == 1 ? form.outer : form.outer * ((form.inner + kLaneChunk - 1) / kLaneChunk);
-}
-
-// One long forward line (outer == 1, contiguous) is split across the calls of a step
-// instead (SplitLine): call j scans the part [b_j, b_j+1) after folding every tile before
-// b_j to its total (read, not written), which keeps XLA's grouping bit for bit. Folding
-// costs about kFoldCost of scanning (it reads 4 bytes per f32 element where a scan reads
-// and writes 8; measured: the two-call optimum of a 4M f32 sum lies at b_1 = 0.63-0.67 n),
-// so with c_0 = 0, c_j+1 = 1 + (1 - kFoldCost) c_j every call takes T = n / c_count:
-// b_j = n c_j / c_count. Lines shorter than kMinLineToSplit stay one call (its handoff
-// would cost more than the half it saves). docs/decisions.md, "One long scan on two cores".
-constexpr int64_t kMinLineToSplit = int64_t{1} << 18;
-constexpr double kFoldCost = 0.45;
-constexpr int64_t kPartAlign = kTile * kTile;  // parts start at whole level-1 groups
-
-// Where part `index` of a line of n split into `count` parts begins: a multiple of
-// kPartAlign (0 for index 0; n for index == count).
-inline int64_t LinePartBegin(int64_t n, int index, int count) {
-  if (index <= 0) return 0;
-  if (index >= count) return n;
-  double c_index = 0, c = 0;
-  for (int j = 0; j < count; ++j) {
-    if (j == index) c_index = c;
-    c = 1 + (1 - kFoldCost) * c;
-  }
-  const auto begin = static_cast<int64_t>(static_cast<double>(n) * c_index / c);
-  return begin / kPartAlign * kPartAlign;
-}
-
-// Scans the part of a single long forward contiguous line that call `context` owns and
-// returns true; false (nothing done) when the scan is not of that form, the line is short,
-// there is one call, or input and output overlap (a later part reads what an earlier one
-// writes). Steps: one with LinePart (simd::ScanLinePart), add and mul only; max/min take
-// their running fold (Steps::Running), already at bandwidth on one core.
-template <typename V, typename Steps>
-bool SplitLine(const ScanForm& form, const V* in, V* out, const Steps& steps, int index, int count) {
-  if constexpr (requires { steps.LinePart(in, out, form.n, false, int64_t{0}, int64_t{0}); }) {
-    const int64_t n = form.n;
-    if (count <= 1 || form.outer != 1 || form.inner != 1 || form.reverse || n < kMinLineToSplit ||
-        !steps.SplitsLines())
-      return false;
-    const int64_t shift = form.exclusive ? 1 : 0;
-    V* y = out + shift;
-    if (in < y + n && y < in + n) return false;
-    if (form.exclusive && index == 0) out[0] = steps.init;
-    const int64_t begin = LinePartBegin(n, index, count), end = LinePartBegin(n, index + 1, count);
-    if (begin >= end) return true;
-    const bool stream = form.out_n * static_cast<int64_t>(sizeof(V)) >= kMinBytesToStream;
-    steps.LinePart(in, y, n, stream, begin, end);
-    if (stream) simd::TransposeStreamFence();
-    return true;
-  } else {
-    return false;
-  }
 }
 
 // Scans units [first, last) of `form` from in (outer x n x inner) to out (outer x out_n x

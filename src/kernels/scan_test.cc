@@ -171,49 +171,6 @@ TEST_F(ScanTest, LineParts) {
   }
 }
 
-// One long forward line is split into parts across the calls (scan::SplitLine): the parts
-// start at whole level-1 groups, balanced for folding at kFoldCost of scanning, and 2, 3 and
-// 4 calls give the one call's bits, inclusive and exclusive, at and past the length where
-// splitting starts; in place (input = output) the line stays one call.
-TEST_F(ScanTest, OneLongLineInParts) {
-  for (int count = 1; count <= 4; ++count) {
-    const int64_t n = (int64_t{4} << 20) + 7;
-    ASSERT_EQ(scan::LinePartBegin(n, 0, count), 0);
-    ASSERT_EQ(scan::LinePartBegin(n, count, count), n);
-    for (int j = 1; j < count; ++j) {
-      const int64_t begin = scan::LinePartBegin(n, j, count);
-      EXPECT_EQ(begin % scan::kPartAlign, 0);
-      EXPECT_GT(begin, scan::LinePartBegin(n, j - 1, count));
-    }
-  }
-  // Two calls: the first part is n / (2 - kFoldCost) long (the calls then finish together).
-  const int64_t n4 = int64_t{4} << 20;
-  EXPECT_NEAR(static_cast<double>(scan::LinePartBegin(n4, 1, 2)) / static_cast<double>(n4),
-              1.0 / (2.0 - scan::kFoldCost), 1e-3);
-  for (int64_t n : {scan::kMinLineToSplit, scan::kMinLineToSplit + 16 * 5 + 3, (int64_t{1} << 20) + 255}) {
-    const Array in = RandomF32({n}, static_cast<uint32_t>(n));
-    for (int calls : {2, 3, 4})
-      for (bool exclusive : {false, true}) {
-        CheckScan<DType::kF32, ops::AddOp>("reduce_window_add", {n}, 0, false, exclusive, in, 0.0f, "line", calls);
-        CheckScan<DType::kF32, ops::MultiplyOp>("reduce_window_mul", {n}, 0, false, exclusive, in, 1.0f, "line",
-                                                calls);
-      }
-  }
-  // In place: the same bits as into a separate output.
-  const int64_t n = scan::kMinLineToSplit + 16 * 3 + 1;
-  Array line = RandomF32({n}, 11);
-  const Array init = ArrayOf(DType::kF32, {}, std::vector<float>{0.0f});
-  Array separate(DType::kF32, {n});
-  const WindowParams params = ScanWindow({n}, 0, false, false);
-  RunKernel(Key("reduce_window_add", DType::kF32), {&line, &init}, {&separate}, params);
-  const KernelRegistry::Entry* entry = CpuKernels().Lookup(Key("reduce_window_add", DType::kF32));
-  const BufferView inputs[] = {line.View(), init.View()};
-  const BufferView outputs[] = {line.View()};
-  const KernelArgs args = ArgsWith(inputs, outputs, params);
-  for (int c = 0; c < 2; ++c) ASSERT_TRUE(entry->fn(KernelContext{c, 2}, args).ok());
-  ASSERT_EQ(std::memcmp(line.bytes.data(), separate.bytes.data(), separate.bytes.size()), 0);
-}
-
 // simd::ScanLine with y == x gives the bits it gives into a separate output.
 TEST_F(ScanTest, LineInPlace) {
   const int64_t n = 65536 + 16 * 7 + 5;

@@ -125,19 +125,15 @@ class WindowWalker {
 };
 
 // Long scans (kernels/scan.h): false if the window is not one. Typed values run
-// scan::SplitLine (one long line in parts) or scan::ScanLines, split across the calls
-// (vector steps for f32/f64/s32/s64 add, mul, max, min); ScalarSlot values (the variadic
-// kernel's body program) run scan::ReferenceScans on blocks of lines gathered into [n][w]
-// arrays, on the first call.
+// scan::ScanLines, split across the calls (vector steps for f32/f64/s32/s64 add, mul, max,
+// min); ScalarSlot values (the variadic kernel's body program) run scan::ReferenceScans on
+// blocks of lines gathered into [n][w] arrays, on the first call.
 template <typename V, typename Steps>
 bool ScanTree(const KernelContext& context, const KernelArgs& args, const WindowParams& params, const Steps& steps) {
   const BufferView& in = args.inputs[0];
   const BufferView& out = args.outputs[0];
   scan::ScanForm form;
   if (!scan::MatchScan(params, in.dims, out.dims, &form)) return false;
-  if (scan::SplitLine(form, static_cast<const V*>(in.data), static_cast<V*>(out.data), steps, context.thread_index,
-                      context.thread_count))
-    return true;
   const auto [first, last] = ShareOf(context, scan::ScanUnits(form));
   scan::ScanLines(form, static_cast<const V*>(in.data), static_cast<V*>(out.data), steps, first, last);
   return true;
@@ -211,10 +207,6 @@ struct VectorScanSteps {
   }
   void Line(bool reverse, const T* x, T* y, int64_t n, bool stream, const T* floor) const {
     simd::ScanLine(kBody, reverse, x, y, n, init, stream, floor);
-  }
-  static constexpr bool SplitsLines() { return kBody == simd::ScanBody::kAdd || kBody == simd::ScanBody::kMul; }
-  void LinePart(const T* x, T* y, int64_t n, bool stream, int64_t begin, int64_t end) const {
-    simd::ScanLinePart(kBody, x, y, n, init, stream, begin, end);
   }
 };
 

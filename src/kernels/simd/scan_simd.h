@@ -61,9 +61,11 @@ void ScanLine(ScanBody body, bool reverse, const int64_t* x, int64_t* y, int64_t
 
 // Part of a forward ScanLine: writes y[begin, end) only, the same bits as ScanLine of the
 // whole line; the tiles before `begin` are read and folded to their totals (no writes), so
-// two threads can scan two parts of one line at once (scan::SplitLine). begin: a multiple
-// of 256 (16 tiles of 16) at most n / 256 * 256; end: n, or such a multiple. Not for s64
-// mul. scan_kernel_benchmark --split-probe F measures a split at F n.
+// two threads can scan two parts of one line at once. begin: a multiple of 256 (16 tiles of
+// 16) at most n / 256 * 256; end: n, or such a multiple. Not for s64 mul. The kernels do
+// not split lines this way: one call already scans at DRAM bandwidth, and the second part's
+// fold reads ~60% more (docs/decisions.md, "Scans: the forward level 1 in lanes");
+// scan_kernel_benchmark --split-probe F measures a split at F n.
 void ScanLinePart(ScanBody body, const float* x, float* y, int64_t n, float init, bool stream, int64_t begin,
                   int64_t end);
 void ScanLinePart(ScanBody body, const double* x, double* y, int64_t n, double init, bool stream, int64_t begin,
