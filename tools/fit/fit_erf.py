@@ -11,10 +11,11 @@ by those rounding errors, whatever the degrees; S = 1/4 brings it to about 2.5.
 The fit minimises the maximum error in units of the f32 ulp of erf(x) against mpmath's erf on
 Chebyshev nodes in u = x^2 / LIMIT^2 (which keeps the basis well conditioned): nonlinear least
 squares with Lawson's reweighting (each round multiplies a point's weight by its error), which
-converges towards the minimax fit. The coefficients are then rounded to f32 one at a time (the
-highest powers first, each rounding followed by a refit of the coefficients still free) and
-polished by a coordinate search over neighbouring f32 values that minimises the maximum error
-of the simulated f32 evaluation on a random sample of arguments.
+converges towards the minimax fit. P / Q is unchanged by scaling both by s, but their f32
+roundings (and where the intermediate values fall in their binades) are not: of the scalings
+1 <= s < 2 in steps of 2^-10, the --candidates whose f32 coefficients give the smallest error
+(in float64 arithmetic) are checked in full, and the one with the smallest error of the
+simulated f32 evaluation is printed.
 
 The f32 evaluation is simulated in numpy: t = x*x rounded to f32, p = Horner(P, t) and
 q = Horner(Q, t) with fused multiply-adds, every operation correctly rounded to f32. A fused
@@ -121,8 +122,8 @@ def check(p, q, limit, order, shift, dense_from, stride, chunk=1 << 22):
 
 # --- the fit --------------------------------------------------------------------------------
 
-def fit(n_p, n_q, limit, shift, scale, rounds):
-    """Minimax fit of x (S + P / Q), then its coefficients rounded to f32 (with refits)."""
+def minimax(n_p, n_q, limit, shift, rounds):
+    """Minimax fit of x (S + P / Q) with Q(0) = 1 (float64 coefficients) and its max ulp error."""
     mpmath.mp.dps = 30
     nodes = 3000
     u = (1 - np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)) / 2  # Chebyshev nodes on [0, 1]
@@ -130,78 +131,45 @@ def fit(n_p, n_q, limit, shift, scale, rounds):
     u = xs * xs / (limit * limit)
     f = np.array([float(mpmath.erf(mpmath.mpf(x))) for x in xs])
     ulp = ulp_of(f32(f))
-    powers = list(range(n_p)) + list(range(1, n_q))
 
-    def split(v, fixed):
-        full = np.array(fixed, dtype=float)
-        full[np.isnan(full)] = v
-        return full[:n_p], np.concatenate([[scale], full[n_p:]])
-
-    def residual(v, fixed):
-        pc, qc = split(v, fixed)
-        return (xs * (shift + np.polyval(pc[::-1], u) / np.polyval(qc[::-1], u)) - f) / ulp
-
-    def lawson(v, fixed):
-        weights = np.ones_like(xs)
-        for _ in range(rounds):
-            v = least_squares(lambda w: np.sqrt(weights) * residual(w, fixed), v, method="lm",
-                              xtol=1e-15, ftol=1e-15).x
-            error = np.abs(residual(v, fixed))
-            weights = weights * error / error.max() + 1e-12
-            weights /= weights.sum()
-        return v, np.abs(residual(v, fixed)).max()
+    def residual(v):
+        p, q = v[:n_p], np.concatenate([[1.0], v[n_p:]])
+        return (xs * (shift + np.polyval(p[::-1], u) / np.polyval(q[::-1], u)) - f) / ulp
 
     # Start: the linear least-squares solution of x P + (S x - f) Q = 0, in relative terms.
     g = shift * xs - f
     a = np.column_stack([xs * u**k for k in range(n_p)] + [g * u**k for k in range(1, n_q)])
-    v = np.linalg.lstsq(a / f[:, None], -g / f, rcond=None)[0] * scale
-    fixed = [np.nan] * len(powers)  # scaled coefficients; nan = still free
-    v, fit_error = lawson(v, fixed)
-    # Round to f32 one coefficient at a time (the highest powers first), refitting the others.
-    for i in sorted(range(len(fixed)), key=lambda i: -powers[i]):
-        free = [k for k in range(len(fixed)) if np.isnan(fixed[k])]
-        value = v[free.index(i)] / limit ** (2 * powers[i])
-        fixed[i] = float(f32(value)) * limit ** (2 * powers[i])
-        rest = [k for k in free if k != i]
-        if rest:
-            v, _ = lawson(np.array([v[free.index(k)] for k in rest]), fixed)
-    coeffs = [float(f32(fixed[i] / limit ** (2 * powers[i]))) for i in range(len(fixed))]
-    return coeffs[:n_p], [scale] + coeffs[n_p:], fit_error
+    v = np.linalg.lstsq(a / f[:, None], -g / f, rcond=None)[0]
+    weights = np.ones_like(xs)
+    for _ in range(rounds):
+        v = least_squares(lambda w: np.sqrt(weights) * residual(w), v, method="lm", xtol=1e-15,
+                          ftol=1e-15).x
+        error = np.abs(residual(v))
+        weights = weights * error / error.max() + 1e-12
+        weights /= weights.sum()
+    scale = limit * limit  # back from u to t = x^2
+    p = [v[k] / scale**k for k in range(n_p)]
+    q = [1.0] + [v[n_p + k - 1] / scale**k for k in range(1, n_q)]
+    return np.array(p), np.array(q), np.abs(residual(v)).max()
 
 
-def sample_points(limit, n=400000, seed=1):
-    """f32 arguments for the coefficient search: log-spaced small x and uniform x up to limit."""
-    rng = np.random.default_rng(seed)
-    small = np.exp(rng.uniform(np.log(2.0**-20), np.log(0.5), n // 4))
-    big = rng.uniform(0.5, limit, n)
-    return np.unique(f32(np.concatenate([small, big, [limit]])))
+def rounded_candidates(p, q, limit, shift, count):
+    """The f32 roundings of (s P, s Q), 1 <= s < 2 in steps of 2^-10, with the smallest error.
 
-
-def polish(p, q, limit, order, shift, sweeps):
-    """Coordinate search over f32 neighbours of each coefficient, minimising the max ulp error."""
-    x = sample_points(limit)
-    exact = erf(x)
+    P / Q does not depend on s, but the rounding of the coefficients and the position of the
+    intermediate values in their binades do. Ranked by the error of the rational in float64
+    arithmetic with the f32 coefficients, on a grid.
+    """
+    grid = np.linspace(2.0**-20, limit, 100001)
+    exact = erf(grid)
     ulp = ulp_of(f32(exact))
-
-    def worst(p, q):
-        return (np.abs(evaluate32(x, p, q, limit, order, shift) - exact) / ulp).max()
-
-    best = worst(p, q)
-    for _ in range(sweeps):
-        improved = False
-        for which in range(len(p) + len(q) - 1):
-            for step in (1, -1, 2, -2, 4, -4):
-                pp, qq = list(p), list(q)
-                target, k = (pp, which) if which < len(p) else (qq, which - len(p) + 1)
-                bits = np.float32(target[k]).view(np.int32) + np.int32(step)
-                target[k] = float(np.array(bits, dtype=np.int32).view(np.float32))
-                e = worst(pp, qq)
-                if e < best:
-                    p, q, best, improved = pp, qq, e, True
-                    break
-        if not improved:
-            break
-    return p, q, best
+    found = []
+    for s in 1 + np.arange(1024) / 1024:
+        ps, qs = [float(c) for c in f32(p * s)], [float(c) for c in f32(q * s)]
+        rational = grid * (shift + np.polyval(ps[::-1], grid * grid) / np.polyval(qs[::-1], grid * grid))
+        found.append(((np.abs(rational - exact) / ulp).max(), ps, qs))
+    found.sort(key=lambda c: c[0])
+    return found[:count]
 
 
 def main():
@@ -210,9 +178,8 @@ def main():
     parser.add_argument("--denominator", type=int, default=6, help="coefficients of Q")
     parser.add_argument("--limit", type=float, default=F32_ERF_ONE)
     parser.add_argument("--shift", type=float, default=0.25, help="S: 0 or a power of two")
-    parser.add_argument("--scale", type=float, default=1.0, help="Q(0), an f32 value")
     parser.add_argument("--rounds", type=int, default=40, help="Lawson rounds")
-    parser.add_argument("--sweeps", type=int, default=20, help="coordinate search sweeps (0: none)")
+    parser.add_argument("--candidates", type=int, default=6, help="f32 roundings checked in full")
     parser.add_argument("--dense-from", type=float, default=0.5, help="enumerate every f32 from here")
     parser.add_argument("--stride", type=int, default=7, help="f32 stride below --dense-from")
     args = parser.parse_args()
@@ -220,28 +187,29 @@ def main():
     assert shift == 0 or np.frexp(shift)[0] == 0.5, "the shift must be 0 or a power of two"
     started = time.time()
     limit = float(f32(args.limit))
-    scale = float(f32(args.scale))
-    p, q, fit_error = fit(args.numerator, args.denominator, limit, shift, scale, args.rounds)
-    print("limit %r, shift %r, Q(0) %r; fit max error %.3f ulp (float64 coefficients and arithmetic)"
-          % (limit, shift, scale, fit_error))
-    for order in orders(shift):
-        pp, qq, sample_error = polish(p, q, limit, order, shift, args.sweeps)
-        print(order)
-        print("numerator  ", [repr(c) for c in pp])
-        print("denominator", [repr(c) for c in qq])
-        grid = np.linspace(2.0**-20, limit, 200001)
-        rational = grid * (shift + np.polyval(pp[::-1], grid * grid) / np.polyval(qq[::-1], grid * grid))
-        print("f32 coefficients, float64 arithmetic: max error %.3f ulp"
-              % (np.abs(rational - erf(grid)) / ulp_of(f32(erf(grid)))).max())
-        worst, (over, first_over) = check(pp, qq, limit, order, shift, args.dense_from, args.stride)
-        print("f32 evaluation: max error %.3f ulp at x = %r (%.3f ulp of the exact erf, at x = %r); "
-              "x < 2^-8: %.3f ulp; sample %.3f ulp"
-              % (worst["ulp"] + worst["strict"] + worst["tiny"][:1] + (sample_error,)))
-        print("results above 1: %d%s" % (over, " (from x = %r)" % first_over if over else ""))
-        # Spot-check the float64 reference against mpmath where the error peaks.
-        mpmath.mp.dps = 30
-        for v in (worst["ulp"][1], worst["strict"][1]):
-            assert abs(float(mpmath.erf(mpmath.mpf(v))) - erf(v)) < 1e-15
+    p, q, fit_error = minimax(args.numerator, args.denominator, limit, shift, args.rounds)
+    print("limit %r, shift %r; fit max error %.3f ulp (float64 coefficients and arithmetic)"
+          % (limit, shift, fit_error))
+    best = None
+    for rounding_error, pp, qq in rounded_candidates(p, q, limit, shift, args.candidates):
+        for order in orders(shift):
+            worst, above_one = check(pp, qq, limit, order, shift, args.dense_from, args.stride)
+            print("  Q(0) = %-9r f32 coefficients: %.3f ulp in float64 arithmetic, %.3f ulp in %s"
+                  % (qq[0], rounding_error, worst["ulp"][0], order))
+            if best is None or worst["ulp"][0] < best[0]["ulp"][0]:
+                best = (worst, above_one, order, pp, qq, rounding_error)
+    worst, (over, first_over), order, pp, qq, rounding_error = best
+    print("best: y = %s" % order)
+    print("numerator  ", [repr(c) for c in pp])
+    print("denominator", [repr(c) for c in qq])
+    print("f32 coefficients, float64 arithmetic: max error %.3f ulp" % rounding_error)
+    print("f32 evaluation: max error %.3f ulp at x = %r (%.3f ulp of the exact erf, at x = %r); "
+          "x < 2^-8: %.3f ulp at x = %r" % (worst["ulp"] + worst["strict"] + worst["tiny"]))
+    print("results above 1: %d%s" % (over, " (from x = %r)" % first_over if over else ""))
+    # Spot-check the float64 reference against mpmath where the error peaks.
+    mpmath.mp.dps = 30
+    for v in (worst["ulp"][1], worst["strict"][1], worst["tiny"][1]):
+        assert abs(float(mpmath.erf(mpmath.mpf(v))) - erf(v)) <= 1e-15 * erf(v)
     print("%.1f s" % (time.time() - started))
 
 

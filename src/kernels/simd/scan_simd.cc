@@ -445,14 +445,22 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   const V vinit = Prepare<kBody>(d, init);
   constexpr int64_t kPrefetchTiles = 4096 / static_cast<int64_t>(kRows * sizeof(T));
   HWY_ALIGN T totals[kN], carries[kN];
-  // slide[i]: lane j takes lane j + i (clamped; those lanes are masked off).
-  using K = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  [[maybe_unused]] HWY_ALIGN K slide[kN][kN];
-  for (size_t i = 0; i < kN; ++i)
-    for (size_t j = 0; j < kN; ++j) slide[i][j] = static_cast<K>(std::min(j + i, kN - 1));
-  // up_one: lane j takes lane j - 1 (lane 0 takes itself; replaced).
-  [[maybe_unused]] HWY_ALIGN K up_one[kN];
-  for (size_t j = 0; j < kN; ++j) up_one[j] = static_cast<K>(j == 0 ? 0 : j - 1);
+  // Lane tables, built at compile time (a row scan calls this once per row). slide[i]: lane j takes lane j + i (clamped; those lanes are
+  // masked off). up_one: lane j takes lane j - 1 (lane 0 takes itself; replaced).
+  using K = KeyOf<T>;
+  struct LaneTables {
+    alignas(64) K slide[kN][kN];
+    alignas(64) K up_one[kN];
+  };
+  static constexpr LaneTables kLanes = [] {
+    LaneTables t{};
+    for (size_t i = 0; i < kN; ++i)
+      for (size_t j = 0; j < kN; ++j) t.slide[i][j] = static_cast<K>(std::min(j + i, kN - 1));
+    for (size_t j = 0; j < kN; ++j) t.up_one[j] = static_cast<K>(j == 0 ? 0 : j - 1);
+    return t;
+  }();
+  [[maybe_unused]] const auto& slide = kLanes.slide;
+  [[maybe_unused]] const auto& up_one = kLanes.up_one;
   // c[r]: lane k holds element r of tile k of the kN whole tiles at xs (transposed in
   // registers, kN x kN at a time).
   auto load_tiles = [&](const T* xs, V (&c)[kRows]) {
