@@ -1,12 +1,13 @@
-"""Fits a fast f32 erf rational: erf(x) ~= x (S + P(x^2) / Q(x^2)) on 0 <= x <= LIMIT, Q(0) = 1.
+"""Fits a fast f32 erf rational: erf(x) ~= x (S + P(x^2) / Q(x^2)) for 0 <= x <= LIMIT.
 
 LIMIT defaults to 3.9192059 (the smallest f32 whose correctly rounded erf is 1.0); larger x are
 clamped to LIMIT. S (--shift) is 0 or a power of two, so that S x is exact. With S = 0 this is
 erf(x) ~= x P / Q, evaluated as (x * p) / q or as x * (p / q). With S > 0 it is evaluated as
 y = fma(x, p / q, S * x): the rounding errors of p, q and p / q then reach y scaled by
-|1 - S x / erf(x)| (for S = 1/4 at most 0.78, at x = 0, and 0.03 at x = LIMIT), and the
-final multiply-add rounds once. The f32 evaluation of x P / Q itself is limited to about 6 ulps
-by those rounding errors, whatever the degrees; S = 1/4 brings it to about 2.5.
+|1 - S x / erf(x)| (for S = 1/4: 0.78 at x = 0, 0.02 at x = LIMIT), and the final
+multiply-add rounds once. With S = 0 the f32 evaluation error is about 6 ulps whatever the
+degrees (those rounding errors dominate); with S = 1/4 it is about 2.6 ulps for 6 + 6
+coefficients and 2.4 for 6 + 7.
 
 The fit minimises the maximum error in units of the f32 ulp of erf(x) against mpmath's erf on
 Chebyshev nodes in u = x^2 / LIMIT^2 (which keeps the basis well conditioned): nonlinear least
@@ -30,7 +31,7 @@ the error of the rational with those coefficients in float64 arithmetic, and of 
 f32 evaluation: the maximum in ulps (ulp of the correctly rounded erf; in brackets the ulp of
 the exact erf, which differs only where erf rounds up to a power of two) with its argument, the
 maximum for x < 2^-8, and how many results exceed 1.
-Run: python tools/fit/fit_erf.py --numerator 6 --denominator 6 --shift 0.25
+Run: python tools/fit/fit_erf.py --numerator 6 --denominator 7 --shift 0.25
 """
 import argparse
 import time
@@ -175,7 +176,7 @@ def rounded_candidates(p, q, limit, shift, count):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--numerator", type=int, default=6, help="coefficients of P")
-    parser.add_argument("--denominator", type=int, default=6, help="coefficients of Q")
+    parser.add_argument("--denominator", type=int, default=7, help="coefficients of Q")
     parser.add_argument("--limit", type=float, default=F32_ERF_ONE)
     parser.add_argument("--shift", type=float, default=0.25, help="S: 0 or a power of two")
     parser.add_argument("--rounds", type=int, default=40, help="Lawson rounds")

@@ -194,15 +194,20 @@ HWY_INLINE V InF64Lanes(D d, V a, V b, Fn f) {
 #endif
 }
 
-// erf on f32 lanes, finite x (zeros and denormals: callers decide).
+// erf on f32 lanes, finite x (zeros and denormals: callers decide): one rational for every
+// |x| up to kErfLimit (special_math_coefficients.h), +-1 beyond, and 2x / sqrt(pi) below
+// 2^-12 (there the next term, x^2 / 3 of it, is below f32 precision, and x / 4 of the
+// rational's form would be denormal, i.e. flushed, for |x| < 2^-124).
 template <class D, class V>
 HWY_INLINE V Erf(D d, V x) {
   const V ax = hn::Abs(x);
-  const V small = hn::Mul(x, Poly(d, hn::Mul(x, x), k::kErfSmall));
-  const V one = hn::Set(d, 1.0f);
-  const V mid = hn::Sub(one, Poly(d, hn::Sub(hn::Min(ax, hn::Set(d, 4.0f)), hn::Set(d, 2.5f)), k::kErfcMid));
-  const V large = hn::IfThenElse(hn::Ge(ax, hn::Set(d, 4.0f)), one, mid);
-  return hn::IfThenElse(hn::Le(ax, one), small, hn::CopySignToAbs(large, x));
+  const V a = hn::Min(ax, hn::Set(d, k::kErfLimit));
+  const V t = hn::Mul(a, a);
+  const V ratio = hn::Div(Poly(d, t, k::kErfNumerator), Poly(d, t, k::kErfDenominator));
+  V y = hn::MulAdd(a, ratio, hn::Mul(a, hn::Set(d, k::kErfShift)));
+  y = hn::IfThenElse(hn::Ge(ax, hn::Set(d, k::kErfLimit)), hn::Set(d, 1.0f), y);
+  y = hn::IfThenElse(hn::Lt(ax, hn::Set(d, 0x1p-12f)), hn::Mul(ax, hn::Set(d, k::kTwoOverSqrtPi)), y);
+  return hn::CopySignToAbs(y, x);
 }
 
 // erf^-1 in f64 lanes for |x| < 1 (x an f32 value).
