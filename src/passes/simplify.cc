@@ -122,6 +122,21 @@ class Simplifier {
                                            : s->bits == (s->bytes == 8 ? ~0ull : (1ull << (8 * s->bytes)) - 1);
   }
 
+  // x if `divide` is divide(1, add(1, exponential(negate(x)))) (the add either way round;
+  // the ones splats), as JAX lowers lax.logistic (jax.nn.sigmoid).
+  std::optional<ValueId> LogisticOperand(const ir::Operation& divide) const {
+    if (!IsOne(divide.operands[0])) return std::nullopt;
+    const ir::Operation* add = Def(divide.operands[1]);
+    if (add == nullptr || add->code != OpCode::kAdd) return std::nullopt;
+    const ir::Operation* exp = nullptr;
+    for (int one = 0; one < 2 && exp == nullptr; ++one)
+      if (IsOne(add->operands[static_cast<size_t>(one)])) exp = Def(add->operands[static_cast<size_t>(1 - one)]);
+    if (exp == nullptr || exp->code != OpCode::kExponential) return std::nullopt;
+    const ir::Operation* negate = Def(exp->operands[0]);
+    if (negate == nullptr || negate->code != OpCode::kNegate) return std::nullopt;
+    return negate->operands[0];
+  }
+
   void Rewrite(ir::Operation& op) {
     if (op.results.size() != 1 || !TypeOf(op.results[0]).is_tensor()) return;
     const ir::Type& result = TypeOf(op.results[0]);
@@ -208,6 +223,18 @@ class Simplifier {
         if (IsInteger(dtype) || dtype == DType::kPred) {
           if (IsAllOnes(op.operands[1])) return Replace(op, op.operands[0]);
           if (IsAllOnes(op.operands[0])) return Replace(op, op.operands[1]);
+        }
+        return;
+      case OpCode::kDivide:
+        if (dtype == DType::kF32 || dtype == DType::kF64) {
+          if (std::optional<ValueId> x = LogisticOperand(op); x && TypeOf(*x) == result) {
+            // divide(1, add(1, exponential(negate(x)))): StableRT's logistic kernel computes
+            // exactly this chain, with the exponential kernel's exp (simplify.h).
+            op.code = OpCode::kLogistic;
+            op.operands = {*x};
+            op.attrs.clear();
+            ++rewrites_;
+          }
         }
         return;
       case OpCode::kSelect: {

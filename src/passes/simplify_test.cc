@@ -72,5 +72,41 @@ TEST(SimplifyTest, NeutralElementsThroughSplatBroadcastsExactOnly) {
 )");
 }
 
+// JAX's lowering of lax.logistic, divide(1, add(1, exp(-x))), becomes one logistic op for
+// f32 and f64 (kernels/logistic_chain_test.cc checks the kernels agree bit for bit); the
+// same shape with another constant stays.
+TEST(SimplifyTest, LogisticChainBecomesLogistic) {
+  ModuleBuilder b;
+  auto chain = [&](DType dtype, ir::ValueId x, ir::ValueId numerator, ir::ValueId addend, bool one_first) {
+    auto neg = b.Op(OpCode::kNegate, {x}, dtype, {4});
+    auto e = b.Op(OpCode::kExponential, {neg}, dtype, {4});
+    auto sum = one_first ? b.Op(OpCode::kAdd, {addend, e}, dtype, {4}) : b.Op(OpCode::kAdd, {e, addend}, dtype, {4});
+    return b.Op(OpCode::kDivide, {numerator, sum}, dtype, {4});
+  };
+  auto splat = [&](DType dtype, double v) {
+    auto scalar = dtype == DType::kF32 ? b.Constant<float>(dtype, {}, {static_cast<float>(v)})
+                                       : b.Constant<double>(dtype, {}, {v});
+    return b.Op(OpCode::kBroadcastInDim, {scalar}, dtype, {4}, {{"broadcast_dimensions", ModuleBuilder::IntList({})}});
+  };
+  auto x = b.Param(DType::kF32, {4});
+  auto y = b.Param(DType::kF64, {4});
+  auto one = splat(DType::kF32, 1.0), two = splat(DType::kF32, 2.0), one64 = splat(DType::kF64, 1.0);
+  auto sigmoid = chain(DType::kF32, x, one, one, true);         // -> logistic(x)
+  auto sigmoid_swapped = chain(DType::kF32, x, one, one, false);  // -> logistic(x)
+  auto sigmoid64 = chain(DType::kF64, y, one64, one64, true);   // -> logistic(y)
+  auto two_over = chain(DType::kF32, x, two, one, true);        // stays: 2 / (1 + exp(-x))
+  auto plus_two = chain(DType::kF32, x, one, two, true);        // stays: 1 / (2 + exp(-x))
+  ir::Module module = b.Build({sigmoid, sigmoid_swapped, sigmoid64, two_over, plus_two});
+  EXPECT_EQ(Simplify(module), 3);
+  RemoveDeadCode(module);
+  const std::string text = ir::PrintModule(module);
+  size_t logistic = 0;
+  for (size_t at = text.find("stablehlo.logistic"); at != std::string::npos; at = text.find("stablehlo.logistic", at + 1))
+    ++logistic;
+  EXPECT_EQ(logistic, 3u) << text;
+  EXPECT_NE(text.find("stablehlo.logistic %0 : tensor<4xf32>"), std::string::npos) << text;
+  EXPECT_NE(text.find("stablehlo.logistic %1 : tensor<4xf64>"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace stablert::passes
