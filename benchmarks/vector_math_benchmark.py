@@ -35,7 +35,7 @@ def main():
     unit = rng.uniform(-0.999, 0.999, args.n).astype(dtype)
     y = (rng.standard_normal(args.n) * 2).astype(dtype)
     work = [("tanh", jnp.tanh, (x,)), ("exp", jnp.exp, (x,)), ("log", jnp.log, (positive,)),
-            ("logistic", lax.logistic, (x,)), ("expm1", jnp.expm1, (x,)), ("log1p", jnp.log1p, (positive,)),
+            ("logistic", lax.logistic, (x,)), ("silu", jax.nn.silu, (x,)), ("expm1", jnp.expm1, (x,)), ("log1p", jnp.log1p, (positive,)),
             ("sin", jnp.sin, (x,)), ("cos", jnp.cos, (x,)), ("tan", jnp.tan, (x,)), ("sqrt", jnp.sqrt, (positive,)),
             ("rsqrt", lax.rsqrt, (positive,)), ("cbrt", jnp.cbrt, (x,)), ("erf", lax.erf, (x,)),
             ("erf_inv", lax.erf_inv, (unit,)), ("lgamma", lax.lgamma, (positive,)),
