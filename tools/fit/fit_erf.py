@@ -31,7 +31,8 @@ the error of the rational with those coefficients in float64 arithmetic, and of 
 f32 evaluation: the maximum in ulps (ulp of the correctly rounded erf; in brackets the ulp of
 the exact erf, which differs only where erf rounds up to a power of two) with its argument, the
 maximum for x < 2^-8, and how many results exceed 1.
-Run: python tools/fit/fit_erf.py --numerator 6 --denominator 7 --shift 0.25
+Run: python tools/fit/fit_erf.py --numerator 6 --denominator 7 --shift 0.25   (about 75 s; needs
+numpy, scipy and mpmath: `pip install numpy scipy mpmath`)
 """
 import argparse
 import time
