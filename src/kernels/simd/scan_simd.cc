@@ -445,8 +445,9 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   const V vinit = Prepare<kBody>(d, init);
   constexpr int64_t kPrefetchTiles = 4096 / static_cast<int64_t>(kRows * sizeof(T));
   HWY_ALIGN T totals[kN], carries[kN];
-  // Lane tables, built at compile time (a row scan calls this once per row). slide[i]: lane j takes lane j + i (clamped; those lanes are
-  // masked off). up_one: lane j takes lane j - 1 (lane 0 takes itself; replaced).
+  // Lane tables, built at compile time (a row scan calls this once per row). slide[i]: lane
+  // j takes lane j + i (clamped; those lanes are masked off). up_one: lane j takes lane
+  // j - 1 (lane 0 takes itself; replaced).
   using K = KeyOf<T>;
   struct LaneTables {
     alignas(64) K slide[kN][kN];
@@ -478,7 +479,7 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
   // lanes: the same steps as level1(t0 + k, total k) for k = 0, 1, ..., in that order (lane k
   // folds the start and totals 0..k one after another), leaving the same state; returns the
   // tiles' E. Scalar level1 calls, each reading one lane of a stored vector, made the
-  // forward walk 2-3x slower than the reverse one on AMD Zen 4.
+  // forward walk 2-4x slower than the reverse one on an AMD EPYC (docs/decisions.md).
   auto level1_forward = [&](int64_t t0, V tv) -> V {
 #if HWY_TARGET == HWY_SCALAR
     return hn::Set(d, level1(t0, hn::GetLane(tv)));
