@@ -39,6 +39,8 @@ void ScanCarry(ScanBody body, int64_t* y, int64_t ys, int64_t rows, int64_t w, c
 // floats without NaNs, so this equals the grouped scan there. Floats: returns false when
 // init or an element is NaN, having written y only in whole blocks before the first NaN
 // block (the caller computes the line on the grouped path; x must not overlap y then).
+// Lines of at least scan::kMinBytesToStream are written with non-temporal stores where
+// aligned, fenced before it returns.
 bool ScanRunning(ScanBody body, bool reverse, const float* x, float* y, int64_t n, float init);
 bool ScanRunning(ScanBody body, bool reverse, const double* x, double* y, int64_t n, double init);
 bool ScanRunning(ScanBody body, bool reverse, const int32_t* x, int32_t* y, int64_t n, int32_t init);
