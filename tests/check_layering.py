@@ -15,9 +15,10 @@ ALLOWED = {
     "collectives": {"base"},
     "stablehlo": {"base", "ir"},
     "passes": {"base", "ir"},
+    "hlo": {"base", "ir"},
     "plan": {"base", "ir", "passes", "kernels"},
-    "runtime": {"base", "ir", "stablehlo", "passes", "plan", "kernels", "collectives"},
-    "capi": {"base", "ir", "stablehlo", "passes", "plan", "kernels", "collectives", "runtime"},
+    "runtime": {"base", "ir", "stablehlo", "passes", "hlo", "plan", "kernels", "collectives"},
+    "capi": {"base", "ir", "stablehlo", "passes", "hlo", "plan", "kernels", "collectives", "runtime"},
     "host": {"base"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(?:stablert/)?([a-z_]+)/')

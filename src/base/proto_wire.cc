@@ -91,6 +91,11 @@ void WireWriter::Bytes(uint32_t number, std::string_view value) {
   data_.append(value);
 }
 
+void WireWriter::Fixed32(uint32_t number, uint32_t bits) {
+  RawVarint((static_cast<uint64_t>(number) << 3) | 5);
+  for (int i = 0; i < 4; ++i) data_.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+}
+
 void WireWriter::PackedVarints(uint32_t number, const std::vector<int64_t>& values) {
   WireWriter payload;
   for (int64_t value : values) payload.RawVarint(static_cast<uint64_t>(value));

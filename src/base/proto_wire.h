@@ -44,6 +44,8 @@ class WireWriter {
  public:
   void Varint(uint32_t number, uint64_t value);
   void Bytes(uint32_t number, std::string_view value);
+  // A 32-bit fixed-width field (float, fixed32), its bits little-endian.
+  void Fixed32(uint32_t number, uint32_t bits);
   // A packed repeated varint field (proto3's default encoding for repeated integers).
   void PackedVarints(uint32_t number, const std::vector<int64_t>& values);
   const std::string& data() const { return data_; }

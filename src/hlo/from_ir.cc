@@ -504,6 +504,19 @@ Status Builder::EmitCustomCall(Scope& scope, const ir::Operation& op, std::vecto
 
 Status Builder::EmitOp(Scope& scope, const ir::Operation& op) {
   const ir::OpInfo& info = ir::GetOpInfo(op.code);
+  switch (op.code) {
+    // Sharding annotations compute nothing: each result is its operand (a program that still
+    // has them runs in the global view, where they change no value).
+    case OpCode::kSdyShardingConstraint:
+    case OpCode::kSdyReshard:
+    case OpCode::kSdyPropagationBarrier: {
+      STABLERT_ASSIGN_OR_RETURN(int64_t operand, Value(scope, op.operands.at(0)));
+      scope.values[op.results.at(0)] = operand;
+      return OkStatus();
+    }
+    case OpCode::kSdyShardingGroup: return OkStatus();
+    default: break;
+  }
   if (info.hlo_opcode.empty()) return NoHloForm(op, "has no HLO form");
   switch (op.code) {
     case OpCode::kWhile: return EmitWhile(scope, op);

@@ -7,12 +7,13 @@
 // loops and if/case branches to computations over one tuple parameter that carries the loop
 // values and the values the regions use from outside; broadcast_in_dim's size-1 expansion
 // to a reshape and a broadcast; select with a scalar predicate to a broadcast predicate;
-// optimization_barrier to tuple/opt-barrier; func.call and composite ops to calls. The
+// optimization_barrier to tuple/opt-barrier; func.call and composite ops to calls; Shardy's
+// sharding constraints, reshards and barriers (which change no value) to their operands. The
 // public function `main` is the entry computation; other functions become computations
 // when called. Locations become metadata (op_name, source_file, source_line).
 //
 // Unimplemented, naming the op, for ops HLO has no form for here (dynamic-shape ops,
-// quantization, Shardy ops, the deprecated einsum forms, async pairs), and for reduction-
+// quantization, sdy.manual_computation, the deprecated einsum forms, async pairs), and for reduction-
 // like bodies (reduce, sort, scatter, ...) that use values defined outside them. Pure
 // function; thread-safe for concurrent calls on distinct or shared (const) modules.
 #pragma once

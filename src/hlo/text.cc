@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -94,8 +95,11 @@ std::string FloatText(double value, DType dtype) {
   if (std::isnan(value)) return std::signbit(value) ? "-nan" : "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
   char buffer[64];
-  char* end = dtype == DType::kF32 ? std::to_chars(buffer, buffer + sizeof(buffer), static_cast<float>(value)).ptr
-                                   : std::to_chars(buffer, buffer + sizeof(buffer), value).ptr;
+  // f32 subnormals as their exact double: narrowing one to float would flush it to 0 on a
+  // thread that flushes denormals (FTZ); the double's text reads back as the same float.
+  const bool as_float = dtype == DType::kF32 && std::fabs(value) >= std::numeric_limits<float>::min();
+  char* end = as_float ? std::to_chars(buffer, buffer + sizeof(buffer), static_cast<float>(value)).ptr
+                       : std::to_chars(buffer, buffer + sizeof(buffer), value).ptr;
   std::string text(buffer, end);
   const bool reads_as_integer = text.find_first_of(".e") == std::string::npos;
   const bool integer_loses_value = value == 0 ? std::signbit(value) : std::fabs(value) >= 0x1p63;

@@ -205,6 +205,24 @@ ENTRY main.1 {
 )hlo");
 }
 
+// Compilation may run on a thread that flushes denormals (FTZ/DAZ); subnormal constants
+// still print as their value.
+TEST(HloTextTest, SubnormalConstantsUnderFlushToZero) {
+  int64_t ids = 1;
+  ComputationBuilder b("main", &ids);
+  b.Constant(Elements<float>(DType::kF32, {2}, {std::numeric_limits<float>::denorm_min(), -1e-40f}));
+  std::string text;
+#if defined(__x86_64__)
+  const unsigned saved = __builtin_ia32_stmxcsr();
+  __builtin_ia32_ldmxcsr(saved | 0x8040);  // FTZ | DAZ
+  text = ToText(MakeModule({b.Build()}));
+  __builtin_ia32_ldmxcsr(saved);
+#else
+  text = ToText(MakeModule({b.Build()}));
+#endif
+  EXPECT_NE(text.find("constant({1.401298464324817e-45, -9.99994610111476e-41})"), std::string::npos) << text;
+}
+
 TEST(HloTextTest, CompareWritesTypeOnlyWhenNotTheDefault) {
   int64_t ids = 1;
   ComputationBuilder b("main", &ids);

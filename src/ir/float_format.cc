@@ -61,6 +61,9 @@ double FloatBitsToDouble(DType dtype, uint64_t bits) {
     }
     case DType::kF32: {
       uint32_t b = static_cast<uint32_t>(bits);
+      // Subnormals are decoded without float arithmetic: on a thread that treats denormals as
+      // zero (DAZ), converting one to double gives 0.
+      if ((b & 0x7F800000u) == 0 && (b & 0x007FFFFFu) != 0) return DecodeMinifloat(b, 8, 23, 127, Special::kIeee);
       float v;
       std::memcpy(&v, &b, 4);
       return v;

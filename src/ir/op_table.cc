@@ -8,8 +8,8 @@ namespace stablert::ir {
 namespace {
 
 constexpr OpInfo kOpTable[] = {
-#define OP(name, mnemonic, operands, results, regions, cls, effect) \
-  {mnemonic, operands, results, regions, OpClass::cls, Effect::effect},
+#define OP(name, mnemonic, operands, results, regions, cls, effect, hlo) \
+  {mnemonic, operands, results, regions, OpClass::cls, Effect::effect, hlo},
 #include "ir/ops.def"
 #undef OP
 };

@@ -10,13 +10,13 @@
 namespace stablert::ir {
 
 enum class OpCode : uint16_t {
-#define OP(name, mnemonic, operands, results, regions, cls, effect) k##name,
+#define OP(name, mnemonic, operands, results, regions, cls, effect, hlo) k##name,
 #include "ir/ops.def"
 #undef OP
 };
 
 inline constexpr int kNumOps = 0
-#define OP(name, mnemonic, operands, results, regions, cls, effect) +1
+#define OP(name, mnemonic, operands, results, regions, cls, effect, hlo) +1
 #include "ir/ops.def"
 #undef OP
     ;
@@ -46,6 +46,7 @@ struct OpInfo {
   int num_regions;            // -1: variadic
   OpClass op_class;
   Effect effect;
+  std::string_view hlo_opcode;  // XLA's opcode for the op (hlo/from_ir.h); empty if none
 };
 
 const OpInfo& GetOpInfo(OpCode code);

@@ -267,55 +267,7 @@ class TextPrinter {
         }
         return out + "]";
       }
-    return std::visit(
-        [&](const auto& v) -> StatusOr<std::string> {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, Attribute::Unit>) {
-            return std::string("unit");
-          } else if constexpr (std::is_same_v<T, bool>) {
-            return std::string(v ? "true" : "false");
-          } else if constexpr (std::is_same_v<T, Attribute::Integer>) {
-            return std::to_string(v.value) + " : " + std::string(DTypeName(v.dtype));
-          } else if constexpr (std::is_same_v<T, std::string>) {
-            return Quote(v);
-          } else if constexpr (std::is_same_v<T, Attribute::Symbol>) {
-            return "@" + v.name;
-          } else if constexpr (std::is_same_v<T, EnumValue>) {
-            return EnumText(v);
-          } else if constexpr (std::is_same_v<T, Attribute::Elements>) {
-            if (!v) return Unimplemented(std::string(op_name) + ": empty attribute '" + name + "'");
-            return DenseText(*v);
-          } else if constexpr (std::is_same_v<T, Attribute::Array>) {
-            std::string out = "[";
-            for (size_t i = 0; i < v.size(); ++i) {
-              STABLERT_ASSIGN_OR_RETURN(std::string element, AttrText(op, "", v[i]));
-              out += (i ? ", " : "") + element;
-            }
-            return out + "]";
-          } else if constexpr (std::is_same_v<T, Type>) {
-            return TypeToString(v);
-          } else if constexpr (std::is_same_v<T, Attribute::Dictionary>) {
-            // {name = value, ...} (FFI attributes in mhlo.backend_config); names that are
-            // not bare identifiers quoted.
-            std::string out = "{";
-            for (size_t i = 0; i < v.size(); ++i) {
-              const std::string& key = v[i].first;
-              bool bare = !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_');
-              for (char c : key)
-                bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
-              STABLERT_ASSIGN_OR_RETURN(std::string element, AttrText(op, "", v[i].second));
-              out += (i ? ", " : "") + (bare ? key : Quote(key)) + " = " + element;
-            }
-            return out + "}";
-          } else if constexpr (std::is_same_v<T, Attribute::Float>) {
-            char buffer[64];
-            std::snprintf(buffer, sizeof(buffer), "%.17e", v.value);
-            return std::string(buffer) + " : " + std::string(DTypeName(v.dtype));
-          } else {
-            return Unimplemented(std::string(op_name) + ": attribute '" + name + "' has no text form here");
-          }
-        },
-        attr.value());
+    return StablehloAttributeText(attr, std::string(op_name) + " attribute '" + name + "'");
   }
 
   std::vector<int64_t> Ints(const Operation& op, std::string_view name) {
@@ -470,6 +422,58 @@ class TextPrinter {
 };
 
 }  // namespace
+
+StatusOr<std::string> StablehloAttributeText(const Attribute& attr, std::string_view where) {
+  return std::visit(
+      [&](const auto& v) -> StatusOr<std::string> {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, Attribute::Unit>) {
+          return std::string("unit");
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return std::string(v ? "true" : "false");
+        } else if constexpr (std::is_same_v<T, Attribute::Integer>) {
+          return std::to_string(v.value) + " : " + std::string(DTypeName(v.dtype));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return Quote(v);
+        } else if constexpr (std::is_same_v<T, Attribute::Symbol>) {
+          return "@" + v.name;
+        } else if constexpr (std::is_same_v<T, EnumValue>) {
+          return EnumText(v);
+        } else if constexpr (std::is_same_v<T, Attribute::Elements>) {
+          if (!v) return Unimplemented(std::string(where) + ": an empty attribute");
+          return DenseText(*v);
+        } else if constexpr (std::is_same_v<T, Attribute::Array>) {
+          std::string out = "[";
+          for (size_t i = 0; i < v.size(); ++i) {
+            STABLERT_ASSIGN_OR_RETURN(std::string element, StablehloAttributeText(v[i], where));
+            out += (i ? ", " : "") + element;
+          }
+          return out + "]";
+        } else if constexpr (std::is_same_v<T, Type>) {
+          return TypeToString(v);
+        } else if constexpr (std::is_same_v<T, Attribute::Dictionary>) {
+          // {name = value, ...} (FFI attributes in mhlo.backend_config); names that are
+          // not bare identifiers quoted.
+          std::string out = "{";
+          for (size_t i = 0; i < v.size(); ++i) {
+            const std::string& key = v[i].first;
+            bool bare = !key.empty() && (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_');
+            for (char c : key)
+              bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$');
+            STABLERT_ASSIGN_OR_RETURN(std::string element, StablehloAttributeText(v[i].second, where));
+            out += (i ? ", " : "") + (bare ? key : Quote(key)) + " = " + element;
+          }
+          return out + "}";
+        } else if constexpr (std::is_same_v<T, Attribute::Float>) {
+          char buffer[64];
+          std::snprintf(buffer, sizeof(buffer), "%.17e", v.value);
+          return std::string(buffer) + " : " + std::string(DTypeName(v.dtype));
+        } else {
+          return Unimplemented(std::string(where) + ": an attribute with no text form here");
+        }
+      },
+      attr.value());
+}
 
 StatusOr<std::string> PrintStablehloText(const Module& module) { return TextPrinter(module).Run(); }
 

@@ -19,4 +19,9 @@ namespace stablert::ir {
 // Unimplemented naming the op or attribute that has no text form here.
 StatusOr<std::string> PrintStablehloText(const Module& module);
 
+// One attribute in MLIR's syntax (`{name = 1 : i64, flag = true}`, `"text"`, `[1, 2]`,
+// `dense<...>`), as custom calls' backend_config dictionaries are written; Unimplemented
+// naming `where` for kinds with no text form here.
+StatusOr<std::string> StablehloAttributeText(const Attribute& attr, std::string_view where);
+
 }  // namespace stablert::ir

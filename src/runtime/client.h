@@ -41,6 +41,10 @@ struct CompileSettings {
   bool partitioner = true;         // STABLERT_PARTITIONER
   bool debug_partitioner = false;  // STABLERT_DEBUG_PARTITIONER
   std::optional<env::DumpDir> dump_dir;
+  // What the dump holds of the program as XLA HLO (compile options xla_dump_hlo_as_text and
+  // xla_dump_hlo_as_proto; text unless only the proto is asked for, as XLA decides).
+  bool dump_hlo_text = true;
+  bool dump_hlo_proto = false;
 };
 
 struct ClientOptions {

@@ -5,6 +5,9 @@
 #include <optional>
 
 #include "base/env.h"
+#include "hlo/from_ir.h"
+#include "hlo/proto.h"
+#include "hlo/text.h"
 #include "ir/module.h"
 #include "ir/printer.h"
 #include "ir/stablehlo_text.h"
@@ -154,7 +157,24 @@ StatusOr<CompileSettings> ReadCompileSettings(const CompileOptions& options) {
                              "': StableRT dumps to a directory only; name one, or set STABLERT_DUMP_DIR");
     settings.dump_dir = env::DumpDir{*option_dir, "compile option xla_dump_to"};
   }
+  settings.dump_hlo_proto = BoolOverride(options, "xla_dump_hlo_as_proto").value_or(false);
+  settings.dump_hlo_text = BoolOverride(options, "xla_dump_hlo_as_text").value_or(!settings.dump_hlo_proto);
   return settings;
+}
+
+// The program as lowered (after the passes; a partitioned program's per-partition module, with
+// its collectives, as XLA's optimized module is) as XLA HLO, under the names XLA's dumps use
+// for the optimized module (tools glob for them). A program with an op HLO has no form for
+// gets hlo_error.txt instead.
+void DumpHlo(const ir::Module& module, const CompileSettings& settings, CompileDump& dump) {
+  if (!settings.dump_hlo_text && !settings.dump_hlo_proto) return;
+  StatusOr<hlo::Module> hlo_module = hlo::FromIr(module);
+  if (!hlo_module.ok()) {
+    dump.Write("hlo_error.txt", hlo_module.status().ToString() + "\n");
+    return;
+  }
+  if (settings.dump_hlo_text) dump.Write("after_optimizations.txt", hlo::ToText(*hlo_module));
+  if (settings.dump_hlo_proto) dump.Write("after_optimizations.hlo.pb", hlo::ToProto(*hlo_module));
 }
 
 int64_t CountOps(const ir::Region& region) {
@@ -324,6 +344,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
           dump.Write("lowered.txt", "// the program of each of " + std::to_string(options.num_partitions) +
                                         " partitions, after SPMD partitioning\n" +
                                         ir::PrintModule(partitioned->module, ir::PrintOptions{.locations = true}));
+          DumpHlo(partitioned->module, settings, dump);
           dump.Write("plan.txt", plan::PrintPlan(*local_plan));
           timer.EndPhase("dump_plan");
         }
@@ -372,6 +393,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileMlir(std::string_view
     std::string header = "// the program in the global view";
     if (options.num_partitions > 1) header += " (not partitioned: " + global_view_reason + ")";
     dump.Write("lowered.txt", header + "\n" + ir::PrintModule(*module, ir::PrintOptions{.locations = true}));
+    DumpHlo(*module, settings, dump);
     dump.Write("plan.txt", plan::PrintPlan(plan));
     timer.EndPhase("dump_plan");
   }

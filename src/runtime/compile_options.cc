@@ -369,6 +369,17 @@ std::optional<std::string> StringOverride(const CompileOptions& options, std::st
   return found;
 }
 
+std::optional<bool> BoolOverride(const CompileOptions& options, std::string_view name) {
+  std::optional<bool> found;
+  for (const OptionOverride& value : options.env_option_overrides) {
+    if (value.name != name) continue;
+    if (value.kind == OptionOverride::Kind::kBool) found = value.bool_value;
+    else if (value.kind == OptionOverride::Kind::kString && (value.string_value == "true" || value.string_value == "false"))
+      found = value.string_value == "true";
+  }
+  return found;
+}
+
 std::string CompileOptionsToString(const CompileOptions& options) {
   auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
   std::string out;

@@ -15,6 +15,9 @@
 //   lowered.txt                 the module lowered to the plan: the per-partition program
 //                               after SPMD partitioning, or the program in the global view
 //   plan.txt                    the execution plan: steps, kernels, values, arena offsets
+//   after_optimizations.txt     the program after the passes as XLA HLO text (hlo/text.h)
+//   after_optimizations.hlo.pb  the same as an xla.HloModuleProto (hlo/proto.h), when asked
+//   hlo_error.txt               instead, for a program with an op HLO has no form for
 //   compile_options.pb / .txt   the CompileOptionsProto as received / readable
 //   timings.json                microseconds per compile phase, the parts of lowering
 //                               (each plan pass, buffer assignment) and the compilation's
