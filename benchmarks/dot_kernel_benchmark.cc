@@ -182,7 +182,7 @@ void Shapes(benchmark::internal::Benchmark* bench) {
   bench->Args({32, 256, 256, 64})->Args({32, 256, 64, 256});
   bench->Args({64, 256, 256, 256})->Args({1, 32, 256, 256})->Args({1, 64, 256, 256})->Args({1, 128, 256, 256});
   // One of the four row tiles oneDNN's path cuts 1024^3 into on two cores.
-  bench->Args({1, 256, 1024, 1024});
+  bench->Args({1, 256, 1024, 1024})->Args({1, 2048, 2048, 2048});
 }
 
 BENCHMARK(BM_Loops)->Apply(Shapes);

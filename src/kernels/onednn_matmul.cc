@@ -72,11 +72,19 @@ struct TilePrimitive {
   }
 };
 
-// A tile: batches [b0, b0 + batch), rows [m0, m0 + m), columns [n0, n0 + n) of the output.
-struct Tile {
-  int64_t lhs_offset = 0, rhs_offset = 0, out_offset = 0;  // elements into each buffer
-  int64_t b0 = 0, bn = 0, m0 = 0, mn = 0, n0 = 0, nn = 0;  // the output region
+// One product of a tile: over k values [k0, k0 + kn) (all of k unless the contraction is
+// blocked), with its primitive.
+struct KStep {
+  int64_t lhs_offset = 0, rhs_offset = 0;  // elements into each buffer, k0 included
   size_t primitive = 0;
+};
+
+// A tile: batches [b0, b0 + batch), rows [m0, m0 + m), columns [n0, n0 + n) of the output,
+// computed by its steps in order (each after the first adds to the output).
+struct Tile {
+  int64_t out_offset = 0;  // elements into the output
+  int64_t b0 = 0, bn = 0, m0 = 0, mn = 0, n0 = 0, nn = 0;  // the output region
+  std::vector<KStep> steps;
 };
 
 struct MatmulState {
@@ -85,11 +93,15 @@ struct MatmulState {
   std::vector<epilogue::Op> epilogue;
   size_t post_ops = 0;  // epilogue ops oneDNN applies (the rest: epilogue::Apply per tile)
   int64_t m = 0;
-  int post_op_base = 0;  // index of the first epilogue post-op (after the sum)
   std::vector<TilePrimitive> primitives;
   std::vector<Tile> tiles;
   size_t element_size = 0;
   std::string implementation;
+};
+
+// Thrown inside PrepareMatmul where oneDNN offers only its reference implementation.
+struct UnimplementedProduct {
+  std::string message;
 };
 
 // Which dimension the tiles slice, and into how many parts of `chunk` (the last may be
@@ -100,6 +112,14 @@ struct Split {
   int parts = 1;
 };
 
+// The length of the contraction blocks a product's tiles run in (0: one block).
+int64_t KBlockOf(const MatmulShape& s) {
+  const double macs = static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                      static_cast<double>(s.k);
+  if (s.dtype != DType::kF32 || s.k < kMinBlockedK || macs < kMinKBlockedMacs || F32OnGemmJit()) return 0;
+  return kKBlock;
+}
+
 Split ChooseSplit(const MatmulShape& s, int threads) {
   const double macs = static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
                       static_cast<double>(s.k);
@@ -108,7 +128,9 @@ Split ChooseSplit(const MatmulShape& s, int threads) {
   // Cut large products finer than one tile per thread, so that a thread that is descheduled
   // (the machine is shared) holds back a small part only. Each tile of an M or N split reads
   // all of the other operand, so tiles stay large.
-  const int wanted = macs >= 1 << 28 ? 2 * threads : threads;
+  // Products in contraction blocks: four per thread (each block's rows of rhs then serve fewer
+  // rows of lhs between two passes over the tile's output).
+  const int wanted = KBlockOf(s) > 0 ? 4 * threads : macs >= 1 << 28 ? 2 * threads : threads;
   // Granularity: a batch is indivisible; rows and columns go in multiples of the vector width.
   auto cut = [&](Split::Dim dim, int64_t extent, int64_t granule) {
     int64_t chunk = (extent + wanted - 1) / wanted;
@@ -121,6 +143,14 @@ Split ChooseSplit(const MatmulShape& s, int threads) {
   else cut(Split::kN, s.n, 64);
   return split;
 }
+
+// Which part of a blocked contraction a primitive computes: whether it adds to the output
+// (a sum post-op) and whether the epilogue's post-ops follow.
+struct StepRole {
+  bool sum;
+  bool epilogue;
+  auto operator<=>(const StepRole&) const = default;
+};
 
 }  // namespace
 
@@ -182,6 +212,8 @@ MatmulShape DotShape(const KernelArgs& args) {
 
 int TileCount(const MatmulShape& shape, int threads) { return ChooseSplit(shape, threads).parts; }
 
+int64_t ContractionBlock(const MatmulShape& shape) { return KBlockOf(shape); }
+
 StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
   auto type = DnnlType(shape.dtype);
   if (!type.ok()) return type.status();
@@ -196,7 +228,6 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
     state->epilogue = shape.epilogue;
     state->post_ops = epilogue::LibraryPrefix(shape.epilogue);
     state->m = m;
-    state->post_op_base = shape.accumulate ? 1 : 0;
     state->batch = b, state->k = k, state->n = n;
     if (PaddedRhsBytes(shape) > 0) state->rhs_row = n + kRhsRowPad;
     // Strides of the whole buffers (rhs: of its padded copy, if any); logical dims are
@@ -205,7 +236,58 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
     const dims lhs_strides = shape.lhs_bkm ? dims{m * k, 1, m} : dims{m * k, k, 1};
     const dims rhs_strides = shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * rhs_row, rhs_row, 1};
     const dims out_strides = {m * n, n, 1};
-    std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> by_size;
+    const int64_t k_block = KBlockOf(shape);
+    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, StepRole>, size_t> by_size;
+    // The primitive for a tile's product over kn values of k in `role`, made once per size.
+    const auto primitive_for = [&](int64_t bn, int64_t mn, int64_t nn, int64_t kn, StepRole role) -> size_t {
+      auto [it, added] = by_size.try_emplace({bn, mn, nn, kn, role}, state->primitives.size());
+      if (!added) return it->second;
+      TilePrimitive p;
+      p.post_op_base = role.sum ? 1 : 0;
+      // A single-batch tile's batch stride is free: give it the dense one, so that a tile
+      // of whole rows is a plain matrix. oneDNN 2.6 runs plain f32 matrices on its brgemm
+      // kernels (a 64 KB - 256 KB scratchpad from the thread's scratch), other strides on
+      // its gemm:jit driver, which allocates packing buffers of up to tens of MB per call.
+      const auto single = [&](dims strides, int64_t rows, int64_t cols) {
+        if (bn == 1) strides[0] = rows * cols;
+        return strides;
+      };
+      p.lhs = dnnl::memory::desc(dims{bn, mn, kn}, *type, single(lhs_strides, mn, k));
+      p.rhs = dnnl::memory::desc(dims{bn, kn, nn}, *type, single(rhs_strides, k, rhs_row));
+      p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, single(out_strides, mn, nn));
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
+      dnnl::post_ops post;
+      if (role.sum) post.append_sum(1.0f);  // dst += product: the addend is already in dst
+      for (size_t i = 0; role.epilogue && i < state->post_ops; ++i) {
+        const epilogue::Op& op = shape.epilogue[i];
+        dnnl::memory::desc y;
+        switch (op.operand) {
+          case epilogue::Operand::kScalar: y = dnnl::memory::desc(dims{1, 1, 1}, *type, dims{1, 1, 1}); break;
+          case epilogue::Operand::kRow: y = dnnl::memory::desc(dims{1, 1, nn}, *type, dims{nn, nn, 1}); break;
+          default: y = p.out; break;  // the whole output's layout
+        }
+        const dnnl::algorithm algorithm = op.op == EpilogueOp::kAdd        ? dnnl::algorithm::binary_add
+                                          : op.op == EpilogueOp::kMultiply ? dnnl::algorithm::binary_mul
+                                          : op.op == EpilogueOp::kSubtract ? dnnl::algorithm::binary_sub
+                                                                           : dnnl::algorithm::binary_div;
+        post.append_binary(algorithm, y);
+        p.post_inputs.push_back(y);
+      }
+      if (post.len() > 0) attr.set_post_ops(post);
+      dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, Engine());
+      std::string implementation = descriptor.impl_info_str();
+      // The reference implementation is a plain loop nest, slower than StableRT's own.
+      if (implementation.find("ref") != std::string::npos)
+        throw UnimplementedProduct{"oneDNN has only its reference matmul for " + std::string(DTypeName(shape.dtype)) +
+                                   (shape.epilogue.empty() ? "" : " with this epilogue")};
+      if (state->implementation.empty()) state->implementation = implementation;
+      p.scratchpad = descriptor.scratchpad_desc();
+      p.scratchpad_bytes = p.scratchpad.get_size();
+      p.primitive = dnnl::matmul(descriptor);
+      state->primitives.push_back(std::move(p));
+      return it->second;
+    };
     for (int part = 0; part < split.parts; ++part) {
       int64_t b0 = 0, bn = b, m0 = 0, mn = m, n0 = 0, nn = n;
       const int64_t begin = part * split.chunk;
@@ -216,61 +298,23 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
         case Split::kN: n0 = begin, nn = std::min(split.chunk, n - begin); break;
       }
       Tile tile;
-      tile.lhs_offset = b0 * lhs_strides[0] + m0 * lhs_strides[1];
-      tile.rhs_offset = b0 * rhs_strides[0] + n0 * rhs_strides[2];
       tile.out_offset = b0 * out_strides[0] + m0 * out_strides[1] + n0;
       tile.b0 = b0, tile.bn = bn, tile.m0 = m0, tile.mn = mn, tile.n0 = n0, tile.nn = nn;
-      auto [it, added] = by_size.try_emplace({bn, mn, nn}, state->primitives.size());
-      if (added) {
-        TilePrimitive p;
-        p.post_op_base = state->post_op_base;
-        // A single-batch tile's batch stride is free: give it the dense one, so that a tile
-        // of whole rows is a plain matrix. oneDNN 2.6 runs plain f32 matrices on its brgemm
-        // kernels (a 64 KB - 256 KB scratchpad from the thread's scratch), other strides on
-        // its gemm:jit driver, which allocates packing buffers of up to tens of MB per call.
-        const auto single = [&](dims strides, int64_t rows, int64_t cols) {
-          if (bn == 1) strides[0] = rows * cols;
-          return strides;
-        };
-        p.lhs = dnnl::memory::desc(dims{bn, mn, k}, *type, single(lhs_strides, mn, k));
-        p.rhs = dnnl::memory::desc(dims{bn, k, nn}, *type, single(rhs_strides, k, rhs_row));
-        p.out = dnnl::memory::desc(dims{bn, mn, nn}, *type, single(out_strides, mn, nn));
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // from the running thread's scratch
-        dnnl::post_ops post;
-        if (shape.accumulate) post.append_sum(1.0f);  // dst += product: the addend is already in dst
-        for (size_t i = 0; i < state->post_ops; ++i) {
-          const epilogue::Op& op = shape.epilogue[i];
-          dnnl::memory::desc y;
-          switch (op.operand) {
-            case epilogue::Operand::kScalar: y = dnnl::memory::desc(dims{1, 1, 1}, *type, dims{1, 1, 1}); break;
-            case epilogue::Operand::kRow: y = dnnl::memory::desc(dims{1, 1, nn}, *type, dims{nn, nn, 1}); break;
-            default: y = p.out; break;  // the whole output's layout
-          }
-          const dnnl::algorithm algorithm = op.op == EpilogueOp::kAdd        ? dnnl::algorithm::binary_add
-                                            : op.op == EpilogueOp::kMultiply ? dnnl::algorithm::binary_mul
-                                            : op.op == EpilogueOp::kSubtract ? dnnl::algorithm::binary_sub
-                                                                             : dnnl::algorithm::binary_div;
-          post.append_binary(algorithm, y);
-          p.post_inputs.push_back(y);
-        }
-        if (post.len() > 0) attr.set_post_ops(post);
-        dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, Engine());
-        std::string implementation = descriptor.impl_info_str();
-        // The reference implementation is a plain loop nest, slower than StableRT's own.
-        if (implementation.find("ref") != std::string::npos)
-          return Unimplemented("oneDNN has only its reference matmul for " + std::string(DTypeName(shape.dtype)) +
-                               (shape.epilogue.empty() ? "" : " with this epilogue"));
-        if (state->implementation.empty()) state->implementation = implementation;
-        p.scratchpad = descriptor.scratchpad_desc();
-        p.scratchpad_bytes = p.scratchpad.get_size();
-        p.primitive = dnnl::matmul(descriptor);
-        state->primitives.push_back(std::move(p));
+      const int64_t block = k_block > 0 ? k_block : k;
+      for (int64_t k0 = 0; k0 < k; k0 += block) {
+        const int64_t kn = std::min(block, k - k0);
+        const StepRole role{k0 > 0 || shape.accumulate, k0 + kn == k};
+        KStep step;
+        step.lhs_offset = b0 * lhs_strides[0] + m0 * lhs_strides[1] + k0 * lhs_strides[2];
+        step.rhs_offset = b0 * rhs_strides[0] + n0 * rhs_strides[2] + k0 * rhs_strides[1];
+        step.primitive = primitive_for(bn, mn, nn, kn, role);
+        tile.steps.push_back(step);
       }
-      tile.primitive = it->second;
-      state->tiles.push_back(tile);
+      state->tiles.push_back(std::move(tile));
     }
     return KernelState(std::move(state));
+  } catch (const UnimplementedProduct& unimplemented) {
+    return Unimplemented(unimplemented.message);
   } catch (const dnnl::error& error) {
     if (error.status == dnnl_unimplemented)
       return Unimplemented("oneDNN has no matmul for " + std::string(DTypeName(shape.dtype)) + " on this CPU");
@@ -311,34 +355,38 @@ Status RunMatmul(const void* state_ptr, const KernelArgs& args) {
     rhs_base = reinterpret_cast<char*>(copy);
   }
   auto* out_base = static_cast<char*>(args.outputs[0].data);
+  // One product of a tile on its primitive; the epilogue's post-op inputs if it takes them.
+  const auto run_step = [&](const Tile& tile, const KStep& step) {
+    const TilePrimitive& p = state.primitives[step.primitive];
+    const auto size = static_cast<int64_t>(state.element_size);
+    std::unique_ptr<BoundArguments> bound = p.Take();
+    // Same order as TilePrimitive::Take: lhs, rhs, out, post-op inputs, scratchpad.
+    size_t slot = 0;
+    const auto bind = [&](void* data) { bound->memories[slot++].set_data_handle(data); };
+    bind(lhs_base + step.lhs_offset * size);
+    bind(rhs_base + step.rhs_offset * size);
+    bind(out_base + tile.out_offset * size);
+    for (size_t i = 0; i < p.post_inputs.size(); ++i) {
+      const epilogue::Op& op = state.epilogue[i];
+      auto* y = static_cast<char*>(args.inputs[static_cast<size_t>(op.input)].data);
+      if (op.operand == epilogue::Operand::kRow) y += tile.n0 * size;
+      else if (op.operand == epilogue::Operand::kFull) y += tile.out_offset * size;
+      bind(y);
+    }
+    if (p.scratchpad_bytes > 0) bind(ThreadScratch(p.scratchpad_bytes));
+    dnnl::stream& stream = ThreadStream();
+    const dnnl_status_t status = dnnl_primitive_execute(p.primitive.get(), stream.get(),
+                                                        static_cast<int>(bound->arguments.size()),
+                                                        bound->arguments.data());
+    p.Return(std::move(bound));
+    if (status != dnnl_success) throw dnnl::error(status, "could not execute a primitive");
+    stream.wait();
+  };
   const auto run_tile = [&](size_t index) -> Status {
     const Tile& tile = state.tiles[index];
-    const TilePrimitive& p = state.primitives[tile.primitive];
     try {
       OneDnnThreadScope single;
-      const auto size = static_cast<int64_t>(state.element_size);
-      std::unique_ptr<BoundArguments> bound = p.Take();
-      // Same order as TilePrimitive::Take: lhs, rhs, out, post-op inputs, scratchpad.
-      size_t slot = 0;
-      const auto bind = [&](void* data) { bound->memories[slot++].set_data_handle(data); };
-      bind(lhs_base + tile.lhs_offset * size);
-      bind(rhs_base + tile.rhs_offset * size);
-      bind(out_base + tile.out_offset * size);
-      for (size_t i = 0; i < state.post_ops; ++i) {
-        const epilogue::Op& op = state.epilogue[i];
-        auto* y = static_cast<char*>(args.inputs[static_cast<size_t>(op.input)].data);
-        if (op.operand == epilogue::Operand::kRow) y += tile.n0 * size;
-        else if (op.operand == epilogue::Operand::kFull) y += tile.out_offset * size;
-        bind(y);
-      }
-      if (p.scratchpad_bytes > 0) bind(ThreadScratch(p.scratchpad_bytes));
-      dnnl::stream& stream = ThreadStream();
-      const dnnl_status_t status = dnnl_primitive_execute(p.primitive.get(), stream.get(),
-                                                          static_cast<int>(bound->arguments.size()),
-                                                          bound->arguments.data());
-      p.Return(std::move(bound));
-      if (status != dnnl_success) throw dnnl::error(status, "could not execute a primitive");
-      stream.wait();
+      for (const KStep& step : tile.steps) run_step(tile, step);
       if (state.post_ops < state.epilogue.size()) {
         const auto tail = std::span<const epilogue::Op>(state.epilogue).subspan(state.post_ops);
         for (int64_t b = tile.b0; b < tile.b0 + tile.bn; ++b)

@@ -37,6 +37,19 @@ MatmulShape DotShape(const KernelArgs& args);
 // split's hand-off to another thread costs more than it saves.
 inline constexpr double kMinSplitMacs = 1 << 20;
 
+// Large f32 products with a long contraction (k from kMinBlockedK, from kMinKBlockedMacs
+// multiply-adds) run each tile as products over blocks of kKBlock values of k, each after the
+// first adding to the output (a sum post-op; the epilogue's post-ops on the last), in four
+// tiles per thread: a block's rows of rhs then stay in cache while the tile's rows go by.
+// Measured on two cores (docs/benchmarks.md, 2026-12-02; alternating builds): 2048^3 40.1-44.5
+// ms against 42.9-46.7 in four tiles over all of k; at 1024^3 blocking was no faster (5.2-5.7
+// against 5.0-6.0 ms), so k must be longer. Not on the gemm:jit driver (F32OnGemmJit), which
+// blocks k itself. Results differ from unblocked ones in rounding only (each block's sum is
+// rounded once more).
+inline constexpr int64_t kKBlock = 512;
+inline constexpr int64_t kMinBlockedK = 2048;
+inline constexpr double kMinKBlockedMacs = 1 << 30;
+
 // Whether oneDNN runs a plain f32 matrix product on its gemm:jit driver here (CPUs or
 // STABLERT_ISA caps below AVX-512; above, on its brgemm kernels). Probed once per process, at
 // the first call, which must come after the ISA cap (CapIsa; applied at client creation,
@@ -59,6 +72,9 @@ int64_t PaddedRhsBytes(const MatmulShape& shape);
 
 // How many tiles PrepareMatmul cuts `shape` into when `threads` threads are available.
 int TileCount(const MatmulShape& shape, int threads);
+
+// The length of the contraction blocks `shape`'s tiles run in; 0 when all of k runs at once.
+int64_t ContractionBlock(const MatmulShape& shape);
 
 // Creates the tiles and their primitives for `shape`, for `threads` threads (0: the process's
 // core budget). Unimplemented if oneDNN has no implementation for the element type on this

@@ -109,8 +109,9 @@ TEST(OneDnnMatmulTest, CutsLargeProductsIntoTilesForTheThreads) {
   EXPECT_EQ(onednn::TileCount(shape(3, 100, 90, 120), 2), 2);
   EXPECT_EQ(onednn::TileCount(shape(1, 256, 256, 256), 2), 2);
   EXPECT_EQ(onednn::TileCount(shape(1, 40, 500, 100), 2), 2);
-  // From 2^28 multiply-adds, two tiles per thread.
-  EXPECT_EQ(onednn::TileCount(shape(1, 2048, 2048, 2048), 2), 4);
+  // From 2^28 multiply-adds, two tiles per thread; four when the contraction runs in blocks.
+  EXPECT_EQ(onednn::TileCount(shape(1, 1024, 1024, 1024), 2), 4);
+  EXPECT_EQ(onednn::TileCount(shape(1, 2048, 2048, 2048), 2), onednn::ContractionBlock(shape(1, 2048, 2048, 2048)) ? 8 : 4);
   // Rows go in multiples of 16: 8 rows are one tile however long the contraction.
   EXPECT_EQ(onednn::TileCount(shape(1, 8, 8, 32768), 2), 1);
   EXPECT_EQ(onednn::TileCount(shape(1, 32, 16, 4096), 2), 2);
@@ -472,6 +473,60 @@ TEST(OneDnnMatmulTest, AccumulatingProductsAddTheAddend) {
           ASSERT_NEAR(GetDouble(got, i), expected, 1e-5 * (1.0 + std::fabs(expected)) + 1e-6 * c.k)
               << c.b << "x" << c.m << "x" << c.k << "x" << c.n << " lhs_bkm=" << lhs_bkm << " in_place=" << in_place
               << " at " << i;
+        }
+      }
+}
+
+}  // namespace
+}  // namespace stablert::kernels
+
+namespace stablert::kernels {
+namespace {
+
+TEST(OneDnnMatmulTest, BlocksTheContractionOfLargeF32Products) {
+  using onednn::MatmulShape;
+  auto shape = [](DType dtype, int64_t b, int64_t m, int64_t n, int64_t k) { return MatmulShape{dtype, b, m, n, k}; };
+  const int64_t block = onednn::F32OnGemmJit() ? 0 : onednn::kKBlock;
+  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 2048, 2048, 2048)), block);
+  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 1024, 1024, 1024)), 0);  // k too short
+  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 64, 64, 8192)), 0);      // below the size
+  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 4096, 4096, 256)), 0);  // k in one block
+  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kBF16, 1, 2048, 2048, 2048)), 0);
+
+  // Blocks of k (the last one shorter) add up to the product, with and without an addend,
+  // on one and two threads; checked against double precision at sampled outputs.
+  std::mt19937 rng(5);
+  const Case c{1, 512, 2112, 1024};  // 1.1e9 multiply-adds; k = 4 x 512 + 64
+  for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+    for (int accumulate = 0; accumulate < 2; ++accumulate)
+      for (int threads : {1, 2}) {
+        Operands x(c, lhs_bkm, false, rng);
+        Array out(DType::kF32, {c.b, c.m, c.n});
+        std::uniform_real_distribution<double> u(-4, 4);
+        for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, accumulate ? u(rng) : 0.0);
+        const Array addend = out;
+        DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = false};
+        std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
+        MatmulShape s = onednn::DotShape(ArgsWith(in, outs, params));
+        s.accumulate = accumulate != 0;
+        ASSERT_EQ(onednn::ContractionBlock(s), block);
+        auto state = onednn::PrepareMatmul(s, threads);
+        ASSERT_TRUE(state.ok()) << state.status().ToString();
+        ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
+        std::uniform_int_distribution<int64_t> pick_m(0, c.m - 1), pick_n(0, c.n - 1);
+        for (int sample = 0; sample < 300; ++sample) {
+          const int64_t m = sample == 0 ? c.m - 1 : pick_m(rng), n = sample == 0 ? c.n - 1 : pick_n(rng);
+          double sum = 0, magnitude = 0;
+          for (int64_t k = 0; k < c.k; ++k) {
+            const double l = GetDouble(x.lhs, lhs_bkm ? k * c.m + m : m * c.k + k);
+            const double r = GetDouble(x.rhs, k * c.n + n);
+            sum += l * r;
+            magnitude += std::fabs(l * r);
+          }
+          const double expected = GetDouble(addend, m * c.n + n) + sum;
+          ASSERT_NEAR(GetDouble(out, m * c.n + n), expected, std::ldexp(1.0, -24) * (c.k + 4) * (magnitude + 4))
+              << "lhs_bkm=" << lhs_bkm << " accumulate=" << accumulate << " threads=" << threads << " at " << m << ","
+              << n;
         }
       }
 }
