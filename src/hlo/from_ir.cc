@@ -343,8 +343,12 @@ class Builder {
     std::vector<int64_t> captured;
     for (size_t i = 0; i < element_shapes.size(); ++i) {
       const int64_t element = Element(scope, param, static_cast<int64_t>(i));
-      if (i < block.arguments.size()) scope.values[block.arguments[i]] = element;
-      else captured.push_back(element), scope.values[captures[i - block.arguments.size()]] = element;
+      if (i < block.arguments.size()) {
+        scope.values[block.arguments[i]] = element;
+      } else {
+        scope.values[captures[i - block.arguments.size()]] = element;
+        captured.push_back(element);
+      }
     }
     STABLERT_ASSIGN_OR_RETURN(std::vector<int64_t> results, EmitBlock(scope, block));
     return Finish(scope, root(scope, results, captured));

@@ -24,6 +24,12 @@ HWY_BEFORE_NAMESPACE();
 namespace stablert::kernels::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Requests the cache line `bytes` from `p` (either side of it): the address is computed as an
+// integer, so it may lie outside the array (a prefetch never faults).
+HWY_INLINE void PrefetchFrom(const void* p, int64_t bytes) {
+  hwy::Prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)));
+}
+
 // One step of the body on vectors and on scalars (the definition, scalar_ops.h).
 // Float max/min: `a` must be a result of an earlier step or an init passed through Prepare
 // (flushed, or NaN), which every accumulator and carry here is; then max_min-inl.h's
@@ -315,6 +321,9 @@ bool RunningImpl(bool reverse, const T* x, T* y, int64_t n, T init) {
   // Blocks of kBlock elements: checked for NaN first, then written, so that y is written
   // only where the result is final.
   constexpr int64_t kBlock = 2048;
+  // The NaN check reads each block first: it requests the input 4 KiB ahead in the direction
+  // of the walk (a prefetch never faults, so the line's ends need no care).
+  constexpr int64_t kAhead = 4096;  // bytes
   auto block = [&](int64_t b0, int64_t b1) -> bool {
     if constexpr (kFloat) {
       // In the direction of the walk (descending for reverse scans): the hardware
@@ -322,12 +331,18 @@ bool RunningImpl(bool reverse, const T* x, T* y, int64_t n, T init) {
       auto nan = hn::FirstN(d, 0);
       if (!reverse) {
         int64_t i = b0;
-        for (; i + lanes <= b1; i += lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+        for (; i + lanes <= b1; i += lanes) {
+          PrefetchFrom(x + i, kAhead);
+          nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i)));
+        }
         for (; i < b1; ++i)
           if (std::isnan(x[i])) return false;
       } else {
         int64_t i = b1;
-        for (; i - lanes >= b0; i -= lanes) nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i - lanes)));
+        for (; i - lanes >= b0; i -= lanes) {
+          PrefetchFrom(x + i - lanes, -kAhead);
+          nan = hn::Or(nan, hn::IsNaN(hn::LoadU(d, x + i - lanes)));
+        }
         for (; i > b0; --i)
           if (std::isnan(x[i - 1])) return false;
       }
@@ -523,6 +538,13 @@ void LineImpl(bool reverse, const T* x, T* y, int64_t n, T init, bool stream, co
       // (into the line before this one where the caller allows it).
       const char* ahead = reinterpret_cast<const char*>(xs - kPrefetchTiles * kTile);
       for (size_t b = 0; b < kN * kRows * sizeof(T); b += 64) hwy::Prefetch(ahead + b);
+    } else if (!reverse) {
+      // The ascending walk, likewise: without it the loads stalled whenever the hardware
+      // prefetchers fell behind (rows of 2048 f32 one after another: 2.8-2.9 ms against
+      // 1.1 ms; a 4M line with the other core busy: 2.1-2.6 ms against 1.0-1.1). Past the
+      // line's end it requests the next line's start, or nothing: a prefetch never faults.
+      const int64_t ahead = kPrefetchTiles * kTile * static_cast<int64_t>(sizeof(T));
+      for (int64_t b = 0; b < static_cast<int64_t>(kN * kRows * sizeof(T)); b += 64) PrefetchFrom(xs, ahead + b);
     }
     V c[kRows];
     load_tiles(xs, c);
