@@ -21,7 +21,7 @@ ir::Attribute::Elements Elements(DType dtype, Dims dims, const std::vector<T>& v
   auto data = std::make_shared<ir::ElementsData>();
   data->type = ir::Type::Tensor(dtype, std::move(dims));
   data->bytes.resize(values.size() * sizeof(T));
-  std::memcpy(data->bytes.data(), values.data(), data->bytes.size());
+  if (!values.empty()) std::memcpy(data->bytes.data(), values.data(), data->bytes.size());
   return data;
 }
 
