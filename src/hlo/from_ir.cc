@@ -27,27 +27,6 @@ Status NoHloForm(const ir::Operation& op, std::string_view why) {
 
 // ------------------------------------------------------------------ attribute readers
 
-int64_t LoadInt(const uint8_t* p, DType dtype) {
-  switch (DTypeByteSize(dtype)) {
-    case 1: return DTypeKindOf(dtype) == DTypeKind::kSigned ? static_cast<int8_t>(*p) : *p;
-    case 2: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return DTypeKindOf(dtype) == DTypeKind::kSigned ? static_cast<int16_t>(v) : v;
-    }
-    case 4: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return DTypeKindOf(dtype) == DTypeKind::kSigned ? static_cast<int32_t>(v) : v;
-    }
-    default: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-  }
-}
-
 // An integer attribute of any rank (lists, Nx2 paddings, replica groups), row-major.
 std::vector<int64_t> Ints(const ir::Operation& op, std::string_view name) {
   const ir::Attribute* attr = op.attr(name);
@@ -55,7 +34,7 @@ std::vector<int64_t> Ints(const ir::Operation& op, std::string_view name) {
   if (const auto* e = attr->get<ir::Attribute::Elements>()) {
     const ir::ElementsData& data = **e;
     std::vector<int64_t> out(static_cast<size_t>(data.NumElements()));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = LoadInt(data.Element(static_cast<int64_t>(i)), data.type.dtype);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = data.IntegerAt(static_cast<int64_t>(i));
     return out;
   }
   return attr->AsIntArray().value_or(std::vector<int64_t>{});

@@ -87,27 +87,6 @@ LiteralField LiteralFieldOf(DType dtype) {
   }
 }
 
-int64_t LoadVarintElement(const uint8_t* p, DType dtype) {
-  switch (dtype) {
-    case DType::kPred: return *p != 0;
-    case DType::kS32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::kU32: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-  }
-}
-
 WireWriter LiteralProto(const ir::ElementsData& data) {
   WireWriter w;
   Message(w, 1, ShapeProto(Shape::Array(data.type.dtype, data.type.dims)));
@@ -115,7 +94,7 @@ WireWriter LiteralProto(const ir::ElementsData& data) {
   if (field.number == 0 || data.NumElements() == 0) return w;
   if (field.varints) {
     std::vector<int64_t> values(static_cast<size_t>(data.NumElements()));
-    for (size_t i = 0; i < values.size(); ++i) values[i] = LoadVarintElement(data.Element(static_cast<int64_t>(i)), data.type.dtype);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = data.IntegerAt(static_cast<int64_t>(i));
     w.PackedVarints(field.number, values);
   } else {
     const std::vector<uint8_t> bytes = data.Expanded();

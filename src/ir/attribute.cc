@@ -25,6 +25,8 @@ int64_t LoadInteger(const uint8_t* p, DType dtype) {
 
 }  // namespace
 
+int64_t ElementsData::IntegerAt(int64_t i) const { return LoadInteger(Element(i), type.dtype); }
+
 int64_t ElementsData::NumElements() const {
   if (splat) return ElementCount(type.dims);
   const int size = DTypeByteSize(type.dtype);
@@ -64,7 +66,7 @@ std::optional<std::vector<int64_t>> Attribute::AsIntArray() const {
     const ElementsData& data = **e;
     if (!IsInteger(data.type.dtype) || data.type.rank() > 1) return std::nullopt;
     std::vector<int64_t> out(static_cast<size_t>(data.NumElements()));
-    for (size_t i = 0; i < out.size(); ++i) out[i] = LoadInteger(data.Element(static_cast<int64_t>(i)), data.type.dtype);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = data.IntegerAt(static_cast<int64_t>(i));
     return out;
   }
   if (const auto* a = get<Array>()) {

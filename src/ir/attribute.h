@@ -41,6 +41,9 @@ struct ElementsData {
   const uint8_t* Element(int64_t i) const;
   // All elements (a copy; materializes a splat).
   std::vector<uint8_t> Expanded() const;
+  // Element `i` of an integer or boolean tensor as an int64 (sign- or zero-extended as its
+  // type is; u64 keeps its bits); 0 for other element types.
+  int64_t IntegerAt(int64_t i) const;
 };
 
 // Enumerations that StableHLO attributes carry, with the VHLO numbering of their values.
