@@ -1,5 +1,7 @@
 #include "base/thread_pool.h"
 
+#include "base/spin_wait.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -11,14 +13,6 @@
 
 namespace stablert {
 namespace {
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // The floating-point control state (rounding, denormal flushing) of the calling thread.
 inline uint64_t FpControl() {
@@ -128,32 +122,15 @@ void ThreadPool::Work(Batch& batch, int preferred) {
 }
 
 bool ThreadPool::SpinForWork() const {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-  for (int round = 0;; ++round) {
-    if (queued_.load(std::memory_order_acquire) > 0 || stopping_flag_.load(std::memory_order_relaxed)) return true;
-    CpuRelax();
-    if ((round & 63) == 63) {
-      if (Clock::now() >= deadline) return false;
-      // Give the core to any thread waiting for it (the one that will hand out the next
-      // work, typically): the scheduler may have queued it behind this spinning worker.
-      sched_yield();
-    }
-  }
+  // Give the core to any thread waiting for it (the one that will hand out the next work,
+  // typically): the scheduler may have queued it behind this spinning worker.
+  return SpinUntil(
+      [this] { return queued_.load(std::memory_order_acquire) > 0 || stopping_flag_.load(std::memory_order_relaxed); },
+      kSpinMicroseconds);
 }
 
 void ThreadPool::WaitForParts(const Batch& batch) {
-  using Clock = std::chrono::steady_clock;
-  if (batch.done.load(std::memory_order_acquire) == batch.n) return;
-  const auto deadline = Clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-  for (int round = 0;; ++round) {
-    if (batch.done.load(std::memory_order_acquire) == batch.n) return;
-    CpuRelax();
-    if ((round & 63) == 63) {
-      if (Clock::now() >= deadline) return;
-      sched_yield();
-    }
-  }
+  SpinUntil([&batch] { return batch.done.load(std::memory_order_acquire) == batch.n; }, kSpinMicroseconds);
 }
 
 void ThreadPool::WorkerLoop(int preferred) {
