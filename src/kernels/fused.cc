@@ -6,10 +6,10 @@
 // gathered into tile buffers (GatherViewElements), dense inputs are read in place, each
 // sub-op's dense kernel runs on the tile, outputs are written straight into their buffers
 // and internal slots live in tile buffers only. Tile buffers are reused once a slot is
-// last read, so a tile's live slots stay in L1 (32 KiB per core on Zen 4): a tile is 4 KiB per
-// slot, smaller when many slots are live at once (down to 256 elements), and 1 KiB per slot
-// in steps of kPrefetchFrom elements or more without a reduction (their inputs stream from
-// DRAM, and the next tile's prefetched inputs must fit beside the current tile).
+// last read, so a tile's live slots stay in L1: a tile is 4 KiB per slot, smaller when many
+// slots are live at once (down to 256 elements), and in steps of kPrefetchFrom elements or
+// more without a reduction as large as lets the tile and the next tile's prefetched inputs fit
+// in the core's L1 together (1 to 4 KiB per slot; their inputs stream from DRAM).
 //
 // Add-rotate-xor chains (kernels/fused_arx.h: the rounds and key injections of Threefry-2x32
 // as JAX lowers them) found when the step is prepared run as one sub-op: simd::ArxChain
@@ -52,6 +52,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/cpu_caches.h"
 #include "kernels/accumulate.h"
 #include "kernels/dtype_traits.h"
 #include "kernels/elementwise_views.h"
@@ -74,11 +75,14 @@ constexpr int64_t kMinTile = 256;
 // Steps of at least this many elements prefetch their dense inputs a tile ahead (their
 // inputs are larger than the caches; smaller steps' inputs are usually cached already).
 constexpr int64_t kPrefetchFrom = 1 << 18;
-// Tile bytes per slot of such a step without a reduction: its inputs come from DRAM, and a
-// tile's input runs, internal buffers and output run, plus the next tile's prefetched inputs,
-// must all stay in L1 (32 KiB per core on Zen 4); with 4 KiB slots tanh(a * b + c) over
-// three 16 MiB inputs touches 36 KiB per tile and ran 1.4x slower (docs/benchmarks.md).
-constexpr int64_t kLargeSlotBytes = 1024;
+// Tile bytes per slot of such a step without a reduction: its inputs come from DRAM, so a
+// tile's runs of its dense inputs, the next tile's prefetched runs of them, its output runs and
+// its tile buffers should all stay in L1 together, within three quarters of it (the rest: the
+// stack, the step's state, the sub-ops' constants). A power of two from kMinStreamingSlotBytes
+// to kSlotBytes (StreamingSlotBytes). With a 32 KiB L1, tanh(a * b + c) over three 16 MiB
+// inputs touched 36 KiB per tile at 4 KiB slots and ran 1.4x slower than at 1 KiB; with a
+// 48 KiB L1, 4 KiB slots are the fastest on every large chain measured (docs/benchmarks.md).
+constexpr int64_t kMinStreamingSlotBytes = 1024;
 
 struct FusedState;
 using ReduceRunFn = Status (*)(const FusedState& state, const KernelContext& context, const KernelArgs& args);
@@ -146,6 +150,15 @@ struct FusedState {
 };
 
 Status Malformed(const std::string& what) { return InvalidArgument("fused step: " + what); }
+
+// Bytes per slot of a large step without a reduction (see kMinStreamingSlotBytes).
+int64_t StreamingSlotBytes(int64_t dense_inputs, int64_t outputs, int64_t buffers) {
+  const int64_t runs = std::max<int64_t>(1, 2 * dense_inputs + outputs + buffers);
+  const int64_t fit = L1DataCacheBytes() * 3 / 4 / runs;
+  int64_t bytes = kMinStreamingSlotBytes;
+  while (bytes * 2 <= std::min(fit, kSlotBytes)) bytes *= 2;
+  return bytes;
+}
 
 // Slot places, buffer reuse and tile size (everything but the kernel functions).
 Status Layout(const FusedParams& params, std::span<const BufferView> inputs, size_t num_outputs, FusedState& state) {
@@ -245,7 +258,12 @@ Status Layout(const FusedParams& params, std::span<const BufferView> inputs, siz
         --live;
       }
   }
-  const int64_t slot_bytes = params.num_elements >= kPrefetchFrom && !has_reduce ? kLargeSlotBytes : kSlotBytes;
+  int64_t dense_inputs = 0;
+  for (size_t k = 0; k < num_inputs; ++k) dense_inputs += state.place[k] == Place::kDenseInput ? 1 : 0;
+  const int64_t slot_bytes =
+      params.num_elements >= kPrefetchFrom && !has_reduce
+          ? StreamingSlotBytes(dense_inputs, static_cast<int64_t>(params.output_slots.size()), max_live)
+          : kSlotBytes;
   const int64_t per_slot = std::min<int64_t>(slot_bytes, kTileBudget / (max_live + 1));
   int64_t tile = per_slot / widest;
   tile = std::max(kMinTile, tile / 64 * 64);

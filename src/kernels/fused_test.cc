@@ -46,9 +46,9 @@ FusedOp Op(std::string kernel, std::vector<int64_t> in, int64_t out, KernelParam
 
 // t = a * b; u = t + a; c = u > s; v = select(c, u, b); w = convert(v) to f32
 // with a dense, b a broadcast of one row (strides [0, 1]) and s one repeated element.
-void CheckChain(DType dtype) {
-  SCOPED_TRACE(std::string(DTypeName(dtype)));
-  const int64_t rows = 3, cols = 1003, n = rows * cols;
+void CheckChain(DType dtype, int64_t rows = 3, int64_t cols = 1003) {
+  SCOPED_TRACE(std::string(DTypeName(dtype)) + " over " + std::to_string(rows) + "x" + std::to_string(cols));
+  const int64_t n = rows * cols;
   Array a = RandomArray(dtype, {rows, cols}, 1);
   Array row = RandomArray(dtype, {cols}, 2);
   Array scalar = RandomArray(dtype, {1}, 3);
@@ -102,6 +102,12 @@ TEST(FusedKernelTest, ChainEqualsSubOpsOneByOne) {
   for (DType dtype : {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kS8, DType::kS32, DType::kS64,
                       DType::kU8, DType::kU32, DType::kU64})
     CheckChain(dtype);
+}
+
+// Steps of 2^18 elements or more stream their inputs in tiles sized to the core's L1 (with
+// the next tile prefetched): the same results, across a short last tile and thread splits.
+TEST(FusedKernelTest, LargeChainEqualsSubOpsOneByOne) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kU8}) CheckChain(dtype, 263, 1003);
 }
 
 // A float binary sub-op whose operand is a row broadcast ([rows, length] with strides
