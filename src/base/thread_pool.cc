@@ -1,7 +1,5 @@
 #include "base/thread_pool.h"
 
-#include "base/spin_wait.h"
-
 #include <sched.h>
 
 #include <algorithm>
@@ -10,6 +8,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #endif
+
+#include "base/spin_wait.h"
 
 namespace stablert {
 namespace {
@@ -122,8 +122,8 @@ void ThreadPool::Work(Batch& batch, int preferred) {
 }
 
 bool ThreadPool::SpinForWork() const {
-  // Give the core to any thread waiting for it (the one that will hand out the next work,
-  // typically): the scheduler may have queued it behind this spinning worker.
+  // SpinUntil yields the core now and then: the thread that will hand out the next work may
+  // be queued behind this spinning worker.
   return SpinUntil(
       [this] { return queued_.load(std::memory_order_acquire) > 0 || stopping_flag_.load(std::memory_order_relaxed); },
       kSpinMicroseconds);

@@ -81,7 +81,8 @@ constexpr int64_t kPrefetchFrom = 1 << 18;
 // stack, the step's state, the sub-ops' constants). A power of two from kMinStreamingSlotBytes
 // to kSlotBytes (StreamingSlotBytes). With a 32 KiB L1, tanh(a * b + c) over three 16 MiB
 // inputs touched 36 KiB per tile at 4 KiB slots and ran 1.4x slower than at 1 KiB; with a
-// 48 KiB L1, 4 KiB slots are the fastest on every large chain measured (docs/benchmarks.md).
+// 48 KiB L1, 4 KiB slots are the fastest or level on every large chain measured
+// (docs/benchmarks.md).
 constexpr int64_t kMinStreamingSlotBytes = 1024;
 
 struct FusedState;
