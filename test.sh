@@ -9,7 +9,11 @@ cmake --build build
 (cd build && ctest --output-on-failure -j2 --timeout 600)
 # The package from the binaries just built and tested (build/, pyproject.toml's override).
 STABLERT_PIP_USES_BUILD=1 .venv/bin/pip install -q --no-build-isolation .
-.venv/bin/python -m pytest -q tests/jax
+# The JAX tests in two halves at once (STABLERT_TEST_SHARD, tests/jax/conftest.py): each pytest
+# process compiles and compares one case at a time, about one core (tests/run_together.sh).
+source tests/run_together.sh
+run_together "tests/jax, first half" "STABLERT_TEST_SHARD=0/2 .venv/bin/python -m pytest -q tests/jax" \
+  "tests/jax, second half" "STABLERT_TEST_SHARD=1/2 .venv/bin/python -m pytest -q tests/jax"
 # The user's wheel (tools/wheel/build_wheel.sh, packing build/ as the install above does):
 # manylinux tag, a fresh venv with the system's copies of the bundled libraries hidden, the
 # sdist (tests/wheel/test_wheel.sh; 0.5-1.5 min, mostly pip installing JAX into the venv).
@@ -33,8 +37,7 @@ level_files=(tests/jax/ops/test_elementwise.py tests/jax/ops/test_reduce.py test
 level_cases="not cumulative and not (test_shape and not transpose) and (dot_conv or fft or memory_bound"
 level_cases+=" or transpose or large_row_forms or float32 or float64 or float16 or bfloat16"
 level_cases+=" or (test_compare and (int32 or uint8)) or (test_convert and int32))"
-# The two levels run at once (tests/run_together.sh): each pytest process uses about one core.
-source tests/run_together.sh
+# The two levels run at once, likewise.
 level_runs=()
 for level in sse4:sse4_2 avx2:avx2; do
   if grep -qw "${level#*:}" /proc/cpuinfo; then
