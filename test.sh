@@ -55,8 +55,8 @@ STABLERT_DEVICE_COUNT=4 .venv/bin/python -m pytest -q tests/jax_multi_device
 # Multi-process jobs (2x2 and 4x2 devices) started by `python -m stablert.launch`, a killed and a
 # hung peer, a refused global-view program (~40 s; docs/multi_process.md).
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/jax_multi_process
-bash tests/fuzz/run_fuzzer.sh 60   # the StableHLO reader under libFuzzer, ASan and UBSan
-STABLERT_FUZZ_TARGET=text_parser_fuzz bash tests/fuzz/run_fuzzer.sh 45   # the MLIR text reader
+bash tests/fuzz/run_fuzzer.sh 30   # the StableHLO reader under libFuzzer, ASan and UBSan
+STABLERT_FUZZ_TARGET=text_parser_fuzz bash tests/fuzz/run_fuzzer.sh 25   # the MLIR text reader
 # A second build (build/asan) with AddressSanitizer + UBSan: CTest with leak detection, then the
 # op matrix in CPython at every ISA level (docs/decisions.md, "Sanitized tests").
 bash tests/sanitizers/run_sanitized.sh

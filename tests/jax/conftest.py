@@ -21,25 +21,48 @@ def cpu_device():
     return jax.devices("cpu")[0]
 
 
-def _shard_of_run():
-    """STABLERT_TEST_SHARD=i/n: this run takes every n-th selected test from the i-th (0-based)."""
-    value = os.environ.get("STABLERT_TEST_SHARD", "")
+def _fraction_from(variable, example):
+    """Reads VARIABLE=i/n (0 <= i < n); None when unset."""
+    value = os.environ.get(variable, "")
     if not value:
         return None
     parts = value.split("/")
     if len(parts) != 2 or not all(p.isdigit() for p in parts) or not 0 <= int(parts[0]) < int(parts[1]):
-        raise pytest.UsageError(f"STABLERT_TEST_SHARD={value!r}: expected 'i/n' with 0 <= i < n, e.g. '0/2'")
+        raise pytest.UsageError(f"{variable}={value!r}: expected 'i/n' with 0 <= i < n, e.g. '{example}'")
     return int(parts[0]), int(parts[1])
+
+
+def _shard_of_run():
+    """STABLERT_TEST_SHARD=i/n: this run takes every n-th selected test from the i-th (0-based)."""
+    return _fraction_from("STABLERT_TEST_SHARD", "0/2")
+
+
+def _sample_of_run():
+    """STABLERT_TEST_SAMPLE=k/n: of each test function's selected cases, those whose position j
+    (0-based, collection order) has j % n <= k, so every function keeps at least its first case."""
+    return _fraction_from("STABLERT_TEST_SAMPLE", "0/2")
+
+
+def _deselect(config, items, keep):
+    kept = [item for i, item in enumerate(items) if keep(i, item)]
+    dropped = [item for i, item in enumerate(items) if not keep(i, item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
 
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected, so the shards stay even
 def pytest_collection_modifyitems(config, items):
+    sample = _sample_of_run()
+    if sample is not None:
+        last, every = sample
+        cases_seen, position = {}, {}
+        for item in items:
+            function = item.nodeid.split("[")[0]
+            position[item.nodeid] = cases_seen.get(function, 0)
+            cases_seen[function] = position[item.nodeid] + 1
+        _deselect(config, items, lambda i, item: position[item.nodeid] % every <= last)
     shard = _shard_of_run()
-    if shard is None:
-        return
-    index, count = shard
-    kept = [item for i, item in enumerate(items) if i % count == index]
-    dropped = [item for i, item in enumerate(items) if i % count != index]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-    items[:] = kept
+    if shard is not None:
+        index, count = shard
+        _deselect(config, items, lambda i, item: i % count == index)
