@@ -56,12 +56,13 @@ def pytest_collection_modifyitems(config, items):
     sample = _sample_of_run()
     if sample is not None:
         last, every = sample
-        cases_seen, position = {}, {}
+        cases_seen, sampled = {}, []
         for item in items:
             function = item.nodeid.split("[")[0]
-            position[item.nodeid] = cases_seen.get(function, 0)
-            cases_seen[function] = position[item.nodeid] + 1
-        _deselect(config, items, lambda i, item: position[item.nodeid] % every <= last)
+            position = cases_seen.get(function, 0)
+            cases_seen[function] = position + 1
+            sampled.append(position % every <= last)
+        _deselect(config, items, lambda i, item: sampled[i])
     shard = _shard_of_run()
     if shard is not None:
         index, count = shard
