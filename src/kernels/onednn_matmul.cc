@@ -1,6 +1,9 @@
 #include "kernels/onednn_matmul.h"
 
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -116,7 +119,7 @@ struct Split {
 int64_t KBlockOf(const MatmulShape& s) {
   const double macs = static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n) *
                       static_cast<double>(s.k);
-  if (s.dtype != DType::kF32 || s.k < kMinBlockedK || macs < kMinKBlockedMacs || F32OnGemmJit()) return 0;
+  if (s.dtype != DType::kF32 || s.k < kMinBlockedK || macs < kMinKBlockedMacs || OnGemmJit(s)) return 0;
   return kKBlock;
 }
 
@@ -130,7 +133,7 @@ Split ChooseSplit(const MatmulShape& s, int threads) {
   // all of the other operand, so tiles stay large.
   // Products in contraction blocks: four per thread (each block's rows of rhs then serve fewer
   // rows of lhs between two passes over the tile's output).
-  const int wanted = KBlockOf(s) > 0 ? 4 * threads : macs >= 1 << 28 ? 2 * threads : threads;
+  const int wanted = KBlockOf(s) > 0 ? 4 * threads : macs >= 1 << 28 && !OnGemmJit(s) ? 2 * threads : threads;
   // Granularity: a batch is indivisible; rows and columns go in multiples of the vector width.
   auto cut = [&](Split::Dim dim, int64_t extent, int64_t granule) {
     int64_t chunk = (extent + wanted - 1) / wanted;
@@ -152,6 +155,42 @@ struct StepRole {
   auto operator<=>(const StepRole&) const = default;
 };
 
+// Whether the CPU's vendor string is Intel's.
+bool IntelCpu() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  char vendor[12];
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  return std::memcmp(vendor, "GenuineIntel", 12) == 0;
+#else
+  return false;
+#endif
+}
+
+// The descriptor of `product` with `attr`: on the gemm:jit driver when `gemm_jit` and oneDNN
+// has it for these operands, else oneDNN's first choice.
+dnnl::matmul::primitive_desc MatmulDescriptor(const dnnl::matmul::desc& product, const dnnl::primitive_attr& attr,
+                                              bool gemm_jit) {
+  if (gemm_jit) {
+    dnnl_primitive_desc_iterator_t iterator = nullptr;
+    if (dnnl_primitive_desc_iterator_create(&iterator, &product.data, attr.get(), Engine().get(), nullptr) ==
+        dnnl_success) {
+      std::unique_ptr<dnnl_primitive_desc_iterator, decltype(&dnnl_primitive_desc_iterator_destroy)> owned(
+          iterator, &dnnl_primitive_desc_iterator_destroy);
+      do {
+        dnnl_primitive_desc_t candidate = dnnl_primitive_desc_iterator_fetch(iterator);
+        if (candidate == nullptr) break;
+        dnnl::matmul::primitive_desc descriptor(candidate);  // owns candidate
+        if (std::string(descriptor.impl_info_str()).rfind("gemm:jit", 0) == 0) return descriptor;
+      } while (dnnl_primitive_desc_iterator_next(iterator) == dnnl_success);
+    }
+  }
+  return dnnl::matmul::primitive_desc(product, attr, Engine());
+}
+
 }  // namespace
 
 bool F32OnGemmJit() {
@@ -170,6 +209,15 @@ bool F32OnGemmJit() {
     }
   }();
   return on_gemm_jit;
+}
+
+bool OnGemmJit(const MatmulShape& shape) {
+  if (shape.dtype != DType::kF32) return false;
+  if (F32OnGemmJit()) return true;
+  static const bool intel = IntelCpu();
+  const double macs = static_cast<double>(shape.batch) * static_cast<double>(shape.m) *
+                      static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  return intel && shape.batch == 1 && macs >= kMinGemmJitMacs;
 }
 
 bool Bf16MatmulNative() {
@@ -237,6 +285,7 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
     const dims rhs_strides = shape.rhs_bnk ? dims{k * n, 1, k} : dims{k * rhs_row, rhs_row, 1};
     const dims out_strides = {m * n, n, 1};
     const int64_t k_block = KBlockOf(shape);
+    const bool gemm_jit = OnGemmJit(shape);
     std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, StepRole>, size_t> by_size;
     // The primitive for a tile's product over kn values of k in `role`, made once per size.
     const auto primitive_for = [&](int64_t bn, int64_t mn, int64_t nn, int64_t kn, StepRole role) -> size_t {
@@ -275,7 +324,8 @@ StatusOr<KernelState> PrepareMatmul(const MatmulShape& shape, int threads) {
         p.post_inputs.push_back(y);
       }
       if (post.len() > 0) attr.set_post_ops(post);
-      dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, Engine());
+      const dnnl::matmul::primitive_desc descriptor =
+          MatmulDescriptor(dnnl::matmul::desc(p.lhs, p.rhs, p.out), attr, gemm_jit);
       std::string implementation = descriptor.impl_info_str();
       // The reference implementation is a plain loop nest, slower than StableRT's own.
       if (implementation.find("ref") != std::string::npos)

@@ -43,7 +43,7 @@ inline constexpr double kMinSplitMacs = 1 << 20;
 // tiles per thread: a block's rows of rhs then stay in cache while the tile's rows go by.
 // Measured on two cores (docs/benchmarks.md, 2026-12-02; alternating builds): 2048^3 40.1-44.5
 // ms against 42.9-46.7 in four tiles over all of k; at 1024^3 blocking was no faster (5.2-5.7
-// against 5.0-6.0 ms), so k must be longer. Not on the gemm:jit driver (F32OnGemmJit), which
+// against 5.0-6.0 ms), so k must be longer. Not on the gemm:jit driver (OnGemmJit), which
 // blocks k itself. Results differ from unblocked ones in rounding only (each block's sum is
 // rounded once more).
 inline constexpr int64_t kKBlock = 512;
@@ -56,12 +56,21 @@ inline constexpr double kMinKBlockedMacs = 1 << 30;
 // before any plan is built). Thread-safe.
 bool F32OnGemmJit();
 
+// Whether `shape` runs on oneDNN's gemm:jit driver: every f32 product where F32OnGemmJit, and
+// on Intel CPUs where brgemm is oneDNN's own choice, plain f32 products of at least
+// kMinGemmJitMacs multiply-adds (with a batch of one matrix per tile). There gemm:jit is the
+// faster of the two from 512^3 up (docs/decisions.md, "f32 products on gemm:jit on Intel
+// CPUs"; an Intel Xeon, two threads: 2048^3 438 GFLOP/s against 398, 1024^3 414 against
+// 391), on AMD's Zen 4 and 5 it is not. Thread-safe.
+inline constexpr double kMinGemmJitMacs = 1 << 27;
+bool OnGemmJit(const MatmulShape& shape);
+
 // Whether oneDNN has a bf16 matmul other than its reference one here (AVX512_BF16 CPUs,
 // uncapped). Probed once per process like F32OnGemmJit. Thread-safe.
 bool Bf16MatmulNative();
 
-// oneDNN 2.6 runs f32 products below AVX-512 (a CPU without it, or STABLERT_ISA=avx2/sse4) on
-// its gemm:jit driver, which reads a plain rhs whose rows are a multiple of kBadRhsRow
+// oneDNN 2.6's gemm:jit driver (OnGemmJit: below AVX-512, a CPU without it or
+// STABLERT_ISA=avx2/sse4, and large products on Intel CPUs) reads a plain rhs whose rows are a multiple of kBadRhsRow
 // elements apart at about half speed (512^3: 71 GFLOP/s on one core against 113 with rows
 // 16 elements longer; a 256x1024x1024 tile 52 against 111). Such a product reads a copy of
 // rhs with rows kRhsRowPad elements longer instead, made by each call in its workspace

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +61,28 @@ void ExpectProduct(const Case& c, const Operands& x, bool lhs_bkm, bool rhs_bnk,
             << what << " b=" << c.b << " m=" << c.m << " k=" << c.k << " n=" << c.n << " lhs_bkm=" << lhs_bkm
             << " rhs_bnk=" << rhs_bnk << " at " << b << "," << m << "," << n;
       }
+}
+
+// Checks 300 sampled outputs of `out` (the last one among them) against the double-precision
+// product plus `addend`.
+void ExpectSampledProduct(const Case& c, const Operands& x, bool lhs_bkm, bool rhs_bnk, const Array& addend,
+                          const Array& out, std::mt19937& rng, const std::string& what) {
+  std::uniform_int_distribution<int64_t> pick_b(0, c.b - 1), pick_m(0, c.m - 1), pick_n(0, c.n - 1);
+  for (int sample = 0; sample < 300; ++sample) {
+    const bool last = sample == 0;
+    const int64_t b = last ? c.b - 1 : pick_b(rng), m = last ? c.m - 1 : pick_m(rng), n = last ? c.n - 1 : pick_n(rng);
+    double sum = 0, magnitude = 0;
+    for (int64_t k = 0; k < c.k; ++k) {
+      const double l = GetDouble(x.lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
+      const double r = GetDouble(x.rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
+      sum += l * r;
+      magnitude += std::fabs(l * r);
+    }
+    const int64_t at = (b * c.m + m) * c.n + n;
+    const double added = GetDouble(addend, at);
+    ASSERT_NEAR(GetDouble(out, at), added + sum, std::ldexp(1.0, -24) * (c.k + 4) * (magnitude + std::fabs(added)))
+        << what << " at " << b << "," << m << "," << n;
+  }
 }
 
 std::vector<BufferView> Views(std::initializer_list<const Array*> arrays) {
@@ -109,9 +132,15 @@ TEST(OneDnnMatmulTest, CutsLargeProductsIntoTilesForTheThreads) {
   EXPECT_EQ(onednn::TileCount(shape(3, 100, 90, 120), 2), 2);
   EXPECT_EQ(onednn::TileCount(shape(1, 256, 256, 256), 2), 2);
   EXPECT_EQ(onednn::TileCount(shape(1, 40, 500, 100), 2), 2);
-  // From 2^28 multiply-adds, two tiles per thread; four when the contraction runs in blocks.
-  EXPECT_EQ(onednn::TileCount(shape(1, 1024, 1024, 1024), 2), 4);
-  EXPECT_EQ(onednn::TileCount(shape(1, 2048, 2048, 2048), 2), onednn::ContractionBlock(shape(1, 2048, 2048, 2048)) ? 8 : 4);
+  // From 2^28 multiply-adds, two tiles per thread; four when the contraction runs in blocks;
+  // one on the gemm:jit driver.
+  const auto large = [&](int64_t b, int64_t m, int64_t n, int64_t k) {
+    const MatmulShape s = shape(b, m, n, k);
+    return onednn::OnGemmJit(s) ? 2 : onednn::ContractionBlock(s) ? 8 : 4;
+  };
+  EXPECT_EQ(onednn::TileCount(shape(1, 1024, 1024, 1024), 2), large(1, 1024, 1024, 1024));
+  EXPECT_EQ(onednn::TileCount(shape(1, 2048, 2048, 2048), 2), large(1, 2048, 2048, 2048));
+  EXPECT_EQ(onednn::TileCount(shape(4, 512, 512, 512), 2), large(4, 512, 512, 512));
   // Rows go in multiples of 16: 8 rows are one tile however long the contraction.
   EXPECT_EQ(onednn::TileCount(shape(1, 8, 8, 32768), 2), 1);
   EXPECT_EQ(onednn::TileCount(shape(1, 32, 16, 4096), 2), 2);
@@ -487,16 +516,19 @@ TEST(OneDnnMatmulTest, BlocksTheContractionOfLargeF32Products) {
   using onednn::MatmulShape;
   auto shape = [](DType dtype, int64_t b, int64_t m, int64_t n, int64_t k) { return MatmulShape{dtype, b, m, n, k}; };
   const int64_t block = onednn::F32OnGemmJit() ? 0 : onednn::kKBlock;
-  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 2048, 2048, 2048)), block);
+  const MatmulShape square = shape(DType::kF32, 1, 2048, 2048, 2048);
+  EXPECT_EQ(onednn::ContractionBlock(square), onednn::OnGemmJit(square) ? 0 : block);
+  EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 2, 1024, 2048, 2048)), block);
   EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 1024, 1024, 1024)), 0);  // k too short
   EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 64, 64, 8192)), 0);      // below the size
   EXPECT_EQ(onednn::ContractionBlock(shape(DType::kF32, 1, 4096, 4096, 256)), 0);  // k in one block
   EXPECT_EQ(onednn::ContractionBlock(shape(DType::kBF16, 1, 2048, 2048, 2048)), 0);
 
   // Blocks of k (the last one shorter) add up to the product, with and without an addend,
-  // on one and two threads; checked against double precision at sampled outputs.
+  // on one and two threads; checked against double precision at sampled outputs. Two
+  // matrices, so that no CPU runs the product on the gemm:jit driver instead.
   std::mt19937 rng(5);
-  const Case c{1, 512, 2112, 1024};  // 1.1e9 multiply-adds; k = 4 x 512 + 64
+  const Case c{2, 256, 2112, 1024};  // 1.1e9 multiply-adds; k = 4 x 512 + 64
   for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
     for (int accumulate = 0; accumulate < 2; ++accumulate)
       for (int threads : {1, 2}) {
@@ -513,22 +545,45 @@ TEST(OneDnnMatmulTest, BlocksTheContractionOfLargeF32Products) {
         auto state = onednn::PrepareMatmul(s, threads);
         ASSERT_TRUE(state.ok()) << state.status().ToString();
         ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
-        std::uniform_int_distribution<int64_t> pick_m(0, c.m - 1), pick_n(0, c.n - 1);
-        for (int sample = 0; sample < 300; ++sample) {
-          const int64_t m = sample == 0 ? c.m - 1 : pick_m(rng), n = sample == 0 ? c.n - 1 : pick_n(rng);
-          double sum = 0, magnitude = 0;
-          for (int64_t k = 0; k < c.k; ++k) {
-            const double l = GetDouble(x.lhs, lhs_bkm ? k * c.m + m : m * c.k + k);
-            const double r = GetDouble(x.rhs, k * c.n + n);
-            sum += l * r;
-            magnitude += std::fabs(l * r);
-          }
-          const double expected = GetDouble(addend, m * c.n + n) + sum;
-          ASSERT_NEAR(GetDouble(out, m * c.n + n), expected, std::ldexp(1.0, -24) * (c.k + 4) * (magnitude + 4))
-              << "lhs_bkm=" << lhs_bkm << " accumulate=" << accumulate << " threads=" << threads << " at " << m << ","
-              << n;
-        }
+        ExpectSampledProduct(c, x, lhs_bkm != 0, false, addend, out, rng,
+                             "lhs_bkm=" + std::to_string(lhs_bkm) + " accumulate=" + std::to_string(accumulate) +
+                                 " threads=" + std::to_string(threads));
       }
+}
+
+// Large products in every layout, with and without an addend, on one and two threads, run on
+// the driver OnGemmJit names (gemm:jit where it says so) and are right.
+TEST(OneDnnMatmulTest, LargeProductsRunOnTheDriverChosenForThem) {
+  using onednn::MatmulShape;
+  std::mt19937 rng(11);
+  const Case c{1, 256, 1024, 512};  // 2^27 multiply-adds: kMinGemmJitMacs
+  for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+    for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk)
+      for (int accumulate = 0; accumulate < 2; ++accumulate) {
+        const int threads = 1 + (lhs_bkm + rhs_bnk + accumulate) % 2;
+        Operands x(c, lhs_bkm, rhs_bnk, rng);
+        Array out(DType::kF32, {c.b, c.m, c.n});
+        std::uniform_real_distribution<double> u(-4, 4);
+        for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, accumulate ? u(rng) : 0.0);
+        const Array addend = out;
+        DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0};
+        std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
+        MatmulShape s = onednn::DotShape(ArgsWith(in, outs, params));
+        s.accumulate = accumulate != 0;
+        ASSERT_GE(static_cast<double>(s.m * s.n * s.k), onednn::kMinGemmJitMacs);
+        auto state = onednn::PrepareMatmul(s, threads);
+        ASSERT_TRUE(state.ok()) << state.status().ToString();
+        const std::string implementation = onednn::ImplementationName(state->get());
+        EXPECT_EQ(implementation.rfind("gemm:jit", 0) == 0, onednn::OnGemmJit(s)) << implementation;
+        ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
+        ExpectSampledProduct(c, x, lhs_bkm != 0, rhs_bnk != 0, addend, out, rng,
+                             implementation + " lhs_bkm=" + std::to_string(lhs_bkm) + " rhs_bnk=" +
+                                 std::to_string(rhs_bnk) + " accumulate=" + std::to_string(accumulate));
+      }
+  // Never for other element types, and for batches of matrices only where every f32 product is.
+  EXPECT_FALSE(onednn::OnGemmJit(MatmulShape{DType::kBF16, 1, 2048, 2048, 2048}));
+  EXPECT_EQ(onednn::OnGemmJit(MatmulShape{DType::kF32, 4, 512, 512, 512}), onednn::F32OnGemmJit());
+  EXPECT_EQ(onednn::OnGemmJit(MatmulShape{DType::kF32, 1, 64, 64, 64}), onednn::F32OnGemmJit());
 }
 
 }  // namespace
