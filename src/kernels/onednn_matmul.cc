@@ -142,7 +142,7 @@ Split ChooseSplit(const MatmulShape& s, int threads) {
     if (parts > 1) split = Split{dim, chunk, parts};
   };
   if (s.batch >= threads) cut(Split::kBatch, s.batch, 1);
-  else if (s.m >= s.n) cut(Split::kM, s.m, 16);
+  else if (s.m >= s.n && !(OnGemmJit(s) && macs >= kMinGemmJitNSplitMacs)) cut(Split::kM, s.m, 16);
   else cut(Split::kN, s.n, 64);
   return split;
 }

@@ -65,6 +65,12 @@ bool F32OnGemmJit();
 inline constexpr double kMinGemmJitMacs = 1 << 27;
 bool OnGemmJit(const MatmulShape& shape);
 
+// On gemm:jit, products of at least this many multiply-adds are cut along N whatever M is
+// (each tile then packs all of lhs and its part of rhs): on the Intel Xeon, two threads,
+// 1024^3 425 GFLOP/s against 410-415 in row tiles, 2048^3 432-435 either way, 512^3 430-432
+// against 440-444 (hence the bound).
+inline constexpr double kMinGemmJitNSplitMacs = 1 << 30;
+
 // Whether oneDNN has a bf16 matmul other than its reference one here (AVX512_BF16 CPUs,
 // uncapped). Probed once per process like F32OnGemmJit. Thread-safe.
 bool Bf16MatmulNative();

@@ -556,30 +556,33 @@ TEST(OneDnnMatmulTest, BlocksTheContractionOfLargeF32Products) {
 TEST(OneDnnMatmulTest, LargeProductsRunOnTheDriverChosenForThem) {
   using onednn::MatmulShape;
   std::mt19937 rng(11);
-  const Case c{1, 256, 1024, 512};  // 2^27 multiply-adds: kMinGemmJitMacs
-  for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
-    for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk)
-      for (int accumulate = 0; accumulate < 2; ++accumulate) {
-        const int threads = 1 + (lhs_bkm + rhs_bnk + accumulate) % 2;
-        Operands x(c, lhs_bkm, rhs_bnk, rng);
-        Array out(DType::kF32, {c.b, c.m, c.n});
-        std::uniform_real_distribution<double> u(-4, 4);
-        for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, accumulate ? u(rng) : 0.0);
-        const Array addend = out;
-        DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0};
-        std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
-        MatmulShape s = onednn::DotShape(ArgsWith(in, outs, params));
-        s.accumulate = accumulate != 0;
-        ASSERT_GE(static_cast<double>(s.m * s.n * s.k), onednn::kMinGemmJitMacs);
-        auto state = onednn::PrepareMatmul(s, threads);
-        ASSERT_TRUE(state.ok()) << state.status().ToString();
-        const std::string implementation = onednn::ImplementationName(state->get());
-        EXPECT_EQ(implementation.rfind("gemm:jit", 0) == 0, onednn::OnGemmJit(s)) << implementation;
-        ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
-        ExpectSampledProduct(c, x, lhs_bkm != 0, rhs_bnk != 0, addend, out, rng,
-                             implementation + " lhs_bkm=" + std::to_string(lhs_bkm) + " rhs_bnk=" +
-                                 std::to_string(rhs_bnk) + " accumulate=" + std::to_string(accumulate));
-      }
+  // 2^27 multiply-adds (kMinGemmJitMacs; row tiles) and 2^30 (kMinGemmJitNSplitMacs: column
+  // tiles on gemm:jit).
+  for (const Case& c : {Case{1, 256, 1024, 512}, Case{1, 1024, 1024, 1024}}) {
+    for (int lhs_bkm = 0; lhs_bkm < 2; ++lhs_bkm)
+      for (int rhs_bnk = 0; rhs_bnk < 2; ++rhs_bnk)
+        for (int accumulate = 0; accumulate < 2; ++accumulate) {
+          const int threads = 1 + (lhs_bkm + rhs_bnk + accumulate) % 2;
+          Operands x(c, lhs_bkm, rhs_bnk, rng);
+          Array out(DType::kF32, {c.b, c.m, c.n});
+          std::uniform_real_distribution<double> u(-4, 4);
+          for (int64_t i = 0; i < out.size(); ++i) SetDouble(out, i, accumulate ? u(rng) : 0.0);
+          const Array addend = out;
+          DotParams params{.lhs_is_bkm = lhs_bkm != 0, .rhs_is_bnk = rhs_bnk != 0};
+          std::vector<BufferView> in = Views({&x.lhs, &x.rhs}), outs = Views({&out});
+          MatmulShape s = onednn::DotShape(ArgsWith(in, outs, params));
+          s.accumulate = accumulate != 0;
+          ASSERT_GE(static_cast<double>(s.m * s.n * s.k), onednn::kMinGemmJitMacs);
+          auto state = onednn::PrepareMatmul(s, threads);
+          ASSERT_TRUE(state.ok()) << state.status().ToString();
+          const std::string implementation = onednn::ImplementationName(state->get());
+          EXPECT_EQ(implementation.rfind("gemm:jit", 0) == 0, onednn::OnGemmJit(s)) << implementation;
+          ASSERT_TRUE(onednn::RunMatmul(state->get(), ArgsWith(in, outs, params)).ok());
+          ExpectSampledProduct(c, x, lhs_bkm != 0, rhs_bnk != 0, addend, out, rng,
+                               implementation + " lhs_bkm=" + std::to_string(lhs_bkm) + " rhs_bnk=" +
+                                   std::to_string(rhs_bnk) + " accumulate=" + std::to_string(accumulate));
+        }
+  }
   // Never for other element types, and for batches of matrices only where every f32 product is.
   EXPECT_FALSE(onednn::OnGemmJit(MatmulShape{DType::kBF16, 1, 2048, 2048, 2048}));
   EXPECT_EQ(onednn::OnGemmJit(MatmulShape{DType::kF32, 4, 512, 512, 512}), onednn::F32OnGemmJit());
