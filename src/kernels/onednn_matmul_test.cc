@@ -44,18 +44,28 @@ struct Operands {
   }
 };
 
+// One output of the product in double precision, and the sum of its terms' magnitudes.
+struct ReferenceOutput {
+  double sum = 0, magnitude = 0;
+};
+ReferenceOutput ReferenceAt(const Case& c, const Operands& x, bool lhs_bkm, bool rhs_bnk, int64_t b, int64_t m,
+                            int64_t n) {
+  ReferenceOutput reference;
+  for (int64_t k = 0; k < c.k; ++k) {
+    const double l = GetDouble(x.lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
+    const double r = GetDouble(x.rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
+    reference.sum += l * r;
+    reference.magnitude += std::fabs(l * r);
+  }
+  return reference;
+}
+
 // Checks `out` against the double-precision product: within a flat f32 sum's error bound.
 void ExpectProduct(const Case& c, const Operands& x, bool lhs_bkm, bool rhs_bnk, const Array& out, const char* what) {
   for (int64_t b = 0; b < c.b; ++b)
     for (int64_t m = 0; m < c.m; ++m)
       for (int64_t n = 0; n < c.n; ++n) {
-        double sum = 0, magnitude = 0;
-        for (int64_t k = 0; k < c.k; ++k) {
-          const double l = GetDouble(x.lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
-          const double r = GetDouble(x.rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
-          sum += l * r;
-          magnitude += std::fabs(l * r);
-        }
+        const auto [sum, magnitude] = ReferenceAt(c, x, lhs_bkm, rhs_bnk, b, m, n);
         const double got = GetDouble(out, (b * c.m + m) * c.n + n);
         ASSERT_NEAR(got, sum, std::ldexp(1.0, -24) * static_cast<double>(c.k + 2) * magnitude)
             << what << " b=" << c.b << " m=" << c.m << " k=" << c.k << " n=" << c.n << " lhs_bkm=" << lhs_bkm
@@ -71,13 +81,7 @@ void ExpectSampledProduct(const Case& c, const Operands& x, bool lhs_bkm, bool r
   for (int sample = 0; sample < 300; ++sample) {
     const bool last = sample == 0;
     const int64_t b = last ? c.b - 1 : pick_b(rng), m = last ? c.m - 1 : pick_m(rng), n = last ? c.n - 1 : pick_n(rng);
-    double sum = 0, magnitude = 0;
-    for (int64_t k = 0; k < c.k; ++k) {
-      const double l = GetDouble(x.lhs, lhs_bkm ? (b * c.k + k) * c.m + m : (b * c.m + m) * c.k + k);
-      const double r = GetDouble(x.rhs, rhs_bnk ? (b * c.n + n) * c.k + k : (b * c.k + k) * c.n + n);
-      sum += l * r;
-      magnitude += std::fabs(l * r);
-    }
+    const auto [sum, magnitude] = ReferenceAt(c, x, lhs_bkm, rhs_bnk, b, m, n);
     const int64_t at = (b * c.m + m) * c.n + n;
     const double added = GetDouble(addend, at);
     ASSERT_NEAR(GetDouble(out, at), added + sum, std::ldexp(1.0, -24) * (c.k + 4) * (magnitude + std::fabs(added)))
