@@ -57,8 +57,9 @@ inline constexpr double kMinKBlockedMacs = 1 << 30;
 bool F32OnGemmJit();
 
 // Whether `shape` runs on oneDNN's gemm:jit driver: every f32 product where F32OnGemmJit, and
-// on Intel CPUs where brgemm is oneDNN's own choice, plain f32 products of at least
-// kMinGemmJitMacs multiply-adds (with a batch of one matrix per tile). There gemm:jit is the
+// on Intel CPUs where brgemm is oneDNN's own choice, single-matrix f32 products (batch 1) of at
+// least kMinGemmJitMacs multiply-adds, taken from oneDNN's list of implementations for the
+// product (oneDNN's first choice where gemm:jit is not in it). There gemm:jit is the
 // faster of the two from 512^3 up (docs/decisions.md, "f32 products on gemm:jit on Intel
 // CPUs"; an Intel Xeon, two threads: 2048^3 438 GFLOP/s against 398, 1024^3 414 against
 // 391), on AMD's Zen 4 and 5 it is not. Thread-safe.
@@ -75,12 +76,14 @@ inline constexpr double kMinGemmJitNSplitMacs = 1 << 30;
 // uncapped). Probed once per process like F32OnGemmJit. Thread-safe.
 bool Bf16MatmulNative();
 
-// oneDNN 2.6's gemm:jit driver (OnGemmJit: below AVX-512, a CPU without it or
-// STABLERT_ISA=avx2/sse4, and large products on Intel CPUs) reads a plain rhs whose rows are a multiple of kBadRhsRow
-// elements apart at about half speed (512^3: 71 GFLOP/s on one core against 113 with rows
+// Below AVX-512 (a CPU without it, or STABLERT_ISA=avx2/sse4: F32OnGemmJit) oneDNN 2.6's
+// gemm:jit driver reads a plain rhs whose rows are a multiple of kBadRhsRow elements apart at
+// about half speed (512^3: 71 GFLOP/s on one core against 113 with rows
 // 16 elements longer; a 256x1024x1024 tile 52 against 111). Such a product reads a copy of
 // rhs with rows kRhsRowPad elements longer instead, made by each call in its workspace
-// (RunMatmul). Whether a product does; then the copy's bytes, else 0.
+// (RunMatmul). Whether a product does; then the copy's bytes, else 0. Not where gemm:jit runs
+// large products on AVX-512 (OnGemmJit on Intel CPUs): there the copy cost more than it saved
+// (512^3 378-385 GFLOP/s with it, 440-442 without).
 inline constexpr int64_t kBadRhsRow = 512;
 inline constexpr int64_t kRhsRowPad = 16;
 int64_t PaddedRhsBytes(const MatmulShape& shape);
