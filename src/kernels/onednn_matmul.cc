@@ -181,9 +181,11 @@ dnnl::matmul::primitive_desc MatmulDescriptor(const dnnl::matmul::desc& product,
       std::unique_ptr<dnnl_primitive_desc_iterator, decltype(&dnnl_primitive_desc_iterator_destroy)> owned(
           iterator, &dnnl_primitive_desc_iterator_destroy);
       do {
-        dnnl_primitive_desc_t candidate = dnnl_primitive_desc_iterator_fetch(iterator);
+        // The iterator hands out a descriptor the caller destroys; the C++ object holds a clone.
+        std::unique_ptr<dnnl_primitive_desc, decltype(&dnnl_primitive_desc_destroy)> candidate(
+            dnnl_primitive_desc_iterator_fetch(iterator), &dnnl_primitive_desc_destroy);
         if (candidate == nullptr) break;
-        dnnl::matmul::primitive_desc descriptor(candidate);  // owns candidate
+        dnnl::matmul::primitive_desc descriptor(candidate.get());
         if (std::string(descriptor.impl_info_str()).rfind("gemm:jit", 0) == 0) return descriptor;
       } while (dnnl_primitive_desc_iterator_next(iterator) == dnnl_success);
     }
