@@ -15,4 +15,15 @@ int64_t L1DataCacheBytes() {
   return bytes;
 }
 
+int64_t L2CacheBytes() {
+  static const int64_t bytes = [] {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (reported >= 128 * 1024 && reported <= 64 * 1024 * 1024) return static_cast<int64_t>(reported);
+#endif
+    return kFallbackL2Bytes;
+  }();
+  return bytes;
+}
+
 }  // namespace stablert

@@ -1,4 +1,4 @@
-// L1DataCacheBytes: what the system reports when plausible, a fixed fallback otherwise.
+// L1DataCacheBytes, L2CacheBytes: what the system reports when plausible, a fixed fallback otherwise.
 #include "base/cpu_caches.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +18,20 @@ TEST(CpuCachesTest, L1DataCacheIsTheReportedSizeOrTheFallback) {
   else EXPECT_EQ(bytes, kFallbackL1DataBytes);
 #else
   EXPECT_EQ(bytes, kFallbackL1DataBytes);
+#endif
+}
+
+TEST(CpuCachesTest, L2CacheIsTheReportedSizeOrTheFallback) {
+  const int64_t bytes = L2CacheBytes();
+  EXPECT_GE(bytes, 128 * 1024);
+  EXPECT_LE(bytes, 64 * 1024 * 1024);
+  EXPECT_EQ(bytes, L2CacheBytes());  // read once
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (reported >= 128 * 1024 && reported <= 64 * 1024 * 1024) EXPECT_EQ(bytes, reported);
+  else EXPECT_EQ(bytes, kFallbackL2Bytes);
+#else
+  EXPECT_EQ(bytes, kFallbackL2Bytes);
 #endif
 }
 

@@ -24,6 +24,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/simd/fft_simd.h"
+#include "kernels/simd/transpose_simd.h"
 
 namespace stablert::kernels::fft {
 namespace {
@@ -96,15 +97,47 @@ std::complex<T> Round(std::complex<double> v) {
 
 }  // namespace
 
+int64_t PartsFor(int64_t items, int64_t work) {
+  const int64_t parts = work >= kParallelWork ? ThreadPool::Shared().parallelism() : 1;
+  return std::max<int64_t>(1, std::min(parts, items));
+}
+
 void ForEachPart(int64_t items, int64_t work, const std::function<void(int64_t, int64_t)>& fn) {
-  int64_t parts = work >= kParallelWork ? ThreadPool::Shared().parallelism() : 1;
-  parts = std::min(parts, items);
+  const int64_t parts = PartsFor(items, work);
   if (parts <= 1) {
     fn(0, items);
     return;
   }
   ThreadPool::Shared().ParallelFor(static_cast<int>(parts),
                                    [&](int part) { fn(items * part / parts, items * (part + 1) / parts); });
+}
+
+// A complex<float> is 8 bytes moved as one: the 64-bit in-register transposes serve.
+void GatherLines(const std::complex<float>* src, int64_t line_stride, int64_t g, int64_t n, std::complex<float>* buf) {
+  if (g == 1) {
+    std::memcpy(static_cast<void*>(buf), src, static_cast<size_t>(n) * sizeof(*buf));
+    return;
+  }
+  simd::TransposeTile(reinterpret_cast<uint64_t*>(buf), g, reinterpret_cast<const uint64_t*>(src), line_stride, n, g,
+                      false);
+}
+void ScatterLines(const std::complex<float>* buf, int64_t g, int64_t n, std::complex<float>* dst, int64_t line_stride) {
+  if (g == 1) {
+    std::memcpy(static_cast<void*>(dst), buf, static_cast<size_t>(n) * sizeof(*buf));
+    return;
+  }
+  simd::TransposeTile(reinterpret_cast<uint64_t*>(dst), line_stride, reinterpret_cast<const uint64_t*>(buf), g, g, n,
+                      false);
+}
+void GatherLines(const std::complex<double>* src, int64_t line_stride, int64_t g, int64_t n,
+                 std::complex<double>* buf) {
+  for (int64_t l = 0; l < g; ++l)
+    for (int64_t j = 0; j < n; ++j) buf[j * g + l] = src[l * line_stride + j];
+}
+void ScatterLines(const std::complex<double>* buf, int64_t g, int64_t n, std::complex<double>* dst,
+                  int64_t line_stride) {
+  for (int64_t l = 0; l < g; ++l)
+    for (int64_t j = 0; j < n; ++j) dst[l * line_stride + j] = buf[j * g + l];
 }
 
 template <typename T>
@@ -219,14 +252,24 @@ std::vector<int> FftPlan<T>::radices() const {
 
 template <typename T>
 void FftPlan<T>::Run(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
-  if (n_ <= 1 || stride == 0) return;
-  if (bluestein_) RunBluestein(data, scratch, stride, inverse);
-  else if (split_) RunSplit(data, scratch, stride, inverse);
-  else RunStockham(data, scratch, stride, inverse);
+  std::complex<T>* result = RunAnywhere(data, scratch, stride, inverse);
+  if (result != data)
+    std::memcpy(static_cast<void*>(data), result, static_cast<size_t>(n_ * stride) * sizeof(std::complex<T>));
 }
 
 template <typename T>
-void FftPlan<T>::RunStockham(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const {
+std::complex<T>* FftPlan<T>::RunAnywhere(std::complex<T>* data, std::complex<T>* scratch, int64_t stride,
+                                         bool inverse) const {
+  if (n_ <= 1 || stride == 0) return data;
+  if (bluestein_) RunBluestein(data, scratch, stride, inverse);
+  else if (split_) RunSplit(data, scratch, stride, inverse);
+  else return RunStockham(data, scratch, stride, inverse);
+  return data;
+}
+
+template <typename T>
+std::complex<T>* FftPlan<T>::RunStockham(std::complex<T>* data, std::complex<T>* scratch, int64_t stride,
+                                         bool inverse) const {
   std::complex<T>* src = data;
   std::complex<T>* dst = scratch;
   int64_t s = stride;
@@ -236,7 +279,7 @@ void FftPlan<T>::RunStockham(std::complex<T>* data, std::complex<T>* scratch, in
     std::swap(src, dst);
     s *= stage.radix;
   }
-  if (src != data) std::memcpy(static_cast<void*>(data), src, static_cast<size_t>(n_ * stride) * sizeof(std::complex<T>));
+  return src;
 }
 
 template <typename T>
@@ -255,8 +298,8 @@ void FftPlan<T>::RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64
     for (int64_t b = begin; b < end; ++b) {
       const int64_t c = b * kBlock, w = std::min(kBlock, width - c);
       for (int64_t j1 = 0; j1 < n1; ++j1) std::memcpy(static_cast<void*>(block + j1 * w), data + j1 * width + c, w * kSize);
-      sp.columns->Run(block, block_scratch, w, inverse);
-      std::memcpy(static_cast<void*>(temp + c), block, w * kSize);  // k1 = 0: twiddles are 1
+      const std::complex<T>* columns = sp.columns->RunAnywhere(block, block_scratch, w, inverse);
+      std::memcpy(static_cast<void*>(temp + c), columns, w * kSize);  // k1 = 0: twiddles are 1
       for (int64_t k1 = 1; k1 < n1; ++k1) {
         const std::complex<T>* tw = sp.twiddles.data() + k1 * n2;
         if (stride == 1) {
@@ -265,7 +308,7 @@ void FftPlan<T>::RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64
           for (int64_t i = 0; i < w; ++i) row_twiddles[i] = tw[(c + i) / stride];
           tw = row_twiddles;
         }
-        simd::ComplexMultiply(block + k1 * w, tw, temp + k1 * width + c, w, inverse);
+        simd::ComplexMultiply(columns + k1 * w, tw, temp + k1 * width + c, w, inverse);
       }
     }
   });
@@ -278,13 +321,10 @@ void FftPlan<T>::RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64
       std::complex<T>* group_scratch = group + n2 * kBlock;
       for (int64_t gi = begin; gi < end; ++gi) {
         const int64_t r = gi * kBlock, g = std::min(kBlock, n1 - r);
-        for (int64_t l = 0; l < g; ++l) {
-          const std::complex<T>* row = temp + (r + l) * n2;
-          for (int64_t j2 = 0; j2 < n2; ++j2) group[j2 * g + l] = row[j2];
-        }
-        sp.rows->Run(group, group_scratch, g, inverse);
+        GatherLines(temp + r * n2, n2, g, n2, group);
+        const std::complex<T>* rows = sp.rows->RunAnywhere(group, group_scratch, g, inverse);
         for (int64_t k2 = 0; k2 < n2; ++k2)
-          std::memcpy(static_cast<void*>(data + k2 * n1 + r), group + k2 * g, g * kSize);
+          std::memcpy(static_cast<void*>(data + k2 * n1 + r), rows + k2 * g, g * kSize);
       }
     });
     return;
@@ -292,8 +332,7 @@ void FftPlan<T>::RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64
   ForEachPart(n1, total, [&](int64_t begin, int64_t end) {
     Buffer<T> row_scratch(sp.rows->ScratchSize(stride));
     for (int64_t k1 = begin; k1 < end; ++k1) {
-      std::complex<T>* row = temp + k1 * width;
-      sp.rows->Run(row, row_scratch.data(), stride, inverse);
+      const std::complex<T>* row = sp.rows->RunAnywhere(temp + k1 * width, row_scratch.data(), stride, inverse);
       for (int64_t k2 = 0; k2 < n2; ++k2)
         std::memcpy(static_cast<void*>(data + stride * (k1 + n1 * k2)), row + k2 * stride, stride * kSize);
     }
@@ -317,12 +356,12 @@ void FftPlan<T>::RunBluestein(std::complex<T>* data, std::complex<T>* scratch, i
     if (stride == 1) simd::ComplexMultiply(data, b.chirp.data(), work, n_, inverse);
     else simd::ComplexMultiplyRows(data + q0, stride, b.chirp.data(), work, g, n_, g, inverse);
     std::fill(work + n_ * g, work + m * g, std::complex<T>(0, 0));
-    b.plan->Run(work, inner, g, false);
-    if (g == 1) simd::ComplexMultiply(work, b.spectrum.data(), work, m, inverse);
-    else simd::ComplexMultiplyRows(work, g, b.spectrum.data(), work, g, m, g, inverse);
-    b.plan->Run(work, inner, g, true);
-    if (stride == 1) simd::ComplexMultiply(work, b.chirp.data(), data, n_, inverse);
-    else simd::ComplexMultiplyRows(work, g, b.chirp.data(), data + q0, stride, n_, g, inverse);
+    const std::complex<T>* spectrum = b.plan->RunAnywhere(work, inner, g, false);
+    if (g == 1) simd::ComplexMultiply(spectrum, b.spectrum.data(), work, m, inverse);
+    else simd::ComplexMultiplyRows(spectrum, g, b.spectrum.data(), work, g, m, g, inverse);
+    const std::complex<T>* product = b.plan->RunAnywhere(work, inner, g, true);
+    if (stride == 1) simd::ComplexMultiply(product, b.chirp.data(), data, n_, inverse);
+    else simd::ComplexMultiplyRows(product, g, b.chirp.data(), data + q0, stride, n_, g, inverse);
   }
 }
 

@@ -37,6 +37,9 @@ template <typename T>
 class FftPlan {
  public:
   explicit FftPlan(int64_t n) : FftPlan(n, true) {}
+  // allow_split = false: never a four-step plan (for lines run in interleaved groups that
+  // fit the cache, where the direct stages are faster).
+  FftPlan(int64_t n, bool allow_split);
   ~FftPlan();
   FftPlan(const FftPlan&) = delete;
   FftPlan& operator=(const FftPlan&) = delete;
@@ -47,6 +50,9 @@ class FftPlan {
   // Transforms data[0 .. n*stride) in place (see above). `scratch` holds ScratchSize(stride)
   // elements and must not overlap `data`.
   void Run(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
+  // As Run, but the result may be left in the first n*stride elements of `scratch` instead
+  // of `data`; returns where it is. For callers that move the result anyway (saves a copy).
+  std::complex<T>* RunAnywhere(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
 
   bool uses_bluestein() const { return bluestein_ != nullptr; }
   // Whether the plan runs as a four-step FFT, and its (n1, n2); for tests.
@@ -56,8 +62,6 @@ class FftPlan {
   std::vector<int> radices() const;
 
  private:
-  FftPlan(int64_t n, bool allow_split);
-
   struct Stage {
     int radix;
     int64_t m;              // sub-length after this stage (n_current / radix)
@@ -67,7 +71,8 @@ class FftPlan {
   struct Bluestein;
   struct Split;
 
-  void RunStockham(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
+  // Returns the buffer holding the result (data or scratch).
+  std::complex<T>* RunStockham(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
   void RunBluestein(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
   void RunSplit(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
 
@@ -103,6 +108,18 @@ class Buffer {
 // (base/thread_pool.h), then one part per pool thread. fn must be safe to run concurrently
 // on disjoint ranges.
 void ForEachPart(int64_t items, int64_t work, const std::function<void(int64_t, int64_t)>& fn);
+// The number of parts ForEachPart(items, work, ...) runs.
+int64_t PartsFor(int64_t items, int64_t work);
+
+// buf[j * g + l] = src[l * line_stride + j] for l < g, j < n: g lines gathered interleaved,
+// the layout a plan runs with stride g (an in-register transpose for complex<float>).
+void GatherLines(const std::complex<float>* src, int64_t line_stride, int64_t g, int64_t n, std::complex<float>* buf);
+void GatherLines(const std::complex<double>* src, int64_t line_stride, int64_t g, int64_t n,
+                 std::complex<double>* buf);
+// dst[l * line_stride + j] = buf[j * g + l]: the interleaved lines put back.
+void ScatterLines(const std::complex<float>* buf, int64_t g, int64_t n, std::complex<float>* dst, int64_t line_stride);
+void ScatterLines(const std::complex<double>* buf, int64_t g, int64_t n, std::complex<double>* dst,
+                  int64_t line_stride);
 
 extern template class FftPlan<float>;
 extern template class FftPlan<double>;

@@ -268,5 +268,125 @@ TEST(FftKernelTest, RealTransformsMatchTheDefinition) {
   }
 }
 
+
+// Single-precision kernels against the double-precision ones (checked against the definition
+// above) on the same input: batches of lines of many lengths (partial groups, groups smaller
+// than 16 to occupy the threads, Bluestein and four-step lengths, even and odd real lengths),
+// out of place and in place (input and output one buffer, as with a donated argument).
+// Scalar i of a real or complex array (complex: real and imaginary parts in turn).
+double ScalarAt(const Array& a, int64_t i) {
+  switch (a.dtype) {
+    case DType::kC64: return reinterpret_cast<const float*>(a.bytes.data())[i];
+    case DType::kC128: return reinterpret_cast<const double*>(a.bytes.data())[i];
+    default: return GetDouble(a, i);
+  }
+}
+int64_t ScalarCount(const Array& a) { return a.size() * (a.dtype == DType::kC64 || a.dtype == DType::kC128 ? 2 : 1); }
+
+double MaxRelativeDifference(const Array& got, const Array& want) {
+  EXPECT_EQ(ScalarCount(got), ScalarCount(want));
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < ScalarCount(want); ++i) {
+    const double w = ScalarAt(want, i), g = ScalarAt(got, i);
+    err = std::max(err, std::abs(g - w));
+    norm = std::max(norm, std::abs(w));
+  }
+  return err / std::max(norm, 1.0);
+}
+
+Array Widened(const Array& a) {
+  Array wide(a.dtype == DType::kC64 ? DType::kC128 : DType::kF64, a.dims);
+  if (a.dtype == DType::kC64) {
+    const auto* from = reinterpret_cast<const C64*>(a.bytes.data());
+    auto* to = reinterpret_cast<C128*>(wide.bytes.data());
+    for (int64_t i = 0; i < a.size(); ++i) to[i] = {from[i].real(), from[i].imag()};
+  } else {
+    for (int64_t i = 0; i < a.size(); ++i) SetDouble(wide, i, GetDouble(a, i));
+  }
+  return wide;
+}
+
+Array RandomArray(DType dtype, Dims dims, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  Array a(dtype, std::move(dims));
+  if (dtype == DType::kC64) {
+    auto* v = reinterpret_cast<C64*>(a.bytes.data());
+    for (int64_t i = 0; i < a.size(); ++i) v[i] = {uniform(rng), uniform(rng)};
+  } else {
+    for (int64_t i = 0; i < a.size(); ++i) SetDouble(a, i, uniform(rng));
+  }
+  return a;
+}
+
+TEST(FftKernelTest, SinglePrecisionBatchesMatchDoublePrecision) {
+  for (int64_t n : {6, 64, 1000, 1021, 1024, 8192}) {
+    for (int64_t lines : {1, 3, 16, 21, 64}) {
+      if (n * lines > (int64_t{1} << 17)) continue;
+      for (FftType type : {FftType::kFft, FftType::kIfft}) {
+        const Array x = RandomArray(DType::kC64, {lines, n}, static_cast<unsigned>(n + lines));
+        Array y(DType::kC64, {lines, n}), in_place = x;
+        const Array x_wide = Widened(x);
+        Array want(DType::kC128, {lines, n});
+        RunKernel(KernelKey("fft", {DType::kC64}), {&x}, {&y}, FftParams{type, {n}});
+        RunKernel(KernelKey("fft", {DType::kC64}), {&in_place}, {&in_place}, FftParams{type, {n}});
+        RunKernel(KernelKey("fft", {DType::kC128}), {&x_wide}, {&want}, FftParams{type, {n}});
+        EXPECT_LT(MaxRelativeDifference(y, want), 2e-6) << "n=" << n << " lines=" << lines;
+        EXPECT_EQ(in_place.bytes, y.bytes) << "n=" << n << " lines=" << lines;
+      }
+    }
+  }
+  for (int64_t n : {6, 7, 64, 1000, 2050, 8192}) {
+    for (int64_t lines : {1, 3, 16, 21}) {
+      const int64_t half = n / 2 + 1;
+      const Array x = RandomArray(DType::kF32, {lines, n}, static_cast<unsigned>(n * lines));
+      const Array x_wide = Widened(x);
+      Array spectrum(DType::kC64, {lines, half}), want(DType::kC128, {lines, half});
+      RunKernel(KernelKey("rfft", {DType::kF32}), {&x}, {&spectrum}, FftParams{FftType::kRfft, {n}});
+      RunKernel(KernelKey("rfft", {DType::kF64}), {&x_wide}, {&want}, FftParams{FftType::kRfft, {n}});
+      EXPECT_LT(MaxRelativeDifference(spectrum, want), 2e-6) << "rfft n=" << n << " lines=" << lines;
+      const Array z = RandomArray(DType::kC64, {lines, half}, static_cast<unsigned>(n + 7 * lines));
+      const Array z_wide = Widened(z);
+      Array back(DType::kF32, {lines, n}), back_want(DType::kF64, {lines, n});
+      RunKernel(KernelKey("irfft", {DType::kC64}), {&z}, {&back}, FftParams{FftType::kIrfft, {n}});
+      RunKernel(KernelKey("irfft", {DType::kC128}), {&z_wide}, {&back_want}, FftParams{FftType::kIrfft, {n}});
+      EXPECT_LT(MaxRelativeDifference(back, back_want), 2e-6) << "irfft n=" << n << " lines=" << lines;
+    }
+  }
+}
+
+// Multi-dimensional single-precision transforms (every axis kind: lines, short rows, column
+// blocks) against the double-precision kernels, out of place and in place.
+TEST(FftKernelTest, SinglePrecisionMultiDimensionalMatchDoublePrecision) {
+  const Dims dims = {3, 40, 24, 48};
+  for (size_t rank : {2, 3}) {
+    std::vector<int64_t> lengths(dims.end() - static_cast<std::ptrdiff_t>(rank), dims.end());
+    for (FftType type : {FftType::kFft, FftType::kIfft}) {
+      const Array x = RandomArray(DType::kC64, dims, static_cast<unsigned>(rank));
+      Array y(DType::kC64, dims), in_place = x, want(DType::kC128, dims);
+      const Array x_wide = Widened(x);
+      RunKernel(KernelKey("fft", {DType::kC64}), {&x}, {&y}, FftParams{type, lengths});
+      RunKernel(KernelKey("fft", {DType::kC64}), {&in_place}, {&in_place}, FftParams{type, lengths});
+      RunKernel(KernelKey("fft", {DType::kC128}), {&x_wide}, {&want}, FftParams{type, lengths});
+      EXPECT_LT(MaxRelativeDifference(y, want), 2e-6) << "rank " << rank;
+      EXPECT_EQ(in_place.bytes, y.bytes) << "rank " << rank;
+    }
+    Dims half_dims = dims;
+    half_dims.back() = dims.back() / 2 + 1;
+    const Array r = RandomArray(DType::kF32, dims, static_cast<unsigned>(10 + rank));
+    const Array r_wide = Widened(r);
+    Array spectrum(DType::kC64, half_dims), want(DType::kC128, half_dims);
+    RunKernel(KernelKey("rfft", {DType::kF32}), {&r}, {&spectrum}, FftParams{FftType::kRfft, lengths});
+    RunKernel(KernelKey("rfft", {DType::kF64}), {&r_wide}, {&want}, FftParams{FftType::kRfft, lengths});
+    EXPECT_LT(MaxRelativeDifference(spectrum, want), 2e-6) << "rfft rank " << rank;
+    const Array spectrum_wide = Widened(spectrum);
+    Array back(DType::kF32, dims), back_want(DType::kF64, dims);
+    RunKernel(KernelKey("irfft", {DType::kC64}), {&spectrum}, {&back}, FftParams{FftType::kIrfft, lengths});
+    RunKernel(KernelKey("irfft", {DType::kC128}), {&spectrum_wide}, {&back_want}, FftParams{FftType::kIrfft, lengths});
+    EXPECT_LT(MaxRelativeDifference(back, back_want), 2e-6) << "irfft rank " << rank;
+    EXPECT_LT(MaxRelativeDifference(back, r), 2e-6) << "irfft(rfft(x)) rank " << rank;
+  }
+}
+
 }  // namespace
 }  // namespace stablert::kernels

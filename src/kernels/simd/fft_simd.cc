@@ -28,13 +28,18 @@ struct Cx {
   using T = hn::TFromD<D>;
   using V = hn::Vec<D>;
   D d;
-  V alt, neg_alt;
+  V alt, neg_alt, conj_sign, real_mask;
 
-  Cx(D tag, bool inverse) : d(tag), alt(hn::Zero(tag)), neg_alt(hn::Zero(tag)) {
+  Cx(D tag, bool inverse)
+      : d(tag), alt(hn::Zero(tag)), neg_alt(hn::Zero(tag)), conj_sign(hn::Zero(tag)), real_mask(hn::Zero(tag)) {
     T pattern[64 / sizeof(T)];
     for (size_t i = 0; i < 64 / sizeof(T); ++i) pattern[i] = ((i % 2 == 0) != inverse) ? T(-1) : T(1);
     alt = hn::LoadU(d, pattern);
     neg_alt = hn::Neg(alt);
+    for (size_t i = 0; i < 64 / sizeof(T); ++i) pattern[i] = i % 2 == 0 ? T(1) : T(-1);
+    conj_sign = hn::LoadU(d, pattern);
+    for (size_t i = 0; i < 64 / sizeof(T); ++i) pattern[i] = i % 2 == 0 ? T(1) : T(0);
+    real_mask = hn::LoadU(d, pattern);
   }
   HWY_INLINE int64_t Step() const { return static_cast<int64_t>(hn::Lanes(d)) / 2; }  // complex per vector
   HWY_INLINE V Load(const T* p) const { return hn::LoadU(d, p); }
@@ -43,6 +48,9 @@ struct Cx {
   HWY_INLINE V Sub(V a, V b) const { return hn::Sub(a, b); }
   HWY_INLINE V Zero() const { return hn::Zero(d); }
   HWY_INLINE V MulAdd(T k, V a, V acc) const { return hn::MulAdd(hn::Set(d, k), a, acc); }
+  HWY_INLINE V Scale(T k, V a) const { return hn::Mul(hn::Set(d, k), a); }
+  HWY_INLINE V Conj(V a) const { return hn::Mul(a, conj_sign); }
+  HWY_INLINE V RealPart(V a) const { return hn::Mul(a, real_mask); }  // imaginary parts zeroed
   HWY_INLINE V Rotate(V a) const { return hn::Mul(hn::Reverse2(d, a), neg_alt); }
   // The twiddle w broadcast as (wr, wr, ...) and (wi, wi, ...) * alt.
   HWY_INLINE V Re(const T* w) const { return hn::Set(d, w[0]); }
@@ -70,6 +78,9 @@ struct Cx {
   V Sub(V a, V b) const { return {a.re - b.re, a.im - b.im}; }
   V Zero() const { return {T(0), T(0)}; }
   V MulAdd(T k, V a, V acc) const { return {k * a.re + acc.re, k * a.im + acc.im}; }
+  V Scale(T k, V a) const { return {k * a.re, k * a.im}; }
+  V Conj(V a) const { return {a.re, -a.im}; }
+  V RealPart(V a) const { return {a.re, T(0)}; }
   V Rotate(V a) const { return inverse ? V{-a.im, a.re} : V{a.im, -a.re}; }
   V Re(const T* w) const { return {w[0], w[0]}; }
   V Im(const T* w) const { return {w[1], w[1]}; }
@@ -255,6 +266,8 @@ void MultiplyImpl(const T* a, const T* w, T* out, int64_t count, bool conjugate)
   const int64_t i = MultiplyRange(hn::ScalableTag<T>(), a, w, out, 0, count, conjugate);
 #if HWY_TARGET != HWY_SCALAR
   MultiplyRange(hn::CappedTag<T, 2>(), a, w, out, i, count, conjugate);
+#else
+  (void)i;
 #endif
 }
 
@@ -299,6 +312,107 @@ void MultiplyRowsF64(const double* a, int64_t a_stride, const double* w, double*
   MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
 }
 
+// Runs range(d, begin, end) over [0, count) in full vectors, then in vectors of two and of
+// one complex number (the tails).
+template <typename T, typename Range>
+void OverVectors(int64_t count, const Range& range) {
+#if HWY_TARGET == HWY_SCALAR
+  range(hn::ScalableTag<T>(), 0, count);
+#else
+  const hn::ScalableTag<T> full;
+  const hn::CappedTag<T, 4> two;
+  const hn::CappedTag<T, 2> one;
+  const int64_t n_full = static_cast<int64_t>(hn::Lanes(full)) / 2;
+  const int64_t n_two = static_cast<int64_t>(hn::Lanes(two)) / 2;
+  int64_t q = 0;
+  if (n_full > 1) {
+    q = count / n_full * n_full;
+    if (q > 0) range(full, 0, q);
+  }
+  if (n_two > 1 && count - q >= n_two) {
+    const int64_t end = q + (count - q) / n_two * n_two;
+    range(two, q, end);
+    q = end;
+  }
+  if (q < count) range(one, q, count);
+#endif
+}
+
+// X_k = E_k + w^k O_k with E_k = (Z_k + conj(Z_(h-k))) / 2, O_k = -i (Z_k - conj(Z_(h-k))) / 2
+// (Z_h = Z_0), for k <= h, each of g interleaved lines.
+template <typename T>
+void RealSpectrumImpl(const T* z, int64_t g, int64_t h, const T* w, T* out, int64_t k_begin, int64_t k_end) {
+  OverVectors<T>(g, [&](auto d, int64_t l0, int64_t l1) {
+    const Cx<decltype(d)> c(d, false);
+    const int64_t step = c.Step();
+    for (int64_t k = k_begin; k < k_end; ++k) {
+      const T* zk = z + 2 * g * (k == h ? 0 : k);
+      const T* zc = z + 2 * g * (k == 0 ? 0 : h - k);
+      T* ok = out + 2 * g * k;
+      const auto wr = c.Re(w + 2 * k), wi = c.Im(w + 2 * k);
+      for (int64_t l = l0; l < l1; l += step) {
+        const auto a = c.Load(zk + 2 * l), b = c.Conj(c.Load(zc + 2 * l));
+        const auto e = c.Scale(T(0.5), c.Add(a, b));
+        const auto o = c.Rotate(c.Scale(T(0.5), c.Sub(a, b)));
+        c.Store(c.Add(e, c.Twiddle(o, wr, wi)), ok + 2 * l);
+      }
+    }
+  });
+}
+
+// In place, rows k and h - k together: Z_k = E_k + i conj(w^k) D_k with
+// E_k = (X_k + conj(X_(h-k))) / 2, D_k = (X_k - conj(X_(h-k))) / 2, the imaginary parts of
+// X_0 and X_h dropped.
+template <typename T>
+void HalfSpectrumImpl(T* x, int64_t g, int64_t h, const T* w, int64_t k_begin, int64_t k_end) {
+  OverVectors<T>(g, [&](auto d, int64_t l0, int64_t l1) {
+    const Cx<decltype(d)> c(d, true);
+    const int64_t step = c.Step();
+    const auto one = [&](auto xk, auto xc, int64_t k) {  // xc = conj(X_(h-k)) already
+      const auto e = c.Scale(T(0.5), c.Add(xk, xc));
+      const auto o = c.Twiddle(c.Scale(T(0.5), c.Sub(xk, xc)), c.Re(w + 2 * k), c.Im(w + 2 * k));
+      return c.Add(e, c.Rotate(o));
+    };
+    for (int64_t k = k_begin; k < k_end; ++k) {
+      T* rk = x + 2 * g * k;
+      T* rc = x + 2 * g * (h - k);
+      for (int64_t l = l0; l < l1; l += step) {
+        auto xk = c.Load(rk + 2 * l), xc = c.Load(rc + 2 * l);
+        if (k == 0) {
+          xk = c.RealPart(xk);
+          xc = c.RealPart(xc);
+        }
+        const auto zk = one(xk, c.Conj(xc), k);
+        if (k != 0 && 2 * k != h) c.Store(one(xc, c.Conj(xk), h - k), rc + 2 * l);
+        c.Store(zk, rk + 2 * l);
+      }
+    }
+  });
+}
+
+template <typename T>
+void ScaleImpl(T* data, int64_t count, T factor) {
+  OverVectors<T>(count, [&](auto d, int64_t i0, int64_t i1) {
+    const Cx<decltype(d)> c(d, false);
+    for (int64_t i = i0; i < i1; i += c.Step()) c.Store(c.Scale(factor, c.Load(data + 2 * i)), data + 2 * i);
+  });
+}
+
+void RealSpectrumF32(const float* z, int64_t g, int64_t h, const float* w, float* out, int64_t k0, int64_t k1) {
+  RealSpectrumImpl(z, g, h, w, out, k0, k1);
+}
+void RealSpectrumF64(const double* z, int64_t g, int64_t h, const double* w, double* out, int64_t k0, int64_t k1) {
+  RealSpectrumImpl(z, g, h, w, out, k0, k1);
+}
+void HalfSpectrumF32(float* x, int64_t g, int64_t h, const float* w, int64_t k0, int64_t k1) {
+  HalfSpectrumImpl(x, g, h, w, k0, k1);
+}
+void HalfSpectrumF64(double* x, int64_t g, int64_t h, const double* w, int64_t k0, int64_t k1) {
+  HalfSpectrumImpl(x, g, h, w, k0, k1);
+}
+void ScaleF32(float* data, int64_t count, float factor) { ScaleImpl(data, count, factor); }
+void ScaleF64(double* data, int64_t count, double factor) { ScaleImpl(data, count, factor); }
+
 }  // namespace stablert::kernels::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -310,6 +424,12 @@ HWY_EXPORT(MultiplyF32);
 HWY_EXPORT(MultiplyF64);
 HWY_EXPORT(MultiplyRowsF32);
 HWY_EXPORT(MultiplyRowsF64);
+HWY_EXPORT(RealSpectrumF32);
+HWY_EXPORT(RealSpectrumF64);
+HWY_EXPORT(HalfSpectrumF32);
+HWY_EXPORT(HalfSpectrumF64);
+HWY_EXPORT(ScaleF32);
+HWY_EXPORT(ScaleF64);
 
 void FftStage(const FftStageArgs& a, const std::complex<float>* twiddles, const float* trig,
               const std::complex<float>* x, std::complex<float>* y) {
@@ -341,6 +461,32 @@ void ComplexMultiplyRows(const std::complex<double>* a, int64_t a_stride, const 
   HWY_DYNAMIC_DISPATCH(MultiplyRowsF64)(reinterpret_cast<const double*>(a), a_stride,
                                         reinterpret_cast<const double*>(w), reinterpret_cast<double*>(out), out_stride,
                                         rows, width, conjugate);
+}
+void RealSpectrumFromHalf(const std::complex<float>* z, int64_t g, int64_t h, const std::complex<float>* w,
+                          std::complex<float>* out, int64_t k_begin, int64_t k_end) {
+  HWY_DYNAMIC_DISPATCH(RealSpectrumF32)(reinterpret_cast<const float*>(z), g, h, reinterpret_cast<const float*>(w),
+                                        reinterpret_cast<float*>(out), k_begin, k_end);
+}
+void RealSpectrumFromHalf(const std::complex<double>* z, int64_t g, int64_t h, const std::complex<double>* w,
+                          std::complex<double>* out, int64_t k_begin, int64_t k_end) {
+  HWY_DYNAMIC_DISPATCH(RealSpectrumF64)(reinterpret_cast<const double*>(z), g, h, reinterpret_cast<const double*>(w),
+                                        reinterpret_cast<double*>(out), k_begin, k_end);
+}
+void HalfFromRealSpectrum(std::complex<float>* x, int64_t g, int64_t h, const std::complex<float>* w, int64_t k_begin,
+                          int64_t k_end) {
+  HWY_DYNAMIC_DISPATCH(HalfSpectrumF32)(reinterpret_cast<float*>(x), g, h, reinterpret_cast<const float*>(w), k_begin,
+                                        k_end);
+}
+void HalfFromRealSpectrum(std::complex<double>* x, int64_t g, int64_t h, const std::complex<double>* w, int64_t k_begin,
+                          int64_t k_end) {
+  HWY_DYNAMIC_DISPATCH(HalfSpectrumF64)(reinterpret_cast<double*>(x), g, h, reinterpret_cast<const double*>(w), k_begin,
+                                        k_end);
+}
+void ScaleComplex(std::complex<float>* data, int64_t count, float factor) {
+  HWY_DYNAMIC_DISPATCH(ScaleF32)(reinterpret_cast<float*>(data), count, factor);
+}
+void ScaleComplex(std::complex<double>* data, int64_t count, double factor) {
+  HWY_DYNAMIC_DISPATCH(ScaleF64)(reinterpret_cast<double*>(data), count, factor);
 }
 }  // namespace stablert::kernels::simd
 #endif  // HWY_ONCE

@@ -41,4 +41,25 @@ void ComplexMultiplyRows(const std::complex<float>* a, int64_t a_stride, const s
 void ComplexMultiplyRows(const std::complex<double>* a, int64_t a_stride, const std::complex<double>* w,
                          std::complex<double>* out, int64_t out_stride, int64_t rows, int64_t width, bool conjugate);
 
+// The spectrum of g real lines of even length 2h from the FFT of the lines packed as h
+// complex numbers (z[k * g + l], element k of line l, k < h): out[k * g + l] for
+// k_begin <= k < k_end (the whole spectrum: 0 to h + 1). w holds exp(-2*pi*i*k/(2h)) for
+// k <= h. out must not overlap z.
+void RealSpectrumFromHalf(const std::complex<float>* z, int64_t g, int64_t h, const std::complex<float>* w,
+                          std::complex<float>* out, int64_t k_begin, int64_t k_end);
+void RealSpectrumFromHalf(const std::complex<double>* z, int64_t g, int64_t h, const std::complex<double>* w,
+                          std::complex<double>* out, int64_t k_begin, int64_t k_end);
+// The inverse, in place: from the half spectra x[k * g + l] (k <= h; the imaginary parts of
+// rows 0 and h are ignored) the h complex numbers whose inverse FFT is h times the real lines
+// packed in pairs, in rows k < h. Rows k and h - k are computed together, for
+// k_begin <= k < k_end (all of them: 0 to h / 2 + 1); concurrent calls on disjoint ranges are safe.
+void HalfFromRealSpectrum(std::complex<float>* x, int64_t g, int64_t h, const std::complex<float>* w, int64_t k_begin,
+                          int64_t k_end);
+void HalfFromRealSpectrum(std::complex<double>* x, int64_t g, int64_t h, const std::complex<double>* w,
+                          int64_t k_begin, int64_t k_end);
+
+// data[i] *= factor for i < count.
+void ScaleComplex(std::complex<float>* data, int64_t count, float factor);
+void ScaleComplex(std::complex<double>* data, int64_t count, double factor);
+
 }  // namespace stablert::kernels::simd
