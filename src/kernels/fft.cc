@@ -180,7 +180,7 @@ template <typename T, typename Load, typename Store>
 void RunLineGroups(const FftPlan<T>& plan, int64_t n, int64_t lines, bool inverse, const Load& load,
                    const Store& store) {
   // Lines of a split plan run in parallel only when one line alone does not.
-  const int64_t work = plan.splits() && PartsFor(1, n) > 1 ? 0 : n * lines;
+  const int64_t work = plan.splits() && PartsFor(1, n) > 1 ? 0 : plan.WorkPerSequence() * lines;
   const int64_t parts = PartsFor(lines, work);
   const int64_t fitting = std::max(kMinGroup, L2CacheBytes() / GroupBytes<T>(n, 1));
   const int64_t group =
@@ -254,7 +254,7 @@ void TransformAxes(const std::complex<T>* src, std::complex<T>* data, const std:
       });
     } else if (inner <= 4 * kGroup || plan.splits() || plan.uses_bluestein()) {
       // Short rows or long columns: each batch entry in place (its sequences interleaved).
-      ForEachPart(outer, total, [&](int64_t begin, int64_t end) {
+      ForEachPart(outer, outer * inner * plan.WorkPerSequence(), [&](int64_t begin, int64_t end) {
         Buffer<T> scratch(plan.ScratchSize(inner));
         for (int64_t o = begin; o < end; ++o) plan.Run(data + o * n * inner, scratch.data(), inner, inverse);
       });

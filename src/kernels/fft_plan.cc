@@ -239,6 +239,11 @@ int64_t FftPlan<T>::ScratchSize(int64_t stride) const {
 }
 
 template <typename T>
+int64_t FftPlan<T>::WorkPerSequence() const {
+  return bluestein_ ? 4 * bluestein_->m : n_;
+}
+
+template <typename T>
 std::pair<int64_t, int64_t> FftPlan<T>::split_lengths() const {
   return split_ ? std::pair<int64_t, int64_t>{split_->n1, split_->n2} : std::pair<int64_t, int64_t>{0, 0};
 }

@@ -55,6 +55,9 @@ class FftPlan {
   std::complex<T>* RunAnywhere(std::complex<T>* data, std::complex<T>* scratch, int64_t stride, bool inverse) const;
 
   bool uses_bluestein() const { return bluestein_ != nullptr; }
+  // The work of transforming one sequence, in the units of ForEachPart's `work` (elements
+  // touched): n, or for Bluestein about the four passes over its convolution length.
+  int64_t WorkPerSequence() const;
   // Whether the plan runs as a four-step FFT, and its (n1, n2); for tests.
   bool splits() const { return split_ != nullptr; }
   std::pair<int64_t, int64_t> split_lengths() const;

@@ -92,6 +92,32 @@ struct Cx {
 };
 #endif
 
+// Runs range(d, begin, end) over [0, count) in full vectors, then in vectors of two and of
+// one complex number (the tails).
+template <typename T, typename Range>
+void OverVectors(int64_t count, const Range& range) {
+#if HWY_TARGET == HWY_SCALAR
+  range(hn::ScalableTag<T>(), 0, count);
+#else
+  const hn::ScalableTag<T> full;
+  const hn::CappedTag<T, 4> two;
+  const hn::CappedTag<T, 2> one;
+  const int64_t n_full = static_cast<int64_t>(hn::Lanes(full)) / 2;
+  const int64_t n_two = static_cast<int64_t>(hn::Lanes(two)) / 2;
+  int64_t q = 0;
+  if (n_full > 1) {
+    q = count / n_full * n_full;
+    if (q > 0) range(full, 0, q);
+  }
+  if (n_two > 1 && count - q >= n_two) {
+    const int64_t end = q + (count - q) / n_two * n_two;
+    range(two, q, end);
+    q = end;
+  }
+  if (q < count) range(one, q, count);
+#endif
+}
+
 // Offsets below are in complex elements; pointers are to T (two per complex).
 template <class D, typename T = hn::TFromD<D>>
 void Radix2(const Cx<D>& c, int64_t m, int64_t s, int64_t q0, int64_t q1, const T* tw, const T* x, T* y) {
@@ -223,26 +249,7 @@ void StageRange(D d, const FftStageArgs& a, int64_t q0, int64_t q1, const T* tw,
 // The sequences q in full vectors, then in vectors of two and of one complex number.
 template <typename T>
 void StageImpl(const FftStageArgs& a, const T* tw, const T* trig, const T* x, T* y) {
-#if HWY_TARGET == HWY_SCALAR
-  StageRange(hn::ScalableTag<T>(), a, 0, a.s, tw, trig, x, y);
-#else
-  const hn::ScalableTag<T> full;
-  const hn::CappedTag<T, 4> two;
-  const hn::CappedTag<T, 2> one;
-  const int64_t n_full = static_cast<int64_t>(hn::Lanes(full)) / 2;
-  const int64_t n_two = static_cast<int64_t>(hn::Lanes(two)) / 2;
-  int64_t q = 0;
-  if (n_full > 1) {
-    q = a.s / n_full * n_full;
-    if (q > 0) StageRange(full, a, 0, q, tw, trig, x, y);
-  }
-  if (n_two > 1 && a.s - q >= n_two) {
-    const int64_t end = q + (a.s - q) / n_two * n_two;
-    StageRange(two, a, q, end, tw, trig, x, y);
-    q = end;
-  }
-  if (q < a.s) StageRange(one, a, q, a.s, tw, trig, x, y);
-#endif
+  OverVectors<T>(a.s, [&](auto d, int64_t q0, int64_t q1) { StageRange(d, a, q0, q1, tw, trig, x, y); });
 }
 
 void FftStageF32(const FftStageArgs& a, const float* tw, const float* trig, const float* x, float* y) {
@@ -278,64 +285,21 @@ void MultiplyF64(const double* a, const double* w, double* out, int64_t count, b
   MultiplyImpl(a, w, out, count, conjugate);
 }
 
-template <class D, typename T = hn::TFromD<D>>
-int64_t MultiplyRowRange(D d, const T* a, const T* w, T* out, int64_t begin, int64_t width, bool conjugate) {
-  const Cx<D> c(d, conjugate);
-  const auto wr = c.Re(w), wi = c.Im(w);
-  const int64_t step = c.Step();
-  int64_t i = begin;
-  for (; i + step <= width; i += step) c.Store(c.Twiddle(c.Load(a + 2 * i), wr, wi), out + 2 * i);
-  return i;
-}
-
+// Rows of few elements (interleaved sequences) are common, so the rows are the inner loop of
+// each vector width.
 template <typename T>
 void MultiplyRowsImpl(const T* a, int64_t a_stride, const T* w, T* out, int64_t out_stride, int64_t rows,
                       int64_t width, bool conjugate) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* ar = a + 2 * r * a_stride;
-    T* outr = out + 2 * r * out_stride;
-    const int64_t i = MultiplyRowRange(hn::ScalableTag<T>(), ar, w + 2 * r, outr, 0, width, conjugate);
-#if HWY_TARGET != HWY_SCALAR
-    MultiplyRowRange(hn::CappedTag<T, 2>(), ar, w + 2 * r, outr, i, width, conjugate);
-#else
-    (void)i;
-#endif
-  }
-}
-
-void MultiplyRowsF32(const float* a, int64_t a_stride, const float* w, float* out, int64_t out_stride, int64_t rows,
-                     int64_t width, bool conjugate) {
-  MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
-}
-void MultiplyRowsF64(const double* a, int64_t a_stride, const double* w, double* out, int64_t out_stride,
-                     int64_t rows, int64_t width, bool conjugate) {
-  MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
-}
-
-// Runs range(d, begin, end) over [0, count) in full vectors, then in vectors of two and of
-// one complex number (the tails).
-template <typename T, typename Range>
-void OverVectors(int64_t count, const Range& range) {
-#if HWY_TARGET == HWY_SCALAR
-  range(hn::ScalableTag<T>(), 0, count);
-#else
-  const hn::ScalableTag<T> full;
-  const hn::CappedTag<T, 4> two;
-  const hn::CappedTag<T, 2> one;
-  const int64_t n_full = static_cast<int64_t>(hn::Lanes(full)) / 2;
-  const int64_t n_two = static_cast<int64_t>(hn::Lanes(two)) / 2;
-  int64_t q = 0;
-  if (n_full > 1) {
-    q = count / n_full * n_full;
-    if (q > 0) range(full, 0, q);
-  }
-  if (n_two > 1 && count - q >= n_two) {
-    const int64_t end = q + (count - q) / n_two * n_two;
-    range(two, q, end);
-    q = end;
-  }
-  if (q < count) range(one, q, count);
-#endif
+  OverVectors<T>(width, [&](auto d, int64_t i0, int64_t i1) {
+    const Cx<decltype(d)> c(d, conjugate);
+    const int64_t step = c.Step();
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* ar = a + 2 * r * a_stride;
+      T* outr = out + 2 * r * out_stride;
+      const auto wr = c.Re(w + 2 * r), wi = c.Im(w + 2 * r);
+      for (int64_t i = i0; i < i1; i += step) c.Store(c.Twiddle(c.Load(ar + 2 * i), wr, wi), outr + 2 * i);
+    }
+  });
 }
 
 // X_k = E_k + w^k O_k with E_k = (Z_k + conj(Z_(h-k))) / 2, O_k = -i (Z_k - conj(Z_(h-k))) / 2
@@ -396,6 +360,15 @@ void ScaleImpl(T* data, int64_t count, T factor) {
     const Cx<decltype(d)> c(d, false);
     for (int64_t i = i0; i < i1; i += c.Step()) c.Store(c.Scale(factor, c.Load(data + 2 * i)), data + 2 * i);
   });
+}
+
+void MultiplyRowsF32(const float* a, int64_t a_stride, const float* w, float* out, int64_t out_stride, int64_t rows,
+                     int64_t width, bool conjugate) {
+  MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
+}
+void MultiplyRowsF64(const double* a, int64_t a_stride, const double* w, double* out, int64_t out_stride,
+                     int64_t rows, int64_t width, bool conjugate) {
+  MultiplyRowsImpl(a, a_stride, w, out, out_stride, rows, width, conjugate);
 }
 
 void RealSpectrumF32(const float* z, int64_t g, int64_t h, const float* w, float* out, int64_t k0, int64_t k1) {
