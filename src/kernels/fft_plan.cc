@@ -129,15 +129,25 @@ void ScatterLines(const std::complex<float>* buf, int64_t g, int64_t n, std::com
   simd::TransposeTile(reinterpret_cast<uint64_t*>(dst), line_stride, reinterpret_cast<const uint64_t*>(buf), g, g, n,
                       false);
 }
+// complex<double> (16 bytes) moves as one vector of two lanes; blocks of kLineBlock elements
+// per line keep the written rows in L1.
+constexpr int64_t kLineBlock = 8;
+
 void GatherLines(const std::complex<double>* src, int64_t line_stride, int64_t g, int64_t n,
                  std::complex<double>* buf) {
-  for (int64_t l = 0; l < g; ++l)
-    for (int64_t j = 0; j < n; ++j) buf[j * g + l] = src[l * line_stride + j];
+  for (int64_t j0 = 0; j0 < n; j0 += kLineBlock) {
+    const int64_t j1 = std::min(n, j0 + kLineBlock);
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t j = j0; j < j1; ++j) buf[j * g + l] = src[l * line_stride + j];
+  }
 }
 void ScatterLines(const std::complex<double>* buf, int64_t g, int64_t n, std::complex<double>* dst,
                   int64_t line_stride) {
-  for (int64_t l = 0; l < g; ++l)
-    for (int64_t j = 0; j < n; ++j) dst[l * line_stride + j] = buf[j * g + l];
+  for (int64_t j0 = 0; j0 < n; j0 += kLineBlock) {
+    const int64_t j1 = std::min(n, j0 + kLineBlock);
+    for (int64_t l = 0; l < g; ++l)
+      for (int64_t j = j0; j < j1; ++j) dst[l * line_stride + j] = buf[j * g + l];
+  }
 }
 
 template <typename T>
