@@ -227,7 +227,7 @@ inline constexpr bool kSplitAll = kVectorReduce<Body, T> || (std::is_integral_v<
 struct PartialTable {
   std::mutex mu;
   struct Pending {
-    std::vector<double> partials;  // one T per call, stored in a double's bytes
+    std::vector<std::byte> partials;  // `count` values of T per call, call after call
     int arrived = 0;
   };
   std::map<const void*, Pending> pending;
@@ -236,6 +236,29 @@ struct PartialTable {
 inline PartialTable& Partials() {
   static PartialTable* table = new PartialTable;
   return *table;
+}
+
+// Deposits this call's `count` partial values under `key`. The last call of the step to
+// arrive gets every call's in `all` (call t's at [t * count, (t + 1) * count)) and true; the
+// others false.
+template <typename T>
+bool CollectPartials(const KernelContext& context, const void* key, const T* mine, int64_t count,
+                     std::vector<T>& all) {
+  const size_t bytes = static_cast<size_t>(count) * sizeof(T);
+  PartialTable& table = Partials();
+  std::vector<std::byte> partials;
+  {
+    std::lock_guard<std::mutex> lock(table.mu);
+    PartialTable::Pending& pending = table.pending[key];
+    pending.partials.resize(static_cast<size_t>(context.thread_count) * bytes);
+    if (bytes > 0) std::memcpy(&pending.partials[static_cast<size_t>(context.thread_index) * bytes], mine, bytes);
+    if (++pending.arrived < context.thread_count) return false;
+    partials = std::move(pending.partials);
+    table.pending.erase(key);
+  }
+  all.resize(static_cast<size_t>(context.thread_count * count));
+  if (!partials.empty()) std::memcpy(all.data(), partials.data(), partials.size());
+  return true;
 }
 
 // A value x such that Body(x, first) == first as the fold sees it: the identity of the
@@ -259,44 +282,68 @@ T Seed(T first) {
   }
 }
 
+// Folds the calls' partials of one output into init: f32/f64 sums pairwise, the other bodies
+// in call order (calls with an empty share skipped).
+template <typename Body, typename T>
+T CombinePartials(T init, const std::vector<T>& all, int64_t count, int64_t index, const std::vector<bool>& empty) {
+  const auto calls = static_cast<int64_t>(empty.size());
+  if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) {
+    pairwise::ScalarCascade<T> cascade;
+    for (int64_t t = 0; t < calls; ++t) cascade.Push(all[static_cast<size_t>(t * count + index)]);
+    return init + cascade.Result();
+  } else {
+    T result = init;
+    for (int64_t t = 0; t < calls; ++t)
+      if (!empty[static_cast<size_t>(t)]) result = Body::Apply(result, all[static_cast<size_t>(t * count + index)]);
+    return result;
+  }
+}
+
+// Which calls of a split over `length` items get none.
+inline std::vector<bool> EmptyShares(const KernelContext& context, int64_t length) {
+  std::vector<bool> empty(static_cast<size_t>(context.thread_count));
+  for (int t = 0; t < context.thread_count; ++t) {
+    const auto [b, e] = ShareOf(KernelContext{t, context.thread_count}, length);
+    empty[static_cast<size_t>(t)] = b == e;
+  }
+  return empty;
+}
+
 template <typename Body, typename T>
 bool ReduceAllSplit(const KernelContext& context, const T* src, int64_t length, T* out, T init) {
-  const int64_t threads = context.thread_count;
   const auto [begin, end] = ShareOf(context, length);
   T partial{};
   if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) partial = simd::PairwiseSum(src + begin, end - begin);
   else if (begin < end) partial = ReduceRow<Body>(Seed<Body>(src[begin]), src + begin, end - begin);
-  static_assert(sizeof(T) <= sizeof(double));
-  PartialTable& table = Partials();
-  std::vector<double> partials;
-  {
-    std::lock_guard<std::mutex> lock(table.mu);
-    PartialTable::Pending& pending = table.pending[out];
-    pending.partials.resize(static_cast<size_t>(threads));
-    std::memcpy(&pending.partials[static_cast<size_t>(context.thread_index)], &partial, sizeof(T));
-    if (++pending.arrived < threads) return true;
-    partials = std::move(pending.partials);
-    table.pending.erase(out);
-  }
-  T result = init;
-  if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) {
-    pairwise::ScalarCascade<T> cascade;
-    for (const double& bytes : partials) {
-      T p;
-      std::memcpy(&p, &bytes, sizeof(T));
-      cascade.Push(p);
+  std::vector<T> partials;
+  if (!CollectPartials(context, out, &partial, 1, partials)) return true;
+  out[0] = CombinePartials<Body>(init, partials, 1, 0, EmptyShares(context, length));
+  return true;
+}
+
+// Column reductions ([K, R, I] with few column chunks) split by rows: each call reduces its
+// share of the R rows of every slab into partial columns (sums from -0, the identity of
+// addition; the other bodies from a seed), and the last call to finish folds them into init
+// as ReduceAllSplit does, so the bits depend on the thread count, not on timing.
+template <typename Body, typename T>
+bool ReduceColumnsSplit(const KernelContext& context, const T* src, int64_t slabs, int64_t rows, int64_t width,
+                        T* out, T init) {
+  const auto [begin, end] = ShareOf(context, rows);
+  std::vector<T> partial(static_cast<size_t>(slabs * width));
+  for (int64_t slab = 0; slab < slabs && begin < end; ++slab) {
+    T* acc = partial.data() + slab * width;
+    const T* first = src + (slab * rows + begin) * width;
+    if constexpr (kVectorReduce<Body, T> && std::is_same_v<Body, AddBody>) {
+      std::fill(acc, acc + width, pairwise::NegativeZero<T>());
+    } else {
+      for (int64_t c = 0; c < width; ++c) acc[c] = Seed<Body>(first[c]);
     }
-    result = init + cascade.Result();
-  } else {
-    for (int64_t t = 0; t < threads; ++t) {
-      const auto [b, e] = ShareOf(KernelContext{static_cast<int>(t), static_cast<int>(threads)}, length);
-      if (b == e) continue;
-      T p;
-      std::memcpy(&p, &partials[static_cast<size_t>(t)], sizeof(T));
-      result = Body::Apply(result, p);
-    }
+    ReduceColumns<Body>(acc, first, width, end - begin, width);
   }
-  out[0] = result;
+  std::vector<T> partials;
+  if (!CollectPartials(context, out, partial.data(), slabs * width, partials)) return true;
+  const std::vector<bool> empty = EmptyShares(context, rows);
+  for (int64_t i = 0; i < slabs * width; ++i) out[i] = CombinePartials<Body>(init, partials, slabs * width, i, empty);
   return true;
 }
 
@@ -341,6 +388,10 @@ bool ReduceLayout(const KernelContext& context, bool split, const BufferView& in
   // Chunks of whole vector strips (simd/reduce_simd.cc), at least 512 bytes.
   const int64_t chunk = std::max<int64_t>(16, 512 / static_cast<int64_t>(sizeof(T)));
   const int64_t chunks = (width + chunk - 1) / chunk;
+  if constexpr (kSplitAll<Body, T>) {
+    if (split && slabs * chunks < context.thread_count && rows >= context.thread_count)
+      return ReduceColumnsSplit<Body>(context, src, slabs, rows, width, out, init);
+  }
   const auto [unit_begin, unit_end] = ShareOf(share_context, slabs * chunks);
   for (int64_t unit = unit_begin; unit < unit_end;) {
     const int64_t slab = unit / chunks, first = unit % chunks;

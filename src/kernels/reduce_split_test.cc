@@ -1,6 +1,7 @@
 // The threaded and vectorized reductions (reduce.cc, simd/reduce_simd.cc): split calls give
-// the unsplit results (max/min and integer bodies exactly; row, column and middle-dimension
-// sums exactly; f32/f64 sums to one element within the pairwise bound), the row, column and
+// the unsplit results (max/min and integer bodies exactly; row sums, and column and
+// middle-dimension sums split by columns, exactly; f32/f64 sums to one element and column
+// sums split by rows within the pairwise bound of each output), the row, column and
 // middle layouts give their definitions' bits (ops folds in order, sums in leaves of 32 rows
 // combined pairwise), and the vector loops equal the scalar definitions (ops::MaxOp/MinOp
 // folds, pairwise::Sum, integer folds) bit for bit at every ISA level.
@@ -80,6 +81,8 @@ void CheckSplitMatchesUnsplit(DType dtype) {
       {{40, 70, 200}, {1}},    // a middle dimension
       {{3, 300, 700}, {1}},    // a middle dimension, fewer slabs than calls
       {{3, 100000}, {1}},      // fewer rows than calls
+      {{200000, 16}, {0}},     // columns, fewer column chunks than calls: split by rows
+      {{2, 70000, 24}, {1}},   // a middle dimension, split by rows
   };
   for (const char* body : {"reduce_add", "reduce_max", "reduce_min"}) {
     const bool is_sum = std::string(body) == "reduce_add";
@@ -100,17 +103,31 @@ void CheckSplitMatchesUnsplit(DType dtype) {
         Array whole(dtype, out_dims);
         RunKernel(Key(body, dtype), {&in, &init}, {&whole}, ReduceParams{.dimensions = c.reduced});
         const int64_t outputs = whole.size();
+        // The magnitude sum |x| reaching each output, for the sums' bound.
+        std::vector<double> abs_x(x.size());
+        for (size_t i = 0; i < x.size(); ++i) abs_x[i] = std::fabs(static_cast<double>(x[i]));
+        Array abs_in = ArrayOf(DType::kF64, c.dims, abs_x), zero = ArrayOf<double>(DType::kF64, {}, {0.0});
+        Array magnitudes(DType::kF64, out_dims);
+        RunKernel(Key("reduce_add", DType::kF64), {&abs_in, &zero}, {&magnitudes}, ReduceParams{.dimensions = c.reduced});
+        // Column and middle-dimension layouts ([K, R, I], one reduced run before the last
+        // dimension) split by rows when they have fewer column chunks (512 bytes) than calls.
+        const bool column_layout = c.reduced.size() == 1 && c.reduced[0] + 1 < static_cast<int64_t>(c.dims.size());
+        int64_t slabs = 1;
+        for (int64_t d = 0; d < (column_layout ? c.reduced[0] : 0); ++d) slabs *= c.dims[static_cast<size_t>(d)];
+        const int64_t chunk = 512 / static_cast<int64_t>(sizeof(T));
+        const int64_t column_units = column_layout ? slabs * ((c.dims.back() + chunk - 1) / chunk) : 0;
         for (int parts : {2, 3, 4, 7}) {
           Array split(dtype, out_dims);
           RunSplit(Key(body, dtype), in, init, split, c.reduced, parts);
           for (int64_t i = 0; i < outputs; ++i) {
             const T a = ElementAt<T>(whole, i), b = ElementAt<T>(split, i);
-            if (is_sum && outputs == 1) {
+            const bool by_rows = column_layout && column_units < parts;
+            if (is_sum && (outputs == 1 || by_rows)) {
               // Pairwise partials of pairwise sums: within the pairwise bound.
               const double u = std::numeric_limits<T>::epsilon() / 2;
-              const double bound = 2 * (40 + std::log2(static_cast<double>(n))) * u * magnitude;
+              const double bound = 2 * (40 + std::log2(static_cast<double>(n))) * u * ElementAt<double>(magnitudes, i);
               EXPECT_LE(std::fabs(static_cast<double>(a) - static_cast<double>(b)), bound)
-                  << body << " parts " << parts << " n " << n;
+                  << body << " parts " << parts << " n " << n << " output " << i;
             } else {
               ASSERT_TRUE(SameBits(a, b)) << body << " " << c.dims.size() << "-d parts " << parts << " output " << i
                                           << ": " << a << " vs " << b;
