@@ -73,7 +73,8 @@ constexpr int64_t kTransposeTile = kBytes >= 4 ? 16 : 64 / kBytes;
 // non-temporal stores: they would mostly not stay in the cache for the next step anyway,
 // streaming saves reading each output line before it is overwritten, and it leaves the cache
 // to the input. It took a 2048x2048 f32 transpose (16 MiB out) from 30 to 65 GB/s and a
-// 4096x4096 one from 20 to 33 GB/s (docs/benchmarks.md). A constant, not the cache size the
+// 4096x4096 one from 20 to 33 GB/s (docs/benchmarks.md); row copies of such outputs stream
+// too (64x512x512 (1,0,2) f32: 3.4-3.8 -> 2.5-2.7 ms). A constant, not the cache size the
 // system reports: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) says 384 MiB in the VM (the host's).
 constexpr int64_t kMinTransposeBytesToStream = int64_t{16} << 20;
 
@@ -183,10 +184,13 @@ Status TransposeKernel(const KernelContext& context, const KernelArgs& args) {
     int64_t so = 0, dof = 0;
     SetIndex(begin, index, osize, oss, ods, so, dof);
     const size_t row_bytes = static_cast<size_t>(inner) * sizeof(W);
+    const bool stream = out.num_elements * kBytes >= kMinTransposeBytesToStream;
     for (int64_t r = begin; r < end; ++r) {
-      std::memcpy(dst + dof, src + so, row_bytes);
+      if (stream) simd::StreamCopy(dst + dof, src + so, static_cast<int64_t>(row_bytes));
+      else std::memcpy(dst + dof, src + so, row_bytes);
       StepIndex(index, osize, oss, ods, so, dof);
     }
+    if (stream) simd::TransposeStreamFence();
     return OkStatus();
   }
 

@@ -328,6 +328,9 @@ TEST_F(TransposeLevelsTest, LargeTransposesAtEveryLevel) {
       {DType::kC64, {64, 250, 130}, {2, 1, 0}},
       {DType::kF32, {64, 130, 250}, {0, 2, 1}},  // inner 2-D of a batch
       {DType::kF32, {33, 65, 129}, {1, 2, 0}},
+      {DType::kF32, {64, 256, 257}, {1, 0, 2}},   // row copies of 1028 bytes, 16.04 MiB: streamed
+      {DType::kBF16, {40, 512, 411}, {1, 0, 2}},  // row copies of 822 bytes, streamed
+      {DType::kF32, {16, 64, 250}, {1, 0, 2}},    // row copies, not streamed
   };
   std::mt19937 rng(41);
   for (const Case& c : cases) {
@@ -370,6 +373,15 @@ void CheckMovementRows() {
         const bool inside = i >= offset && i < offset + count;
         ASSERT_EQ(dst[static_cast<size_t>(i)], inside ? value : kGuard)
             << "fill " << sizeof(T) << "-byte count " << count << " at " << i << " target " << simd::CurrentTarget();
+      }
+      std::fill(dst.begin(), dst.end(), kGuard);
+      simd::StreamCopy(dst.data() + offset, src.data(), count * static_cast<int64_t>(sizeof(T)));
+      simd::TransposeStreamFence();
+      for (int64_t i = 0; i < static_cast<int64_t>(dst.size()); ++i) {
+        const bool inside = i >= offset && i < offset + count;
+        ASSERT_EQ(dst[static_cast<size_t>(i)], inside ? src[static_cast<size_t>(i - offset)] : kGuard)
+            << "stream copy " << sizeof(T) << "-byte count " << count << " at " << i << " target "
+            << simd::CurrentTarget();
       }
       if constexpr (sizeof(T) >= 2) {
         std::fill(dst.begin(), dst.end(), kGuard);

@@ -2,8 +2,10 @@
 // (dispatch.h).
 #include "kernels/simd/movement_simd.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/movement_simd.cc"
@@ -52,6 +54,20 @@ HWY_INLINE void GatherEvenImpl(T* HWY_RESTRICT dst, const T* HWY_RESTRICT src, i
   for (; i < total; ++i) dst[i] = src[2 * i];
 }
 
+// The destination's unaligned head and tail by memcpy, the aligned vectors between with
+// non-temporal stores.
+HWY_INLINE void StreamCopyImpl(uint8_t* HWY_RESTRICT dst, const uint8_t* HWY_RESTRICT src, int64_t bytes) {
+  const hn::ScalableTag<uint8_t> d;
+  const auto n = static_cast<int64_t>(hn::Lanes(d));
+  int64_t head = static_cast<int64_t>((n - reinterpret_cast<uintptr_t>(dst) % static_cast<uintptr_t>(n)) %
+                                      static_cast<uintptr_t>(n));
+  head = std::min(head, bytes);
+  std::memcpy(dst, src, static_cast<size_t>(head));
+  int64_t i = head;
+  for (; i + n <= bytes; i += n) hn::Stream(hn::LoadU(d, src + i), d, dst + i);
+  std::memcpy(dst + i, src + i, static_cast<size_t>(bytes - i));
+}
+
 template <typename T>
 HWY_INLINE void IotaImpl(T* HWY_RESTRICT dst, int64_t count, T first) {
   const hn::ScalableTag<T> d;
@@ -73,6 +89,7 @@ void Fill64(uint64_t* dst, int64_t count, uint64_t value) { FillImpl(dst, count,
 void Even16(uint16_t* dst, const uint16_t* src, int64_t count) { GatherEvenImpl(dst, src, count); }
 void Even32(uint32_t* dst, const uint32_t* src, int64_t count) { GatherEvenImpl(dst, src, count); }
 void Even64(uint64_t* dst, const uint64_t* src, int64_t count) { GatherEvenImpl(dst, src, count); }
+void StreamCopyBytes(uint8_t* dst, const uint8_t* src, int64_t bytes) { StreamCopyImpl(dst, src, bytes); }
 void Iota32(int32_t* dst, int64_t count, int32_t first) { IotaImpl(dst, count, first); }
 void Iota64(int64_t* dst, int64_t count, int64_t first) { IotaImpl(dst, count, first); }
 
@@ -88,6 +105,7 @@ HWY_EXPORT(Fill64);
 HWY_EXPORT(Even16);
 HWY_EXPORT(Even32);
 HWY_EXPORT(Even64);
+HWY_EXPORT(StreamCopyBytes);
 HWY_EXPORT(Iota32);
 HWY_EXPORT(Iota64);
 
@@ -103,6 +121,9 @@ void GatherEvenRow(uint32_t* dst, const uint32_t* src, int64_t count) {
 }
 void GatherEvenRow(uint64_t* dst, const uint64_t* src, int64_t count) {
   HWY_DYNAMIC_DISPATCH(Even64)(dst, src, count);
+}
+void StreamCopy(void* dst, const void* src, int64_t bytes) {
+  HWY_DYNAMIC_DISPATCH(StreamCopyBytes)(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
 }
 void IotaRow(int32_t* dst, int64_t count, int32_t first) { HWY_DYNAMIC_DISPATCH(Iota32)(dst, count, first); }
 void IotaRow(int64_t* dst, int64_t count, int64_t first) { HWY_DYNAMIC_DISPATCH(Iota64)(dst, count, first); }

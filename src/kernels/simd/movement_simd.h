@@ -23,6 +23,12 @@ void GatherEvenRow(uint16_t* dst, const uint16_t* src, int64_t count);
 void GatherEvenRow(uint32_t* dst, const uint32_t* src, int64_t count);
 void GatherEvenRow(uint64_t* dst, const uint64_t* src, int64_t count);
 
+// Copies `bytes` bytes, the destination's whole aligned vectors with non-temporal stores (they
+// bypass the caches): for large outputs no one reads soon. The caller must call
+// TransposeStreamFence() (transpose_simd.h) before anyone (another thread included) reads
+// the destination. dst and src must not overlap.
+void StreamCopy(void* dst, const void* src, int64_t bytes);
+
 // dst[i] = first + i for i < count (int32 and int64 iota rows).
 void IotaRow(int32_t* dst, int64_t count, int32_t first);
 void IotaRow(int64_t* dst, int64_t count, int64_t first);
