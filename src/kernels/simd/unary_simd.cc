@@ -10,8 +10,8 @@
 //     tanh and expm1 return them unchanged, log1p/sqrt give a zero of their sign;
 //   - tanh saturates to ±1 for |x| > 20 (where tanh rounds to ±1 in f32 and f64); f32 tanh is
 //     special_math-inl.h's: polynomials by pieces in f32 lanes on AVX-512 (TanhF32, which
-//     gives every lane's result itself: TanhF32Map), the rational in f64 lanes (TanhForF32)
-//     on narrower vectors, not Highway's; cos is 1
+//     gives every lane's result itself: WholeLanesMap), the rational in f64 lanes (TanhForF32)
+//     on narrower vectors, not Highway's; f32 erf gives every lane's result itself too; cos is 1
 //     for |x| < 2^-13 (f32) or 2^-27 (f64), where cos rounds to 1;
 //   - for rsqrt and the approximations of special_math-inl.h, a lane whose vector result
 //     is NaN goes to the scalar op too (they signal results they cannot give so).
@@ -132,29 +132,35 @@ HWY_INLINE void VectorMap(const T* in, T* out, size_t n, Domain domain, Fn f) {
   }
 }
 
-// f32 tanh by pieces (special::TanhF32, 16-lane vectors): the vector code gives every
-// lane's result (NaN, +-Inf, zeros and denormals included), so no lane goes to the scalar
-// op and no vector is tested; two independent vectors per iteration (the Horner chains
-// overlap). The tail, and a single element, run the same code on a zero-padded copy, so an
-// element gets the same bits wherever it sits. in == out is allowed.
+// out[i] = f(in[i]) for functions whose vector code gives every lane's result itself (NaN,
+// +-Inf, zeros and denormals included), so no lane goes to a scalar op and no vector is
+// tested; two independent vectors per iteration (their dependency chains overlap). The tail,
+// and a single element, run the same code on a zero-padded copy, so an element gets the same
+// bits wherever it sits. in == out is allowed.
+template <class Fn>
+HWY_INLINE void WholeLanesMap(const float* in, float* out, size_t n, Fn f) {
+  const hn::ScalableTag<float> d;
+  constexpr size_t kLanes = hn::MaxLanes(decltype(d)());
+  size_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const auto x0 = hn::LoadU(d, in + i);
+    const auto x1 = hn::LoadU(d, in + i + kLanes);
+    hn::StoreU(f(d, x0), d, out + i);
+    hn::StoreU(f(d, x1), d, out + i + kLanes);
+  }
+  for (; i + kLanes <= n; i += kLanes) hn::StoreU(f(d, hn::LoadU(d, in + i)), d, out + i);
+  if (i < n) {
+    HWY_ALIGN float tail[kLanes] = {};
+    std::memcpy(tail, in + i, (n - i) * sizeof(float));
+    hn::Store(f(d, hn::Load(d, tail)), d, tail);
+    std::memcpy(out + i, tail, (n - i) * sizeof(float));
+  }
+}
+
+// f32 tanh by pieces (special::TanhF32, 16-lane vectors), every lane in vector code.
 HWY_INLINE void TanhF32Map(const float* in, float* out, size_t n) {
   if constexpr (special::kTanhByPieces<hn::ScalableTag<float>>) {
-    const hn::ScalableTag<float> d;
-    constexpr size_t kLanes = hn::MaxLanes(decltype(d)());
-    size_t i = 0;
-    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-      const auto x0 = hn::LoadU(d, in + i);
-      const auto x1 = hn::LoadU(d, in + i + kLanes);
-      hn::StoreU(special::TanhF32(d, x0), d, out + i);
-      hn::StoreU(special::TanhF32(d, x1), d, out + i + kLanes);
-    }
-    for (; i + kLanes <= n; i += kLanes) hn::StoreU(special::TanhF32(d, hn::LoadU(d, in + i)), d, out + i);
-    if (i < n) {
-      HWY_ALIGN float tail[kLanes] = {};
-      std::memcpy(tail, in + i, (n - i) * sizeof(float));
-      hn::Store(special::TanhF32(d, hn::Load(d, tail)), d, tail);
-      std::memcpy(out + i, tail, (n - i) * sizeof(float));
-    }
+    WholeLanesMap(in, out, n, [](auto d, auto x) { return special::TanhF32(d, x); });
   } else {
     (void)in, (void)out, (void)n;
   }
@@ -222,10 +228,12 @@ void SpecialF32(UnaryFn fn, const float* in, float* out, size_t n) {
     case UnaryFn::kTan:
       return VectorMap<ops::TanOp, true>(in, out, n, up_to(Limits<float>::kTrigMax), STABLERT_IN_F64(Tan));
     case UnaryFn::kErf:
-      // f32 lanes; zeros and denormals give zeros of their sign (the flushed input's erf).
-      return VectorMap<ops::ErfOp, true>(
-          in, out, n, [=](auto d, auto x) { return AbsAtMost(d, x, kMax); },
-          [](auto d, auto x) { return hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x)); });
+      // f32 lanes for every input: zeros and denormals give zeros of their sign (the flushed
+      // input's erf), +-Inf +-1 (special::Erf clamps), NaN itself (quieted).
+      return WholeLanesMap(in, out, n, [](auto d, auto x) {
+        const auto y = hn::IfThenElse(IsTiny(d, x), SignedZero(d, x), special::Erf(d, x));
+        return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), y);
+      });
     case UnaryFn::kErfInv:
       return VectorMap<ops::ErfInvOp, true>(in, out, n, up_to(kBelowOne), STABLERT_IN_F64(ErfInv));
     case UnaryFn::kLgamma:
