@@ -133,6 +133,8 @@ def _workloads(jnp, lax, ml_dtypes):
         add("reduce", f"{op} columns 2048x2048 f32", lambda a, f=fn: f(a, axis=0), m)
         add("reduce", f"{op} middle 64x256x256 f32", lambda a, f=fn: f(a, axis=1), t3)
         add("reduce", f"{op} all 16M f32", lambda a, f=fn: f(a), vb)
+        add("reduce", f"{op} columns 256Kx16 f32", lambda a, f=fn: f(a, axis=0), m.reshape(1 << 18, 16))
+    add("transpose", "64x512x512 (1, 0, 2) f32", lambda a: jnp.transpose(a, (1, 0, 2)), vb.reshape(64, 512, 512))
     add("reduce", "sum rows 2048x2048 bf16", lambda a: jnp.sum(a, axis=1), m.astype(bf))
     add("reduce", "sum rows 2048x2048 f64", lambda a: jnp.sum(a, axis=1), m.astype(np.float64))
     add("reduce", "min columns 2048x2048 i32", lambda a: jnp.min(a, axis=0), (m * 1000).astype(np.int32))

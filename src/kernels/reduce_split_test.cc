@@ -201,6 +201,28 @@ void CheckVectorLoops(const std::string& target) {
     for (int64_t i = 0; i < width; ++i)
       ASSERT_TRUE(SameBits(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)])) << target << " rows " << i;
   }
+  // Narrow columns (fewer whole vectors than a strip, rows taken in turn by the strip's
+  // accumulators), with and without NaNs, zeros and denormals.
+  for (int64_t narrow : {4, 8, 16, 24, 40, 100}) {
+    for (bool specials : {false, true}) {
+      const int64_t narrow_rows = 67;
+      const std::vector<T> z = RandomValues<T>(rng, narrow_rows * narrow, specials);
+      std::vector<T> narrow_start = RandomValues<T>(rng, narrow, false);
+      for (simd::ReduceOp op : {simd::ReduceOp::kMax, simd::ReduceOp::kMin}) {
+        std::vector<T> want = narrow_start, got = narrow_start;
+        for (int64_t r = 0; r < narrow_rows; ++r)
+          for (int64_t i = 0; i < narrow; ++i) {
+            const T v = z[static_cast<size_t>(r * narrow + i)];
+            T& w = want[static_cast<size_t>(i)];
+            w = op == simd::ReduceOp::kMax ? ops::MaxOp::Apply(w, v) : ops::MinOp::Apply(w, v);
+          }
+        simd::ReduceRows(op, got.data(), z.data(), narrow, narrow_rows, narrow);
+        for (int64_t i = 0; i < narrow; ++i)
+          ASSERT_TRUE(SameBits(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]))
+              << target << " narrow rows of " << narrow << (specials ? " with specials" : "") << ", column " << i;
+      }
+    }
+  }
   const std::vector<T> y = RandomValues<T>(rng, rows * stride, false);
   std::vector<T> want(static_cast<size_t>(width), T(0.25)), got = want;
   for (int64_t r = 0; r < rows; ++r)

@@ -371,6 +371,46 @@ void ReduceRowsImpl(T* dst, const T* rows, int64_t stride, int64_t count, int64_
       hn::StoreU(w, d, dst + i + k * lanes);
     }
   }
+  // Fewer whole vectors than a strip (narrow columns): the strip's accumulators take rows in
+  // turn (`ways` rows at a time), so the chains through the accumulators overlap; where every
+  // value is normal or infinite the machine max/min is exact in any order, else the rows are
+  // folded again in order below.
+  if (const int64_t vecs = (width - i) / lanes; vecs > 0 && count > 1) {
+    const int64_t ways = kStrip / vecs;
+    V v[kStrip];
+    auto offset = hn::Zero(du);
+    for (int64_t k = 0; k < vecs; ++k) {
+      const V w = hn::LoadU(d, dst + i + k * lanes);
+      offset = hn::Max(offset, Offset(d, w));
+      for (int64_t j = 0; j < ways; ++j) v[j * vecs + k] = w;  // op(w, w) = w
+    }
+    int64_t r = 0;
+    for (; r + ways <= count; r += ways) {
+      for (int64_t j = 0; j < ways; ++j) {
+        const T* row = rows + (r + j) * stride + i;
+        for (int64_t k = 0; k < vecs; ++k) {
+          const V x = hn::LoadU(d, row + k * lanes);
+          offset = hn::Max(offset, Offset(d, x));
+          v[j * vecs + k] = Plain<kOp>(v[j * vecs + k], x);
+        }
+      }
+    }
+    for (; r < count; ++r) {
+      for (int64_t k = 0; k < vecs; ++k) {
+        const V x = hn::LoadU(d, rows + r * stride + i + k * lanes);
+        offset = hn::Max(offset, Offset(d, x));
+        v[k] = Plain<kOp>(v[k], x);
+      }
+    }
+    if (hn::AllFalse(du, hn::Lt(hn::Set(du, NormalBits<T>::kNormalRange), offset))) {
+      for (int64_t k = 0; k < vecs; ++k) {
+        V w = v[k];
+        for (int64_t j = 1; j < ways; ++j) w = Plain<kOp>(w, v[j * vecs + k]);
+        hn::StoreU(w, d, dst + i + k * lanes);
+      }
+      i += vecs * lanes;
+    }
+  }
   for (; i + lanes <= width; i += lanes) {
     auto w = hn::LoadU(d, dst + i);
     for (int64_t r = 0; r < count; ++r) w = Step<kOp>(d, w, hn::LoadU(d, rows + r * stride + i));
