@@ -205,15 +205,17 @@ void ReduceColumns(T* acc, const T* src, int64_t stride, int64_t rows, int64_t w
 //   - [R] (a reduction to one element): ReduceRow, or, split, see below.
 // These do per output exactly what the generic loops of ReduceKernel do, so the results
 // are the same bits. Split across the calls of a large step (`split`): rows by share of the
-// K rows; slabs and columns by share of the K x ceil(I / kColumnChunk) chunks of columns
-// (each output still sees the same operations, so results do not depend on the thread
-// count); [R] only for the bodies kSplitAll names: each call reduces its share of the R
+// K rows; slabs and columns by share of the K x ceil(I / chunk) chunks of columns of 512
+// bytes (each output still sees the same operations, so results do not depend on the thread
+// count), or, with fewer chunks than calls (narrow columns: [256K, 16] would keep one core
+// busy and the other idle), the R rows by share for the bodies kSplitAll names
+// (ReduceColumnsSplit); [R] only for those bodies: each call reduces its share of the R
 // elements to a partial and the last call to finish combines the partials in call order
 // (init first, then f32/f64 sums pairwise, the exact integer bodies and max/min left to
-// right). Max/min and the integer bodies are exact; an f32/f64 sum is the pairwise sum of
-// the calls' pairwise partial sums, so it depends on the thread count (within the same
-// error bound) but not on timing: the same machine and thread pool give the same bits on
-// every run. Returns false for other layouts.
+// right). Max/min and the integer bodies are exact; an f32/f64 sum split by rows or to one
+// element is the pairwise sum of the calls' pairwise partial sums, so it depends on the
+// thread count (within the same error bound) but not on timing: the same machine and thread
+// pool give the same bits on every run. Returns false for other layouts.
 constexpr int64_t kMinElementsToSplit = int64_t{1} << 18;
 
 template <typename T>
