@@ -184,43 +184,36 @@ void CheckVectorLoops(const std::string& target) {
       ASSERT_TRUE(SameBits(pairwise::Sum(x.data() + r * length, length), sums[static_cast<size_t>(r)]))
           << target << " rows of " << length << ", row " << r;
   }
+  // simd::ReduceRows of `rows` rows (stride `stride`) into `start`, max and min, against the
+  // scalar ops folded in row order, bit for bit.
+  const auto check_rows = [&](const std::vector<T>& x, const std::vector<T>& start, int64_t rows, int64_t width,
+                              int64_t stride, const std::string& what) {
+    for (simd::ReduceOp op : {simd::ReduceOp::kMax, simd::ReduceOp::kMin}) {
+      std::vector<T> want = start, got = start;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < width; ++i) {
+          const T v = x[static_cast<size_t>(r * stride + i)];
+          T& w = want[static_cast<size_t>(i)];
+          w = op == simd::ReduceOp::kMax ? ops::MaxOp::Apply(w, v) : ops::MinOp::Apply(w, v);
+        }
+      simd::ReduceRows(op, got.data(), x.data(), stride, rows, width);
+      for (int64_t i = 0; i < width; ++i)
+        ASSERT_TRUE(SameBits(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]))
+            << target << " " << what << ", column " << i;
+    }
+  };
   // Rows into a vector: 37 rows of width 300 (stride 320: whole strips of 8 vectors and a
   // tail at every level), NaNs, zeros and denormals included (in some strips only).
   const int64_t rows = 37, width = 300, stride = 320;
-  const std::vector<T> x = RandomValues<T>(rng, rows * stride, true);
-  std::vector<T> start = RandomValues<T>(rng, width, true);
-  for (simd::ReduceOp op : {simd::ReduceOp::kMax, simd::ReduceOp::kMin}) {
-    std::vector<T> want = start, got = start;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < width; ++i) {
-        const T v = x[static_cast<size_t>(r * stride + i)];
-        T& w = want[static_cast<size_t>(i)];
-        w = op == simd::ReduceOp::kMax ? ops::MaxOp::Apply(w, v) : ops::MinOp::Apply(w, v);
-      }
-    simd::ReduceRows(op, got.data(), x.data(), stride, rows, width);
-    for (int64_t i = 0; i < width; ++i)
-      ASSERT_TRUE(SameBits(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)])) << target << " rows " << i;
-  }
+  check_rows(RandomValues<T>(rng, rows * stride, true), RandomValues<T>(rng, width, true), rows, width, stride, "rows");
   // Narrow columns (fewer whole vectors than a strip, rows taken in turn by the strip's
   // accumulators), with and without NaNs, zeros and denormals.
   for (int64_t narrow : {4, 8, 16, 24, 40, 100}) {
     for (bool specials : {false, true}) {
       const int64_t narrow_rows = 67;
-      const std::vector<T> z = RandomValues<T>(rng, narrow_rows * narrow, specials);
-      std::vector<T> narrow_start = RandomValues<T>(rng, narrow, false);
-      for (simd::ReduceOp op : {simd::ReduceOp::kMax, simd::ReduceOp::kMin}) {
-        std::vector<T> want = narrow_start, got = narrow_start;
-        for (int64_t r = 0; r < narrow_rows; ++r)
-          for (int64_t i = 0; i < narrow; ++i) {
-            const T v = z[static_cast<size_t>(r * narrow + i)];
-            T& w = want[static_cast<size_t>(i)];
-            w = op == simd::ReduceOp::kMax ? ops::MaxOp::Apply(w, v) : ops::MinOp::Apply(w, v);
-          }
-        simd::ReduceRows(op, got.data(), z.data(), narrow, narrow_rows, narrow);
-        for (int64_t i = 0; i < narrow; ++i)
-          ASSERT_TRUE(SameBits(want[static_cast<size_t>(i)], got[static_cast<size_t>(i)]))
-              << target << " narrow rows of " << narrow << (specials ? " with specials" : "") << ", column " << i;
-      }
+      check_rows(RandomValues<T>(rng, narrow_rows * narrow, specials), RandomValues<T>(rng, narrow, false),
+                 narrow_rows, narrow, narrow,
+                 "narrow rows of " + std::to_string(narrow) + (specials ? " with specials" : ""));
     }
   }
   const std::vector<T> y = RandomValues<T>(rng, rows * stride, false);
