@@ -13,13 +13,15 @@
 // first executions are safe) and kept with the step, so compilation never pays for them;
 // plans and twiddle tables of one length are shared across steps and executables
 // (SharedByLength).
-// Multi-dimensional transforms run axis by axis in place in the output (RFFT: the last
-// axis first, IRFFT: the last axis last). Lines of the innermost axis run 16 at a time
-// interleaved in a buffer (the plans' vector loops run across them); other axes run in
-// place or in blocks of 16 columns. Groups, blocks and batch entries are split over the
-// shared thread pool when the transform is large (fft_plan.h, ForEachPart), and a long
-// single line splits itself (four-step plans). Normalization multiplies real and imaginary
-// parts by a real factor.
+// Multi-dimensional transforms run axis by axis, innermost first, into the output (the
+// first pass reads the input; RFFT: the last axis first, IRFFT: the last axis last). Lines
+// of the innermost axis run up to 16 at a time interleaved in a buffer (the plans' vector
+// loops run across them; gathered and put back by in-register transposes), a batch of
+// four-step lengths through a direct plan while a group fits the L2; other axes run in place
+// or in blocks of 16 columns. Groups, blocks and batch entries are split over the shared
+// thread pool when the transform is large (fft_plan.h, ForEachPart), and a long single line
+// splits itself (four-step plans). Normalization multiplies real and imaginary parts by a
+// real factor, in the last pass over lines where there is one.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -171,11 +173,10 @@ StatusOr<PreparedStep> PrepareFft(const KernelArgs& args) {
 
 // Transforms `lines` lines of length n through `plan` in groups of up to kGroup lines
 // (smaller groups when that lets every pool thread take one, or when 16 would not fit the
-// L2): load(first, g, buffer) fills
-// buffer[j * g + l] with element j of line first + l (l < g), the plan runs over the g
-// interleaved lines, and store(first, g, result, spare) takes the result from the same
-// layout; `spare` is free memory of at least (n + 1) * g elements. A plan that splits itself
-// (four-step) runs one line at a time.
+// L2): load(first, g, buffer) fills buffer[j * g + l] with element j of line first + l
+// (l < g), the plan runs over the g interleaved lines, and store(first, g, result, spare)
+// takes the result from the same layout; `spare` is free memory of at least (n + 1) * g
+// elements. A plan that splits itself (four-step) runs one line at a time.
 template <typename T, typename Load, typename Store>
 void RunLineGroups(const FftPlan<T>& plan, int64_t n, int64_t lines, bool inverse, const Load& load,
                    const Store& store) {
