@@ -199,6 +199,22 @@ TEST(FftKernelTest, InverseRealIgnoresImaginaryPartsOfSelfConjugateTerms) {
   RunKernel(KernelKey("irfft", {DType::kC64}), {&z}, {&out}, FftParams{FftType::kIrfft, {n}});
   RunKernel(KernelKey("irfft", {DType::kC64}), {&z_clean}, {&out_clean}, FftParams{FftType::kIrfft, {n}});
   for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(GetDouble(out, i), GetDouble(out_clean, i), 1e-6);
+  // Ignored whatever they hold, NaN and infinity included; in a batch of lines as well.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t lines = 20;
+  Array zs(DType::kC64, {lines, 5}), zs_clean(DType::kC64, {lines, 5}), outs(DType::kF32, {lines, n}),
+      outs_clean(DType::kF32, {lines, n});
+  for (int64_t l = 0; l < lines; ++l) {
+    C64 line[5];
+    std::memcpy(line, spectrum, sizeof(line));
+    line[0].imag(l % 2 == 0 ? nan : inf);
+    line[4].imag(l % 2 == 0 ? -inf : nan);
+    std::memcpy(zs.bytes.data() + l * sizeof(line), line, sizeof(line));
+    std::memcpy(zs_clean.bytes.data() + l * sizeof(clean), clean, sizeof(clean));
+  }
+  RunKernel(KernelKey("irfft", {DType::kC64}), {&zs}, {&outs}, FftParams{FftType::kIrfft, {n}});
+  RunKernel(KernelKey("irfft", {DType::kC64}), {&zs_clean}, {&outs_clean}, FftParams{FftType::kIrfft, {n}});
+  for (int64_t i = 0; i < lines * n; ++i) EXPECT_EQ(GetDouble(outs, i), GetDouble(outs_clean, i)) << i;
 }
 
 

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd/fft_simd.cc"
@@ -38,7 +39,12 @@ struct Cx {
     neg_alt = hn::Neg(alt);
     for (size_t i = 0; i < 64 / sizeof(T); ++i) pattern[i] = i % 2 == 0 ? T(1) : T(-1);
     conj_sign = hn::LoadU(d, pattern);
-    for (size_t i = 0; i < 64 / sizeof(T); ++i) pattern[i] = i % 2 == 0 ? T(1) : T(0);
+    // All bits of the real parts, none of the imaginary ones (an And, so a NaN or infinite
+    // imaginary part becomes an exact zero, which multiplying by 0 would not give).
+    for (size_t i = 0; i < 64 / sizeof(T); ++i) {
+      const hwy::MakeUnsigned<T> bits = i % 2 == 0 ? static_cast<hwy::MakeUnsigned<T>>(~0ull) : 0;
+      std::memcpy(&pattern[i], &bits, sizeof(T));
+    }
     real_mask = hn::LoadU(d, pattern);
   }
   HWY_INLINE int64_t Step() const { return static_cast<int64_t>(hn::Lanes(d)) / 2; }  // complex per vector
@@ -50,7 +56,7 @@ struct Cx {
   HWY_INLINE V MulAdd(T k, V a, V acc) const { return hn::MulAdd(hn::Set(d, k), a, acc); }
   HWY_INLINE V Scale(T k, V a) const { return hn::Mul(hn::Set(d, k), a); }
   HWY_INLINE V Conj(V a) const { return hn::Mul(a, conj_sign); }
-  HWY_INLINE V RealPart(V a) const { return hn::Mul(a, real_mask); }  // imaginary parts zeroed
+  HWY_INLINE V RealPart(V a) const { return hn::And(a, real_mask); }  // imaginary parts zeroed
   HWY_INLINE V Rotate(V a) const { return hn::Mul(hn::Reverse2(d, a), neg_alt); }
   // The twiddle w broadcast as (wr, wr, ...) and (wi, wi, ...) * alt.
   HWY_INLINE V Re(const T* w) const { return hn::Set(d, w[0]); }
